@@ -1,0 +1,28 @@
+import { resolve } from 'node:path';
+import { startLocalTwin } from '../lib/local/twin.ts';
+
+/**
+ * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
+ * PORT (default 3000) serves the API; the embedded DynamoDB and S3 listen on PORT+1 and PORT+2.
+ */
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
+
+if (!Number.isInteger(port) || port < 0 || port > 65533) {
+  console.error(`PORT must be an integer between 0 and 65533, got ${process.env.PORT}`);
+  process.exit(1);
+}
+
+const twin = await startLocalTwin({ dataDir, host, port });
+console.log(`Local twin listening on ${twin.url}`);
+console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
+console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}`);
+console.log(`  Data:          ${dataDir}`);
+console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void twin.close().then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import type { FieldIssue } from '../shared/errors.ts';
+import {
+  AUDIO_FORMAT_PATTERN,
+  EXTERNAL_ID_PATTERN,
+  MAX_AUDIO_URL_LENGTH,
+  MAX_INT32,
+  MAX_MESSAGES_PER_DIALOG,
+  MAX_SOURCE_CHANNEL_LENGTH,
+  MAX_STATUS_LENGTH,
+  OCCURRED_AT_MAX_AGE_YEARS,
+  OCCURRED_AT_MAX_FUTURE_MS,
+} from '../shared/limits.ts';
+
+/**
+ * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`
+ * for a string is refused; unknown fields are dropped. Dates must carry an explicit offset.
+ */
+
+const ISO_WITH_OFFSET =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/** Epoch milliseconds of an ISO 8601 timestamp with zone offset, or undefined if it is not one (or not a real date). */
+export function parseIsoWithOffset(text: string): number | undefined {
+  const match = ISO_WITH_OFFSET.exec(text);
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second = '0', , offsetHours = '0', offsetMinutes = '0'] = match;
+  const calendar = new Date(Date.UTC(+year!, +month! - 1, +day!, +hour!, +minute!, +second));
+  const isRealDate =
+    calendar.getUTCFullYear() === +year! &&
+    calendar.getUTCMonth() === +month! - 1 &&
+    calendar.getUTCDate() === +day! &&
+    +hour! < 24 && +minute! < 60 && +second < 60 && +offsetHours < 24 && +offsetMinutes < 60;
+  if (!isRealDate) return undefined;
+  const epoch = Date.parse(text);
+  return Number.isNaN(epoch) ? undefined : epoch;
+}
+
+const timestampWithOffset = z
+  .string()
+  .refine((text) => parseIsoWithOffset(text) !== undefined, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)');
+
+const occurredAt = timestampWithOffset.refine((text) => {
+  const epoch = parseIsoWithOffset(text);
+  if (epoch === undefined) return true; // reported by the format check
+  const now = Date.now();
+  const earliest = new Date(now);
+  earliest.setUTCFullYear(earliest.getUTCFullYear() - OCCURRED_AT_MAX_AGE_YEARS);
+  return epoch >= earliest.getTime() && epoch <= now + OCCURRED_AT_MAX_FUTURE_MS;
+}, 'must be between one year ago and one day ahead');
+
+const int32 = z.number().int().min(0).max(MAX_INT32);
+
+const baseFields = {
+  external_id: z.string().regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$'),
+  occurred_at: occurredAt,
+  source_channel: z.string().max(MAX_SOURCE_CHANNEL_LENGTH).optional(),
+  status: z.string().max(MAX_STATUS_LENGTH).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+};
+
+const audioSchema = z.object({
+  url: z.string().max(MAX_AUDIO_URL_LENGTH),
+  format: z.string().regex(AUDIO_FORMAT_PATTERN, 'must be 1 to 8 lower-case letters or digits'),
+  duration_seconds: int32.optional(),
+  channels: z.literal([1, 2]).optional(),
+});
+
+const messageSchema = z.object({
+  text: z.string(),
+  timestamp: timestampWithOffset,
+  author_name: z.string(),
+  author_role: z.string(),
+  sequence_number: int32.optional(),
+  external_id: z.string().optional(),
+  author_id: z.string().optional(),
+});
+
+export const callEventSchema = z.object({ type: z.literal('call'), ...baseFields, audio: audioSchema });
+export const textEventSchema = z.object({
+  type: z.literal('text'),
+  ...baseFields,
+  messages: z
+    .array(messageSchema)
+    .min(1, 'must hold at least one message')
+    .max(MAX_MESSAGES_PER_DIALOG, `must hold at most ${MAX_MESSAGES_PER_DIALOG} messages`),
+});
+
+export type CallEvent = z.infer<typeof callEventSchema>;
+export type TextEvent = z.infer<typeof textEventSchema>;
+export type InboundEvent = CallEvent | TextEvent;
+export type EventType = InboundEvent['type'];
+
+const typeOnlySchema = z.object({ type: z.enum(['call', 'text']) });
+
+export type ParseResult = { ok: true; event: InboundEvent } | { ok: false; issues: FieldIssue[] };
+
+export function parseInboundEvent(body: unknown): ParseResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, issues: [{ field: 'body', message: 'must be a JSON object' }] };
+  }
+  const typed = typeOnlySchema.safeParse(body);
+  if (!typed.success) return { ok: false, issues: toFieldIssues(typed.error) };
+  const schema = typed.data.type === 'call' ? callEventSchema : textEventSchema;
+  const parsed = schema.safeParse(body);
+  return parsed.success ? { ok: true, event: parsed.data } : { ok: false, issues: toFieldIssues(parsed.error) };
+}
+
+export function toFieldIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.map(String).join('.') : 'body',
+    message: issue.message,
+  }));
+}

@@ -1,0 +1,105 @@
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Inbound events table: one item per (source_id, external_id), which makes the item itself the
+ * deduplication record. The `by_received` index lists a source's events newest first for the
+ * metadata schema, the filters and the nightly collection.
+ */
+export const BY_RECEIVED_INDEX = 'by_received';
+
+export type EventState = 'queued' | 'handed' | 'failed';
+
+export interface StoredEvent {
+  source_id: string;
+  external_id: string;
+  event_id: number;
+  type: 'call' | 'text';
+  state: EventState;
+  received_at: string;
+  received_key: string;
+  occurred_at: string;
+  message_count: number;
+  source_channel?: string;
+  direction?: string;
+  metadata_fields: Record<string, 'number' | 'boolean' | 'string'>;
+  /** The request body exactly as received, gzip-compressed, when small enough to keep inline. */
+  body_gzip?: Uint8Array;
+  /** Where the compressed body lives in the bodies bucket otherwise. */
+  body_s3_key?: string;
+  body_bytes: number;
+  delivery_failures: number;
+  /** TTL, epoch seconds. DynamoDB deletes late, so readers check it too. */
+  expires_at: number;
+}
+
+export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): boolean {
+  return event.expires_at * 1000 > nowMs;
+}
+
+export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
+  return {
+    /** Stores the event unless a live one with the same (source, external_id) exists; answers whether it stored it. */
+    async putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: event,
+            ConditionExpression: 'attribute_not_exists(external_id) OR expires_at <= :now',
+            ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+        throw error;
+      }
+    },
+
+    async findLive(sourceId: string, externalId: string, nowMs: number): Promise<StoredEvent | undefined> {
+      const result = await client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: { source_id: sourceId, external_id: externalId },
+          ProjectionExpression: 'source_id, external_id, event_id, expires_at',
+          ConsistentRead: true,
+        }),
+      );
+      const event = result.Item as StoredEvent | undefined;
+      return event && isLive(event, nowMs) ? event : undefined;
+    },
+
+    async get(sourceId: string, externalId: string): Promise<StoredEvent | undefined> {
+      const result = await client.send(
+        new GetCommand({ TableName: tableName, Key: { source_id: sourceId, external_id: externalId }, ConsistentRead: true }),
+      );
+      return result.Item as StoredEvent | undefined;
+    },
+
+    /** The newest live events of a source, as projected into the index. */
+    async recent(sourceId: string, count: number, nowMs: number): Promise<StoredEvent[]> {
+      const events: StoredEvent[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: BY_RECEIVED_INDEX,
+            KeyConditionExpression: 'source_id = :source',
+            ExpressionAttributeValues: { ':source': sourceId },
+            ScanIndexForward: false,
+            Limit: count,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of (page.Items ?? []) as StoredEvent[]) {
+          if (isLive(item, nowMs) && events.length < count) events.push(item);
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey && events.length < count);
+      return events;
+    },
+  };
+}
+
+export type EventsRepository = ReturnType<typeof createEventsRepository>;

@@ -1,0 +1,150 @@
+import { gzipSync } from 'node:zlib';
+import { ConflictError, RateLimitedError, ValidationError, type FieldIssue } from '../shared/errors.ts';
+import { utcDay, type CounterStore } from '../shared/counter-store.ts';
+import type { BodyStore } from '../shared/body-store.ts';
+import { INLINE_BODY_MAX_BYTES, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, QUEUE_RETENTION_MS } from '../shared/limits.ts';
+import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
+import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
+import type { EventsRepository, StoredEvent } from './events-repository.ts';
+import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
+import type { LinksRepository } from './links-repository.ts';
+import { recordingUrlProblem } from './recording-url.ts';
+import { logger } from '../shared/powertools.ts';
+
+export interface IngestDeps {
+  links: LinksRepository;
+  events: EventsRepository;
+  counters: CounterStore;
+  bodies: BodyStore;
+  nextEventId: () => Promise<number>;
+  now: () => number;
+}
+
+export type IngestOutcome =
+  | { status: 'accepted'; external_id: string; event_id: number; messages: number }
+  | { status: 'duplicate'; external_id: string; event_id: number };
+
+/** Validates an event for a link: the schema, then the rules that depend on the link. */
+export function validateForLink(body: unknown, link: Link): InboundEvent {
+  const parsed = parseInboundEvent(body);
+  const issues: FieldIssue[] = parsed.ok ? [] : [...parsed.issues];
+  const expectedType = EVENT_TYPE_OF_CONNECTOR[link.connector_type];
+  const sentType = (body as { type?: unknown } | null)?.type;
+  if ((sentType === 'call' || sentType === 'text') && sentType !== expectedType) {
+    issues.push({ field: 'type', message: `this link accepts only events of type ${expectedType}` });
+  }
+  if (parsed.ok && parsed.event.type === 'call') {
+    const problem = recordingUrlProblem(parsed.event.audio.url, link.allow_hosts);
+    if (problem) issues.push({ field: 'audio.url', message: problem });
+  }
+  if (issues.length > 0 || !parsed.ok) throw new ValidationError(issues);
+  return parsed.event;
+}
+
+export function parseJsonBody(raw: Buffer): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+  } catch {
+    throw new ValidationError([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
+  }
+}
+
+/**
+ * Queues one event exactly once per (source, external_id). The conditional put is the atomic
+ * dedup step; the daily quota is taken before it and given back when the event turns out a duplicate,
+ * so duplicates never use the quota and a 201 is only sent once the body is durably stored.
+ */
+export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer): Promise<IngestOutcome> {
+  if (link.state !== 'bound' || !link.source_id) {
+    throw new ConflictError('The link is issued but no source is connected yet');
+  }
+  const event = validateForLink(parseJsonBody(rawBody), link);
+  const sourceId = link.source_id;
+  const nowMs = deps.now();
+
+  const day = utcDay(nowMs);
+  const quotaKey = `quota#${link.link_id}#${day.id}`;
+  const withinQuota = await deps.counters.incrementBelow(quotaKey, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, day.endMs + 86_400_000);
+  if (!withinQuota) {
+    const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
+    if (existing) return duplicate(existing);
+    throw new RateLimitedError('Daily limit of accepted events for this link reached', day.endMs - nowMs);
+  }
+
+  let stored: StoredEvent | undefined;
+  try {
+    stored = await storeEvent(deps, link, sourceId, event, rawBody, nowMs);
+  } catch (error) {
+    await deps.counters.decrement(quotaKey);
+    throw error;
+  }
+  if (!stored) {
+    await deps.counters.decrement(quotaKey);
+    const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
+    if (!existing) throw new Error('Deduplication record vanished between write and read');
+    return duplicate(existing);
+  }
+
+  await rememberFilterValues(deps, link, stored);
+  return {
+    status: 'accepted',
+    external_id: stored.external_id,
+    event_id: stored.event_id,
+    messages: stored.message_count,
+  };
+}
+
+function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): IngestOutcome {
+  return { status: 'duplicate', external_id: existing.external_id, event_id: Number(existing.event_id) };
+}
+
+/** Answers the stored event, or undefined when (source, external_id) was already taken. */
+async function storeEvent(
+  deps: IngestDeps,
+  link: Link,
+  sourceId: string,
+  event: InboundEvent,
+  rawBody: Buffer,
+  nowMs: number,
+): Promise<StoredEvent | undefined> {
+  const eventId = await deps.nextEventId();
+  const receivedAt = new Date(nowMs).toISOString();
+  const compressed = gzipSync(rawBody);
+  const bodyKey = compressed.byteLength > INLINE_BODY_MAX_BYTES ? `inbound/${sourceId}/${eventId}.json.gz` : undefined;
+  const stored: StoredEvent = {
+    source_id: sourceId,
+    external_id: event.external_id,
+    event_id: eventId,
+    type: event.type,
+    state: 'queued',
+    received_at: receivedAt,
+    received_key: receivedKey(receivedAt, eventId),
+    occurred_at: event.occurred_at,
+    message_count: event.type === 'text' ? event.messages.length : 0,
+    source_channel: event.source_channel,
+    direction: directionOf(event),
+    metadata_fields: metadataFieldTypes(event.metadata),
+    body_gzip: bodyKey ? undefined : compressed,
+    body_s3_key: bodyKey,
+    body_bytes: rawBody.byteLength,
+    delivery_failures: 0,
+    expires_at: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+  };
+  // Body first: once the item exists it must point at something durable.
+  if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
+  const isNew = await deps.events.putIfNew(stored, nowMs);
+  if (!isNew && bodyKey) await deps.bodies.delete(bodyKey);
+  return isNew ? stored : undefined;
+}
+
+/** Only writes when the event brings a filter value the link has not seen, which is rare after the first day. */
+async function rememberFilterValues(deps: IngestDeps, link: Link, event: StoredEvent): Promise<void> {
+  const channel = event.source_channel;
+  const channels = channel && isFilterValue(channel) && !link.channel_values?.has(channel) ? [channel] : [];
+  const directions = event.direction && !link.direction_values?.has(event.direction) ? [event.direction] : [];
+  if (channels.length + directions.length === 0) return;
+  // The event is already stored: a missed filter value must not turn its 201 into a retry.
+  await deps.links.addFilterValues(link.link_id, { channels, directions }).catch((error: unknown) => {
+    logger.warn('could not remember filter values', { linkId: link.link_id, error: error as Error });
+  });
+}

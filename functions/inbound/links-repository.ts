@@ -1,0 +1,202 @@
+import {
+  BatchGetCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  paginateScan,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { MAX_FILTER_VALUES_PER_SOURCE } from '../shared/limits.ts';
+import type { Link } from './link-model.ts';
+
+/**
+ * Links table: `link#<id>` items hold the link; `token#<sha256>` items point a token hash at its link.
+ * A reissued link has two token items until the old one's grace period ends.
+ */
+export interface TokenRecord {
+  link_id: string;
+  /** Epoch ms after which this (reissued) token answers 404; absent for the current token. */
+  valid_until?: number;
+}
+
+const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
+const tokenKey = (tokenHash: string) => ({ pk: `token#${tokenHash}` });
+
+function isConditionFailure(error: unknown): boolean {
+  return (error as Error).name === 'ConditionalCheckFailedException';
+}
+
+export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string) {
+  return {
+    /** One round trip for the two reads every webhook request needs first: the token and the caller's guessing counter. */
+    async findTokenWithGuard(tokenHash: string, countersTable: string, guardKey: string) {
+      const result = await client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [linksTable]: { Keys: [tokenKey(tokenHash)] },
+            [countersTable]: { Keys: [{ pk: guardKey }] },
+          },
+        }),
+      );
+      // Unprocessed keys only happen under throttling; read them one at a time rather than guess.
+      const token =
+        (result.Responses?.[linksTable]?.[0] as TokenRecord | undefined) ??
+        (result.UnprocessedKeys?.[linksTable] ? await this.findToken(tokenHash) : undefined);
+      const guard = result.Responses?.[countersTable]?.[0] as { count?: number } | undefined;
+      return { token, guessCount: Number(guard?.count ?? 0) };
+    },
+
+    async findToken(tokenHash: string): Promise<TokenRecord | undefined> {
+      const result = await client.send(new GetCommand({ TableName: linksTable, Key: tokenKey(tokenHash) }));
+      return result.Item as TokenRecord | undefined;
+    },
+
+    async getLink(linkId: string): Promise<Link | undefined> {
+      const result = await client.send(new GetCommand({ TableName: linksTable, Key: linkKey(linkId) }));
+      return result.Item as Link | undefined;
+    },
+
+    async createLink(link: Link): Promise<void> {
+      await client.send(
+        new PutCommand({
+          TableName: linksTable,
+          Item: { ...tokenKey(link.current_token_hash), link_id: link.link_id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      await client.send(
+        new PutCommand({
+          TableName: linksTable,
+          Item: { ...linkKey(link.link_id), ...link },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    },
+
+    /** Moves issued → bound; answers false when the link is missing or not in state issued. */
+    async bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: linksTable,
+            Key: linkKey(linkId),
+            UpdateExpression: 'SET #state = :bound, source_id = :source, bound_at = :at',
+            ConditionExpression: '#state = :issued',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':bound': 'bound', ':issued': 'issued', ':source': sourceId, ':at': boundAt },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
+
+    /**
+     * Points the link at a new token and gives the old one a deadline. Ordered single-item writes:
+     * the new token exists before the link names it, so a failure half-way never locks a sender out.
+     */
+    async reissue(linkId: string, newTokenHash: string, tokenPrefix: string, reissuedAt: string, oldTokenValidUntil: number) {
+      await client.send(
+        new PutCommand({
+          TableName: linksTable,
+          Item: { ...tokenKey(newTokenHash), link_id: linkId },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      let previous: Link;
+      try {
+        const result = await client.send(
+          new UpdateCommand({
+            TableName: linksTable,
+            Key: linkKey(linkId),
+            UpdateExpression: 'SET current_token_hash = :hash, token_prefix = :prefix, reissued_at = :at',
+            ConditionExpression: 'attribute_exists(pk) AND #state <> :revoked',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':hash': newTokenHash, ':prefix': tokenPrefix, ':at': reissuedAt, ':revoked': 'revoked' },
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        previous = result.Attributes as Link;
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+      await client.send(
+        new UpdateCommand({
+          TableName: linksTable,
+          Key: tokenKey(previous.current_token_hash),
+          UpdateExpression: 'SET valid_until = :until, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(valid_until) OR valid_until > :until',
+          ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': Math.ceil(oldTokenValidUntil / 1000) + 86_400 },
+        }),
+      ).catch((error) => {
+        if (!isConditionFailure(error)) throw error;
+      });
+      return { previous };
+    },
+
+    async revoke(linkId: string, revokedAt: string): Promise<boolean> {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: linksTable,
+            Key: linkKey(linkId),
+            UpdateExpression: 'SET #state = :revoked, revoked_at = if_not_exists(revoked_at, :at)',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':revoked': 'revoked', ':at': revokedAt },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
+
+    async listLinks(): Promise<Link[]> {
+      const links: Link[] = [];
+      const pages = paginateScan(
+        { client },
+        {
+          TableName: linksTable,
+          FilterExpression: 'begins_with(pk, :prefix)',
+          ExpressionAttributeValues: { ':prefix': 'link#' },
+        },
+      );
+      for await (const page of pages) links.push(...((page.Items ?? []) as Link[]));
+      return links.sort((a, b) => a.created_at.localeCompare(b.created_at));
+    },
+
+    /** Remembers new Channel / Direction filter values; capped so a noisy sender cannot grow the item without end. */
+    async addFilterValues(linkId: string, values: { channels: string[]; directions: string[] }): Promise<void> {
+      const sets = [
+        ['channel_values', values.channels],
+        ['direction_values', values.directions],
+      ] as const;
+      await Promise.all(
+        sets
+          .filter(([, list]) => list.length > 0)
+          .map(([attribute, list]) =>
+            client
+              .send(
+                new UpdateCommand({
+                  TableName: linksTable,
+                  Key: linkKey(linkId),
+                  UpdateExpression: `ADD ${attribute} :values`,
+                  ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${attribute}) OR size(${attribute}) < :max)`,
+                  ExpressionAttributeValues: { ':values': new Set(list), ':max': MAX_FILTER_VALUES_PER_SOURCE },
+                }),
+              )
+              .catch((error) => {
+                if (!isConditionFailure(error)) throw error;
+              }),
+          ),
+      );
+    },
+  };
+}
+
+export type LinksRepository = ReturnType<typeof createLinksRepository>;

@@ -1,0 +1,13 @@
+import { httpHandler, jsonResponse } from '../shared/http-handler.ts';
+import { resolveLink } from './link-access.ts';
+import { webhookCaller } from './request.ts';
+import { linkAccessFromEnv } from './wiring.ts';
+
+const access = linkAccessFromEnv();
+
+/** GET /api/v1/webhooks/{token}/ping */
+export const handler = httpHandler('webhook', async (request) => {
+  const { token, clientIp } = webhookCaller(request);
+  const link = await resolveLink(access, token, clientIp);
+  return jsonResponse(200, { status: 'ok', state: link.state, connector_type: link.connector_type });
+});

@@ -1,0 +1,22 @@
+import { PayloadTooLargeError } from '../shared/errors.ts';
+import { httpHandler, jsonResponse, rawBody } from '../shared/http-handler.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../shared/limits.ts';
+import { metrics, MetricUnit } from '../shared/powertools.ts';
+import { ingestEvent } from './ingest-service.ts';
+import { resolveLink } from './link-access.ts';
+import { webhookCaller } from './request.ts';
+import { ingestFromEnv, linkAccessFromEnv } from './wiring.ts';
+
+const access = linkAccessFromEnv();
+const ingest = ingestFromEnv(access);
+
+/** POST /api/v1/webhooks/{token}/events */
+export const handler = httpHandler('webhook', async (request) => {
+  const body = rawBody(request);
+  if (body.byteLength > MAX_REQUEST_BODY_BYTES) throw new PayloadTooLargeError('Request body exceeds 1 MiB');
+  const { token, clientIp } = webhookCaller(request);
+  const link = await resolveLink(access, token, clientIp);
+  const outcome = await ingestEvent(ingest, link, body);
+  metrics.addMetric(outcome.status === 'accepted' ? 'EventsAccepted' : 'EventsDuplicate', MetricUnit.Count, 1);
+  return jsonResponse(outcome.status === 'accepted' ? 201 : 200, outcome);
+});

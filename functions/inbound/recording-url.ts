@@ -1,0 +1,88 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import { isPublicIPv4, isPublicIPv6 } from './ip-addresses.ts';
+
+/**
+ * Recording link rules (webhook spec, section 8), checked at acceptance.
+ * The raw text is checked as well as the WHATWG parse, because the parser rewrites ambiguous hosts
+ * (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`, `%31%32%37.0.0.1`, full-width digits) into addresses.
+ * Returns the reason the link is refused, or undefined when it is acceptable.
+ */
+export function recordingUrlProblem(rawUrl: string, allowedHosts: readonly string[] = []): string | undefined {
+  if (/\s/.test(rawUrl)) return 'must not contain spaces';
+  const schemeMatch = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rawUrl);
+  if (!schemeMatch || schemeMatch[1]?.toLowerCase() !== 'https') return 'scheme must be https';
+  const afterScheme = rawUrl.slice(schemeMatch[0].length);
+  if (!afterScheme.startsWith('//')) return 'must be an absolute https://host/... address';
+  const authority = /^[^/\\?#]*/.exec(afterScheme.slice(2))?.[0] ?? '';
+  if (authority.includes('@')) return 'must not contain credentials';
+
+  const rawHost = hostOfAuthority(authority);
+  if (rawHost === undefined) return 'host or port is malformed';
+  const rawHostProblem = hostProblem(rawHost.toLowerCase());
+  if (rawHostProblem) return rawHostProblem;
+
+  let parsed: URL;
+  try {
+    parsed = new URL(rawUrl);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.username || parsed.password) return 'must not contain credentials';
+  const parsedHost = parsed.hostname.toLowerCase();
+  const parsedHostProblem = hostProblem(parsedHost);
+  if (parsedHostProblem) return parsedHostProblem;
+
+  if (allowedHosts.length > 0 && !allowedHosts.some((pattern) => hostMatches(parsedHost, pattern))) {
+    return 'host is not in the allow-list of this source';
+  }
+  return undefined;
+}
+
+/** Strips the port; answers undefined when the port is not a plain number. */
+function hostOfAuthority(authority: string): string | undefined {
+  if (authority.startsWith('[')) {
+    const end = authority.indexOf(']');
+    if (end < 0) return undefined;
+    const rest = authority.slice(end + 1);
+    if (rest !== '' && !/^:\d{0,5}$/.test(rest)) return undefined;
+    return authority.slice(0, end + 1);
+  }
+  const colon = authority.lastIndexOf(':');
+  if (colon < 0) return authority;
+  if (!/^\d{0,5}$/.test(authority.slice(colon + 1))) return undefined;
+  return authority.slice(0, colon);
+}
+
+const CANONICAL_IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const NUMERIC_LABEL = /^(0x[0-9a-f]*|\d+)$/;
+const NON_PUBLIC_SUFFIXES = ['localhost', 'local', 'localdomain', 'internal', 'home.arpa', 'arpa', 'test', 'invalid', 'onion'];
+
+function hostProblem(host: string): string | undefined {
+  if (host === '') return 'host is missing';
+  if (host.includes('%')) return 'host must not be percent-encoded';
+  if (host.startsWith('[')) {
+    const literal = host.slice(1, -1);
+    if (!isIPv6(literal)) return 'host is not a valid IPv6 address';
+    return isPublicIPv6(literal) ? undefined : 'host must be a public address';
+  }
+  const labels = host.replace(/\.$/, '').split('.');
+  // WHATWG treats a host whose last label is numeric as IPv4, whatever the other labels say.
+  if (NUMERIC_LABEL.test(labels[labels.length - 1] ?? '')) {
+    if (!CANONICAL_IPV4.test(host)) return 'host is an ambiguous numeric address';
+    return isPublicIPv4(host) ? undefined : 'host must be a public address';
+  }
+  if (isIPv4(host)) return isPublicIPv4(host) ? undefined : 'host must be a public address';
+  if (labels.length < 2) return 'host must be a public domain name';
+  const name = labels.join('.');
+  if (NON_PUBLIC_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`))) {
+    return 'host must be a public domain name';
+  }
+  return undefined;
+}
+
+/** An allow-list entry is a host name, or `*.example.com` for any subdomain of example.com. */
+export function hostMatches(host: string, pattern: string): boolean {
+  const wanted = pattern.toLowerCase();
+  if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1));
+  return host === wanted;
+}

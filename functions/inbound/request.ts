@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { ValidationError } from '../shared/errors.ts';
+import type { HttpRequest } from '../shared/http-handler.ts';
+import { toFieldIssues } from './event-schema.ts';
+
+/** What the webhook routes take from an API Gateway request: the token in the path and the caller's address. */
+const webhookRequestSchema = z.object({
+  pathParameters: z.object({ token: z.string().min(1) }),
+  requestContext: z.object({ identity: z.object({ sourceIp: z.string().min(1) }) }),
+});
+
+export function webhookCaller(request: HttpRequest): { token: string; clientIp: string } {
+  const parsed = webhookRequestSchema.safeParse(request);
+  if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error));
+  return { token: parsed.data.pathParameters.token, clientIp: parsed.data.requestContext.identity.sourceIp };
+}

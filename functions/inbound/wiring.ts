@@ -1,0 +1,35 @@
+import { createBodyStore } from '../shared/body-store.ts';
+import { dynamo, s3 } from '../shared/clients.ts';
+import { requireEnv } from '../shared/config.ts';
+import { createCounterStore } from '../shared/counter-store.ts';
+import { createIdAllocator } from '../shared/id-allocator.ts';
+import { EVENT_ID_BLOCK_SIZE } from '../shared/limits.ts';
+import { createEventsRepository } from './events-repository.ts';
+import type { IngestDeps } from './ingest-service.ts';
+import type { LinkAccessDeps } from './link-access.ts';
+import { createLinksRepository } from './links-repository.ts';
+
+/**
+ * Builds the inbound domain's dependencies from a function's environment. Each factory reads only
+ * the variables its functions are given, so a missing one fails at cold start.
+ */
+export function linkAccessFromEnv(): LinkAccessDeps {
+  const countersTable = requireEnv('COUNTERS_TABLE');
+  return {
+    links: createLinksRepository(dynamo, requireEnv('LINKS_TABLE')),
+    counters: createCounterStore(dynamo, countersTable),
+    countersTable,
+    now: Date.now,
+  };
+}
+
+export function ingestFromEnv(access: LinkAccessDeps): IngestDeps {
+  return {
+    links: access.links,
+    counters: access.counters,
+    events: createEventsRepository(dynamo, requireEnv('INBOUND_EVENTS_TABLE')),
+    bodies: createBodyStore(s3, requireEnv('BODIES_BUCKET')),
+    nextEventId: createIdAllocator(dynamo, access.countersTable, 'inbound-event-id', EVENT_ID_BLOCK_SIZE),
+    now: Date.now,
+  };
+}

@@ -1,0 +1,82 @@
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Counters in the on-demand counters table: rate-limit windows, daily quotas, id blocks.
+ * Each is a single-item atomic UpdateItem (no transactions: they cost double and the local store lacks them).
+ * Items carry a TTL so finished windows clean themselves up.
+ */
+export interface CounterStore {
+  /** Adds one unless the counter already reached `limit`; false means the limit is exhausted. */
+  incrementBelow(key: string, limit: number, expiresAtMs: number): Promise<boolean>;
+  /** Adds one and answers the new value. */
+  increment(key: string, expiresAtMs: number): Promise<number>;
+  /** Gives back a unit taken by `incrementBelow` for work that did not happen. */
+  decrement(key: string): Promise<void>;
+  read(key: string): Promise<number>;
+}
+
+const COUNT = 'count';
+
+export function createCounterStore(client: DynamoDBDocumentClient, tableName: string): CounterStore {
+  const expiry = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000);
+  return {
+    async incrementBelow(key, limit, expiresAtMs) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: key },
+            UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :expires)',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+            ExpressionAttributeNames: { '#count': COUNT },
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':expires': expiry(expiresAtMs) },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+        throw error;
+      }
+    },
+    async increment(key, expiresAtMs) {
+      const result = await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { pk: key },
+          UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :expires)',
+          ExpressionAttributeNames: { '#count': COUNT },
+          ExpressionAttributeValues: { ':one': 1, ':expires': expiry(expiresAtMs) },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(result.Attributes?.[COUNT] ?? 0);
+    },
+    async decrement(key) {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { pk: key },
+          UpdateExpression: 'ADD #count :minusOne',
+          ExpressionAttributeNames: { '#count': COUNT },
+          ExpressionAttributeValues: { ':minusOne': -1 },
+        }),
+      );
+    },
+    async read(key) {
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk: key } }));
+      return Number(result.Item?.[COUNT] ?? 0);
+    },
+  };
+}
+
+/** A fixed window of `sizeMs` containing `nowMs`, named so its counter key is stable for the window. */
+export function fixedWindow(nowMs: number, sizeMs: number) {
+  const start = Math.floor(nowMs / sizeMs) * sizeMs;
+  return { id: String(start / sizeMs), endMs: start + sizeMs };
+}
+
+/** The UTC day containing `nowMs`. */
+export function utcDay(nowMs: number) {
+  const day = new Date(nowMs).toISOString().slice(0, 10);
+  return { id: day, endMs: Date.parse(`${day}T00:00:00Z`) + 24 * 60 * 60 * 1000 };
+}

@@ -1,0 +1,67 @@
+/**
+ * Typed errors thrown by domain code. Only `http-errors.ts` turns them into HTTP responses,
+ * so domain code never knows which status code or body shape it ends up as.
+ */
+
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly statusCode: number;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends DomainError {
+  readonly statusCode = 400;
+  constructor(readonly details: FieldIssue[], message = 'Validation error') {
+    super(message);
+  }
+}
+
+/** The Published Workflow API answers 400 when the project has no active publication. */
+export class BadRequestError extends DomainError {
+  readonly statusCode = 400;
+}
+
+export class UnauthorizedError extends DomainError {
+  readonly statusCode = 401;
+}
+
+export class ForbiddenError extends DomainError {
+  readonly statusCode = 403;
+}
+
+export class NotFoundError extends DomainError {
+  readonly statusCode = 404;
+}
+
+export class RequestTimeoutError extends DomainError {
+  readonly statusCode = 408;
+}
+
+export class ConflictError extends DomainError {
+  readonly statusCode = 409;
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly statusCode = 413;
+}
+
+export class RateLimitedError extends DomainError {
+  readonly statusCode = 429;
+  /** Whole seconds, at least 1, as the `Retry-After` header wants. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  }
+}
+
+export class ServiceUnavailableError extends DomainError {
+  readonly statusCode = 503;
+}

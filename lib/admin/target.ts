@@ -1,0 +1,69 @@
+import { resolve } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableName } from '../../functions/shared/resources.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '../local/stores.ts';
+import { readLiveTwinFile } from '../local/twin-file.ts';
+import { API_URL_OUTPUT, TABLE_OUTPUTS } from '../stack-outputs.ts';
+
+/** Where the admin CLI acts: a deployed stack, a running local twin, or the local data directory directly. */
+export interface AdminTarget {
+  dynamo: DynamoDBDocumentClient;
+  tables: Record<TableName, string>;
+  publicBaseUrl: string;
+  close(): Promise<void>;
+}
+
+const documentClient = (client: DynamoDBClient) =>
+  DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+
+export async function resolveTarget(options: { stack?: string; region?: string }): Promise<AdminTarget> {
+  return options.stack ? deployedTarget(options.stack, options.region) : localTarget();
+}
+
+async function deployedTarget(stackName: string, region: string | undefined): Promise<AdminTarget> {
+  const cloudFormation = new CloudFormationClient({ region });
+  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
+  const outputs = new Map((Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
+  const output = (key: string) => {
+    const value = outputs.get(key);
+    if (!value) throw new Error(`Stack ${stackName} has no output ${key}; is it this product's stack?`);
+    return value;
+  };
+  const tables = Object.fromEntries(
+    Object.entries(TABLE_OUTPUTS).map(([table, key]) => [table, output(key)]),
+  ) as Record<TableName, string>;
+  const client = new DynamoDBClient({ region });
+  return {
+    dynamo: documentClient(client),
+    tables,
+    publicBaseUrl: output(API_URL_OUTPUT),
+    close: async () => client.destroy(),
+  };
+}
+
+async function localTarget(): Promise<AdminTarget> {
+  const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
+  const port = Number(process.env.PORT ?? 3000);
+  const twin = readLiveTwinFile(dataDir);
+  // A running twin holds the data files; otherwise the CLI opens them itself for the length of one command.
+  const embedded = twin ? undefined : await startDynamo(dataDir, 0);
+  const client = new DynamoDBClient({
+    endpoint: twin?.dynamodb_endpoint ?? embedded!.endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const tables = Object.fromEntries(
+    Object.keys(TABLE_OUTPUTS).map((table) => [table, twin?.tables[table as TableName] ?? localTableName(table as TableName)]),
+  ) as Record<TableName, string>;
+  return {
+    dynamo: documentClient(client),
+    tables,
+    publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
+    async close() {
+      client.destroy();
+      await embedded?.close();
+    },
+  };
+}

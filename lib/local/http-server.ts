@@ -1,0 +1,145 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { PayloadTooLargeError, RequestTimeoutError } from '../../functions/shared/errors.ts';
+import { errorResponse } from '../../functions/shared/http-errors.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../../functions/shared/limits.ts';
+import type { Route } from '../../functions/routes.ts';
+import { localContext, toProxyEvent } from './api-gateway-event.ts';
+
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+export interface BoundRoute {
+  route: Route;
+  handler: ProxyHandler;
+}
+
+interface CompiledRoute extends BoundRoute {
+  pattern: RegExp;
+  parameterNames: string[];
+}
+
+/** What API Gateway answers for a path or method it has no resource for (our gateway response maps it to 404). */
+const NOT_FOUND = { message: 'Not Found' };
+const INTEGRATION_TIMEOUT_MS = 29_000;
+
+function compile(bound: BoundRoute): CompiledRoute {
+  const parameterNames: string[] = [];
+  const source = bound.route.path
+    .split('/')
+    .map((segment) => {
+      const parameter = /^\{(\w+)\}$/.exec(segment);
+      if (!parameter) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      parameterNames.push(parameter[1]!);
+      return '([^/]+)';
+    })
+    .join('/');
+  return { ...bound, pattern: new RegExp(`^${source}$`), parameterNames };
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult, close = false): void {
+  if (response.headersSent) return;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  if (close) headers.connection = 'close';
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  response.writeHead(result.statusCode, headers);
+  response.end(body);
+}
+
+/**
+ * Reads the body the way the webhook spec's limits require: at most 1 MiB (413 as soon as more arrives)
+ * and within the transfer time (408). Answers undefined once it has already answered the request itself.
+ */
+function readBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  route: Route,
+  bodyTimeoutMs: number,
+): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const refuse = (error: Error) => {
+      send(response, errorResponse(error, route.errorShape), true);
+      request.unpipe();
+      request.removeAllListeners('data');
+      request.resume();
+      response.once('finish', () => request.socket.destroySoon());
+      resolve(undefined);
+    };
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > MAX_REQUEST_BODY_BYTES) return refuse(new PayloadTooLargeError('Request body exceeds 1 MiB'));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      refuse(new RequestTimeoutError('Request body was not received within 30 seconds'));
+    }, bodyTimeoutMs);
+    request.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      received += chunk.byteLength;
+      if (received > MAX_REQUEST_BODY_BYTES) {
+        settled = true;
+        clearTimeout(timer);
+        refuse(new PayloadTooLargeError('Request body exceeds 1 MiB'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    request.on('error', () => {
+      settled = true;
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send. */
+export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeoutMs: number }): Server {
+  const compiled = boundRoutes.map(compile);
+  const server = createServer(async (request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    let match: { route: CompiledRoute; values: string[] } | undefined;
+    for (const candidate of compiled) {
+      const values = candidate.pattern.exec(url.pathname);
+      if (values && candidate.route.method === request.method) match = { route: candidate, values: values.slice(1) };
+    }
+    if (!match) {
+      request.resume();
+      send(response, { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify(NOT_FOUND) });
+      return;
+    }
+    const { route: compiledRoute, values } = match;
+    const body = await readBody(request, response, compiledRoute.route, options.bodyTimeoutMs);
+    if (!body) return;
+    const pathParameters = Object.fromEntries(
+      compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
+    );
+    const event = toProxyEvent(request, url, compiledRoute.route.path, pathParameters, body);
+    try {
+      const result = await compiledRoute.handler(event, localContext(compiledRoute.route.id, INTEGRATION_TIMEOUT_MS));
+      send(response, result);
+    } catch (error) {
+      // What API Gateway answers when the Lambda integration itself fails.
+      console.error(`handler ${compiledRoute.route.id} threw`, error);
+      send(response, { statusCode: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal server error' }) });
+    }
+  });
+  // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
+  server.requestTimeout = 0;
+  return server;
+}

@@ -1,0 +1,124 @@
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
+import { TABLE_DEFINITIONS } from '../table-definitions.ts';
+
+// Node 20 is what the local twin runs on; the SDK's notice about its future Node 22 floor is known (see README).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const require = createRequire(import.meta.url);
+const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
+const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+};
+
+/** The local S3 store accepts only its fixed credentials; the local DynamoDB accepts any. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+export const LOCAL_REGION = 'us-east-1';
+export const LOCAL_BUCKET = 'local-bodies';
+
+export function localTableName(table: TableName): string {
+  return `local-${table}`;
+}
+
+export interface LocalStores {
+  dynamodbEndpoint: string;
+  s3Endpoint: string;
+  close(): Promise<void>;
+}
+
+/** The embedded DynamoDB-compatible server, persisting under `dataDir/dynamodb`. */
+export async function startDynamo(dataDir: string, port: number): Promise<{ endpoint: string; close(): Promise<void> }> {
+  mkdirSync(dataDir, { recursive: true });
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, path: join(dataDir, 'dynamodb') });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await ensureTables(endpoint);
+  return { endpoint, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+export async function startLocalStores(dataDir: string, ports: { dynamodb: number; s3: number }): Promise<LocalStores> {
+  const dynamo = await startDynamo(dataDir, ports.dynamodb);
+  const s3Dir = join(dataDir, 's3');
+  mkdirSync(s3Dir, { recursive: true });
+  const s3rver = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: s3Dir, silent: true });
+  const s3Address = await s3rver.run();
+  const s3Endpoint = `http://127.0.0.1:${s3Address.port}`;
+  await ensureBucket(s3Endpoint);
+  return {
+    dynamodbEndpoint: dynamo.endpoint,
+    s3Endpoint,
+    async close() {
+      await Promise.all([dynamo.close(), s3rver.close()]);
+    },
+  };
+}
+
+function tableInput(table: TableName): CreateTableCommandInput {
+  const definition = TABLE_DEFINITIONS[table];
+  const keyAttributes = new Set([
+    definition.partitionKey,
+    ...(definition.sortKey ? [definition.sortKey] : []),
+    ...definition.indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+  ]);
+  return {
+    TableName: localTableName(table),
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...keyAttributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: definition.partitionKey, KeyType: 'HASH' },
+      ...(definition.sortKey ? [{ AttributeName: definition.sortKey, KeyType: 'RANGE' as const }] : []),
+    ],
+    GlobalSecondaryIndexes:
+      definition.indexes.length === 0
+        ? undefined
+        : definition.indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: [
+              { AttributeName: index.partitionKey, KeyType: 'HASH' },
+              { AttributeName: index.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projectedAttributes] },
+          })),
+  };
+}
+
+async function ensureTables(endpoint: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  try {
+    for (const table of Object.keys(TABLE_ENV) as TableName[]) {
+      try {
+        await client.send(new CreateTableCommand(tableInput(table)));
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+async function ensureBucket(endpoint: string): Promise<void> {
+  const client = new S3Client({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: LOCAL_BUCKET }));
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+  } finally {
+    client.destroy();
+  }
+}

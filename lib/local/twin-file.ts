@@ -1,0 +1,39 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TableName } from '../../functions/shared/resources.ts';
+
+/**
+ * `$DATA_DIR/twin.json`: where a running local twin can be reached, so the admin CLI
+ * talks to the same embedded stores instead of opening the (locked) data files itself.
+ */
+export interface TwinFile {
+  pid: number;
+  api_url: string;
+  dynamodb_endpoint: string;
+  s3_endpoint: string;
+  region: string;
+  tables: Record<TableName, string>;
+  bucket: string;
+}
+
+const FILE_NAME = 'twin.json';
+
+export function writeTwinFile(dataDir: string, twin: TwinFile): void {
+  writeFileSync(join(dataDir, FILE_NAME), `${JSON.stringify(twin, null, 2)}\n`);
+}
+
+/** The twin file of a process that is still running, or undefined. */
+export function readLiveTwinFile(dataDir: string): TwinFile | undefined {
+  let twin: TwinFile;
+  try {
+    twin = JSON.parse(readFileSync(join(dataDir, FILE_NAME), 'utf8')) as TwinFile;
+  } catch {
+    return undefined;
+  }
+  try {
+    process.kill(twin.pid, 0);
+    return twin;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,14 @@
+import type { BucketName, TableName } from '../functions/shared/resources.ts';
+
+/** CloudFormation output names: the stack writes them, the admin CLI reads them to find a deployment's resources. */
+export const API_URL_OUTPUT = 'ApiUrl';
+
+export const TABLE_OUTPUTS: Record<TableName, string> = {
+  links: 'LinksTableName',
+  counters: 'CountersTableName',
+  inboundEvents: 'InboundEventsTableName',
+};
+
+export const BUCKET_OUTPUTS: Record<BucketName, string> = {
+  bodies: 'BodiesBucketName',
+};
