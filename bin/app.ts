@@ -1,0 +1,7 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { PlatformStack } from '../lib/stack.ts';
+
+const app = new App();
+new PlatformStack(app, app.node.tryGetContext('stackName') ?? 'WorkflowIngestPlatform');
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

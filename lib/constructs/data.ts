@@ -1,0 +1,108 @@
+import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import {
+  BUCKET_ENV,
+  TABLE_ENV,
+  type Access,
+  type BucketName,
+  type TableName,
+} from '../../functions/shared/resources.ts';
+import { QUEUE_RETENTION_MS } from '../../functions/shared/limits.ts';
+import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '../stack-outputs.ts';
+import { TABLE_DEFINITIONS } from '../table-definitions.ts';
+
+export interface DataProps {
+  /**
+   * What happens to tables and the bucket when the stack is deleted.
+   * @default RemovalPolicy.RETAIN, since they hold accepted events that must never be lost
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Every table (on-demand, TTL, point-in-time recovery) and the bodies bucket, with grants that also set the function's environment. */
+export class Data extends Construct {
+  public readonly tables: Record<TableName, Table>;
+  public readonly bodiesBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: DataProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+
+    this.tables = Object.fromEntries(
+      (Object.keys(TABLE_DEFINITIONS) as TableName[]).map((name) => [name, this.createTable(name, removalPolicy)]),
+    ) as Record<TableName, Table>;
+
+    this.bodiesBucket = new Bucket(this, 'BodiesBucket', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      removalPolicy,
+      lifecycleRules: [
+        {
+          // Large webhook bodies live as long as their queued event (30 days) plus a margin for the last collection.
+          prefix: 'inbound/',
+          expiration: Duration.millis(QUEUE_RETENTION_MS + 7 * DAY_MS),
+          noncurrentVersionExpiration: Duration.days(7),
+        },
+      ],
+    });
+
+    for (const [name, table] of Object.entries(this.tables)) {
+      new CfnOutput(this, TABLE_OUTPUTS[name as TableName], { key: TABLE_OUTPUTS[name as TableName], value: table.tableName });
+    }
+    new CfnOutput(this, BUCKET_OUTPUTS.bodies, { key: BUCKET_OUTPUTS.bodies, value: this.bodiesBucket.bucketName });
+  }
+
+  /** Grants exactly `access` to a table and tells the function its name, in one step. */
+  public bindTable(fn: LambdaFunction, name: TableName, access: Access): void {
+    const table = this.tables[name];
+    fn.addEnvironment(TABLE_ENV[name], table.tableName);
+    grant(access, fn, {
+      read: (grantee) => table.grantReadData(grantee),
+      write: (grantee) => table.grantWriteData(grantee),
+      readWrite: (grantee) => table.grantReadWriteData(grantee),
+    });
+  }
+
+  /** Object-level actions only, on the one prefix each bucket role uses; nothing lists or reconfigures the bucket. */
+  public bindBucket(fn: LambdaFunction, name: BucketName, access: Access): void {
+    const bucket = this.bodiesBucket;
+    fn.addEnvironment(BUCKET_ENV[name], bucket.bucketName);
+    const actions = { read: ['s3:GetObject'], write: ['s3:PutObject'], readWrite: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] };
+    fn.addToRolePolicy(new PolicyStatement({ actions: actions[access], resources: [bucket.arnForObjects('inbound/*')] }));
+  }
+
+  private createTable(name: TableName, removalPolicy: RemovalPolicy): Table {
+    const definition = TABLE_DEFINITIONS[name];
+    const table = new Table(this, `${name[0]!.toUpperCase()}${name.slice(1)}Table`, {
+      partitionKey: { name: definition.partitionKey, type: AttributeType.STRING },
+      sortKey: definition.sortKey ? { name: definition.sortKey, type: AttributeType.STRING } : undefined,
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: definition.timeToLiveAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy,
+    });
+    for (const index of definition.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.INCLUDE,
+        nonKeyAttributes: [...index.projectedAttributes],
+      });
+    }
+    return table;
+  }
+}
+
+function grant(access: Access, grantee: IGrantable, grants: Record<Access, (grantee: IGrantable) => unknown>): void {
+  grants[access](grantee);
+}

@@ -1,0 +1,24 @@
+import { Stack, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { routes } from '../functions/routes.ts';
+import { Api } from './constructs/api.ts';
+import { Data } from './constructs/data.ts';
+import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
+
+export interface PlatformStackProps extends StackProps {
+  /** @default RemovalPolicy.RETAIN */
+  readonly dataRemovalPolicy?: RemovalPolicy;
+}
+
+/** Composes the product's constructs; nothing else. */
+export class PlatformStack extends Stack {
+  public readonly data: Data;
+  public readonly api: Api;
+
+  constructor(scope: Construct, id: string, props: PlatformStackProps = {}) {
+    super(scope, id, props);
+    this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
+    this.api = new Api(this, 'Api', { routes, data: this.data });
+    acknowledgeNagFindings(this, this.data);
+  }
+}
