@@ -28,3 +28,16 @@ export function recordCost(change: Partial<CostUnits>): void {
     units[key] += value;
   }
 }
+
+type CostListener = (operation: string, units: CostUnits) => void;
+const listeners = new Set<CostListener>();
+
+/** Lets an in-process observer (the benchmark) see each request's units; metrics remain the production channel. */
+export function onRequestCost(listener: CostListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function reportRequestCost(operation: string, units: CostUnits): void {
+  for (const listener of listeners) listener(operation, units);
+}

@@ -3,7 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { emptyCostUnits, runMetered } from './cost-meter.ts';
+import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
 import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
@@ -25,6 +25,7 @@ export function httpHandler(
       return await runMetered(units, () => adapter(request, context));
     } finally {
       publishCostUnits(units);
+      reportRequestCost(context.functionName, units);
     }
   };
   return middy(metered)

@@ -1,0 +1,166 @@
+import { connect } from 'node:net';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedWindow, utcDay } from '../../functions/shared/counter-store.ts';
+import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP } from '../../functions/shared/limits.ts';
+import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { http, postJson } from '../support/http.ts';
+import { callEvent } from '../support/events.ts';
+
+const BODY_TIMEOUT_MS = 400;
+let twin: TestTwin;
+const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+const pingUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/ping`;
+
+beforeAll(async () => {
+  twin = await startTestTwin({ bodyTimeoutMs: BODY_TIMEOUT_MS });
+});
+afterAll(() => twin.close());
+
+/** Sends raw bytes and reads the raw answer, for bodies that are slow or larger than declared. */
+function rawExchange(port: number, head: string, body: Buffer | undefined, waitMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('error', () => resolve(answer));
+    socket.on('close', () => resolve(answer));
+    socket.on('connect', () => {
+      socket.write(head);
+      if (body) socket.write(body);
+      setTimeout(() => socket.destroy(), waitMs);
+    });
+    socket.setTimeout(10_000, () => reject(new Error('no answer')));
+  });
+}
+
+describe('body limits', () => {
+  it('answers 413 for a body over 1 MiB, and accepts exactly 1 MiB of whitespace-padded JSON', async () => {
+    const link = await boundLink(twin, 'calls');
+    const event = JSON.stringify(callEvent());
+    const exact = event.padEnd(1024 * 1024, ' ');
+    const over = event.padEnd(1024 * 1024 + 1, ' ');
+
+    const accepted = await postJson(eventsUrl(link.token), exact);
+    const refused = await postJson(eventsUrl(link.token), over);
+
+    expect(accepted.status).toBe(201);
+    expect(refused.status).toBe(413);
+    expect(refused.body).toEqual({ error: 'Request body exceeds 1 MiB' });
+  });
+
+  it('answers 413 as soon as a chunked body passes 1 MiB', async () => {
+    const link = await boundLink(twin, 'calls');
+    const port = Number(new URL(twin.url).port);
+    const chunk = Buffer.alloc(1024 * 1024 + 10, 0x20);
+    const head =
+      `POST /api/v1/webhooks/${link.token}/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Transfer-Encoding: chunked\r\n\r\n${chunk.byteLength.toString(16)}\r\n`;
+    const answer = await rawExchange(port, head, chunk, 2000);
+    expect(answer).toMatch(/^HTTP\/1\.1 413/);
+    expect(answer).toContain('{"error":"Request body exceeds 1 MiB"}');
+  });
+
+  it('answers 408 when the body is not fully received in time', async () => {
+    const link = await boundLink(twin, 'calls');
+    const port = Number(new URL(twin.url).port);
+    const head =
+      `POST /api/v1/webhooks/${link.token}/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: 500\r\n\r\n{"type":"call",`;
+    const answer = await rawExchange(port, head, undefined, BODY_TIMEOUT_MS + 1500);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('"error"');
+  });
+});
+
+describe('rate limits', () => {
+  it('allows 600 requests a minute per link, then 429 with Retry-After until the minute ends', async () => {
+    const now = Date.now();
+    // A fixed window: start early in one so all 601 requests fall in it.
+    const msLeft = fixedWindow(now, 60_000).endMs - now;
+    if (msLeft < 8_000) await new Promise((resolve) => setTimeout(resolve, msLeft + 50));
+    const link = await boundLink(twin, 'calls');
+    const other = await boundLink(twin, 'calls');
+
+    const statuses: number[] = [];
+    for (let batch = 0; batch < MAX_REQUESTS_PER_MINUTE_PER_LINK / 50; batch += 1) {
+      const answers = await Promise.all(Array.from({ length: 50 }, () => http(pingUrl(link.token))));
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    const limited = await postJson(eventsUrl(link.token), callEvent());
+    const otherLink = await http(pingUrl(other.token));
+
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ error: 'Request rate limit of this link exceeded' });
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(otherLink.status).toBe(200);
+  }, 60_000);
+
+  it('stops accepting new events after 100,000 a UTC day, still answers duplicates, and says when to retry', async () => {
+    const link = await boundLink(twin, 'calls');
+    const earlier = callEvent();
+    expect((await postJson(eventsUrl(link.token), earlier)).status).toBe(201);
+    const day = utcDay(Date.now());
+    await twin.dynamo.send(
+      new PutCommand({
+        TableName: twin.twin.tables.counters,
+        Item: { pk: `quota#${link.linkId}#${day.id}`, count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 1 },
+      }),
+    );
+
+    const last = await postJson(eventsUrl(link.token), callEvent());
+    const overQuota = await postJson(eventsUrl(link.token), callEvent());
+    const duplicate = await postJson(eventsUrl(link.token), earlier);
+
+    expect(last.status).toBe(201);
+    expect(overQuota.status).toBe(429);
+    const secondsToMidnight = Math.ceil((day.endMs - Date.now()) / 1000);
+    expect(Math.abs(Number(overQuota.headers['retry-after']) - secondsToMidnight)).toBeLessThanOrEqual(1);
+    expect(duplicate.status).toBe(200);
+    expect(duplicate.body.status).toBe('duplicate');
+  });
+
+  it('does not count duplicates against the daily quota', async () => {
+    const link = await boundLink(twin, 'calls');
+    const event = callEvent();
+    const day = utcDay(Date.now());
+    await twin.dynamo.send(
+      new PutCommand({
+        TableName: twin.twin.tables.counters,
+        Item: { pk: `quota#${link.linkId}#${day.id}`, count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 2 },
+      }),
+    );
+    expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);
+    for (let i = 0; i < 3; i += 1) expect((await postJson(eventsUrl(link.token), event)).status).toBe(200);
+    expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(201);
+  });
+});
+
+describe('protection against token guessing', () => {
+  it('blocks an address after many unknown tokens, including its requests with a valid link, and leaves other addresses alone', async () => {
+    const link = await boundLink(twin, 'calls');
+    const guesser = '127.0.0.22';
+    const bystander = '127.0.0.33';
+
+    const guesses = [];
+    for (let i = 0; i < MAX_UNKNOWN_TOKENS_PER_IP; i += 1) {
+      guesses.push((await http(pingUrl(`whk_${String(i).padStart(43, 'g')}`), { from: guesser })).status);
+    }
+    const blockedGuess = await http(pingUrl('whk_nonsense'), { from: guesser });
+    const blockedValid = await postJson(eventsUrl(link.token), callEvent(), guesser);
+    const bystanderValid = await postJson(eventsUrl(link.token), callEvent(), bystander);
+    const bystanderUnknown = await http(pingUrl(`whk_${'b'.repeat(43)}`), { from: bystander });
+
+    expect(guesses.every((status) => status === 404)).toBe(true);
+    expect(blockedGuess.status).toBe(429);
+    expect(Number(blockedGuess.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(blockedValid.status).toBe(429);
+    expect(blockedValid.body).toEqual({ error: 'Too many requests with unknown links from this address' });
+    expect(bystanderValid.status).toBe(201);
+    expect(bystanderUnknown.status).toBe(404);
+  });
+});

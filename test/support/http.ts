@@ -1,0 +1,48 @@
+import { request } from 'node:http';
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+/**
+ * A plain HTTP request from a chosen local address (any 127.x.y.z reaches the twin on Linux),
+ * so tests can play several client IPs.
+ */
+export function http(
+  url: string,
+  options: { method?: string; body?: string | Buffer; headers?: Record<string, string>; from?: string } = {},
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        localAddress: options.from,
+        headers: { 'content-type': 'application/json', ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: any = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON; tests look at text
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export function postJson(url: string, body: unknown, from?: string): Promise<HttpResult> {
+  return http(url, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), from });
+}

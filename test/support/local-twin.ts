@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { runCli } from '../../lib/admin/cli.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/stores.ts';
+import { startLocalTwin, type LocalTwin } from '../../lib/local/twin.ts';
+
+export interface TestTwin extends LocalTwin {
+  dataDir: string;
+  /** SDK clients on the twin's embedded stores, for asserting on stored state. */
+  dynamo: DynamoDBDocumentClient;
+  s3: S3Client;
+  admin(...argv: string[]): Promise<Record<string, any>>;
+}
+
+/** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
+export async function startTestTwin(options: { bodyTimeoutMs?: number } = {}): Promise<TestTwin> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'twin-'));
+  const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, bodyTimeoutMs: options.bodyTimeoutMs });
+  process.env.DATA_DIR = dataDir;
+  const dynamo = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
+  const s3 = new S3Client({ endpoint: twin.twin.s3_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  return {
+    ...twin,
+    dataDir,
+    dynamo,
+    s3,
+    async admin(...argv) {
+      const result = await runCli([...argv, '--json']);
+      const output = JSON.parse(result.stdout) as Record<string, any>;
+      if (result.exitCode !== 0) throw new Error(`admin ${argv.join(' ')} failed: ${output.error}`);
+      return output;
+    },
+    async close() {
+      dynamo.destroy();
+      s3.destroy();
+      await twin.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A link the administrator has issued and bound, ready to accept events. */
+export async function boundLink(twin: TestTwin, type: 'calls' | 'dialogs', allowHosts?: string) {
+  const issued = await twin.admin('links', 'issue', '--type', type, ...(allowHosts ? ['--allow-hosts', allowHosts] : []));
+  const bound = await twin.admin('links', 'bind', issued.link_id);
+  return { linkId: issued.link_id as string, token: issued.token as string, sourceId: bound.source_id as string };
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { parseInboundEvent, parseIsoWithOffset } from '../../functions/inbound/event-schema.ts';
+
+const now = () => new Date().toISOString();
+const call = (overrides: Record<string, unknown> = {}) => ({
+  type: 'call',
+  external_id: 'call-1',
+  occurred_at: now(),
+  audio: { url: 'https://records.example.com/1.mp3', format: 'mp3' },
+  ...overrides,
+});
+const text = (overrides: Record<string, unknown> = {}) => ({
+  type: 'text',
+  external_id: 'chat-1',
+  occurred_at: now(),
+  messages: [{ text: 'hi', timestamp: now(), author_name: 'Ann', author_role: 'client' }],
+  ...overrides,
+});
+
+function issuesOf(body: unknown) {
+  const result = parseInboundEvent(body);
+  if (result.ok) throw new Error('expected a validation failure');
+  return result.issues;
+}
+
+describe('inbound event schema', () => {
+  it('accepts a minimal call and a minimal dialog, dropping unknown fields', () => {
+    const result = parseInboundEvent({ ...call(), surprise: true });
+    expect(result.ok && result.event).toMatchObject({ type: 'call', external_id: 'call-1' });
+    expect(result.ok && 'surprise' in result.event).toBe(false);
+    expect(parseInboundEvent(text()).ok).toBe(true);
+  });
+
+  it('never coerces: null or a number in place of a string, a string in place of an integer', () => {
+    expect(issuesOf(call({ external_id: 42 }))).toEqual([{ field: 'external_id', message: expect.any(String) }]);
+    expect(issuesOf(call({ source_channel: null }))[0]?.field).toBe('source_channel');
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'mp3', duration_seconds: '63' } }))[0]?.field).toBe(
+      'audio.duration_seconds',
+    );
+    expect(issuesOf(call({ metadata: [] }))[0]?.field).toBe('metadata');
+    expect(issuesOf(call({ metadata: null }))[0]?.field).toBe('metadata');
+  });
+
+  it('reports nested fields in dot notation', () => {
+    const messages = [{ text: null, timestamp: now(), author_name: 'Ann', author_role: 'client' }];
+    expect(issuesOf(text({ messages }))).toEqual([{ field: 'messages.0.text', message: expect.any(String) }]);
+    expect(issuesOf(call({ audio: { format: 'mp3' } }))[0]?.field).toBe('audio.url');
+    expect(issuesOf(call({ audio: undefined }))[0]?.field).toBe('audio');
+  });
+
+  it('checks every field rule of the spec tables', () => {
+    expect(issuesOf(call({ external_id: 'has space' }))[0]?.field).toBe('external_id');
+    expect(issuesOf(call({ external_id: 'x'.repeat(256) }))[0]?.field).toBe('external_id');
+    expect(parseInboundEvent(call({ external_id: 'A-z0.9_:x'.padEnd(255, 'x') })).ok).toBe(true);
+    expect(issuesOf(call({ source_channel: 'c'.repeat(65) }))[0]?.field).toBe('source_channel');
+    expect(issuesOf(call({ status: 's'.repeat(33) }))[0]?.field).toBe('status');
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'MP3' } }))[0]?.field).toBe('audio.format');
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'abcdefghi' } }))[0]?.field).toBe('audio.format');
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'mp3', channels: 3 } }))[0]?.field).toBe('audio.channels');
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'mp3', duration_seconds: 2147483648 } }))[0]?.field).toBe(
+      'audio.duration_seconds',
+    );
+    expect(issuesOf(call({ audio: { url: 'https://a.example.com/x', format: 'mp3', duration_seconds: 1.5 } }))[0]?.field).toBe(
+      'audio.duration_seconds',
+    );
+    expect(issuesOf(call({ audio: { url: `https://a.example.com/${'x'.repeat(2048)}`, format: 'mp3' } }))[0]?.field).toBe('audio.url');
+    expect(issuesOf({ ...call(), type: 'video' })[0]?.field).toBe('type');
+    expect(issuesOf({ external_id: 'x' })[0]?.field).toBe('type');
+  });
+
+  it('needs 1 to 2000 messages in a dialog', () => {
+    const message = { text: 'hi', timestamp: now(), author_name: 'Ann', author_role: 'client' };
+    expect(issuesOf(text({ messages: [] }))[0]?.field).toBe('messages');
+    expect(parseInboundEvent(text({ messages: Array(2000).fill(message) })).ok).toBe(true);
+    expect(issuesOf(text({ messages: Array(2001).fill(message) }))[0]?.field).toBe('messages');
+  });
+
+  it('needs an explicit zone offset and an occurred_at within one year back and one day ahead', () => {
+    expect(issuesOf(call({ occurred_at: '2026-01-01T10:00:00' }))[0]?.field).toBe('occurred_at');
+    expect(issuesOf(call({ occurred_at: new Date(Date.now() - 400 * 86_400_000).toISOString() }))[0]?.field).toBe('occurred_at');
+    expect(issuesOf(call({ occurred_at: new Date(Date.now() + 2 * 86_400_000).toISOString() }))[0]?.field).toBe('occurred_at');
+    expect(parseInboundEvent(call({ occurred_at: new Date(Date.now() + 20 * 3_600_000).toISOString() })).ok).toBe(true);
+    expect(parseInboundEvent(call({ occurred_at: new Date(Date.now() - 360 * 86_400_000).toISOString() })).ok).toBe(true);
+  });
+
+  it('parses ISO timestamps with offsets and refuses impossible dates', () => {
+    expect(parseIsoWithOffset('2026-03-01T10:00:00+03:00')).toBe(Date.parse('2026-03-01T07:00:00Z'));
+    expect(parseIsoWithOffset('2026-03-01T10:00Z')).toBe(Date.parse('2026-03-01T10:00:00Z'));
+    expect(parseIsoWithOffset('2026-03-01T10:00:00.123456-05:30')).toBeTypeOf('number');
+    expect(parseIsoWithOffset('2026-02-30T10:00:00Z')).toBeUndefined();
+    expect(parseIsoWithOffset('2026-03-01 10:00:00Z')).toBeUndefined();
+    expect(parseIsoWithOffset('2026-03-01T10:00:00+0300')).toBeUndefined();
+    expect(parseIsoWithOffset('2026-03-01T24:00:00Z')).toBeUndefined();
+  });
+});
