@@ -1,3 +1,4 @@
+import { conditionHeld } from '../shared/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -39,21 +40,17 @@ export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): b
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
     /** Stores the event unless a live one with the same (source, external_id) exists; answers whether it stored it. */
-    async putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
-      try {
-        await client.send(
+    putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
+      return conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: event,
             ConditionExpression: 'attribute_not_exists(external_id) OR expires_at <= :now',
             ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
           }),
-        );
-        return true;
-      } catch (error) {
-        if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async findLive(sourceId: string, externalId: string, nowMs: number): Promise<StoredEvent | undefined> {

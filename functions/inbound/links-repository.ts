@@ -6,6 +6,7 @@ import {
   paginateScan,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { conditionHeld, isConditionFailure } from '../shared/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '../shared/limits.ts';
 import type { Link } from './link-model.ts';
 
@@ -22,9 +23,6 @@ export interface TokenRecord {
 const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
 const tokenKey = (tokenHash: string) => ({ pk: `token#${tokenHash}` });
 
-function isConditionFailure(error: unknown): boolean {
-  return (error as Error).name === 'ConditionalCheckFailedException';
-}
 
 export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string) {
   return {
@@ -74,9 +72,9 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
     },
 
     /** Moves issued → bound; answers false when the link is missing or not in state issued. */
-    async bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
-      try {
-        await client.send(
+    bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
+      return conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: linksTable,
             Key: linkKey(linkId),
@@ -85,12 +83,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':bound': 'bound', ':issued': 'issued', ':source': sourceId, ':at': boundAt },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     /**
@@ -123,23 +117,24 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         if (isConditionFailure(error)) return undefined;
         throw error;
       }
-      await client.send(
-        new UpdateCommand({
-          TableName: linksTable,
-          Key: tokenKey(previous.current_token_hash),
-          UpdateExpression: 'SET valid_until = :until, expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(valid_until) OR valid_until > :until',
-          ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': Math.ceil(oldTokenValidUntil / 1000) + 86_400 },
-        }),
-      ).catch((error) => {
-        if (!isConditionFailure(error)) throw error;
-      });
+      // A token already in an earlier grace period keeps its earlier deadline.
+      await conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: linksTable,
+            Key: tokenKey(previous.current_token_hash),
+            UpdateExpression: 'SET valid_until = :until, expires_at = :expires',
+            ConditionExpression: 'attribute_not_exists(valid_until) OR valid_until > :until',
+            ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': Math.ceil(oldTokenValidUntil / 1000) + 86_400 },
+          }),
+        ),
+      );
       return { previous };
     },
 
-    async revoke(linkId: string, revokedAt: string): Promise<boolean> {
-      try {
-        await client.send(
+    revoke(linkId: string, revokedAt: string): Promise<boolean> {
+      return conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: linksTable,
             Key: linkKey(linkId),
@@ -148,12 +143,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':revoked': 'revoked', ':at': revokedAt },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async listLinks(): Promise<Link[]> {
@@ -180,8 +171,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         sets
           .filter(([, list]) => list.length > 0)
           .map(([attribute, list]) =>
-            client
-              .send(
+            conditionHeld(
+              client.send(
                 new UpdateCommand({
                   TableName: linksTable,
                   Key: linkKey(linkId),
@@ -189,10 +180,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
                   ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${attribute}) OR size(${attribute}) < :max)`,
                   ExpressionAttributeValues: { ':values': new Set(list), ':max': MAX_FILTER_VALUES_PER_SOURCE },
                 }),
-              )
-              .catch((error) => {
-                if (!isConditionFailure(error)) throw error;
-              }),
+              ),
+            ),
           ),
       );
     },

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { optionalFlag } from './config.ts';
+import { isConditionFailure } from './conditional-write.ts';
 import { recordCost } from './cost-meter.ts';
 
 /**
@@ -35,7 +36,7 @@ dynamoClient.middlewareStack.add(
       result = await next(args);
     } catch (error) {
       // A failed conditional write is still billed; AWS charges at least one write unit for it.
-      if ((error as Error).name === 'ConditionalCheckFailedException') recordCost({ dynamoWriteUnits: 1 });
+      if (isConditionFailure(error)) recordCost({ dynamoWriteUnits: 1 });
       throw error;
     }
     const units = capacityOf(result.output as never);

@@ -1,3 +1,4 @@
+import { conditionHeld } from './conditional-write.ts';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -20,9 +21,9 @@ const COUNT = 'count';
 export function createCounterStore(client: DynamoDBDocumentClient, tableName: string): CounterStore {
   const expiry = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000);
   return {
-    async incrementBelow(key, limit, expiresAtMs) {
-      try {
-        await client.send(
+    incrementBelow(key, limit, expiresAtMs) {
+      return conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { pk: key },
@@ -31,12 +32,8 @@ export function createCounterStore(client: DynamoDBDocumentClient, tableName: st
             ExpressionAttributeNames: { '#count': COUNT },
             ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':expires': expiry(expiresAtMs) },
           }),
-        );
-        return true;
-      } catch (error) {
-        if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-        throw error;
-      }
+        ),
+      );
     },
     async increment(key, expiresAtMs) {
       const result = await client.send(
