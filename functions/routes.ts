@@ -1,5 +1,6 @@
 import type { ErrorBodyShape } from './shared/http-errors.ts';
-import type { Access, BucketName, TableName } from './shared/resources.ts';
+import type { Access, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
+import type { Scope } from './published/api-key-model.ts';
 
 /**
  * The route table: the one list of HTTP routes. `lib/constructs/api.ts` builds API Gateway resources
@@ -17,9 +18,22 @@ export interface Route {
   /** What the handler touches; each becomes an environment variable and a grant of exactly that access. */
   readonly tables: Partial<Record<TableName, Access>>;
   readonly buckets?: Partial<Record<BucketName, Access>>;
+  /** What the handler does with the workflow state machine (each a grant of exactly those actions). */
+  readonly stateMachine?: readonly StateMachineAccess[];
+  /** Published Workflow API: the scope the caller's key needs (spec section 4). */
+  readonly scope?: Scope;
+  /**
+   * Response streaming: on AWS the integration holds the response up to 15 minutes instead of 29 seconds
+   * (blocking execute, and server-sent events later).
+   */
+  readonly streaming?: boolean;
 }
 
 const WEBHOOKS = '/api/v1/webhooks/{token}';
+const PUBLISHED = '/api/v1/published';
+
+/** Every published route authenticates (apiKeys) and counts its key's requests (counters). */
+const AUTHENTICATED = { apiKeys: 'read', counters: 'readWrite' } as const;
 
 export const routes: readonly Route[] = [
   {
@@ -39,4 +53,79 @@ export const routes: readonly Route[] = [
     tables: { links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
     buckets: { bodies: 'readWrite' },
   },
+
+  {
+    id: 'PublishedListWorkflows',
+    method: 'GET',
+    path: `${PUBLISHED}/workflows`,
+    handler: 'published/list-workflows.ts',
+    errorShape: 'published',
+    scope: 'workflows.read',
+    tables: { ...AUTHENTICATED, publications: 'read' },
+  },
+  {
+    id: 'PublishedGetWorkflow',
+    method: 'GET',
+    path: `${PUBLISHED}/workflows/{workflow_id}`,
+    handler: 'published/get-workflow.ts',
+    errorShape: 'published',
+    scope: 'workflows.read',
+    tables: { ...AUTHENTICATED, publications: 'read' },
+  },
+  {
+    id: 'PublishedExecute',
+    method: 'POST',
+    path: `${PUBLISHED}/workflows/{workflow_id}/execute`,
+    handler: 'published/execute.ts',
+    errorShape: 'published',
+    scope: 'workflows.execute',
+    streaming: true,
+    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write' },
+    stateMachine: ['start'],
+  },
+  {
+    id: 'PublishedGetExecution',
+    method: 'GET',
+    path: `${PUBLISHED}/executions/{execution_id}`,
+    handler: 'published/get-execution.ts',
+    errorShape: 'published',
+    scope: 'executions.read',
+    tables: { ...AUTHENTICATED, executions: 'read' },
+  },
+  {
+    id: 'PublishedStopExecution',
+    method: 'POST',
+    path: `${PUBLISHED}/executions/{execution_id}/stop`,
+    handler: 'published/stop-execution.ts',
+    errorShape: 'published',
+    scope: 'executions.stop',
+    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    stateMachine: ['stop', 'start'],
+  },
+  {
+    id: 'PublishedApprove',
+    method: 'POST',
+    path: `${PUBLISHED}/executions/{execution_id}/approve`,
+    handler: 'published/approve.ts',
+    errorShape: 'published',
+    scope: 'executions.approve',
+    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    stateMachine: ['taskResponse'],
+  },
+  {
+    id: 'PublishedReject',
+    method: 'POST',
+    path: `${PUBLISHED}/executions/{execution_id}/reject`,
+    handler: 'published/reject.ts',
+    errorShape: 'published',
+    scope: 'executions.reject',
+    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    stateMachine: ['taskResponse'],
+  },
 ];
+
+export function routeById(id: string): Route {
+  const route = routes.find((candidate) => candidate.id === id);
+  if (!route) throw new Error(`No route ${id} in the route table`);
+  return route;
+}

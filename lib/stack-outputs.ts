@@ -7,7 +7,13 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   links: 'LinksTableName',
   counters: 'CountersTableName',
   inboundEvents: 'InboundEventsTableName',
+  apiKeys: 'ApiKeysTableName',
+  publications: 'PublicationsTableName',
+  executions: 'ExecutionsTableName',
+  conversations: 'ConversationsTableName',
 };
+
+export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
 
 export const BUCKET_OUTPUTS: Record<BucketName, string> = {
   bodies: 'BodiesBucketName',

@@ -39,4 +39,11 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
       },
     ],
   },
+  /** `key#<sha256>` items answer an authentication in one read; `keyid#<id>` items hold the key's record. */
+  apiKeys: { partitionKey: 'pk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  /** `project#<id>`/`active` points at the live publication; `publication#<id>`/`workflow#<id>` items are immutable. */
+  publications: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  executions: { partitionKey: 'pk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  /** `memory#<project>#<user>` with one item per key; `thread#<project>#<user>#<thread>` with one item per turn. */
+  conversations: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
 };

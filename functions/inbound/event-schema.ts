@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../shared/errors.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import {
   AUDIO_FORMAT_PATTERN,
   EXTERNAL_ID_PATTERN,
@@ -106,9 +107,3 @@ export function parseInboundEvent(body: unknown): ParseResult {
   return parsed.success ? { ok: true, event: parsed.data } : { ok: false, issues: toFieldIssues(parsed.error) };
 }
 
-export function toFieldIssues(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : 'body',
-    message: issue.message,
-  }));
-}

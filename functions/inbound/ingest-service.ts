@@ -8,7 +8,7 @@ import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './e
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
-import { recordingUrlProblem } from './recording-url.ts';
+import { publicUrlProblem } from '../shared/public-url.ts';
 import { logger } from '../shared/powertools.ts';
 
 export interface IngestDeps {
@@ -34,7 +34,7 @@ export function validateForLink(body: unknown, link: Link): InboundEvent {
     issues.push({ field: 'type', message: `this link accepts only events of type ${expectedType}` });
   }
   if (parsed.ok && parsed.event.type === 'call') {
-    const problem = recordingUrlProblem(parsed.event.audio.url, link.allow_hosts);
+    const problem = publicUrlProblem(parsed.event.audio.url, link.allow_hosts);
     if (problem) issues.push({ field: 'audio.url', message: problem });
   }
   if (issues.length > 0 || !parsed.ok) throw new ValidationError(issues);

@@ -1,13 +1,14 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { optionalFlag } from './config.ts';
 import { isConditionFailure } from './conditional-write.ts';
 import { recordCost } from './cost-meter.ts';
 
 /**
  * SDK clients, created once per process. Where they point is configuration only: on AWS the defaults,
- * locally the SDK's standard `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL_S3` variables
+ * locally the SDK's standard `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL_SFN` variables
  * (plus `S3_FORCE_PATH_STYLE=1`, which S3-compatible stores need).
  */
 
@@ -56,6 +57,15 @@ s3.middlewareStack.add(
   (next, context) => async (args) => {
     const isRead = S3_READ_COMMANDS.has(context.commandName ?? '');
     recordCost(isRead ? { s3ReadRequests: 1 } : { s3WriteRequests: 1 });
+    return next(args);
+  },
+  { step: 'initialize', name: 'costMeter' },
+);
+
+export const sfn = new SFNClient({});
+sfn.middlewareStack.add(
+  (next) => async (args) => {
+    recordCost({ stepFunctionsRequests: 1 });
     return next(args);
   },
   { step: 'initialize', name: 'costMeter' },

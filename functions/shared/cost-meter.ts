@@ -9,12 +9,14 @@ export interface CostUnits {
   dynamoWriteUnits: number;
   s3WriteRequests: number;
   s3ReadRequests: number;
+  /** Step Functions API calls (start, stop, task responses); state transitions are counted by the state machine's own metrics. */
+  stepFunctionsRequests: number;
 }
 
 const storage = new AsyncLocalStorage<CostUnits>();
 
 export function emptyCostUnits(): CostUnits {
-  return { dynamoReadUnits: 0, dynamoWriteUnits: 0, s3WriteRequests: 0, s3ReadRequests: 0 };
+  return { dynamoReadUnits: 0, dynamoWriteUnits: 0, s3WriteRequests: 0, s3ReadRequests: 0, stepFunctionsRequests: 0 };
 }
 
 export function runMetered<T>(units: CostUnits, work: () => Promise<T>): Promise<T> {

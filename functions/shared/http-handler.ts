@@ -18,6 +18,7 @@ export type HttpResponse = APIGatewayProxyResult;
 export function httpHandler(
   errorShape: ErrorBodyShape,
   adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>,
+  options: { streaming?: boolean } = {},
 ) {
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const units = emptyCostUnits();
@@ -28,7 +29,8 @@ export function httpHandler(
       reportRequestCost(context.functionName, units);
     }
   };
-  return middy(metered)
+  // Streaming routes answer through Lambda response streaming; middy turns the returned response into the stream.
+  return middy(metered, { streamifyResponse: options.streaming ?? false })
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))

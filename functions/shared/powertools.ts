@@ -14,6 +14,7 @@ export function publishCostUnits(units: CostUnits): void {
   metrics.addMetric('DynamoDBWriteUnits', MetricUnit.Count, units.dynamoWriteUnits);
   metrics.addMetric('S3WriteRequests', MetricUnit.Count, units.s3WriteRequests);
   metrics.addMetric('S3ReadRequests', MetricUnit.Count, units.s3ReadRequests);
+  if (units.stepFunctionsRequests > 0) metrics.addMetric('StepFunctionsRequests', MetricUnit.Count, units.stepFunctionsRequests);
 }
 
 export { MetricUnit };

@@ -6,6 +6,10 @@ export const TABLE_ENV = {
   links: 'LINKS_TABLE',
   counters: 'COUNTERS_TABLE',
   inboundEvents: 'INBOUND_EVENTS_TABLE',
+  apiKeys: 'API_KEYS_TABLE',
+  publications: 'PUBLICATIONS_TABLE',
+  executions: 'EXECUTIONS_TABLE',
+  conversations: 'CONVERSATIONS_TABLE',
 } as const;
 
 export const BUCKET_ENV = {
@@ -15,3 +19,7 @@ export const BUCKET_ENV = {
 export type TableName = keyof typeof TABLE_ENV;
 export type BucketName = keyof typeof BUCKET_ENV;
 export type Access = 'read' | 'write' | 'readWrite';
+
+/** The workflow state machine, and what a function may do with it. */
+export const STATE_MACHINE_ENV = 'STATE_MACHINE_ARN';
+export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';

@@ -1,13 +1,26 @@
 import { parseArgs } from 'node:util';
 import { runLinksCommand, LINKS_USAGE } from './links-commands.ts';
-import { resolveTarget } from './target.ts';
+import { KEYS_USAGE, runKeysCommand } from './keys-commands.ts';
+import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands.ts';
+import { resolveTarget, type AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json] [--stack NAME [--region R]]
 
 ${LINKS_USAGE}
+${PUBLICATION_USAGE}
+${KEYS_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
+
+type Command = (target: AdminTarget, args: string[], flags: Record<string, string | boolean | undefined>) => Promise<object>;
+
+const COMMANDS: Record<string, Command> = {
+  links: (target, args, flags) => runLinksCommand(target, args, flags as never),
+  keys: (target, args, flags) => runKeysCommand(target, args, flags as never),
+  publish: (target, args, flags) => runPublicationCommand(target, 'publish', args, flags as never),
+  unpublish: (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags as never),
+};
 
 export interface CliResult {
   exitCode: number;
@@ -28,22 +41,31 @@ export async function runCli(argv: string[]): Promise<CliResult> {
         region: { type: 'string' },
         type: { type: 'string' },
         'allow-hosts': { type: 'string' },
+        project: { type: 'string' },
+        name: { type: 'string' },
+        preset: { type: 'string' },
+        scopes: { type: 'string' },
+        expires: { type: 'string' },
         help: { type: 'boolean' },
       },
     });
     json = values.json ?? false;
     if (values.help || positionals.length === 0) return { exitCode: values.help ? 0 : 2, stdout: `${USAGE}\n`, stderr: '' };
     const [area, ...rest] = positionals;
-    if (area !== 'links') throw new UsageError(`unknown command ${area}`);
+    const command = COMMANDS[area ?? ''];
+    if (!command) throw new UsageError(`unknown command ${area}`);
     const target = await resolveTarget({ stack: values.stack, region: values.region });
     try {
-      const result = await runLinksCommand(target, rest, values);
+      const result = await command(target, rest, values);
       return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: '' };
     } finally {
       await target.close();
     }
   } catch (error) {
-    const message = (error as Error).message;
+    const details = (error as { details?: { field: string; message: string }[] }).details;
+    const message = details?.length
+      ? `${(error as Error).message}: ${details.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`
+      : (error as Error).message;
     const exitCode = error instanceof UsageError || (error as Error).name === 'TypeError' ? 2 : 1;
     const usage = exitCode === 2 ? `\n${USAGE}\n` : '\n';
     return { exitCode, stdout: json ? `${JSON.stringify({ error: message })}\n` : '', stderr: `error: ${message}${usage}` };

@@ -5,8 +5,10 @@ import { errorResponse } from '../../functions/shared/http-errors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../functions/shared/limits.ts';
 import type { Route } from '../../functions/routes.ts';
 import { localContext, toProxyEvent } from './api-gateway-event.ts';
+import { isStreamingHandler, LocalResponseStream } from './lambda-streaming.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type StreamingProxyHandler = (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: Context) => Promise<void>;
 
 export interface BoundRoute {
   route: Route;
@@ -21,6 +23,8 @@ interface CompiledRoute extends BoundRoute {
 /** What API Gateway answers for a path or method it has no resource for (our gateway response maps it to 404). */
 const NOT_FOUND = { message: 'Not Found' };
 const INTEGRATION_TIMEOUT_MS = 29_000;
+/** A streaming integration holds the response up to 15 minutes (what the CDK API configures). */
+const STREAMING_INTEGRATION_TIMEOUT_MS = 15 * 60_000;
 
 function compile(bound: BoundRoute): CompiledRoute {
   const parameterNames: string[] = [];
@@ -130,12 +134,17 @@ export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeou
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
     );
     const event = toProxyEvent(request, url, compiledRoute.route.path, pathParameters, body);
+    const { route, handler } = compiledRoute;
     try {
-      const result = await compiledRoute.handler(event, localContext(compiledRoute.route.id, INTEGRATION_TIMEOUT_MS));
-      send(response, result);
+      if (isStreamingHandler(handler)) {
+        const context = localContext(route.id, STREAMING_INTEGRATION_TIMEOUT_MS);
+        await (handler as unknown as StreamingProxyHandler)(event, new LocalResponseStream(response), context);
+      } else {
+        send(response, await handler(event, localContext(route.id, INTEGRATION_TIMEOUT_MS)));
+      }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
-      console.error(`handler ${compiledRoute.route.id} threw`, error);
+      console.error(`handler ${route.id} threw`, error);
       send(response, { statusCode: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal server error' }) });
     }
   });

@@ -11,6 +11,8 @@ export interface TwinFile {
   api_url: string;
   dynamodb_endpoint: string;
   s3_endpoint: string;
+  step_functions_endpoint: string;
+  state_machine_arn: string;
   region: string;
   tables: Record<TableName, string>;
   bucket: string;

@@ -3,26 +3,38 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { routes } from '../../functions/routes.ts';
-import { BUCKET_ENV, TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
+import { taskFunctions } from '../../functions/task-functions.ts';
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '../../functions/shared/limits.ts';
+import { localContext } from './api-gateway-event.ts';
 import { createApiServer, type BoundRoute, type ProxyHandler } from './http-server.ts';
+import { installLambdaStreamingGlobals } from './lambda-streaming.ts';
+import { LocalStepFunctions, type LocalFunction } from './step-functions.ts';
+import { startStepFunctionsServer } from './step-functions-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
 import { writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
+const STATE_MACHINE_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
+const LOCAL_ACCOUNT = '000000000000';
+const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:local-workflow`;
+const localFunctionArn = (id: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}`;
 
 export interface LocalTwinOptions {
   dataDir: string;
   host: string;
-  /** 0 picks free ports for everything. Otherwise DynamoDB listens on port+1 and S3 on port+2. */
+  /** 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3. */
   port: number;
   /** Only tests shorten this; the spec's 30 s is the default. */
   bodyTimeoutMs?: number;
+  /** Only tests shorten the state machine's Retry intervals. */
+  retryIntervalMs?: number;
 }
 
 export interface LocalTwin {
   url: string;
   twin: TwinFile;
+  stepFunctions: LocalStepFunctions;
   close(): Promise<void>;
 }
 
@@ -38,8 +50,25 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const tables = Object.fromEntries(
     (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)]),
   ) as Record<TableName, string>;
-  configureEnvironment(stores.dynamodbEndpoint, stores.s3Endpoint, tables);
+  const stepFunctionsPort = options.port === 0 ? 0 : options.port + 3;
+  const functions: Record<string, LocalFunction> = {};
+  const stepFunctions = new LocalStepFunctions({
+    definitionFile: STATE_MACHINE_FILE,
+    stateMachineArn: LOCAL_STATE_MACHINE_ARN,
+    substitutions: Object.fromEntries(taskFunctions.map((task) => [task.arnSubstitution, localFunctionArn(task.id)])),
+    functions,
+    retryIntervalMs: options.retryIntervalMs,
+  });
+  const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, stepFunctionsPort);
+  configureEnvironment(stores.dynamodbEndpoint, stores.s3Endpoint, stepFunctionsServer.endpoint, tables);
+  installLambdaStreamingGlobals();
 
+  for (const task of taskFunctions) {
+    const module = (await import(pathToFileURL(join(FUNCTIONS_DIR, task.handler)).href)) as {
+      handler: (event: unknown, context: ReturnType<typeof localContext>) => Promise<unknown>;
+    };
+    functions[localFunctionArn(task.id)] = (payload) => module.handler(payload, localContext(task.id, task.timeoutSeconds * 1000));
+  }
   const bound: BoundRoute[] = [];
   for (const route of routes) {
     const module = (await import(pathToFileURL(join(FUNCTIONS_DIR, route.handler)).href)) as { handler: ProxyHandler };
@@ -56,6 +85,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     api_url: url,
     dynamodb_endpoint: stores.dynamodbEndpoint,
     s3_endpoint: stores.s3Endpoint,
+    step_functions_endpoint: stepFunctionsServer.endpoint,
+    state_machine_arn: LOCAL_STATE_MACHINE_ARN,
     region: LOCAL_REGION,
     tables,
     bucket: LOCAL_BUCKET,
@@ -64,22 +95,33 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   return {
     url,
     twin,
+    stepFunctions,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      stepFunctions.close();
+      stepFunctionsServer.server.closeAllConnections();
+      await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
       await stores.close();
       rmSync(join(options.dataDir, 'twin.json'), { force: true });
     },
   };
 }
 
-function configureEnvironment(dynamodbEndpoint: string, s3Endpoint: string, tables: Record<TableName, string>): void {
+function configureEnvironment(
+  dynamodbEndpoint: string,
+  s3Endpoint: string,
+  stepFunctionsEndpoint: string,
+  tables: Record<TableName, string>,
+): void {
   const environment: Record<string, string> = {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: dynamodbEndpoint,
     AWS_ENDPOINT_URL_S3: s3Endpoint,
+    AWS_ENDPOINT_URL_SFN: stepFunctionsEndpoint,
+    [STATE_MACHINE_ENV]: LOCAL_STATE_MACHINE_ARN,
     S3_FORCE_PATH_STYLE: '1',
     [BUCKET_ENV.bodies]: LOCAL_BUCKET,
     POWERTOOLS_SERVICE_NAME: 'workflow-ingest-local',

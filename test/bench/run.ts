@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { onRequestCost, type CostUnits } from '../../functions/shared/cost-meter.ts';
+import { emptyCostUnits, onRequestCost, type CostUnits } from '../../functions/shared/cost-meter.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '../../functions/shared/limits.ts';
 import { runCli } from '../../lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/stores.ts';
@@ -56,7 +56,7 @@ function post(url: string, body: string): Promise<number> {
 
 const costs = new Map<string, { requests: number; units: CostUnits }>();
 onRequestCost((operation, units) => {
-  const entry = costs.get(operation) ?? { requests: 0, units: { dynamoReadUnits: 0, dynamoWriteUnits: 0, s3WriteRequests: 0, s3ReadRequests: 0 } };
+  const entry = costs.get(operation) ?? { requests: 0, units: emptyCostUnits() };
   entry.requests += 1;
   for (const key of Object.keys(units) as (keyof CostUnits)[]) entry.units[key] += units[key];
   costs.set(operation, entry);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordingUrlProblem } from '../../functions/inbound/recording-url.ts';
+import { publicUrlProblem } from '../../functions/shared/public-url.ts';
 
 describe('recording link rules', () => {
   it.each([
@@ -11,7 +11,7 @@ describe('recording link rules', () => {
     'https://xn--80ak6aa92e.xn--p1ai/a.mp3',
     'https://пример.рф/a.mp3',
   ])('accepts a public https link %s', (url) => {
-    expect(recordingUrlProblem(url)).toBeUndefined();
+    expect(publicUrlProblem(url)).toBeUndefined();
   });
 
   it.each([
@@ -25,7 +25,7 @@ describe('recording link rules', () => {
     ['https://records.example.com/a\tb.mp3', 'must not contain spaces'],
     ['https://records.example.com:http/a.mp3', 'host or port is malformed'],
   ])('refuses %s: %s', (url, problem) => {
-    expect(recordingUrlProblem(url)).toBe(problem);
+    expect(publicUrlProblem(url)).toBe(problem);
   });
 
   it.each([
@@ -33,40 +33,40 @@ describe('recording link rules', () => {
     '100.64.0.1', '192.0.0.8', '192.0.2.1', '198.18.0.1', '198.51.100.7', '203.0.113.9', '224.0.0.1',
     '239.255.255.250', '240.0.0.1', '255.255.255.255',
   ])('refuses the non-public IPv4 host %s', (host) => {
-    expect(recordingUrlProblem(`https://${host}/a.mp3`)).toBe('host must be a public address');
+    expect(publicUrlProblem(`https://${host}/a.mp3`)).toBe('host must be a public address');
   });
 
   it.each([
     '::1', '::', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:8.8.8.8', '::127.0.0.1', '64:ff9b::a00:1', 'fc00::1',
     'fd12:3456::1', 'fe80::1', 'fec0::1', 'ff02::1', '2001:db8::1', '2001::1', '2002:7f00:1::1', '100::1', '3fff::1',
   ])('refuses the non-public IPv6 host [%s]', (host) => {
-    expect(recordingUrlProblem(`https://[${host}]/a.mp3`)).toBe('host must be a public address');
+    expect(publicUrlProblem(`https://[${host}]/a.mp3`)).toBe('host must be a public address');
   });
 
   it.each(['2130706433', '0x7f.1', '0177.0.0.1', '127.1', '012.0.0.1', '0x7f000001', '127.0.0.1.', '1.2.3.04', 'foo.0x7f', '256.1.1.1'])(
     'refuses the ambiguous numeric host %s that a URL parser would rewrite',
     (host) => {
-      expect(recordingUrlProblem(`https://${host}/a.mp3`)).toBe('host is an ambiguous numeric address');
+      expect(publicUrlProblem(`https://${host}/a.mp3`)).toBe('host is an ambiguous numeric address');
     },
   );
 
   it('refuses percent-encoded and full-width hosts that decode to a private address', () => {
-    expect(recordingUrlProblem('https://%31%32%37.0.0.1/a.mp3')).toBe('host must not be percent-encoded');
-    expect(recordingUrlProblem('https://１２７.０.０.１/a.mp3')).toBe('host must be a public address');
+    expect(publicUrlProblem('https://%31%32%37.0.0.1/a.mp3')).toBe('host must not be percent-encoded');
+    expect(publicUrlProblem('https://１２７.０.０.１/a.mp3')).toBe('host must be a public address');
   });
 
   it.each(['localhost', 'files.localhost', 'nas.local', 'db.internal', 'router.home.arpa', 'intranet', 'x.test'])(
     'refuses the local or service name %s',
     (host) => {
-      expect(recordingUrlProblem(`https://${host}/a.mp3`)).toBe('host must be a public domain name');
+      expect(publicUrlProblem(`https://${host}/a.mp3`)).toBe('host must be a public domain name');
     },
   );
 
   it('applies the per-source allow-list to the parsed host, with *.domain for subdomains', () => {
     const allowList = ['records.example.com', '*.cdn.example.net'];
-    expect(recordingUrlProblem('https://records.example.com/a.mp3', allowList)).toBeUndefined();
-    expect(recordingUrlProblem('https://eu.cdn.example.net/a.mp3', allowList)).toBeUndefined();
-    expect(recordingUrlProblem('https://other.example.com/a.mp3', allowList)).toBe('host is not in the allow-list of this source');
-    expect(recordingUrlProblem('https://cdn.example.net.evil.com/a.mp3', allowList)).toBe('host is not in the allow-list of this source');
+    expect(publicUrlProblem('https://records.example.com/a.mp3', allowList)).toBeUndefined();
+    expect(publicUrlProblem('https://eu.cdn.example.net/a.mp3', allowList)).toBeUndefined();
+    expect(publicUrlProblem('https://other.example.com/a.mp3', allowList)).toBe('host is not in the allow-list of this source');
+    expect(publicUrlProblem('https://cdn.example.net.evil.com/a.mp3', allowList)).toBe('host is not in the allow-list of this source');
   });
 });

@@ -2,12 +2,12 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { isPublicIPv4, isPublicIPv6 } from './ip-addresses.ts';
 
 /**
- * Recording link rules (webhook spec, section 8), checked at acceptance.
+ * Public https link rules: recording links (webhook spec, section 8) and run callbacks use the same guard.
  * The raw text is checked as well as the WHATWG parse, because the parser rewrites ambiguous hosts
  * (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`, `%31%32%37.0.0.1`, full-width digits) into addresses.
  * Returns the reason the link is refused, or undefined when it is acceptable.
  */
-export function recordingUrlProblem(rawUrl: string, allowedHosts: readonly string[] = []): string | undefined {
+export function publicUrlProblem(rawUrl: string, allowedHosts: readonly string[] = []): string | undefined {
   if (/\s/.test(rawUrl)) return 'must not contain spaces';
   const schemeMatch = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rawUrl);
   if (!schemeMatch || schemeMatch[1]?.toLowerCase() !== 'https') return 'scheme must be https';

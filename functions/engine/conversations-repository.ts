@@ -1,0 +1,85 @@
+import { BatchWriteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Conversations table: user memory per (project, user_id), one item per key so concurrent runs that set
+ * different keys never lose each other's writes; history per (project, user_id, thread_id), one item per turn.
+ */
+export interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+  execution_id: string;
+  at: string;
+}
+
+const memoryPk = (projectId: string, userId: string) => `memory#${projectId}#${encodeURIComponent(userId)}`;
+const threadPk = (projectId: string, userId: string, threadId: string) =>
+  `thread#${projectId}#${encodeURIComponent(userId)}#${encodeURIComponent(threadId)}`;
+const BATCH_WRITE_LIMIT = 25;
+
+export type ConversationsRepository = ReturnType<typeof createConversationsRepository>;
+
+export function createConversationsRepository(client: DynamoDBDocumentClient, tableName: string) {
+  return {
+    async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
+      const memory: Record<string, unknown> = {};
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': memoryPk(projectId, userId) },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) memory[String(item.sk).slice('key#'.length)] = item.value;
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return memory;
+    },
+
+    async writeMemory(projectId: string, userId: string, values: Record<string, unknown>): Promise<void> {
+      const entries = Object.entries(values);
+      for (let i = 0; i < entries.length; i += BATCH_WRITE_LIMIT) {
+        let requests: unknown[] | undefined = entries.slice(i, i + BATCH_WRITE_LIMIT).map(([name, value]) => ({
+          PutRequest: { Item: { pk: memoryPk(projectId, userId), sk: `key#${name}`, value } },
+        }));
+        while (requests && requests.length > 0) {
+          const result: { UnprocessedItems?: Record<string, unknown[]> } = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
+          requests = result.UnprocessedItems?.[tableName];
+        }
+      }
+    },
+
+    /** The thread's latest turns, oldest first. */
+    async readHistory(projectId: string, userId: string, threadId: string, limit: number): Promise<Turn[]> {
+      const result = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': threadPk(projectId, userId, threadId) },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: limit,
+        }),
+      );
+      return ((result.Items ?? []) as Turn[]).reverse();
+    },
+
+    /** `sequence` orders turns written in the same millisecond by one run. */
+    async appendTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number, expiresAtMs: number): Promise<void> {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            pk: threadPk(projectId, userId, threadId),
+            sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}`,
+            ...turn,
+            expires_at: Math.ceil(expiresAtMs / 1000),
+          },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/** Published Workflow API, section 3: an execution's statuses. */
+export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
+
+export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
+/** What a blocking execute waits for (spec 3: it answers with one of these). */
+export const SETTLED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'interrupted', 'cancelled'];
+export const STOPPABLE_STATUSES: readonly ExecutionStatus[] = ['queued', 'running'];
+
+export interface PendingApproval {
+  approval_id: string;
+  message: string;
+  node_id: string;
+}
+
+/** The run's fixed context: what the caller asked for. Travels in the state machine input. */
+export interface RunContext {
+  execution_id: string;
+  project_id: string;
+  publication_id: string;
+  workflow_id: string;
+  user_id: string;
+  thread_id: string;
+  input: Record<string, unknown>;
+  overrides: Record<string, Record<string, unknown>>;
+}
+
+/** The stored execution (`execution#<id>`). */
+export interface ExecutionRecord extends RunContext {
+  status: ExecutionStatus;
+  output: unknown;
+  error: string | null;
+  total_steps: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  pending_approval: PendingApproval | null;
+  /** Internal: the approval task's token while one is awaited. Never leaves the service. */
+  task_token: string | null;
+  callback_url: string | null;
+  /** Internal: the caller's signing secret, kept only to sign the callback. */
+  webhook_secret: string | null;
+  callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
+  state_machine_execution_arn: string | null;
+}
+
+/** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */
+export function executionView(record: ExecutionRecord, nowMs: number) {
+  const finishedMs = record.finished_at ? Date.parse(record.finished_at) : nowMs;
+  return {
+    execution_id: record.execution_id,
+    thread_id: record.thread_id,
+    workflow_id: record.workflow_id,
+    status: record.status,
+    output: record.output ?? null,
+    error: record.status === 'failed' ? record.error ?? 'Execution failed' : null,
+    elapsed_time: Math.max(0, finishedMs - Date.parse(record.created_at)) / 1000,
+    total_steps: record.total_steps,
+    created_at: record.created_at,
+    finished_at: record.finished_at,
+    pending_approval: record.status === 'interrupted' ? record.pending_approval : null,
+  };
+}
+
+export type ExecutionView = ReturnType<typeof executionView>;

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.ts';
+import { EXECUTE_POLL_FIRST_MS, EXECUTE_POLL_MAX_MS, EXECUTION_RETENTION_MS } from '../shared/limits.ts';
+import { applyOverrides } from '../workflows/overrides.ts';
+import { publishedWorkflow, type PublicationDeps } from '../workflows/publication-service.ts';
+import { callbackUrlProblem } from './callback-url.ts';
+import type { ConversationsRepository } from './conversations-repository.ts';
+import {
+  SETTLED_STATUSES,
+  STOPPABLE_STATUSES,
+  type ExecutionRecord,
+  type RunContext,
+} from './execution-model.ts';
+import type { ExecutionsRepository } from './executions-repository.ts';
+import { initialCursor, type ApprovalDecision } from './run-step.ts';
+import { executionArnOf, type StateMachine } from './state-machine.ts';
+import type { ExecuteRequest } from './execute-request.ts';
+import type { Caller } from '../published/api-keys-service.ts';
+
+/** Starting, waiting for, stopping and resuming executions: everything the API does to a run. */
+export interface ExecutionDeps extends PublicationDeps {
+  executions: ExecutionsRepository;
+  conversations: ConversationsRepository;
+  stateMachine: StateMachine;
+  stateMachineArn: string;
+  allowLoopbackCallbacks: boolean;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export async function startExecution(deps: ExecutionDeps, caller: Caller, workflowId: string, request: ExecuteRequest): Promise<ExecutionRecord> {
+  const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
+  applyOverrides(workflow.definition, request.overrides);
+  if (request.callback_url !== undefined) {
+    const problem = callbackUrlProblem(request.callback_url, deps.allowLoopbackCallbacks);
+    if (problem) throw new ValidationError([{ field: 'callback_url', message: problem }]);
+  }
+  if (request.initial_memory && Object.keys(request.initial_memory).length > 0) {
+    await deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory);
+  }
+
+  const now = deps.now();
+  const executionId = randomUUID();
+  const record: ExecutionRecord = {
+    execution_id: executionId,
+    project_id: caller.projectId,
+    publication_id: workflow.publication_id,
+    workflow_id: workflowId,
+    user_id: request.user_id,
+    thread_id: request.thread_id ?? randomUUID(),
+    input: request.input,
+    overrides: request.overrides,
+    status: 'queued',
+    output: null,
+    error: null,
+    total_steps: 0,
+    created_at: new Date(now).toISOString(),
+    started_at: null,
+    finished_at: null,
+    pending_approval: null,
+    task_token: null,
+    callback_url: request.callback_url ?? null,
+    webhook_secret: request.webhook_secret ?? null,
+    callback_state: request.callback_url ? 'pending' : 'none',
+    state_machine_execution_arn: executionArnOf(deps.stateMachineArn, executionId),
+  };
+  await deps.executions.create(record, now + EXECUTION_RETENTION_MS);
+
+  const run: RunContext = {
+    execution_id: executionId,
+    project_id: record.project_id,
+    publication_id: record.publication_id,
+    workflow_id: workflowId,
+    user_id: record.user_id,
+    thread_id: record.thread_id,
+    input: record.input,
+    overrides: record.overrides,
+  };
+  try {
+    // The secret stays in the table: state machine inputs are visible in the execution history.
+    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, run, cursor: initialCursor(workflow.definition) });
+  } catch (error) {
+    await deps.executions.transition(executionId, ['queued'], {
+      status: 'failed',
+      error: 'The execution service was unavailable',
+      finished_at: new Date(deps.now()).toISOString(),
+      callback_state: 'none',
+    });
+    throw new ServiceUnavailableError(`Execution service unavailable: ${(error as Error).name}`);
+  }
+  return record;
+}
+
+/** Polls the record until the run settles (completed, failed, interrupted, cancelled) or the deadline passes. */
+export async function waitUntilSettled(deps: ExecutionDeps, executionId: string, deadlineMs: number): Promise<ExecutionRecord> {
+  let pause = EXECUTE_POLL_FIRST_MS;
+  for (;;) {
+    const record = await deps.executions.get(executionId, true);
+    if (!record) throw new NotFoundError(`Execution ${executionId} not found`);
+    if (SETTLED_STATUSES.includes(record.status) || deps.now() + pause >= deadlineMs) return record;
+    await deps.sleep(pause);
+    pause = Math.min(EXECUTE_POLL_MAX_MS, Math.ceil(pause * 1.5));
+  }
+}
+
+/** Another project's execution is answered exactly like a missing one. */
+export async function ownedExecution(deps: Pick<ExecutionDeps, 'executions'>, caller: Caller, executionId: string, consistent = false): Promise<ExecutionRecord> {
+  const record = await deps.executions.get(executionId, consistent);
+  if (!record || record.project_id !== caller.projectId) throw new NotFoundError(`Execution ${executionId} not found`);
+  return record;
+}
+
+export async function stopExecution(deps: ExecutionDeps, caller: Caller, executionId: string) {
+  const record = await ownedExecution(deps, caller, executionId, true);
+  const refuse = (status: string) =>
+    new ConflictError(`Execution ${executionId} is ${status}; only queued or running executions can be stopped`);
+  if (!STOPPABLE_STATUSES.includes(record.status)) throw refuse(record.status);
+  const previous = await deps.executions.transition(executionId, STOPPABLE_STATUSES, {
+    status: 'cancelled',
+    finished_at: new Date(deps.now()).toISOString(),
+    pending_approval: null,
+    task_token: null,
+  });
+  if (!previous) throw refuse((await ownedExecution(deps, caller, executionId, true)).status);
+  try {
+    await deps.stateMachine.stop(record.state_machine_execution_arn!, 'Stopped through the API');
+  } catch (error) {
+    // Not started yet (a stop racing the execute call): the run will find itself cancelled at its first step.
+    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+  }
+  if (previous.callback_url) {
+    await deps.stateMachine.start(`callback-${executionId}`, { mode: 'callback', execution_id: executionId });
+  }
+  return { execution_id: executionId, status: 'cancelled' as const };
+}
+
+/** Approve or reject the pending step: claims the approval in the table first, so two decisions cannot both win. */
+export async function decideApproval(
+  deps: ExecutionDeps,
+  caller: Caller,
+  executionId: string,
+  decision: ApprovalDecision['decision'],
+  feedback: string,
+) {
+  const record = await ownedExecution(deps, caller, executionId, true);
+  const pending = record.pending_approval;
+  if (record.status !== 'interrupted' || !pending || !record.task_token) {
+    throw new ConflictError(`Execution ${executionId} is not waiting for an approval (status ${record.status})`);
+  }
+  const claimed = await deps.executions.transition(
+    executionId,
+    ['interrupted'],
+    { status: 'running', pending_approval: null, task_token: null },
+    { expression: 'pending_approval.approval_id = :approval', values: { ':approval': pending.approval_id } },
+  );
+  if (!claimed) throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+  try {
+    await deps.stateMachine.resume(record.task_token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'TaskTimedOut' || name === 'TaskDoesNotExist' || name === 'InvalidToken') {
+      throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+    }
+    // Give the approval back so the caller can simply retry.
+    await deps.executions.transition(executionId, ['running'], { status: 'interrupted', pending_approval: pending, task_token: record.task_token });
+    throw new ServiceUnavailableError(`Execution service unavailable: ${name}`);
+  }
+  return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
+}

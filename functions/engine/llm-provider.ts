@@ -1,0 +1,31 @@
+import type { NodeOfType } from '../workflows/definition-schema.ts';
+import { renderText, type TemplateScope } from '../workflows/template.ts';
+
+/** One llm turn: the node's params, the run's scope, and where streamed tokens go. */
+export interface LlmRequest {
+  node: NodeOfType<'llm'>;
+  scope: TemplateScope;
+  onToken: (content: string) => Promise<void> | void;
+}
+
+export interface LlmProvider {
+  generate(request: LlmRequest): Promise<string>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The embedded default: renders `reply` and emits it word by word (spaces travel with the word before them),
+ * so every workflow runs offline and deterministically.
+ */
+export const scriptedProvider: LlmProvider = {
+  async generate({ node, scope, onToken }) {
+    const reply = renderText(node.reply ?? '', scope);
+    const tokens = reply.match(/\S+\s*|\s+/g) ?? [];
+    for (const [i, token] of tokens.entries()) {
+      if (i > 0 && node.token_delay_ms) await sleep(node.token_delay_ms);
+      await onToken(token);
+    }
+    return reply;
+  },
+};

@@ -1,0 +1,48 @@
+import {
+  ExecutionAlreadyExists,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
+
+/** The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`). */
+export type StateMachineInput =
+  | ({ mode: 'run' } & import('./run-step.ts').StepState)
+  | { mode: 'callback'; execution_id: string };
+
+/** Step Functions API calls the API handlers make; the ARN is configuration, locally the stand-in's. */
+export function createStateMachine(client: SFNClient, stateMachineArn: string) {
+  return {
+    /** Execution names are ours (execution id, or `callback-<id>`), so a repeated start is idempotent. */
+    async start(name: string, input: StateMachineInput): Promise<string> {
+      try {
+        const result = await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+        return result.executionArn!;
+      } catch (error) {
+        if (error instanceof ExecutionAlreadyExists) return executionArnOf(stateMachineArn, name);
+        throw error;
+      }
+    },
+
+    async stop(executionArn: string, cause: string): Promise<void> {
+      await client.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause }));
+    },
+
+    async resume(taskToken: string, output: unknown): Promise<void> {
+      await client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
+    },
+
+    async abandon(taskToken: string, error: string, cause: string): Promise<void> {
+      await client.send(new SendTaskFailureCommand({ taskToken, error, cause }));
+    },
+  };
+}
+
+export type StateMachine = ReturnType<typeof createStateMachine>;
+
+/** arn:aws:states:region:account:stateMachine:name → arn:aws:states:region:account:execution:name:executionName */
+export function executionArnOf(stateMachineArn: string, executionName: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** Published Workflow API, section 2: scope identifiers and presets, exactly as the spec names them. */
+export const SCOPES = [
+  'workflows.read',
+  'workflows.execute',
+  'workflows.stream',
+  'executions.read',
+  'executions.stop',
+  'executions.approve',
+  'executions.reject',
+  'events.subscribe',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+export const ALL_SCOPES = '*';
+export const scopeSchema = z.union([z.enum(SCOPES), z.literal(ALL_SCOPES)]);
+export type GrantedScope = z.infer<typeof scopeSchema>;
+
+const READ_PRESET: GrantedScope[] = ['workflows.read', 'executions.read', 'events.subscribe'];
+export const PRESETS: Record<'read' | 'execute' | 'full', GrantedScope[]> = {
+  read: READ_PRESET,
+  execute: [...READ_PRESET, 'workflows.execute', 'workflows.stream'],
+  full: [ALL_SCOPES],
+};
+
+export function grants(scopes: readonly GrantedScope[], needed: Scope): boolean {
+  return scopes.includes(ALL_SCOPES) || scopes.includes(needed);
+}
+
+/** The record of a key (`keyid#<id>`); the value itself is never stored. */
+export interface ApiKeyRecord {
+  key_id: string;
+  name: string;
+  project_id: string;
+  scopes: GrantedScope[];
+  /** ISO timestamp or null: keys without an expiry date live until revoked. */
+  expires_at_iso: string | null;
+  state: 'active' | 'revoked';
+  prefix: string;
+  created_at: string;
+  current_key_hash: string;
+  /** The hash a rotation replaced, while it is in its grace period. */
+  previous_key_hash?: string;
+  previous_valid_until?: string;
+}
+
+/** What one authentication reads (`key#<sha256>`): everything needed to decide, in one item. */
+export interface KeyHashItem {
+  key_id: string;
+  project_id: string;
+  scopes: GrantedScope[];
+  /** Epoch ms of the key's expiry date, if it has one. */
+  key_expires_at_ms?: number;
+  /** Epoch ms after which a rotated-away value stops working. */
+  valid_until_ms?: number;
+}

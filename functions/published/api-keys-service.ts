@@ -1,0 +1,109 @@
+import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../shared/errors.ts';
+import { fixedWindow, type CounterStore } from '../shared/counter-store.ts';
+import { API_KEY_ROTATION_GRACE_MS, MAX_REQUESTS_PER_MINUTE_PER_KEY } from '../shared/limits.ts';
+import { hashSecret, newId, newSecret, secretPrefix } from '../shared/secrets.ts';
+import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem, type Scope } from './api-key-model.ts';
+import type { ApiKeysRepository } from './api-keys-repository.ts';
+
+export interface ApiKeysDeps {
+  keys: ApiKeysRepository;
+  counters: CounterStore;
+  now: () => number;
+}
+
+/** Who is calling: established by `authenticate`, and all a handler needs to know to isolate projects. */
+export interface Caller {
+  keyId: string;
+  projectId: string;
+}
+
+const KEY_PREFIX = 'wfk_';
+const MINUTE_MS = 60_000;
+
+const hashItemOf = (record: Pick<ApiKeyRecord, 'key_id' | 'project_id' | 'scopes' | 'expires_at_iso'>): KeyHashItem => ({
+  key_id: record.key_id,
+  project_id: record.project_id,
+  scopes: record.scopes,
+  key_expires_at_ms: record.expires_at_iso ? Date.parse(record.expires_at_iso) : undefined,
+});
+
+export async function createKey(
+  deps: ApiKeysDeps,
+  request: { name: string; projectId: string; scopes: GrantedScope[]; expiresAt: string | null },
+) {
+  const key = newSecret(KEY_PREFIX);
+  const record: ApiKeyRecord = {
+    key_id: newId('key_'),
+    name: request.name,
+    project_id: request.projectId,
+    scopes: [...new Set(request.scopes)],
+    expires_at_iso: request.expiresAt,
+    state: 'active',
+    prefix: secretPrefix(key, KEY_PREFIX.length),
+    created_at: new Date(deps.now()).toISOString(),
+    current_key_hash: hashSecret(key),
+  };
+  await deps.keys.create(record, hashItemOf(record));
+  return { key_id: record.key_id, key, name: record.name, project_id: record.project_id, scopes: record.scopes, expires_at: record.expires_at_iso };
+}
+
+async function activeRecord(deps: ApiKeysDeps, keyId: string): Promise<ApiKeyRecord> {
+  const record = await deps.keys.getRecord(keyId);
+  if (!record) throw new NotFoundError(`API key ${keyId} not found`);
+  if (record.state !== 'active') throw new ConflictError(`API key ${keyId} is revoked`);
+  return record;
+}
+
+export async function rotateKey(deps: ApiKeysDeps, keyId: string) {
+  const record = await activeRecord(deps, keyId);
+  const key = newSecret(KEY_PREFIX);
+  const previousValidUntilMs = deps.now() + API_KEY_ROTATION_GRACE_MS;
+  await deps.keys.rotate(record, hashSecret(key), hashItemOf(record), previousValidUntilMs);
+  return { key_id: keyId, key, scopes: record.scopes, previous_valid_until: new Date(previousValidUntilMs).toISOString() };
+}
+
+export async function revokeKey(deps: ApiKeysDeps, keyId: string) {
+  const record = await deps.keys.getRecord(keyId);
+  if (!record) throw new NotFoundError(`API key ${keyId} not found`);
+  await deps.keys.revoke(record);
+  return { key_id: keyId, state: 'revoked' };
+}
+
+export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
+  const now = deps.now();
+  const records = (await deps.keys.listRecords()).filter((record) => !projectId || record.project_id === projectId);
+  return {
+    keys: records.map((record) => ({
+      key_id: record.key_id,
+      name: record.name,
+      project_id: record.project_id,
+      scopes: record.scopes,
+      prefix: record.prefix,
+      created_at: record.created_at,
+      expires_at: record.expires_at_iso,
+      state: record.state === 'active' && record.expires_at_iso && Date.parse(record.expires_at_iso) <= now ? 'expired' : record.state,
+      previous_valid_until: record.previous_valid_until ?? null,
+    })),
+  };
+}
+
+/**
+ * Authenticates `Authorization: Bearer <key>` (spec section 5): one read of the key's hash item, then the
+ * per-key rate limit, then the scope. Every refusal says what to fix without saying which keys exist.
+ */
+export async function authenticate(deps: ApiKeysDeps, authorization: string | undefined, needed: Scope): Promise<Caller> {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (!presented) throw new UnauthorizedError('Missing or malformed Authorization header; expected "Bearer <API key>"');
+  const item = await deps.keys.findByHash(hashSecret(presented));
+  const now = deps.now();
+  if (!item) throw new UnauthorizedError('Invalid or revoked API key');
+  if (item.key_expires_at_ms !== undefined && item.key_expires_at_ms <= now) throw new UnauthorizedError('API key expired');
+  if (item.valid_until_ms !== undefined && item.valid_until_ms <= now) throw new UnauthorizedError('API key was rotated and its grace period ended');
+
+  const window = fixedWindow(now, MINUTE_MS);
+  const allowed = await deps.counters.incrementBelow(`key-rate#${item.key_id}#${window.id}`, MAX_REQUESTS_PER_MINUTE_PER_KEY, window.endMs);
+  if (!allowed) throw new RateLimitedError(`Rate limit of ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute exceeded`, window.endMs - now);
+
+  if (!grants(item.scopes, needed)) throw new ForbiddenError(`API key lacks the scope ${needed}`);
+  return { keyId: item.key_id, projectId: item.project_id };
+}

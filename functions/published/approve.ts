@@ -1,0 +1,4 @@
+import { decisionRoute } from './decision-route.ts';
+
+/** POST /api/v1/published/executions/{execution_id}/approve: resumes the run along its `approved` edge. */
+export const handler = decisionRoute('PublishedApprove', 'approved');

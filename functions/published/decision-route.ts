@@ -1,0 +1,15 @@
+import { decisionRequestSchema } from '../engine/execute-request.ts';
+import { decideApproval } from '../engine/execution-service.ts';
+import { executionServiceFromEnv } from '../engine/wiring.ts';
+import { jsonResponse } from '../shared/http-handler.ts';
+import { MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
+import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
+
+/** approve and reject differ only in the decision they send through the task token. */
+export function decisionRoute(routeId: string, decision: 'approved' | 'rejected') {
+  const deps = executionServiceFromEnv();
+  return publishedRoute(routeId, async (request, caller) => {
+    const { feedback } = jsonBody(request, decisionRequestSchema, MAX_EXECUTE_BODY_BYTES);
+    return jsonResponse(200, await decideApproval(deps, caller, pathParameter(request, 'execution_id'), decision, feedback));
+  });
+}

@@ -1,0 +1,13 @@
+import { executionView } from '../engine/execution-model.ts';
+import { ownedExecution } from '../engine/execution-service.ts';
+import { executionReadsFromEnv } from '../engine/wiring.ts';
+import { jsonResponse } from '../shared/http-handler.ts';
+import { pathParameter, publishedRoute } from './published-handler.ts';
+
+const deps = executionReadsFromEnv();
+
+/** GET /api/v1/published/executions/{execution_id} */
+export const handler = publishedRoute('PublishedGetExecution', async (request, caller) => {
+  const record = await ownedExecution(deps, caller, pathParameter(request, 'execution_id'));
+  return jsonResponse(200, executionView(record, deps.now()));
+});

@@ -1,0 +1,61 @@
+import type { Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { routeById } from '../routes.ts';
+import { dynamo } from '../shared/clients.ts';
+import { requireEnv } from '../shared/config.ts';
+import { createCounterStore } from '../shared/counter-store.ts';
+import { PayloadTooLargeError, ValidationError } from '../shared/errors.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
+import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '../shared/http-handler.ts';
+import { TABLE_ENV } from '../shared/resources.ts';
+import { createApiKeysRepository } from './api-keys-repository.ts';
+import { authenticate, type ApiKeysDeps, type Caller } from './api-keys-service.ts';
+
+/**
+ * A Published Workflow API route: the shared HTTP stack, then the caller's key checked against the scope
+ * the route table names for this route, before the adapter runs.
+ */
+export function publishedRoute(
+  routeId: string,
+  adapter: (request: HttpRequest, caller: Caller, context: Context) => Promise<HttpResponse>,
+) {
+  const route = routeById(routeId);
+  if (!route.scope) throw new Error(`Route ${routeId} has no scope`);
+  const scope = route.scope;
+  const keys: ApiKeysDeps = {
+    keys: createApiKeysRepository(dynamo, requireEnv(TABLE_ENV.apiKeys)),
+    counters: createCounterStore(dynamo, requireEnv(TABLE_ENV.counters)),
+    now: Date.now,
+  };
+  return httpHandler(
+    'published',
+    async (request, context) => adapter(request, await authenticate(keys, header(request, 'authorization'), scope), context),
+    { streaming: route.streaming },
+  );
+}
+
+export function pathParameter(request: HttpRequest, name: string): string {
+  const value = request.pathParameters?.[name];
+  if (!value) throw new ValidationError([{ field: name, message: 'is required in the path' }]);
+  return value;
+}
+
+/** A JSON body validated by `schema`; an empty body is `{}` so optional-only bodies may be omitted. */
+export function jsonBody<Schema extends z.ZodType>(request: HttpRequest, schema: Schema, maxBytes: number): z.infer<Schema> {
+  const body = rawBody(request);
+  if (body.byteLength > maxBytes) throw new PayloadTooLargeError(`Request body exceeds ${maxBytes} bytes`);
+  let document: unknown = {};
+  if (body.byteLength > 0) {
+    try {
+      document = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
+    }
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new ValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+  }
+  const parsed = schema.safeParse(document);
+  if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error));
+  return parsed.data;
+}

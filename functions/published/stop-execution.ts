@@ -1,0 +1,11 @@
+import { stopExecution } from '../engine/execution-service.ts';
+import { executionServiceFromEnv } from '../engine/wiring.ts';
+import { jsonResponse } from '../shared/http-handler.ts';
+import { pathParameter, publishedRoute } from './published-handler.ts';
+
+const deps = executionServiceFromEnv();
+
+/** POST /api/v1/published/executions/{execution_id}/stop */
+export const handler = publishedRoute('PublishedStopExecution', async (request, caller) =>
+  jsonResponse(200, await stopExecution(deps, caller, pathParameter(request, 'execution_id'))),
+);

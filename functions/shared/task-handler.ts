@@ -1,0 +1,28 @@
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
+import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
+
+/**
+ * The middy stack of functions the state machine invokes: validated input, Powertools, cost metering.
+ * Errors propagate: the state machine's Retry and Catch decide what a failure means.
+ */
+export function taskHandler<Schema extends z.ZodType, Result>(
+  inputSchema: Schema,
+  task: (input: z.infer<Schema>, context: Context) => Promise<Result>,
+) {
+  const metered = async (event: unknown, context: Context): Promise<Result> => {
+    const units = emptyCostUnits();
+    try {
+      return await runMetered(units, () => task(inputSchema.parse(event), context));
+    } finally {
+      publishCostUnits(units);
+      reportRequestCost(context.functionName, units);
+    }
+  };
+  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}

@@ -1,0 +1,26 @@
+import jsonata from 'jsonata';
+import type { TemplateScope } from './template.ts';
+
+const compiled = new Map<string, ReturnType<typeof jsonata>>();
+
+/**
+ * Evaluates a `condition` case: a JSONata expression (the language Step Functions itself uses) over
+ * `{input, memory, nodes}`. JSONata's truthiness decides; an expression that errors at run time fails the run.
+ */
+export async function conditionHolds(expression: string, scope: TemplateScope): Promise<boolean> {
+  let program = compiled.get(expression);
+  if (!program) {
+    program = jsonata(expression);
+    compiled.set(expression, program);
+  }
+  const result: unknown = await program.evaluate({ input: scope.input, memory: scope.memory, nodes: scope.nodes });
+  return truthy(result);
+}
+
+function truthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(truthy);
+  if (typeof value === 'string') return value.length > 0;
+  if (typeof value === 'number') return value !== 0 && !Number.isNaN(value);
+  if (value !== null && typeof value === 'object') return Object.keys(value).length > 0;
+  return Boolean(value);
+}

@@ -1,0 +1,144 @@
+import jsonata from 'jsonata';
+import { z } from 'zod';
+import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS } from '../shared/limits.ts';
+
+/**
+ * The workflow definition language. Definitions are strict (an unknown field is a typo, not an extension),
+ * and every error names the node and the field, so a publisher can fix the file without guessing.
+ */
+const nodeId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
+const template = z.string().max(100_000);
+
+const jsonValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+);
+
+const llmNode = z.strictObject({
+  type: z.literal('llm'),
+  provider: z.enum(['scripted', 'bedrock']),
+  /** scripted: the reply template, emitted as word tokens. */
+  reply: template.optional(),
+  token_delay_ms: z.number().int().min(0).max(MAX_TOKEN_DELAY_MS).optional(),
+  /** bedrock: the model or inference profile, and the prompts (templates). */
+  model_id: z.string().min(1).max(256).optional(),
+  system: template.optional(),
+  prompt: template.optional(),
+  max_tokens: z.number().int().min(1).max(64_000).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  next: nodeId,
+});
+
+const approvalNode = z.strictObject({
+  type: z.literal('approval'),
+  message: template,
+  next: z.union([nodeId, z.strictObject({ approved: nodeId, rejected: nodeId.optional() })]),
+});
+
+const memoryNode = z.strictObject({
+  type: z.literal('memory'),
+  set: z.record(z.string().min(1).max(128), template),
+  next: nodeId,
+});
+
+const conditionNode = z.strictObject({
+  type: z.literal('condition'),
+  cases: z.array(z.strictObject({ if: z.string().min(1).max(10_000), next: nodeId })).min(1).max(50),
+  else: nodeId,
+});
+
+const waitNode = z.strictObject({
+  type: z.literal('wait'),
+  seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS),
+  next: nodeId,
+});
+
+const failNode = z.strictObject({ type: z.literal('fail'), error: template });
+
+const endNode = z.strictObject({ type: z.literal('end'), output: jsonValue });
+
+export const nodeSchema = z.discriminatedUnion('type', [
+  llmNode,
+  approvalNode,
+  memoryNode,
+  conditionNode,
+  waitNode,
+  failNode,
+  endNode,
+]);
+
+export type WorkflowNode = z.infer<typeof nodeSchema>;
+export type NodeOfType<T extends WorkflowNode['type']> = Extract<WorkflowNode, { type: T }>;
+
+/** What `overrides` may replace per node type: parameters, never the graph's edges. */
+export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]> = {
+  llm: ['provider', 'reply', 'token_delay_ms', 'model_id', 'system', 'prompt', 'max_tokens', 'temperature'],
+  approval: ['message'],
+  memory: ['set'],
+  condition: [],
+  wait: ['seconds'],
+  fail: ['error'],
+  end: ['output'],
+};
+
+export const workflowDefinitionSchema = z
+  .strictObject({
+    id: nodeId,
+    name: z.string().min(1).max(200),
+    description: z.string().max(2000).default(''),
+    start: nodeId,
+    nodes: z.record(nodeId, nodeSchema).refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
+      message: `at most ${MAX_NODES_PER_WORKFLOW} nodes`,
+    }),
+  })
+  .superRefine((definition, context) => {
+    const known = new Set(Object.keys(definition.nodes));
+    const edge = (target: string, path: (string | number)[]) => {
+      if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
+    };
+    edge(definition.start, ['start']);
+    for (const [id, node] of Object.entries(definition.nodes)) {
+      const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
+      for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
+      switch (node.type) {
+        case 'approval':
+          if (typeof node.next === 'string') edge(node.next, at('next'));
+          else {
+            edge(node.next.approved, at('next', 'approved'));
+            if (node.next.rejected) edge(node.next.rejected, at('next', 'rejected'));
+          }
+          break;
+        case 'condition':
+          node.cases.forEach((branch, i) => {
+            edge(branch.next, at('cases', i, 'next'));
+            const syntax = conditionSyntaxProblem(branch.if);
+            if (syntax) context.addIssue({ code: 'custom', path: at('cases', i, 'if'), message: syntax });
+          });
+          edge(node.else, at('else'));
+          break;
+        case 'fail':
+        case 'end':
+          break;
+        default:
+          edge(node.next, at('next'));
+      }
+    }
+  });
+
+export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
+
+/** Rules that depend on more than one field of a node; also checked after overrides. */
+export function nodeProblems(node: WorkflowNode): { field: string; message: string }[] {
+  if (node.type !== 'llm') return [];
+  if (node.provider === 'scripted' && node.reply === undefined) return [{ field: 'reply', message: 'required for provider scripted' }];
+  if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
+  return [];
+}
+
+function conditionSyntaxProblem(expression: string): string | undefined {
+  try {
+    jsonata(expression);
+    return undefined;
+  } catch (error) {
+    return `not a valid JSONata expression: ${(error as Error).message}`;
+  }
+}

@@ -1,0 +1,71 @@
+import { BadRequestError, NotFoundError, ValidationError, type FieldIssue } from '../shared/errors.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
+import { MAX_WORKFLOWS_PER_PUBLICATION } from '../shared/limits.ts';
+import { newId } from '../shared/secrets.ts';
+import { workflowDefinitionSchema, type WorkflowDefinition } from './definition-schema.ts';
+import type { PublicationsRepository, PublishedWorkflow } from './publications-repository.ts';
+
+/** Publishing (admin) and reading (API) a project's active publication. */
+export interface PublicationDeps {
+  publications: PublicationsRepository;
+  now: () => number;
+}
+
+/** Validates one definition document; `source` (a file name) prefixes every field so errors point at the file and node. */
+export function parseDefinition(document: unknown, source: string): WorkflowDefinition {
+  const parsed = workflowDefinitionSchema.safeParse(document);
+  if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, [source]), `Invalid workflow definition in ${source}`);
+  return parsed.data;
+}
+
+export async function publish(deps: PublicationDeps, projectId: string, definitions: WorkflowDefinition[]) {
+  const issues: FieldIssue[] = [];
+  if (definitions.length === 0) issues.push({ field: 'workflows', message: 'a publication needs at least one workflow' });
+  if (definitions.length > MAX_WORKFLOWS_PER_PUBLICATION) {
+    issues.push({ field: 'workflows', message: `at most ${MAX_WORKFLOWS_PER_PUBLICATION} workflows per publication` });
+  }
+  const seen = new Set<string>();
+  for (const definition of definitions) {
+    if (seen.has(definition.id)) issues.push({ field: `${definition.id}.id`, message: 'two workflows share this id' });
+    seen.add(definition.id);
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'Invalid publication');
+
+  const now = new Date(deps.now()).toISOString();
+  const previous = await deps.publications.getActive(projectId);
+  const previousWorkflows = new Map(
+    (previous ? await deps.publications.listWorkflows(previous.publication_id) : []).map((workflow) => [workflow.definition.id, workflow]),
+  );
+  const publicationId = newId('pub_');
+  // A workflow keeps its created_at across publications; updated_at moves only when its definition changed.
+  const workflows: PublishedWorkflow[] = definitions.map((definition) => {
+    const before = previousWorkflows.get(definition.id);
+    const unchanged = before && JSON.stringify(before.definition) === JSON.stringify(definition);
+    return {
+      publication_id: publicationId,
+      definition,
+      created_at: before?.created_at ?? now,
+      updated_at: unchanged ? before.updated_at : now,
+    };
+  });
+  await deps.publications.publish({ project_id: projectId, publication_id: publicationId, published_at: now }, workflows);
+  return { project_id: projectId, publication_id: publicationId, workflows: definitions.map((definition) => definition.id) };
+}
+
+export async function unpublish(deps: PublicationDeps, projectId: string) {
+  const removed = await deps.publications.unpublish(projectId);
+  return { project_id: projectId, unpublished_publication_id: removed?.publication_id ?? null, active_publication_id: null };
+}
+
+export async function activePublication(deps: PublicationDeps, projectId: string) {
+  const active = await deps.publications.getActive(projectId);
+  if (!active) throw new BadRequestError('The project has no active publication');
+  return active;
+}
+
+export async function publishedWorkflow(deps: PublicationDeps, projectId: string, workflowId: string): Promise<PublishedWorkflow> {
+  const active = await activePublication(deps, projectId);
+  const workflow = await deps.publications.getWorkflow(active.publication_id, workflowId);
+  if (!workflow) throw new NotFoundError(`Workflow ${workflowId} not found`);
+  return workflow;
+}

@@ -1,0 +1,97 @@
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { WorkflowDefinition } from './definition-schema.ts';
+
+/**
+ * Publications table. `project#<id>`/`active` names the project's live publication; a publication's
+ * `workflow#<id>` items never change once written, so a function instance caches them freely and only
+ * the one small pointer is read per request.
+ */
+export interface ActivePublication {
+  project_id: string;
+  publication_id: string;
+  published_at: string;
+}
+
+export interface PublishedWorkflow {
+  publication_id: string;
+  definition: WorkflowDefinition;
+  created_at: string;
+  updated_at: string;
+}
+
+const activeKey = (projectId: string) => ({ pk: `project#${projectId}`, sk: 'active' });
+const workflowKey = (publicationId: string, workflowId: string) => ({ pk: `publication#${publicationId}`, sk: `workflow#${workflowId}` });
+const BATCH_WRITE_LIMIT = 25;
+
+export type PublicationsRepository = ReturnType<typeof createPublicationsRepository>;
+
+export function createPublicationsRepository(client: DynamoDBDocumentClient, tableName: string) {
+  const workflowCache = new Map<string, PublishedWorkflow | undefined>();
+  const listCache = new Map<string, PublishedWorkflow[]>();
+
+  return {
+    async getActive(projectId: string): Promise<ActivePublication | undefined> {
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: activeKey(projectId) }));
+      return result.Item as ActivePublication | undefined;
+    },
+
+    async getWorkflow(publicationId: string, workflowId: string): Promise<PublishedWorkflow | undefined> {
+      const cacheKey = `${publicationId}/${workflowId}`;
+      if (workflowCache.has(cacheKey)) return workflowCache.get(cacheKey);
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: workflowKey(publicationId, workflowId) }));
+      const workflow = result.Item as PublishedWorkflow | undefined;
+      // Only hits are cached: a miss may be a publication still being written.
+      if (workflow) workflowCache.set(cacheKey, workflow);
+      return workflow;
+    },
+
+    async listWorkflows(publicationId: string): Promise<PublishedWorkflow[]> {
+      const cached = listCache.get(publicationId);
+      if (cached) return cached;
+      const workflows: PublishedWorkflow[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :workflow)',
+            ExpressionAttributeValues: { ':pk': `publication#${publicationId}`, ':workflow': 'workflow#' },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        workflows.push(...((page.Items ?? []) as PublishedWorkflow[]));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      listCache.set(publicationId, workflows);
+      return workflows;
+    },
+
+    /** Writes every workflow first and flips the pointer last, so callers never see half a publication. */
+    async publish(active: ActivePublication, workflows: PublishedWorkflow[]): Promise<void> {
+      for (let i = 0; i < workflows.length; i += BATCH_WRITE_LIMIT) {
+        let requests: Record<string, unknown>[] | undefined = workflows.slice(i, i + BATCH_WRITE_LIMIT).map((workflow) => ({
+          PutRequest: { Item: { ...workflowKey(active.publication_id, workflow.definition.id), ...workflow } },
+        }));
+        while (requests && requests.length > 0) {
+          const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
+          requests = result.UnprocessedItems?.[tableName] as Record<string, unknown>[] | undefined;
+        }
+      }
+      await client.send(new PutCommand({ TableName: tableName, Item: { ...activeKey(active.project_id), ...active } }));
+    },
+
+    async unpublish(projectId: string): Promise<ActivePublication | undefined> {
+      const result = await client.send(
+        new DeleteCommand({ TableName: tableName, Key: activeKey(projectId), ReturnValues: 'ALL_OLD' }),
+      );
+      return result.Attributes as ActivePublication | undefined;
+    },
+  };
+}

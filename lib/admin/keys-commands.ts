@@ -1,0 +1,69 @@
+import { createApiKeysRepository } from '../../functions/published/api-keys-repository.ts';
+import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '../../functions/published/api-keys-service.ts';
+import { PRESETS, scopeSchema, type GrantedScope } from '../../functions/published/api-key-model.ts';
+import { createCounterStore } from '../../functions/shared/counter-store.ts';
+import { DEFAULT_PROJECT } from './publication-commands.ts';
+import type { AdminTarget } from './target.ts';
+import { UsageError } from './usage-error.ts';
+
+export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
+keys rotate <key_id>
+keys revoke <key_id>
+keys list [--project P]`;
+
+interface KeyFlags {
+  name?: string;
+  preset?: string;
+  scopes?: string;
+  expires?: string;
+  project?: string;
+}
+
+function scopesOf(flags: KeyFlags): GrantedScope[] {
+  if (flags.preset && flags.scopes) throw new UsageError('give --preset or --scopes, not both');
+  if (flags.preset) {
+    const preset = PRESETS[flags.preset as keyof typeof PRESETS];
+    if (!preset) throw new UsageError(`unknown preset ${flags.preset}; use read, execute or full`);
+    return preset;
+  }
+  if (!flags.scopes) throw new UsageError('keys create needs --preset or --scopes');
+  return flags.scopes.split(',').map((scope) => {
+    const parsed = scopeSchema.safeParse(scope.trim());
+    if (!parsed.success) throw new UsageError(`unknown scope ${scope.trim()}`);
+    return parsed.data;
+  });
+}
+
+function expiryOf(flags: KeyFlags): string | null {
+  if (!flags.expires) return null;
+  // An explicit offset (or Z) is required, so an expiry never depends on the operator's time zone.
+  const time = /(Z|[+-]\d\d:\d\d)$/.test(flags.expires) ? Date.parse(flags.expires) : Number.NaN;
+  if (Number.isNaN(time)) throw new UsageError('--expires must be an ISO 8601 time with an offset, e.g. 2027-01-31T00:00:00Z');
+  return new Date(time).toISOString();
+}
+
+export async function runKeysCommand(target: AdminTarget, args: string[], flags: KeyFlags) {
+  const deps: ApiKeysDeps = {
+    keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys),
+    counters: createCounterStore(target.dynamo, target.tables.counters),
+    now: Date.now,
+  };
+  const [verb, keyId] = args;
+  const requireKeyId = () => {
+    if (!keyId) throw new UsageError(`keys ${verb} needs a <key_id>`);
+    return keyId;
+  };
+  switch (verb) {
+    case 'create':
+      if (!flags.name) throw new UsageError('keys create needs --name');
+      return createKey(deps, { name: flags.name, projectId: flags.project ?? DEFAULT_PROJECT, scopes: scopesOf(flags), expiresAt: expiryOf(flags) });
+    case 'rotate':
+      return rotateKey(deps, requireKeyId());
+    case 'revoke':
+      return revokeKey(deps, requireKeyId());
+    case 'list':
+      return listKeys(deps, flags.project);
+    default:
+      throw new UsageError(`unknown keys command ${verb ?? '(none)'}`);
+  }
+}

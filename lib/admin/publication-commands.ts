@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { createPublicationsRepository } from '../../functions/workflows/publications-repository.ts';
+import { parseDefinition, publish, unpublish } from '../../functions/workflows/publication-service.ts';
+import type { WorkflowDefinition } from '../../functions/workflows/definition-schema.ts';
+import type { AdminTarget } from './target.ts';
+import { UsageError } from './usage-error.ts';
+
+export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
+unpublish [--project P]`;
+
+export const DEFAULT_PROJECT = 'default';
+
+/** A file, or every *.json file of a directory: each holds one workflow definition. */
+function readDefinitions(path: string): WorkflowDefinition[] {
+  let files: string[];
+  try {
+    files = statSync(path).isDirectory()
+      ? readdirSync(path).filter((name) => name.endsWith('.json')).sort().map((name) => join(path, name))
+      : [path];
+  } catch {
+    throw new UsageError(`cannot read ${path}`);
+  }
+  return files.map((file) => {
+    let document: unknown;
+    try {
+      document = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`${basename(file)} is not valid JSON: ${(error as Error).message}`);
+    }
+    return parseDefinition(document, basename(file));
+  });
+}
+
+export async function runPublicationCommand(target: AdminTarget, verb: string, args: string[], flags: { project?: string }) {
+  const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now: Date.now };
+  const projectId = flags.project ?? DEFAULT_PROJECT;
+  if (verb === 'unpublish') return unpublish(deps, projectId);
+  const [path] = args;
+  if (!path) throw new UsageError('publish needs a workflow file or directory');
+  return publish(deps, projectId, readDefinitions(path));
+}

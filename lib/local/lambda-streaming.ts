@@ -1,0 +1,66 @@
+import type { ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
+
+/**
+ * The Lambda runtime's response-streaming globals (`awslambda.streamifyResponse`, `HttpResponseStream.from`),
+ * which middy uses for streaming routes. On AWS the runtime provides them; locally they write to the HTTP response.
+ */
+const STREAMING = Symbol.for('local-twin.streaming-handler');
+
+interface Prelude {
+  statusCode?: number;
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+}
+
+export class LocalResponseStream extends Writable {
+  private prelude: Prelude = {};
+
+  constructor(private readonly response: ServerResponse) {
+    super();
+    response.once('close', () => this.destroy());
+  }
+
+  setPrelude(prelude: Prelude): void {
+    this.prelude = prelude;
+  }
+
+  private writeHead(): void {
+    if (this.response.headersSent) return;
+    const headers: Record<string, string | string[]> = { ...this.prelude.headers };
+    for (const [name, values] of Object.entries(this.prelude.multiValueHeaders ?? {})) headers[name] = values;
+    this.response.writeHead(this.prelude.statusCode ?? 200, headers);
+    // Server-sent events must reach the client as they are written, not when a buffer fills.
+    this.response.flushHeaders();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.writeHead();
+    this.response.write(chunk, () => callback());
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.writeHead();
+    this.response.end(() => callback());
+  }
+}
+
+export function installLambdaStreamingGlobals(): void {
+  // Other libraries (Powertools' invoke store) may have created `awslambda` already: add to it.
+  const globals = globalThis as { awslambda?: Record<string, unknown> };
+  const awslambda = (globals.awslambda ??= {});
+  awslambda.streamifyResponse ??= <T extends (...args: never[]) => unknown>(handler: T): T => {
+    Object.defineProperty(handler, STREAMING, { value: true });
+    return handler;
+  };
+  awslambda.HttpResponseStream ??= {
+    from(stream: Writable, prelude: Prelude): Writable {
+      if (stream instanceof LocalResponseStream) stream.setPrelude(prelude);
+      return stream;
+    },
+  };
+}
+
+export function isStreamingHandler(handler: unknown): boolean {
+  return Boolean((handler as Record<symbol, unknown>)[STREAMING]);
+}
