@@ -1,8 +1,9 @@
 import { Validations, type Stack, type CfnElement } from 'aws-cdk-lib';
 import type { Data } from './constructs/data.ts';
+import type { WorkflowEngine } from './constructs/workflow-engine.ts';
 
 /** cdk-nag findings this product accepts on purpose, each with the reason. */
-export function acknowledgeNagFindings(stack: Stack, data: Data): void {
+export function acknowledgeNagFindings(stack: Stack, data: Data, engine: WorkflowEngine): void {
   const acknowledge = (id: string, reason: string) => Validations.of(stack).acknowledge({ id, reason });
   const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
     stack.getLogicalId(construct.node.defaultChild as CfnElement);
@@ -31,4 +32,26 @@ export function acknowledgeNagFindings(stack: Stack, data: Data): void {
       "Granting a table's read access includes its own indexes; the wildcard never reaches another table.",
     );
   }
+  acknowledge(
+    'AwsSolutions-SF1',
+    'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
+  );
+  for (const fn of Object.values(engine.functions)) {
+    acknowledge(
+      `AwsSolutions::AwsSolutions-IAM5[Resource::<${logicalId(fn)}.Arn>:*]`,
+      "Step Functions invokes a function's versions and aliases; the wildcard never reaches another function.",
+    );
+  }
+  acknowledge(
+    'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*]',
+    'Which Bedrock model an llm node uses is workflow data chosen at publish time; only streaming invocation is allowed.',
+  );
+  acknowledge(
+    'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*]',
+    "Cross-region inference profiles of the account's own, for the same reason as foundation models.",
+  );
+  acknowledge(
+    `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(engine.stateMachine)}"}]}]}:*]`,
+    'Stopping is granted on the executions of the one workflow state machine; execution names are per run.',
+  );
 }

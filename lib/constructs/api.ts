@@ -1,6 +1,7 @@
-import { CfnOutput, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
+  ResponseTransferMode,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
@@ -15,10 +16,12 @@ import type { Access, BucketName, TableName } from '../../functions/shared/resou
 import { API_URL_OUTPUT } from '../stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
+import type { WorkflowEngine } from './workflow-engine.ts';
 
 export interface ApiProps {
   readonly routes: readonly Route[];
   readonly data: Data;
+  readonly engine: WorkflowEngine;
   /**
    * Stage-wide throttle, a backstop in front of the per-link and per-key limits the handlers enforce.
    * @default 200 requests/s steady, 400 burst
@@ -64,14 +67,20 @@ export class Api extends Construct {
     });
 
     for (const route of props.routes) {
-      const fn = new HandlerFunction(this, route.id, { handler: route.handler });
+      // Streaming routes may hold the response 15 minutes (blocking execute); the function may run as long.
+      const timeout = route.streaming ? Duration.minutes(15) : undefined;
+      const fn = new HandlerFunction(this, route.id, { handler: route.handler, timeout });
       for (const [table, access] of Object.entries(route.tables) as [TableName, Access][]) {
         props.data.bindTable(fn, table, access);
       }
       for (const [bucket, access] of Object.entries(route.buckets ?? {}) as [BucketName, Access][]) {
         props.data.bindBucket(fn, bucket, access);
       }
-      this.restApi.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn));
+      if (route.stateMachine) props.engine.bind(fn, route.stateMachine);
+      const integration = route.streaming
+        ? new LambdaIntegration(fn, { responseTransferMode: ResponseTransferMode.STREAM, timeout })
+        : new LambdaIntegration(fn);
+      this.restApi.root.resourceForPath(route.path).addMethod(route.method, integration);
       this.functions[route.id] = fn;
     }
 

@@ -6,7 +6,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { routes } from '../../functions/routes.ts';
+import { taskFunctions } from '../../functions/task-functions.ts';
+import { TABLE_ENV } from '../../functions/shared/resources.ts';
+import { APPROVAL_TIMEOUT_SECONDS } from '../../functions/shared/limits.ts';
 import { PlatformStack } from '../../lib/stack.ts';
 
 /** Skips Lambda bundling: these tests look at the template, not the code assets. */
@@ -26,7 +30,7 @@ function functionOf(routeId: string) {
 }
 
 function policyOf(routeId: string): string {
-  const { fn } = functionOf(routeId);
+  const fn = stack.api.functions[routeId] ?? stack.engine.functions[routeId]!;
   const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
   const policies = template.findResources('AWS::IAM::Policy', {
     Properties: { Roles: [{ Ref: roleId }] },
@@ -36,7 +40,7 @@ function policyOf(routeId: string): string {
 
 describe('data', () => {
   it('creates on-demand tables with TTL, point-in-time recovery and encryption, kept on stack deletion', () => {
-    template.resourceCountIs('AWS::DynamoDB::Table', 3);
+    template.resourceCountIs('AWS::DynamoDB::Table', Object.keys(TABLE_ENV).length);
     const tables = template.findResources('AWS::DynamoDB::Table');
     for (const table of Object.values(tables)) {
       expect(table.Properties).toMatchObject({
@@ -95,7 +99,7 @@ describe('api', () => {
 
   it('has one method and one function per route of the route table', () => {
     template.resourceCountIs('AWS::ApiGateway::Method', routes.length);
-    template.resourceCountIs('AWS::Lambda::Function', routes.length);
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + taskFunctions.length);
     for (const route of routes) {
       template.hasResourceProperties('AWS::ApiGateway::Method', {
         HttpMethod: route.method,
@@ -144,6 +148,75 @@ describe('least privilege per route', () => {
   });
 });
 
+describe('workflow engine', () => {
+  const definition = () => {
+    const machines = template.findResources('AWS::StepFunctions::StateMachine');
+    expect(Object.keys(machines)).toHaveLength(1);
+    return Object.values(machines)[0]!.Properties;
+  };
+
+  it('is one Standard state machine from the ASL file, with every task function substituted', () => {
+    const properties = definition();
+    expect(properties.StateMachineType).toBe('STANDARD');
+    expect(properties.TracingConfiguration).toEqual({ Enabled: true });
+    const substitutions = properties.DefinitionSubstitutions;
+    for (const task of taskFunctions) {
+      const logicalId = stack.getLogicalId(stack.engine.functions[task.id]!.node.defaultChild as never);
+      expect(substitutions[task.arnSubstitution]).toEqual({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+    }
+    const asl = JSON.parse(readFileSync(new URL('../../statemachines/workflow.asl.json', import.meta.url), 'utf8'));
+    expect(JSON.stringify(properties.DefinitionString)).toContain('waitForTaskToken');
+    expect(asl.States.AwaitApproval.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(asl.States.AwaitApproval.TimeoutSeconds).toBe(APPROVAL_TIMEOUT_SECONDS);
+    expect(asl.States.Pause.Type).toBe('Wait');
+    expect(asl.States.RunStep.Catch[0].Next).toBe('RecordFailure');
+  });
+
+  it('lets the state machine invoke exactly its task functions', () => {
+    const roleId = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) => id.includes('WorkflowStateMachineRole'))![0];
+    const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+    for (const task of taskFunctions) expect(policy).toContain(stack.getLogicalId(stack.engine.functions[task.id]!.node.defaultChild as never));
+    expect(policy).toContain('lambda:InvokeFunction');
+    expect(policy).not.toContain('PublishedExecute');
+  });
+
+  it('grants StartExecution, StopExecution and task responses only to the routes that need them', () => {
+    const grants: Record<string, string[]> = {
+      PublishedExecute: ['states:StartExecution'],
+      PublishedStopExecution: ['states:StopExecution', 'states:StartExecution'],
+      PublishedApprove: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+      PublishedReject: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+    };
+    for (const route of routes) {
+      const policy = policyOf(route.id);
+      const expected = grants[route.id] ?? [];
+      for (const action of expected) expect(policy, route.id).toContain(action);
+      for (const action of ['states:StartExecution', 'states:StopExecution', 'states:SendTaskSuccess']) {
+        if (!expected.includes(action)) expect(policy, `${route.id} must not have ${action}`).not.toContain(action);
+      }
+      const variables = template.findResources('AWS::Lambda::Function')[functionOf(route.id).logicalId]!.Properties.Environment.Variables;
+      expect(Boolean(variables.STATE_MACHINE_ARN), route.id).toBe(expected.length > 0);
+    }
+  });
+
+  it('streams the blocking execute response for up to 15 minutes', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      Integration: Match.objectLike({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 }),
+    });
+    const { logicalId } = functionOf('PublishedExecute');
+    expect(template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout).toBe(900);
+  });
+
+  it('keeps the signing secret and Bedrock away from API functions, and gives the step function Bedrock streaming only', () => {
+    expect(policyOf('WorkflowStep')).toContain('bedrock:InvokeModelWithResponseStream');
+    for (const route of routes) expect(policyOf(route.id)).not.toContain('bedrock:');
+    const variables = template.findResources('AWS::Lambda::Function')[functionOf('PublishedGetExecution').logicalId]!.Properties.Environment.Variables;
+    expect(Object.keys(variables)).toEqual(expect.arrayContaining(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'EXECUTIONS_TABLE']));
+    expect(variables).not.toHaveProperty('CONVERSATIONS_TABLE');
+    expect(variables).not.toHaveProperty('PUBLICATIONS_TABLE');
+  });
+});
+
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged in the stack', () => {
     const app = templateApp();
@@ -170,6 +243,6 @@ describe('offline synthesis', () => {
 
     const assets = readdirSync(assembly.directory).filter((entry) => entry.startsWith('asset.'));
     const bundles = assets.filter((asset) => existsSync(join(assembly.directory, asset, 'index.mjs')));
-    expect(bundles).toHaveLength(routes.length);
+    expect(bundles).toHaveLength(routes.length + taskFunctions.length);
   }, 60_000);
 });
