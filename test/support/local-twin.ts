@@ -17,9 +17,15 @@ export interface TestTwin extends LocalTwin {
 }
 
 /** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
-export async function startTestTwin(options: { bodyTimeoutMs?: number } = {}): Promise<TestTwin> {
+export async function startTestTwin(options: { bodyTimeoutMs?: number; retryIntervalMs?: number } = {}): Promise<TestTwin> {
   const dataDir = mkdtempSync(join(tmpdir(), 'twin-'));
-  const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, bodyTimeoutMs: options.bodyTimeoutMs });
+  const twin = await startLocalTwin({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    retryIntervalMs: options.retryIntervalMs,
+  });
   process.env.DATA_DIR = dataDir;
   const dynamo = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),

@@ -1,0 +1,166 @@
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes.ts';
+import { SCOPES } from '../../functions/published/api-key-model.ts';
+import { hashSecret } from '../../functions/shared/secrets.ts';
+import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '../../functions/shared/limits.ts';
+import { http } from '../support/http.ts';
+import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+
+let twin: TestTwin;
+beforeAll(async () => {
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+});
+afterAll(() => twin?.close());
+
+const publishedRoutes = routes.filter((route) => route.errorShape === 'published');
+const UNKNOWN_EXECUTION = '00000000-0000-4000-8000-000000000000';
+
+/** Calls a route as the route table describes it; path ids name things that do not exist, so an authorised call answers 404. */
+function callRoute(key: string | undefined, route: (typeof routes)[number]) {
+  const path = route.path
+    .replace('/api/v1/published', '')
+    .replace('{workflow_id}', 'no-such-workflow')
+    .replace('{execution_id}', UNKNOWN_EXECUTION);
+  const body = route.method === 'POST' ? (path.endsWith('/execute') ? { user_id: 'u1' } : {}) : undefined;
+  return publishedClient(twin, key).call(route.method, path, body);
+}
+
+/** What an authorised call of `callRoute` answers: the list exists, everything it names does not. */
+const authorisedStatus = (route: (typeof routes)[number]) => (route.id === 'PublishedListWorkflows' ? 200 : 404);
+
+describe('authentication on every endpoint (spec section 5)', () => {
+  it('covers every route of the published API', () => {
+    expect(publishedRoutes.map((route) => route.scope).sort()).toEqual(
+      ['executions.approve', 'executions.read', 'executions.reject', 'executions.stop', 'workflows.execute', 'workflows.read', 'workflows.read'],
+    );
+  });
+
+  it('answers 401 with detail for a missing header, a malformed header, an unknown key, an expired key and a revoked key', async () => {
+    const expired = await createKey(twin, 'full', { expires: '2020-01-01T00:00:00Z' });
+    const revoked = await createKey(twin, 'full');
+    await twin.admin('keys', 'revoke', revoked.keyId);
+    for (const route of publishedRoutes) {
+      for (const [label, key] of [
+        ['missing', undefined],
+        ['unknown', 'wfk_not-a-real-key'],
+        ['expired', expired.key],
+        ['revoked', revoked.key],
+      ] as const) {
+        const response = await callRoute(key, route);
+        expect(response.status, `${route.id} ${label}`).toBe(401);
+        expect(typeof response.body.detail, `${route.id} ${label}`).toBe('string');
+      }
+    }
+    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', `bearer  ${'x'}`, '']) {
+      const malformed = await http(`${twin.url}/api/v1/published/workflows`, { headers: { authorization } });
+      expect(malformed.status, authorization).toBe(401);
+    }
+    const basic = await twin.admin('keys', 'list');
+    const states = Object.fromEntries(basic.keys.map((key: any) => [key.key_id, key.state]));
+    expect(states[expired.keyId]).toBe('expired');
+    expect(states[revoked.keyId]).toBe('revoked');
+    expect(JSON.stringify(basic)).not.toContain(revoked.key);
+  });
+
+  it('answers 403 when the key lacks the route scope and lets * and the matching scope through', async () => {
+    for (const route of publishedRoutes) {
+      const others = SCOPES.filter((scope) => scope !== route.scope);
+      const lacking = await createKey(twin, others);
+      const denied = await callRoute(lacking.key, route);
+      expect(denied.status, route.id).toBe(403);
+      expect(denied.body.detail).toContain(route.scope);
+
+      const exact = await createKey(twin, [route.scope!]);
+      expect((await callRoute(exact.key, route)).status, route.id).toBe(authorisedStatus(route));
+    }
+    const full = await createKey(twin, ['*']);
+    for (const route of publishedRoutes) expect((await callRoute(full.key, route)).status, route.id).toBe(authorisedStatus(route));
+  });
+
+  it('gives the presets the scopes the spec lists', async () => {
+    const read = await createKey(twin, 'read');
+    const execute = await createKey(twin, 'execute');
+    const client = (key: string) => publishedClient(twin, key);
+    expect((await client(read.key).listWorkflows()).status).toBe(200);
+    expect((await client(read.key).execute('echo', { user_id: 'u' })).status).toBe(403);
+    expect((await client(read.key).stop(UNKNOWN_EXECUTION)).status).toBe(403);
+    expect((await client(execute.key).execute('echo', { user_id: 'u', input: { message: 'x' } })).status).toBe(200);
+    expect((await client(execute.key).approve(UNKNOWN_EXECUTION, {})).status).toBe(403);
+  });
+
+  it('keeps a rotated key working through its grace period, and refuses it after', async () => {
+    const original = await createKey(twin, 'read');
+    const rotated = await twin.admin('keys', 'rotate', original.keyId);
+    expect(rotated.key_id).toBe(original.keyId);
+    expect(rotated.key).not.toBe(original.key);
+    expect(rotated.scopes).toEqual(['workflows.read', 'executions.read', 'events.subscribe']);
+    const graceMs = Date.parse(rotated.previous_valid_until) - Date.now();
+    expect(graceMs).toBeGreaterThan(23.9 * 3600_000);
+    expect(graceMs).toBeLessThanOrEqual(24 * 3600_000);
+
+    expect((await publishedClient(twin, original.key).listWorkflows()).status).toBe(200);
+    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
+
+    // The grace period ends: move its end into the past, as 24 hours would.
+    await twin.dynamo.send(
+      new UpdateCommand({
+        TableName: twin.twin.tables.apiKeys,
+        Key: { pk: `key#${hashSecret(original.key)}` },
+        UpdateExpression: 'SET valid_until_ms = :past',
+        ExpressionAttributeValues: { ':past': Date.now() - 1000 },
+      }),
+    );
+    const late = await publishedClient(twin, original.key).listWorkflows();
+    expect(late.status).toBe(401);
+    expect(late.body.detail).toContain('rotated');
+    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
+
+    await twin.admin('keys', 'revoke', original.keyId);
+    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(401);
+  });
+
+  it('isolates projects: another project\'s workflows and executions answer 404', async () => {
+    await publishFixtures(twin, 'other');
+    const mine = await createKey(twin, 'full');
+    const theirs = await createKey(twin, 'full', { project: 'other' });
+    const run = await publishedClient(twin, theirs.key).execute('echo', { user_id: 'u', input: { message: 'secret' } });
+    expect(run.status).toBe(200);
+    const id = run.body.execution_id;
+    expect((await publishedClient(twin, theirs.key).getExecution(id)).status).toBe(200);
+    for (const call of [
+      () => publishedClient(twin, mine.key).getExecution(id),
+      () => publishedClient(twin, mine.key).stop(id),
+      () => publishedClient(twin, mine.key).approve(id, {}),
+      () => publishedClient(twin, mine.key).reject(id, {}),
+    ]) {
+      const response = await call();
+      expect(response.status).toBe(404);
+      expect(response.text).not.toContain('secret');
+    }
+    const list = await publishedClient(twin, theirs.key).listWorkflows();
+    expect(list.body.project_id).toBe('other');
+  });
+
+  it('answers 429 with an integer Retry-After once a key used its requests of the minute', async () => {
+    const limited = await createKey(twin, 'read');
+    const windowId = String(Math.floor(Date.now() / 60_000));
+    await twin.dynamo.send(
+      new PutCommand({
+        TableName: twin.twin.tables.counters,
+        Item: { pk: `key-rate#${limited.keyId}#${windowId}`, count: MAX_REQUESTS_PER_MINUTE_PER_KEY, expires_at: Math.ceil(Date.now() / 1000) + 120 },
+      }),
+    );
+    const response = await publishedClient(twin, limited.key).listWorkflows();
+    if (String(Math.floor(Date.now() / 60_000)) !== windowId) return; // the minute turned over mid-test: nothing to assert
+    expect(response.status).toBe(429);
+    expect(response.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(typeof response.body.detail).toBe('string');
+    const other = await createKey(twin, 'read');
+    expect((await publishedClient(twin, other.key).listWorkflows()).status).toBe(200);
+  });
+});

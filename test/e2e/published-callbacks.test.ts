@@ -1,0 +1,127 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+
+interface Delivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A callback receiver on loopback that answers the statuses it is told to, in order, then 204. */
+function receiver() {
+  const deliveries: Delivery[] = [];
+  const statuses: number[] = [];
+  let notify: () => void = () => undefined;
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      deliveries.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      response.writeHead(statuses.shift() ?? 204).end();
+      notify();
+    });
+  });
+  return {
+    deliveries,
+    statuses,
+    server,
+    url: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    async waitFor(count: number, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (deliveries.length < count && Date.now() < deadline) {
+        await new Promise<void>((resolve) => {
+          notify = resolve;
+          setTimeout(resolve, 100);
+        });
+      }
+      return deliveries;
+    },
+  };
+}
+
+let twin: TestTwin;
+let client: ReturnType<typeof publishedClient>;
+const hook = receiver();
+
+beforeAll(async () => {
+  process.env.ALLOW_LOOPBACK_CALLBACKS = '1';
+  twin = await startTestTwin({ retryIntervalMs: 50 });
+  await publishFixtures(twin);
+  client = publishedClient(twin, (await createKey(twin, 'full')).key);
+  await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', () => resolve()));
+});
+afterAll(async () => {
+  hook.server.close();
+  await twin?.close();
+});
+
+describe('completion callbacks', () => {
+  it('posts the status response signed per Standard Webhooks, verifiable with the standardwebhooks package', async () => {
+    const secret = `whsec_${Buffer.from('a-32-byte-secret-for-the-tests!!').toString('base64')}`;
+    const run = await client.execute('echo', { user_id: 'u', input: { message: 'signed' }, callback_url: hook.url(), webhook_secret: secret });
+    expect(run.body.status).toBe('completed');
+    const [delivery] = await hook.waitFor(1);
+    expect(delivery).toBeDefined();
+    const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Record<string, unknown>;
+    expect(payload).toEqual((await client.getExecution(run.body.execution_id)).body);
+    expect(delivery!.headers['webhook-id']).toBe(`msg_${run.body.execution_id}`);
+    expect(delivery!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(() => new Webhook(`whsec_${Buffer.from('another-secret-of-32-bytes-long!').toString('base64')}`).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    expect(JSON.stringify(payload)).not.toContain(secret);
+  });
+
+  it('signs with a plain secret as raw bytes (Webhook with format raw), and sends no signature without a secret', async () => {
+    hook.deliveries.length = 0;
+    const run = await client.execute('router', { user_id: 'u', input: { kind: 'broken', message: 'x' }, callback_url: hook.url(), webhook_secret: 'plain secret' });
+    expect(run.body.status).toBe('failed');
+    const [signed] = await hook.waitFor(1);
+    const payload = new Webhook('plain secret', { format: 'raw' }).verify(signed!.body, signed!.headers as Record<string, string>) as Record<string, unknown>;
+    expect(payload).toMatchObject({ status: 'failed', error: 'Broken: x' });
+
+    hook.deliveries.length = 0;
+    await client.execute('echo', { user_id: 'u', input: { message: 'x' }, callback_url: hook.url() });
+    const [unsigned] = await hook.waitFor(1);
+    expect(unsigned!.headers['webhook-signature']).toBeUndefined();
+    expect(JSON.parse(unsigned!.body).status).toBe('completed');
+  });
+
+  it('retries a failing receiver with backoff until it takes the callback, with the same webhook id', async () => {
+    hook.deliveries.length = 0;
+    hook.statuses.push(500, 503);
+    const run = await client.execute('echo', { user_id: 'u', input: { message: 'retry' }, callback_url: hook.url() });
+    const deliveries = await hook.waitFor(3);
+    expect(deliveries).toHaveLength(3);
+    expect(new Set(deliveries.map((delivery) => delivery.headers['webhook-id']))).toEqual(new Set([`msg_${run.body.execution_id}`]));
+  });
+
+  it('calls back with status cancelled when a running run is stopped', async () => {
+    hook.deliveries.length = 0;
+    const blocked = client.execute('router', { user_id: 'stop-me', input: { kind: 'slow' }, callback_url: hook.url() });
+    let executionId: string | undefined;
+    for (let i = 0; i < 100 && !executionId; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.executions }));
+      executionId = Items?.find((item) => item.user_id === 'stop-me' && item.status === 'running')?.execution_id;
+    }
+    expect((await client.stop(executionId!)).body).toEqual({ execution_id: executionId, status: 'cancelled' });
+    expect((await blocked).body.status).toBe('cancelled');
+    const [delivery] = await hook.waitFor(1);
+    expect(JSON.parse(delivery!.body)).toMatchObject({ execution_id: executionId, status: 'cancelled' });
+  });
+
+  it('calls back when a run fails after an approval, and not while it waits', async () => {
+    hook.deliveries.length = 0;
+    const run = await client.execute('gate', { user_id: 'u', input: {}, callback_url: hook.url() });
+    expect(run.body.status).toBe('interrupted');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(hook.deliveries).toHaveLength(0);
+    await client.reject(run.body.execution_id, { feedback: 'no' });
+    await pollExecution(client, run.body.execution_id, (body) => body.status === 'failed');
+    const [delivery] = await hook.waitFor(1);
+    expect(JSON.parse(delivery!.body)).toMatchObject({ status: 'failed', error: 'no' });
+  });
+});

@@ -1,0 +1,54 @@
+import { fileURLToPath } from 'node:url';
+import { http, type HttpResult } from './http.ts';
+import type { TestTwin } from './local-twin.ts';
+
+export const WORKFLOW_FIXTURES = fileURLToPath(new URL('../fixtures/workflows/', import.meta.url));
+
+/** Publishes the fixture workflows to `project` and answers the admin CLI's JSON. */
+export function publishFixtures(twin: TestTwin, project = 'default') {
+  return twin.admin('publish', WORKFLOW_FIXTURES, '--project', project);
+}
+
+export async function createKey(twin: TestTwin, access: string[] | 'read' | 'execute' | 'full', options: { project?: string; expires?: string } = {}) {
+  const accessArgs = Array.isArray(access) ? ['--scopes', access.join(',')] : ['--preset', access];
+  const created = await twin.admin(
+    'keys', 'create', '--name', 'test key', ...accessArgs,
+    ...(options.project ? ['--project', options.project] : []),
+    ...(options.expires ? ['--expires', options.expires] : []),
+  );
+  return { keyId: created.key_id as string, key: created.key as string };
+}
+
+/** A client of the Published Workflow API with one key. */
+export function publishedClient(twin: TestTwin, key: string | undefined) {
+  const base = `${twin.url}/api/v1/published`;
+  const headers = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  const call = (method: string, path: string, body?: unknown): Promise<HttpResult> =>
+    http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  return {
+    call,
+    listWorkflows: () => call('GET', '/workflows'),
+    getWorkflow: (id: string) => call('GET', `/workflows/${id}`),
+    execute: (id: string, body: unknown) => call('POST', `/workflows/${id}/execute`, body),
+    getExecution: (id: string) => call('GET', `/executions/${id}`),
+    stop: (id: string) => call('POST', `/executions/${id}/stop`),
+    approve: (id: string, body?: unknown) => call('POST', `/executions/${id}/approve`, body),
+    reject: (id: string, body?: unknown) => call('POST', `/executions/${id}/reject`, body),
+  };
+}
+
+/** Polls GET /executions/{id} until `done` holds (the API's own polling pattern), up to `timeoutMs`. */
+export async function pollExecution(
+  client: ReturnType<typeof publishedClient>,
+  executionId: string,
+  done: (body: any) => boolean,
+  timeoutMs = 10_000,
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await client.getExecution(executionId);
+    if (response.status !== 200) throw new Error(`GET execution answered ${response.status}: ${response.text}`);
+    if (done(response.body) || Date.now() > deadline) return response.body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
