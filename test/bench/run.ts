@@ -8,6 +8,9 @@ import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '../../functions/shared/limits.
 import { runCli } from '../../lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/stores.ts';
 import { startLocalTwin } from '../../lib/local/twin.ts';
+import { executionArnOf } from '../../functions/engine/state-machine.ts';
+import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '../../functions/shared/limits.ts';
+import { writeFileSync } from 'node:fs';
 import { callEvent, textEvent } from '../support/events.ts';
 import { runAtConcurrency, type RunStats } from './stats.ts';
 
@@ -20,6 +23,8 @@ const CONCURRENCY = 16;
 const CALL_REQUESTS = Number(process.env.BENCH_CALLS ?? 3000);
 const DIALOG_REQUESTS = Number(process.env.BENCH_DIALOGS ?? 200);
 const RAW_PUTS = Number(process.env.BENCH_PUTS ?? 3000);
+const EXECUTES = Number(process.env.BENCH_EXECUTES ?? 400);
+const LINEAR_NODES = 10;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
 process.env.DATA_DIR = dataDir;
@@ -43,11 +48,17 @@ async function linkPool(type: 'calls' | 'dialogs', requests: number): Promise<st
   return tokens;
 }
 
-function post(url: string, body: string): Promise<number> {
+function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  return send('POST', url, body, headers).then((answer) => answer.status);
+}
+
+function send(method: string, url: string, body: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+    const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+    const req = request(url, { method, agent, headers: { 'content-type': 'application/json', ...length, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
     req.end(body);
@@ -95,6 +106,61 @@ async function rawPutRun(): Promise<RunStats> {
   return stats;
 }
 
+/** Workflows for the engine figures: one llm node, and a linear chain of LINEAR_NODES llm nodes. */
+function publishBenchWorkflows(): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wf-'));
+  const oneNode = { id: 'one', name: 'One node', start: 'reply', nodes: { reply: { type: 'llm', provider: 'scripted', reply: 'ok', next: 'done' }, done: { type: 'end', output: '{{nodes.reply.output}}' } } };
+  const chain: Record<string, unknown> = {};
+  for (let i = 1; i <= LINEAR_NODES; i += 1) chain[`n${i}`] = { type: 'llm', provider: 'scripted', reply: `step ${i}`, next: i === LINEAR_NODES ? 'done' : `n${i + 1}` };
+  chain.done = { type: 'end', output: `{{nodes.n${LINEAR_NODES}.output}}` };
+  writeFileSync(join(dir, 'one.json'), JSON.stringify(oneNode));
+  writeFileSync(join(dir, 'linear.json'), JSON.stringify({ id: 'linear', name: 'Linear', start: 'n1', nodes: chain }));
+  return admin('publish', dir);
+}
+
+async function keyPool(requests: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_KEY - 50)); i += 1) keys.push((await admin('keys', 'create', '--name', `bench-${i}`, '--preset', 'full')).key!);
+  return keys;
+}
+
+async function executeRun(label: string, workflowId: string, total: number, concurrency: number, keys: string[]) {
+  const unexpected: string[] = [];
+  const executionIds: string[] = [];
+  costs.clear();
+  const stats = await runAtConcurrency(total, concurrency, async (i) => {
+    const answer = await send('POST', `${twin.url}/api/v1/published/workflows/${workflowId}/execute`, JSON.stringify({ user_id: `user-${i % 50}`, input: { message: 'hi' } }), {
+      authorization: `Bearer ${keys[i % keys.length]}`,
+    });
+    const body = JSON.parse(answer.text) as { status?: string; execution_id?: string };
+    if (answer.status !== 200 || body.status !== 'completed') unexpected.push(`${answer.status} ${body.status}`);
+    else executionIds.push(body.execution_id!);
+  });
+  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} runs did not complete (${[...new Set(unexpected)]})`);
+  const perRequest = (operation: string) => {
+    const cost = costs.get(operation);
+    if (!cost) return 'n/a';
+    const per = (n: number) => (n / total).toFixed(2);
+    return `RCU ${per(cost.units.dynamoReadUnits)}, WCU ${per(cost.units.dynamoWriteUnits)}, SFN API ${per(cost.units.stepFunctionsRequests)}`;
+  };
+  console.log(`  ${label} units/run: execute handler ${perRequest('PublishedExecute')}; step function ${perRequest('WorkflowStep')}`);
+  return { stats, executionIds };
+}
+
+async function transitionsPerRun(executionIds: string[]): Promise<number> {
+  // The transition counter reads the runner's event log, which trails the run's result by a tick.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const counts = executionIds.map((id) => twin.stepFunctions.stateTransitions(executionArnOf(twin.twin.state_machine_arn, id)));
+  return counts.reduce((sum, count) => sum + count, 0) / counts.length;
+}
+
+async function baselineRun(total: number, keys: string[]): Promise<RunStats> {
+  return runAtConcurrency(total, 1, async (i) => {
+    const answer = await send('GET', `${twin.url}/api/v1/published/workflows`, undefined, { authorization: `Bearer ${keys[i % keys.length]}` });
+    if (answer.status !== 200) throw new Error(`GET /workflows answered ${answer.status}`);
+  });
+}
+
 const format = (label: string, stats: RunStats) =>
   `${label.padEnd(34)} ${stats.perSecond.toFixed(0).padStart(6)} req/s   p50 ${stats.p50Ms.toFixed(1).padStart(6)} ms   p99 ${stats.p99Ms.toFixed(1).padStart(6)} ms   (${stats.requests} in ${stats.seconds.toFixed(1)} s)`;
 
@@ -109,6 +175,20 @@ try {
   console.log(format(`POST /events, dialog (${(dialogBody().length / 1024).toFixed(0)} KB)`, dialogs));
   console.log(`ratio call ingest / raw PutItem: ${(calls.perSecond / raw.perSecond).toFixed(2)}`);
   console.log(`ratio dialog ingest / raw PutItem: ${(dialogs.perSecond / raw.perSecond).toFixed(2)}`);
+
+  console.log(`\nWorkflow engine (local Step Functions runner, same ASL file)`);
+  await publishBenchWorkflows();
+  const keys = await keyPool(EXECUTES * 3 + 400);
+  const baseline = await baselineRun(200, keys);
+  const sequential = await executeRun('one-node execute, concurrency 1', 'one', EXECUTES / 2, 1, keys);
+  const parallel = await executeRun(`one-node execute, concurrency ${CONCURRENCY}`, 'one', EXECUTES, CONCURRENCY, keys);
+  const linear = await executeRun(`${LINEAR_NODES}-node linear execute, concurrency 1`, 'linear', 50, 1, keys);
+  console.log(format('GET /workflows (auth + 1 read), c=1', baseline));
+  console.log(format('execute one-node, c=1', sequential.stats));
+  console.log(format(`execute one-node, c=${CONCURRENCY}`, parallel.stats));
+  console.log(format(`execute ${LINEAR_NODES}-node linear, c=1`, linear.stats));
+  console.log(`execute overhead over an authenticated read (c=1): p50 +${(sequential.stats.p50Ms - baseline.p50Ms).toFixed(1)} ms, p99 +${(sequential.stats.p99Ms - baseline.p99Ms).toFixed(1)} ms`);
+  console.log(`state transitions per run: one-node ${(await transitionsPerRun(sequential.executionIds)).toFixed(1)}, ${LINEAR_NODES}-node linear ${(await transitionsPerRun(linear.executionIds)).toFixed(1)}`);
 } finally {
   agent.destroy();
   await twin.close();

@@ -22,7 +22,7 @@ export async function createKey(twin: TestTwin, access: string[] | 'read' | 'exe
 /** A client of the Published Workflow API with one key. */
 export function publishedClient(twin: TestTwin, key: string | undefined) {
   const base = `${twin.url}/api/v1/published`;
-  const headers = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
   const call = (method: string, path: string, body?: unknown): Promise<HttpResult> =>
     http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
   return {
