@@ -1,4 +1,5 @@
-import { BatchWriteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchPut } from '../shared/batch-put.ts';
 
 /**
  * Conversations table: user memory per (project, user_id), one item per key so concurrent runs that set
@@ -14,7 +15,6 @@ export interface Turn {
 const memoryPk = (projectId: string, userId: string) => `memory#${projectId}#${encodeURIComponent(userId)}`;
 const threadPk = (projectId: string, userId: string, threadId: string) =>
   `thread#${projectId}#${encodeURIComponent(userId)}#${encodeURIComponent(threadId)}`;
-const BATCH_WRITE_LIMIT = 25;
 
 export type ConversationsRepository = ReturnType<typeof createConversationsRepository>;
 
@@ -22,34 +22,24 @@ export function createConversationsRepository(client: DynamoDBDocumentClient, ta
   return {
     async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
       const memory: Record<string, unknown> = {};
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': memoryPk(projectId, userId) },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
+      const pages = paginateQuery(
+        { client },
+        {
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': memoryPk(projectId, userId) },
+          ConsistentRead: true,
+        },
+      );
+      for await (const page of pages) {
         for (const item of page.Items ?? []) memory[String(item.sk).slice('key#'.length)] = item.value;
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      }
       return memory;
     },
 
-    async writeMemory(projectId: string, userId: string, values: Record<string, unknown>): Promise<void> {
-      const entries = Object.entries(values);
-      for (let i = 0; i < entries.length; i += BATCH_WRITE_LIMIT) {
-        let requests: unknown[] | undefined = entries.slice(i, i + BATCH_WRITE_LIMIT).map(([name, value]) => ({
-          PutRequest: { Item: { pk: memoryPk(projectId, userId), sk: `key#${name}`, value } },
-        }));
-        while (requests && requests.length > 0) {
-          const result: { UnprocessedItems?: Record<string, unknown[]> } = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
-          requests = result.UnprocessedItems?.[tableName];
-        }
-      }
+    writeMemory(projectId: string, userId: string, values: Record<string, unknown>): Promise<void> {
+      const pk = memoryPk(projectId, userId);
+      return batchPut(client, tableName, Object.entries(values).map(([name, value]) => ({ pk, sk: `key#${name}`, value })));
     },
 
     /** The thread's latest turns, oldest first. */

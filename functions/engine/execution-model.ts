@@ -31,7 +31,6 @@ export interface ExecutionRecord extends RunContext {
   error: string | null;
   total_steps: number;
   created_at: string;
-  started_at: string | null;
   finished_at: string | null;
   pending_approval: PendingApproval | null;
   /** Internal: the approval task's token while one is awaited. Never leaves the service. */
@@ -40,7 +39,12 @@ export interface ExecutionRecord extends RunContext {
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
-  state_machine_execution_arn: string | null;
+}
+
+/** The part of a record the state machine carries from step to step (never the signing secret). */
+export function runContextOf(record: ExecutionRecord): RunContext {
+  const { execution_id, project_id, publication_id, workflow_id, user_id, thread_id, input, overrides } = record;
+  return { execution_id, project_id, publication_id, workflow_id, user_id, thread_id, input, overrides };
 }
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */

@@ -8,8 +8,8 @@ import type { ConversationsRepository } from './conversations-repository.ts';
 import {
   SETTLED_STATUSES,
   STOPPABLE_STATUSES,
+  runContextOf,
   type ExecutionRecord,
-  type RunContext,
 } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
 import { initialCursor, type ApprovalDecision } from './run-step.ts';
@@ -17,17 +17,22 @@ import { executionArnOf, type StateMachine } from './state-machine.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '../published/api-keys-service.ts';
 
-/** Starting, waiting for, stopping and resuming executions: everything the API does to a run. */
-export interface ExecutionDeps extends PublicationDeps {
+/** Waiting for, stopping and resuming executions. */
+export interface ExecutionDeps {
   executions: ExecutionsRepository;
-  conversations: ConversationsRepository;
   stateMachine: StateMachine;
   stateMachineArn: string;
-  allowLoopbackCallbacks: boolean;
   sleep: (ms: number) => Promise<void>;
+  now: () => number;
 }
 
-export async function startExecution(deps: ExecutionDeps, caller: Caller, workflowId: string, request: ExecuteRequest): Promise<ExecutionRecord> {
+/** Starting one also reads the publication and writes initial memory. */
+export interface StartDeps extends ExecutionDeps, PublicationDeps {
+  conversations: ConversationsRepository;
+  allowLoopbackCallbacks: boolean;
+}
+
+export async function startExecution(deps: StartDeps, caller: Caller, workflowId: string, request: ExecuteRequest): Promise<ExecutionRecord> {
   const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
   applyOverrides(workflow.definition, request.overrides);
   if (request.callback_url !== undefined) {
@@ -54,29 +59,18 @@ export async function startExecution(deps: ExecutionDeps, caller: Caller, workfl
     error: null,
     total_steps: 0,
     created_at: new Date(now).toISOString(),
-    started_at: null,
     finished_at: null,
     pending_approval: null,
     task_token: null,
     callback_url: request.callback_url ?? null,
     webhook_secret: request.webhook_secret ?? null,
     callback_state: request.callback_url ? 'pending' : 'none',
-    state_machine_execution_arn: executionArnOf(deps.stateMachineArn, executionId),
   };
   await deps.executions.create(record, now + EXECUTION_RETENTION_MS);
 
-  const run: RunContext = {
-    execution_id: executionId,
-    project_id: record.project_id,
-    publication_id: record.publication_id,
-    workflow_id: workflowId,
-    user_id: record.user_id,
-    thread_id: record.thread_id,
-    input: record.input,
-    overrides: record.overrides,
-  };
   try {
     // The secret stays in the table: state machine inputs are visible in the execution history.
+    const run = runContextOf(record);
     await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, run, cursor: initialCursor(workflow.definition) });
   } catch (error) {
     await deps.executions.transition(executionId, ['queued'], {
@@ -122,7 +116,7 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   });
   if (!previous) throw refuse((await ownedExecution(deps, caller, executionId, true)).status);
   try {
-    await deps.stateMachine.stop(record.state_machine_execution_arn!, 'Stopped through the API');
+    await deps.stateMachine.stop(executionArnOf(deps.stateMachineArn, executionId), 'Stopped through the API');
   } catch (error) {
     // Not started yet (a stop racing the execute call): the run will find itself cancelled at its first step.
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;

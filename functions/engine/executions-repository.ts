@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionHeld } from '../shared/conditional-write.ts';
+import { isConditionFailure } from '../shared/conditional-write.ts';
 import type { ExecutionRecord, ExecutionStatus } from './execution-model.ts';
 
 const key = (executionId: string) => ({ pk: `execution#${executionId}` });
@@ -34,44 +34,38 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
     async transition(
       executionId: string,
       from: readonly ExecutionStatus[],
-      changes: Partial<ExecutionRecord> & { total_steps_add?: number },
+      changes: Partial<ExecutionRecord>,
       condition?: { expression: string; values: Record<string, unknown> },
     ): Promise<ExecutionRecord | undefined> {
       const names: Record<string, string> = { '#status': 'status' };
       const values: Record<string, unknown> = {};
       from.forEach((status, i) => (values[`:from${i}`] = status));
       const sets: string[] = [];
-      const adds: string[] = [];
       Object.entries(changes).forEach(([field, value], i) => {
         if (value === undefined) return;
-        if (field === 'total_steps_add') {
-          adds.push(`total_steps :steps`);
-          values[':steps'] = value;
-          return;
-        }
         names[`#f${i}`] = field;
         values[`:v${i}`] = value;
         sets.push(`#f${i} = :v${i}`);
       });
       Object.assign(values, condition?.values);
       const statusCondition = `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`;
-      let previous: ExecutionRecord | undefined;
-      const held = await conditionHeld(
-        client
-          .send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: key(executionId),
-              UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : ''].join(' ').trim(),
-              ConditionExpression: condition ? `${statusCondition} AND (${condition.expression})` : statusCondition,
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-              ReturnValues: 'ALL_OLD',
-            }),
-          )
-          .then((result) => (previous = result.Attributes as ExecutionRecord | undefined)),
-      );
-      return held ? previous : undefined;
+      try {
+        const result = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(executionId),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: condition ? `${statusCondition} AND (${condition.expression})` : statusCondition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        return result.Attributes as ExecutionRecord;
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
     },
 
     async setCallbackState(executionId: string, state: ExecutionRecord['callback_state']): Promise<void> {

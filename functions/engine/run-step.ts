@@ -3,6 +3,7 @@ import { newId } from '../shared/secrets.ts';
 import { conditionHolds } from '../workflows/condition.ts';
 import type { WorkflowDefinition, WorkflowNode } from '../workflows/definition-schema.ts';
 import { applyOverrides } from '../workflows/overrides.ts';
+import { scopeNeeds } from '../workflows/scope-needs.ts';
 import type { PublicationsRepository } from '../workflows/publications-repository.ts';
 import { renderText, renderValue, type TemplateScope } from '../workflows/template.ts';
 import type { ConversationsRepository } from './conversations-repository.ts';
@@ -73,29 +74,11 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
 
   const isFirstStep = state.cursor.steps === 0 && !state.decision;
   if (isFirstStep) {
-    const started = await deps.executions.transition(run.execution_id, ['queued', 'running'], {
-      status: 'running',
-      started_at: new Date(deps.now()).toISOString(),
-    });
+    const started = await deps.executions.transition(run.execution_id, ['queued', 'running'], { status: 'running' });
     if (!started) return { ...base, outcome: 'finished', callback: false };
   }
 
   const cursor: Cursor = structuredClone(state.cursor);
-  const [memory, history] = await Promise.all([
-    deps.conversations.readMemory(run.project_id, run.user_id),
-    deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS * 2),
-  ]);
-  const scope: TemplateScope = {
-    input: run.input,
-    memory,
-    nodes: cursor.nodes,
-    approval: cursor.approval,
-    history: history
-      .filter((turn) => turn.execution_id !== run.execution_id)
-      .slice(-MAX_HISTORY_TURNS)
-      .map((turn) => `${turn.role}: ${turn.text}`)
-      .join('\n'),
-  };
   const appendTurn = (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
@@ -111,6 +94,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
 
   try {
     const definition = applyOverrides(published.definition, run.overrides);
+    const scope = await loadScope(deps, run, cursor, definition);
     if (isFirstStep && typeof run.input.message === 'string') await appendTurn('user', run.input.message);
     if (state.decision) {
       const next = resumeAfterApproval(definition, cursor, state.decision);
@@ -196,6 +180,26 @@ async function executeNode(
   }
 }
 
+/** Memory and history are read only when the workflow can see them: each read is a billed query per step. */
+async function loadScope(deps: StepDeps, run: RunContext, cursor: Cursor, definition: WorkflowDefinition): Promise<TemplateScope> {
+  const needs = scopeNeeds(definition);
+  const [memory, history] = await Promise.all([
+    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : {},
+    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS * 2) : [],
+  ]);
+  return {
+    input: run.input,
+    memory,
+    nodes: cursor.nodes,
+    approval: cursor.approval,
+    history: history
+      .filter((turn) => turn.execution_id !== run.execution_id)
+      .slice(-MAX_HISTORY_TURNS)
+      .map((turn) => `${turn.role}: ${turn.text}`)
+      .join('\n'),
+  };
+}
+
 function resumeAfterApproval(definition: WorkflowDefinition, cursor: Cursor, decision: ApprovalDecision): string | undefined {
   const node = definition.nodes[cursor.node];
   if (node?.type !== 'approval') throw new RunFailure(`Node ${cursor.node} is not an approval`);
@@ -221,9 +225,8 @@ async function finish(
     pending_approval: null,
     task_token: null,
   });
-  const callback = Boolean(previous?.callback_url);
-  if (callback) await deps.executions.setCallbackState(executionId, 'pending');
-  return { outcome: 'finished', callback };
+  // callback_state has been `pending` since the run was created with a callback_url.
+  return { outcome: 'finished', callback: Boolean(previous?.callback_url) };
 }
 
 /** JSONata raises errors with a `code` (e.g. T2001); they are the workflow's, not the platform's. */

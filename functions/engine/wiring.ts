@@ -3,7 +3,7 @@ import { optionalFlag, requireEnv } from '../shared/config.ts';
 import { STATE_MACHINE_ENV, TABLE_ENV } from '../shared/resources.ts';
 import { publicationsFromEnv } from '../workflows/wiring.ts';
 import { createConversationsRepository } from './conversations-repository.ts';
-import type { ExecutionDeps } from './execution-service.ts';
+import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { createStateMachine } from './state-machine.ts';
 
@@ -23,16 +23,16 @@ export function conversationsFromEnv() {
   return createConversationsRepository(dynamo, requireEnv(TABLE_ENV.conversations));
 }
 
-export function executionServiceFromEnv(options: { conversations?: boolean; publications?: boolean } = {}): ExecutionDeps {
+export function executionServiceFromEnv(): ExecutionDeps {
   const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
+  return { executions: executionsFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, sleep, now: Date.now };
+}
+
+export function executionStartFromEnv(): StartDeps {
   return {
-    executions: executionsFromEnv(),
-    publications: options.publications ? publicationsFromEnv() : (undefined as never),
-    conversations: options.conversations ? conversationsFromEnv() : (undefined as never),
-    stateMachine: createStateMachine(sfn, stateMachineArn),
-    stateMachineArn,
+    ...executionServiceFromEnv(),
+    publications: publicationsFromEnv(),
+    conversations: conversationsFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
-    sleep,
-    now: Date.now,
   };
 }

@@ -13,7 +13,6 @@ export interface ApiKeysDeps {
 
 /** Who is calling: established by `authenticate`, and all a handler needs to know to isolate projects. */
 export interface Caller {
-  keyId: string;
   projectId: string;
 }
 
@@ -105,5 +104,5 @@ export async function authenticate(deps: ApiKeysDeps, authorization: string | un
   if (!allowed) throw new RateLimitedError(`Rate limit of ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute exceeded`, window.endMs - now);
 
   if (!grants(item.scopes, needed)) throw new ForbiddenError(`API key lacks the scope ${needed}`);
-  return { keyId: item.key_id, projectId: item.project_id };
+  return { projectId: item.project_id };
 }

@@ -1,13 +1,13 @@
 import { executeRequestSchema } from '../engine/execute-request.ts';
 import { executionView } from '../engine/execution-model.ts';
 import { startExecution, waitUntilSettled } from '../engine/execution-service.ts';
-import { executionServiceFromEnv } from '../engine/wiring.ts';
+import { executionStartFromEnv } from '../engine/wiring.ts';
 import { jsonResponse } from '../shared/http-handler.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
 import { metrics, MetricUnit } from '../shared/powertools.ts';
 import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
 
-const deps = executionServiceFromEnv({ conversations: true, publications: true });
+const deps = executionStartFromEnv();
 /** Time kept back from the function's own deadline to answer. */
 const ANSWER_MARGIN_MS = 2000;
 

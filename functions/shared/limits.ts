@@ -63,7 +63,7 @@ export const EVENT_ID_BLOCK_SIZE = 1000;
 export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 /** Requests per key per minute, all endpoints together; a backstop against a runaway client, well above a chat bot's pace. */
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
-/** Execute/stream bodies; the run context travels in the Step Functions input, which is capped at 256 KB. */
+/** Bodies of the published API (execute, approve, reject); the run context travels in the Step Functions input, capped at 256 KB. */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
 /** Feedback of approve/reject, and every id a caller names (user_id, thread_id). */
 export const MAX_FEEDBACK_LENGTH = 10_000;

@@ -1,11 +1,5 @@
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchPut } from '../shared/batch-put.ts';
 import type { WorkflowDefinition } from './definition-schema.ts';
 
 /**
@@ -28,7 +22,6 @@ export interface PublishedWorkflow {
 
 const activeKey = (projectId: string) => ({ pk: `project#${projectId}`, sk: 'active' });
 const workflowKey = (publicationId: string, workflowId: string) => ({ pk: `publication#${publicationId}`, sk: `workflow#${workflowId}` });
-const BATCH_WRITE_LIMIT = 25;
 
 export type PublicationsRepository = ReturnType<typeof createPublicationsRepository>;
 
@@ -56,34 +49,26 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
       const cached = listCache.get(publicationId);
       if (cached) return cached;
       const workflows: PublishedWorkflow[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :workflow)',
-            ExpressionAttributeValues: { ':pk': `publication#${publicationId}`, ':workflow': 'workflow#' },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        workflows.push(...((page.Items ?? []) as PublishedWorkflow[]));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      const pages = paginateQuery(
+        { client },
+        {
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :workflow)',
+          ExpressionAttributeValues: { ':pk': `publication#${publicationId}`, ':workflow': 'workflow#' },
+        },
+      );
+      for await (const page of pages) workflows.push(...((page.Items ?? []) as PublishedWorkflow[]));
       listCache.set(publicationId, workflows);
       return workflows;
     },
 
     /** Writes every workflow first and flips the pointer last, so callers never see half a publication. */
     async publish(active: ActivePublication, workflows: PublishedWorkflow[]): Promise<void> {
-      for (let i = 0; i < workflows.length; i += BATCH_WRITE_LIMIT) {
-        let requests: Record<string, unknown>[] | undefined = workflows.slice(i, i + BATCH_WRITE_LIMIT).map((workflow) => ({
-          PutRequest: { Item: { ...workflowKey(active.publication_id, workflow.definition.id), ...workflow } },
-        }));
-        while (requests && requests.length > 0) {
-          const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
-          requests = result.UnprocessedItems?.[tableName] as Record<string, unknown>[] | undefined;
-        }
-      }
+      await batchPut(
+        client,
+        tableName,
+        workflows.map((workflow) => ({ ...workflowKey(active.publication_id, workflow.definition.id), ...workflow })),
+      );
       await client.send(new PutCommand({ TableName: tableName, Item: { ...activeKey(active.project_id), ...active } }));
     },
 

@@ -4,7 +4,7 @@ import { PRESETS, scopeSchema, type GrantedScope } from '../../functions/publish
 import { createCounterStore } from '../../functions/shared/counter-store.ts';
 import { DEFAULT_PROJECT } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
-import { UsageError } from './usage-error.ts';
+import { requireArgument, UsageError } from './usage-error.ts';
 
 export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
 keys rotate <key_id>
@@ -49,10 +49,7 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
     now: Date.now,
   };
   const [verb, keyId] = args;
-  const requireKeyId = () => {
-    if (!keyId) throw new UsageError(`keys ${verb} needs a <key_id>`);
-    return keyId;
-  };
+  const requireKeyId = () => requireArgument(keyId, `keys ${verb}`, 'key_id');
   switch (verb) {
     case 'create':
       if (!flags.name) throw new UsageError('keys create needs --name');

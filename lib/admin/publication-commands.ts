@@ -4,7 +4,7 @@ import { createPublicationsRepository } from '../../functions/workflows/publicat
 import { parseDefinition, publish, unpublish } from '../../functions/workflows/publication-service.ts';
 import type { WorkflowDefinition } from '../../functions/workflows/definition-schema.ts';
 import type { AdminTarget } from './target.ts';
-import { UsageError } from './usage-error.ts';
+import { requireArgument, UsageError } from './usage-error.ts';
 
 export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
 unpublish [--project P]`;
@@ -36,7 +36,5 @@ export async function runPublicationCommand(target: AdminTarget, verb: string, a
   const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now: Date.now };
   const projectId = flags.project ?? DEFAULT_PROJECT;
   if (verb === 'unpublish') return unpublish(deps, projectId);
-  const [path] = args;
-  if (!path) throw new UsageError('publish needs a workflow file or directory');
-  return publish(deps, projectId, readDefinitions(path));
+  return publish(deps, projectId, readDefinitions(requireArgument(args[0], 'publish', 'file-or-directory')));
 }

@@ -145,6 +145,8 @@ export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeou
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
       console.error(`handler ${route.id} threw`, error);
+      // A streaming handler may fail after its status went out: cut the response as Lambda would.
+      if (response.headersSent) return void response.destroy();
       send(response, { statusCode: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal server error' }) });
     }
   });

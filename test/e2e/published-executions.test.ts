@@ -1,4 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { executionArnOf } from '../../functions/engine/state-machine.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -113,6 +114,9 @@ describe('POST /workflows/{id}/execute', () => {
     const bad = await client.approve(waiting.body.execution_id, { feedback: 42 });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toContain('feedback');
+    const notJson = await client.reject(waiting.body.execution_id, '{feedback');
+    expect(notJson.status).toBe(400);
+    expect(notJson.body).toEqual({ detail: 'Validation error: body: is not valid JSON' });
     expect((await client.getExecution(waiting.body.execution_id)).body.status).toBe('interrupted');
   });
 
@@ -144,7 +148,7 @@ describe('stop', () => {
     expect(answer.body).toMatchObject({ execution_id: id, status: 'cancelled' });
     const polled = await client.getExecution(id);
     expect(polled.body).toMatchObject({ status: 'cancelled', output: null, finished_at: expect.stringMatching(ISO) });
-    expect(twin.stepFunctions.describeExecution(stored!.state_machine_execution_arn).status).toBe('ABORTED');
+    expect(twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, id)).status).toBe('ABORTED');
 
     const again = await client.stop(id);
     expect(again.status).toBe(409);
@@ -214,6 +218,10 @@ describe('overrides and validation', () => {
       [{ user_id: 'u', callback_url: 'https://10.0.0.1/hook' }, 'callback_url'],
       [{ user_id: 'u', callback_url: 'http://example.com/hook' }, 'callback_url'],
       [{ user_id: 'u', webhook_secret: 'abc' }, 'webhook_secret'],
+      [{ user_id: '' }, 'user_id'],
+      [{ user_id: 'u', thread_id: 't'.repeat(257) }, 'thread_id'],
+      [{ user_id: 'u', callback_url: `https://hooks.example.com/${'x'.repeat(2100)}` }, 'callback_url'],
+      [{ user_id: 'u', overrides: { answer: 'reply' } }, 'overrides.answer'],
       ['{not json', 'body'],
       [[1, 2], 'body'],
     ];

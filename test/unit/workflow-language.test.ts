@@ -7,6 +7,7 @@ import { conditionHolds } from '../../functions/workflows/condition.ts';
 import { workflowDefinitionSchema } from '../../functions/workflows/definition-schema.ts';
 import { applyOverrides } from '../../functions/workflows/overrides.ts';
 import { renderText, renderValue, type TemplateScope } from '../../functions/workflows/template.ts';
+import { scopeNeeds } from '../../functions/workflows/scope-needs.ts';
 import { ValidationError } from '../../functions/shared/errors.ts';
 
 const scope: TemplateScope = {
@@ -125,5 +126,17 @@ describe('callbacks', () => {
     expect(describeFailure({ Error: 'States.Timeout' })).toBe('The approval was not answered in time');
     expect(describeFailure({ Error: 'Error', Cause: JSON.stringify({ errorMessage: 'boom', errorType: 'Error' }) })).toBe('Execution error (Error): boom');
     expect(describeFailure({ Error: 'X', Cause: 'plain' })).toBe('Execution error (X): plain');
+  });
+});
+
+describe('scope reads', () => {
+  const definitionWith = (nodes: Record<string, unknown>) => workflowDefinitionSchema.parse({ id: 'w', name: 'W', start: Object.keys(nodes)[0], nodes });
+
+  it('reads memory and history only for workflows that can see them', () => {
+    const end = { done: { type: 'end', output: 'x' } };
+    expect(scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: 'hi {{input.x}}', next: 'done' }, ...end }))).toEqual({ memory: false, history: false });
+    expect(scopeNeeds(definitionWith({ a: { type: 'memory', set: { k: '{{input.x}}' }, next: 'done' }, ...end }))).toEqual({ memory: false, history: false });
+    expect(scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: '{{ history }} {{memory.k}}', next: 'done' }, ...end }))).toEqual({ memory: true, history: true });
+    expect(scopeNeeds(definitionWith({ a: { type: 'condition', cases: [{ if: "$exists(memory.k)", next: 'done' }], else: 'done' }, ...end }))).toEqual({ memory: true, history: false });
   });
 });
