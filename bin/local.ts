@@ -17,9 +17,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65533) {
 const twin = await startLocalTwin({ dataDir, host, port });
 console.log(`Local twin listening on ${twin.url}`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
-console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}`);
+console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
+console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`);
 console.log(`  Data:          ${dataDir}`);
-console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls`);
+console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
