@@ -8,14 +8,19 @@ import { startLocalTwin } from '../lib/local/twin.ts';
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
+const stage = process.env.STAGE ?? 'prod';
 
 if (!Number.isInteger(port) || port < 0 || port > 65533) {
   console.error(`PORT must be an integer between 0 and 65533, got ${process.env.PORT}`);
   process.exit(1);
 }
+if (!/^[A-Za-z0-9_]{1,128}$/.test(stage)) {
+  console.error(`STAGE must be a stage name (letters, digits, underscore), got ${stage}`);
+  process.exit(1);
+}
 
-const twin = await startLocalTwin({ dataDir, host, port });
-console.log(`Local twin listening on ${twin.url}`);
+const twin = await startLocalTwin({ dataDir, host, port, stage });
+console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
 console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`);

@@ -2,21 +2,45 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 
+const LOWER_FORWARDED = { 'x-forwarded-for': true, 'x-forwarded-port': true, 'x-forwarded-proto': true };
+
+/** Where a request arrived: the stage it named, and the path the client used (stage included). */
+export interface RequestTarget {
+  stage: string;
+  /** The path after the stage, as API Gateway puts it in `event.path`. */
+  path: string;
+  /** The path as requested, as API Gateway puts it in `requestContext.path`. */
+  requestPath: string;
+}
+
 /** Builds the REST API (v1 payload) proxy event API Gateway would send for this request. */
 export function toProxyEvent(
   request: IncomingMessage,
   url: URL,
+  target: RequestTarget,
   resourcePath: string,
   pathParameters: Record<string, string>,
   body: Buffer,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
+  const sourceIp = (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  const forwarded: Record<string, string> = {
+    'X-Forwarded-For': [request.headers['x-forwarded-for'], sourceIp].filter(Boolean).join(', '),
+    'X-Forwarded-Port': String(request.socket.localPort ?? 80),
+    'X-Forwarded-Proto': 'http',
+  };
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!;
     const value = request.rawHeaders[i + 1]!;
+    if (name.toLowerCase() in LOWER_FORWARDED) continue;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
+  }
+  // API Gateway sets these itself, whatever the client sent.
+  for (const [name, value] of Object.entries(forwarded)) {
+    headers[name] = value;
+    multiValueHeaders[name] = [value];
   }
   const query: Record<string, string> = {};
   const multiValueQuery: Record<string, string[]> = {};
@@ -25,11 +49,10 @@ export function toProxyEvent(
     (multiValueQuery[name] ??= []).push(value);
   }
   const hasQuery = Object.keys(query).length > 0;
-  const sourceIp = (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const now = Date.now();
   return {
     resource: resourcePath,
-    path: url.pathname,
+    path: target.path,
     httpMethod: request.method ?? 'GET',
     headers,
     multiValueHeaders,
@@ -45,8 +68,8 @@ export function toProxyEvent(
       authorizer: undefined,
       protocol: `HTTP/${request.httpVersion}`,
       httpMethod: request.method ?? 'GET',
-      path: url.pathname,
-      stage: 'local',
+      path: target.requestPath,
+      stage: target.stage,
       requestId: randomUUID(),
       requestTimeEpoch: now,
       resourceId: 'local',

@@ -4,7 +4,7 @@ import { PayloadTooLargeError, RequestTimeoutError } from '../../functions/share
 import { errorResponse } from '../../functions/shared/http-errors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../functions/shared/limits.ts';
 import type { Route } from '../../functions/routes.ts';
-import { localContext, toProxyEvent } from './api-gateway-event.ts';
+import { localContext, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { isStreamingHandler, LocalResponseStream } from './lambda-streaming.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -112,14 +112,33 @@ function safeDecode(segment: string): string {
   }
 }
 
+export interface ApiServerOptions {
+  bodyTimeoutMs: number;
+  /** The deployed stage (`prod`): `/<stage>/api/...` is the AWS-shaped URL; the unprefixed one keeps working locally. */
+  stage: string;
+  /** REST response streaming ends a response after this long without a byte (5 minutes on a REGIONAL endpoint). */
+  streamIdleTimeoutMs: number;
+}
+
+/** What API Gateway answers when a non-streaming integration does not answer within 29 seconds. */
+const INTEGRATION_TIMED_OUT = { message: 'Endpoint request timed out' };
+
+function targetOf(pathname: string, stage: string): RequestTarget {
+  const prefix = `/${stage}`;
+  if (pathname.startsWith(`${prefix}/`)) return { stage, path: pathname.slice(prefix.length), requestPath: pathname };
+  // Like a custom domain mapped without a base path: the path is the same in both places.
+  return { stage, path: pathname, requestPath: pathname };
+}
+
 /** Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send. */
-export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeoutMs: number }): Server {
+export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
   const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
+    const target = targetOf(url.pathname, options.stage);
     let match: { route: CompiledRoute; values: string[] } | undefined;
     for (const candidate of compiled) {
-      const values = candidate.pattern.exec(url.pathname);
+      const values = candidate.pattern.exec(target.path);
       if (values && candidate.route.method === request.method) match = { route: candidate, values: values.slice(1) };
     }
     if (!match) {
@@ -133,14 +152,16 @@ export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeou
     const pathParameters = Object.fromEntries(
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
     );
-    const event = toProxyEvent(request, url, compiledRoute.route.path, pathParameters, body);
+    const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, body);
     const { route, handler } = compiledRoute;
     try {
       if (isStreamingHandler(handler)) {
         const context = localContext(route.id, STREAMING_INTEGRATION_TIMEOUT_MS);
-        await (handler as unknown as StreamingProxyHandler)(event, new LocalResponseStream(response), context);
+        const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: STREAMING_INTEGRATION_TIMEOUT_MS });
+        await (handler as unknown as StreamingProxyHandler)(event, stream, context);
       } else {
-        send(response, await handler(event, localContext(route.id, INTEGRATION_TIMEOUT_MS)));
+        const result = await withIntegrationTimeout(handler(event, localContext(route.id, INTEGRATION_TIMEOUT_MS)));
+        send(response, result);
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
@@ -153,4 +174,20 @@ export function createApiServer(boundRoutes: BoundRoute[], options: { bodyTimeou
   // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
   server.requestTimeout = 0;
   return server;
+}
+
+/** API Gateway gives up on a non-streaming integration after 29 s and answers 504, whatever the function does next. */
+async function withIntegrationTimeout(work: Promise<APIGatewayProxyResult>): Promise<APIGatewayProxyResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<APIGatewayProxyResult>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ statusCode: 504, headers: { 'content-type': 'application/json' }, body: JSON.stringify(INTEGRATION_TIMED_OUT) }),
+      INTEGRATION_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -13,12 +13,48 @@ interface Prelude {
   multiValueHeaders?: Record<string, string[]>;
 }
 
+export interface StreamLimits {
+  /** API Gateway ends a streamed response after this long without a byte. */
+  idleTimeoutMs: number;
+  /** And after the integration timeout, whatever is flowing. */
+  totalTimeoutMs: number;
+}
+
 export class LocalResponseStream extends Writable {
   private prelude: Prelude = {};
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly totalTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly response: ServerResponse) {
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly limits?: StreamLimits,
+  ) {
     super();
-    response.once('close', () => this.destroy());
+    response.once('close', () => {
+      this.clearTimers();
+      this.destroy();
+    });
+    if (limits) {
+      this.totalTimer = setTimeout(() => this.cut(), limits.totalTimeoutMs);
+      this.armIdleTimer();
+    }
+  }
+
+  private armIdleTimer(): void {
+    if (!this.limits) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.cut(), this.limits.idleTimeoutMs);
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.totalTimer);
+  }
+
+  /** The connection ends without a proper end of the body, as when API Gateway gives up on the stream. */
+  private cut(): void {
+    this.clearTimers();
+    this.response.destroy();
   }
 
   setPrelude(prelude: Prelude): void {
@@ -36,10 +72,12 @@ export class LocalResponseStream extends Writable {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.writeHead();
+    if (chunk.byteLength > 0) this.armIdleTimer();
     this.response.write(chunk, () => callback());
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    this.clearTimers();
     this.writeHead();
     this.response.end(() => callback());
   }

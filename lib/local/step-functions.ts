@@ -1,144 +1,158 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { StateMachine as LocalRunner } from 'aws-local-stepfunctions';
+import { loadDefinition, substitute, type MachineDefinition } from './asl/definition.ts';
+import { ExecutionJournal, type ExecutionRecord, type ExecutionStatus, type Position } from './asl/execution-journal.ts';
+import { writeResultPath, type Json } from './asl/paths.ts';
+import { checkPayload, matchingIndex, retryDelayMs, runState, type StateHooks } from './asl/run-state.ts';
+import { MAX_PAYLOAD_BYTES, payloadBytes, StatesError } from './asl/states-error.ts';
 
 /**
- * The local Step Functions: runs the product's ASL file with aws-local-stepfunctions, binding each
- * `lambda:invoke` task to the local function its FunctionName names. What the runner lacks is emulated here:
- * `.waitForTaskToken` (a pending promise per token, answered by SendTaskSuccess/Failure), per-task tokens,
- * named executions, stop, and the count of state transitions (the Step Functions bill).
+ * The local Step Functions: runs the product's ASL file state by state, binding each Lambda task to the local
+ * function its ARN names. As strict as the service where the product relies on it: 256 KiB payloads
+ * (`States.DataLimitExceeded`, which `States.ALL` does not catch), no default Task timeout, `.waitForTaskToken`
+ * with per-attempt tokens, Retry with backoff, MaxDelaySeconds and jitter, durable executions, tokens and timers
+ * (they survive a kill of `npm start`), and the EventBridge notice of executions that end badly.
  */
-
-// aws-local-stepfunctions needs Promise.withResolvers, which Node 20 lacks.
-(Promise as unknown as { withResolvers?: unknown }).withResolvers ??= function withResolvers<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((a, b) => {
-    resolve = a;
-    reject = b;
-  });
-  return { promise, resolve, reject };
-};
-
 export type LocalFunction = (payload: unknown) => Promise<unknown>;
 
-export class StepFunctionsError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
-
-interface ExecutionEntry {
-  executionArn: string;
-  name: string;
-  input: string;
-  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
-  startDate: number;
-  stopDate?: number;
-  output?: string;
-  error?: string;
-  cause?: string;
-  stateTransitions: number;
-  abort: () => void;
-}
-
-interface PendingTask {
-  executionArn: string;
-  resolve: (output: unknown) => void;
-  reject: (error: Error) => void;
-}
-
-const TOKEN_PLACEHOLDER = '__local_task_token__';
+export { StatesError as StepFunctionsError };
 
 export interface LocalStepFunctionsOptions {
   definitionFile: string;
   stateMachineArn: string;
   substitutions: Record<string, string>;
   functions: Record<string, LocalFunction>;
-  /** Tests only: shortens every Retry interval. */
+  dataDir: string;
+  /** Functions EventBridge invokes with "Step Functions Execution Status Change" for FAILED, TIMED_OUT and ABORTED. */
+  executionEndedSubscribers?: () => LocalFunction[];
+  /** Tests only: replaces every Retry backoff. */
   retryIntervalMs?: number;
 }
 
+interface PendingToken {
+  executionArn: string;
+  resolve: (output: Json) => void;
+  reject: (error: Error) => void;
+}
+
+const EXECUTION_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+const NOTIFIED_STATUSES: ExecutionStatus[] = ['FAILED', 'TIMED_OUT', 'ABORTED'];
+/** setTimeout's ceiling; longer sleeps are chained. */
+const MAX_TIMER_MS = 2_147_000_000;
+
 export class LocalStepFunctions {
-  private readonly runner: LocalRunner;
-  private readonly definition: { States: Record<string, { Type: string; Resource?: string; Retry?: unknown[] }> };
-  private readonly executions = new Map<string, ExecutionEntry>();
-  private readonly pendingTasks = new Map<string, PendingTask>();
+  private readonly definition: MachineDefinition;
+  private readonly journal: ExecutionJournal;
+  private readonly executions = new Map<string, ExecutionRecord>();
+  private readonly pendingTokens = new Map<string, PendingToken>();
+  /** Answered, expired or abandoned tokens, and the error a late answer gets. */
+  private readonly closedTokens = new Map<string, 'TaskTimedOut' | 'TaskDoesNotExist'>();
+  private readonly aborts = new Map<string, AbortController>();
+  private closed = false;
 
   constructor(private readonly options: LocalStepFunctionsOptions) {
-    let text = readFileSync(options.definitionFile, 'utf8');
-    for (const [name, value] of Object.entries(options.substitutions)) text = text.replaceAll(`\${${name}}`, value);
-    this.definition = JSON.parse(text);
-    this.runner = new LocalRunner(this.definition as never);
+    this.definition = loadDefinition(substitute(readFileSync(options.definitionFile, 'utf8'), options.substitutions));
+    this.journal = new ExecutionJournal(options.dataDir);
   }
 
   get stateMachineArn(): string {
     return this.options.stateMachineArn;
   }
 
+  /** Picks up what the previous process left: running executions continue where they were, tokens stay valid. */
+  resume(): void {
+    for (const record of this.journal.loadAll()) {
+      this.executions.set(record.executionArn, record);
+      if (record.status === 'RUNNING') void this.drive(record);
+      else if (!record.endNotified && NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
+    }
+  }
+
   startExecution(stateMachineArn: string, name: string | undefined, input: string) {
-    if (stateMachineArn !== this.options.stateMachineArn) throw new StepFunctionsError('StateMachineDoesNotExist', `State machine ${stateMachineArn} does not exist`);
+    if (stateMachineArn !== this.options.stateMachineArn) throw new StatesError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
     const executionName = name ?? randomUUID();
+    if (!EXECUTION_NAME.test(executionName)) throw new StatesError('InvalidName', `Invalid Name: '${executionName}'`);
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(input) as Json;
+    } catch {
+      throw new StatesError('InvalidExecutionInput', 'Invalid State Machine Execution Input: not valid JSON');
+    }
+    const bytes = Buffer.byteLength(input, 'utf8');
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      throw new StatesError('States.DataLimitExceeded', `The execution input has a size of ${bytes} bytes, exceeding the maximum number of bytes service limit (${MAX_PAYLOAD_BYTES}).`);
+    }
     const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
     const existing = this.executions.get(executionArn);
     if (existing) {
-      if (existing.input === input && existing.status === 'RUNNING') return { executionArn, startDate: existing.startDate };
-      throw new StepFunctionsError('ExecutionAlreadyExists', `Execution ${executionName} already exists`);
+      // Standard workflows: a repeated start with the same name and input is idempotent while it runs.
+      if (existing.input === input && existing.status === 'RUNNING') return { executionArn, startDate: existing.startDate / 1000 };
+      throw new StatesError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
     }
-    const execution = this.runner.run(JSON.parse(input), {
-      overrides: {
-        taskResourceLocalHandlers: this.taskHandlers(executionArn),
-        ...(this.options.retryIntervalMs === undefined ? {} : { retryIntervalOverrides: this.retryOverrides(this.options.retryIntervalMs) }),
-      },
-      context: { Execution: { Id: executionArn, Name: executionName, Input: JSON.parse(input) }, Task: { Token: TOKEN_PLACEHOLDER } },
-    } as never);
-    const entry: ExecutionEntry = { executionArn, name: executionName, input, status: 'RUNNING', startDate: Date.now(), stateTransitions: 0, abort: execution.abort };
-    this.executions.set(executionArn, entry);
-    void this.countTransitions(entry, execution.eventLogs as AsyncGenerator<{ type: string }>);
-    execution.result.then(
-      (output: unknown) => this.settle(entry, { status: 'SUCCEEDED', output: JSON.stringify(output) }),
-      (error: Error) => {
-        if (entry.status === 'ABORTED') return;
-        this.settle(entry, { status: 'FAILED', error: error.name, cause: error.message });
-      },
-    );
-    return { executionArn, startDate: entry.startDate };
+    const record: ExecutionRecord = {
+      executionArn,
+      stateMachineArn,
+      name: executionName,
+      input,
+      status: 'RUNNING',
+      startDate: Date.now(),
+      stateTransitions: 0,
+    };
+    this.executions.set(executionArn, record);
+    this.enter(record, this.definition.StartAt, parsed);
+    void this.drive(record);
+    return { executionArn, startDate: record.startDate / 1000 };
   }
 
   describeExecution(executionArn: string) {
-    const entry = this.requireExecution(executionArn);
+    const record = this.requireExecution(executionArn);
     return {
       executionArn,
-      stateMachineArn: this.options.stateMachineArn,
-      name: entry.name,
-      status: entry.status,
-      startDate: entry.startDate / 1000,
-      stopDate: entry.stopDate === undefined ? undefined : entry.stopDate / 1000,
-      input: entry.input,
-      output: entry.output,
-      error: entry.error,
-      cause: entry.cause,
+      stateMachineArn: record.stateMachineArn,
+      name: record.name,
+      status: record.status,
+      startDate: record.startDate / 1000,
+      stopDate: record.stopDate === undefined ? undefined : record.stopDate / 1000,
+      input: record.input,
+      output: record.output,
+      error: record.error,
+      cause: record.cause,
     };
   }
 
   stopExecution(executionArn: string, error?: string, cause?: string) {
-    const entry = this.requireExecution(executionArn);
-    if (entry.status === 'RUNNING') {
-      this.settle(entry, { status: 'ABORTED', error, cause });
-      entry.abort();
-    }
-    return { stopDate: (entry.stopDate ?? Date.now()) / 1000 };
+    const record = this.requireExecution(executionArn);
+    if (record.status === 'RUNNING') this.finish(record, { status: 'ABORTED', error, cause });
+    return { stopDate: (record.stopDate ?? Date.now()) / 1000 };
   }
 
   sendTaskSuccess(taskToken: string, output: string) {
-    this.takeTask(taskToken).resolve(JSON.parse(output));
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(output) as Json;
+    } catch {
+      throw new StatesError('InvalidOutput', 'Invalid Output: not valid JSON');
+    }
+    if (payloadBytes(parsed) > MAX_PAYLOAD_BYTES) throw new StatesError('InvalidOutput', `Invalid Output: over ${MAX_PAYLOAD_BYTES} bytes`);
+    this.answerToken(taskToken, { output: parsed });
     return {};
   }
 
   sendTaskFailure(taskToken: string, error?: string, cause?: string) {
-    this.takeTask(taskToken).reject(new StepFunctionsError(error ?? 'TaskFailed', cause ?? ''));
+    this.answerToken(taskToken, { error: error ?? '', cause: cause ?? '' });
     return {};
+  }
+
+  /** The answer is on disk before the API acknowledges it, so a restart right after cannot lose it. */
+  private answerToken(taskToken: string, answer: NonNullable<Position['tokenAnswer']>): void {
+    const pending = this.takeToken(taskToken);
+    const record = this.executions.get(pending.executionArn);
+    if (record?.position?.token === taskToken) {
+      record.position.tokenAnswer = answer;
+      this.save(record);
+    }
+    if ('output' in answer) pending.resolve(answer.output);
+    else pending.reject(new StatesError(answer.error, answer.cause));
   }
 
   /** State transitions of an execution so far: what Standard workflows bill. */
@@ -146,70 +160,261 @@ export class LocalStepFunctions {
     return this.requireExecution(executionArn).stateTransitions;
   }
 
+  /** Like a process exit: timers stop, nothing is marked finished; `resume()` in the next process carries on. */
   close(): void {
-    for (const entry of this.executions.values()) if (entry.status === 'RUNNING') this.stopExecution(entry.executionArn, 'Shutdown');
+    this.closed = true;
+    for (const controller of this.aborts.values()) controller.abort();
+    for (const pending of this.pendingTokens.values()) pending.reject(new StatesError('States.Aborted', 'The local Step Functions closed'));
+    this.pendingTokens.clear();
   }
 
-  private requireExecution(executionArn: string): ExecutionEntry {
-    const entry = this.executions.get(executionArn);
-    if (!entry) throw new StepFunctionsError('ExecutionDoesNotExist', `Execution ${executionArn} does not exist`);
-    return entry;
+  private requireExecution(executionArn: string): ExecutionRecord {
+    const record = this.executions.get(executionArn);
+    if (!record) throw new StatesError('ExecutionDoesNotExist', `Execution Does Not Exist: '${executionArn}'`);
+    return record;
   }
 
-  private takeTask(taskToken: string): PendingTask {
-    const task = this.pendingTasks.get(taskToken);
-    if (!task) throw new StepFunctionsError('TaskDoesNotExist', 'Task does not exist anymore');
-    this.pendingTasks.delete(taskToken);
-    return task;
+  private takeToken(taskToken: string): PendingToken {
+    const pending = this.pendingTokens.get(taskToken);
+    if (pending) {
+      this.pendingTokens.delete(taskToken);
+      this.closedTokens.set(taskToken, 'TaskDoesNotExist');
+      return pending;
+    }
+    const closedAs = this.closedTokens.get(taskToken);
+    if (closedAs === 'TaskTimedOut') throw new StatesError('TaskTimedOut', 'Task Timed Out');
+    if (closedAs) throw new StatesError('TaskDoesNotExist', 'Task does not exist anymore');
+    throw new StatesError('InvalidToken', 'Invalid Token');
   }
 
-  private settle(entry: ExecutionEntry, outcome: Partial<ExecutionEntry>): void {
-    if (entry.status !== 'RUNNING') return;
-    Object.assign(entry, outcome, { stopDate: Date.now() });
-    for (const [token, task] of this.pendingTasks) if (task.executionArn === entry.executionArn) this.pendingTasks.delete(token);
+  private save(record: ExecutionRecord): void {
+    if (!this.closed) this.journal.save(record);
   }
 
-  private async countTransitions(entry: ExecutionEntry, events: AsyncGenerator<{ type: string }>): Promise<void> {
-    for await (const event of events) {
-      if (event.type === 'StateEntered' || event.type === 'StateRetried') entry.stateTransitions += 1;
+  private enter(record: ExecutionRecord, stateName: string, input: Json): void {
+    try {
+      checkPayload(input, `input of state '${stateName}'`);
+    } catch (error) {
+      this.finish(record, { status: 'FAILED', error: (error as StatesError).name, cause: (error as StatesError).causeText });
+      return;
+    }
+    record.position = { state: stateName, input, startedAt: Date.now(), attempts: [] };
+    record.stateTransitions += 1;
+    this.save(record);
+  }
+
+  private finish(record: ExecutionRecord, outcome: { status: ExecutionStatus; output?: string; error?: string; cause?: string }): void {
+    if (record.status !== 'RUNNING') return;
+    Object.assign(record, outcome, { stopDate: Date.now(), position: undefined });
+    this.aborts.get(record.executionArn)?.abort();
+    for (const [token, pending] of this.pendingTokens) {
+      if (pending.executionArn !== record.executionArn) continue;
+      this.pendingTokens.delete(token);
+      this.closedTokens.set(token, 'TaskDoesNotExist');
+      pending.reject(new StatesError('States.Aborted', 'The execution ended'));
+    }
+    this.save(record);
+    if (NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
+  }
+
+  /** Runs the execution from its current position until it ends, waits for good, or the process closes. */
+  private async drive(record: ExecutionRecord): Promise<void> {
+    const controller = new AbortController();
+    this.aborts.set(record.executionArn, controller);
+    try {
+      while (record.status === 'RUNNING' && !this.closed && record.position) {
+        await this.step(record, record.position, controller.signal);
+      }
+    } catch (error) {
+      // A defect of the runner itself: end the execution visibly rather than leave it running forever.
+      if (!controller.signal.aborted && !this.closed) {
+        console.error(`local Step Functions: execution ${record.name} failed in the runner`, error);
+        this.finish(record, { status: 'FAILED', error: 'States.Runtime', cause: (error as Error).message });
+      }
+    } finally {
+      this.aborts.delete(record.executionArn);
     }
   }
 
-  private retryOverrides(intervalMs: number): Record<string, number> {
-    return Object.fromEntries(
-      Object.entries(this.definition.States)
-        .filter(([, state]) => state.Retry)
-        .map(([name]) => [name, intervalMs]),
-    );
+  private async step(record: ExecutionRecord, position: Position, signal: AbortSignal): Promise<void> {
+    const state = this.definition.States[position.state]!;
+    if (position.retryAt !== undefined) {
+      await sleepUntil(position.retryAt, signal);
+      position.retryAt = undefined;
+      position.startedAt = Date.now();
+      this.save(record);
+    }
+    let outcome;
+    try {
+      outcome = await runState(position.state, state, position.input, this.contextOf(record, position), this.hooks(record, position, signal));
+      checkPayload(outcome.output, `output of state '${position.state}'`);
+    } catch (error) {
+      this.closeToken(position, error);
+      if (record.status !== 'RUNNING' || signal.aborted) return;
+      this.handleFailure(record, position, toStatesError(error));
+      return;
+    }
+    this.closeToken(position);
+    if (record.status !== 'RUNNING' || signal.aborted) return;
+    if (outcome.next === undefined) this.finish(record, { status: 'SUCCEEDED', output: JSON.stringify(outcome.output) });
+    else this.enter(record, outcome.next, outcome.output);
   }
 
-  /** Every Task state invokes the local function its FunctionName names, the way `lambda:invoke` does on AWS. */
-  private taskHandlers(executionArn: string): Record<string, (input: { FunctionName: string; Payload: unknown }) => Promise<unknown>> {
-    const handlers: Record<string, (input: { FunctionName: string; Payload: unknown }) => Promise<unknown>> = {};
-    for (const [stateName, state] of Object.entries(this.definition.States)) {
-      if (state.Type !== 'Task') continue;
-      const waitsForToken = state.Resource?.endsWith('.waitForTaskToken') ?? false;
-      handlers[stateName] = async ({ FunctionName, Payload }) => {
-        const fn = this.options.functions[FunctionName];
-        if (!fn) throw new StepFunctionsError('Lambda.ResourceNotFoundException', `Function ${FunctionName} not found`);
-        if (!waitsForToken) return { StatusCode: 200, Payload: await invoke(fn, Payload) };
-        const token = `${randomUUID()}.${randomUUID()}`;
-        const answered = new Promise<unknown>((resolve, reject) => this.pendingTasks.set(token, { executionArn, resolve, reject }));
-        await invoke(fn, JSON.parse(JSON.stringify(Payload).replaceAll(TOKEN_PLACEHOLDER, token)));
+  private handleFailure(record: ExecutionRecord, position: Position, failure: StatesError): void {
+    const state = this.definition.States[position.state]!;
+    const isTask = state.Type === 'Task';
+    const retryIndex = isTask ? matchingIndex(state.Retry, failure, true) : -1;
+    const retrier = state.Retry?.[retryIndex];
+    if (retrier) {
+      const used = position.attempts[retryIndex] ?? 0;
+      if (used < (retrier.MaxAttempts ?? 3)) {
+        position.attempts[retryIndex] = used + 1;
+        position.retryAt = Date.now() + (this.options.retryIntervalMs ?? retryDelayMs(retrier, used));
+        position.wakeAt = undefined;
+        position.token = undefined;
+        position.tokenAnswer = undefined;
+        record.stateTransitions += 1;
+        this.save(record);
+        return;
+      }
+    }
+    const catcher = isTask ? state.Catch?.[matchingIndex(state.Catch, failure, true)] : undefined;
+    if (catcher) {
+      try {
+        this.enter(record, catcher.Next, writeResultPath(position.input, catcher.ResultPath, { Error: failure.name, Cause: failure.causeText }));
+        return;
+      } catch (error) {
+        failure = toStatesError(error);
+      }
+    }
+    this.finish(record, { status: 'FAILED', error: failure.name, cause: failure.causeText });
+  }
+
+  private closeToken(position: Position, error?: unknown): void {
+    if (!position.token) return;
+    this.pendingTokens.delete(position.token);
+    this.closedTokens.set(position.token, (error as Error | undefined)?.name === 'States.Timeout' ? 'TaskTimedOut' : 'TaskDoesNotExist');
+  }
+
+  private contextOf(record: ExecutionRecord, position: Position): Json {
+    const stateMachineName = this.options.stateMachineArn.split(':').pop()!;
+    return {
+      Execution: { Id: record.executionArn, Name: record.name, Input: JSON.parse(record.input) as Json, StartTime: new Date(record.startDate).toISOString() },
+      StateMachine: { Id: this.options.stateMachineArn, Name: stateMachineName },
+      State: { Name: position.state, EnteredTime: new Date(position.startedAt).toISOString(), RetryCount: position.attempts.reduce((a, b) => a + b, 0) },
+    };
+  }
+
+  private hooks(record: ExecutionRecord, position: Position, signal: AbortSignal): StateHooks {
+    return {
+      enteredAtMs: position.startedAt,
+      wakeAt: position.wakeAt,
+      rememberWakeAt: (atMs) => {
+        if (position.wakeAt === atMs) return;
+        position.wakeAt = atMs;
+        this.save(record);
+      },
+      sleepUntil: (atMs) => sleepUntil(atMs, signal),
+      invoke: (functionArn, payload) => this.invoke(functionArn, payload),
+      invokeAndWaitForToken: async (functionArn, payloadFor) => {
+        const answer = position.tokenAnswer;
+        if (answer) {
+          if ('output' in answer) return answer.output;
+          throw new StatesError(answer.error, answer.cause);
+        }
+        const resumed = position.token !== undefined;
+        const token = position.token ?? randomBytes(48).toString('base64url');
+        const answered = new Promise<Json>((resolve, reject) => this.pendingTokens.set(token, { executionArn: record.executionArn, resolve, reject }));
+        answered.catch(() => undefined);
+        if (!resumed) {
+          position.token = token;
+          this.save(record);
+          await this.invoke(functionArn, payloadFor(token));
+        }
         return answered;
-      };
+      },
+    };
+  }
+
+  /** Lambda's invoke contract: JSON in, JSON out, and a thrown error surfaces as Error = its name, Cause = the error report. */
+  private async invoke(functionArn: string, payload: Json): Promise<Json> {
+    const fn = this.options.functions[functionArn];
+    if (!fn) throw new StatesError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn}`);
+    try {
+      const result = await fn(JSON.parse(JSON.stringify(payload)));
+      return result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Json);
+    } catch (error) {
+      const failure = error as Error;
+      const errorType = failure.name || 'Error';
+      throw new StatesError(errorType, JSON.stringify({ errorType, errorMessage: failure.message }));
     }
-    return handlers;
+  }
+
+  /** EventBridge's "Step Functions Execution Status Change", delivered at least once (retried, and again after a restart). */
+  private async notifyEnded(record: ExecutionRecord): Promise<void> {
+    const subscribers = this.options.executionEndedSubscribers?.() ?? [];
+    const event = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Step Functions Execution Status Change',
+      source: 'aws.states',
+      account: this.options.stateMachineArn.split(':')[4],
+      time: new Date(record.stopDate ?? Date.now()).toISOString(),
+      region: this.options.stateMachineArn.split(':')[3],
+      resources: [record.executionArn],
+      detail: {
+        executionArn: record.executionArn,
+        stateMachineArn: record.stateMachineArn,
+        name: record.name,
+        status: record.status,
+        startDate: record.startDate,
+        stopDate: record.stopDate ?? null,
+        input: record.input,
+        output: record.output ?? null,
+        error: record.error ?? null,
+        cause: record.cause ?? null,
+      },
+    };
+    for (const subscriber of subscribers) {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await subscriber(event);
+          break;
+        } catch (error) {
+          if (attempt >= 3 || this.closed) return;
+          await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+        }
+      }
+    }
+    record.endNotified = true;
+    this.save(record);
   }
 }
 
-/** Lambda's invoke contract: JSON in, JSON out, and a thrown error surfaces under its own name. */
-async function invoke(fn: LocalFunction, payload: unknown): Promise<unknown> {
-  try {
-    const result = await fn(JSON.parse(JSON.stringify(payload ?? null)));
-    return result === undefined ? null : JSON.parse(JSON.stringify(result));
-  } catch (error) {
-    const failure = error as Error;
-    throw new StepFunctionsError(failure.name || 'Error', failure.message);
-  }
+function toStatesError(error: unknown): StatesError {
+  if (error instanceof StatesError) return error;
+  const failure = error as Error;
+  return new StatesError(failure?.name || 'Error', failure?.message ?? String(error));
+}
+
+function sleepUntil(atMs: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new StatesError('States.Aborted', 'aborted'));
+    let timer: NodeJS.Timeout;
+    const arm = () => {
+      const left = atMs - Date.now();
+      if (left <= 0) {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+        return;
+      }
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+    };
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new StatesError('States.Aborted', 'aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    arm();
+  });
 }

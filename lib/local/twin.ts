@@ -29,7 +29,15 @@ export interface LocalTwinOptions {
   bodyTimeoutMs?: number;
   /** Only tests shorten the state machine's Retry intervals. */
   retryIntervalMs?: number;
+  /** The stage prefix of the AWS-shaped URLs (`/prod/api/...`). */
+  stage?: string;
+  /** REST response streaming's idle limit; tests shorten it to seconds. */
+  streamIdleTimeoutMs?: number;
 }
+
+/** What the CDK API deploys: stage `prod`, and API Gateway's 5-minute idle limit on streamed responses (REGIONAL). */
+export const DEFAULT_STAGE = 'prod';
+export const STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 export interface LocalTwin {
   url: string;
@@ -55,8 +63,14 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const stepFunctions = new LocalStepFunctions({
     definitionFile: STATE_MACHINE_FILE,
     stateMachineArn: LOCAL_STATE_MACHINE_ARN,
-    substitutions: Object.fromEntries(taskFunctions.map((task) => [task.arnSubstitution, localFunctionArn(task.id)])),
+    substitutions: {
+      Partition: 'aws',
+      ...Object.fromEntries(taskFunctions.flatMap((task) => (task.arnSubstitution ? [[task.arnSubstitution, localFunctionArn(task.id)]] : []))),
+    },
     functions,
+    dataDir: options.dataDir,
+    executionEndedSubscribers: () =>
+      taskFunctions.filter((task) => (task as { trigger?: string }).trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
     retryIntervalMs: options.retryIntervalMs,
   });
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, stepFunctionsPort);
@@ -74,7 +88,12 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     const module = (await import(pathToFileURL(join(FUNCTIONS_DIR, route.handler)).href)) as { handler: ProxyHandler };
     bound.push({ route, handler: module.handler });
   }
-  const server = createApiServer(bound, { bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS });
+  stepFunctions.resume();
+  const server = createApiServer(bound, {
+    bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
+    stage: options.stage ?? DEFAULT_STAGE,
+    streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS,
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolveListen());

@@ -1,0 +1,66 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Json } from './paths.ts';
+
+/**
+ * Executions of the local Step Functions, one JSON file each under `$DATA_DIR/step-functions/`, rewritten at
+ * every state transition (write, then rename: a killed process leaves the previous version, never half a file).
+ * On AWS executions, task tokens and timers are durable; this makes them durable on the twin too.
+ */
+export interface Position {
+  state: string;
+  /** The state's raw input. */
+  input: Json;
+  /** When the current attempt began: TimeoutSeconds and Wait count from here. */
+  startedAt: number;
+  /** Retries used so far, per retrier of the state. */
+  attempts: number[];
+  /** A retry waiting for its backoff to end. */
+  retryAt?: number;
+  /** A Wait state's wake-up time. */
+  wakeAt?: number;
+  /** A `.waitForTaskToken` task's token, once its function was invoked. */
+  token?: string;
+  /** SendTaskSuccess/Failure's answer, kept from the moment the API acknowledged it. */
+  tokenAnswer?: { output: Json } | { error: string; cause: string };
+}
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+
+export interface ExecutionRecord {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  input: string;
+  status: ExecutionStatus;
+  startDate: number;
+  stopDate?: number;
+  output?: string;
+  error?: string;
+  cause?: string;
+  stateTransitions: number;
+  position?: Position;
+  /** Whether subscribers were told of a failed, timed-out or aborted end (EventBridge delivers at least once). */
+  endNotified?: boolean;
+}
+
+export class ExecutionJournal {
+  private readonly directory: string;
+
+  constructor(dataDir: string) {
+    this.directory = join(dataDir, 'step-functions');
+    mkdirSync(this.directory, { recursive: true });
+  }
+
+  save(record: ExecutionRecord): void {
+    const file = join(this.directory, `${encodeURIComponent(record.name)}.json`);
+    writeFileSync(`${file}.tmp`, JSON.stringify(record));
+    renameSync(`${file}.tmp`, file);
+  }
+
+  loadAll(): ExecutionRecord[] {
+    return readdirSync(this.directory)
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => JSON.parse(readFileSync(join(this.directory, file), 'utf8')) as ExecutionRecord);
+  }
+}
