@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import { isPublicIPv4, isPublicIPv6 } from '../shared/ip-addresses.ts';
-import { publicUrlProblem } from '../shared/public-url.ts';
+import { publicUrlProblem, urlTextProblem } from '../shared/public-url.ts';
 
 /**
  * Callback URLs follow the recording-link rule: https to a public host. The local server may allow
@@ -20,6 +20,9 @@ function isLoopbackUrl(rawUrl: string): boolean {
 
 export function callbackUrlProblem(rawUrl: string, allowLoopback: boolean): string | undefined {
   if (rawUrl.length > 2048) return 'must be at most 2048 characters';
+  // Before the loopback allowance too: `http://127.0.0.1\@evil.com/` is loopback only to WHATWG parsers.
+  const textProblem = urlTextProblem(rawUrl);
+  if (textProblem) return textProblem;
   if (allowLoopback && isLoopbackUrl(rawUrl)) return undefined;
   return publicUrlProblem(rawUrl);
 }

@@ -1,27 +1,47 @@
 import { z } from 'zod';
+import { isJsonObject, jsonObjectSchema } from '../shared/json-object.ts';
 import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '../shared/limits.ts';
+import { memoryKeyProblem } from '../workflows/memory-key.ts';
 
 /**
  * Body of POST /workflows/{id}/execute (and /stream), spec section 4. Strict types, no coercion;
  * unknown fields are ignored so callers can send what other clients of this API send.
+ * `input`, `initial_memory` and `overrides` keep every key the caller sent (zod's record would drop
+ * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.
  */
 const callerId = z.string().min(1).max(MAX_CALLER_ID_LENGTH);
 
+const input = jsonObjectSchema.refine((value) => value.message === undefined || typeof value.message === 'string', {
+  message: 'message must be a string',
+  path: ['message'],
+});
+
+/** Each key becomes a sort key (`key#<name>`): bounded in bytes, as DynamoDB counts them. */
+const initialMemory = jsonObjectSchema.superRefine((memory, context) => {
+  for (const key of Object.keys(memory)) {
+    const problem = memoryKeyProblem(key);
+    if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
+  }
+});
+
+/** Node ids and parameter names are checked against the workflow by applyOverrides, which names each unknown one. */
+const overrides = z
+  .custom<Record<string, Record<string, unknown>>>(isJsonObject, { message: 'must be a JSON object' })
+  .superRefine((byNode, context) => {
+    for (const [nodeId, params] of Object.entries(byNode)) {
+      if (!isJsonObject(params)) context.addIssue({ code: 'custom', path: [nodeId], message: 'must be a JSON object of parameters' });
+    }
+  });
+
 export const executeRequestSchema = z
   .object({
-    input: z
-      .record(z.string(), z.unknown())
-      .refine((input) => input.message === undefined || typeof input.message === 'string', {
-        message: 'message must be a string',
-        path: ['message'],
-      })
-      .default({}),
+    input: input.default({}),
     user_id: callerId,
     thread_id: callerId.optional(),
-    initial_memory: z.record(z.string().min(1).max(128), z.unknown()).optional(),
+    initial_memory: initialMemory.optional(),
     callback_url: z.string().min(1).optional(),
     webhook_secret: z.string().min(1).max(1024).optional(),
-    overrides: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+    overrides: overrides.default({}),
   })
   .refine((body) => body.webhook_secret === undefined || body.callback_url !== undefined, {
     message: 'webhook_secret needs a callback_url',

@@ -4,17 +4,31 @@ import {
   MAX_METADATA_SCHEMA_KEYS_PER_EVENT,
 } from '../shared/limits.ts';
 import type { InboundEvent } from './event-schema.ts';
-import type { StoredEvent } from './events-repository.ts';
+import type { MetadataField, MetadataFieldType } from './events-repository.ts';
 
 /** Metadata schema rule (webhook spec, section 2): number, boolean, or otherwise string. */
-export function metadataFieldTypes(metadata: Record<string, unknown> | undefined): StoredEvent['metadata_fields'] {
-  const fields: StoredEvent['metadata_fields'] = {};
+export function metadataFieldTypes(metadata: Record<string, unknown> | undefined): MetadataField[] {
+  const fields: MetadataField[] = [];
+  // Object.entries reads own keys only, so `constructor` or `__proto__` are the sender's, never the prototype's.
   for (const [key, value] of Object.entries(metadata ?? {})) {
-    if (Object.keys(fields).length >= MAX_METADATA_SCHEMA_KEYS_PER_EVENT) break;
+    if (fields.length >= MAX_METADATA_SCHEMA_KEYS_PER_EVENT) break;
     if (key.length === 0 || key.length > MAX_METADATA_SCHEMA_KEY_LENGTH) continue;
-    fields[key] = typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
+    fields.push([key, fieldType(value)]);
   }
   return fields;
+}
+
+function fieldType(value: unknown): MetadataFieldType {
+  return typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
+}
+
+/**
+ * A stored event's fields as pairs. Events stored before the pair format hold a map; they are read too until
+ * they expire (30 days).
+ */
+export function storedMetadataFields(stored: MetadataField[] | Record<string, MetadataFieldType> | undefined): MetadataField[] {
+  if (stored === undefined) return [];
+  return Array.isArray(stored) ? stored : Object.entries(stored);
 }
 
 /** `metadata.direction` feeds the Direction filter of call sources when it is a short string. */

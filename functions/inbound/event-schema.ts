@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FieldIssue } from '../shared/errors.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
+import { jsonObjectSchema } from '../shared/json-object.ts';
 import {
   AUDIO_FORMAT_PATTERN,
   EXTERNAL_ID_PATTERN,
@@ -57,7 +58,8 @@ const baseFields = {
   occurred_at: occurredAt,
   source_channel: z.string().max(MAX_SOURCE_CHANNEL_LENGTH).optional(),
   status: z.string().max(MAX_STATUS_LENGTH).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. */
+  metadata: jsonObjectSchema.optional(),
 };
 
 const audioSchema = z.object({

@@ -10,6 +10,13 @@ export const BY_RECEIVED_INDEX = 'by_received';
 
 export type EventState = 'queued' | 'handed' | 'failed';
 
+export type MetadataFieldType = 'number' | 'boolean' | 'string';
+/**
+ * One first-level metadata key and its type. Stored as a list of pairs, never as a map: caller keys as map
+ * keys break the SDK's marshalling (an own `constructor` key fails it, `__proto__` is dropped).
+ */
+export type MetadataField = [key: string, type: MetadataFieldType];
+
 export interface StoredEvent {
   source_id: string;
   external_id: string;
@@ -22,7 +29,7 @@ export interface StoredEvent {
   message_count: number;
   source_channel?: string;
   direction?: string;
-  metadata_fields: Record<string, 'number' | 'boolean' | 'string'>;
+  metadata_fields: MetadataField[];
   /** The request body exactly as received, gzip-compressed, when small enough to keep inline. */
   body_gzip?: Uint8Array;
   /** Where the compressed body lives in the bodies bucket otherwise. */

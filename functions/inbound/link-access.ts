@@ -1,4 +1,4 @@
-import { NotFoundError, RateLimitedError } from '../shared/errors.ts';
+import { NotFoundError, RateLimitedError, ServiceUnavailableError } from '../shared/errors.ts';
 import { fixedWindow, type CounterStore } from '../shared/counter-store.ts';
 import {
   MAX_REQUESTS_PER_MINUTE_PER_LINK,
@@ -32,14 +32,16 @@ export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp:
     new RateLimitedError('Too many requests with unknown links from this address', guessWindow.endMs - nowMs);
 
   const tokenHash = LINK_TOKEN_PATTERN.test(token) ? hashSecret(token) : undefined;
-  const { token: record, guessCount } = tokenHash
-    ? await deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guardKey)
-    : { token: undefined, guessCount: await deps.counters.read(guardKey) };
+  const { token: record, guessCount } = await guarded(() =>
+    tokenHash
+      ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guardKey)
+      : deps.counters.read(guardKey).then((count) => ({ token: undefined, guessCount: count })),
+  );
   // A blocked address learns nothing, not even that a guess was right.
   if (guessCount >= MAX_UNKNOWN_TOKENS_PER_IP) throw guessingBlocked();
 
   if (!record || (record.valid_until !== undefined && record.valid_until <= nowMs)) {
-    const count = await deps.counters.increment(guardKey, guessWindow.endMs);
+    const count = await guarded(() => deps.counters.increment(guardKey, guessWindow.endMs));
     if (count > MAX_UNKNOWN_TOKENS_PER_IP) throw guessingBlocked();
     throw new NotFoundError(UNKNOWN_LINK);
   }
@@ -52,4 +54,20 @@ export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp:
   if (!link || link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
   if (!withinRate) throw new RateLimitedError('Request rate limit of this link exceeded', rateWindow.endMs - nowMs);
   return link;
+}
+
+/**
+ * The guessing protection fails closed: when the guard counter cannot be read (or a guess cannot be counted),
+ * the request is refused with 503 before anything about the token is revealed, for valid and unknown tokens
+ * alike. Never 404 or 200 on an unread count, which would let a throttled table switch the protection off.
+ */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ServiceUnavailableError) throw error;
+    const unavailable = new ServiceUnavailableError('Token checks are unavailable; retry later');
+    unavailable.cause = error;
+    throw unavailable;
+  }
 }

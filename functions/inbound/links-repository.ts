@@ -1,11 +1,12 @@
 import {
-  BatchGetCommand,
   GetCommand,
   PutCommand,
   UpdateCommand,
   paginateScan,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from '../shared/batch-get.ts';
+import type { BatchRetryOptions } from '../shared/batch-retry.ts';
 import { conditionHeld, isConditionFailure } from '../shared/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '../shared/limits.ts';
 import type { Link } from './link-model.ts';
@@ -23,30 +24,25 @@ export interface TokenRecord {
 const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
 const tokenKey = (tokenHash: string) => ({ pk: `token#${tokenHash}` });
 
-
-export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string) {
+export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string, batchRetry?: BatchRetryOptions) {
   return {
-    /** One round trip for the two reads every webhook request needs first: the token and the caller's guessing counter. */
+    /**
+     * One round trip for the two reads every webhook request needs first: the token and the caller's guessing
+     * counter. Keys DynamoDB leaves unprocessed are asked again; if they stay unprocessed this throws
+     * BatchIncompleteError rather than answer a count it did not read (the guard fails closed).
+     */
     async findTokenWithGuard(tokenHash: string, countersTable: string, guardKey: string) {
-      const result = await client.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [linksTable]: { Keys: [tokenKey(tokenHash)] },
-            [countersTable]: { Keys: [{ pk: guardKey }] },
-          },
-        }),
+      const responses = await batchGet(
+        client,
+        {
+          [linksTable]: { Keys: [tokenKey(tokenHash)] },
+          [countersTable]: { Keys: [{ pk: guardKey }] },
+        },
+        batchRetry,
       );
-      // Unprocessed keys only happen under throttling; read them one at a time rather than guess.
-      const token =
-        (result.Responses?.[linksTable]?.[0] as TokenRecord | undefined) ??
-        (result.UnprocessedKeys?.[linksTable] ? await this.findToken(tokenHash) : undefined);
-      const guard = result.Responses?.[countersTable]?.[0] as { count?: number } | undefined;
+      const token = responses.get(linksTable)?.[0] as TokenRecord | undefined;
+      const guard = responses.get(countersTable)?.[0] as { count?: number } | undefined;
       return { token, guessCount: Number(guard?.count ?? 0) };
-    },
-
-    async findToken(tokenHash: string): Promise<TokenRecord | undefined> {
-      const result = await client.send(new GetCommand({ TableName: linksTable, Key: tokenKey(tokenHash) }));
-      return result.Item as TokenRecord | undefined;
     },
 
     async getLink(linkId: string): Promise<Link | undefined> {

@@ -1,7 +1,8 @@
 import { ConflictError, NotFoundError } from '../shared/errors.ts';
 import { LINK_REISSUE_GRACE_MS, METADATA_SCHEMA_SAMPLE_EVENTS } from '../shared/limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '../shared/secrets.ts';
-import type { EventsRepository, StoredEvent } from './events-repository.ts';
+import { storedMetadataFields } from './event-record.ts';
+import type { EventsRepository, MetadataFieldType, StoredEvent } from './events-repository.ts';
 import { LINK_TOKEN_PREFIX, type ConnectorType, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
 
@@ -103,11 +104,15 @@ export function createLinksService(deps: LinksServiceDeps) {
     /** First-level metadata keys of the last accepted events; the newest event decides a key's type. */
     async schema(linkId: string) {
       const events = await recentEvents(linkId);
-      const fields: StoredEvent['metadata_fields'] = {};
+      // A Map, not an object: keys such as `toString` or `__proto__` must not meet Object.prototype.
+      const fields = new Map<string, MetadataFieldType>();
       for (const event of events) {
-        for (const [key, type] of Object.entries(event.metadata_fields ?? {})) fields[key] ??= type;
+        for (const [key, type] of storedMetadataFields(event.metadata_fields)) {
+          if (!fields.has(key)) fields.set(key, type);
+        }
       }
-      return { link_id: linkId, fields };
+      // Object.fromEntries defines own properties, so even `__proto__` comes out as an ordinary JSON key.
+      return { link_id: linkId, fields: Object.fromEntries(fields) as Record<string, MetadataFieldType> };
     },
 
     async filters(linkId: string) {

@@ -1,5 +1,6 @@
 import { createBodyStore } from '../shared/body-store.ts';
-import { dynamo, s3 } from '../shared/clients.ts';
+import { dynamo } from '../shared/clients/dynamodb.ts';
+import { s3 } from '../shared/clients/s3.ts';
 import { requireEnv } from '../shared/config.ts';
 import { createCounterStore } from '../shared/counter-store.ts';
 import { createIdAllocator } from '../shared/id-allocator.ts';

@@ -1,12 +1,13 @@
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { routeById } from '../routes.ts';
-import { dynamo } from '../shared/clients.ts';
+import { dynamo } from '../shared/clients/dynamodb.ts';
 import { requireEnv } from '../shared/config.ts';
 import { createCounterStore } from '../shared/counter-store.ts';
-import { PayloadTooLargeError, ValidationError } from '../shared/errors.ts';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '../shared/errors.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '../shared/http-handler.ts';
+import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
 import { TABLE_ENV } from '../shared/resources.ts';
 import { createApiKeysRepository } from './api-keys-repository.ts';
 import { authenticate, type ApiKeysDeps, type Caller } from './api-keys-service.ts';
@@ -34,9 +35,20 @@ export function publishedRoute(
   );
 }
 
+/**
+ * Path ids the service makes itself, and what a malformed one is answered. An id no real id can be (a
+ * thousand bytes, a dot) is a 404 at once: it never becomes a DynamoDB key, which would refuse it with a 500.
+ */
+const PATH_IDS = new Map([
+  ['workflow_id', { pattern: WORKFLOW_ID_PATTERN, notFound: 'Workflow not found' }],
+  ['execution_id', { pattern: EXECUTION_ID_PATTERN, notFound: 'Execution not found' }],
+]);
+
 export function pathParameter(request: HttpRequest, name: string): string {
   const value = request.pathParameters?.[name];
   if (!value) throw new ValidationError([{ field: name, message: 'is required in the path' }]);
+  const id = PATH_IDS.get(name);
+  if (id && !id.pattern.test(value)) throw new NotFoundError(id.notFound);
   return value;
 }
 

@@ -8,7 +8,8 @@ import { isPublicIPv4, isPublicIPv6 } from './ip-addresses.ts';
  * Returns the reason the link is refused, or undefined when it is acceptable.
  */
 export function publicUrlProblem(rawUrl: string, allowedHosts: readonly string[] = []): string | undefined {
-  if (/\s/.test(rawUrl)) return 'must not contain spaces';
+  const textProblem = urlTextProblem(rawUrl);
+  if (textProblem) return textProblem;
   const schemeMatch = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rawUrl);
   if (!schemeMatch || schemeMatch[1]?.toLowerCase() !== 'https') return 'scheme must be https';
   const afterScheme = rawUrl.slice(schemeMatch[0].length);
@@ -35,6 +36,19 @@ export function publicUrlProblem(rawUrl: string, allowedHosts: readonly string[]
   if (allowedHosts.length > 0 && !allowedHosts.some((pattern) => hostMatches(parsedHost, pattern))) {
     return 'host is not in the allow-list of this source';
   }
+  return undefined;
+}
+
+/**
+ * Characters URL parsers disagree on. WHATWG reads `\` as `/` in https URLs, so `https://evil.com\@127.0.0.1/x`
+ * is a request to evil.com here, while parsers that follow RFC 3986 (and many HTTP clients and proxies) see the
+ * user `evil.com\` and the host 127.0.0.1. Control characters are stripped or kept depending on the parser.
+ * No real recording or callback link needs either, so both are refused anywhere in the URL.
+ */
+export function urlTextProblem(rawUrl: string): string | undefined {
+  if (/\s/.test(rawUrl)) return 'must not contain spaces';
+  if (rawUrl.includes('\\')) return 'must not contain backslashes';
+  if (/[\u0000-\u001f\u007f]/.test(rawUrl)) return 'must not contain control characters';
   return undefined;
 }
 

@@ -1,17 +1,51 @@
 import jsonata from 'jsonata';
 import { z } from 'zod';
-import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS } from '../shared/limits.ts';
+import { isJsonObject } from '../shared/json-object.ts';
+import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
+import { memoryKeyProblem } from './memory-key.ts';
 
 /**
  * The workflow definition language. Definitions are strict (an unknown field is a typo, not an extension),
  * and every error names the node and the field, so a publisher can fix the file without guessing.
  */
-const nodeId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
+const nodeId = z.string().regex(WORKFLOW_ID_PATTERN, 'must be 1-64 letters, digits, _ or -');
 const template = z.string().max(100_000);
 
-const jsonValue: z.ZodType<unknown> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
-);
+/**
+ * zod's record skips a `__proto__` key without a word (JSON.parse makes it an ordinary key); a definition
+ * naming one is refused instead of published without it. `keyProblem` checks every key with its own message
+ * (a record's key schema would only say "Invalid key in record").
+ */
+function ownRecord<Schema extends z.ZodType>(record: Schema, keyProblem?: (key: string) => string | undefined) {
+  return z
+    .unknown()
+    .superRefine((value, context) => {
+      if (!isJsonObject(value)) return; // the record reports it
+      for (const key of Object.keys(value)) {
+        const problem = key === '__proto__' ? 'is a reserved name' : keyProblem?.(key);
+        if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
+      }
+    })
+    .pipe(record);
+}
+
+/**
+ * Any JSON value (definitions come from JSON.parse), kept as it is. A `__proto__` key anywhere in it is
+ * refused with its path, as in records.
+ */
+const jsonValue = z.unknown().superRefine((value, context) => {
+  if (value === undefined) context.addIssue({ code: 'custom', message: 'is required' });
+  const visit = (node: unknown, path: (string | number)[]) => {
+    if (Array.isArray(node)) node.forEach((item, i) => visit(item, [...path, i]));
+    else if (isJsonObject(node)) {
+      for (const [key, item] of Object.entries(node)) {
+        if (key === '__proto__') context.addIssue({ code: 'custom', path: [...path, key], message: 'is a reserved name' });
+        else visit(item, [...path, key]);
+      }
+    }
+  };
+  visit(value, []);
+});
 
 const llmNode = z.strictObject({
   type: z.literal('llm'),
@@ -36,7 +70,7 @@ const approvalNode = z.strictObject({
 
 const memoryNode = z.strictObject({
   type: z.literal('memory'),
-  set: z.record(z.string().min(1).max(128), template),
+  set: ownRecord(z.record(z.string(), template), memoryKeyProblem),
   next: nodeId,
 });
 
@@ -86,9 +120,11 @@ export const workflowDefinitionSchema = z
     name: z.string().min(1).max(200),
     description: z.string().max(2000).default(''),
     start: nodeId,
-    nodes: z.record(nodeId, nodeSchema).refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
-      message: `at most ${MAX_NODES_PER_WORKFLOW} nodes`,
-    }),
+    nodes: ownRecord(
+      z.record(nodeId, nodeSchema).refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
+        message: `at most ${MAX_NODES_PER_WORKFLOW} nodes`,
+      }),
+    ),
   })
   .superRefine((definition, context) => {
     const known = new Set(Object.keys(definition.nodes));

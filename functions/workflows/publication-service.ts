@@ -1,9 +1,9 @@
 import { BadRequestError, NotFoundError, ValidationError, type FieldIssue } from '../shared/errors.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
-import { MAX_WORKFLOWS_PER_PUBLICATION } from '../shared/limits.ts';
+import { MAX_DEFINITION_BYTES, MAX_WORKFLOWS_PER_PUBLICATION } from '../shared/limits.ts';
 import { newId } from '../shared/secrets.ts';
 import { workflowDefinitionSchema, type WorkflowDefinition } from './definition-schema.ts';
-import type { PublicationsRepository, PublishedWorkflow } from './publications-repository.ts';
+import { storedDefinitionJson, type PublicationsRepository, type PublishedWorkflow } from './publications-repository.ts';
 
 /** Publishing (admin) and reading (API) a project's active publication. */
 export interface PublicationDeps {
@@ -15,7 +15,19 @@ export interface PublicationDeps {
 export function parseDefinition(document: unknown, source: string): WorkflowDefinition {
   const parsed = workflowDefinitionSchema.safeParse(document);
   if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, [source]), `Invalid workflow definition in ${source}`);
+  const tooLarge = definitionSizeProblem(parsed.data);
+  if (tooLarge) throw new ValidationError([{ field: source, message: tooLarge }], `Invalid workflow definition in ${source}`);
   return parsed.data;
+}
+
+const KB = 1024;
+const grouped = (n: number) => n.toLocaleString('en-US');
+
+/** Measured as stored (compact JSON, UTF-8), which is what counts against DynamoDB's item limit. */
+export function definitionSizeProblem(definition: WorkflowDefinition): string | undefined {
+  const bytes = Buffer.byteLength(storedDefinitionJson(definition), 'utf8');
+  if (bytes <= MAX_DEFINITION_BYTES) return undefined;
+  return `the definition is ${grouped(bytes)} bytes as stored (compact JSON); the limit is ${MAX_DEFINITION_BYTES / KB} KB (${grouped(MAX_DEFINITION_BYTES)} bytes)`;
 }
 
 export async function publish(deps: PublicationDeps, projectId: string, definitions: WorkflowDefinition[]) {
@@ -28,6 +40,8 @@ export async function publish(deps: PublicationDeps, projectId: string, definiti
   for (const definition of definitions) {
     if (seen.has(definition.id)) issues.push({ field: `${definition.id}.id`, message: 'two workflows share this id' });
     seen.add(definition.id);
+    const tooLarge = definitionSizeProblem(definition);
+    if (tooLarge) issues.push({ field: definition.id, message: tooLarge });
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Invalid publication');
 

@@ -20,6 +20,28 @@ export interface PublishedWorkflow {
   updated_at: string;
 }
 
+/**
+ * A workflow item holds its definition as JSON text (`definition_json`), not as a DynamoDB map: the text is
+ * exactly what counts against the 400 KB item limit (MAX_DEFINITION_BYTES is checked on it), and the keys
+ * operators write (memory names, structured outputs: `constructor`, `toString`, ...) are never marshalled as
+ * map keys. Items written before hold a `definition` map and are read as well.
+ */
+interface WorkflowItem extends Omit<PublishedWorkflow, 'definition'> {
+  definition_json?: string;
+  definition?: WorkflowDefinition;
+}
+
+export function storedDefinitionJson(definition: WorkflowDefinition): string {
+  return JSON.stringify(definition);
+}
+
+const fromItem = ({ definition_json, definition, publication_id, created_at, updated_at }: WorkflowItem): PublishedWorkflow => ({
+  publication_id,
+  created_at,
+  updated_at,
+  definition: definition_json === undefined ? definition! : (JSON.parse(definition_json) as WorkflowDefinition),
+});
+
 const activeKey = (projectId: string) => ({ pk: `project#${projectId}`, sk: 'active' });
 const workflowKey = (publicationId: string, workflowId: string) => ({ pk: `publication#${publicationId}`, sk: `workflow#${workflowId}` });
 
@@ -39,7 +61,7 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
       const cacheKey = `${publicationId}/${workflowId}`;
       if (workflowCache.has(cacheKey)) return workflowCache.get(cacheKey);
       const result = await client.send(new GetCommand({ TableName: tableName, Key: workflowKey(publicationId, workflowId) }));
-      const workflow = result.Item as PublishedWorkflow | undefined;
+      const workflow = result.Item ? fromItem(result.Item as WorkflowItem) : undefined;
       // Only hits are cached: a miss may be a publication still being written.
       if (workflow) workflowCache.set(cacheKey, workflow);
       return workflow;
@@ -57,7 +79,7 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
           ExpressionAttributeValues: { ':pk': `publication#${publicationId}`, ':workflow': 'workflow#' },
         },
       );
-      for await (const page of pages) workflows.push(...((page.Items ?? []) as PublishedWorkflow[]));
+      for await (const page of pages) workflows.push(...((page.Items ?? []) as WorkflowItem[]).map(fromItem));
       listCache.set(publicationId, workflows);
       return workflows;
     },
@@ -67,7 +89,11 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
       await batchPut(
         client,
         tableName,
-        workflows.map((workflow) => ({ ...workflowKey(active.publication_id, workflow.definition.id), ...workflow })),
+        workflows.map(({ definition, ...workflow }) => ({
+          ...workflowKey(active.publication_id, definition.id),
+          ...workflow,
+          definition_json: storedDefinitionJson(definition),
+        })),
       );
       await client.send(new PutCommand({ TableName: tableName, Item: { ...activeKey(active.project_id), ...active } }));
     },

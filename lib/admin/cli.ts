@@ -15,12 +15,13 @@ Without --stack it acts on the local twin of $DATA_DIR (default .local/data), ru
 
 type Command = (target: AdminTarget, args: string[], flags: Record<string, string | boolean | undefined>) => Promise<object>;
 
-const COMMANDS: Record<string, Command> = {
-  links: (target, args, flags) => runLinksCommand(target, args, flags as never),
-  keys: (target, args, flags) => runKeysCommand(target, args, flags as never),
-  publish: (target, args, flags) => runPublicationCommand(target, 'publish', args, flags as never),
-  unpublish: (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags as never),
-};
+/** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
+const COMMANDS = new Map<string, Command>([
+  ['links', (target, args, flags) => runLinksCommand(target, args, flags as never)],
+  ['keys', (target, args, flags) => runKeysCommand(target, args, flags as never)],
+  ['publish', (target, args, flags) => runPublicationCommand(target, 'publish', args, flags as never)],
+  ['unpublish', (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags as never)],
+]);
 
 export interface CliResult {
   exitCode: number;
@@ -52,7 +53,7 @@ export async function runCli(argv: string[]): Promise<CliResult> {
     json = values.json ?? false;
     if (values.help || positionals.length === 0) return { exitCode: values.help ? 0 : 2, stdout: `${USAGE}\n`, stderr: '' };
     const [area, ...rest] = positionals;
-    const command = COMMANDS[area ?? ''];
+    const command = COMMANDS.get(area ?? '');
     if (!command) throw new UsageError(`unknown command ${area}`);
     const target = await resolveTarget({ stack: values.stack, region: values.region });
     try {

@@ -2,9 +2,9 @@ import { createApiKeysRepository } from '../../functions/published/api-keys-repo
 import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '../../functions/published/api-keys-service.ts';
 import { PRESETS, scopeSchema, type GrantedScope } from '../../functions/published/api-key-model.ts';
 import { createCounterStore } from '../../functions/shared/counter-store.ts';
-import { DEFAULT_PROJECT } from './publication-commands.ts';
+import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
-import { requireArgument, UsageError } from './usage-error.ts';
+import { requireId, UsageError } from './usage-error.ts';
 
 export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
 keys rotate <key_id>
@@ -22,7 +22,8 @@ interface KeyFlags {
 function scopesOf(flags: KeyFlags): GrantedScope[] {
   if (flags.preset && flags.scopes) throw new UsageError('give --preset or --scopes, not both');
   if (flags.preset) {
-    const preset = PRESETS[flags.preset as keyof typeof PRESETS];
+    // Own keys only: `--preset constructor` is an unknown preset, not Object.prototype.constructor.
+    const preset = Object.hasOwn(PRESETS, flags.preset) ? PRESETS[flags.preset as keyof typeof PRESETS] : undefined;
     if (!preset) throw new UsageError(`unknown preset ${flags.preset}; use read, execute or full`);
     return preset;
   }
@@ -49,17 +50,17 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
     now: Date.now,
   };
   const [verb, keyId] = args;
-  const requireKeyId = () => requireArgument(keyId, `keys ${verb}`, 'key_id');
+  const requireKeyId = () => requireId(keyId, `keys ${verb}`, 'key_id');
   switch (verb) {
     case 'create':
       if (!flags.name) throw new UsageError('keys create needs --name');
-      return createKey(deps, { name: flags.name, projectId: flags.project ?? DEFAULT_PROJECT, scopes: scopesOf(flags), expiresAt: expiryOf(flags) });
+      return createKey(deps, { name: flags.name, projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags) });
     case 'rotate':
       return rotateKey(deps, requireKeyId());
     case 'revoke':
       return revokeKey(deps, requireKeyId());
     case 'list':
-      return listKeys(deps, flags.project);
+      return listKeys(deps, flags.project === undefined ? undefined : projectOption(flags.project));
     default:
       throw new UsageError(`unknown keys command ${verb ?? '(none)'}`);
   }

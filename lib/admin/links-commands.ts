@@ -4,7 +4,7 @@ import { connectorTypeSchema } from '../../functions/inbound/link-model.ts';
 import { createLinksRepository } from '../../functions/inbound/links-repository.ts';
 import { createLinksService } from '../../functions/inbound/links-service.ts';
 import type { AdminTarget } from './target.ts';
-import { requireArgument, UsageError } from './usage-error.ts';
+import { requireId, UsageError } from './usage-error.ts';
 
 export const LINKS_USAGE = `links issue --type calls|dialogs [--allow-hosts h1,h2]
 links bind <link_id>
@@ -30,7 +30,7 @@ export async function runLinksCommand(
     now: Date.now,
   });
   const [verb, linkId] = args;
-  const requireLinkId = () => requireArgument(linkId, `links ${verb}`, 'link_id');
+  const requireLinkId = () => requireId(linkId, `links ${verb}`, 'link_id');
   switch (verb) {
     case 'issue': {
       const type = connectorTypeSchema.safeParse(flags.type);

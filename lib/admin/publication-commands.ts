@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import { createPublicationsRepository } from '../../functions/workflows/publications-repository.ts';
 import { parseDefinition, publish, unpublish } from '../../functions/workflows/publication-service.ts';
 import type { WorkflowDefinition } from '../../functions/workflows/definition-schema.ts';
+import { PROJECT_ID_PATTERN } from '../../functions/shared/limits.ts';
 import type { AdminTarget } from './target.ts';
 import { requireArgument, UsageError } from './usage-error.ts';
 
@@ -10,6 +11,13 @@ export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
 unpublish [--project P]`;
 
 export const DEFAULT_PROJECT = 'default';
+
+/** `--project`: part of partition keys (`project#<id>`, memory and history keys), so it is bounded here. */
+export function projectOption(flag: string | undefined): string {
+  if (flag === undefined) return DEFAULT_PROJECT;
+  if (!PROJECT_ID_PATTERN.test(flag)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
+  return flag;
+}
 
 /** A file, or every *.json file of a directory: each holds one workflow definition. */
 function readDefinitions(path: string): WorkflowDefinition[] {
@@ -34,7 +42,7 @@ function readDefinitions(path: string): WorkflowDefinition[] {
 
 export async function runPublicationCommand(target: AdminTarget, verb: string, args: string[], flags: { project?: string }) {
   const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now: Date.now };
-  const projectId = flags.project ?? DEFAULT_PROJECT;
+  const projectId = projectOption(flags.project);
   if (verb === 'unpublish') return unpublish(deps, projectId);
   return publish(deps, projectId, readDefinitions(requireArgument(args[0], 'publish', 'file-or-directory')));
 }

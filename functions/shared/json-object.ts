@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/**
+ * Caller JSON objects with every own key kept. JSON.parse makes `__proto__` an ordinary own key, but zod's
+ * `record` drops it silently, so fields whose keys matter (metadata, overrides) are taken as parsed and their
+ * entries read with `Object.entries`, never looked up on the object by a caller's name.
+ */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export const jsonObjectSchema = z.custom<Record<string, unknown>>(isJsonObject, { message: 'must be a JSON object' });
+

@@ -1,0 +1,124 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_MEMORY_KEY_BYTES } from '../../functions/shared/limits.ts';
+import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+
+/** What a hostile caller of the Published Workflow API tries: prototype names as keys, huge path ids, odd URLs. */
+let twin: TestTwin;
+let client: ReturnType<typeof publishedClient>;
+beforeAll(async () => {
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  client = publishedClient(twin, (await createKey(twin, 'full')).key);
+});
+afterAll(() => twin?.close());
+
+/** Bodies are written as JSON text: in an object literal `__proto__` would set the prototype, JSON.parse makes it an own key. */
+const PROTOTYPE_NAMES = ['constructor', 'hasOwnProperty', 'toString', 'valueOf', 'prototype', '__proto__'];
+
+async function executionCount(): Promise<number> {
+  const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.executions }));
+  return Items?.length ?? 0;
+}
+
+describe('overrides naming prototype properties', () => {
+  it.each(PROTOTYPE_NAMES)('answers 400 naming overrides.%s and starts nothing', async (name) => {
+    const before = await executionCount();
+    const response = await client.execute('echo', `{"user_id":"u","overrides":{"${name}":{"reply":"x"}}}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain(`overrides.${name}: workflow echo has no node ${name}`);
+    expect(await executionCount()).toBe(before);
+  });
+
+  it.each(PROTOTYPE_NAMES)('answers 400 naming overrides.answer.%s for a parameter of that name', async (name) => {
+    const response = await client.execute('echo', `{"user_id":"u","overrides":{"answer":{"${name}":"x"}}}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain(`overrides.answer.${name}: not a parameter of this llm node`);
+  });
+});
+
+describe('input and initial_memory keys naming prototype properties', () => {
+  it('runs with every such key in input, at the top and nested, and keeps them', async () => {
+    const keys = PROTOTYPE_NAMES.map((name) => `"${name}":"v-${name}"`).join(',');
+    const response = await client.execute('echo', `{"user_id":"u-proto","input":{"message":"hi",${keys},"nested":{${keys}}}}`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'completed', output: 'Echo: hi' });
+  });
+
+  it('stores initial_memory keys named like prototype properties as they are, values included', async () => {
+    const keys = PROTOTYPE_NAMES.map((name) => `"${name}":{"${name}":"v-${name}"}`).join(',');
+    const response = await client.execute('memory', `{"user_id":"u-memory-proto","initial_memory":{${keys},"name":"Ann"}}`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'completed' });
+    expect(response.body.output.reply).toContain('Hello Ann');
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const names = (Items ?? []).filter((item) => String(item.sk).startsWith('key#')).map((item) => String(item.sk).slice(4));
+    expect(names).toEqual(expect.arrayContaining([...PROTOTYPE_NAMES, 'name']));
+  });
+
+  it(`refuses an initial_memory key over ${MAX_MEMORY_KEY_BYTES} bytes of UTF-8 with 400 naming it, and writes no memory`, async () => {
+    const longKey = 'я'.repeat(MAX_MEMORY_KEY_BYTES / 2 + 1); // within 256 characters, over 256 bytes
+    const response = await client.execute('echo', { user_id: 'u-long-key', initial_memory: { [longKey]: 1, short: 2 } });
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain(`initial_memory.${longKey}`);
+    expect(response.body.detail).toContain(`at most ${MAX_MEMORY_KEY_BYTES} bytes`);
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    expect((Items ?? []).some((item) => String(item.sk) === 'key#short')).toBe(false);
+  });
+
+  it(`accepts an initial_memory key of exactly ${MAX_MEMORY_KEY_BYTES} bytes`, async () => {
+    const key = 'я'.repeat(MAX_MEMORY_KEY_BYTES / 2);
+    const response = await client.execute('echo', { user_id: 'u-long-key-ok', initial_memory: { [key]: 1 } });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('path ids longer than any real id', () => {
+  // Past DynamoDB's key sizes once prefixed (`workflow#…` sort key 1,024 bytes, `execution#…` partition key 2,048 bytes).
+  const longWorkflowId = 'w'.repeat(1100);
+  const longExecutionId = 'e'.repeat(2100);
+
+  it('answers 404 for a workflow id of over 1,000 bytes on read and execute', async () => {
+    const read = await client.getWorkflow(longWorkflowId);
+    expect(read.status).toBe(404);
+    expect(read.body).toEqual({ detail: 'Workflow not found' });
+    const before = await executionCount();
+    const run = await client.execute(longWorkflowId, { user_id: 'u' });
+    expect(run.status).toBe(404);
+    expect(await executionCount()).toBe(before);
+  });
+
+  it('answers 404 for an execution id of over 2,000 bytes on every execution route', async () => {
+    for (const response of [
+      await client.getExecution(longExecutionId),
+      await client.stop(longExecutionId),
+      await client.approve(longExecutionId, { feedback: 'ok' }),
+      await client.reject(longExecutionId, { feedback: 'no' }),
+    ]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ detail: 'Execution not found' });
+    }
+  });
+
+  it('answers 404 for ids with characters no id has', async () => {
+    expect((await client.getWorkflow('echo%20x')).status).toBe(404);
+    expect((await client.getExecution('a.b')).status).toBe(404);
+  });
+});
+
+describe('callback URLs', () => {
+  it('refuses a callback_url with a backslash (another parser reads the host as 127.0.0.1) with 400, and starts nothing', async () => {
+    const before = await executionCount();
+    const response = await client.execute('echo', { user_id: 'u', callback_url: 'https://evil.com\\@127.0.0.1/x' });
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain('callback_url: must not contain backslashes');
+    expect(await executionCount()).toBe(before);
+  });
+});

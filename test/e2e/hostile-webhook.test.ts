@@ -1,0 +1,98 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { postJson } from '../support/http.ts';
+import { callEvent } from '../support/events.ts';
+
+/** What a hostile sender tries on the webhook: metadata keys named like prototype properties, odd recording links. */
+let twin: TestTwin;
+beforeAll(async () => {
+  twin = await startTestTwin();
+});
+afterAll(() => twin?.close());
+
+const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+
+async function storedEvent(sourceId: string, externalId: string) {
+  const result = await twin.dynamo.send(
+    new GetCommand({ TableName: twin.twin.tables.inboundEvents, Key: { source_id: sourceId, external_id: externalId } }),
+  );
+  return result.Item;
+}
+
+/**
+ * The body is JSON text: in an object literal `__proto__` would set the prototype, while JSON.parse (and so the
+ * service) reads it as an ordinary own key.
+ */
+function eventText(externalId: string, metadataJson: string): string {
+  const event = JSON.stringify(callEvent({ external_id: externalId, metadata: {} }));
+  return event.replace('"metadata":{}', `"metadata":${metadataJson}`);
+}
+
+const HOSTILE_METADATA =
+  '{"constructor":"c","__proto__":{"polluted":true},"toString":1,"hasOwnProperty":true,"valueOf":"v","prototype":2.5,"direction":"inbound"}';
+
+describe('metadata keys named like prototype properties', () => {
+  it('accepts the event with 201, answers its repeat with 200 duplicate, and the schema lists every key with its type', async () => {
+    const link = await boundLink(twin, 'calls');
+    const externalId = 'hostile-metadata-1';
+    const body = eventText(externalId, HOSTILE_METADATA);
+
+    const first = await postJson(eventsUrl(link.token), body);
+    const repeat = await postJson(eventsUrl(link.token), body);
+
+    expect(first.status).toBe(201);
+    expect(first.body).toEqual({ status: 'accepted', external_id: externalId, event_id: expect.any(Number), messages: 0 });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toEqual({ status: 'duplicate', external_id: externalId, event_id: first.body.event_id });
+
+    const stored = await storedEvent(link.sourceId, externalId);
+    expect(stored).toMatchObject({ state: 'queued', event_id: first.body.event_id, direction: 'inbound' });
+    expect(gunzipSync(stored!.body_gzip).toString()).toBe(body);
+
+    const schema = await twin.admin('links', 'schema', link.linkId);
+    expect(Object.entries(schema.fields).sort()).toEqual(
+      [
+        ['__proto__', 'string'],
+        ['constructor', 'string'],
+        ['direction', 'string'],
+        ['hasOwnProperty', 'boolean'],
+        ['prototype', 'number'],
+        ['toString', 'number'],
+        ['valueOf', 'string'],
+      ].sort(),
+    );
+  });
+
+  it('merges such keys across events, the newest event deciding the type', async () => {
+    const link = await boundLink(twin, 'calls');
+    expect((await postJson(eventsUrl(link.token), eventText('older', '{"toString":"text","valueOf":1}'))).status).toBe(201);
+    expect((await postJson(eventsUrl(link.token), eventText('newer', '{"toString":true,"__proto__":3}'))).status).toBe(201);
+
+    const schema = await twin.admin('links', 'schema', link.linkId);
+
+    expect(Object.entries(schema.fields).sort()).toEqual(
+      [
+        ['__proto__', 'number'],
+        ['toString', 'boolean'],
+        ['valueOf', 'number'],
+      ].sort(),
+    );
+  });
+});
+
+describe('recording links with a backslash', () => {
+  it('refuses https://evil.com\\@127.0.0.1/x with 400 on audio.url and stores nothing', async () => {
+    const link = await boundLink(twin, 'calls');
+    const event = callEvent({ external_id: 'backslash-1' });
+    event.audio = { ...event.audio, url: 'https://evil.com\\@127.0.0.1/x' };
+
+    const response = await postJson(eventsUrl(link.token), event);
+
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('Validation error');
+    expect(response.body.details[0]).toEqual({ field: 'audio.url', message: 'must not contain backslashes' });
+    expect(await storedEvent(link.sourceId, 'backslash-1')).toBeUndefined();
+  });
+});

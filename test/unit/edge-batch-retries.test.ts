@@ -1,0 +1,186 @@
+import { BatchGetCommand, BatchWriteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { resolveLink } from '../../functions/inbound/link-access.ts';
+import { createLinksRepository } from '../../functions/inbound/links-repository.ts';
+import { batchGet } from '../../functions/shared/batch-get.ts';
+import { batchPut } from '../../functions/shared/batch-put.ts';
+import { fullJitterDelay } from '../../functions/shared/batch-retry.ts';
+import { createCounterStore } from '../../functions/shared/counter-store.ts';
+import { BatchIncompleteError, ServiceUnavailableError } from '../../functions/shared/errors.ts';
+import { errorResponse } from '../../functions/shared/http-errors.ts';
+import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS, MAX_UNKNOWN_TOKENS_PER_IP } from '../../functions/shared/limits.ts';
+import { hashSecret } from '../../functions/shared/secrets.ts';
+
+/**
+ * Service-level tests of the batch retries with a fake SDK client that leaves items unprocessed, as DynamoDB
+ * does under throttling (the local stand-in never does, so e2e tests cannot show it).
+ */
+type Command = { input: any; constructor: { name: string } };
+
+function fakeClient(answer: (command: Command, call: number) => unknown) {
+  const calls: Command[] = [];
+  const client = {
+    send: async (command: Command) => {
+      calls.push(command);
+      const result = answer(command, calls.length);
+      if (result instanceof Error) throw result;
+      return result;
+    },
+  } as unknown as DynamoDBDocumentClient;
+  return { client, calls };
+}
+
+function recordingSleep() {
+  const pauses: number[] = [];
+  return { pauses, sleep: async (ms: number) => void pauses.push(ms) };
+}
+
+const items = (n: number) => Array.from({ length: n }, (_, i) => ({ pk: `item#${i}` }));
+
+describe('full jitter', () => {
+  it('draws each pause from [0, min(cap, base × 2^retry))', () => {
+    expect(fullJitterDelay(0, { random: () => 0 })).toBe(0);
+    expect(fullJitterDelay(0, { random: () => 0.999 })).toBe(Math.floor(0.999 * BATCH_RETRY_BASE_MS));
+    expect(fullJitterDelay(3, { random: () => 0.5 })).toBe(Math.floor(0.5 * BATCH_RETRY_BASE_MS * 8));
+    expect(fullJitterDelay(30, { random: () => 0.999 })).toBeLessThan(BATCH_RETRY_MAX_DELAY_MS);
+  });
+});
+
+describe('batchPut', () => {
+  it('sends unprocessed items again, with growing jittered pauses, until every item is written once', async () => {
+    const written: string[] = [];
+    const { client, calls } = fakeClient((command, call) => {
+      const requests = command.input.RequestItems.things as { PutRequest: { Item: { pk: string } } }[];
+      // The first two answers leave the last two items of the request unprocessed.
+      const kept = call <= 2 ? requests.slice(0, -2) : requests;
+      written.push(...kept.map((request) => request.PutRequest.Item.pk));
+      return { UnprocessedItems: call <= 2 ? { things: requests.slice(-2) } : {} };
+    });
+    const { pauses, sleep } = recordingSleep();
+
+    await batchPut(client, 'things', items(30), { sleep, random: () => 0.999 });
+
+    expect(calls.every((command) => command instanceof BatchWriteCommand)).toBe(true);
+    expect(calls.map((command) => command.input.RequestItems.things.length)).toEqual([25, 2, 2, 5]);
+    expect(written.sort()).toEqual(items(30).map((item) => item.pk).sort());
+    expect(pauses).toEqual([Math.floor(0.999 * BATCH_RETRY_BASE_MS), Math.floor(0.999 * BATCH_RETRY_BASE_MS * 2)]);
+  });
+
+  it(`throws BatchIncompleteError (503) after ${BATCH_MAX_ATTEMPTS} attempts when items stay unprocessed`, async () => {
+    // The first answer writes one item; every later one writes nothing.
+    const { client, calls } = fakeClient((command, call) => ({
+      UnprocessedItems: { things: command.input.RequestItems.things.slice(call === 1 ? 1 : 0) },
+    }));
+    const { pauses, sleep } = recordingSleep();
+
+    const failure = await batchPut(client, 'things', items(3), { sleep }).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(BatchIncompleteError);
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect((failure as BatchIncompleteError).unprocessed).toBe(2);
+    expect(calls).toHaveLength(BATCH_MAX_ATTEMPTS);
+    expect(pauses).toHaveLength(BATCH_MAX_ATTEMPTS - 1);
+    expect(errorResponse(failure, 'published').statusCode).toBe(503);
+    expect(JSON.parse(errorResponse(failure, 'webhook').body)).toEqual({ error: expect.stringContaining('retry later') });
+  });
+});
+
+describe('batchGet', () => {
+  it('asks unprocessed keys again and answers every table’s items together', async () => {
+    const { client, calls } = fakeClient((_, call) =>
+      call === 1
+        ? { Responses: { a: [{ pk: 'a1' }] }, UnprocessedKeys: { a: { Keys: [{ pk: 'a2' }] }, b: { Keys: [{ pk: 'b1' }] } } }
+        : call === 2
+          ? { Responses: { b: [{ pk: 'b1' }] }, UnprocessedKeys: { a: { Keys: [{ pk: 'a2' }] } } }
+          : { Responses: { a: [{ pk: 'a2' }] }, UnprocessedKeys: {} },
+    );
+    const { pauses, sleep } = recordingSleep();
+
+    const responses = await batchGet(client, { a: { Keys: [{ pk: 'a1' }, { pk: 'a2' }] }, b: { Keys: [{ pk: 'b1' }] } }, { sleep });
+
+    expect(calls.every((command) => command instanceof BatchGetCommand)).toBe(true);
+    expect(calls[1]!.input.RequestItems).toEqual({ a: { Keys: [{ pk: 'a2' }] }, b: { Keys: [{ pk: 'b1' }] } });
+    expect(calls[2]!.input.RequestItems).toEqual({ a: { Keys: [{ pk: 'a2' }] } });
+    expect(responses.get('a')).toEqual([{ pk: 'a1' }, { pk: 'a2' }]);
+    expect(responses.get('b')).toEqual([{ pk: 'b1' }]);
+    expect(pauses).toHaveLength(2);
+  });
+});
+
+describe('token guessing protection fails closed', () => {
+  const token = `whk_${'A'.repeat(43)}`;
+  const linkRecord = { link_id: 'lnk_1' };
+
+  /** A links table holding `token`, a counters table whose guard item BatchGet leaves unprocessed `throttledAnswers` times. */
+  function webhookStores(options: { throttledAnswers: number; guessCount?: number; tokenKnown?: boolean }) {
+    const fake = fakeClient((command, call) => {
+      if (command instanceof BatchGetCommand) {
+        const requested = command.input.RequestItems!;
+        const throttled = call <= options.throttledAnswers;
+        const guard = options.guessCount === undefined ? [] : [{ pk: 'guard', count: options.guessCount }];
+        return {
+          Responses: {
+            ...(requested.links ? { links: options.tokenKnown === false ? [] : [linkRecord] } : {}),
+            ...(throttled ? {} : { counters: guard }),
+          },
+          UnprocessedKeys: throttled ? { counters: requested.counters } : {},
+        };
+      }
+      if (command instanceof GetCommand) return { Item: { pk: 'link#lnk_1', link_id: 'lnk_1', state: 'bound', connector_type: 'calls' } };
+      if (command instanceof UpdateCommand) return { Attributes: { count: 1 } };
+      throw new Error(`unexpected ${command.constructor.name}`);
+    });
+    const { sleep } = recordingSleep();
+    const deps = {
+      links: createLinksRepository(fake.client, 'links', { sleep }),
+      counters: createCounterStore(fake.client, 'counters'),
+      countersTable: 'counters',
+      now: () => Date.parse('2026-11-01T10:00:00Z'),
+    };
+    return { deps, calls: fake.calls };
+  }
+
+  it('refuses with 503 when the guard item stays unprocessed, for a valid token as for an unknown one, counting nothing', async () => {
+    for (const tokenKnown of [true, false]) {
+      const { deps, calls } = webhookStores({ throttledAnswers: Number.POSITIVE_INFINITY, tokenKnown });
+
+      const failure = await resolveLink(deps, token, '203.0.113.7').catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(ServiceUnavailableError);
+      expect(errorResponse(failure, 'webhook').statusCode).toBe(503);
+      expect(calls.filter((command) => command instanceof BatchGetCommand)).toHaveLength(BATCH_MAX_ATTEMPTS);
+      expect(calls.some((command) => command instanceof UpdateCommand || command instanceof GetCommand)).toBe(false);
+    }
+  });
+
+  it('reads the real count after a retry: a blocked address stays blocked (429), never "0 guesses"', async () => {
+    const { deps, calls } = webhookStores({ throttledAnswers: 2, guessCount: MAX_UNKNOWN_TOKENS_PER_IP });
+
+    const failure = await resolveLink(deps, token, '203.0.113.7').catch((error: unknown) => error);
+
+    expect(errorResponse(failure, 'webhook').statusCode).toBe(429);
+    expect(errorResponse(failure, 'webhook').headers?.['retry-after']).toMatch(/^\d+$/);
+    expect(calls.filter((command) => command instanceof BatchGetCommand)).toHaveLength(3);
+  });
+
+  it('lets a request through once the guard item is read and under the limit', async () => {
+    const { deps } = webhookStores({ throttledAnswers: 1, guessCount: 3 });
+    await expect(resolveLink(deps, token, '203.0.113.7')).resolves.toMatchObject({ link_id: 'lnk_1', state: 'bound' });
+    expect(hashSecret(token)).toHaveLength(64);
+  });
+
+  it('refuses with 503 when the guard read of a malformed token fails', async () => {
+    const fake = fakeClient(() => Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' }));
+    const deps = {
+      links: createLinksRepository(fake.client, 'links'),
+      counters: createCounterStore(fake.client, 'counters'),
+      countersTable: 'counters',
+      now: Date.now,
+    };
+
+    const failure = await resolveLink(deps, 'not-a-token', '203.0.113.7').catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect(((failure as Error).cause as Error).name).toBe('ThrottlingException');
+  });
+});
