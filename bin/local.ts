@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { API_STAGE } from '../functions/routes.ts';
 import { startLocalTwin } from '../lib/local/twin.ts';
 
 /**
@@ -8,7 +9,7 @@ import { startLocalTwin } from '../lib/local/twin.ts';
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
-const stage = process.env.STAGE ?? 'prod';
+const stage = process.env.STAGE ?? API_STAGE;
 
 if (!Number.isInteger(port) || port < 0 || port > 65533) {
   console.error(`PORT must be an integer between 0 and 65533, got ${process.env.PORT}`);

@@ -1,5 +1,5 @@
 import type { ErrorBodyShape } from './shared/http-errors.ts';
-import type { Access, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
+import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
 import type { Scope } from './published/api-key-model.ts';
 
 /**
@@ -17,7 +17,8 @@ export interface Route {
   readonly errorShape: ErrorBodyShape;
   /** What the handler touches; each becomes an environment variable and a grant of exactly that access. */
   readonly tables: Partial<Record<TableName, Access>>;
-  readonly buckets?: Partial<Record<BucketName, Access>>;
+  /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
+  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   /** What the handler does with the workflow state machine (each a grant of exactly those actions). */
   readonly stateMachine?: readonly StateMachineAccess[];
   /** Published Workflow API: the scope the caller's key needs (spec section 4). */
@@ -28,6 +29,9 @@ export interface Route {
    */
   readonly streaming?: boolean;
 }
+
+/** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
+export const API_STAGE = 'prod';
 
 const WEBHOOKS = '/api/v1/webhooks/{token}';
 const PUBLISHED = '/api/v1/published';
@@ -51,7 +55,8 @@ export const routes: readonly Route[] = [
     handler: 'inbound/post-event.ts',
     errorShape: 'webhook',
     tables: { links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
-    buckets: { bodies: 'readWrite' },
+    // Deletes the body it stored when the event turns out to be a duplicate.
+    buckets: { bodies: { 'inbound/': 'readWriteDelete' } },
   },
 
   {
@@ -81,6 +86,8 @@ export const routes: readonly Route[] = [
     scope: 'workflows.execute',
     streaming: true,
     tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write' },
+    // Writes a large run context; reads a large output or approval message back for the answer.
+    buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachine: ['start'],
   },
   {
@@ -91,6 +98,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.read',
     tables: { ...AUTHENTICATED, executions: 'read' },
+    buckets: { bodies: { 'executions/': 'read' } },
   },
   {
     id: 'PublishedStopExecution',
@@ -100,6 +108,8 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.stop',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    // Reads the execution whole (a finished one's large output too) before answering 409.
+    buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['stop', 'start'],
   },
   {
@@ -110,7 +120,10 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.approve',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },
-    stateMachine: ['taskResponse'],
+    // Reads a large approval message; giving an approval back (or failing the run) writes it again.
+    buckets: { bodies: { 'executions/': 'readWrite' } },
+    // start: an approval whose task token is gone fails the run and starts its callback execution.
+    stateMachine: ['taskResponse', 'start'],
   },
   {
     id: 'PublishedReject',
@@ -120,7 +133,10 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.reject',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },
-    stateMachine: ['taskResponse'],
+    // Reads a large approval message; giving an approval back (or failing the run) writes it again.
+    buckets: { bodies: { 'executions/': 'readWrite' } },
+    // start: an approval whose task token is gone fails the run and starts its callback execution.
+    stateMachine: ['taskResponse', 'start'],
   },
 ];
 

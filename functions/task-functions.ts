@@ -1,4 +1,4 @@
-import type { Access, TableName } from './shared/resources.ts';
+import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
 
 /**
  * The functions the workflow state machine invokes, and the ASL substitution that names each one
@@ -8,8 +8,18 @@ import type { Access, TableName } from './shared/resources.ts';
 export interface TaskFunction {
   readonly id: string;
   readonly handler: string;
-  readonly arnSubstitution: string;
+  /** The ASL substitution naming it; none for a function the state machine does not invoke (a `trigger`). */
+  readonly arnSubstitution?: string;
+  /**
+   * `executionEnded`: not a Task state but the EventBridge rule for this state machine's executions that end
+   * FAILED, TIMED_OUT or ABORTED (locally the stand-in calls it with the same event).
+   */
+  readonly trigger?: 'executionEnded';
+  /** What it does with the workflow state machine (a grant of exactly those actions, and STATE_MACHINE_ARN). */
+  readonly stateMachine?: readonly StateMachineAccess[];
   readonly tables: Partial<Record<TableName, Access>>;
+  /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
+  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   /** Seconds; the step runs llm calls, so it may take minutes. */
   readonly timeoutSeconds: number;
   /** Whether it calls Amazon Bedrock (llm nodes with provider bedrock). */
@@ -22,6 +32,8 @@ export const taskFunctions: readonly TaskFunction[] = [
     handler: 'engine/step.ts',
     arnSubstitution: 'StepFunctionArn',
     tables: { publications: 'read', executions: 'readWrite', conversations: 'readWrite' },
+    // Large run values: context, node outputs, output, error, approval message, history turns.
+    buckets: { bodies: { 'executions/': 'readWrite' } },
     timeoutSeconds: 900,
     invokesBedrock: true,
   },
@@ -37,6 +49,16 @@ export const taskFunctions: readonly TaskFunction[] = [
     handler: 'engine/deliver-callback.ts',
     arnSubstitution: 'DeliverCallbackFunctionArn',
     tables: { executions: 'readWrite' },
+    // Reads a large output back to post it.
+    buckets: { bodies: { 'executions/': 'read' } },
     timeoutSeconds: 60,
+  },
+  {
+    id: 'WorkflowExecutionEnded',
+    handler: 'engine/execution-ended.ts',
+    trigger: 'executionEnded',
+    tables: { executions: 'readWrite' },
+    stateMachine: ['start'],
+    timeoutSeconds: 30,
   },
 ];

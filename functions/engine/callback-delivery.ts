@@ -1,7 +1,8 @@
 import { CALLBACK_ATTEMPT_TIMEOUT_MS } from '../shared/limits.ts';
 import { callbackUrlProblem, resolvedAddressProblem } from './callback-url.ts';
-import { executionView } from './execution-model.ts';
+import { FINISHED_STATUSES, executionView, type ExecutionStatus } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
+import type { StateMachine } from './state-machine.ts';
 import { webhookHeaders } from './webhook-signature.ts';
 
 export interface CallbackDeps {
@@ -9,6 +10,16 @@ export interface CallbackDeps {
   allowLoopbackCallbacks: boolean;
   now: () => number;
   fetch: typeof fetch;
+}
+
+/**
+ * The callback execution of a run whose own execution cannot deliver it (stopped, or ended outside the state
+ * machine's path): a `callback` mode execution with this name, so a repeated start is a no-op.
+ */
+export const CALLBACK_EXECUTION_PREFIX = 'callback-';
+
+export async function startCallbackExecution(stateMachine: Pick<StateMachine, 'start'>, executionId: string): Promise<void> {
+  await stateMachine.start(`${CALLBACK_EXECUTION_PREFIX}${executionId}`, { mode: 'callback', execution_id: executionId });
 }
 
 /** A receiver that did not take the callback; the state machine retries these with backoff. */
@@ -31,7 +42,7 @@ export async function deliverCallback(deps: CallbackDeps, executionId: string): 
     callbackUrlProblem(record.callback_url, deps.allowLoopbackCallbacks) ??
     (await resolvedAddressProblem(record.callback_url, deps.allowLoopbackCallbacks));
   if (problem) {
-    await deps.executions.setCallbackState(executionId, 'abandoned');
+    await abandonPendingCallback(deps.executions, executionId);
     return { delivered: false, reason: `callback_url ${problem}` };
   }
   const body = JSON.stringify(executionView(record, deps.now()));
@@ -53,4 +64,17 @@ export async function deliverCallback(deps: CallbackDeps, executionId: string): 
   if (status < 200 || status >= 300) throw new CallbackDeliveryError(`Callback receiver answered ${status}`);
   await deps.executions.setCallbackState(executionId, 'delivered');
   return { delivered: true };
+}
+
+/** A callback given up for good; only one still pending, so a delivery that did happen is never overwritten. Answers whether it was pending. */
+export async function abandonPendingCallback(
+  executions: ExecutionsRepository,
+  executionId: string,
+  from: readonly ExecutionStatus[] = FINISHED_STATUSES,
+): Promise<boolean> {
+  const previous = await executions.transition(executionId, from, { callback_state: 'abandoned' }, {
+    expression: 'callback_state = :pending',
+    values: { ':pending': 'pending' },
+  });
+  return previous !== undefined;
 }

@@ -1,9 +1,15 @@
 import { PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPut } from '../shared/batch-put.ts';
+import { RUN_VALUE_INLINE_MAX_BYTES } from '../shared/limits.ts';
+import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './conversation-keys.ts';
+import { runObjectKey, type RunValues } from './run-values.ts';
 
 /**
  * Conversations table: user memory per (project, user_id), one item per key so concurrent runs that set
  * different keys never lose each other's writes; history per (project, user_id, thread_id), one item per turn.
+ * Keys are bounded whatever the ids (see conversation-keys.ts). Memory values are JSON text (`value_json`),
+ * so any value a caller sends is kept as it is; a turn's text over RUN_VALUE_INLINE_MAX_BYTES is kept in S3
+ * under its execution (`executions/<id>/turn-<n>.json`, same retention as the turn) with the key in `text_s3`.
  */
 export interface Turn {
   role: 'user' | 'assistant';
@@ -12,60 +18,85 @@ export interface Turn {
   at: string;
 }
 
-const memoryPk = (projectId: string, userId: string) => `memory#${projectId}#${encodeURIComponent(userId)}`;
-const threadPk = (projectId: string, userId: string, threadId: string) =>
-  `thread#${projectId}#${encodeURIComponent(userId)}#${encodeURIComponent(threadId)}`;
+interface StoredTurn extends Omit<Turn, 'text'> {
+  text?: string;
+  text_s3?: string;
+}
 
 export type ConversationsRepository = ReturnType<typeof createConversationsRepository>;
 
-export function createConversationsRepository(client: DynamoDBDocumentClient, tableName: string) {
+export function createConversationsRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
   return {
+    /** A null-prototype map: memory names are the caller's (`constructor`, `__proto__` included). */
     async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
-      const memory: Record<string, unknown> = {};
+      const memory: Record<string, unknown> = Object.create(null);
       const pages = paginateQuery(
         { client },
         {
           TableName: tableName,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': memoryPk(projectId, userId) },
+          ExpressionAttributeValues: { ':pk': memoryPartitionKey(projectId, userId) },
           ConsistentRead: true,
         },
       );
       for await (const page of pages) {
-        for (const item of page.Items ?? []) memory[String(item.sk).slice('key#'.length)] = item.value;
+        for (const item of page.Items ?? []) {
+          const name = typeof item.name === 'string' ? item.name : String(item.sk).slice('key#'.length);
+          memory[name] = typeof item.value_json === 'string' ? JSON.parse(item.value_json) : item.value;
+        }
       }
       return memory;
     },
 
-    writeMemory(projectId: string, userId: string, values: Record<string, unknown>): Promise<void> {
-      const pk = memoryPk(projectId, userId);
-      return batchPut(client, tableName, Object.entries(values).map(([name, value]) => ({ pk, sk: `key#${name}`, value })));
+    /** Callers bound each value to MAX_MEMORY_VALUE_BYTES of JSON, so every item stays far below 400 KB. */
+    writeMemory(projectId: string, userId: string, entries: Record<string, unknown>): Promise<void> {
+      const pk = memoryPartitionKey(projectId, userId);
+      return batchPut(
+        client,
+        tableName,
+        Object.entries(entries).map(([name, value]) => ({ pk, sk: memorySortKey(name), name, value_json: JSON.stringify(value ?? null) })),
+      );
     },
 
-    /** The thread's latest turns, oldest first. */
-    async readHistory(projectId: string, userId: string, threadId: string, limit: number): Promise<Turn[]> {
+    /** The thread's latest `limit` turns of other executions than `excludeExecutionId`, oldest first. */
+    async readHistory(projectId: string, userId: string, threadId: string, limit: number, excludeExecutionId: string): Promise<Turn[]> {
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': threadPk(projectId, userId, threadId) },
+          ExpressionAttributeValues: { ':pk': threadPartitionKey(projectId, userId, threadId) },
           ScanIndexForward: false,
           ConsistentRead: true,
-          Limit: limit,
+          // This run's own turns are skipped; they are at most the ones it wrote so far (the newest).
+          Limit: limit * 2,
         }),
       );
-      return ((result.Items ?? []) as Turn[]).reverse();
+      const turns = ((result.Items ?? []) as StoredTurn[]).filter((turn) => turn.execution_id !== excludeExecutionId).slice(0, limit);
+      const loaded = await Promise.all(
+        turns.map(async ({ text, text_s3, role, execution_id, at }) => ({
+          role,
+          execution_id,
+          at,
+          text: text_s3 === undefined ? (text ?? '') : String(await values.load({ s3: text_s3 })),
+        })),
+      );
+      return loaded.reverse();
     },
 
-    /** `sequence` orders turns written in the same millisecond by one run. */
+    /** `sequence` orders turns written in the same millisecond by one run, and names a long turn's object. */
     async appendTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number, expiresAtMs: number): Promise<void> {
+      const { text, ...rest } = turn;
+      const stored: StoredTurn =
+        Buffer.byteLength(text, 'utf8') <= RUN_VALUE_INLINE_MAX_BYTES
+          ? { ...rest, text }
+          : { ...rest, text_s3: (await values.store(text, runObjectKey(turn.execution_id, `turn-${sequence}`))).s3 };
       await client.send(
         new PutCommand({
           TableName: tableName,
           Item: {
-            pk: threadPk(projectId, userId, threadId),
+            pk: threadPartitionKey(projectId, userId, threadId),
             sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}`,
-            ...turn,
+            ...stored,
             expires_at: Math.ceil(expiresAtMs / 1000),
           },
         }),

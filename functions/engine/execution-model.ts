@@ -12,7 +12,7 @@ export interface PendingApproval {
   node_id: string;
 }
 
-/** The run's fixed context: what the caller asked for. Travels in the state machine input. */
+/** The run's fixed context: what the caller asked for. Stored once as the run item (`run#<id>`), read by each step. */
 export interface RunContext {
   execution_id: string;
   project_id: string;
@@ -24,8 +24,12 @@ export interface RunContext {
   overrides: Record<string, Record<string, unknown>>;
 }
 
-/** The stored execution (`execution#<id>`). */
-export interface ExecutionRecord extends RunContext {
+/**
+ * The stored execution (`execution#<id>`), the status record every poll reads: ids and results only, so it
+ * stays a few KB (its input and overrides are in the run item). The repository keeps `output`, `error` and
+ * the approval `message` in S3 when they are large and answers them whole.
+ */
+export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'> {
   status: ExecutionStatus;
   output: unknown;
   error: string | null;
@@ -39,12 +43,6 @@ export interface ExecutionRecord extends RunContext {
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
-}
-
-/** The part of a record the state machine carries from step to step (never the signing secret). */
-export function runContextOf(record: ExecutionRecord): RunContext {
-  const { execution_id, project_id, publication_id, workflow_id, user_id, thread_id, input, overrides } = record;
-  return { execution_id, project_id, publication_id, workflow_id, user_id, thread_id, input, overrides };
 }
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */

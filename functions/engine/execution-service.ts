@@ -3,15 +3,16 @@ import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError 
 import { EXECUTE_POLL_FIRST_MS, EXECUTE_POLL_MAX_MS, EXECUTION_RETENTION_MS } from '../shared/limits.ts';
 import { applyOverrides } from '../workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '../workflows/publication-service.ts';
+import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
 import type { ConversationsRepository } from './conversations-repository.ts';
 import {
   SETTLED_STATUSES,
   STOPPABLE_STATUSES,
-  runContextOf,
   type ExecutionRecord,
 } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
+import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './run-step.ts';
 import { executionArnOf, type StateMachine } from './state-machine.ts';
 import type { ExecuteRequest } from './execute-request.ts';
@@ -26,9 +27,10 @@ export interface ExecutionDeps {
   now: () => number;
 }
 
-/** Starting one also reads the publication and writes initial memory. */
+/** Starting one also reads the publication, writes initial memory and the run context. */
 export interface StartDeps extends ExecutionDeps, PublicationDeps {
   conversations: ConversationsRepository;
+  runs: RunStore;
   allowLoopbackCallbacks: boolean;
 }
 
@@ -45,15 +47,18 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
 
   const now = deps.now();
   const executionId = randomUUID();
-  const record: ExecutionRecord = {
+  const ids = {
     execution_id: executionId,
     project_id: caller.projectId,
     publication_id: workflow.publication_id,
     workflow_id: workflowId,
     user_id: request.user_id,
     thread_id: request.thread_id ?? randomUUID(),
-    input: request.input,
-    overrides: request.overrides,
+  };
+  // The run context first: the execution record is what makes the run exist, and its steps read the context.
+  await deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, now + EXECUTION_RETENTION_MS);
+  const record: ExecutionRecord = {
+    ...ids,
     status: 'queued',
     output: null,
     error: null,
@@ -69,9 +74,9 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   await deps.executions.create(record, now + EXECUTION_RETENTION_MS);
 
   try {
-    // The secret stays in the table: state machine inputs are visible in the execution history.
-    const run = runContextOf(record);
-    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, run, cursor: initialCursor(workflow.definition) });
+    // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
+    // signing secret stays in the table (state machine inputs are visible in the execution history).
+    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition) });
   } catch (error) {
     await deps.executions.transition(executionId, ['queued'], {
       status: 'failed',
@@ -84,13 +89,16 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   return record;
 }
 
-/** Polls the record until the run settles (completed, failed, interrupted, cancelled) or the deadline passes. */
-export async function waitUntilSettled(deps: ExecutionDeps, executionId: string, deadlineMs: number): Promise<ExecutionRecord> {
+/**
+ * Polls the record until the run settles (completed, failed, interrupted, cancelled), the deadline passes,
+ * or `stop` aborts (the caller went away: the run goes on, nobody is left to tell).
+ */
+export async function waitUntilSettled(deps: ExecutionDeps, executionId: string, deadlineMs: number, stop?: AbortSignal): Promise<ExecutionRecord> {
   let pause = EXECUTE_POLL_FIRST_MS;
   for (;;) {
     const record = await deps.executions.get(executionId, true);
     if (!record) throw new NotFoundError(`Execution ${executionId} not found`);
-    if (SETTLED_STATUSES.includes(record.status) || deps.now() + pause >= deadlineMs) return record;
+    if (SETTLED_STATUSES.includes(record.status) || deps.now() + pause >= deadlineMs || stop?.aborted) return record;
     await deps.sleep(pause);
     pause = Math.min(EXECUTE_POLL_MAX_MS, Math.ceil(pause * 1.5));
   }
@@ -121,13 +129,22 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
     // Not started yet (a stop racing the execute call): the run will find itself cancelled at its first step.
     if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
   }
-  if (previous.callback_url) {
-    await deps.stateMachine.start(`callback-${executionId}`, { mode: 'callback', execution_id: executionId });
-  }
+  if (previous.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
   return { execution_id: executionId, status: 'cancelled' as const };
 }
 
-/** Approve or reject the pending step: claims the approval in the table first, so two decisions cannot both win. */
+/** Step Functions' answers for a task token that can never be answered again, and the run's error for each. */
+const TOKEN_GONE = new Map([
+  ['TaskTimedOut', 'The approval was not answered in time'],
+  ['TaskDoesNotExist', 'The approval could not be delivered: the run was no longer waiting for it'],
+  ['InvalidToken', 'The approval could not be delivered: its task token is invalid'],
+]);
+
+/**
+ * Approve or reject the pending step: claims the approval in the table first, so two decisions cannot both win.
+ * If the decision then cannot be sent, a token that may still be good gets its approval back (503, retry);
+ * a token that is gone (timed out, task no longer exists, invalid) fails the run with its callback (409).
+ */
 export async function decideApproval(
   deps: ExecutionDeps,
   caller: Caller,
@@ -151,10 +168,20 @@ export async function decideApproval(
     await deps.stateMachine.resume(record.task_token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
   } catch (error) {
     const name = (error as Error).name;
-    if (name === 'TaskTimedOut' || name === 'TaskDoesNotExist' || name === 'InvalidToken') {
-      throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+    const gone = TOKEN_GONE.get(name);
+    if (gone) {
+      // Nobody can ever answer this approval: the run ends failed now, with its callback, instead of staying running.
+      const failed = await deps.executions.transition(executionId, ['running'], {
+        status: 'failed',
+        error: gone,
+        finished_at: new Date(deps.now()).toISOString(),
+        pending_approval: null,
+        task_token: null,
+      });
+      if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
+      throw new ConflictError(`Approval ${pending.approval_id} can no longer be answered (${name}); the execution has failed`);
     }
-    // Give the approval back so the caller can simply retry.
+    // The token may still be good (throttled, service unavailable): give the approval back so the caller can retry.
     await deps.executions.transition(executionId, ['running'], { status: 'interrupted', pending_approval: pending, task_token: record.task_token });
     throw new ServiceUnavailableError(`Execution service unavailable: ${name}`);
   }

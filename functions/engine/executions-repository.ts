@@ -1,35 +1,120 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '../shared/conditional-write.ts';
-import type { ExecutionRecord, ExecutionStatus } from './execution-model.ts';
+import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '../shared/limits.ts';
+import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
+import { runObjectKey, type RunValues } from './run-values.ts';
 
 const key = (executionId: string) => ({ pk: `execution#${executionId}` });
+
+/**
+ * How the three values that can be large are kept in the `execution#<id>` item (they are never inline
+ * over RUN_VALUE_INLINE_MAX_BYTES, so the item stays a few KB and every poll and transition stays cheap):
+ * - `output`: JSON text in `output_json`, or the object key in `output_s3` (`executions/<id>/output.json`);
+ * - `error`: the text in `error`, or null and the key in `error_s3`;
+ * - `pending_approval.message`: inline, or null and the key in `pending_approval.message_s3`.
+ */
+interface StoredPending {
+  approval_id: string;
+  node_id: string;
+  message: string | null;
+  message_s3?: string;
+}
+
+type StoredFields = Record<string, unknown>;
+
+const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** Cuts an error text to MAX_EXECUTION_RESULT_BYTES; an error is for people, and its answer must fit a response. */
+function boundedError(error: string): string {
+  if (utf8Bytes(error) <= MAX_EXECUTION_RESULT_BYTES) return error;
+  const note = ` … (cut from ${utf8Bytes(error)} bytes)`;
+  const cut = Buffer.from(error, 'utf8').subarray(0, MAX_EXECUTION_RESULT_BYTES - utf8Bytes(note)).toString('utf8');
+  return `${cut.replace(/\uFFFD$/, '')}${note}`;
+}
 
 export type ExecutionsRepository = ReturnType<typeof createExecutionsRepository>;
 
 /**
  * Executions table. Every status change is one conditional UpdateItem naming the statuses it may leave,
  * so a stop, an approval and the engine racing on one execution cannot overwrite each other's outcome.
+ * Large values go to S3 before the write that points at them; `get` answers them whole.
  */
-export function createExecutionsRepository(client: DynamoDBDocumentClient, tableName: string) {
+export function createExecutionsRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+  /** The stored attributes for the changed fields: `set` to write, `remove` to drop (the other form of a value). */
+  async function encode(executionId: string, changes: Partial<ExecutionRecord>): Promise<{ set: StoredFields; remove: string[] }> {
+    const set: StoredFields = {};
+    const remove: string[] = [];
+    for (const [field, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      if (field === 'output') {
+        const stored = await values.store(value, runObjectKey(executionId, 'output'));
+        if (stored.s3 === undefined) {
+          set.output_json = stored.json;
+          remove.push('output_s3');
+        } else {
+          set.output_s3 = stored.s3;
+          remove.push('output_json');
+        }
+      } else if (field === 'error' && typeof value === 'string' && utf8Bytes(value) > RUN_VALUE_INLINE_MAX_BYTES) {
+        const stored = await values.store(boundedError(value), runObjectKey(executionId, 'error'));
+        set.error = null;
+        set.error_s3 = stored.s3;
+      } else if (field === 'error') {
+        set.error = value;
+        remove.push('error_s3');
+      } else if (field === 'pending_approval' && value !== null) {
+        const pending = value as PendingApproval;
+        const stored: StoredPending = { approval_id: pending.approval_id, node_id: pending.node_id, message: pending.message };
+        if (utf8Bytes(pending.message) > RUN_VALUE_INLINE_MAX_BYTES) {
+          const object = await values.store(pending.message, runObjectKey(executionId, `approval-${pending.approval_id}`));
+          Object.assign(stored, { message: null, message_s3: object.s3 });
+        }
+        set.pending_approval = stored;
+      } else {
+        set[field] = value;
+      }
+    }
+    return { set, remove: remove.filter((name) => !(name in set)) };
+  }
+
+  /** The record from its item; `load` false leaves values kept in S3 unread (null), as in ALL_OLD answers. */
+  async function decode(item: Record<string, unknown>, load: boolean): Promise<ExecutionRecord> {
+    const { pk: _pk, expires_at: _expires, output_json, output_s3, error_s3, output: legacyOutput, ...rest } = item;
+    const record = rest as unknown as ExecutionRecord;
+    const stored = record.pending_approval as StoredPending | null | undefined;
+    const [output, error, message] = await Promise.all([
+      output_s3 !== undefined ? (load ? values.load({ s3: output_s3 as string }) : null) : output_json !== undefined ? JSON.parse(output_json as string) : (legacyOutput ?? null),
+      error_s3 !== undefined && load ? values.load({ s3: error_s3 as string }) : record.error ?? null,
+      // A pending approval is shown only while the run is interrupted: its message is read only then.
+      stored?.message_s3 !== undefined && load && record.status === 'interrupted' ? values.load({ s3: stored.message_s3 }) : stored?.message ?? '',
+    ]);
+    record.output = output;
+    record.error = error as string | null;
+    record.pending_approval = stored ? { approval_id: stored.approval_id, message: message as string, node_id: stored.node_id } : null;
+    return record;
+  }
+
   return {
     async create(record: ExecutionRecord, expiresAtMs: number): Promise<void> {
+      const { set } = await encode(record.execution_id, record);
       await client.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...key(record.execution_id), ...record, expires_at: Math.ceil(expiresAtMs / 1000) },
+          Item: { ...key(record.execution_id), ...set, expires_at: Math.ceil(expiresAtMs / 1000) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
     },
 
+    /** The whole record: large values are read back from S3 (one GET each, only when present). */
     async get(executionId: string, consistent = false): Promise<ExecutionRecord | undefined> {
       const result = await client.send(new GetCommand({ TableName: tableName, Key: key(executionId), ConsistentRead: consistent }));
-      return result.Item as ExecutionRecord | undefined;
+      return result.Item ? decode(result.Item, true) : undefined;
     },
 
     /**
      * Applies `changes` only while the status is one of `from` (and `condition` holds).
-     * Answers the record as it was before, or undefined when the condition did not hold.
+     * Answers the record as it was before (values kept in S3 not read: null), or undefined when the condition did not hold.
      */
     async transition(
       executionId: string,
@@ -37,31 +122,35 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
       changes: Partial<ExecutionRecord>,
       condition?: { expression: string; values: Record<string, unknown> },
     ): Promise<ExecutionRecord | undefined> {
+      const { set, remove } = await encode(executionId, changes);
       const names: Record<string, string> = { '#status': 'status' };
-      const values: Record<string, unknown> = {};
-      from.forEach((status, i) => (values[`:from${i}`] = status));
+      const expressionValues: Record<string, unknown> = {};
+      from.forEach((status, i) => (expressionValues[`:from${i}`] = status));
       const sets: string[] = [];
-      Object.entries(changes).forEach(([field, value], i) => {
-        if (value === undefined) return;
+      Object.entries(set).forEach(([field, value], i) => {
         names[`#f${i}`] = field;
-        values[`:v${i}`] = value;
+        expressionValues[`:v${i}`] = value;
         sets.push(`#f${i} = :v${i}`);
       });
-      Object.assign(values, condition?.values);
+      const removes = remove.map((field, i) => {
+        names[`#r${i}`] = field;
+        return `#r${i}`;
+      });
+      Object.assign(expressionValues, condition?.values);
       const statusCondition = `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`;
       try {
         const result = await client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: key(executionId),
-            UpdateExpression: `SET ${sets.join(', ')}`,
+            UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
             ConditionExpression: condition ? `${statusCondition} AND (${condition.expression})` : statusCondition,
             ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
+            ExpressionAttributeValues: expressionValues,
             ReturnValues: 'ALL_OLD',
           }),
         );
-        return result.Attributes as ExecutionRecord;
+        return result.Attributes ? decode(result.Attributes, false) : undefined;
       } catch (error) {
         if (isConditionFailure(error)) return undefined;
         throw error;

@@ -1,4 +1,10 @@
-import { HISTORY_RETENTION_MS, MAX_HISTORY_TURNS, MAX_STEPS_PER_RUN } from '../shared/limits.ts';
+import {
+  HISTORY_RETENTION_MS,
+  MAX_EXECUTION_RESULT_BYTES,
+  MAX_HISTORY_TURNS,
+  MAX_MEMORY_VALUE_BYTES,
+  MAX_STEPS_PER_RUN,
+} from '../shared/limits.ts';
 import { newId } from '../shared/secrets.ts';
 import { conditionHolds } from '../workflows/condition.ts';
 import type { WorkflowDefinition, WorkflowNode } from '../workflows/definition-schema.ts';
@@ -8,29 +14,37 @@ import type { PublicationsRepository } from '../workflows/publications-repositor
 import { renderText, renderValue, type TemplateScope } from '../workflows/template.ts';
 import type { ConversationsRepository } from './conversations-repository.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
-import type { PendingApproval, RunContext } from './execution-model.ts';
+import type { RunContext } from './execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
+import type { NodeOutputs, RunStore } from './run-store.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`
  * or an `approval`, and tells the state machine which. All nodes between two pauses run in one Lambda
  * invocation, so a run costs the same few state transitions however many nodes it has.
+ *
+ * The state machine state is ids and this cursor only (Step Functions allows 256 KiB): the step reads the
+ * run context (one GetItem) and, after a pause, the node outputs so far (one GetItem); node outputs are
+ * written once per pause, only when a node ran since the last one.
  */
 export interface StepDeps {
   executions: ExecutionsRepository;
   conversations: ConversationsRepository;
   publications: PublicationsRepository;
+  runs: RunStore;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
   now: () => number;
 }
 
 export interface Cursor {
   node: string;
-  nodes: Record<string, { output: unknown }>;
-  approval: { decision: 'approved' | 'rejected'; feedback: string } | null;
   steps: number;
   /** Orders this run's history turns. */
   turns: number;
+  /** Version of the stored node outputs (`outputs#<id>#<n>`); 0 while none were stored. */
+  outputs: number;
+  /** The approval node whose decision `{{approval.*}}` reads: its output is `{decision, feedback}`. */
+  approval_node: string | null;
 }
 
 /** What AwaitApproval's task token answers with (SendTaskSuccess output). */
@@ -40,45 +54,61 @@ export interface ApprovalDecision {
   approval_id: string;
 }
 
-/** The state machine's state: the step's input and output. */
+/** The state machine's state: the step's input and output. Ids, the cursor and what the ASL's Choice states read. */
 export interface StepState {
   execution_id: string;
-  run: RunContext;
   cursor: Cursor;
   decision?: ApprovalDecision;
   /** Set by the state machine's Catch: an error the step itself could not record. */
   failure?: { Error?: string; Cause?: string };
   outcome?: 'wait' | 'approval' | 'finished';
   wait_seconds?: number;
-  approval?: PendingApproval;
+  /** The approval being reached; its message is in the execution item (or S3), never here. */
+  approval?: { approval_id: string; node_id: string };
   /** Whether a callback must be delivered now that the run finished. */
   callback?: boolean;
 }
 
 export function initialCursor(definition: WorkflowDefinition): Cursor {
-  return { node: definition.start, nodes: {}, approval: null, steps: 0, turns: 0 };
+  return { node: definition.start, steps: 0, turns: 0, outputs: 0, approval_node: null };
 }
 
 /** An error in the workflow itself (its definition or data), recorded as the run's `error` rather than retried. */
 class RunFailure extends Error {}
 
-export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
-  const { run } = state;
-  const base = { execution_id: state.execution_id, run, cursor: state.cursor };
-  if (state.failure) return { ...base, ...(await finish(deps, run.execution_id, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
+/** The run as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
+interface StepRun {
+  run: RunContext;
+  expiresAt: number;
+  nodes: NodeOutputs;
+  cursor: Cursor;
+  /** Whether a node output changed since the stored version. */
+  changed: boolean;
+}
 
+export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
+  const executionId = state.execution_id;
+  const base = { execution_id: executionId, cursor: state.cursor };
+  if (state.failure) return { ...base, ...(await finish(deps, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
+
+  // Both reads are independent: one GetItem each (the outputs only after a pause), S3 only for large values.
+  const [{ expires_at: expiresAt, ...run }, outputs] = await Promise.all([
+    deps.runs.readContext(executionId),
+    deps.runs.readOutputs(executionId, state.cursor.outputs),
+  ]);
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
-    return { ...base, ...(await finish(deps, run.execution_id, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
+    return { ...base, ...(await finish(deps, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
   }
 
   const isFirstStep = state.cursor.steps === 0 && !state.decision;
   if (isFirstStep) {
-    const started = await deps.executions.transition(run.execution_id, ['queued', 'running'], { status: 'running' });
+    const started = await deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' });
     if (!started) return { ...base, outcome: 'finished', callback: false };
   }
 
-  const cursor: Cursor = structuredClone(state.cursor);
+  const cursor: Cursor = { ...state.cursor };
+  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false };
   const appendTurn = (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
@@ -86,7 +116,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
       run.project_id,
       run.user_id,
       run.thread_id,
-      { role, text, execution_id: run.execution_id, at: new Date(now).toISOString() },
+      { role, text, execution_id: executionId, at: new Date(now).toISOString() },
       cursor.turns,
       now + HISTORY_RETENTION_MS,
     );
@@ -94,13 +124,13 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
 
   try {
     const definition = applyOverrides(published.definition, run.overrides);
-    const scope = await loadScope(deps, run, cursor, definition);
+    const scope = await loadScope(deps, step, definition);
     if (isFirstStep && typeof run.input.message === 'string') await appendTurn('user', run.input.message);
     if (state.decision) {
-      const next = resumeAfterApproval(definition, cursor, state.decision);
-      scope.approval = cursor.approval;
+      const next = resumeAfterApproval(definition, step, state.decision);
+      scope.approval = approvalOf(step);
       if (next === undefined) {
-        return { ...base, cursor, ...(await finish(deps, run.execution_id, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)) };
+        return { ...base, cursor, ...(await finish(deps, executionId, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)) };
       }
       cursor.node = next;
     }
@@ -108,47 +138,75 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
     for (;;) {
       if (cursor.steps >= MAX_STEPS_PER_RUN) throw new RunFailure(`The run exceeded ${MAX_STEPS_PER_RUN} steps`);
       const nodeId = cursor.node;
-      const node = definition.nodes[nodeId];
+      const node = Object.hasOwn(definition.nodes, nodeId) ? definition.nodes[nodeId] : undefined;
       if (!node) throw new RunFailure(`Node ${nodeId} does not exist`);
       cursor.steps += 1;
-      const paused = await executeNode(deps, run, nodeId, node, scope, cursor, appendTurn);
+      const paused = await executeNode(deps, step, nodeId, node, scope, appendTurn);
       if (paused) {
         if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
-        const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps });
-        if (!stillRunning) return { ...base, cursor, outcome: 'finished', callback: false };
-        return { ...base, cursor, ...paused };
+        return { ...base, cursor, ...(await pause(deps, step, paused)) };
       }
     }
   } catch (error) {
     if (!(error instanceof RunFailure) && !isWorkflowDataError(error)) throw error;
-    return { ...base, cursor, ...(await finish(deps, run.execution_id, 'failed', { error: (error as Error).message }, cursor)) };
+    return { ...base, cursor, ...(await finish(deps, executionId, 'failed', { error: (error as Error).message }, cursor)) };
   }
+}
+
+/**
+ * Before the state machine waits: the node outputs so far are stored (they are the next step's scope), then
+ * the status record learns the step count and, for an approval, the pending approval with its message
+ * (AwaitApproval then adds the task token and makes the run `interrupted`). A run stopped meanwhile ends here.
+ */
+async function pause(deps: StepDeps, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
+  const { cursor, run } = step;
+  if (step.changed) {
+    await deps.runs.writeOutputs(run.execution_id, cursor.outputs + 1, step.nodes, step.expiresAt);
+    cursor.outputs += 1;
+  }
+  const pending = paused.approval ? { ...paused.approval, message: paused.message ?? '' } : undefined;
+  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps, pending_approval: pending });
+  if (!stillRunning) return { outcome: 'finished', callback: false };
+  const { message: _message, ...small } = paused;
+  return small;
 }
 
 type Paused = Pick<StepState, 'outcome' | 'wait_seconds' | 'approval' | 'callback'>;
 
 async function executeNode(
   deps: StepDeps,
-  run: RunContext,
+  step: StepRun,
   nodeId: string,
   node: WorkflowNode,
   scope: TemplateScope,
-  cursor: Cursor,
   appendTurn: (role: 'user' | 'assistant', text: string) => Promise<void>,
-): Promise<Paused | undefined> {
+): Promise<(Paused & { message?: string }) | undefined> {
+  const { run, cursor } = step;
+  const setOutput = (output: unknown) => {
+    step.nodes[nodeId] = { output };
+    step.changed = true;
+  };
   switch (node.type) {
     case 'llm': {
       const reply = await deps.providers[node.provider].generate({ node, scope, onToken: () => undefined });
-      cursor.nodes[nodeId] = { output: reply };
+      setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
       return undefined;
     }
     case 'memory': {
-      const values = Object.fromEntries(Object.entries(node.set).map(([name, template]) => [name, renderValue(template, scope)]));
+      const values: Record<string, unknown> = Object.create(null);
+      for (const [name, template] of Object.entries(node.set)) {
+        const value = renderValue(template, scope);
+        const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+        if (bytes > MAX_MEMORY_VALUE_BYTES) {
+          throw new RunFailure(`Memory node ${nodeId} sets ${name} to ${bytes} bytes; a memory value is at most ${MAX_MEMORY_VALUE_BYTES} bytes`);
+        }
+        values[name] = value;
+      }
       await deps.conversations.writeMemory(run.project_id, run.user_id, values);
       Object.assign(scope.memory, values);
-      cursor.nodes[nodeId] = { output: values };
+      setOutput(values);
       cursor.node = node.next;
       return undefined;
     }
@@ -160,55 +218,73 @@ async function executeNode(
           break;
         }
       }
-      cursor.nodes[nodeId] = { output: next };
+      setOutput(next);
       cursor.node = next;
       return undefined;
     }
     case 'wait':
       cursor.node = node.next;
       return { outcome: 'wait', wait_seconds: node.seconds };
-    case 'approval':
+    case 'approval': {
       // The cursor stays on the approval node; the decision picks the edge when the run resumes.
-      return {
-        outcome: 'approval',
-        approval: { approval_id: newId('apr_'), message: renderText(node.message, scope), node_id: nodeId },
-      };
+      const message = renderText(node.message, scope);
+      assertResultSize(`The approval message of ${nodeId}`, message);
+      return { outcome: 'approval', approval: { approval_id: newId('apr_'), node_id: nodeId }, message };
+    }
     case 'fail':
       return finish(deps, run.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
-    case 'end':
-      return finish(deps, run.execution_id, 'completed', { output: renderValue(node.output, scope) }, cursor);
+    case 'end': {
+      const output = renderValue(node.output, scope);
+      assertResultSize(`The output of ${nodeId}`, output);
+      return finish(deps, run.execution_id, 'completed', { output }, cursor);
+    }
+  }
+}
+
+/** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the run, saying so. */
+function assertResultSize(what: string, value: unknown): void {
+  const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+  if (bytes > MAX_EXECUTION_RESULT_BYTES) {
+    throw new RunFailure(`${what} is ${bytes} bytes of JSON; an execution's output or approval message is at most ${MAX_EXECUTION_RESULT_BYTES} bytes`);
   }
 }
 
 /** Memory and history are read only when the workflow can see them: each read is a billed query per step. */
-async function loadScope(deps: StepDeps, run: RunContext, cursor: Cursor, definition: WorkflowDefinition): Promise<TemplateScope> {
+async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefinition): Promise<TemplateScope> {
+  const { run } = step;
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
-    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : {},
-    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS * 2) : [],
+    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : Object.create(null),
+    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, run.execution_id) : [],
   ]);
   return {
     input: run.input,
     memory,
-    nodes: cursor.nodes,
-    approval: cursor.approval,
-    history: history
-      .filter((turn) => turn.execution_id !== run.execution_id)
-      .slice(-MAX_HISTORY_TURNS)
-      .map((turn) => `${turn.role}: ${turn.text}`)
-      .join('\n'),
+    nodes: step.nodes,
+    approval: approvalOf(step),
+    history: history.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
   };
 }
 
-function resumeAfterApproval(definition: WorkflowDefinition, cursor: Cursor, decision: ApprovalDecision): string | undefined {
-  const node = definition.nodes[cursor.node];
+/** `{{approval.*}}`: the decision of the approval the run last resumed from, kept as that node's output. */
+function approvalOf(step: StepRun): TemplateScope['approval'] {
+  const node = step.cursor.approval_node;
+  if (node === null || !Object.hasOwn(step.nodes, node)) return null;
+  return step.nodes[node]!.output as TemplateScope['approval'];
+}
+
+function resumeAfterApproval(definition: WorkflowDefinition, step: StepRun, decision: ApprovalDecision): string | undefined {
+  const { cursor } = step;
+  const node = Object.hasOwn(definition.nodes, cursor.node) ? definition.nodes[cursor.node] : undefined;
   if (node?.type !== 'approval') throw new RunFailure(`Node ${cursor.node} is not an approval`);
-  cursor.approval = { decision: decision.decision, feedback: decision.feedback };
-  cursor.nodes[cursor.node] = { output: { decision: decision.decision, feedback: decision.feedback } };
+  step.nodes[cursor.node] = { output: { decision: decision.decision, feedback: decision.feedback } };
+  step.changed = true;
+  cursor.approval_node = cursor.node;
   const edges = typeof node.next === 'string' ? { approved: node.next, rejected: undefined } : node.next;
   return decision.decision === 'approved' ? edges.approved : edges.rejected;
 }
 
+/** The repository keeps a large output or error in S3 (and cuts an error past MAX_EXECUTION_RESULT_BYTES). */
 async function finish(
   deps: StepDeps,
   executionId: string,

@@ -7,7 +7,10 @@ import {
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 
-/** The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`). */
+/**
+ * The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`): ids and a
+ * cursor only, a few hundred bytes whatever the run's input (Step Functions allows 256 KiB per state).
+ */
 export type StateMachineInput =
   | ({ mode: 'run' } & import('./run-step.ts').StepState)
   | { mode: 'callback'; execution_id: string };

@@ -2,25 +2,31 @@ import { z } from 'zod';
 import { metrics, MetricUnit } from '../shared/powertools.ts';
 import { taskHandler } from '../shared/task-handler.ts';
 import { runStep, type StepDeps, type StepState } from './run-step.ts';
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { bedrock } from '../shared/clients/bedrock.ts';
 import { publicationsFromEnv } from '../workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';
 import { scriptedProvider } from './llm-provider.ts';
-import { conversationsFromEnv, executionsFromEnv } from './wiring.ts';
+import { conversationsFromEnv, executionsFromEnv, runStoreFromEnv } from './wiring.ts';
 
 const deps: StepDeps = {
   executions: executionsFromEnv(),
   conversations: conversationsFromEnv(),
   publications: publicationsFromEnv(),
-  providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(new BedrockRuntimeClient({})) },
+  runs: runStoreFromEnv(),
+  providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
   now: Date.now,
 };
 
-/** The state is the engine's own output of the previous step; only its envelope is checked here. */
+/** The state is the engine's own output of the previous step (ids and the cursor); only its envelope is checked here. */
 const stepStateSchema = z.looseObject({
   execution_id: z.string().min(1),
-  run: z.looseObject({ execution_id: z.string().min(1), project_id: z.string(), publication_id: z.string(), workflow_id: z.string() }),
-  cursor: z.looseObject({ node: z.string(), steps: z.number().int() }),
+  cursor: z.looseObject({
+    node: z.string(),
+    steps: z.number().int(),
+    turns: z.number().int(),
+    outputs: z.number().int().min(0),
+    approval_node: z.string().nullable(),
+  }),
 });
 
 /** RunStep and RecordFailure tasks of the workflow state machine. */

@@ -1,17 +1,43 @@
-import { dynamo, sfn } from '../shared/clients.ts';
+import { dynamo } from '../shared/clients/dynamodb.ts';
+import { sfn } from '../shared/clients/sfn.ts';
 import { optionalFlag, requireEnv } from '../shared/config.ts';
-import { STATE_MACHINE_ENV, TABLE_ENV } from '../shared/resources.ts';
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '../shared/resources.ts';
 import { publicationsFromEnv } from '../workflows/wiring.ts';
 import { createConversationsRepository } from './conversations-repository.ts';
 import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
+import { createRunStore } from './run-store.ts';
+import { createRunValues, type ObjectStore } from './run-values.ts';
 import { createStateMachine } from './state-machine.ts';
 
 /** Dependencies built from a function's environment; each reads only what its function is given, failing at cold start otherwise. */
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Large run values in the bodies bucket (`executions/` prefix). Most requests never meet one, so the S3 client
+ * is loaded on the first large value, not at cold start.
+ */
+function runValuesFromEnv() {
+  const bucket = requireEnv(BUCKET_ENV.bodies);
+  let objects: Promise<ObjectStore> | undefined;
+  const load = () =>
+    (objects ??= Promise.all([import('../shared/clients/s3.ts'), import('./run-values-s3.ts')]).then(([{ s3 }, { createS3ObjectStore }]) =>
+      createS3ObjectStore(s3, bucket),
+    ));
+  return createRunValues({ put: async (key, json) => (await load()).put(key, json), get: async (key) => (await load()).get(key) });
+}
+
 export function executionsFromEnv() {
-  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions));
+  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), runValuesFromEnv());
+}
+
+/** AwaitApproval writes status and token only, never a large value: no bucket, no S3 client in its bundle. */
+export function executionStatusFromEnv() {
+  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), createRunValues(undefined));
+}
+
+export function runStoreFromEnv() {
+  return createRunStore(dynamo, requireEnv(TABLE_ENV.executions), runValuesFromEnv());
 }
 
 /** For routes that read executions only (GET): no state machine needed. */
@@ -20,7 +46,7 @@ export function executionReadsFromEnv() {
 }
 
 export function conversationsFromEnv() {
-  return createConversationsRepository(dynamo, requireEnv(TABLE_ENV.conversations));
+  return createConversationsRepository(dynamo, requireEnv(TABLE_ENV.conversations), runValuesFromEnv());
 }
 
 export function executionServiceFromEnv(): ExecutionDeps {
@@ -33,6 +59,7 @@ export function executionStartFromEnv(): StartDeps {
     ...executionServiceFromEnv(),
     publications: publicationsFromEnv(),
     conversations: conversationsFromEnv(),
+    runs: runStoreFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };
 }

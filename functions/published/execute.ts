@@ -1,31 +1,60 @@
 import { executeRequestSchema } from '../engine/execute-request.ts';
-import { executionView } from '../engine/execution-model.ts';
-import { startExecution, waitUntilSettled } from '../engine/execution-service.ts';
+import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '../engine/execution-model.ts';
+import { startExecution, waitUntilSettled, type StartDeps } from '../engine/execution-service.ts';
 import { executionStartFromEnv } from '../engine/wiring.ts';
-import { jsonResponse } from '../shared/http-handler.ts';
-import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
-import { metrics, MetricUnit } from '../shared/powertools.ts';
+import { routeById } from '../routes.ts';
+import { externalUrl } from '../shared/external-url.ts';
+import { keepJsonResponseAlive } from '../shared/http-handler.ts';
+import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
+import { logger, metrics, MetricUnit } from '../shared/powertools.ts';
 import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
 
-const deps = executionStartFromEnv();
-/** Time kept back from the function's own deadline to answer. */
+/** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;
+const POLL_PATH = routeById('PublishedGetExecution').path;
+/** Tests only: a twin with a shortened stream idle timeout declares a shorter heartbeat for this route. Unset on AWS. */
+const HEARTBEAT_ENV = 'EXECUTE_HEARTBEAT_MS';
+
+export interface ExecuteOptions {
+  heartbeatMs: number;
+}
 
 /**
  * POST /api/v1/published/workflows/{workflow_id}/execute: starts the run and answers when it settles.
- * A run still going at the deadline is answered 202 with its current status and a Location to poll.
+ * Refusals (401, 403, 404, 400, 413, 429, 503) are ordinary JSON answers with their status. Once the run has
+ * started, the answer is 200 at once, kept alive with JSON whitespace while the run goes on; a run still going
+ * at the deadline ends the document with its current status (`running`) and the `poll_url` to follow it.
  */
-export const handler = publishedRoute('PublishedExecute', async (request, caller, context) => {
-  const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
-  const started = await startExecution(deps, caller, pathParameter(request, 'workflow_id'), body);
-  const deadline = Math.min(deps.now() + MAX_BLOCKING_EXECUTE_MS, deps.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
-  const record = await waitUntilSettled(deps, started.execution_id, deadline);
-  const view = executionView(record, deps.now());
-  metrics.addMetric('WorkflowRunsStarted', MetricUnit.Count, 1);
-  if (record.status === 'queued' || record.status === 'running') {
-    const response = jsonResponse(202, view);
-    response.headers = { ...response.headers, location: `${request.path.replace(/\/workflows\/[^/]+\/execute$/, '')}/executions/${record.execution_id}` };
-    return response;
+export function createExecuteHandler(deps: StartDeps, options: ExecuteOptions) {
+  return publishedRoute('PublishedExecute', async (request, caller, context) => {
+    const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
+    const started = await startExecution(deps, caller, pathParameter(request, 'workflow_id'), body);
+    metrics.addMetric('WorkflowRunsStarted', MetricUnit.Count, 1);
+    const deadline = deps.now() + Math.min(MAX_BLOCKING_EXECUTE_MS, context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
+    const pollUrl = externalUrl(request, POLL_PATH.replace('{execution_id}', encodeURIComponent(started.execution_id)));
+
+    return keepJsonResponseAlive(context, 200, options.heartbeatMs, async (callerGone) => {
+      let record: ExecutionRecord = started;
+      try {
+        record = await waitUntilSettled(deps, started.execution_id, deadline, callerGone);
+      } catch (error) {
+        // The status line is out: the run goes on, so the answer is what is known of it and where to poll.
+        logger.error('execution status could not be read while waiting', error as Error);
+      }
+      const view = executionView(record, deps.now());
+      return SETTLED_STATUSES.includes(record.status) ? view : { ...view, poll_url: pollUrl };
+    });
+  });
+}
+
+function heartbeatFromEnv(): number {
+  const raw = process.env[HEARTBEAT_ENV];
+  if (raw === undefined || raw.trim() === '') return EXECUTE_HEARTBEAT_INTERVAL_MS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > EXECUTE_HEARTBEAT_INTERVAL_MS) {
+    throw new Error(`${HEARTBEAT_ENV} must be a whole number of milliseconds from 1 to ${EXECUTE_HEARTBEAT_INTERVAL_MS}`);
   }
-  return jsonResponse(200, view);
-});
+  return value;
+}
+
+export const handler = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: heartbeatFromEnv() });

@@ -65,3 +65,13 @@ export class RateLimitedError extends DomainError {
 export class ServiceUnavailableError extends DomainError {
   readonly statusCode = 503;
 }
+
+/**
+ * DynamoDB still left part of a batch unprocessed after every retry (sustained throttling). Nothing is
+ * assumed about the missing part: the request is refused with 503 and the caller retries later.
+ */
+export class BatchIncompleteError extends ServiceUnavailableError {
+  constructor(readonly operation: 'BatchGetItem' | 'BatchWriteItem', readonly unprocessed: number, attempts: number) {
+    super(`The data store is busy (${operation} left ${unprocessed} item(s) unprocessed after ${attempts} attempts); retry later`);
+  }
+}

@@ -3,6 +3,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
@@ -29,8 +31,7 @@ export function httpHandler(
       reportRequestCost(context.functionName, units);
     }
   };
-  // Streaming routes answer through Lambda response streaming; middy turns the returned response into the stream.
-  return middy(metered, { streamifyResponse: options.streaming ?? false })
+  const stack = middy(metered)
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
@@ -45,6 +46,110 @@ export function httpHandler(
         request.response = errorResponse(error, errorShape);
       },
     });
+  // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
+  return options.streaming ? (streamified(stack) as unknown as typeof stack) : stack;
+}
+
+/*
+ * Streaming routes (Lambda response streaming behind a REST API with ResponseTransferMode STREAM). The whole
+ * middy stack runs inside the streaming invocation, so metering, metrics and tracing cover the whole answer.
+ * A route may open the response early (`keepJsonResponseAlive`); otherwise its returned response (or the
+ * error response) is written when the stack is done, exactly like a buffered answer.
+ */
+
+interface Prelude {
+  statusCode: number;
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+}
+
+/** What the Lambda Node.js runtime provides as the global `awslambda` (locally `lib/local/lambda-streaming.ts`). */
+interface LambdaStreamingRuntime {
+  streamifyResponse<Handler>(handler: Handler): Handler;
+  HttpResponseStream: { from(stream: Writable, prelude: Prelude): Writable };
+}
+
+function lambdaStreamingRuntime(): LambdaStreamingRuntime {
+  const runtime = (globalThis as unknown as { awslambda?: LambdaStreamingRuntime }).awslambda;
+  if (!runtime) throw new Error('Response streaming needs the Lambda runtime global awslambda');
+  return runtime;
+}
+
+/** One streaming invocation's response: the status and headers go out once, at `open`. */
+class StreamedResponse {
+  private body: Writable | undefined;
+  readonly closed = new AbortController();
+
+  constructor(private readonly responseStream: Writable) {}
+
+  open(prelude: Prelude): void {
+    if (this.body) return;
+    this.body = lambdaStreamingRuntime().HttpResponseStream.from(this.responseStream, prelude);
+    // A caller that went away ends the stream with an error: there is nobody left to answer.
+    this.body.on('error', () => this.closed.abort());
+    this.body.once('close', () => this.closed.abort());
+  }
+
+  write(chunk: string | Buffer): void {
+    if (this.body && !this.body.destroyed && !this.body.writableEnded) this.body.write(chunk);
+  }
+
+  /** Ends the body with `response`; if the status already went out, only its body is written (after whitespace at most). */
+  async finish(response: HttpResponse): Promise<void> {
+    this.open(preludeOf(response));
+    const body = this.body!;
+    if (body.destroyed || body.writableEnded) return;
+    body.end(response.isBase64Encoded ? Buffer.from(response.body, 'base64') : Buffer.from(response.body ?? '', 'utf8'));
+    await finished(body).catch(() => undefined);
+  }
+}
+
+function preludeOf(response: HttpResponse): Prelude {
+  const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)]));
+  const multiValueHeaders = response.multiValueHeaders
+    ? Object.fromEntries(Object.entries(response.multiValueHeaders).map(([name, values]) => [name, values.map(String)]))
+    : undefined;
+  return { statusCode: response.statusCode, headers, ...(multiValueHeaders ? { multiValueHeaders } : {}) };
+}
+
+const streamedResponses = new WeakMap<Context, StreamedResponse>();
+
+function streamified(stack: (request: HttpRequest, context: Context) => Promise<HttpResponse>) {
+  return lambdaStreamingRuntime().streamifyResponse(async (request: HttpRequest, responseStream: Writable, context: Context) => {
+    const streamed = new StreamedResponse(responseStream);
+    streamedResponses.set(context, streamed);
+    try {
+      await streamed.finish(await stack(request, context));
+    } finally {
+      streamedResponses.delete(context);
+    }
+  });
+}
+
+/**
+ * For a streaming route: sends `statusCode` with `content-type: application/json` now, then one space (JSON
+ * whitespace, legal before a value) every `heartbeatMs` until `document` settles, so API Gateway's idle timeout
+ * and proxies never see a silent response. Any JSON parser reads the body as the one document that follows.
+ * The status is final from here on: call it only once nothing can refuse the request any more.
+ * `document` gets a signal that aborts when the caller goes away.
+ */
+export async function keepJsonResponseAlive(
+  context: Context,
+  statusCode: number,
+  heartbeatMs: number,
+  document: (callerGone: AbortSignal) => Promise<unknown>,
+): Promise<HttpResponse> {
+  const streamed = streamedResponses.get(context);
+  if (!streamed) throw new Error('keepJsonResponseAlive is only for streaming routes');
+  streamed.open({ statusCode, headers: { 'content-type': 'application/json' } });
+  // The runtime sends the status line with the first byte of the body: send one now.
+  streamed.write(' ');
+  const heartbeat = setInterval(() => streamed.write(' '), heartbeatMs);
+  try {
+    return jsonResponse(statusCode, await document(streamed.closed.signal));
+  } finally {
+    clearInterval(heartbeat);
+  }
 }
 
 export function jsonResponse(statusCode: number, body: unknown): HttpResponse {

@@ -63,16 +63,21 @@ export const EVENT_ID_BLOCK_SIZE = 1000;
 export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 /** Requests per key per minute, all endpoints together; a backstop against a runaway client, well above a chat bot's pace. */
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
-/** Bodies of the published API (execute, approve, reject); the run context travels in the Step Functions input, capped at 256 KB. */
+/** Bodies of the published API (execute, approve, reject); the run context is stored with the execution, never in the Step Functions state. */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
 /** Feedback of approve/reject, and every id a caller names (user_id, thread_id). */
 export const MAX_FEEDBACK_LENGTH = 10_000;
 export const MAX_CALLER_ID_LENGTH = 256;
 /**
- * How long a blocking execute waits before answering 202 with the running execution to poll.
+ * How long a blocking execute waits before it ends its document with the still running execution and its poll URL.
  * On AWS the execute route uses response streaming (15 min integration timeout); a minute of margin stays for the answer.
  */
 export const MAX_BLOCKING_EXECUTE_MS = 14 * MINUTE_MS;
+/**
+ * A blocking execute sends one byte of JSON whitespace this often while it waits: REST API response streaming
+ * ends a response after 5 minutes without a byte (REGIONAL endpoint idle timeout), and proxies give up sooner.
+ */
+export const EXECUTE_HEARTBEAT_INTERVAL_MS = 20 * SECOND_MS;
 /** First and longest pause between status reads of a blocking execute: fast answers for short runs, few reads for long ones. */
 export const EXECUTE_POLL_FIRST_MS = 50;
 export const EXECUTE_POLL_MAX_MS = 1000;
@@ -95,3 +100,63 @@ export const MAX_WORKFLOWS_PER_PUBLICATION = 200;
 export const MAX_NODES_PER_WORKFLOW = 200;
 /** Callbacks: each attempt's deadline. Retries and their backoff are the ASL file's Retry on DeliverCallback. */
 export const CALLBACK_ATTEMPT_TIMEOUT_MS = 10 * SECOND_MS;
+
+/*
+ * DynamoDB's own limits, and ours that keep every item and key under them for any input the APIs accept.
+ */
+
+/** Workflow ids (and node ids) of definitions; a path id that cannot be one answers 404 before any read. */
+export const WORKFLOW_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Execution ids are made by the service (UUIDs, or `newId`'s base64url); anything else answers 404 before any read. */
+export const EXECUTION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Project ids, named by the operator (`--project`); part of partition keys. */
+export const PROJECT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * A memory key is a sort key (`key#<name>`, at most 1,024 bytes); 256 bytes of UTF-8 keeps far below it
+ * and is what `initial_memory` and the `set` of memory nodes accept.
+ */
+export const MAX_MEMORY_KEY_BYTES = 256;
+/**
+ * A workflow definition as stored (compact JSON). DynamoDB items stop at 400 KB, names and the item's
+ * other attributes (keys, publication id, timestamps: under 1 KB) included; 256 KB leaves ample room.
+ */
+export const MAX_DEFINITION_BYTES = 256 * 1024;
+/**
+ * BatchGet/BatchWrite leave items unprocessed under throttling: they are sent again after an exponential,
+ * fully jittered pause (base × 2^attempt, capped), at most this many attempts in all; then the request
+ * answers 503. Worst case about 1.5 s of pauses, well inside an API request's time.
+ */
+export const BATCH_MAX_ATTEMPTS = 6;
+export const BATCH_RETRY_BASE_MS = 50;
+export const BATCH_RETRY_MAX_DELAY_MS = 1 * SECOND_MS;
+
+/*
+ * Run state (helper run-state). Step Functions carries at most 256 KiB per state, so a run's state machine
+ * state holds ids and a small cursor; the run's context, node outputs, results and long turns live in the
+ * executions table, and in S3 (`executions/<id>/...`) past the threshold below.
+ */
+
+/**
+ * A run value (run context, node outputs, output, error, approval message, history turn) up to this many
+ * bytes of JSON stays inside its DynamoDB item; a larger one goes to S3 with a pointer in the item.
+ * Cost decides, as for webhook bodies: an on-demand write is one unit per KB, a read half a unit per 4 KB,
+ * an S3 PUT costs about as much as 8 write units and a GET about as much as 3 read units, whatever the size;
+ * past roughly 10 KB S3 is cheaper, and 16 KB keeps typical values in one round trip.
+ */
+export const RUN_VALUE_INLINE_MAX_BYTES = 16 * 1024;
+/**
+ * An execution's output (or approval message) as JSON. GET /executions answers through a buffered Lambda
+ * response (6 MB), where the JSON body is escaped once more (at worst twice its size): 2.5 MiB always fits.
+ * A longer error text is cut to this size.
+ */
+export const MAX_EXECUTION_RESULT_BYTES = 2.5 * MiB;
+/**
+ * One user-memory value as JSON. Every step that reads memory reads all of the user's values, so they stay
+ * small items; any `initial_memory` value fits (the body is at most 128 KB), a memory node setting more fails the run.
+ */
+export const MAX_MEMORY_VALUE_BYTES = MAX_EXECUTE_BODY_BYTES;
+/**
+ * Caller ids (`user_id`, `thread_id`) inside partition keys: percent-encoded when that stays within this
+ * many bytes, else replaced by their SHA-256, so `thread#<project>#<user>#<thread>` stays under DynamoDB's 2,048 bytes.
+ */
+export const MAX_INLINE_KEY_PART_BYTES = 512;

@@ -20,6 +20,23 @@ export type TableName = keyof typeof TABLE_ENV;
 export type BucketName = keyof typeof BUCKET_ENV;
 export type Access = 'read' | 'write' | 'readWrite';
 
+/**
+ * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, and run values
+ * (run context, node outputs, results, long history turns) of workflow executions.
+ */
+export const BUCKET_PREFIXES = ['inbound/', 'executions/'] as const;
+export type BucketPrefix = (typeof BUCKET_PREFIXES)[number];
+/** Object actions: read is GetObject, write PutObject, readWrite both; only readWriteDelete adds DeleteObject. */
+export type ObjectAccess = Access | 'readWriteDelete';
+export const OBJECT_ACTIONS: Record<ObjectAccess, readonly string[]> = {
+  read: ['s3:GetObject'],
+  write: ['s3:PutObject'],
+  readWrite: ['s3:GetObject', 's3:PutObject'],
+  readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+};
+/** What a function may do in a bucket, per key prefix (a grant on `<prefix>*` only). Plain data, read by CDK and the local twin. */
+export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;
+
 /** The workflow state machine, and what a function may do with it. */
 export const STATE_MACHINE_ENV = 'STATE_MACHINE_ARN';
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';

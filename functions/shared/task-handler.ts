@@ -6,10 +6,12 @@ import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
 import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
+import { forStateMachine } from './transient-errors.ts';
 
 /**
  * The middy stack of functions the state machine invokes: validated input, Powertools, cost metering.
- * Errors propagate: the state machine's Retry and Catch decide what a failure means.
+ * Errors propagate: the state machine's Retry and Catch decide what a failure means; throttling and
+ * unavailable services arrive there as `TransientServiceError`, which its Retry waits out.
  */
 export function taskHandler<Schema extends z.ZodType, Result>(
   inputSchema: Schema,
@@ -19,6 +21,8 @@ export function taskHandler<Schema extends z.ZodType, Result>(
     const units = emptyCostUnits();
     try {
       return await runMetered(units, () => task(inputSchema.parse(event), context));
+    } catch (error) {
+      throw forStateMachine(error);
     } finally {
       publishCostUnits(units);
       reportRequestCost(context.functionName, units);

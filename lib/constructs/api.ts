@@ -1,10 +1,12 @@
 import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import {
+  AccessLogField,
   AccessLogFormat,
   ResponseTransferMode,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
+  type Method,
   MethodLoggingLevel,
   ResponseType,
   RestApi,
@@ -12,7 +14,7 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Route } from '../../functions/routes.ts';
-import type { Access, BucketName, TableName } from '../../functions/shared/resources.ts';
+import type { Access, BucketGrant, BucketName, TableName } from '../../functions/shared/resources.ts';
 import { API_URL_OUTPUT } from '../stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
@@ -29,10 +31,36 @@ export interface ApiProps {
   readonly throttle?: { rateLimit: number; burstLimit: number };
 }
 
+/**
+ * One JSON line per request. The route is logged as its resource path (`/api/v1/webhooks/{token}/events`), never
+ * the request path (`$context.path`), which holds the webhook token.
+ */
+export const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  `{${[
+    `"requestId":"${AccessLogField.contextRequestId()}"`,
+    `"requestTime":"${AccessLogField.contextRequestTime()}"`,
+    `"ip":"${AccessLogField.contextIdentitySourceIp()}"`,
+    `"httpMethod":"${AccessLogField.contextHttpMethod()}"`,
+    `"resourcePath":"${AccessLogField.contextResourcePath()}"`,
+    `"status":"${AccessLogField.contextStatus()}"`,
+    `"protocol":"${AccessLogField.contextProtocol()}"`,
+    `"responseLength":"${AccessLogField.contextResponseLength()}"`,
+    `"responseLatency":"${AccessLogField.contextResponseLatency()}"`,
+    `"integrationLatency":"${AccessLogField.contextIntegrationLatency()}"`,
+    `"integrationStatus":"${AccessLogField.contextIntegrationStatus()}"`,
+    `"errorType":"${AccessLogField.contextErrorResponseType()}"`,
+    // Already a quoted JSON string.
+    `"errorMessage":${AccessLogField.contextErrorMessageString()}`,
+    `"integrationError":"${AccessLogField.contextIntegrationErrorMessage()}"`,
+  ].join(',')}}`,
+);
+
 /** The REGIONAL REST API built from the route table: one small function per route, each granted only what its route declares. */
 export class Api extends Construct {
   public readonly restApi: RestApi;
   public readonly functions: Record<string, HandlerFunction> = {};
+  /** Each route's method, by route id. */
+  public readonly methods: Record<string, Method> = {};
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -45,12 +73,18 @@ export class Api extends Construct {
       cloudWatchRole: true,
       deployOptions: {
         stageName: 'prod',
-        tracingEnabled: true,
-        loggingLevel: MethodLoggingLevel.ERROR,
+        // Webhook tokens are part of the request path, which API Gateway's X-Ray segment records whole; a REST
+        // API cannot mask it, and stage tracing is all or nothing. The functions keep active tracing (their
+        // segments carry no URL), so a trace starts at the function.
+        tracingEnabled: false,
+        // Execution logs are off for every method: they can write the request path (the token) and the gateway
+        // cannot exclude paths, including unknown paths under a token. The access log below covers every request.
+        loggingLevel: MethodLoggingLevel.OFF,
+        dataTraceEnabled: false,
         throttlingRateLimit: throttle.rateLimit,
         throttlingBurstLimit: throttle.burstLimit,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
-        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        accessLogFormat: ACCESS_LOG_FORMAT,
       },
     });
     // API Gateway answers an unknown path or method with 403 "Missing Authentication Token"; callers expect 404.
@@ -73,14 +107,14 @@ export class Api extends Construct {
       for (const [table, access] of Object.entries(route.tables) as [TableName, Access][]) {
         props.data.bindTable(fn, table, access);
       }
-      for (const [bucket, access] of Object.entries(route.buckets ?? {}) as [BucketName, Access][]) {
-        props.data.bindBucket(fn, bucket, access);
+      for (const [bucket, grant] of Object.entries(route.buckets ?? {}) as [BucketName, BucketGrant][]) {
+        props.data.bindBucket(fn, bucket, grant);
       }
       if (route.stateMachine) props.engine.bind(fn, route.stateMachine);
       const integration = route.streaming
         ? new LambdaIntegration(fn, { responseTransferMode: ResponseTransferMode.STREAM, timeout })
         : new LambdaIntegration(fn);
-      this.restApi.root.resourceForPath(route.path).addMethod(route.method, integration);
+      this.methods[route.id] = this.restApi.root.resourceForPath(route.path).addMethod(route.method, integration);
       this.functions[route.id] = fn;
     }
 

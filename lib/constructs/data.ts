@@ -6,12 +6,16 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import {
   BUCKET_ENV,
+  OBJECT_ACTIONS,
   TABLE_ENV,
   type Access,
+  type BucketGrant,
   type BucketName,
+  type BucketPrefix,
+  type ObjectAccess,
   type TableName,
 } from '../../functions/shared/resources.ts';
-import { QUEUE_RETENTION_MS } from '../../functions/shared/limits.ts';
+import { EXECUTION_RETENTION_MS, QUEUE_RETENTION_MS } from '../../functions/shared/limits.ts';
 import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '../stack-outputs.ts';
 import { TABLE_DEFINITIONS } from '../table-definitions.ts';
 
@@ -51,6 +55,12 @@ export class Data extends Construct {
           expiration: Duration.millis(QUEUE_RETENTION_MS + 7 * DAY_MS),
           noncurrentVersionExpiration: Duration.days(7),
         },
+        {
+          // Large run values live as long as their execution's items (TTL 90 days); history turns share that retention.
+          prefix: 'executions/',
+          expiration: Duration.millis(EXECUTION_RETENTION_MS + DAY_MS),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
       ],
     });
 
@@ -71,12 +81,16 @@ export class Data extends Construct {
     });
   }
 
-  /** Object-level actions only, on the one prefix each bucket role uses; nothing lists or reconfigures the bucket. */
-  public bindBucket(fn: LambdaFunction, name: BucketName, access: Access): void {
+  /**
+   * Tells the function the bucket's name and grants exactly the declared object actions on exactly the declared
+   * prefixes (`<prefix>*`), one statement per prefix; nothing lists or reconfigures the bucket.
+   */
+  public bindBucket(fn: LambdaFunction, name: BucketName, grant: BucketGrant): void {
     const bucket = this.bodiesBucket;
     fn.addEnvironment(BUCKET_ENV[name], bucket.bucketName);
-    const actions = { read: ['s3:GetObject'], write: ['s3:PutObject'], readWrite: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] };
-    fn.addToRolePolicy(new PolicyStatement({ actions: actions[access], resources: [bucket.arnForObjects('inbound/*')] }));
+    for (const [prefix, access] of Object.entries(grant) as [BucketPrefix, ObjectAccess][]) {
+      fn.addToRolePolicy(new PolicyStatement({ actions: [...OBJECT_ACTIONS[access]], resources: [bucket.arnForObjects(`${prefix}*`)] }));
+    }
   }
 
   private createTable(name: TableName, removalPolicy: RemovalPolicy): Table {
@@ -87,7 +101,8 @@ export class Data extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: definition.timeToLiveAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
+      // Encrypted at rest with a key DynamoDB owns, at no charge; an AWS managed KMS key bills KMS requests on top.
+      encryption: TableEncryption.DEFAULT,
       removalPolicy,
     });
     for (const index of definition.indexes) {

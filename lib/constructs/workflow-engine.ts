@@ -1,14 +1,17 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, Fn, Stack } from 'aws-cdk-lib';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { CfnOutput } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { STATE_MACHINE_ENV, type Access, type StateMachineAccess, type TableName } from '../../functions/shared/resources.ts';
+import { taskFunctions, type TaskFunction } from '../../functions/task-functions.ts';
+import { ENDED_STATUSES } from '../../functions/engine/execution-reconciler.ts';
+import { STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '../../functions/shared/resources.ts';
 import { STATE_MACHINE_OUTPUT } from '../stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
@@ -17,7 +20,20 @@ const DEFINITION_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.
 
 export interface WorkflowEngineProps {
   readonly data: Data;
+  /**
+   * Reserved concurrency of the step function (RunStep and RecordFailure): caps how many steps run at once, so a
+   * burst of runs cannot take the account's whole Lambda concurrency (or Bedrock quota) from the API functions, and
+   * guarantees the steps that much. Steps over the cap are throttled and retried by the state machine with jitter.
+   * @default undefined, the step function shares the account's unreserved concurrency
+   */
+  readonly stepReservedConcurrency?: number;
 }
+
+/** The task-table entry whose function runs RunStep and RecordFailure. */
+const STEP_FUNCTION_ID = 'WorkflowStep';
+/** The reconciler is invoked asynchronously: EventBridge retries delivery, Lambda retries a failed invocation. */
+const EXECUTION_ENDED_DELIVERY = { retryAttempts: 185, maxEventAge: Duration.hours(24) };
+const EXECUTION_ENDED_INVOCATION = { retryAttempts: 2, maxEventAge: Duration.hours(6) };
 
 /**
  * The workflow engine: one Standard state machine from `statemachines/workflow.asl.json` (pay per state
@@ -32,6 +48,7 @@ export class WorkflowEngine extends Construct {
     for (const task of taskFunctions) {
       const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds) });
       for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);
+      for (const [bucket, grant] of Object.entries(task.buckets ?? {}) as [BucketName, BucketGrant][]) props.data.bindBucket(fn, bucket, grant);
       if (task.invokesBedrock) {
         fn.addToRolePolicy(
           new PolicyStatement({
@@ -45,24 +62,61 @@ export class WorkflowEngine extends Construct {
       }
       this.functions[task.id] = fn;
     }
+    if (props.stepReservedConcurrency !== undefined) {
+      if (!Number.isInteger(props.stepReservedConcurrency) || props.stepReservedConcurrency < 1) {
+        throw new Error('stepReservedConcurrency must be a whole number of at least 1');
+      }
+      (this.functions[STEP_FUNCTION_ID]!.node.defaultChild as CfnFunction).reservedConcurrentExecutions = props.stepReservedConcurrency;
+    }
+    const invoked = taskFunctions.filter((task): task is TaskFunction & { arnSubstitution: string } => task.arnSubstitution !== undefined);
 
     this.stateMachine = new StateMachine(this, 'WorkflowStateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // Inline rather than an S3 asset: the template then shows exactly what runs.
       definitionBody: DefinitionBody.fromString(readFileSync(DEFINITION_FILE, 'utf8')),
-      definitionSubstitutions: Object.fromEntries(
-        taskFunctions.map((task) => [task.arnSubstitution, this.functions[task.id]!.functionArn]),
-      ),
+      definitionSubstitutions: {
+        Partition: Stack.of(this).partition,
+        ...Object.fromEntries(invoked.map((task) => [task.arnSubstitution, this.functions[task.id]!.functionArn])),
+      },
       tracingEnabled: true,
       logs: {
-        destination: new LogGroup(this, 'StateMachineLogs', { retention: RetentionDays.ONE_MONTH }),
+        destination: new LogGroup(this, 'StateMachineLogs', {
+          // Under /aws/vendedlogs/ one account-wide resource policy covers Step Functions' log delivery; any other
+          // name adds a statement per log group to a policy capped at 5,120 characters. The stack's id keeps the
+          // name new for a stack created again after a deletion (the group is retained, as the others are).
+          logGroupName: `/aws/vendedlogs/states/${Stack.of(this).stackName}-workflow-${Fn.select(2, Fn.split('/', Aws.STACK_ID))}`,
+          retention: RetentionDays.ONE_MONTH,
+        }),
         level: LogLevel.ERROR,
         includeExecutionData: false,
       },
     });
-    for (const fn of Object.values(this.functions)) fn.grantInvoke(this.stateMachine);
+    for (const task of invoked) this.functions[task.id]!.grantInvoke(this.stateMachine);
+
+    for (const task of taskFunctions) {
+      // Only functions outside the definition may know the state machine; a task function would make a cycle.
+      if (task.stateMachine) this.bind(this.functions[task.id]!, task.stateMachine);
+      if (task.trigger === 'executionEnded') this.onExecutionEnded(this.functions[task.id]!);
+    }
 
     new CfnOutput(this, STATE_MACHINE_OUTPUT, { key: STATE_MACHINE_OUTPUT, value: this.stateMachine.stateMachineArn });
+  }
+
+  /**
+   * Step Functions sends every status change of a Standard execution to the default event bus at no charge;
+   * this rule passes the endings the run's own path may not have recorded to the reconciler.
+   */
+  private onExecutionEnded(fn: HandlerFunction): void {
+    const rule = new Rule(this, 'ExecutionEndedRule', {
+      description: 'Workflow executions that ended FAILED, TIMED_OUT or ABORTED, for the execution-ended reconciler',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...ENDED_STATUSES] },
+      },
+    });
+    rule.addTarget(new LambdaTarget(fn, EXECUTION_ENDED_DELIVERY));
+    fn.configureAsyncInvoke(EXECUTION_ENDED_INVOCATION);
   }
 
   /** Tells a function the state machine's ARN and grants exactly the listed actions. */

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { routes } from '../../functions/routes.ts';
+import { API_STAGE, routes } from '../../functions/routes.ts';
 import { taskFunctions } from '../../functions/task-functions.ts';
 import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '../../functions/shared/limits.ts';
@@ -35,8 +35,7 @@ export interface LocalTwinOptions {
   streamIdleTimeoutMs?: number;
 }
 
-/** What the CDK API deploys: stage `prod`, and API Gateway's 5-minute idle limit on streamed responses (REGIONAL). */
-export const DEFAULT_STAGE = 'prod';
+/** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
 export const STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 export interface LocalTwin {
@@ -91,7 +90,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   stepFunctions.resume();
   const server = createApiServer(bound, {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
-    stage: options.stage ?? DEFAULT_STAGE,
+    stage: options.stage ?? API_STAGE,
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS,
   });
   await new Promise<void>((resolveListen, reject) => {

@@ -76,14 +76,14 @@ describe('published handlers through the middy stack', () => {
     expect(JSON.parse(captured.body)).toMatchObject({ status: 'completed', output: 'Echo: streamed' });
   });
 
-  it('execute answers 202 with a Location to poll when the run outlives the request deadline', async () => {
+  it('execute ends its 200 document with the running status and a poll_url when the run outlives the request deadline', async () => {
     const { handler } = (await import('../../functions/published/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
     const event = apiGatewayEvent('/api/v1/published/workflows/{workflow_id}/execute', { workflow_id: 'router' }, { user_id: 'u', input: { kind: 'slow' } }, `Bearer ${key}`);
     await handler(event, stream, localContext('PublishedExecute', 2_500));
-    expect(captured.statusCode).toBe(202);
+    expect(captured.statusCode).toBe(200);
     const body = JSON.parse(captured.body);
     expect(body.status).toBe('running');
-    expect(captured.headers.location).toBe(`/api/v1/published/executions/${body.execution_id}`);
+    expect(body.poll_url).toBe(`/api/v1/published/executions/${body.execution_id}`);
   });
 });

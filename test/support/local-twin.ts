@@ -17,7 +17,9 @@ export interface TestTwin extends LocalTwin {
 }
 
 /** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
-export async function startTestTwin(options: { bodyTimeoutMs?: number; retryIntervalMs?: number } = {}): Promise<TestTwin> {
+export async function startTestTwin(
+  options: { bodyTimeoutMs?: number; retryIntervalMs?: number; streamIdleTimeoutMs?: number } = {},
+): Promise<TestTwin> {
   const dataDir = mkdtempSync(join(tmpdir(), 'twin-'));
   const twin = await startLocalTwin({
     dataDir,
@@ -25,6 +27,7 @@ export async function startTestTwin(options: { bodyTimeoutMs?: number; retryInte
     port: 0,
     bodyTimeoutMs: options.bodyTimeoutMs,
     retryIntervalMs: options.retryIntervalMs,
+    streamIdleTimeoutMs: options.streamIdleTimeoutMs,
   });
   process.env.DATA_DIR = dataDir;
   const dynamo = DynamoDBDocumentClient.from(

@@ -1,0 +1,62 @@
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { RunContext } from './execution-model.ts';
+import { runObjectKey, type RunValues, type StoredValue } from './run-values.ts';
+
+/**
+ * What a run reads between its steps, in the executions table next to the `execution#<id>` status item,
+ * so the state machine state stays ids and a cursor:
+ * - `run#<id>`: the run context (ids, input, overrides), written once when the run starts; read once per step.
+ * - `outputs#<id>#<n>`: every node output so far, written when the run pauses (wait or approval) for the n-th
+ *   time, and only if a node ran since the last one; the step after the pause reads it. Runs without pauses
+ *   never write one: all their nodes run in one step, outputs in memory.
+ * Both are immutable once written, so an eventually consistent read (half the price) that finds the item is
+ * right; one that does not yet see it is repeated strongly consistent.
+ */
+export type NodeOutputs = Record<string, { output: unknown }>;
+
+interface StoredItem extends StoredValue {
+  pk: string;
+  expires_at: number;
+}
+
+export type RunStore = ReturnType<typeof createRunStore>;
+
+export function createRunStore(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+  const put = async (pk: string, value: unknown, objectName: string, executionId: string, expiresAt: number) => {
+    const stored = await values.store(value, runObjectKey(executionId, objectName));
+    const item: StoredItem = { pk, ...stored, expires_at: expiresAt };
+    await client.send(new PutCommand({ TableName: tableName, Item: item }));
+  };
+
+  const read = async (pk: string): Promise<StoredItem> => {
+    for (const consistent of [false, true]) {
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk }, ConsistentRead: consistent }));
+      if (result.Item) return result.Item as StoredItem;
+    }
+    throw new Error(`Run item ${pk} is missing`);
+  };
+
+  return {
+    /** `expiresAtMs` is the execution's own expiry; the run's later items take it from here. */
+    async createContext(run: RunContext, expiresAtMs: number): Promise<void> {
+      const { execution_id: executionId, ...context } = run;
+      await put(`run#${executionId}`, context, 'context', executionId, Math.ceil(expiresAtMs / 1000));
+    },
+
+    async readContext(executionId: string): Promise<RunContext & { expires_at: number }> {
+      const item = await read(`run#${executionId}`);
+      const context = (await values.load(item)) as Omit<RunContext, 'execution_id'>;
+      return { ...context, execution_id: executionId, expires_at: item.expires_at };
+    },
+
+    async writeOutputs(executionId: string, version: number, nodes: NodeOutputs, expiresAt: number): Promise<void> {
+      await put(`outputs#${executionId}#${version}`, nodes, `outputs-${version}`, executionId, expiresAt);
+    },
+
+    async readOutputs(executionId: string, version: number): Promise<NodeOutputs> {
+      if (version === 0) return {};
+      const item = await read(`outputs#${executionId}#${version}`);
+      return (await values.load(item)) as NodeOutputs;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localContext } from '../../lib/local/api-gateway-event.ts';
+import { installLambdaStreamingGlobals, LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
+import { createKey, publishFixtures } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+
+type StreamingHandler = (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: Context) => Promise<void>;
+
+let twin: TestTwin;
+let key: string;
+let execute: StreamingHandler;
+
+const RESOURCE = '/api/v1/published/workflows/{workflow_id}/execute';
+
+/** The proxy event API Gateway sends for a call through the `prod` stage of api.example.com. */
+function executeEvent(workflowId: string, body: unknown, authorization: string | null = `Bearer ${key}`) {
+  const path = `/api/v1/published/workflows/${workflowId}/execute`;
+  return {
+    resource: RESOURCE,
+    path,
+    httpMethod: 'POST',
+    headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'https', ...(authorization ? { Authorization: authorization } : {}) },
+    pathParameters: { workflow_id: workflowId },
+    requestContext: { path: `/prod${path}`, stage: 'prod', identity: { sourceIp: '198.51.100.10' } },
+    body: JSON.stringify(body),
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** What API Gateway's streaming integration receives, in order: the prelude (status, headers), then each body chunk. */
+function capturingStream() {
+  const log: { kind: 'head' | 'chunk'; text: string }[] = [];
+  const captured = { statusCode: 0, headers: {} as Record<string, unknown>, log };
+  const response = Object.assign(new EventEmitter(), {
+    headersSent: false,
+    writeHead(statusCode: number, headers: Record<string, unknown>) {
+      Object.assign(captured, { statusCode, headers });
+      log.push({ kind: 'head', text: '' });
+      this.headersSent = true;
+    },
+    flushHeaders() {},
+    write(chunk: Buffer, done: () => void) {
+      log.push({ kind: 'chunk', text: chunk.toString('utf8') });
+      done();
+    },
+    end(done: () => void) {
+      done();
+    },
+    destroy() {},
+  });
+  return { stream: new LocalResponseStream(response as unknown as ServerResponse), captured, body: () => log.map((entry) => entry.text).join('') };
+}
+
+/** A Lambda context whose deadline is `remainingMs` away: the handler keeps 2 s of it to end the document. */
+function contextWithRemaining(remainingMs: number): Context {
+  const deadline = Date.now() + remainingMs;
+  return { ...localContext('PublishedExecute', remainingMs), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
+}
+
+async function run(event: APIGatewayProxyEvent, context: Context) {
+  const { stream, captured, body } = capturingStream();
+  await execute(event, stream, context);
+  return { captured, text: body() };
+}
+
+beforeAll(async () => {
+  installLambdaStreamingGlobals();
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  key = (await createKey(twin, 'full')).key;
+  const { createExecuteHandler } = await import('../../functions/published/execute.ts');
+  const { executionStartFromEnv } = await import('../../functions/engine/wiring.ts');
+  execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 20 }) as unknown as StreamingHandler;
+});
+afterAll(() => twin?.close());
+
+describe('blocking execute through the middy stack, as a response stream', () => {
+  it('sends 200 and application/json at once, whitespace while the run goes on, then the running status and a poll URL with the stage', async () => {
+    // 1.5 s to wait, then the 2 s margin: the run is in its 30-second wait by then.
+    const { captured, text } = await run(executeEvent('router', { user_id: 'u', input: { kind: 'slow' } }), contextWithRemaining(3_500));
+
+    expect(captured.statusCode).toBe(200);
+    expect(captured.headers['content-type']).toBe('application/json');
+    // The status line went out first, with a first byte of whitespace, long before the document.
+    expect(captured.log[0]!.kind).toBe('head');
+    expect(captured.log[1]!.text).toBe(' ');
+    const chunks = captured.log.filter((entry) => entry.kind === 'chunk');
+    const heartbeats = chunks.slice(0, -1);
+    expect(heartbeats.length).toBeGreaterThanOrEqual(3);
+    for (const heartbeat of heartbeats) expect(heartbeat.text).toMatch(/^\s+$/);
+
+    const document = JSON.parse(text);
+    expect(text.trimStart().startsWith('{')).toBe(true);
+    expect(document).toMatchObject({ status: 'running', workflow_id: 'router', output: null, error: null });
+    expect(document.poll_url).toBe(`https://api.example.com/prod/api/v1/published/executions/${document.execution_id}`);
+    // The run goes on in Step Functions: the table says so too.
+    const stored = await twin.dynamo.send(
+      new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${document.execution_id}` }, ConsistentRead: true }),
+    );
+    expect(stored.Item?.status).toBe('running');
+  });
+
+  it('ends the document with the settled record, without a poll URL, when the run finishes in time', async () => {
+    const { captured, text } = await run(executeEvent('echo', { user_id: 'u', input: { message: 'streamed' } }), contextWithRemaining(60_000));
+    expect(captured.statusCode).toBe(200);
+    const document = JSON.parse(text);
+    expect(document).toMatchObject({ status: 'completed', output: 'Echo: streamed' });
+    expect(document).not.toHaveProperty('poll_url');
+  });
+
+  it('answers refusals before the run starts as ordinary JSON errors with their own status and nothing else in the body', async () => {
+    const missingKey = await run(executeEvent('echo', { user_id: 'u' }, null), contextWithRemaining(60_000));
+    expect(missingKey.captured.statusCode).toBe(401);
+    expect(JSON.parse(missingKey.text)).toEqual({ detail: expect.stringContaining('Authorization') });
+    expect(missingKey.text.startsWith('{')).toBe(true);
+
+    const unknownWorkflow = await run(executeEvent('no-such-workflow', { user_id: 'u' }), contextWithRemaining(60_000));
+    expect(unknownWorkflow.captured.statusCode).toBe(404);
+    expect(unknownWorkflow.captured.headers['content-type']).toBe('application/json');
+    expect(unknownWorkflow.text.startsWith('{')).toBe(true);
+
+    const invalid = await run(executeEvent('echo', { input: { message: 'no user' } }), contextWithRemaining(60_000));
+    expect(invalid.captured.statusCode).toBe(400);
+    expect(JSON.parse(invalid.text).detail).toContain('user_id');
+  });
+});

@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '../../functions/engine/execution-reconciler.ts';
+import { taskFunctions } from '../../functions/task-functions.ts';
+import { TRANSIENT_SERVICE_ERROR } from '../../functions/shared/transient-errors.ts';
+import { Data } from '../../lib/constructs/data.ts';
+import { WorkflowEngine } from '../../lib/constructs/workflow-engine.ts';
+import { PlatformStack } from '../../lib/stack.ts';
+
+/** Skips Lambda bundling: these tests look at the template, not the code assets. */
+const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
+
+const ASL = JSON.parse(readFileSync(new URL('../../statemachines/workflow.asl.json', import.meta.url), 'utf8')) as {
+  States: Record<string, { Type: string; Resource?: string; Retry?: Retrier[]; Catch?: { ErrorEquals: string[]; Next: string }[]; Error?: string }>;
+};
+interface Retrier {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  MaxAttempts?: number;
+  BackoffRate?: number;
+  MaxDelaySeconds?: number;
+  JitterStrategy?: string;
+}
+const LAMBDA_SERVICE_ERRORS = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
+const taskStates = Object.entries(ASL.States).filter(([, state]) => state.Type === 'Task');
+
+let stack: PlatformStack;
+let template: Template;
+const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+const reconciler = () => stack.engine.functions.WorkflowExecutionEnded!;
+
+beforeAll(() => {
+  stack = new PlatformStack(templateApp(), 'Test');
+  template = Template.fromStack(stack);
+});
+
+function stateMachineProperties() {
+  return Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties;
+}
+
+describe('retries in the workflow state machine', () => {
+  it('retries Lambda service errors, throttling included, 6 to 8 times with full jitter and a capped delay in every task', () => {
+    expect(taskStates.length).toBe(5);
+    for (const [name, state] of taskStates) {
+      const retrier = state.Retry?.find((candidate) => candidate.ErrorEquals.includes('Lambda.TooManyRequestsException'));
+      expect(retrier, name).toBeDefined();
+      expect(retrier!.ErrorEquals, name).toEqual(LAMBDA_SERVICE_ERRORS);
+      expect(retrier!.MaxAttempts, name).toBeGreaterThanOrEqual(6);
+      expect(retrier!.MaxAttempts, name).toBeLessThanOrEqual(8);
+      expect(retrier!.JitterStrategy, name).toBe('FULL');
+      expect(retrier!.MaxDelaySeconds, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('retries the one named transient error with backoff and full jitter in every task, before any catch-all', () => {
+    for (const [name, state] of taskStates) {
+      const retriers = state.Retry ?? [];
+      const index = retriers.findIndex((candidate) => candidate.ErrorEquals.includes(TRANSIENT_SERVICE_ERROR));
+      expect(index, name).toBeGreaterThanOrEqual(0);
+      expect(retriers[index], name).toMatchObject({ ErrorEquals: [TRANSIENT_SERVICE_ERROR], BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 6 });
+      expect(retriers[index]!.MaxDelaySeconds, name).toBeGreaterThan(0);
+      const catchAll = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('States.ALL'));
+      if (catchAll >= 0) expect(catchAll, `${name}: States.ALL must come last`).toBe(retriers.length - 1);
+    }
+    // Only what the retries could not fix reaches RecordFailure.
+    expect(ASL.States.RunStep!.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'RecordFailure' }]);
+  });
+
+  it('ends a callback whose give-up cannot be written in a named failure the reconciler recognises', () => {
+    expect(ASL.States.GiveUpCallback!.Catch![0]!.Next).toBe('CallbackNotRecorded');
+    expect(ASL.States.CallbackNotRecorded).toMatchObject({ Type: 'Fail', Error: CALLBACK_ABANDONED_ERROR });
+  });
+
+  it('deploys exactly the ASL file', () => {
+    const definition = JSON.stringify(stateMachineProperties().DefinitionString);
+    expect(definition).toContain('TransientServiceError');
+    expect(definition).toContain('JitterStrategy');
+    expect(definition).toContain('CallbackAbandoned');
+  });
+});
+
+describe('partition', () => {
+  it('names no partition in the ASL file: resources use the Partition substitution, which is the stack partition', () => {
+    const text = readFileSync(new URL('../../statemachines/workflow.asl.json', import.meta.url), 'utf8');
+    expect(text).not.toContain('arn:aws:');
+    for (const [name, state] of taskStates) expect(state.Resource, name).toMatch(/^arn:\$\{Partition\}:states:::lambda:invoke/);
+    expect(stateMachineProperties().DefinitionSubstitutions.Partition).toEqual({ Ref: 'AWS::Partition' });
+  });
+});
+
+describe('execution-ended reconciler', () => {
+  it('is triggered by EventBridge for this state machine’s FAILED, TIMED_OUT and ABORTED executions', () => {
+    const stateMachineId = logicalIdOf(stack.engine.stateMachine);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [{ Ref: stateMachineId }], status: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+      },
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalIdOf(reconciler()), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
+        }),
+      ],
+    });
+    expect([...ENDED_STATUSES]).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'events.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [logicalIdOf(reconciler()), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalIdOf(reconciler()) },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 21_600,
+    });
+  });
+
+  it('may read and write executions and start executions of this state machine, nothing else', () => {
+    const roleId = stack.getLogicalId(reconciler().role!.node.defaultChild as never);
+    const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+    expect(policy).toContain('states:StartExecution');
+    expect(policy).toContain(logicalIdOf(stack.engine.stateMachine));
+    expect(policy).toContain(logicalIdOf(stack.data.tables.executions));
+    expect(policy).toContain('dynamodb:UpdateItem');
+    for (const other of ['conversations', 'publications', 'apiKeys', 'counters', 'links', 'inboundEvents'] as const) {
+      expect(policy, other).not.toContain(logicalIdOf(stack.data.tables[other]));
+    }
+    expect(policy).not.toMatch(/states:StopExecution|states:SendTask|s3:|bedrock:/);
+    const variables = template.findResources('AWS::Lambda::Function')[logicalIdOf(reconciler())]!.Properties.Environment.Variables;
+    expect(variables).toHaveProperty('STATE_MACHINE_ARN', { Ref: logicalIdOf(stack.engine.stateMachine) });
+  });
+
+  it('is not a task of the state machine: no substitution, and the state machine cannot invoke it', () => {
+    const substitutions = stateMachineProperties().DefinitionSubstitutions;
+    for (const task of taskFunctions) {
+      if (task.trigger) expect(task.arnSubstitution).toBeUndefined();
+      else expect(substitutions[task.arnSubstitution!]).toEqual({ 'Fn::GetAtt': [logicalIdOf(stack.engine.functions[task.id]!), 'Arn'] });
+    }
+    const roleId = Object.keys(template.findResources('AWS::IAM::Role')).find((id) => id.includes('WorkflowStateMachineRole'))!;
+    const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+    expect(policy).toContain(logicalIdOf(stack.engine.functions.WorkflowStep!));
+    expect(policy).not.toContain(logicalIdOf(reconciler()));
+  });
+});
+
+describe('step function reserved concurrency', () => {
+  const engineTemplate = (stepReservedConcurrency?: number) => {
+    const engineStack = new Stack(templateApp(), 'Engine');
+    const engine = new WorkflowEngine(engineStack, 'Engine', { data: new Data(engineStack, 'Data'), stepReservedConcurrency });
+    const step = engineStack.getLogicalId(engine.functions.WorkflowStep!.node.defaultChild as never);
+    return { functions: Template.fromStack(engineStack).findResources('AWS::Lambda::Function'), step };
+  };
+
+  it('is set on the step function only when the prop is given', () => {
+    const reserved = engineTemplate(25);
+    expect(reserved.functions[reserved.step]!.Properties.ReservedConcurrentExecutions).toBe(25);
+    const others = Object.entries(reserved.functions).filter(([id]) => id !== reserved.step);
+    for (const [id, fn] of others) expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+    const shared = engineTemplate();
+    expect(shared.functions[shared.step]!.Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
+  it('refuses a reservation that is not a whole number of at least 1', () => {
+    expect(() => engineTemplate(0)).toThrow(/stepReservedConcurrency/);
+    expect(() => engineTemplate(2.5)).toThrow(/stepReservedConcurrency/);
+  });
+});
