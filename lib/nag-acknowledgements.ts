@@ -1,57 +1,144 @@
-import { Validations, type Stack, type CfnElement } from 'aws-cdk-lib';
+import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { routes } from '../functions/routes.ts';
+import { taskFunctions } from '../functions/task-functions.ts';
+import type { BucketGrant, BucketName, StateMachineAccess, TableName } from '../functions/shared/resources.ts';
+import type { Api } from './constructs/api.ts';
 import type { Data } from './constructs/data.ts';
+import type { HandlerFunction } from './constructs/handler-function.ts';
 import type { WorkflowEngine } from './constructs/workflow-engine.ts';
+import { TABLE_DEFINITIONS } from './table-definitions.ts';
 
-/** cdk-nag findings this product accepts on purpose, each with the reason. */
-export function acknowledgeNagFindings(stack: Stack, data: Data, engine: WorkflowEngine): void {
-  const acknowledge = (id: string, reason: string) => Validations.of(stack).acknowledge({ id, reason });
-  const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
-    stack.getLogicalId(construct.node.defaultChild as CfnElement);
+export interface NaggedParts {
+  readonly data: Data;
+  readonly engine: WorkflowEngine;
+  readonly api: Api;
+}
 
-  acknowledge('AwsSolutions-S1', 'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs would double the request bill.');
-  acknowledge('AwsSolutions-APIG2', "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.");
-  acknowledge('AwsSolutions-APIG3', 'AWS WAF carries a fixed monthly charge per web ACL; this product stays pay-per-request and limits abuse per link, per key and per client IP in the functions.');
-  acknowledge('AwsSolutions-APIG4', 'Webhook routes authenticate by the secret token in the path (spec section 5); workflow routes by API key checked in the function.');
-  acknowledge('AwsSolutions-COG4', 'Callers are external systems with link tokens or API keys, not Cognito users.');
+/** What a function declares in the route or task-function table, which is what its grants are made from. */
+interface Declared {
+  readonly tables: Partial<Record<TableName, unknown>>;
+  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
+  readonly stateMachine?: readonly StateMachineAccess[];
+  readonly invokesBedrock?: boolean;
+}
+
+/**
+ * cdk-nag findings this product accepts on purpose, each with its reason, each acknowledged on the construct it
+ * is about (a function's role, the state machine, the stage, a method), never on the stack: a new resource with
+ * the same finding still fails synthesis. Wildcard findings are acknowledged only where the route or task table
+ * declares the grant that produces them.
+ */
+export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: NaggedParts): void {
+  const acknowledge = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+  const logicalId = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+  const wildcard = (resource: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
+
   acknowledge(
-    'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    'The AWS managed basic execution policy only lets a function write its own logs.',
+    data.bodiesBucket,
+    'AwsSolutions-S1',
+    'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs would double the request bill.',
   );
+
+  const restApi = api.restApi;
+  acknowledge(restApi, 'AwsSolutions-APIG2', "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.");
   acknowledge(
+    restApi.node.findChild('CloudWatchRole'),
     'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-    'The account-level role API Gateway needs to write execution logs; AWS maintains it.',
+    'The account-level role API Gateway needs to write access logs; AWS maintains it.',
   );
-  acknowledge('AwsSolutions::AwsSolutions-IAM5[Resource::*]', 'X-Ray PutTraceSegments/PutTelemetryRecords accept no resource other than *.');
   acknowledge(
-    `AwsSolutions::AwsSolutions-IAM5[Resource::<${logicalId(data.bodiesBucket)}.Arn>/inbound/*]`,
-    'Object keys are per event; access is limited to the inbound/ prefix and to object-level actions.',
+    restApi.deploymentStage,
+    'AwsSolutions-APIG3',
+    'AWS WAF carries a fixed monthly charge per web ACL; this product stays pay-per-request and limits abuse per link, per key and per client IP in the functions.',
   );
-  for (const table of Object.values(data.tables)) {
-    acknowledge(
-      `AwsSolutions::AwsSolutions-IAM5[Resource::<${logicalId(table)}.Arn>/index/*]`,
-      "Granting a table's read access includes its own indexes; the wildcard never reaches another table.",
-    );
+  acknowledge(
+    restApi.deploymentStage,
+    'AwsSolutions-APIG6',
+    'Execution logs can record request paths, and webhook paths carry the link token; the access log (resource path only) records every request instead.',
+  );
+  for (const route of routes) {
+    const method = api.methods[route.id]!;
+    const authentication = route.scope
+      ? `API key with scope ${route.scope}, checked by the function against the api keys table (spec section 4).`
+      : 'the secret link token in the path, checked by the function (spec section 5).';
+    acknowledge(method, 'AwsSolutions-APIG4', `Authenticated by ${authentication}`);
+    acknowledge(method, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${authentication}`);
   }
+
+  const declared: [HandlerFunction, Declared][] = [
+    ...routes.map((route) => [api.functions[route.id]!, route] as [HandlerFunction, Declared]),
+    ...taskFunctions.map((task) => [engine.functions[task.id]!, task] as [HandlerFunction, Declared]),
+  ];
+  for (const [fn, declaration] of declared) {
+    const role = fn.role!;
+    acknowledge(
+      role,
+      'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'The AWS managed basic execution policy only lets the function write its own logs.',
+    );
+    acknowledge(
+      role,
+      wildcard('*'),
+      'Active tracing: X-Ray PutTraceSegments and PutTelemetryRecords accept no resource but *. test/infra checks that * carries no other action.',
+    );
+    for (const table of Object.keys(declaration.tables) as TableName[]) {
+      if (TABLE_DEFINITIONS[table].indexes.length === 0) continue;
+      acknowledge(
+        role,
+        wildcard(`<${logicalId(data.tables[table])}.Arn>/index/*`),
+        `Access to the ${table} table includes its own indexes; the wildcard never reaches another table.`,
+      );
+    }
+    for (const grant of Object.values(declaration.buckets ?? {})) {
+      for (const prefix of Object.keys(grant ?? {})) {
+        acknowledge(
+          role,
+          wildcard(`<${logicalId(data.bodiesBucket)}.Arn>/${prefix}*`),
+          `Object keys are per event or run; access is limited to the ${prefix} prefix and to object-level actions.`,
+        );
+      }
+    }
+    if (declaration.stateMachine?.includes('stop')) {
+      acknowledge(
+        role,
+        wildcard(
+          `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(engine.stateMachine)}"}]}]}:*`,
+        ),
+        'Stopping is granted on the executions of the one workflow state machine; execution names are per run.',
+      );
+    }
+    if (declaration.invokesBedrock) {
+      acknowledge(
+        role,
+        wildcard('arn:<AWS::Partition>:bedrock:*::foundation-model/*'),
+        'Which Bedrock model an llm node uses is workflow data chosen at publish time; only streaming invocation is allowed.',
+      );
+      acknowledge(
+        role,
+        wildcard('arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*'),
+        "Cross-region inference profiles of the account's own, for the same reason as foundation models.",
+      );
+    }
+  }
+
+  const stateMachine = engine.stateMachine;
   acknowledge(
+    stateMachine,
     'AwsSolutions-SF1',
     'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
   );
-  for (const fn of Object.values(engine.functions)) {
+  acknowledge(
+    stateMachine.role,
+    wildcard('*'),
+    'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) accept no resource but *.',
+  );
+  for (const task of taskFunctions) {
+    if (!task.arnSubstitution) continue;
     acknowledge(
-      `AwsSolutions::AwsSolutions-IAM5[Resource::<${logicalId(fn)}.Arn>:*]`,
-      "Step Functions invokes a function's versions and aliases; the wildcard never reaches another function.",
+      stateMachine.role,
+      wildcard(`<${logicalId(engine.functions[task.id]!)}.Arn>:*`),
+      `Step Functions invokes the ${task.id} function's versions and aliases; the wildcard never reaches another function.`,
     );
   }
-  acknowledge(
-    'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*]',
-    'Which Bedrock model an llm node uses is workflow data chosen at publish time; only streaming invocation is allowed.',
-  );
-  acknowledge(
-    'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*]',
-    "Cross-region inference profiles of the account's own, for the same reason as foundation models.",
-  );
-  acknowledge(
-    `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(engine.stateMachine)}"}]}]}:*]`,
-    'Stopping is granted on the executions of the one workflow state machine; execution names are per run.',
-  );
 }

@@ -22,6 +22,6 @@ export class PlatformStack extends Stack {
     this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
     this.engine = new WorkflowEngine(this, 'Engine', { data: this.data });
     this.api = new Api(this, 'Api', { routes, data: this.data, engine: this.engine });
-    acknowledgeNagFindings(this, this.data, this.engine);
+    acknowledgeNagFindings(this, { data: this.data, engine: this.engine, api: this.api });
   }
 }

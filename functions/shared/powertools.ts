@@ -3,10 +3,31 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import type { CostUnits } from './cost-meter.ts';
 
+/**
+ * A Logger that never logs the invocation event, whatever POWERTOOLS_LOGGER_LOG_EVENT or a middleware option
+ * says: events carry webhook tokens (in the path), API keys (in a header) and callers' bodies.
+ */
+class EventFreeLogger extends Logger {
+  public override shouldLogEvent(): boolean {
+    return false;
+  }
+}
+
 /** One Logger, Metrics and Tracer per process; service name and namespace come from POWERTOOLS_* variables. */
-export const logger = new Logger();
+export const logger = new EventFreeLogger();
 export const metrics = new Metrics();
-export const tracer = new Tracer();
+/**
+ * Outgoing HTTP is not traced: a traced request records its URL path, and callback URLs are the caller's, with
+ * whatever secret their path holds. AWS calls are traced through the SDK clients instead (`traced()`), which
+ * record the operation and the table, never a URL. Response and error capture are off in the functions'
+ * environment (lib/constructs/handler-function.ts).
+ */
+export const tracer = new Tracer({ captureHTTPsRequests: false });
+
+/** X-Ray subsegments for every call of an SDK client (a no-op where tracing is off: locally and in tests). */
+export function traced<Client>(client: Client): Client {
+  return tracer.captureAWSv3Client(client);
+}
 
 /** Publishes what the request cost, in the units AWS bills, next to the business metrics. */
 export function publishCostUnits(units: CostUnits): void {

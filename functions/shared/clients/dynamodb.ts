@@ -1,0 +1,44 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure } from '../conditional-write.ts';
+import { recordCost } from '../cost-meter.ts';
+import { traced } from '../powertools.ts';
+import { metered } from './cost-metering.ts';
+
+/**
+ * The DynamoDB document client, created once per process. Locally the SDK's own `AWS_ENDPOINT_URL_DYNAMODB`
+ * points it at the embedded store; on AWS it uses the defaults.
+ */
+
+const READ_COMMANDS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand']);
+
+interface ConsumedCapacity {
+  CapacityUnits?: number;
+}
+
+function capacityOf(output: { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }): number {
+  const consumed = output.ConsumedCapacity;
+  const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+  return list.reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0);
+}
+
+/** Asks every call for its consumed capacity and records it as billed read or write units. */
+function meteredDocumentClient(): DynamoDBDocumentClient {
+  const client = metered(traced(new DynamoDBClient({})), async (call) => {
+    call.input.ReturnConsumedCapacity ??= 'TOTAL';
+    let result;
+    try {
+      result = await call.proceed();
+    } catch (error) {
+      // A failed conditional write is still billed; AWS charges at least one write unit for it.
+      if (isConditionFailure(error)) recordCost({ dynamoWriteUnits: 1 });
+      throw error;
+    }
+    const units = capacityOf(result.output as never);
+    recordCost(READ_COMMANDS.has(call.commandName) ? { dynamoReadUnits: units } : { dynamoWriteUnits: units });
+    return result;
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export const dynamo = /* @__PURE__ */ meteredDocumentClient();
