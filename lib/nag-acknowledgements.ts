@@ -25,7 +25,7 @@ interface Declared {
 
 /**
  * cdk-nag findings this product accepts on purpose, each with its reason, each acknowledged on the construct it
- * is about (a function's role, the state machine, the stage, a method), never on the stack: a new resource with
+ * is about (a function role or its grants policy, the state machine, the stage, a method), never on the stack: a new resource with
  * the same finding still fails synthesis. Wildcard findings are acknowledged only where the route or task table
  * declares the grant that produces them.
  */
@@ -33,6 +33,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
   const acknowledge = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
   const logicalId = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
   const wildcard = (resource: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
+  // The inline policy CDK gives a role for its grants: where every IAM5 (wildcard) finding is.
+  const grantsOf = (role: IConstruct) => role.node.findChild('DefaultPolicy');
 
   acknowledge(
     data.bodiesBucket,
@@ -72,20 +74,21 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
   ];
   for (const [fn, declaration] of declared) {
     const role = fn.role!;
+    const grants = grantsOf(role);
     acknowledge(
       role,
       'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       'The AWS managed basic execution policy only lets the function write its own logs.',
     );
     acknowledge(
-      role,
+      grants,
       wildcard('*'),
       'Active tracing: X-Ray PutTraceSegments and PutTelemetryRecords accept no resource but *. test/infra checks that * carries no other action.',
     );
     for (const table of Object.keys(declaration.tables) as TableName[]) {
       if (TABLE_DEFINITIONS[table].indexes.length === 0) continue;
       acknowledge(
-        role,
+        grants,
         wildcard(`<${logicalId(data.tables[table])}.Arn>/index/*`),
         `Access to the ${table} table includes its own indexes; the wildcard never reaches another table.`,
       );
@@ -93,7 +96,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     for (const grant of Object.values(declaration.buckets ?? {})) {
       for (const prefix of Object.keys(grant ?? {})) {
         acknowledge(
-          role,
+          grants,
           wildcard(`<${logicalId(data.bodiesBucket)}.Arn>/${prefix}*`),
           `Object keys are per event or run; access is limited to the ${prefix} prefix and to object-level actions.`,
         );
@@ -101,7 +104,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     }
     if (declaration.stateMachine?.includes('stop')) {
       acknowledge(
-        role,
+        grants,
         wildcard(
           `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(engine.stateMachine)}"}]}]}:*`,
         ),
@@ -110,12 +113,12 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     }
     if (declaration.invokesBedrock) {
       acknowledge(
-        role,
+        grants,
         wildcard('arn:<AWS::Partition>:bedrock:*::foundation-model/*'),
         'Which Bedrock model an llm node uses is workflow data chosen at publish time; only streaming invocation is allowed.',
       );
       acknowledge(
-        role,
+        grants,
         wildcard('arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*'),
         "Cross-region inference profiles of the account's own, for the same reason as foundation models.",
       );
@@ -129,14 +132,14 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
   );
   acknowledge(
-    stateMachine.role,
+    grantsOf(stateMachine.role),
     wildcard('*'),
     'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) accept no resource but *.',
   );
   for (const task of taskFunctions) {
     if (!task.arnSubstitution) continue;
     acknowledge(
-      stateMachine.role,
+      grantsOf(stateMachine.role),
       wildcard(`<${logicalId(engine.functions[task.id]!)}.Arn>:*`),
       `Step Functions invokes the ${task.id} function's versions and aliases; the wildcard never reaches another function.`,
     );

@@ -1,24 +1,13 @@
-import { Duration } from 'aws-cdk-lib';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { AssetHashType, DockerImage, Duration } from 'aws-cdk-lib';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { bundleFunction } from '../bundling/bundle.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BUNDLING_DIR = fileURLToPath(new URL('../bundling/', import.meta.url));
-
-/**
- * Packages replaced inside Lambda bundles by what a function actually needs there (each file says why); together
- * about 470 KB less code to load per cold start. The local twin and the tests run the real packages.
- */
-export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
-  zod: join(BUNDLING_DIR, 'zod-without-locales.ts'),
-  '@aws-sdk/credential-provider-node': join(BUNDLING_DIR, 'lambda-credentials.ts'),
-  semver: join(BUNDLING_DIR, 'semver-gte.ts'),
-};
 
 /**
  * Powertools settings every function shares. The API's webhook tokens travel in request paths, and request and
@@ -46,40 +35,41 @@ export interface HandlerFunctionProps {
 }
 
 /**
- * Conventions every product function shares: newest Node runtime, arm64 (cheaper per ms), one minified ESM file
- * with only the code it reaches, Powertools settings, bounded log retention.
+ * Conventions every product function shares: newest Node runtime, arm64 (cheaper per ms), minified ESM with only
+ * the code it reaches and what it reaches lazily in chunks of its own (lib/bundling/bundle.ts), Powertools
+ * settings, bounded log retention.
  */
-export class HandlerFunction extends NodejsFunction {
+export class HandlerFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
     super(scope, id, {
-      entry: join(FUNCTIONS_DIR, props.handler),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      code: Code.fromAsset(PROJECT_ROOT, {
+        // The hash of what is deployed; bundling is skipped (and nothing hashed) where a test asks for no assets.
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          local: {
+            tryBundle(outputDir) {
+              bundleFunction(join(FUNCTIONS_DIR, props.handler), outputDir);
+              return true;
+            },
+          },
+          // Never pulled: the local esbuild always bundles. The command names the entry, which keeps each
+          // function's asset apart in CDK's per-synthesis asset cache.
+          image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24'),
+          command: ['bundle', props.handler],
+        },
+      }),
+      handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(29),
       tracing: Tracing.ACTIVE,
       logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
-      // No NODE_OPTIONS=--enable-source-maps: Node would parse the whole map on every cold start (see the source map below).
+      // No NODE_OPTIONS=--enable-source-maps: Node would read and parse every map on each cold start. The maps
+      // (index.mjs.map and one per chunk) are deployed beside the code, never loaded: Node only maps traces of
+      // modules loaded after source maps were enabled, so "only on error" is not possible. Read a minified trace
+      // with the map offline, or set NODE_OPTIONS=--enable-source-maps on a function for a while.
       environment: { ...POWERTOOLS_ENVIRONMENT },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        // An external index.mjs.map beside the bundle, without the sources: shipped, never loaded. Node can only map
-        // stack traces of modules loaded after source maps were enabled, so "only on error" is not possible; to read
-        // a minified trace, map it offline, or set NODE_OPTIONS=--enable-source-maps on the function for a while.
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([name, file]) => [`--alias:${name}`, file])),
-        // The SDK is bundled rather than taken from the runtime, so AWS runs the versions the tests ran.
-        externalModules: [],
-        mainFields: ['module', 'main'],
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-      },
     });
   }
 }

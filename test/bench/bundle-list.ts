@@ -2,14 +2,21 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { staticImports } from '../../lib/bundling/bundle.ts';
 
 /** One Lambda function of a synthesized cloud assembly and the code asset CDK bundled for it. */
 export interface FunctionBundle {
   /** Construct path below the stack, e.g. `Api/WebhookPing`. */
   readonly name: string;
+  /** `index.mjs`, the module Lambda imports. */
   readonly bundleFile: string;
+  /** Every `.mjs` file of the asset: index.mjs and its chunks. */
+  readonly codeFiles: readonly string[];
+  /** What a cold start loads: index.mjs and the chunks it imports statically, transitively. */
   readonly bundleBytes: number;
-  /** Size of the external source map next to it (0 when there is none); it is uploaded, not loaded. */
+  /** Chunks reached only through a dynamic import(), loaded when that code first runs. */
+  readonly lazyBytes: number;
+  /** Size of the external source maps (0 when there are none); they are deployed, not loaded. */
   readonly sourceMapBytes: number;
   /** The function's environment with every CloudFormation reference replaced by a dummy string. */
   readonly environment: Record<string, string>;
@@ -41,17 +48,36 @@ export function listFunctionBundles(assemblyDir: string): FunctionBundle[] {
       const cdkPath = String(resource.Metadata?.['aws:cdk:path'] ?? '');
       const bundleFile = join(assemblyDir, assetPath, 'index.mjs');
       if (!existsSync(bundleFile)) continue;
-      const mapFile = `${bundleFile}.map`;
+      const files = filesUnder(join(assemblyDir, assetPath));
+      const codeFiles = files.filter((path) => path.endsWith('.mjs'));
+      const eager = staticImportClosure(bundleFile);
+      const bytes = (paths: Iterable<string>) => [...paths].reduce((sum, path) => sum + statSync(path).size, 0);
       bundles.push({
         name: cdkPath.split('/').slice(1, -1).join('/'),
         bundleFile,
-        bundleBytes: statSync(bundleFile).size,
-        sourceMapBytes: existsSync(mapFile) ? statSync(mapFile).size : 0,
+        codeFiles,
+        bundleBytes: bytes(eager),
+        lazyBytes: bytes(codeFiles.filter((path) => !eager.has(path))),
+        sourceMapBytes: bytes(files.filter((path) => path.endsWith('.map'))),
         environment: dummyEnvironment(resource.Properties?.Environment?.Variables ?? {}),
       });
     }
   }
   return bundles.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((entry) => join(dir, entry))
+    .filter((path) => statSync(path).isFile());
+}
+
+/** A module and the files it imports statically, transitively: what Node loads before the handler exists. */
+export function staticImportClosure(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  for (const target of staticImports(readFileSync(file, 'utf8'))) staticImportClosure(join(dirname(file), target), seen);
+  return seen;
 }
 
 /** Table and bucket names, ARNs: whatever a function reads at cold start, as plausible placeholders. */
