@@ -30,6 +30,14 @@ export interface Route {
   readonly streaming?: boolean;
 }
 
+/**
+ * The function's timeout, and API Gateway's integration timeout: 29 seconds, or 15 minutes where the route streams.
+ * CDK configures both from it; the local twin enforces both.
+ */
+export function routeTimeoutSeconds(route: Pick<Route, 'streaming'>): number {
+  return route.streaming ? 15 * 60 : 29;
+}
+
 /** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
 export const API_STAGE = 'prod';
 

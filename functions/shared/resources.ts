@@ -20,6 +20,18 @@ export type TableName = keyof typeof TABLE_ENV;
 export type BucketName = keyof typeof BUCKET_ENV;
 export type Access = 'read' | 'write' | 'readWrite';
 
+const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
+const TABLE_WRITE = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
+/**
+ * The DynamoDB actions each access grants, on the table and its indexes. CDK writes them into each function's role
+ * and the local twin's front door enforces the same list. No Scan: only the operator's CLI lists a whole table.
+ */
+export const TABLE_ACTIONS: Record<Access, readonly string[]> = {
+  read: TABLE_READ,
+  write: TABLE_WRITE,
+  readWrite: [...TABLE_READ, ...TABLE_WRITE],
+};
+
 /**
  * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, and run values
  * (run context, node outputs, results, long history turns) of workflow executions.
@@ -40,3 +52,9 @@ export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;
 /** The workflow state machine, and what a function may do with it. */
 export const STATE_MACHINE_ENV = 'STATE_MACHINE_ARN';
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';
+/** The Step Functions actions of each access: start and taskResponse on the state machine, stop on its executions. */
+export const STATE_MACHINE_ACTIONS: Record<StateMachineAccess, readonly string[]> = {
+  start: ['states:StartExecution'],
+  stop: ['states:StopExecution'],
+  taskResponse: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+};

@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { Route } from '../../functions/routes.ts';
+import { routeTimeoutSeconds, type Route } from '../../functions/routes.ts';
 import type { Access, BucketGrant, BucketName, TableName } from '../../functions/shared/resources.ts';
 import { API_URL_OUTPUT } from '../stack-outputs.ts';
 import type { Data } from './data.ts';
@@ -102,7 +102,7 @@ export class Api extends Construct {
 
     for (const route of props.routes) {
       // Streaming routes may hold the response 15 minutes (blocking execute); the function may run as long.
-      const timeout = route.streaming ? Duration.minutes(15) : undefined;
+      const timeout = Duration.seconds(routeTimeoutSeconds(route));
       const fn = new HandlerFunction(this, route.id, { handler: route.handler, timeout });
       for (const [table, access] of Object.entries(route.tables) as [TableName, Access][]) {
         props.data.bindTable(fn, table, access);

@@ -1,12 +1,13 @@
 import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
-import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import {
   BUCKET_ENV,
   OBJECT_ACTIONS,
+  TABLE_ACTIONS,
   TABLE_ENV,
   type Access,
   type BucketGrant,
@@ -74,11 +75,8 @@ export class Data extends Construct {
   public bindTable(fn: LambdaFunction, name: TableName, access: Access): void {
     const table = this.tables[name];
     fn.addEnvironment(TABLE_ENV[name], table.tableName);
-    grant(access, fn, {
-      read: (grantee) => table.grantReadData(grantee),
-      write: (grantee) => table.grantWriteData(grantee),
-      readWrite: (grantee) => table.grantReadWriteData(grantee),
-    });
+    // The table and, when it has any, its indexes.
+    table.grant(fn, ...TABLE_ACTIONS[access]);
   }
 
   /**
@@ -118,6 +116,3 @@ export class Data extends Construct {
   }
 }
 
-function grant(access: Access, grantee: IGrantable, grants: Record<Access, (grantee: IGrantable) => unknown>): void {
-  grants[access](grantee);
-}

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { taskFunctions, type TaskFunction } from '../../functions/task-functions.ts';
 import { ENDED_STATUSES } from '../../functions/engine/execution-reconciler.ts';
-import { STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '../../functions/shared/resources.ts';
+import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '../../functions/shared/resources.ts';
 import { STATE_MACHINE_OUTPUT } from '../stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
@@ -123,10 +123,9 @@ export class WorkflowEngine extends Construct {
   public bind(fn: LambdaFunction, access: readonly StateMachineAccess[]): void {
     fn.addEnvironment(STATE_MACHINE_ENV, this.stateMachine.stateMachineArn);
     for (const action of access) {
-      if (action === 'start') this.stateMachine.grantStartExecution(fn);
-      if (action === 'taskResponse') this.stateMachine.grantTaskResponse(fn);
-      // Executions of this state machine only (arn:...:execution:<name>:*).
-      if (action === 'stop') this.stateMachine.grantExecution(fn, 'states:StopExecution');
+      // Stop acts on executions of this state machine only (arn:...:execution:<name>:*).
+      if (action === 'stop') this.stateMachine.grantExecution(fn, ...STATE_MACHINE_ACTIONS.stop);
+      else this.stateMachine.grant(fn, ...STATE_MACHINE_ACTIONS[action]);
     }
   }
 }

@@ -1,18 +1,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '../../functions/shared/errors.ts';
 import { errorResponse } from '../../functions/shared/http-errors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '../../functions/shared/limits.ts';
-import type { Route } from '../../functions/routes.ts';
-import { localContext, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
-import { isStreamingHandler, LocalResponseStream } from './lambda-streaming.ts';
+import { routeTimeoutSeconds, type Route } from '../../functions/routes.ts';
+import { toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
+import { LocalResponseStream } from './lambda-streaming.ts';
 
-export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type StreamingProxyHandler = (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: Context) => Promise<void>;
+/** A route's function as API Gateway invokes it (a LocalLambda on the twin). */
+export interface RouteFunction {
+  invoke(event: APIGatewayProxyEvent): Promise<unknown>;
+  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream): Promise<void>;
+}
 
 export interface BoundRoute {
   route: Route;
-  handler: ProxyHandler;
+  fn: RouteFunction;
 }
 
 interface CompiledRoute extends BoundRoute {
@@ -22,9 +25,6 @@ interface CompiledRoute extends BoundRoute {
 
 /** What API Gateway answers for a path or method it has no resource for (our gateway response maps it to 404). */
 const NOT_FOUND = { message: 'Not Found' };
-const INTEGRATION_TIMEOUT_MS = 29_000;
-/** A streaming integration holds the response up to 15 minutes (what the CDK API configures). */
-const STREAMING_INTEGRATION_TIMEOUT_MS = 15 * 60_000;
 
 function compile(bound: BoundRoute): CompiledRoute {
   const parameterNames: string[] = [];
@@ -153,15 +153,13 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
     );
     const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, body);
-    const { route, handler } = compiledRoute;
+    const { route, fn } = compiledRoute;
     try {
-      if (isStreamingHandler(handler)) {
-        const context = localContext(route.id, STREAMING_INTEGRATION_TIMEOUT_MS);
-        const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: STREAMING_INTEGRATION_TIMEOUT_MS });
-        await (handler as unknown as StreamingProxyHandler)(event, stream, context);
+      if (route.streaming) {
+        const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
+        await fn.invokeStreaming(event, stream);
       } else {
-        const result = await withIntegrationTimeout(handler(event, localContext(route.id, INTEGRATION_TIMEOUT_MS)));
-        send(response, result);
+        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event), routeTimeoutSeconds(route) * 1000)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
@@ -176,17 +174,27 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   return server;
 }
 
+/** A Lambda proxy integration accepts only a result with a numeric status code; anything else is a 502. */
+function proxyResult(result: unknown): APIGatewayProxyResult {
+  const candidate = result as Partial<APIGatewayProxyResult> | null;
+  if (!candidate || typeof candidate !== 'object' || typeof candidate.statusCode !== 'number') {
+    throw new Error('Malformed Lambda proxy response');
+  }
+  return { ...candidate, body: typeof candidate.body === 'string' ? candidate.body : '' } as APIGatewayProxyResult;
+}
+
 /** API Gateway gives up on a non-streaming integration after 29 s and answers 504, whatever the function does next. */
-async function withIntegrationTimeout(work: Promise<APIGatewayProxyResult>): Promise<APIGatewayProxyResult> {
+async function withIntegrationTimeout(invoke: () => Promise<unknown>, timeoutMs: number): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<APIGatewayProxyResult>((resolve) => {
     timer = setTimeout(
       () => resolve({ statusCode: 504, headers: { 'content-type': 'application/json' }, body: JSON.stringify(INTEGRATION_TIMED_OUT) }),
-      INTEGRATION_TIMEOUT_MS,
+      timeoutMs,
     );
   });
   try {
-    return await Promise.race([work, timedOut]);
+    // The gateway's clock starts before the function's, so at the same limit the gateway's 504 comes first, as on AWS.
+    return await Promise.race([invoke(), timedOut]);
   } finally {
     clearTimeout(timer);
   }

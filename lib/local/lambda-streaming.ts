@@ -92,8 +92,9 @@ export function installLambdaStreamingGlobals(): void {
     return handler;
   };
   awslambda.HttpResponseStream ??= {
-    from(stream: Writable, prelude: Prelude): Writable {
-      if (stream instanceof LocalResponseStream) stream.setPrelude(prelude);
+    from(stream: Writable & { setPrelude?(prelude: Prelude): void }, prelude: Prelude): Writable {
+      // The twin's streams (to an HTTP response, or from a function's worker thread) take the prelude.
+      stream.setPrelude?.(prelude);
       return stream;
     },
   };

@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { API_STAGE, routes } from '../../functions/routes.ts';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
+import { fileURLToPath } from 'node:url';
+import { API_STAGE, routeTimeoutSeconds, routes as productRoutes, type Route } from '../../functions/routes.ts';
+import { taskFunctions as productTaskFunctions, type TaskFunction } from '../../functions/task-functions.ts';
+import { TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '../../functions/shared/limits.ts';
-import { localContext } from './api-gateway-event.ts';
-import { createApiServer, type BoundRoute, type ProxyHandler } from './http-server.ts';
-import { installLambdaStreamingGlobals } from './lambda-streaming.ts';
+import { createApiServer, type BoundRoute } from './http-server.ts';
+import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from './iam/front-door.ts';
+import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
+import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
+import { LocalLambda } from './lambda/function-host.ts';
+import { LOCAL_STATE_MACHINE_ARN, localFunctionArn } from './local-arns.ts';
 import { LocalStepFunctions, type LocalFunction } from './step-functions.ts';
 import { startStepFunctionsServer } from './step-functions-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
@@ -16,9 +20,8 @@ import { writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 const STATE_MACHINE_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
-const LOCAL_ACCOUNT = '000000000000';
-const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:local-workflow`;
-const localFunctionArn = (id: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}`;
+/** What CDK gives every function (lib/constructs/handler-function.ts). */
+const FUNCTION_MEMORY_MB = 256;
 
 export interface LocalTwinOptions {
   dataDir: string;
@@ -33,6 +36,9 @@ export interface LocalTwinOptions {
   stage?: string;
   /** REST response streaming's idle limit; tests shorten it to seconds. */
   streamIdleTimeoutMs?: number;
+  /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
+  routes?: readonly Route[];
+  taskFunctions?: readonly TaskFunction[];
 }
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
@@ -42,22 +48,29 @@ export interface LocalTwin {
   url: string;
   twin: TwinFile;
   stepFunctions: LocalStepFunctions;
+  /** Every call a front door refused, newest last: which function, which action, on what. */
+  accessDenials: AccessDenial[];
+  /** The environment of a function allowed everything, with the operator's credentials (tests import handlers in-process). */
+  operatorEnvironment: Record<string, string>;
+  /** The credentials a route or task function signs with. */
+  credentialsOf(functionId: string): LocalCredentials;
   close(): Promise<void>;
 }
 
 /**
- * The local twin: the same handlers behind the same route table, with the real AWS SDK clients
- * pointed at embedded API-compatible stores. The only difference from AWS is the environment set here.
+ * The local twin: the same handlers behind the same route table, with the real AWS SDK clients pointed at embedded
+ * API-compatible stores. Each function runs isolated as on Lambda (lambda/function-host.ts), with its own environment
+ * and credentials, and each store sits behind an IAM front door (iam/front-door.ts) that allows a function exactly
+ * what its route or task entry declares, which is what CDK grants it.
  */
 export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTwin> {
-  const stores = await startLocalStores(options.dataDir, {
-    dynamodb: options.port === 0 ? 0 : options.port + 1,
-    s3: options.port === 0 ? 0 : options.port + 2,
-  });
+  const routes = options.routes ?? productRoutes;
+  const taskFunctions = options.taskFunctions ?? productTaskFunctions;
+  const publicPort = (offset: number) => (options.port === 0 ? 0 : options.port + offset);
+  const stores = await startLocalStores(options.dataDir, { dynamodb: 0, s3: 0 });
   const tables = Object.fromEntries(
     (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)]),
   ) as Record<TableName, string>;
-  const stepFunctionsPort = options.port === 0 ? 0 : options.port + 3;
   const functions: Record<string, LocalFunction> = {};
   const stepFunctions = new LocalStepFunctions({
     definitionFile: STATE_MACHINE_FILE,
@@ -69,24 +82,45 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     functions,
     dataDir: options.dataDir,
     executionEndedSubscribers: () =>
-      taskFunctions.filter((task) => (task as { trigger?: string }).trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
+      taskFunctions.filter((task) => task.trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
     retryIntervalMs: options.retryIntervalMs,
   });
-  const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, stepFunctionsPort);
-  configureEnvironment(stores.dynamodbEndpoint, stores.s3Endpoint, stepFunctionsServer.endpoint, tables);
-  installLambdaStreamingGlobals();
+  const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
 
+  const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
+  const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
+  const principals: LocalPrincipal[] = [
+    { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY },
+    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration) })),
+  ];
+  const accessDenials: AccessDenial[] = [];
+  const frontDoor = (service: LocalService, upstream: string, offset: number) =>
+    startFrontDoor({ service, upstream, port: publicPort(offset), principals, onDenied: (denial) => accessDenials.push(denial) });
+  const doors = {
+    dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 1),
+    s3: await frontDoor('s3', stores.s3Endpoint, 2),
+    stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 3),
+  };
+  const endpoints: LocalEndpoints = { dynamodb: doors.dynamodb.endpoint, s3: doors.s3.endpoint, stepFunctions: doors.stepFunctions.endpoint };
+
+  const lambdas: LocalLambda[] = [];
+  const lambdaOf = (declaration: FunctionDeclaration & { handler: string }, timeoutSeconds: number, streaming: boolean) => {
+    const lambda = new LocalLambda({
+      functionName: declaration.id,
+      handlerFile: join(FUNCTIONS_DIR, declaration.handler),
+      environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!),
+      timeoutSeconds,
+      streaming,
+      memoryMb: FUNCTION_MEMORY_MB,
+    });
+    lambdas.push(lambda);
+    return lambda;
+  };
   for (const task of taskFunctions) {
-    const module = (await import(pathToFileURL(join(FUNCTIONS_DIR, task.handler)).href)) as {
-      handler: (event: unknown, context: ReturnType<typeof localContext>) => Promise<unknown>;
-    };
-    functions[localFunctionArn(task.id)] = (payload) => module.handler(payload, localContext(task.id, task.timeoutSeconds * 1000));
+    const lambda = lambdaOf(task, task.timeoutSeconds, false);
+    functions[localFunctionArn(task.id)] = (payload) => lambda.invoke(payload);
   }
-  const bound: BoundRoute[] = [];
-  for (const route of routes) {
-    const module = (await import(pathToFileURL(join(FUNCTIONS_DIR, route.handler)).href)) as { handler: ProxyHandler };
-    bound.push({ route, handler: module.handler });
-  }
+  const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdaOf(route, routeTimeoutSeconds(route), Boolean(route.streaming)) }));
   stepFunctions.resume();
   const server = createApiServer(bound, {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
@@ -101,23 +135,38 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const twin: TwinFile = {
     pid: process.pid,
     api_url: url,
-    dynamodb_endpoint: stores.dynamodbEndpoint,
-    s3_endpoint: stores.s3Endpoint,
-    step_functions_endpoint: stepFunctionsServer.endpoint,
+    dynamodb_endpoint: endpoints.dynamodb,
+    s3_endpoint: endpoints.s3,
+    step_functions_endpoint: endpoints.stepFunctions,
     state_machine_arn: LOCAL_STATE_MACHINE_ARN,
     region: LOCAL_REGION,
     tables,
     bucket: LOCAL_BUCKET,
   };
   writeTwinFile(options.dataDir, twin);
+  const everything: FunctionDeclaration = {
+    id: 'Operator',
+    tables: Object.fromEntries(Object.keys(TABLE_ENV).map((table) => [table, 'readWrite'])),
+    buckets: { bodies: { 'inbound/': 'readWriteDelete', 'executions/': 'readWriteDelete' } },
+    stateMachine: ['start', 'stop', 'taskResponse'],
+  };
   return {
     url,
     twin,
     stepFunctions,
+    accessDenials,
+    operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS),
+    credentialsOf(functionId) {
+      const found = credentials.get(functionId);
+      if (!found) throw new Error(`No function ${functionId} on the twin`);
+      return found;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       stepFunctions.close();
+      await Promise.all(lambdas.map((lambda) => lambda.close()));
+      await Promise.all(Object.values(doors).map((door) => door.close()));
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
       await stores.close();
@@ -126,29 +175,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   };
 }
 
-function configureEnvironment(
-  dynamodbEndpoint: string,
-  s3Endpoint: string,
-  stepFunctionsEndpoint: string,
-  tables: Record<TableName, string>,
-): void {
-  const environment: Record<string, string> = {
-    AWS_REGION: LOCAL_REGION,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamodbEndpoint,
-    AWS_ENDPOINT_URL_S3: s3Endpoint,
-    AWS_ENDPOINT_URL_SFN: stepFunctionsEndpoint,
-    [STATE_MACHINE_ENV]: LOCAL_STATE_MACHINE_ARN,
-    S3_FORCE_PATH_STYLE: '1',
-    [BUCKET_ENV.bodies]: LOCAL_BUCKET,
-    POWERTOOLS_SERVICE_NAME: 'workflow-ingest-local',
-    POWERTOOLS_METRICS_NAMESPACE: 'WorkflowIngestLocal',
-    POWERTOOLS_TRACE_ENABLED: 'false',
-  };
-  for (const [table, name] of Object.entries(tables)) environment[TABLE_ENV[table as TableName]] = name;
-  for (const [name, value] of Object.entries(environment)) process.env[name] = value;
-  // Metrics are EMF lines on stdout: useful on AWS, noise in a terminal unless asked for.
-  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+/** A key pair per function, new at every start: what the function's execution role would hand it on AWS. */
+function newCredentials(functionId: string): LocalCredentials {
+  return { accessKeyId: `LOCAL${functionId.toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64') };
 }

@@ -3,16 +3,26 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Route } from '../../functions/routes.ts';
-import { createApiServer, type ProxyHandler } from '../../lib/local/http-server.ts';
-import { installLambdaStreamingGlobals } from '../../lib/local/lambda-streaming.ts';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { localContext } from '../../lib/local/api-gateway-event.ts';
+import { createApiServer, type RouteFunction } from '../../lib/local/http-server.ts';
+import { installLambdaStreamingGlobals, type LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
 import { http } from '../support/http.ts';
 
 /** The twin's API adapter against probe handlers: the stage prefix, the proxy event, and the streaming idle limit. */
 const IDLE_MS = 400;
 
-const probeRoute = (id: string, path: string): Route => ({ id, method: 'GET', path, handler: 'unused', errorShape: 'published', tables: {} });
+const probeRoute = (id: string, path: string, streaming = false): Route => ({ id, method: 'GET', path, handler: 'unused', errorShape: 'published', tables: {}, streaming });
 
-const echo: ProxyHandler = async (event) => ({
+/** Probe handlers run in this process: what is tested here is the adapter, not the function isolation. */
+const inProcess = (handler: (event: APIGatewayProxyEvent, ...rest: never[]) => Promise<unknown>): RouteFunction => ({
+  invoke: (event) => (handler as (event: APIGatewayProxyEvent, context: unknown) => Promise<unknown>)(event, localContext('probe', 29_000)),
+  invokeStreaming: async (event, stream: LocalResponseStream) => {
+    await (handler as (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: unknown) => Promise<unknown>)(event, stream, localContext('probe', 900_000));
+  },
+});
+
+const echo = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => ({
   statusCode: 200,
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({
@@ -37,7 +47,7 @@ const trickle = (chunks: number, everyMs: number) =>
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
     stream.end('done\n');
-  }) as unknown as ProxyHandler;
+  }) as unknown as (event: APIGatewayProxyEvent) => Promise<unknown>;
 
 let server: Server;
 let base: string;
@@ -45,9 +55,9 @@ let base: string;
 beforeAll(async () => {
   server = createApiServer(
     [
-      { route: probeRoute('Echo', '/api/v1/things/{thing_id}'), handler: echo },
-      { route: probeRoute('Silent', '/api/v1/silent'), handler: trickle(2, IDLE_MS * 3) },
-      { route: probeRoute('Chatty', '/api/v1/chatty'), handler: trickle(8, IDLE_MS / 4) },
+      { route: probeRoute('Echo', '/api/v1/things/{thing_id}'), fn: inProcess(echo) },
+      { route: probeRoute('Silent', '/api/v1/silent', true), fn: inProcess(trickle(2, IDLE_MS * 3)) },
+      { route: probeRoute('Chatty', '/api/v1/chatty', true), fn: inProcess(trickle(8, IDLE_MS / 4)) },
     ],
     { bodyTimeoutMs: 30_000, stage: 'prod', streamIdleTimeoutMs: IDLE_MS },
   );

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { routes } from '../../functions/routes.ts';
 import { taskFunctions } from '../../functions/task-functions.ts';
-import { TABLE_ENV } from '../../functions/shared/resources.ts';
+import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '../../functions/shared/resources.ts';
 import { APPROVAL_TIMEOUT_SECONDS } from '../../functions/shared/limits.ts';
 import { PlatformStack } from '../../lib/stack.ts';
 
@@ -204,6 +204,29 @@ describe('least privilege per route', () => {
     const policy = policyOf('WebhookPing');
     expect(policy).not.toContain('s3:');
     expect(policy).not.toContain('InboundEventsTable');
+  });
+
+  it('grants each function exactly the DynamoDB actions of its declared access, the list the front door of the twin enforces', () => {
+    for (const entry of [...routes, ...taskFunctions]) {
+      const fn = stack.api.functions[entry.id] ?? stack.engine.functions[entry.id]!;
+      const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
+      const statements = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } })).flatMap(
+        (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+      );
+      const granted = new Map<TableName, string[]>();
+      for (const table of Object.keys(TABLE_ENV) as TableName[]) {
+        const tableId = stack.getLogicalId(stack.data.tables[table].node.defaultChild as never);
+        const actions = statements
+          .filter((statement) => JSON.stringify(statement.Resource).includes(`"${tableId}"`))
+          .flatMap((statement) => [statement.Action].flat())
+          .filter((action) => action.startsWith('dynamodb:'));
+        if (actions.length > 0) granted.set(table, [...new Set(actions)].sort());
+      }
+      const declared = new Map(
+        (Object.entries(entry.tables) as [TableName, Access][]).map(([table, access]) => [table, [...TABLE_ACTIONS[access]].sort()]),
+      );
+      expect(granted, entry.id).toEqual(declared);
+    }
   });
 
   it('lets the event function write bodies under inbound/ only, with object-level actions', () => {

@@ -6,7 +6,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '../../lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/stores.ts';
-import { startLocalTwin, type LocalTwin } from '../../lib/local/twin.ts';
+import { installLambdaStreamingGlobals } from '../../lib/local/lambda-streaming.ts';
+import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '../../lib/local/twin.ts';
 
 export interface TestTwin extends LocalTwin {
   dataDir: string;
@@ -17,19 +18,13 @@ export interface TestTwin extends LocalTwin {
 }
 
 /** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
-export async function startTestTwin(
-  options: { bodyTimeoutMs?: number; retryIntervalMs?: number; streamIdleTimeoutMs?: number } = {},
-): Promise<TestTwin> {
+export async function startTestTwin(options: Omit<LocalTwinOptions, 'dataDir' | 'host' | 'port'> = {}): Promise<TestTwin> {
   const dataDir = mkdtempSync(join(tmpdir(), 'twin-'));
-  const twin = await startLocalTwin({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    bodyTimeoutMs: options.bodyTimeoutMs,
-    retryIntervalMs: options.retryIntervalMs,
-    streamIdleTimeoutMs: options.streamIdleTimeoutMs,
-  });
+  const twin = await startLocalTwin({ ...options, dataDir, host: '127.0.0.1', port: 0 });
   process.env.DATA_DIR = dataDir;
+  // Handler tests import handlers into this process: they get an environment allowed everything, on the front doors.
+  Object.assign(process.env, twin.operatorEnvironment);
+  installLambdaStreamingGlobals();
   const dynamo = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );

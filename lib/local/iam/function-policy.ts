@@ -1,0 +1,72 @@
+import {
+  OBJECT_ACTIONS,
+  STATE_MACHINE_ACTIONS,
+  TABLE_ACTIONS,
+  type Access,
+  type BucketGrant,
+  type BucketName,
+  type BucketPrefix,
+  type ObjectAccess,
+  type StateMachineAccess,
+  type TableName,
+} from '../../../functions/shared/resources.ts';
+import { TABLE_DEFINITIONS } from '../../table-definitions.ts';
+import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf } from '../local-arns.ts';
+import { LOCAL_BUCKET } from '../stores.ts';
+
+/** What a route or task entry declares; CDK turns the same fields into the function's role (lib/constructs). */
+export interface FunctionDeclaration {
+  readonly id: string;
+  readonly tables: Partial<Record<TableName, Access>>;
+  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
+  readonly stateMachine?: readonly StateMachineAccess[];
+}
+
+interface Statement {
+  readonly actions: ReadonlySet<string>;
+  /** ARNs, where `*` matches any run of characters, as in an IAM policy. */
+  readonly resources: readonly RegExp[];
+}
+
+/** An identity-based policy: allowed only when a statement names both the action and the resource. */
+export interface Policy {
+  allows(action: string, resource: string): boolean;
+}
+
+const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+const statement = (actions: readonly string[], resources: readonly string[]): Statement => ({
+  actions: new Set(actions),
+  resources: resources.map(glob),
+});
+
+function policyOf(statements: readonly Statement[]): Policy {
+  return {
+    allows: (action, resource) =>
+      statements.some((candidate) => candidate.actions.has(action) && candidate.resources.some((pattern) => pattern.test(resource))),
+  };
+}
+
+/**
+ * The local twin's copy of the role CDK gives the function: the same action lists (functions/shared/resources.ts)
+ * on the local ARNs of the same tables, prefixes and state machine.
+ */
+export function functionPolicy(declaration: FunctionDeclaration): Policy {
+  const statements: Statement[] = [];
+  for (const [table, access] of Object.entries(declaration.tables) as [TableName, Access][]) {
+    const arn = localTableArn(table);
+    const withIndexes = TABLE_DEFINITIONS[table].indexes.length > 0 ? [arn, `${arn}/index/*`] : [arn];
+    statements.push(statement(TABLE_ACTIONS[access], withIndexes));
+  }
+  for (const grant of Object.values(declaration.buckets ?? {})) {
+    for (const [prefix, access] of Object.entries(grant ?? {}) as [BucketPrefix, ObjectAccess][]) {
+      statements.push(statement(OBJECT_ACTIONS[access], [objectArnOf(LOCAL_BUCKET, `${prefix}*`)]));
+    }
+  }
+  for (const access of declaration.stateMachine ?? []) {
+    statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? LOCAL_EXECUTIONS_ARN : LOCAL_STATE_MACHINE_ARN]));
+  }
+  return policyOf(statements);
+}
+
+/** The operator's own credentials (admin CLI, tests' assertions on stored state): everything, as an account admin. */
+export const ADMINISTRATOR_POLICY: Policy = { allows: () => true };

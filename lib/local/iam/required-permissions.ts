@@ -1,0 +1,87 @@
+import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, tableArnOf } from '../local-arns.ts';
+
+/** One IAM check a request needs: the action and the ARN it acts on. */
+export interface Permission {
+  action: string;
+  resource: string;
+}
+
+export interface ServiceRequest {
+  method: string;
+  /** The path and query as sent on the wire. */
+  url: string;
+  target: string;
+  body: Buffer;
+}
+
+type Json = Record<string, unknown>;
+
+function jsonBody(body: Buffer): Json {
+  try {
+    const parsed = JSON.parse(body.toString('utf8') || '{}') as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Json) : {};
+  } catch {
+    return {};
+  }
+}
+
+const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+
+/** DynamoDB authorizes each table (and index) an operation names; batch and transaction calls name several. */
+export function dynamodbPermissions(request: ServiceRequest): Permission[] {
+  const operation = request.target.replace(/^DynamoDB_\d+\./, '');
+  const input = jsonBody(request.body);
+  if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') {
+    return Object.keys((input.RequestItems as Json | undefined) ?? {}).map((table) => ({ action: `dynamodb:${operation}`, resource: tableArnOf(table) }));
+  }
+  if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
+    return ((input.TransactItems as Json[] | undefined) ?? []).flatMap((item) =>
+      Object.entries(item).map(([kind, value]) => ({
+        action: `dynamodb:${TRANSACT_ACTIONS[kind] ?? kind}`,
+        resource: tableArnOf(String((value as Json).TableName)),
+      })),
+    );
+  }
+  if (typeof input.TableName !== 'string') return [{ action: `dynamodb:${operation}`, resource: tableArnOf('*') }];
+  const table = tableArnOf(input.TableName);
+  const resource = typeof input.IndexName === 'string' ? `${table}/index/${input.IndexName}` : table;
+  return [{ action: `dynamodb:${operation}`, resource }];
+}
+
+/** Step Functions authorizes a start on the state machine, a stop or describe on the execution, task answers on the state machine. */
+export function stepFunctionsPermissions(request: ServiceRequest): Permission[] {
+  const operation = request.target.replace(/^AWSStepFunctions\./, '');
+  const input = jsonBody(request.body);
+  const action = `states:${operation}`;
+  if (operation === 'StartExecution') return [{ action, resource: String(input.stateMachineArn) }];
+  if (operation === 'StopExecution' || operation === 'DescribeExecution') return [{ action, resource: String(input.executionArn) }];
+  // A task token belongs to an execution of the one local state machine.
+  if (operation.startsWith('SendTask')) return [{ action, resource: LOCAL_STATE_MACHINE_ARN }];
+  return [{ action, resource: LOCAL_EXECUTIONS_ARN.replace(/execution:.*$/, '*') }];
+}
+
+/** S3 (path-style URLs): object operations on `bucket/key`; anything on the bucket itself is a bucket action. */
+export function s3Permissions(request: ServiceRequest): Permission[] {
+  const queryAt = request.url.indexOf('?');
+  const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
+  const query = new URLSearchParams(queryAt < 0 ? '' : request.url.slice(queryAt + 1));
+  const [, bucket = '', ...keyParts] = path.split('/');
+  const key = keyParts.map((part) => decodeURIComponent(part)).join('/');
+  if (!key) {
+    const action = request.method === 'GET' || request.method === 'HEAD' ? 's3:ListBucket' : `s3:${request.method}Bucket`;
+    return [{ action, resource: `arn:aws:s3:::${bucket}` }];
+  }
+  const resource = objectArnOf(bucket, key);
+  switch (request.method) {
+    case 'GET':
+    case 'HEAD':
+      return [{ action: 's3:GetObject', resource }];
+    case 'PUT':
+    case 'POST':
+      return [{ action: 's3:PutObject', resource }];
+    case 'DELETE':
+      return [{ action: query.has('uploadId') ? 's3:AbortMultipartUpload' : 's3:DeleteObject', resource }];
+    default:
+      return [{ action: `s3:${request.method}`, resource }];
+  }
+}

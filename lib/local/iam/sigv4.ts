@@ -1,0 +1,101 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Checks AWS Signature Version 4 on a request, as the real services do before anything else, so that a function
+ * can only act as the principal whose secret it holds.
+ */
+export interface SignedRequest {
+  method: string;
+  /** The path and query as sent on the wire. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface Signature {
+  accessKeyId: string;
+  /** yyyymmdd/region/service/aws4_request */
+  scope: string;
+  service: string;
+  signedHeaders: string[];
+  signature: string;
+}
+
+/** AWS refuses a request whose signing time is more than 15 minutes away from its own clock. */
+const MAX_CLOCK_SKEW_MS = 15 * 60_000;
+const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8}\/[^/,\s]+\/([^/,\s]+)\/aws4_request), ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+
+export function parseAuthorization(headers: IncomingHttpHeaders): Signature | undefined {
+  const match = AUTHORIZATION.exec(String(headers.authorization ?? ''));
+  if (!match) return undefined;
+  return { accessKeyId: match[1]!, scope: match[2]!, service: match[3]!, signedHeaders: match[4]!.split(';'), signature: match[5]! };
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
+const escapeUri = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function decode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function canonicalQuery(query: string): string {
+  if (!query) return '';
+  return query
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      const [key, value] = at < 0 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)];
+      return `${escapeUri(decode(key))}=${escapeUri(decode(value))}`;
+    })
+    .sort()
+    .join('&');
+}
+
+/** S3 signs the path as sent; the other services sign it escaped once more. */
+function canonicalPath(path: string, service: string): string {
+  if (service === 's3') return path || '/';
+  return (path || '/').split('/').map(escapeUri).join('/');
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string {
+  const value = headers[name];
+  return (Array.isArray(value) ? value.join(',') : (value ?? '')).trim().replace(/\s+/g, ' ');
+}
+
+export type SignatureCheck = 'valid' | 'mismatch' | 'expired';
+
+export function checkSignature(request: SignedRequest, signature: Signature, secretAccessKey: string, now = Date.now()): SignatureCheck {
+  const amzDate = headerValue(request.headers, 'x-amz-date');
+  const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
+  if (Math.abs(now - signedAt) > MAX_CLOCK_SKEW_MS) return 'expired';
+  const queryAt = request.url.indexOf('?');
+  const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
+  const query = queryAt < 0 ? '' : request.url.slice(queryAt + 1);
+  const declaredHash = headerValue(request.headers, 'x-amz-content-sha256');
+  const bodyHash = sha256(request.body);
+  // S3 checks a declared hash against the body it received (other values say the payload is unsigned or chunked).
+  if (/^[0-9a-f]{64}$/.test(declaredHash) && declaredHash !== bodyHash) return 'mismatch';
+  const payloadHash = declaredHash || bodyHash;
+  const canonicalRequest = [
+    request.method,
+    canonicalPath(path, signature.service),
+    canonicalQuery(query),
+    ...signature.signedHeaders.map((name) => `${name}:${headerValue(request.headers, name)}`),
+    '',
+    signature.signedHeaders.join(';'),
+    payloadHash,
+  ].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
+  const [day, region, service] = signature.scope.split('/') as [string, string, string];
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
+  const expected = hmac(signingKey, stringToSign);
+  return timingSafeEqual(expected, Buffer.from(signature.signature, 'hex')) ? 'valid' : 'mismatch';
+}

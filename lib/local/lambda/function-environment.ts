@@ -1,0 +1,63 @@
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '../../../functions/shared/resources.ts';
+import type { FunctionDeclaration } from '../iam/function-policy.ts';
+import { LOCAL_STATE_MACHINE_ARN } from '../local-arns.ts';
+import { POWERTOOLS_ENVIRONMENT } from '../../powertools-environment.ts';
+import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '../stores.ts';
+
+export interface LocalEndpoints {
+  dynamodb: string;
+  s3: string;
+  stepFunctions: string;
+}
+
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * Developer settings of the machine running the twin that reach every function, as a deployer would set them on a
+ * function: callbacks to a loopback receiver, a shorter execute heartbeat for tests, and how chatty Powertools is.
+ */
+const HOST_SETTINGS = ['ALLOW_LOOPBACK_CALLBACKS', 'EXECUTE_HEARTBEAT_MS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED'] as const;
+
+/**
+ * What one function sees in `process.env` on the twin: what the Lambda runtime sets, the Powertools settings CDK
+ * sets, and, as the CDK grants do, a variable for each table, bucket and state machine its entry declares. Nothing
+ * else: a function that reads an undeclared resource's variable fails as it would on AWS.
+ */
+export function functionEnvironment(
+  declaration: FunctionDeclaration,
+  endpoints: LocalEndpoints,
+  credentials: LocalCredentials,
+): Record<string, string> {
+  const environment: Record<string, string> = {
+    ...POWERTOOLS_ENVIRONMENT,
+    POWERTOOLS_SERVICE_NAME: 'workflow-ingest-local',
+    POWERTOOLS_METRICS_NAMESPACE: 'WorkflowIngestLocal',
+    // Traces go nowhere locally; metrics are EMF lines on stdout, noise in a terminal unless asked for.
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    AWS_LAMBDA_FUNCTION_NAME: declaration.id,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    AWS_ENDPOINT_URL_SFN: endpoints.stepFunctions,
+    S3_FORCE_PATH_STYLE: '1',
+    // Node 20 runs the twin; the SDK's notice about its future Node 22 floor is known (see README).
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  for (const table of Object.keys(declaration.tables) as TableName[]) environment[TABLE_ENV[table]] = localTableName(table);
+  for (const bucket of Object.keys(declaration.buckets ?? {}) as BucketName[]) environment[BUCKET_ENV[bucket]] = LOCAL_BUCKET;
+  if (declaration.stateMachine?.length) environment[STATE_MACHINE_ENV] = LOCAL_STATE_MACHINE_ARN;
+  for (const name of HOST_SETTINGS) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  return environment;
+}

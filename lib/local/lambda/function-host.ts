@@ -1,0 +1,176 @@
+import { Worker } from 'node:worker_threads';
+import { reportRequestCost } from '../../../functions/shared/cost-meter.ts';
+import type { LocalResponseStream } from '../lambda-streaming.ts';
+import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';
+
+/** Lambda's limit on a synchronous invocation's event and on its response (6 MB each). */
+export const LAMBDA_SYNC_PAYLOAD_BYTES = 6_291_556;
+
+export interface LocalLambdaOptions {
+  functionName: string;
+  /** Absolute path of the module exporting `handler`. */
+  handlerFile: string;
+  /** All the function's `process.env` (function-environment.ts). */
+  environment: Record<string, string>;
+  timeoutSeconds: number;
+  streaming: boolean;
+  /** Lambda's memory size; the worker's heap is held to it. */
+  memoryMb: number;
+}
+
+/** An error the Lambda service reports instead of the function's result. */
+export class LambdaInvokeError extends Error {
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+interface Pending {
+  resolve(payload: unknown): void;
+  reject(error: Error): void;
+  stream?: LocalResponseStream;
+  timer: NodeJS.Timeout;
+}
+
+// Each worker loads TypeScript through tsx's loader, registered in the thread before the handler is imported.
+const TSX_LOADER = import.meta.resolve('tsx/esm/api');
+const RUNTIME = new URL('./function-runtime.ts', import.meta.url).href;
+const BOOTSTRAP = `import(${JSON.stringify(TSX_LOADER)}).then(({ register }) => { register(); return import(${JSON.stringify(RUNTIME)}); })`;
+
+function toError(error: SerializedError): Error {
+  const rebuilt = new LambdaInvokeError(error.name, error.message);
+  if (error.stack) rebuilt.stack = error.stack;
+  return rebuilt;
+}
+
+/**
+ * One function on the twin, isolated as on Lambda: a worker thread started on first use (a cold start), with its
+ * own module instances and only its own environment. A crashed or failed-to-initialize worker is replaced at the
+ * next invocation, as Lambda replaces an execution environment.
+ */
+export class LocalLambda {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: LocalLambdaOptions) {}
+
+  /** A request-response invocation; resolves with the handler's JSON result, rejects with its error. */
+  invoke(event: unknown): Promise<unknown> {
+    return this.start(event);
+  }
+
+  /** A response-streaming invocation: the handler's prelude and bytes go to `stream` as it writes them. */
+  async invokeStreaming(event: unknown, stream: LocalResponseStream): Promise<void> {
+    await this.start(event, stream);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
+    await worker?.terminate();
+  }
+
+  private start(event: unknown, stream?: LocalResponseStream): Promise<unknown> {
+    const payload = JSON.stringify(event ?? null);
+    if (Buffer.byteLength(payload) > LAMBDA_SYNC_PAYLOAD_BYTES) {
+      return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
+    }
+    if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    const timeoutMs = this.options.timeoutSeconds * 1000;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // Lambda stops the invocation at its timeout; whatever the handler does next is lost.
+        this.settle(id)?.reject(new LambdaInvokeError('Sandbox.Timedout', `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, stream, timer });
+      stream?.once('close', () => {
+        if (this.pending.has(id)) this.post({ kind: 'streamClosed', id });
+      });
+      this.post({ kind: 'invoke', id, payload, timeoutMs }, worker);
+    });
+  }
+
+  private post(message: ToWorker, worker = this.worker): void {
+    worker?.postMessage(message);
+  }
+
+  private settle(id: number): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    return pending;
+  }
+
+  private failAll(error: Error): void {
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(error);
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const setup: WorkerSetup = {
+      functionName: this.options.functionName,
+      handlerUrl: new URL(`file://${this.options.handlerFile}`).href,
+      streaming: this.options.streaming,
+    };
+    const worker = new Worker(BOOTSTRAP, {
+      eval: true,
+      workerData: setup,
+      env: this.options.environment,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+    });
+    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('error', (error) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)));
+    worker.on('exit', (code) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** The environment is gone: its invocations fail, and the next one starts a fresh environment. */
+  private discard(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.failAll(error);
+    void worker.terminate();
+  }
+
+  private receive(message: FromWorker): void {
+    switch (message.kind) {
+      case 'cost':
+        return reportRequestCost(message.operation, message.units);
+      case 'initError':
+        // Lambda reports an initialization error to the invocation and tries a fresh environment next time.
+        if (this.worker) this.discard(this.worker, toError(message.error));
+        return;
+      case 'prelude':
+        return this.pending.get(message.id)?.stream?.setPrelude(message.prelude);
+      case 'chunk': {
+        const stream = this.pending.get(message.id)?.stream;
+        if (stream && !stream.destroyed) stream.write(Buffer.from(message.data));
+        return;
+      }
+      case 'end': {
+        const stream = this.pending.get(message.id)?.stream;
+        if (stream && !stream.destroyed) stream.end();
+        return;
+      }
+      case 'error':
+        return this.settle(message.id)?.reject(toError(message.error));
+      case 'result': {
+        const pending = this.settle(message.id);
+        if (!pending) return;
+        if (Buffer.byteLength(message.payload) > LAMBDA_SYNC_PAYLOAD_BYTES) {
+          return pending.reject(new LambdaInvokeError('Function.ResponseSizeTooLarge', `Response payload size exceeded maximum allowed payload size (${LAMBDA_SYNC_PAYLOAD_BYTES} bytes).`));
+        }
+        return pending.resolve(JSON.parse(message.payload));
+      }
+    }
+  }
+}

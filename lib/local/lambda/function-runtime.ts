@@ -1,0 +1,76 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { Writable } from 'node:stream';
+import { onRequestCost } from '../../../functions/shared/cost-meter.ts';
+import { localContext } from '../api-gateway-event.ts';
+import { installLambdaStreamingGlobals, isStreamingHandler } from '../lambda-streaming.ts';
+import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';
+
+/**
+ * The Lambda runtime of one function on the twin, in a worker thread of its own: its own module instances, its
+ * own `process.env`, one handler. The twin's host (function-host.ts) sends invocations and relays results.
+ */
+const setup = workerData as WorkerSetup;
+const port = parentPort!;
+const post = (message: FromWorker) => port.postMessage(message);
+
+type Handler = (event: unknown, contextOrStream: unknown, context?: unknown) => Promise<unknown>;
+
+/** The response stream Lambda hands a streaming handler: bytes go to the twin, which writes them to the client. */
+class WorkerResponseStream extends Writable {
+  constructor(private readonly id: number) {
+    super();
+  }
+
+  setPrelude(prelude: StreamPrelude): void {
+    post({ kind: 'prelude', id: this.id, prelude: JSON.parse(JSON.stringify(prelude)) as StreamPrelude });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    post({ kind: 'chunk', id: this.id, data: new Uint8Array(chunk) });
+    callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    post({ kind: 'end', id: this.id });
+    callback();
+  }
+}
+
+installLambdaStreamingGlobals();
+onRequestCost((operation, units) => post({ kind: 'cost', operation, units: { ...units } }));
+
+const loading = import(setup.handlerUrl).then((module: { handler?: Handler }) => {
+  const handler = module.handler;
+  if (typeof handler !== 'function') throw new Error(`${setup.handlerUrl} exports no handler`);
+  // API Gateway streams only from a function whose runtime streams: a route and its handler must agree.
+  if (isStreamingHandler(handler) !== setup.streaming) {
+    throw new Error(`${setup.functionName}: the route table says streaming=${setup.streaming}, the handler ${setup.streaming ? 'does not stream' : 'streams'}`);
+  }
+  return handler;
+});
+loading.catch((error: unknown) => post({ kind: 'initError', error: serializeError(error) }));
+
+const streams = new Map<number, WorkerResponseStream>();
+
+port.on('message', async (message: ToWorker) => {
+  if (message.kind === 'streamClosed') return void streams.get(message.id)?.destroy();
+  const { id } = message;
+  try {
+    const handler = await loading;
+    const event = JSON.parse(message.payload) as unknown;
+    const context = localContext(setup.functionName, message.timeoutMs);
+    if (setup.streaming) {
+      const stream = new WorkerResponseStream(id);
+      streams.set(id, stream);
+      await handler(event, stream, context);
+      post({ kind: 'result', id, payload: 'null' });
+    } else {
+      // Lambda hands back the JSON of what the handler returned.
+      post({ kind: 'result', id, payload: JSON.stringify((await handler(event, context)) ?? null) });
+    }
+  } catch (error) {
+    post({ kind: 'error', id, error: serializeError(error) });
+  } finally {
+    streams.delete(id);
+  }
+});

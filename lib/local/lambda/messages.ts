@@ -1,0 +1,41 @@
+import type { CostUnits } from '../../../functions/shared/cost-meter.ts';
+
+/** What the twin and a function's worker thread say to each other: invocations one way, results and stream bytes back. */
+export interface WorkerSetup {
+  functionName: string;
+  /** file: URL of the module exporting `handler`. */
+  handlerUrl: string;
+  /** Whether the route table says the function streams its response. */
+  streaming: boolean;
+}
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export interface StreamPrelude {
+  statusCode?: number;
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+}
+
+export type ToWorker =
+  | { kind: 'invoke'; id: number; payload: string; timeoutMs: number }
+  /** The client went away, or the gateway cut the stream: the handler's writes now fail, as on Lambda. */
+  | { kind: 'streamClosed'; id: number };
+
+export type FromWorker =
+  | { kind: 'result'; id: number; payload: string }
+  | { kind: 'error'; id: number; error: SerializedError }
+  | { kind: 'initError'; error: SerializedError }
+  | { kind: 'prelude'; id: number; prelude: StreamPrelude }
+  | { kind: 'chunk'; id: number; data: Uint8Array }
+  | { kind: 'end'; id: number }
+  | { kind: 'cost'; operation: string; units: CostUnits };
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
+  return { name: 'Error', message: String(error) };
+}

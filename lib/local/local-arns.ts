@@ -1,0 +1,15 @@
+import type { TableName } from '../../functions/shared/resources.ts';
+import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './stores.ts';
+
+/** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */
+export const LOCAL_ACCOUNT = '000000000000';
+const STATE_MACHINE_NAME = 'local-workflow';
+export const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${STATE_MACHINE_NAME}`;
+/** Every execution of the local state machine (what a `stop` grant covers). */
+export const LOCAL_EXECUTIONS_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${STATE_MACHINE_NAME}:*`;
+
+export const localFunctionArn = (id: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}`;
+export const localTableArn = (table: TableName) => tableArnOf(localTableName(table));
+export const tableArnOf = (tableName: string) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
+export const objectArnOf = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
+export const LOCAL_BUCKET_ARN = `arn:aws:s3:::${LOCAL_BUCKET}`;
