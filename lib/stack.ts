@@ -9,6 +9,11 @@ import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
 export interface PlatformStackProps extends StackProps {
   /** @default RemovalPolicy.RETAIN */
   readonly dataRemovalPolicy?: RemovalPolicy;
+  /**
+   * Reserved concurrency of the step function (WorkflowEngine's `stepReservedConcurrency`).
+   * @default CDK context `stepReservedConcurrency` (`cdk deploy -c stepReservedConcurrency=50`), else none
+   */
+  readonly stepReservedConcurrency?: number;
 }
 
 /** Composes the product's constructs; nothing else. */
@@ -20,8 +25,20 @@ export class PlatformStack extends Stack {
   constructor(scope: Construct, id: string, props: PlatformStackProps = {}) {
     super(scope, id, props);
     this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
-    this.engine = new WorkflowEngine(this, 'Engine', { data: this.data });
+    this.engine = new WorkflowEngine(this, 'Engine', {
+      data: this.data,
+      stepReservedConcurrency: props.stepReservedConcurrency ?? numberFromContext(this, 'stepReservedConcurrency'),
+    });
     this.api = new Api(this, 'Api', { routes, data: this.data, engine: this.engine });
     acknowledgeNagFindings(this, { data: this.data, engine: this.engine, api: this.api });
   }
+}
+
+/** A number given on the command line (`-c name=50` arrives as a string); anything else fails the synthesis. */
+function numberFromContext(scope: Construct, name: string): number | undefined {
+  const value: unknown = scope.node.tryGetContext(name);
+  if (value === undefined) return undefined;
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isFinite(number)) throw new Error(`CDK context ${name} must be a number, got ${JSON.stringify(value)}`);
+  return number;
 }

@@ -13,7 +13,7 @@ import {
 } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
-import { initialCursor, type ApprovalDecision } from './run-step.ts';
+import { initialCursor, type ApprovalDecision } from './step-state.ts';
 import { executionArnOf, type StateMachine } from './state-machine.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '../published/api-keys-service.ts';

@@ -17,6 +17,7 @@ import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunContext } from './execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
 import type { NodeOutputs, RunStore } from './run-store.ts';
+import type { ApprovalDecision, Cursor, StepState } from './step-state.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`
@@ -34,43 +35,6 @@ export interface StepDeps {
   runs: RunStore;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
   now: () => number;
-}
-
-export interface Cursor {
-  node: string;
-  steps: number;
-  /** Orders this run's history turns. */
-  turns: number;
-  /** Version of the stored node outputs (`outputs#<id>#<n>`); 0 while none were stored. */
-  outputs: number;
-  /** The approval node whose decision `{{approval.*}}` reads: its output is `{decision, feedback}`. */
-  approval_node: string | null;
-}
-
-/** What AwaitApproval's task token answers with (SendTaskSuccess output). */
-export interface ApprovalDecision {
-  decision: 'approved' | 'rejected';
-  feedback: string;
-  approval_id: string;
-}
-
-/** The state machine's state: the step's input and output. Ids, the cursor and what the ASL's Choice states read. */
-export interface StepState {
-  execution_id: string;
-  cursor: Cursor;
-  decision?: ApprovalDecision;
-  /** Set by the state machine's Catch: an error the step itself could not record. */
-  failure?: { Error?: string; Cause?: string };
-  outcome?: 'wait' | 'approval' | 'finished';
-  wait_seconds?: number;
-  /** The approval being reached; its message is in the execution item (or S3), never here. */
-  approval?: { approval_id: string; node_id: string };
-  /** Whether a callback must be delivered now that the run finished. */
-  callback?: boolean;
-}
-
-export function initialCursor(definition: WorkflowDefinition): Cursor {
-  return { node: definition.start, steps: 0, turns: 0, outputs: 0, approval_node: null };
 }
 
 /** An error in the workflow itself (its definition or data), recorded as the run's `error` rather than retried. */

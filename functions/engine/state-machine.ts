@@ -12,7 +12,7 @@ import {
  * cursor only, a few hundred bytes whatever the run's input (Step Functions allows 256 KiB per state).
  */
 export type StateMachineInput =
-  | ({ mode: 'run' } & import('./run-step.ts').StepState)
+  | ({ mode: 'run' } & import('./step-state.ts').StepState)
   | { mode: 'callback'; execution_id: string };
 
 /** Step Functions API calls the API handlers make; the ARN is configuration, locally the stand-in's. */

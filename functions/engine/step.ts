@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { metrics, MetricUnit } from '../shared/powertools.ts';
 import { taskHandler } from '../shared/task-handler.ts';
-import { runStep, type StepDeps, type StepState } from './run-step.ts';
+import { runStep, type StepDeps } from './run-step.ts';
+import type { StepState } from './step-state.ts';
 import { bedrock } from '../shared/clients/bedrock.ts';
 import { publicationsFromEnv } from '../workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';

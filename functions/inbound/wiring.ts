@@ -1,6 +1,5 @@
-import { createBodyStore } from '../shared/body-store.ts';
+import type { BodyStore } from '../shared/body-store.ts';
 import { dynamo } from '../shared/clients/dynamodb.ts';
-import { s3 } from '../shared/clients/s3.ts';
 import { requireEnv } from '../shared/config.ts';
 import { createCounterStore } from '../shared/counter-store.ts';
 import { createIdAllocator } from '../shared/id-allocator.ts';
@@ -29,8 +28,26 @@ export function ingestFromEnv(access: LinkAccessDeps): IngestDeps {
     links: access.links,
     counters: access.counters,
     events: createEventsRepository(dynamo, requireEnv('INBOUND_EVENTS_TABLE')),
-    bodies: createBodyStore(s3, requireEnv('BODIES_BUCKET')),
+    bodies: bodiesFromEnv(),
     nextEventId: createIdAllocator(dynamo, access.countersTable, 'inbound-event-id', EVENT_ID_BLOCK_SIZE),
     now: Date.now,
+  };
+}
+
+/**
+ * Bodies whose gzip passes the inline limit go to S3. Most events are far smaller, so the S3 client (~130 KB) is
+ * loaded with the first large body, not at every cold start.
+ */
+function bodiesFromEnv(): BodyStore {
+  const bucket = requireEnv('BODIES_BUCKET');
+  let store: Promise<BodyStore> | undefined;
+  const load = () =>
+    (store ??= Promise.all([import('../shared/clients/s3.ts'), import('../shared/body-store.ts')]).then(([{ s3 }, { createBodyStore }]) =>
+      createBodyStore(s3, bucket),
+    ));
+  return {
+    put: async (key, body, contentEncoding) => (await load()).put(key, body, contentEncoding),
+    get: async (key) => (await load()).get(key),
+    delete: async (key) => (await load()).delete(key),
   };
 }

@@ -1,7 +1,10 @@
-import jsonata from 'jsonata';
+import type jsonataType from 'jsonata';
 import type { TemplateScope } from './template.ts';
 
-const compiled = new Map<string, ReturnType<typeof jsonata>>();
+const compiled = new Map<string, ReturnType<typeof jsonataType>>();
+/** Loaded on the first condition a step evaluates: most runs never meet one, and JSONata is ~80 KB to parse. */
+let jsonata: Promise<typeof jsonataType> | undefined;
+const loadJsonata = () => (jsonata ??= import('jsonata').then((module) => module.default));
 
 /**
  * Evaluates a `condition` case: a JSONata expression (the language Step Functions itself uses) over
@@ -10,7 +13,7 @@ const compiled = new Map<string, ReturnType<typeof jsonata>>();
 export async function conditionHolds(expression: string, scope: TemplateScope): Promise<boolean> {
   let program = compiled.get(expression);
   if (!program) {
-    program = jsonata(expression);
+    program = (await loadJsonata())(expression);
     compiled.set(expression, program);
   }
   const result: unknown = await program.evaluate({ input: scope.input, memory: scope.memory, nodes: scope.nodes });

@@ -1,4 +1,3 @@
-import jsonata from 'jsonata';
 import { z } from 'zod';
 import { isJsonObject } from '../shared/json-object.ts';
 import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
@@ -114,7 +113,8 @@ export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]>
   end: ['output'],
 };
 
-export const workflowDefinitionSchema = z
+/** The definition's fields; the rules across nodes (edges, condition syntax) are checked at publish (definition-validation.ts). */
+export const workflowShape = z
   .strictObject({
     id: nodeId,
     name: z.string().min(1).max(200),
@@ -125,42 +125,9 @@ export const workflowDefinitionSchema = z
         message: `at most ${MAX_NODES_PER_WORKFLOW} nodes`,
       }),
     ),
-  })
-  .superRefine((definition, context) => {
-    const known = new Set(Object.keys(definition.nodes));
-    const edge = (target: string, path: (string | number)[]) => {
-      if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
-    };
-    edge(definition.start, ['start']);
-    for (const [id, node] of Object.entries(definition.nodes)) {
-      const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
-      for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
-      switch (node.type) {
-        case 'approval':
-          if (typeof node.next === 'string') edge(node.next, at('next'));
-          else {
-            edge(node.next.approved, at('next', 'approved'));
-            if (node.next.rejected) edge(node.next.rejected, at('next', 'rejected'));
-          }
-          break;
-        case 'condition':
-          node.cases.forEach((branch, i) => {
-            edge(branch.next, at('cases', i, 'next'));
-            const syntax = conditionSyntaxProblem(branch.if);
-            if (syntax) context.addIssue({ code: 'custom', path: at('cases', i, 'if'), message: syntax });
-          });
-          edge(node.else, at('else'));
-          break;
-        case 'fail':
-        case 'end':
-          break;
-        default:
-          edge(node.next, at('next'));
-      }
-    }
   });
 
-export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
+export type WorkflowDefinition = z.infer<typeof workflowShape>;
 
 /** Rules that depend on more than one field of a node; also checked after overrides. */
 export function nodeProblems(node: WorkflowNode): { field: string; message: string }[] {
@@ -168,13 +135,4 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
   if (node.provider === 'scripted' && node.reply === undefined) return [{ field: 'reply', message: 'required for provider scripted' }];
   if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
   return [];
-}
-
-function conditionSyntaxProblem(expression: string): string | undefined {
-  try {
-    jsonata(expression);
-    return undefined;
-  } catch (error) {
-    return `not a valid JSONata expression: ${(error as Error).message}`;
-  }
 }

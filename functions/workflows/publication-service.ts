@@ -1,23 +1,13 @@
 import { BadRequestError, NotFoundError, ValidationError, type FieldIssue } from '../shared/errors.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
 import { MAX_DEFINITION_BYTES, MAX_WORKFLOWS_PER_PUBLICATION } from '../shared/limits.ts';
 import { newId } from '../shared/secrets.ts';
-import { workflowDefinitionSchema, type WorkflowDefinition } from './definition-schema.ts';
+import type { WorkflowDefinition } from './definition-schema.ts';
 import { storedDefinitionJson, type PublicationsRepository, type PublishedWorkflow } from './publications-repository.ts';
 
 /** Publishing (admin) and reading (API) a project's active publication. */
 export interface PublicationDeps {
   publications: PublicationsRepository;
   now: () => number;
-}
-
-/** Validates one definition document; `source` (a file name) prefixes every field so errors point at the file and node. */
-export function parseDefinition(document: unknown, source: string): WorkflowDefinition {
-  const parsed = workflowDefinitionSchema.safeParse(document);
-  if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, [source]), `Invalid workflow definition in ${source}`);
-  const tooLarge = definitionSizeProblem(parsed.data);
-  if (tooLarge) throw new ValidationError([{ field: source, message: tooLarge }], `Invalid workflow definition in ${source}`);
-  return parsed.data;
 }
 
 const KB = 1024;

@@ -15,6 +15,17 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   semver: join(BUNDLING_DIR, 'semver-gte.ts'),
 };
 
+/** Powertools Tracer replaced by a no-op unless SDK tracing is asked for (tracer-off.ts says what that costs). */
+export const TRACER_OFF_ALIASES: Readonly<Record<string, string>> = {
+  '@aws-lambda-powertools/tracer': join(BUNDLING_DIR, 'tracer-off.ts'),
+  '@aws-lambda-powertools/tracer/middleware': join(BUNDLING_DIR, 'tracer-middleware-off.ts'),
+};
+
+export interface BundleOptions {
+  /** Bundle the real Powertools Tracer: X-Ray subsegments for every AWS SDK call, at a cold-start price. */
+  sdkTracing: boolean;
+}
+
 /**
  * Minified ESM for Node 24, the AWS SDK bundled rather than taken from the runtime (AWS runs the versions the
  * tests ran), external source maps without sources (deployed, never loaded: see handler-function.ts).
@@ -29,7 +40,6 @@ const COMMON: BuildOptions = {
   sourcesContent: false,
   outExtension: { '.js': '.mjs' },
   mainFields: ['module', 'main'],
-  alias: { ...BUNDLE_ALIASES },
   // CommonJS dependencies (the X-Ray SDK, jsonata) call require(); an ESM module has none of its own.
   banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
   logLevel: 'warning',
@@ -43,9 +53,10 @@ const COMMON: BuildOptions = {
  * does not parse it. Splitting has a price (code shared with a chunk is kept whole, chunks import each other),
  * so both layouts are built and the one whose cold start loads less is written.
  */
-export function bundleFunction(entry: string, outdir: string): void {
-  const single = buildSync({ ...COMMON, entryPoints: { index: entry }, outdir }).outputFiles ?? [];
-  const split = buildSync({ ...COMMON, entryPoints: { index: entry }, outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' }).outputFiles ?? [];
+export function bundleFunction(entry: string, outdir: string, options: BundleOptions): void {
+  const common: BuildOptions = { ...COMMON, alias: { ...BUNDLE_ALIASES, ...(options.sdkTracing ? {} : TRACER_OFF_ALIASES) } };
+  const single = buildSync({ ...common, entryPoints: { index: entry }, outdir }).outputFiles ?? [];
+  const split = buildSync({ ...common, entryPoints: { index: entry }, outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' }).outputFiles ?? [];
   const chosen = coldStartBytes(split, join(outdir, 'index.mjs')) < coldStartBytes(single, join(outdir, 'index.mjs')) ? split : single;
   for (const file of chosen) {
     mkdirSync(dirname(file.path), { recursive: true });

@@ -27,6 +27,7 @@ export interface HandlerFunctionProps {
  */
 export class HandlerFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
+    const sdkTracing = sdkTracingOf(scope);
     super(scope, id, {
       code: Code.fromAsset(PROJECT_ROOT, {
         // The hash of what is deployed; bundling is skipped (and nothing hashed) where a test asks for no assets.
@@ -34,7 +35,7 @@ export class HandlerFunction extends LambdaFunction {
         bundling: {
           local: {
             tryBundle(outputDir) {
-              bundleFunction(join(FUNCTIONS_DIR, props.handler), outputDir);
+              bundleFunction(join(FUNCTIONS_DIR, props.handler), outputDir, { sdkTracing });
               return true;
             },
           },
@@ -55,7 +56,19 @@ export class HandlerFunction extends LambdaFunction {
       // (index.mjs.map and one per chunk) are deployed beside the code, never loaded: Node only maps traces of
       // modules loaded after source maps were enabled, so "only on error" is not possible. Read a minified trace
       // with the map offline, or set NODE_OPTIONS=--enable-source-maps on a function for a while.
-      environment: { ...POWERTOOLS_ENVIRONMENT },
+      environment: { ...POWERTOOLS_ENVIRONMENT, POWERTOOLS_TRACE_ENABLED: String(sdkTracing) },
     });
   }
+}
+
+/**
+ * CDK context `sdkTracing` (`cdk deploy -c sdkTracing=true`): bundle Powertools Tracer for X-Ray subsegments of
+ * every AWS SDK call. Off by default: Lambda's active tracing records each invocation either way
+ * (lib/bundling/tracer-off.ts says what the Tracer costs).
+ */
+export function sdkTracingOf(scope: Construct): boolean {
+  const value: unknown = scope.node.tryGetContext('sdkTracing');
+  if (value === undefined || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  throw new Error(`CDK context sdkTracing must be true or false, got ${JSON.stringify(value)}`);
 }

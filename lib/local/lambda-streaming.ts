@@ -34,14 +34,19 @@ export class LocalResponseStream extends Writable {
       this.clearTimers();
       this.destroy();
     });
-    if (limits) {
-      this.totalTimer = setTimeout(() => this.cut(), limits.totalTimeoutMs);
-      this.armIdleTimer();
-    }
+    if (limits) this.totalTimer = setTimeout(() => this.cut(), limits.totalTimeoutMs);
+  }
+
+  /**
+   * The function has started running its handler: silence counts from now. The twin's cold start (a worker thread
+   * compiling TypeScript, about a second) is far slower than a Lambda bundle's and is not counted against it.
+   */
+  startIdleClock(): void {
+    if (!this.idleTimer) this.armIdleTimer();
   }
 
   private armIdleTimer(): void {
-    if (!this.limits) return;
+    if (!this.limits || this.destroyed) return;
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => this.cut(), this.limits.idleTimeoutMs);
   }

@@ -169,4 +169,13 @@ describe('step function reserved concurrency', () => {
     expect(() => engineTemplate(0)).toThrow(/stepReservedConcurrency/);
     expect(() => engineTemplate(2.5)).toThrow(/stepReservedConcurrency/);
   });
+
+  it('reaches the deployed stack from the CDK context (cdk deploy -c stepReservedConcurrency=40)', () => {
+    const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: '40' } });
+    const platform = new PlatformStack(app, 'FromContext');
+    const step = platform.getLogicalId(platform.engine.functions.WorkflowStep!.node.defaultChild as never);
+    expect(Template.fromStack(platform).findResources('AWS::Lambda::Function')[step]!.Properties.ReservedConcurrentExecutions).toBe(40);
+    const refused = new App({ context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: 'many' } });
+    expect(() => new PlatformStack(refused, 'Refused')).toThrow(/stepReservedConcurrency must be a number/);
+  });
 });

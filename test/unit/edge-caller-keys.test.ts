@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../functions/shared/errors.ts
 import { publicUrlProblem } from '../../functions/shared/public-url.ts';
 import { pathParameter } from '../../functions/published/published-handler.ts';
 import { applyOverrides } from '../../functions/workflows/overrides.ts';
-import { parseDefinition } from '../../functions/workflows/publication-service.ts';
+import { parseDefinition } from '../../functions/workflows/definition-validation.ts';
 import type { HttpRequest } from '../../functions/shared/http-handler.ts';
 
 /**

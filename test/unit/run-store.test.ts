@@ -10,7 +10,7 @@ import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '
 import { createConversationsRepository } from '../../functions/engine/conversations-repository.ts';
 import type { ExecutionRecord } from '../../functions/engine/execution-model.ts';
 import { createExecutionsRepository } from '../../functions/engine/executions-repository.ts';
-import { initialCursor } from '../../functions/engine/run-step.ts';
+import { initialCursor } from '../../functions/engine/step-state.ts';
 import { createRunStore } from '../../functions/engine/run-store.ts';
 import { createRunValues } from '../../functions/engine/run-values.ts';
 import { createS3ObjectStore } from '../../functions/engine/run-values-s3.ts';

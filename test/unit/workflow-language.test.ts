@@ -4,7 +4,7 @@ import { callbackUrlProblem } from '../../functions/engine/callback-url.ts';
 import { describeFailure } from '../../functions/engine/run-step.ts';
 import { webhookHeaders } from '../../functions/engine/webhook-signature.ts';
 import { conditionHolds } from '../../functions/workflows/condition.ts';
-import { workflowDefinitionSchema } from '../../functions/workflows/definition-schema.ts';
+import { workflowDefinitionSchema } from '../../functions/workflows/definition-validation.ts';
 import { applyOverrides } from '../../functions/workflows/overrides.ts';
 import { renderText, renderValue, type TemplateScope } from '../../functions/workflows/template.ts';
 import { scopeNeeds } from '../../functions/workflows/scope-needs.ts';

@@ -149,6 +149,8 @@ export class LocalLambda {
         // Lambda reports an initialization error to the invocation and tries a fresh environment next time.
         if (this.worker) this.discard(this.worker, toError(message.error));
         return;
+      case 'started':
+        return this.pending.get(message.id)?.stream?.startIdleClock();
       case 'prelude':
         return this.pending.get(message.id)?.stream?.setPrelude(message.prelude);
       case 'chunk': {

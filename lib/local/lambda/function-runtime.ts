@@ -62,6 +62,7 @@ port.on('message', async (message: ToWorker) => {
     if (setup.streaming) {
       const stream = new WorkerResponseStream(id);
       streams.set(id, stream);
+      post({ kind: 'started', id });
       await handler(event, stream, context);
       post({ kind: 'result', id, payload: 'null' });
     } else {

@@ -27,6 +27,8 @@ export type ToWorker =
   | { kind: 'streamClosed'; id: number };
 
 export type FromWorker =
+  /** The handler is being called: initialization is over. */
+  | { kind: 'started'; id: number }
   | { kind: 'result'; id: number; payload: string }
   | { kind: 'error'; id: number; error: SerializedError }
   | { kind: 'initError'; error: SerializedError }

@@ -1,0 +1,43 @@
+import type { WorkflowDefinition } from '../workflows/definition-schema.ts';
+
+/**
+ * The contract between the state machine and the step function: what a Step Functions state holds (ids and a
+ * cursor, never run data), and what an approval's task token answers with. The API side starts runs with it
+ * without loading the step's code.
+ */
+export interface Cursor {
+  node: string;
+  steps: number;
+  /** Orders this run's history turns. */
+  turns: number;
+  /** Version of the stored node outputs (`outputs#<id>#<n>`); 0 while none were stored. */
+  outputs: number;
+  /** The approval node whose decision `{{approval.*}}` reads: its output is `{decision, feedback}`. */
+  approval_node: string | null;
+}
+
+/** What AwaitApproval's task token answers with (SendTaskSuccess output). */
+export interface ApprovalDecision {
+  decision: 'approved' | 'rejected';
+  feedback: string;
+  approval_id: string;
+}
+
+/** The state machine's state: the step's input and output. Ids, the cursor and what the ASL's Choice states read. */
+export interface StepState {
+  execution_id: string;
+  cursor: Cursor;
+  decision?: ApprovalDecision;
+  /** Set by the state machine's Catch: an error the step itself could not record. */
+  failure?: { Error?: string; Cause?: string };
+  outcome?: 'wait' | 'approval' | 'finished';
+  wait_seconds?: number;
+  /** The approval being reached; its message is in the execution item (or S3), never here. */
+  approval?: { approval_id: string; node_id: string };
+  /** Whether a callback must be delivered now that the run finished. */
+  callback?: boolean;
+}
+
+export function initialCursor(definition: WorkflowDefinition): Cursor {
+  return { node: definition.start, steps: 0, turns: 0, outputs: 0, approval_node: null };
+}
