@@ -1,14 +1,14 @@
-import { z } from 'zod';
 import { taskHandler } from '../shared/task-handler.ts';
+import * as z from '../shared/zod.ts';
 import { executionStatusFromEnv } from './wiring.ts';
 
 /** Status and token only, never a large value: this function has no bucket. */
 const executions = executionStatusFromEnv();
 
 const awaitApprovalSchema = z.object({
-  execution_id: z.string().min(1),
-  approval: z.looseObject({ approval_id: z.string().min(1), node_id: z.string() }),
-  task_token: z.string().min(1),
+  execution_id: z.string().check(z.minLength(1)),
+  approval: z.looseObject({ approval_id: z.string().check(z.minLength(1)), node_id: z.string() }),
+  task_token: z.string().check(z.minLength(1)),
 });
 
 /**

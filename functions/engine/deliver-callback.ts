@@ -1,13 +1,13 @@
-import { z } from 'zod';
 import { optionalFlag } from '../shared/config.ts';
 import { metrics, MetricUnit } from '../shared/powertools.ts';
 import { taskHandler } from '../shared/task-handler.ts';
+import * as z from '../shared/zod.ts';
 import { abandonPendingCallback, deliverCallback } from './callback-delivery.ts';
 import { executionsFromEnv } from './wiring.ts';
 
 const deps = { executions: executionsFromEnv(), allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'), now: Date.now, fetch };
 
-const callbackTaskSchema = z.object({ execution_id: z.string().min(1), give_up: z.boolean().optional() });
+const callbackTaskSchema = z.object({ execution_id: z.string().check(z.minLength(1)), give_up: z.optional(z.boolean()) });
 
 /**
  * DeliverCallback task, and (with give_up) GiveUpCallback, the record of a callback whose retries ran out.

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { isJsonObject, jsonObjectSchema } from '../shared/json-object.ts';
 import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '../shared/limits.ts';
+import * as z from '../shared/zod.ts';
 import { memoryKeyProblem } from '../workflows/memory-key.ts';
 
 /**
@@ -9,45 +9,51 @@ import { memoryKeyProblem } from '../workflows/memory-key.ts';
  * `input`, `initial_memory` and `overrides` keep every key the caller sent (zod's record would drop
  * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.
  */
-const callerId = z.string().min(1).max(MAX_CALLER_ID_LENGTH);
+const callerId = z.string().check(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH));
 
-const input = jsonObjectSchema.refine((value) => value.message === undefined || typeof value.message === 'string', {
-  message: 'message must be a string',
-  path: ['message'],
-});
+const input = jsonObjectSchema.check(
+  z.refine((value) => value.message === undefined || typeof value.message === 'string', {
+    message: 'message must be a string',
+    path: ['message'],
+  }),
+);
 
 /** Each key becomes a sort key (`key#<name>`): bounded in bytes, as DynamoDB counts them. */
-const initialMemory = jsonObjectSchema.superRefine((memory, context) => {
-  for (const key of Object.keys(memory)) {
-    const problem = memoryKeyProblem(key);
-    if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
-  }
-});
+const initialMemory = jsonObjectSchema.check(
+  z.superRefine((memory, context) => {
+    for (const key of Object.keys(memory)) {
+      const problem = memoryKeyProblem(key);
+      if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
+    }
+  }),
+);
 
 /** Node ids and parameter names are checked against the workflow by applyOverrides, which names each unknown one. */
-const overrides = z
-  .custom<Record<string, Record<string, unknown>>>(isJsonObject, { message: 'must be a JSON object' })
-  .superRefine((byNode, context) => {
+const overrides = z.custom<Record<string, Record<string, unknown>>>(isJsonObject, { message: 'must be a JSON object' }).check(
+  z.superRefine((byNode, context) => {
     for (const [nodeId, params] of Object.entries(byNode)) {
       if (!isJsonObject(params)) context.addIssue({ code: 'custom', path: [nodeId], message: 'must be a JSON object of parameters' });
     }
-  });
+  }),
+);
 
 export const executeRequestSchema = z
   .object({
-    input: input.default({}),
+    input: z._default(input, {}),
     user_id: callerId,
-    thread_id: callerId.optional(),
-    initial_memory: initialMemory.optional(),
-    callback_url: z.string().min(1).optional(),
-    webhook_secret: z.string().min(1).max(1024).optional(),
-    overrides: overrides.default({}),
+    thread_id: z.optional(callerId),
+    initial_memory: z.optional(initialMemory),
+    callback_url: z.optional(z.string().check(z.minLength(1))),
+    webhook_secret: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+    overrides: z._default(overrides, {}),
   })
-  .refine((body) => body.webhook_secret === undefined || body.callback_url !== undefined, {
-    message: 'webhook_secret needs a callback_url',
-    path: ['webhook_secret'],
-  });
+  .check(
+    z.refine((body) => body.webhook_secret === undefined || body.callback_url !== undefined, {
+      message: 'webhook_secret needs a callback_url',
+      path: ['webhook_secret'],
+    }),
+  );
 
 export type ExecuteRequest = z.infer<typeof executeRequestSchema>;
 
-export const decisionRequestSchema = z.object({ feedback: z.string().max(MAX_FEEDBACK_LENGTH).default('') });
+export const decisionRequestSchema = z.object({ feedback: z._default(z.string().check(z.maxLength(MAX_FEEDBACK_LENGTH)), '') });

@@ -1,9 +1,9 @@
-import { z } from 'zod';
 import { sfn } from '../shared/clients/sfn.ts';
 import { requireEnv } from '../shared/config.ts';
 import { logger, metrics, MetricUnit } from '../shared/powertools.ts';
 import { STATE_MACHINE_ENV } from '../shared/resources.ts';
 import { taskHandler } from '../shared/task-handler.ts';
+import * as z from '../shared/zod.ts';
 import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus, type ReconcilerDeps } from './execution-reconciler.ts';
 import { createStateMachine } from './state-machine.ts';
 import { executionStatusFromEnv } from './wiring.ts';
@@ -17,12 +17,12 @@ const statusChangeSchema = z.looseObject({
   'detail-type': z.literal('Step Functions Execution Status Change'),
   source: z.literal('aws.states'),
   detail: z.looseObject({
-    executionArn: z.string().min(1),
-    stateMachineArn: z.string().min(1),
-    name: z.string().min(1),
+    executionArn: z.string().check(z.minLength(1)),
+    stateMachineArn: z.string().check(z.minLength(1)),
+    name: z.string().check(z.minLength(1)),
     status: z.string(),
-    error: z.string().nullish(),
-    cause: z.string().nullish(),
+    error: z.nullish(z.string()),
+    cause: z.nullish(z.string()),
   }),
 });
 

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { metrics, MetricUnit } from '../shared/powertools.ts';
 import { taskHandler } from '../shared/task-handler.ts';
+import * as z from '../shared/zod.ts';
 import { runStep, type StepDeps } from './run-step.ts';
 import type { StepState } from './step-state.ts';
 import { bedrock } from '../shared/clients/bedrock.ts';
@@ -20,13 +20,13 @@ const deps: StepDeps = {
 
 /** The state is the engine's own output of the previous step (ids and the cursor); only its envelope is checked here. */
 const stepStateSchema = z.looseObject({
-  execution_id: z.string().min(1),
+  execution_id: z.string().check(z.minLength(1)),
   cursor: z.looseObject({
     node: z.string(),
-    steps: z.number().int(),
-    turns: z.number().int(),
-    outputs: z.number().int().min(0),
-    approval_node: z.string().nullable(),
+    steps: z.number().check(z.int()),
+    turns: z.number().check(z.int()),
+    outputs: z.number().check(z.int(), z.minimum(0)),
+    approval_node: z.nullable(z.string()),
   }),
 });
 

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { FieldIssue } from '../shared/errors.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
 import { jsonObjectSchema } from '../shared/json-object.ts';
@@ -13,6 +12,7 @@ import {
   OCCURRED_AT_MAX_AGE_YEARS,
   OCCURRED_AT_MAX_FUTURE_MS,
 } from '../shared/limits.ts';
+import * as z from '../shared/zod.ts';
 
 /**
  * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`
@@ -40,33 +40,35 @@ export function parseIsoWithOffset(text: string): number | undefined {
 
 const timestampWithOffset = z
   .string()
-  .refine((text) => parseIsoWithOffset(text) !== undefined, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)');
+  .check(z.refine((text) => parseIsoWithOffset(text) !== undefined, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'));
 
-const occurredAt = timestampWithOffset.refine((text) => {
-  const epoch = parseIsoWithOffset(text);
-  if (epoch === undefined) return true; // reported by the format check
-  const now = Date.now();
-  const earliest = new Date(now);
-  earliest.setUTCFullYear(earliest.getUTCFullYear() - OCCURRED_AT_MAX_AGE_YEARS);
-  return epoch >= earliest.getTime() && epoch <= now + OCCURRED_AT_MAX_FUTURE_MS;
-}, 'must be between one year ago and one day ahead');
+const occurredAt = timestampWithOffset.check(
+  z.refine((text) => {
+    const epoch = parseIsoWithOffset(text);
+    if (epoch === undefined) return true; // reported by the format check
+    const now = Date.now();
+    const earliest = new Date(now);
+    earliest.setUTCFullYear(earliest.getUTCFullYear() - OCCURRED_AT_MAX_AGE_YEARS);
+    return epoch >= earliest.getTime() && epoch <= now + OCCURRED_AT_MAX_FUTURE_MS;
+  }, 'must be between one year ago and one day ahead'),
+);
 
-const int32 = z.number().int().min(0).max(MAX_INT32);
+const int32 = z.number().check(z.int(), z.minimum(0), z.maximum(MAX_INT32));
 
 const baseFields = {
-  external_id: z.string().regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$'),
+  external_id: z.string().check(z.regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$')),
   occurred_at: occurredAt,
-  source_channel: z.string().max(MAX_SOURCE_CHANNEL_LENGTH).optional(),
-  status: z.string().max(MAX_STATUS_LENGTH).optional(),
+  source_channel: z.optional(z.string().check(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH))),
+  status: z.optional(z.string().check(z.maxLength(MAX_STATUS_LENGTH))),
   /** Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. */
-  metadata: jsonObjectSchema.optional(),
+  metadata: z.optional(jsonObjectSchema),
 };
 
 const audioSchema = z.object({
-  url: z.string().max(MAX_AUDIO_URL_LENGTH),
-  format: z.string().regex(AUDIO_FORMAT_PATTERN, 'must be 1 to 8 lower-case letters or digits'),
-  duration_seconds: int32.optional(),
-  channels: z.literal([1, 2]).optional(),
+  url: z.string().check(z.maxLength(MAX_AUDIO_URL_LENGTH)),
+  format: z.string().check(z.regex(AUDIO_FORMAT_PATTERN, 'must be 1 to 8 lower-case letters or digits')),
+  duration_seconds: z.optional(int32),
+  channels: z.optional(z.literal([1, 2])),
 });
 
 const messageSchema = z.object({
@@ -74,9 +76,9 @@ const messageSchema = z.object({
   timestamp: timestampWithOffset,
   author_name: z.string(),
   author_role: z.string(),
-  sequence_number: int32.optional(),
-  external_id: z.string().optional(),
-  author_id: z.string().optional(),
+  sequence_number: z.optional(int32),
+  external_id: z.optional(z.string()),
+  author_id: z.optional(z.string()),
 });
 
 export const callEventSchema = z.object({ type: z.literal('call'), ...baseFields, audio: audioSchema });
@@ -85,8 +87,10 @@ export const textEventSchema = z.object({
   ...baseFields,
   messages: z
     .array(messageSchema)
-    .min(1, 'must hold at least one message')
-    .max(MAX_MESSAGES_PER_DIALOG, `must hold at most ${MAX_MESSAGES_PER_DIALOG} messages`),
+    .check(
+      z.minLength(1, 'must hold at least one message'),
+      z.maxLength(MAX_MESSAGES_PER_DIALOG, `must hold at most ${MAX_MESSAGES_PER_DIALOG} messages`),
+    ),
 });
 
 export type CallEvent = z.infer<typeof callEventSchema>;

@@ -1,12 +1,12 @@
-import { z } from 'zod';
 import { ValidationError } from '../shared/errors.ts';
 import type { HttpRequest } from '../shared/http-handler.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
+import * as z from '../shared/zod.ts';
 
 /** What the webhook routes take from an API Gateway request: the token in the path and the caller's address. */
 const webhookRequestSchema = z.object({
-  pathParameters: z.object({ token: z.string().min(1) }),
-  requestContext: z.object({ identity: z.object({ sourceIp: z.string().min(1) }) }),
+  pathParameters: z.object({ token: z.string().check(z.minLength(1)) }),
+  requestContext: z.object({ identity: z.object({ sourceIp: z.string().check(z.minLength(1)) }) }),
 });
 
 export function webhookCaller(request: HttpRequest): { token: string; clientIp: string } {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.ts';
 
 /** Published Workflow API, section 2: scope identifiers and presets, exactly as the spec names them. */
 export const SCOPES = [

@@ -1,5 +1,4 @@
 import type { Context } from 'aws-lambda';
-import type { z } from 'zod';
 import { routeById } from '../routes.ts';
 import { dynamo } from '../shared/clients/dynamodb.ts';
 import { requireEnv } from '../shared/config.ts';
@@ -9,6 +8,7 @@ import { toFieldIssues } from '../shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '../shared/http-handler.ts';
 import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
 import { TABLE_ENV } from '../shared/resources.ts';
+import type * as z from '../shared/zod.ts';
 import { createApiKeysRepository } from './api-keys-repository.ts';
 import { authenticate, type ApiKeysDeps, type Caller } from './api-keys-service.ts';
 
@@ -53,7 +53,7 @@ export function pathParameter(request: HttpRequest, name: string): string {
 }
 
 /** A JSON body validated by `schema`; an empty body is `{}` so optional-only bodies may be omitted. */
-export function jsonBody<Schema extends z.ZodType>(request: HttpRequest, schema: Schema, maxBytes: number): z.infer<Schema> {
+export function jsonBody<Schema extends z.ZodMiniType>(request: HttpRequest, schema: Schema, maxBytes: number): z.infer<Schema> {
   const body = rawBody(request);
   if (body.byteLength > maxBytes) throw new PayloadTooLargeError(`Request body exceeds ${maxBytes} bytes`);
   let document: unknown = {};

@@ -1,8 +1,8 @@
-import type { z } from 'zod';
 import type { FieldIssue } from './errors.ts';
+import type * as z from './zod.ts';
 
 /** Zod issues as the field list both APIs report: dot-notation paths (`messages.0.text`), `body` for the whole document. */
-export function toFieldIssues(error: z.ZodError, prefix: readonly (string | number)[] = []): FieldIssue[] {
+export function toFieldIssues(error: z.core.$ZodError, prefix: readonly (string | number)[] = []): FieldIssue[] {
   return error.issues.map((issue) => {
     const path = [...prefix, ...issue.path.map(String)];
     return { field: path.length > 0 ? path.join('.') : 'body', message: issue.message };

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod.ts';
 
 /**
  * Caller JSON objects with every own key kept. JSON.parse makes `__proto__` an ordinary own key, but zod's

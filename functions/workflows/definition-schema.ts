@@ -1,70 +1,72 @@
-import { z } from 'zod';
 import { isJsonObject } from '../shared/json-object.ts';
 import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
+import * as z from '../shared/zod.ts';
 import { memoryKeyProblem } from './memory-key.ts';
 
 /**
  * The workflow definition language. Definitions are strict (an unknown field is a typo, not an extension),
  * and every error names the node and the field, so a publisher can fix the file without guessing.
  */
-const nodeId = z.string().regex(WORKFLOW_ID_PATTERN, 'must be 1-64 letters, digits, _ or -');
-const template = z.string().max(100_000);
+const nodeId = z.string().check(z.regex(WORKFLOW_ID_PATTERN, 'must be 1-64 letters, digits, _ or -'));
+const template = z.string().check(z.maxLength(100_000));
 
 /**
  * zod's record skips a `__proto__` key without a word (JSON.parse makes it an ordinary key); a definition
  * naming one is refused instead of published without it. `keyProblem` checks every key with its own message
  * (a record's key schema would only say "Invalid key in record").
  */
-function ownRecord<Schema extends z.ZodType>(record: Schema, keyProblem?: (key: string) => string | undefined) {
-  return z
-    .unknown()
-    .superRefine((value, context) => {
+function ownRecord<Schema extends z.ZodMiniType>(record: Schema, keyProblem?: (key: string) => string | undefined) {
+  const keys = z.unknown().check(
+    z.superRefine((value, context) => {
       if (!isJsonObject(value)) return; // the record reports it
       for (const key of Object.keys(value)) {
         const problem = key === '__proto__' ? 'is a reserved name' : keyProblem?.(key);
         if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
       }
-    })
-    .pipe(record);
+    }),
+  );
+  return z.pipe(keys, record);
 }
 
 /**
  * Any JSON value (definitions come from JSON.parse), kept as it is. A `__proto__` key anywhere in it is
  * refused with its path, as in records.
  */
-const jsonValue = z.unknown().superRefine((value, context) => {
-  if (value === undefined) context.addIssue({ code: 'custom', message: 'is required' });
-  const visit = (node: unknown, path: (string | number)[]) => {
-    if (Array.isArray(node)) node.forEach((item, i) => visit(item, [...path, i]));
-    else if (isJsonObject(node)) {
-      for (const [key, item] of Object.entries(node)) {
-        if (key === '__proto__') context.addIssue({ code: 'custom', path: [...path, key], message: 'is a reserved name' });
-        else visit(item, [...path, key]);
+const jsonValue = z.unknown().check(
+  z.superRefine((value, context) => {
+    if (value === undefined) context.addIssue({ code: 'custom', message: 'is required' });
+    const visit = (node: unknown, path: (string | number)[]) => {
+      if (Array.isArray(node)) node.forEach((item, i) => visit(item, [...path, i]));
+      else if (isJsonObject(node)) {
+        for (const [key, item] of Object.entries(node)) {
+          if (key === '__proto__') context.addIssue({ code: 'custom', path: [...path, key], message: 'is a reserved name' });
+          else visit(item, [...path, key]);
+        }
       }
-    }
-  };
-  visit(value, []);
-});
+    };
+    visit(value, []);
+  }),
+);
 
 const llmNode = z.strictObject({
   type: z.literal('llm'),
   provider: z.enum(['scripted', 'bedrock']),
   /** scripted: the reply template, emitted as word tokens. */
-  reply: template.optional(),
-  token_delay_ms: z.number().int().min(0).max(MAX_TOKEN_DELAY_MS).optional(),
+  reply: z.optional(template),
+  token_delay_ms: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(MAX_TOKEN_DELAY_MS))),
   /** bedrock: the model or inference profile, and the prompts (templates). */
-  model_id: z.string().min(1).max(256).optional(),
-  system: template.optional(),
-  prompt: template.optional(),
-  max_tokens: z.number().int().min(1).max(64_000).optional(),
-  temperature: z.number().min(0).max(1).optional(),
+  model_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  system: z.optional(template),
+  prompt: z.optional(template),
+  max_tokens: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(64_000))),
+  temperature: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
   next: nodeId,
 });
 
 const approvalNode = z.strictObject({
   type: z.literal('approval'),
   message: template,
-  next: z.union([nodeId, z.strictObject({ approved: nodeId, rejected: nodeId.optional() })]),
+  next: z.union([nodeId, z.strictObject({ approved: nodeId, rejected: z.optional(nodeId) })]),
 });
 
 const memoryNode = z.strictObject({
@@ -75,13 +77,13 @@ const memoryNode = z.strictObject({
 
 const conditionNode = z.strictObject({
   type: z.literal('condition'),
-  cases: z.array(z.strictObject({ if: z.string().min(1).max(10_000), next: nodeId })).min(1).max(50),
+  cases: z.array(z.strictObject({ if: z.string().check(z.minLength(1), z.maxLength(10_000)), next: nodeId })).check(z.minLength(1), z.maxLength(50)),
   else: nodeId,
 });
 
 const waitNode = z.strictObject({
   type: z.literal('wait'),
-  seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS),
+  seconds: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_WAIT_SECONDS)),
   next: nodeId,
 });
 
@@ -114,18 +116,19 @@ export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]>
 };
 
 /** The definition's fields; the rules across nodes (edges, condition syntax) are checked at publish (definition-validation.ts). */
-export const workflowShape = z
-  .strictObject({
-    id: nodeId,
-    name: z.string().min(1).max(200),
-    description: z.string().max(2000).default(''),
-    start: nodeId,
-    nodes: ownRecord(
-      z.record(nodeId, nodeSchema).refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
+export const workflowShape = z.strictObject({
+  id: nodeId,
+  name: z.string().check(z.minLength(1), z.maxLength(200)),
+  description: z._default(z.string().check(z.maxLength(2000)), ''),
+  start: nodeId,
+  nodes: ownRecord(
+    z.record(nodeId, nodeSchema).check(
+      z.refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
         message: `at most ${MAX_NODES_PER_WORKFLOW} nodes`,
       }),
     ),
-  });
+  ),
+});
 
 export type WorkflowDefinition = z.infer<typeof workflowShape>;
 

@@ -1,6 +1,7 @@
 import jsonata from 'jsonata';
 import { ValidationError } from '../shared/errors.ts';
 import { toFieldIssues } from '../shared/field-issues.ts';
+import * as z from '../shared/zod.ts';
 import { nodeProblems, workflowShape, type WorkflowDefinition } from './definition-schema.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 
@@ -9,8 +10,8 @@ import { definitionSizeProblem } from './publication-service.ts';
  * parses as JSONata. Only the admin CLI loads this module (and the JSONata parser); the API reads definitions
  * that passed it.
  */
-export const workflowDefinitionSchema = workflowShape
-  .superRefine((definition, context) => {
+export const workflowDefinitionSchema = workflowShape.check(
+  z.superRefine((definition, context) => {
     const known = new Set(Object.keys(definition.nodes));
     const edge = (target: string, path: (string | number)[]) => {
       if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
@@ -42,7 +43,8 @@ export const workflowDefinitionSchema = workflowShape
           edge(node.next, at('next'));
       }
     }
-  });
+  }),
+);
 
 function conditionSyntaxProblem(expression: string): string | undefined {
   try {

@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import { createEventsRepository } from '../../functions/inbound/events-repository.ts';
 import { connectorTypeSchema } from '../../functions/inbound/link-model.ts';
 import { createLinksRepository } from '../../functions/inbound/links-repository.ts';
 import { createLinksService } from '../../functions/inbound/links-service.ts';
+import * as z from '../../functions/shared/zod.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
@@ -14,9 +14,10 @@ links list
 links schema <link_id>
 links filters <link_id>`;
 
-const hostList = z
-  .string()
-  .transform((text) => text.split(',').map((host) => host.trim()).filter(Boolean));
+const hostList = z.pipe(
+  z.string(),
+  z.transform((text: string) => text.split(',').map((host) => host.trim()).filter(Boolean)),
+);
 
 export async function runLinksCommand(
   target: AdminTarget,

@@ -12,11 +12,11 @@ import {
   RequestLimitExceeded,
 } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
-import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { BatchIncompleteError, NotFoundError } from '../../functions/shared/errors.ts';
 import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '../../functions/shared/transient-errors.ts';
 import { taskHandler } from '../../functions/shared/task-handler.ts';
+import * as z from '../../functions/shared/zod.ts';
 import { localContext } from '../../lib/local/api-gateway-event.ts';
 
 const metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });
