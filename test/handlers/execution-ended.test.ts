@@ -139,6 +139,8 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     // The callback execution delivers the failed status to the run's callback URL.
     for (let i = 0; i < 100 && !received.some((body) => body.execution_id === executionId); i++) await new Promise((r) => setTimeout(r, 50));
     expect(received.find((body) => body.execution_id === executionId)).toMatchObject({ status: 'failed', error: record.error });
+    // The receiver sees the callback before the deliverer records it.
+    for (let i = 0; i < 100 && (await stored(executionId)).callback_state !== 'delivered'; i++) await new Promise((r) => setTimeout(r, 50));
     expect((await stored(executionId)).callback_state).toBe('delivered');
   });
 
