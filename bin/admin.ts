@@ -1,4 +1,4 @@
-import { runCli } from '../lib/admin/cli.ts';
+import { runCli } from '#lib/admin/cli.ts';
 
 /** Operator CLI: `npm run --silent admin -- <command> [--json]`. */
 const result = await runCli(process.argv.slice(2));

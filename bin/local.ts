@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { API_STAGE } from '../functions/routes.ts';
-import { startLocalTwin } from '../lib/local/twin.ts';
+import { API_STAGE } from '#functions/routes.ts';
+import { startLocalTwin } from '#lib/local/twin.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.

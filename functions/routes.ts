@@ -1,6 +1,6 @@
 import type { ErrorBodyShape } from './shared/http-errors.ts';
 import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
-import type { Scope } from './published/api-key-model.ts';
+import type { Scope } from './shared/access.ts';
 
 /**
  * The route table: the one list of HTTP routes. `lib/constructs/api.ts` builds API Gateway resources
@@ -52,7 +52,7 @@ export const routes: readonly Route[] = [
     id: 'WebhookPing',
     method: 'GET',
     path: `${WEBHOOKS}/ping`,
-    handler: 'inbound/ping.ts',
+    handler: 'inbound/handlers/ping.ts',
     errorShape: 'webhook',
     tables: { links: 'read', counters: 'readWrite' },
   },
@@ -60,7 +60,7 @@ export const routes: readonly Route[] = [
     id: 'WebhookPostEvent',
     method: 'POST',
     path: `${WEBHOOKS}/events`,
-    handler: 'inbound/post-event.ts',
+    handler: 'inbound/handlers/post-event.ts',
     errorShape: 'webhook',
     tables: { links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
     // Deletes the body it stored when the event turns out to be a duplicate.
@@ -71,7 +71,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedListWorkflows',
     method: 'GET',
     path: `${PUBLISHED}/workflows`,
-    handler: 'published/list-workflows.ts',
+    handler: 'published/handlers/list-workflows.ts',
     errorShape: 'published',
     scope: 'workflows.read',
     tables: { ...AUTHENTICATED, publications: 'read' },
@@ -80,7 +80,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedGetWorkflow',
     method: 'GET',
     path: `${PUBLISHED}/workflows/{workflow_id}`,
-    handler: 'published/get-workflow.ts',
+    handler: 'published/handlers/get-workflow.ts',
     errorShape: 'published',
     scope: 'workflows.read',
     tables: { ...AUTHENTICATED, publications: 'read' },
@@ -89,7 +89,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedExecute',
     method: 'POST',
     path: `${PUBLISHED}/workflows/{workflow_id}/execute`,
-    handler: 'published/execute.ts',
+    handler: 'published/handlers/execute.ts',
     errorShape: 'published',
     scope: 'workflows.execute',
     streaming: true,
@@ -102,7 +102,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedGetExecution',
     method: 'GET',
     path: `${PUBLISHED}/executions/{execution_id}`,
-    handler: 'published/get-execution.ts',
+    handler: 'published/handlers/get-execution.ts',
     errorShape: 'published',
     scope: 'executions.read',
     tables: { ...AUTHENTICATED, executions: 'read' },
@@ -112,7 +112,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedStopExecution',
     method: 'POST',
     path: `${PUBLISHED}/executions/{execution_id}/stop`,
-    handler: 'published/stop-execution.ts',
+    handler: 'published/handlers/stop-execution.ts',
     errorShape: 'published',
     scope: 'executions.stop',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },
@@ -124,7 +124,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedApprove',
     method: 'POST',
     path: `${PUBLISHED}/executions/{execution_id}/approve`,
-    handler: 'published/approve.ts',
+    handler: 'published/handlers/approve.ts',
     errorShape: 'published',
     scope: 'executions.approve',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },
@@ -137,7 +137,7 @@ export const routes: readonly Route[] = [
     id: 'PublishedReject',
     method: 'POST',
     path: `${PUBLISHED}/executions/{execution_id}/reject`,
-    handler: 'published/reject.ts',
+    handler: 'published/handlers/reject.ts',
     errorShape: 'published',
     scope: 'executions.reject',
     tables: { ...AUTHENTICATED, executions: 'readWrite' },

@@ -2,7 +2,7 @@ import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } f
 
 /**
  * The functions the workflow state machine invokes, and the ASL substitution that names each one
- * (`${StepFunctionArn}` and so on in `statemachines/workflow.asl.json`). The CDK stack creates them from
+ * (`${WorkflowStepFunctionArn}` and so on in `statemachines/workflow.asl.json`). The CDK stack creates them from
  * this table; the local Step Functions stand-in binds the same substitutions to the same handlers.
  */
 export interface TaskFunction {
@@ -29,8 +29,8 @@ export interface TaskFunction {
 export const taskFunctions: readonly TaskFunction[] = [
   {
     id: 'WorkflowStep',
-    handler: 'engine/step.ts',
-    arnSubstitution: 'StepFunctionArn',
+    handler: 'engine/handlers/workflow-step.ts',
+    arnSubstitution: 'WorkflowStepFunctionArn',
     tables: { publications: 'read', executions: 'readWrite', conversations: 'readWrite' },
     // Large run values: context, node outputs, output, error, approval message, history turns.
     buckets: { bodies: { 'executions/': 'readWrite' } },
@@ -39,14 +39,14 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'WorkflowAwaitApproval',
-    handler: 'engine/await-approval.ts',
+    handler: 'engine/handlers/await-approval.ts',
     arnSubstitution: 'AwaitApprovalFunctionArn',
     tables: { executions: 'readWrite' },
     timeoutSeconds: 30,
   },
   {
     id: 'WorkflowDeliverCallback',
-    handler: 'engine/deliver-callback.ts',
+    handler: 'engine/handlers/deliver-callback.ts',
     arnSubstitution: 'DeliverCallbackFunctionArn',
     tables: { executions: 'readWrite' },
     // Reads a large output back to post it.
@@ -55,7 +55,7 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'WorkflowExecutionEnded',
-    handler: 'engine/execution-ended.ts',
+    handler: 'engine/handlers/execution-ended.ts',
     trigger: 'executionEnded',
     tables: { executions: 'readWrite' },
     stateMachine: ['start'],

@@ -1,8 +1,8 @@
 import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { routes } from '../functions/routes.ts';
-import { taskFunctions } from '../functions/task-functions.ts';
-import type { BucketGrant, BucketName, StateMachineAccess, TableName } from '../functions/shared/resources.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import type { BucketGrant, BucketName, StateMachineAccess, TableName } from '#shared/resources.ts';
 import type { Api } from './constructs/api.ts';
 import type { Data } from './constructs/data.ts';
 import type { HandlerFunction } from './constructs/handler-function.ts';

@@ -1,4 +1,4 @@
-import type { BucketName, TableName } from '../functions/shared/resources.ts';
+import type { BucketName, TableName } from '#shared/resources.ts';
 
 /** CloudFormation output names: the stack writes them, the admin CLI reads them to find a deployment's resources. */
 export const API_URL_OUTPUT = 'ApiUrl';

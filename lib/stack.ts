@@ -1,6 +1,6 @@
 import { Stack, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { routes } from '../functions/routes.ts';
+import { routes } from '#functions/routes.ts';
 import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { WorkflowEngine } from './constructs/workflow-engine.ts';

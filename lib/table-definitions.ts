@@ -1,5 +1,5 @@
-import type { TableName } from '../functions/shared/resources.ts';
-import { BY_RECEIVED_INDEX } from '../functions/inbound/events-repository.ts';
+import type { TableName } from '#shared/resources.ts';
+import { BY_RECEIVED_INDEX } from '#inbound/events-repository.ts';
 
 /**
  * Key schemas of every table, read by the CDK data construct and by the local twin, so both

@@ -1,5 +1,5 @@
 import { BedrockRuntimeClient, ConverseStreamCommand, type Message } from '@aws-sdk/client-bedrock-runtime';
-import { renderText } from '../workflows/template.ts';
+import { renderText } from '#workflows/template.ts';
 import type { LlmProvider } from './llm-provider.ts';
 
 const DEFAULT_PROMPT = '{{input.message}}';

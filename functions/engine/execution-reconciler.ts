@@ -1,6 +1,6 @@
-import { CALLBACK_EXECUTION_PREFIX, abandonPendingCallback, startCallbackExecution } from './callback-delivery.ts';
-import type { ExecutionsRepository } from './executions-repository.ts';
-import type { StateMachine } from './state-machine.ts';
+import { CALLBACK_EXECUTION_PREFIX, abandonPendingCallback, startCallbackExecution } from '#executions/callback-delivery.ts';
+import type { ExecutionsRepository } from '#executions/executions-repository.ts';
+import type { StateMachine } from '#executions/state-machine-gateway.ts';
 
 /**
  * The execution-ended reconciler. A run's own path records every ending it can see (RunStep, RecordFailure,

@@ -1,5 +1,5 @@
-import type { NodeOfType } from '../workflows/definition-schema.ts';
-import { renderText, type TemplateScope } from '../workflows/template.ts';
+import type { NodeOfType } from '#workflows/definition-schema.ts';
+import { renderText, type TemplateScope } from '#workflows/template.ts';
 
 /** One llm turn: the node's params, the run's scope, and where streamed tokens go. */
 export interface LlmRequest {

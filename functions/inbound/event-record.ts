@@ -2,7 +2,7 @@ import {
   MAX_FILTER_VALUE_LENGTH,
   MAX_METADATA_SCHEMA_KEY_LENGTH,
   MAX_METADATA_SCHEMA_KEYS_PER_EVENT,
-} from '../shared/limits.ts';
+} from '#shared/limits.ts';
 import type { InboundEvent } from './event-schema.ts';
 import type { MetadataField, MetadataFieldType } from './events-repository.ts';
 

@@ -1,6 +1,6 @@
-import type { FieldIssue } from '../shared/errors.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
-import { jsonObjectSchema } from '../shared/json-object.ts';
+import type { FieldIssue } from '#shared/errors.ts';
+import { toFieldIssues } from '#shared/field-issues.ts';
+import { jsonObjectSchema } from '#shared/json-object.ts';
 import {
   AUDIO_FORMAT_PATTERN,
   EXTERNAL_ID_PATTERN,
@@ -11,8 +11,8 @@ import {
   MAX_STATUS_LENGTH,
   OCCURRED_AT_MAX_AGE_YEARS,
   OCCURRED_AT_MAX_FUTURE_MS,
-} from '../shared/limits.ts';
-import * as z from '../shared/zod.ts';
+} from '#shared/limits.ts';
+import * as z from '#shared/zod.ts';
 
 /**
  * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`

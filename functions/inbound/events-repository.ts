@@ -1,4 +1,4 @@
-import { conditionHeld } from '../shared/conditional-write.ts';
+import { conditionHeld } from '#shared/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**

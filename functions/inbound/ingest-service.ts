@@ -1,15 +1,15 @@
 import { gzipSync } from 'node:zlib';
-import { ConflictError, RateLimitedError, ValidationError, type FieldIssue } from '../shared/errors.ts';
-import { utcDay, type CounterStore } from '../shared/counter-store.ts';
-import type { BodyStore } from '../shared/body-store.ts';
-import { INLINE_BODY_MAX_BYTES, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, QUEUE_RETENTION_MS } from '../shared/limits.ts';
+import { ConflictError, RateLimitedError, ValidationError, type FieldIssue } from '#shared/errors.ts';
+import { utcDay, type CounterStore } from '#shared/counter-store.ts';
+import type { BodyStore } from '#shared/body-store.ts';
+import { INLINE_BODY_MAX_BYTES, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
 import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
-import { publicUrlProblem } from '../shared/public-url.ts';
-import { logger } from '../shared/powertools.ts';
+import { publicUrlProblem } from '#shared/public-url.ts';
+import { logger } from '#shared/powertools.ts';
 
 export interface IngestDeps {
   links: LinksRepository;

@@ -1,11 +1,11 @@
-import { NotFoundError, RateLimitedError, ServiceUnavailableError } from '../shared/errors.ts';
-import { fixedWindow, type CounterStore } from '../shared/counter-store.ts';
+import { NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
+import { fixedWindow, type CounterStore } from '#shared/counter-store.ts';
 import {
   MAX_REQUESTS_PER_MINUTE_PER_LINK,
   MAX_UNKNOWN_TOKENS_PER_IP,
   UNKNOWN_TOKEN_WINDOW_MS,
-} from '../shared/limits.ts';
-import { hashSecret } from '../shared/secrets.ts';
+} from '#shared/limits.ts';
+import { hashSecret } from '#shared/secrets.ts';
 import { LINK_TOKEN_PATTERN, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
 

@@ -1,4 +1,4 @@
-import * as z from '../shared/zod.ts';
+import * as z from '#shared/zod.ts';
 
 /** A personal webhook link (webhook spec, sections 1 and 3). */
 export const connectorTypeSchema = z.enum(['calls', 'dialogs']);

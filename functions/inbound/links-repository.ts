@@ -5,10 +5,10 @@ import {
   paginateScan,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '../shared/batch-get.ts';
-import type { BatchRetryOptions } from '../shared/batch-retry.ts';
-import { conditionHeld, isConditionFailure } from '../shared/conditional-write.ts';
-import { MAX_FILTER_VALUES_PER_SOURCE } from '../shared/limits.ts';
+import { batchGet } from '#shared/batch-get.ts';
+import type { BatchRetryOptions } from '#shared/batch-retry.ts';
+import { conditionHeld, isConditionFailure } from '#shared/conditional-write.ts';
+import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import type { Link } from './link-model.ts';
 
 /**

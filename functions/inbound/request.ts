@@ -1,7 +1,7 @@
-import { ValidationError } from '../shared/errors.ts';
-import type { HttpRequest } from '../shared/http-handler.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
-import * as z from '../shared/zod.ts';
+import { ValidationError } from '#shared/errors.ts';
+import type { HttpRequest } from '#shared/http-handler.ts';
+import { toFieldIssues } from '#shared/field-issues.ts';
+import * as z from '#shared/zod.ts';
 
 /** What the webhook routes take from an API Gateway request: the token in the path and the caller's address. */
 const webhookRequestSchema = z.object({

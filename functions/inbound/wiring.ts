@@ -1,9 +1,9 @@
-import type { BodyStore } from '../shared/body-store.ts';
-import { dynamo } from '../shared/clients/dynamodb.ts';
-import { requireEnv } from '../shared/config.ts';
-import { createCounterStore } from '../shared/counter-store.ts';
-import { createIdAllocator } from '../shared/id-allocator.ts';
-import { EVENT_ID_BLOCK_SIZE } from '../shared/limits.ts';
+import type { BodyStore } from '#shared/body-store.ts';
+import { dynamo } from '#shared/clients/dynamodb.ts';
+import { requireEnv } from '#shared/config.ts';
+import { createCounterStore } from '#shared/counter-store.ts';
+import { createIdAllocator } from '#shared/id-allocator.ts';
+import { EVENT_ID_BLOCK_SIZE } from '#shared/limits.ts';
 import { createEventsRepository } from './events-repository.ts';
 import type { IngestDeps } from './ingest-service.ts';
 import type { LinkAccessDeps } from './link-access.ts';
@@ -42,7 +42,7 @@ function bodiesFromEnv(): BodyStore {
   const bucket = requireEnv('BODIES_BUCKET');
   let store: Promise<BodyStore> | undefined;
   const load = () =>
-    (store ??= Promise.all([import('../shared/clients/s3.ts'), import('../shared/body-store.ts')]).then(([{ s3 }, { createBodyStore }]) =>
+    (store ??= Promise.all([import('#shared/clients/s3.ts'), import('#shared/body-store.ts')]).then(([{ s3 }, { createBodyStore }]) =>
       createBodyStore(s3, bucket),
     ));
   return {

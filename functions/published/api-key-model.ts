@@ -1,18 +1,7 @@
-import * as z from '../shared/zod.ts';
+import { SCOPES, type Scope } from '#shared/access.ts';
+import * as z from '#shared/zod.ts';
 
-/** Published Workflow API, section 2: scope identifiers and presets, exactly as the spec names them. */
-export const SCOPES = [
-  'workflows.read',
-  'workflows.execute',
-  'workflows.stream',
-  'executions.read',
-  'executions.stop',
-  'executions.approve',
-  'executions.reject',
-  'events.subscribe',
-] as const;
-
-export type Scope = (typeof SCOPES)[number];
+/** Published Workflow API, section 2: a key holds scopes, or all of them (`*`), and presets of them. */
 export const ALL_SCOPES = '*';
 export const scopeSchema = z.union([z.enum(SCOPES), z.literal(ALL_SCOPES)]);
 export type GrantedScope = z.infer<typeof scopeSchema>;

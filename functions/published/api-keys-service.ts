@@ -1,9 +1,11 @@
-import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '../shared/errors.ts';
-import { fixedWindow, type CounterStore } from '../shared/counter-store.ts';
-import { API_KEY_ROTATION_GRACE_MS, MAX_REQUESTS_PER_MINUTE_PER_KEY } from '../shared/limits.ts';
-import { hashSecret, newId, newSecret, secretPrefix } from '../shared/secrets.ts';
-import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem, type Scope } from './api-key-model.ts';
+import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
+import { fixedWindow, type CounterStore } from '#shared/counter-store.ts';
+import { API_KEY_ROTATION_GRACE_MS, MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
+import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
+import type { Scope } from '#shared/access.ts';
+import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem } from './api-key-model.ts';
 import type { ApiKeysRepository } from './api-keys-repository.ts';
+import type { Caller } from '#shared/access.ts';
 
 export interface ApiKeysDeps {
   keys: ApiKeysRepository;
@@ -11,10 +13,6 @@ export interface ApiKeysDeps {
   now: () => number;
 }
 
-/** Who is calling: established by `authenticate`, and all a handler needs to know to isolate projects. */
-export interface Caller {
-  projectId: string;
-}
 
 const KEY_PREFIX = 'wfk_';
 const MINUTE_MS = 60_000;

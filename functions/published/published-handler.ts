@@ -1,16 +1,17 @@
 import type { Context } from 'aws-lambda';
-import { routeById } from '../routes.ts';
-import { dynamo } from '../shared/clients/dynamodb.ts';
-import { requireEnv } from '../shared/config.ts';
-import { createCounterStore } from '../shared/counter-store.ts';
-import { NotFoundError, PayloadTooLargeError, ValidationError } from '../shared/errors.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
-import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '../shared/http-handler.ts';
-import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
-import { TABLE_ENV } from '../shared/resources.ts';
-import type * as z from '../shared/zod.ts';
+import { routeById } from '#functions/routes.ts';
+import { dynamo } from '#shared/clients/dynamodb.ts';
+import { requireEnv } from '#shared/config.ts';
+import { createCounterStore } from '#shared/counter-store.ts';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
+import { toFieldIssues } from '#shared/field-issues.ts';
+import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
+import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import { TABLE_ENV } from '#shared/resources.ts';
+import type * as z from '#shared/zod.ts';
 import { createApiKeysRepository } from './api-keys-repository.ts';
-import { authenticate, type ApiKeysDeps, type Caller } from './api-keys-service.ts';
+import type { Caller } from '#shared/access.ts';
+import { authenticate, type ApiKeysDeps } from './api-keys-service.ts';
 
 /**
  * A Published Workflow API route: the shared HTTP stack, then the caller's key checked against the scope

@@ -1,6 +1,6 @@
-import { isJsonObject } from '../shared/json-object.ts';
-import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '../shared/limits.ts';
-import * as z from '../shared/zod.ts';
+import { isJsonObject } from '#shared/json-object.ts';
+import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from './memory-key.ts';
 
 /**

@@ -1,7 +1,7 @@
 import jsonata from 'jsonata';
-import { ValidationError } from '../shared/errors.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
-import * as z from '../shared/zod.ts';
+import { ValidationError } from '#shared/errors.ts';
+import { toFieldIssues } from '#shared/field-issues.ts';
+import * as z from '#shared/zod.ts';
 import { nodeProblems, workflowShape, type WorkflowDefinition } from './definition-schema.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 

@@ -1,4 +1,4 @@
-import { MAX_MEMORY_KEY_BYTES } from '../shared/limits.ts';
+import { MAX_MEMORY_KEY_BYTES } from '#shared/limits.ts';
 
 /**
  * A memory key (of `initial_memory` or a memory node's `set`) becomes a sort key (`key#<name>`), which

@@ -1,6 +1,6 @@
-import { ValidationError, type FieldIssue } from '../shared/errors.ts';
-import { toFieldIssues } from '../shared/field-issues.ts';
-import { isJsonObject } from '../shared/json-object.ts';
+import { ValidationError, type FieldIssue } from '#shared/errors.ts';
+import { toFieldIssues } from '#shared/field-issues.ts';
+import { isJsonObject } from '#shared/json-object.ts';
 import { nodeProblems, nodeSchema, OVERRIDABLE_PARAMS, type WorkflowDefinition } from './definition-schema.ts';
 
 export type Overrides = Record<string, Record<string, unknown>>;

@@ -1,6 +1,6 @@
-import { dynamo } from '../shared/clients/dynamodb.ts';
-import { requireEnv } from '../shared/config.ts';
-import { TABLE_ENV } from '../shared/resources.ts';
+import { dynamo } from '#shared/clients/dynamodb.ts';
+import { requireEnv } from '#shared/config.ts';
+import { TABLE_ENV } from '#shared/resources.ts';
 import { createPublicationsRepository } from './publications-repository.ts';
 
 export function publicationsFromEnv() {

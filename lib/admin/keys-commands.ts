@@ -1,7 +1,7 @@
-import { createApiKeysRepository } from '../../functions/published/api-keys-repository.ts';
-import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '../../functions/published/api-keys-service.ts';
-import { PRESETS, scopeSchema, type GrantedScope } from '../../functions/published/api-key-model.ts';
-import { createCounterStore } from '../../functions/shared/counter-store.ts';
+import { createApiKeysRepository } from '#published/api-keys-repository.ts';
+import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '#published/api-keys-service.ts';
+import { PRESETS, scopeSchema, type GrantedScope } from '#published/api-key-model.ts';
+import { createCounterStore } from '#shared/counter-store.ts';
 import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';

@@ -1,8 +1,8 @@
-import { createEventsRepository } from '../../functions/inbound/events-repository.ts';
-import { connectorTypeSchema } from '../../functions/inbound/link-model.ts';
-import { createLinksRepository } from '../../functions/inbound/links-repository.ts';
-import { createLinksService } from '../../functions/inbound/links-service.ts';
-import * as z from '../../functions/shared/zod.ts';
+import { createEventsRepository } from '#inbound/events-repository.ts';
+import { connectorTypeSchema } from '#inbound/link-model.ts';
+import { createLinksRepository } from '#inbound/links-repository.ts';
+import { createLinksService } from '#inbound/links-service.ts';
+import * as z from '#shared/zod.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
 

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { createPublicationsRepository } from '../../functions/workflows/publications-repository.ts';
-import { parseDefinition } from '../../functions/workflows/definition-validation.ts';
-import { publish, unpublish } from '../../functions/workflows/publication-service.ts';
-import type { WorkflowDefinition } from '../../functions/workflows/definition-schema.ts';
-import { PROJECT_ID_PATTERN } from '../../functions/shared/limits.ts';
+import { createPublicationsRepository } from '#workflows/publications-repository.ts';
+import { parseDefinition } from '#workflows/definition-validation.ts';
+import { publish, unpublish } from '#workflows/publication-service.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import type { AdminTarget } from './target.ts';
 import { requireArgument, UsageError } from './usage-error.ts';
 

@@ -2,10 +2,10 @@ import { resolve } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TableName } from '../../functions/shared/resources.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '../local/stores.ts';
-import { readLiveTwinFile } from '../local/twin-file.ts';
-import { API_URL_OUTPUT, TABLE_OUTPUTS } from '../stack-outputs.ts';
+import type { TableName } from '#shared/resources.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/local/stores.ts';
+import { readLiveTwinFile } from '#lib/local/twin-file.ts';
+import { API_URL_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
 
 /** Where the admin CLI acts: a deployed stack, a running local twin, or the local data directory directly. */
 export interface AdminTarget {

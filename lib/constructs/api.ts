@@ -13,9 +13,9 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { routeTimeoutSeconds, type Route } from '../../functions/routes.ts';
-import type { Access, BucketGrant, BucketName, TableName } from '../../functions/shared/resources.ts';
-import { API_URL_OUTPUT } from '../stack-outputs.ts';
+import { routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import type { Access, BucketGrant, BucketName, TableName } from '#shared/resources.ts';
+import { API_URL_OUTPUT } from '#lib/stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';

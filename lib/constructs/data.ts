@@ -15,10 +15,10 @@ import {
   type BucketPrefix,
   type ObjectAccess,
   type TableName,
-} from '../../functions/shared/resources.ts';
-import { EXECUTION_RETENTION_MS, QUEUE_RETENTION_MS } from '../../functions/shared/limits.ts';
-import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '../stack-outputs.ts';
-import { TABLE_DEFINITIONS } from '../table-definitions.ts';
+} from '#shared/resources.ts';
+import { EXECUTION_RETENTION_MS, QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
 
 export interface DataProps {
   /**

@@ -4,8 +4,8 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { bundleFunction } from '../bundling/bundle.ts';
-import { POWERTOOLS_ENVIRONMENT } from '../powertools-environment.ts';
+import { bundleFunction } from '#lib/bundling/bundle.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -9,10 +9,10 @@ import { CfnOutput } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { taskFunctions, type TaskFunction } from '../../functions/task-functions.ts';
-import { ENDED_STATUSES } from '../../functions/engine/execution-reconciler.ts';
-import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '../../functions/shared/resources.ts';
-import { STATE_MACHINE_OUTPUT } from '../stack-outputs.ts';
+import { taskFunctions, type TaskFunction } from '#functions/task-functions.ts';
+import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
+import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
+import { STATE_MACHINE_OUTPUT } from '#lib/stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { PayloadTooLargeError, RequestTimeoutError } from '../../functions/shared/errors.ts';
-import { errorResponse } from '../../functions/shared/http-errors.ts';
-import { MAX_REQUEST_BODY_BYTES } from '../../functions/shared/limits.ts';
-import { routeTimeoutSeconds, type Route } from '../../functions/routes.ts';
+import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
+import { errorResponse } from '#shared/http-errors.ts';
+import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
+import { routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import { toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
 

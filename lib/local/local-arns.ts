@@ -1,4 +1,4 @@
-import type { TableName } from '../../functions/shared/resources.ts';
+import type { TableName } from '#shared/resources.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './stores.ts';
 
 /** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */

@@ -9,8 +9,8 @@ import {
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { TABLE_ENV, type TableName } from '../../functions/shared/resources.ts';
-import { TABLE_DEFINITIONS } from '../table-definitions.ts';
+import { TABLE_ENV, type TableName } from '#shared/resources.ts';
+import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
 
 // Node 20 is what the local twin runs on; the SDK's notice about its future Node 22 floor is known (see README).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TableName } from '../../functions/shared/resources.ts';
+import type { TableName } from '#shared/resources.ts';
 
 /**
  * `$DATA_DIR/twin.json`: where a running local twin can be reached, so the admin CLI

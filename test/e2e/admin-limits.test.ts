@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/admin/cli.ts';
-import { MAX_DEFINITION_BYTES } from '../../functions/shared/limits.ts';
+import { runCli } from '#lib/admin/cli.ts';
+import { MAX_DEFINITION_BYTES } from '#shared/limits.ts';
 import { createKey, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 

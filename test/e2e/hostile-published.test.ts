@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_MEMORY_KEY_BYTES } from '../../functions/shared/limits.ts';
+import { MAX_MEMORY_KEY_BYTES } from '#shared/limits.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 

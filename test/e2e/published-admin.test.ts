@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/admin/cli.ts';
+import { runCli } from '#lib/admin/cli.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 let twin: TestTwin;

@@ -1,9 +1,9 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes.ts';
-import { SCOPES } from '../../functions/published/api-key-model.ts';
-import { hashSecret } from '../../functions/shared/secrets.ts';
-import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '../../functions/shared/limits.ts';
+import { routes } from '#functions/routes.ts';
+import { SCOPES } from '#shared/access.ts';
+import { hashSecret } from '#shared/secrets.ts';
+import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { http } from '../support/http.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';

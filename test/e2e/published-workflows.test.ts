@@ -69,7 +69,7 @@ describe('workflows of the active publication', () => {
         },
       }),
     );
-    const { runCli } = await import('../../lib/admin/cli.ts');
+    const { runCli } = await import('#lib/admin/cli.ts');
     const result = await runCli(['publish', dir, '--json']);
     expect(result.exitCode).not.toBe(0);
     const error = JSON.parse(result.stdout).error as string;

@@ -2,11 +2,11 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Route } from '../../functions/routes.ts';
+import type { Route } from '#functions/routes.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
-import { createApiServer, type RouteFunction } from '../../lib/local/http-server.ts';
-import { installLambdaStreamingGlobals, type LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { createApiServer, type RouteFunction } from '#lib/local/http-server.ts';
+import { installLambdaStreamingGlobals, type LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import { http } from '../support/http.ts';
 
 /** The twin's API adapter against probe handlers: the stage prefix, the proxy event, and the streaming idle limit. */

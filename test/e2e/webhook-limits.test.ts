@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedWindow, utcDay } from '../../functions/shared/counter-store.ts';
-import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP } from '../../functions/shared/limits.ts';
+import { fixedWindow, utcDay } from '#shared/counter-store.ts';
+import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP } from '#shared/limits.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';

@@ -1,6 +1,6 @@
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../../functions/shared/secrets.ts';
+import { hashSecret } from '#shared/secrets.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';

@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
-import { installLambdaStreamingGlobals, LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { installLambdaStreamingGlobals, LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -72,8 +72,8 @@ beforeAll(async () => {
   twin = await startTestTwin();
   await publishFixtures(twin);
   key = (await createKey(twin, 'full')).key;
-  const { createExecuteHandler } = await import('../../functions/published/execute.ts');
-  const { executionStartFromEnv } = await import('../../functions/engine/wiring.ts');
+  const { createExecuteHandler } = await import('#published/handlers/execute.ts');
+  const { executionStartFromEnv } = await import('#executions/wiring.ts');
   execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 20 }) as unknown as StreamingHandler;
 });
 afterAll(() => twin?.close());

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
-import { installLambdaStreamingGlobals, LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { installLambdaStreamingGlobals, LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import { createKey, publishFixtures, publishedClient, pollExecution } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -111,10 +111,10 @@ beforeAll(async () => {
   twin = await startTestTwin({ retryIntervalMs: 50 });
   await publishFixtures(twin);
   key = (await createKey(twin, 'full')).key;
-  const { createExecuteHandler } = await import('../../functions/published/execute.ts');
-  const { executionStartFromEnv } = await import('../../functions/engine/wiring.ts');
+  const { createExecuteHandler } = await import('#published/handlers/execute.ts');
+  const { executionStartFromEnv } = await import('#executions/wiring.ts');
   execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 50 }) as unknown as StreamingHandler;
-  reconcile = (await import('../../functions/engine/execution-ended.ts')).handler as unknown as TaskHandler;
+  reconcile = (await import('#engine/handlers/execution-ended.ts')).handler as unknown as TaskHandler;
 });
 afterAll(async () => {
   receiver.close();

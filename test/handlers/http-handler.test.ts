@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { httpHandler, jsonResponse } from '../../functions/shared/http-handler.ts';
-import { NotFoundError, RateLimitedError, ValidationError } from '../../functions/shared/errors.ts';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
+import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
+import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
 
 const event = { headers: {}, body: null } as unknown as APIGatewayProxyEvent;
 const context: Context = localContext('test', 1000);

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { callEvent } from '../support/events.ts';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   // The twin sets the environment the handler reads at cold start and runs the embedded stores it talks to.
   twin = await startTestTwin();
   token = (await boundLink(twin, 'calls')).token;
-  handler = ((await import('../../functions/inbound/post-event.ts')) as { handler: Handler }).handler;
+  handler = ((await import('#inbound/handlers/post-event.ts')) as { handler: Handler }).handler;
 });
 afterAll(() => twin.close());
 

@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
-import { LocalResponseStream } from '../../lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -57,7 +57,7 @@ afterAll(() => twin.close());
 
 describe('published handlers through the middy stack', () => {
   it('list-workflows answers 401 in the published error shape without a key, 200 with one', async () => {
-    const { handler } = (await import('../../functions/published/list-workflows.ts')) as { handler: Handler };
+    const { handler } = (await import('#published/handlers/list-workflows.ts')) as { handler: Handler };
     const refused = await handler(apiGatewayEvent('/api/v1/published/workflows', {}, undefined), localContext('PublishedListWorkflows', 29_000));
     expect(refused.statusCode).toBe(401);
     expect(Object.keys(JSON.parse(refused.body))).toEqual(['detail']);
@@ -67,7 +67,7 @@ describe('published handlers through the middy stack', () => {
   });
 
   it('execute is a response-streaming handler: the prelude carries status and headers, the body the result', async () => {
-    const { handler } = (await import('../../functions/published/execute.ts')) as unknown as { handler: StreamingHandler };
+    const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
     const event = apiGatewayEvent('/api/v1/published/workflows/{workflow_id}/execute', { workflow_id: 'echo' }, { user_id: 'u', input: { message: 'streamed' } }, `Bearer ${key}`);
     await handler(event, stream, localContext('PublishedExecute', 60_000));
@@ -77,7 +77,7 @@ describe('published handlers through the middy stack', () => {
   });
 
   it('execute ends its 200 document with the running status and a poll_url when the run outlives the request deadline', async () => {
-    const { handler } = (await import('../../functions/published/execute.ts')) as unknown as { handler: StreamingHandler };
+    const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
     const event = apiGatewayEvent('/api/v1/published/workflows/{workflow_id}/execute', { workflow_id: 'router' }, { user_id: 'u', input: { kind: 'slow' } }, `Bearer ${key}`);
     await handler(event, stream, localContext('PublishedExecute', 2_500));

@@ -1,10 +1,10 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes.ts';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { BUCKET_ENV, OBJECT_ACTIONS, type BucketGrant } from '../../functions/shared/resources.ts';
-import { PlatformStack } from '../../lib/stack.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { BUCKET_ENV, OBJECT_ACTIONS, type BucketGrant } from '#shared/resources.ts';
+import { PlatformStack } from '#lib/stack.ts';
 
 /** Each function's S3 grant is exactly its declaration in the route or task table: those prefixes, those actions. */
 let stack: PlatformStack;

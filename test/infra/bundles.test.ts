@@ -5,14 +5,14 @@ import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes.ts';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { bundleFunction } from '../../lib/bundling/bundle.ts';
-import { sdkTracingOf } from '../../lib/constructs/handler-function.ts';
-import { defaultProvider } from '../../lib/bundling/lambda-credentials.ts';
-import { gte } from '../../lib/bundling/semver-gte.ts';
-import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '../../lib/local/stores.ts';
-import { PlatformStack } from '../../lib/stack.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { bundleFunction } from '#lib/bundling/bundle.ts';
+import { sdkTracingOf } from '#lib/constructs/handler-function.ts';
+import { defaultProvider } from '#lib/bundling/lambda-credentials.ts';
+import { gte } from '#lib/bundling/semver-gte.ts';
+import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/local/stores.ts';
+import { PlatformStack } from '#lib/stack.ts';
 import { BUNDLE_BUDGET_BYTES, importInFreshNode, listFunctionBundles, staticImportClosure, type FunctionBundle } from '../bench/bundle-list.ts';
 
 /**
@@ -162,7 +162,7 @@ describe('zod in the bundles', () => {
     // The schema modules bundled as a function is: were the English locale (a side effect of
     // functions/shared/zod.ts) dropped, the bundle would answer "Invalid input" where the tests expect more.
     const modules = {
-      execute: 'functions/engine/execute-request.ts',
+      execute: 'functions/executions/execute-request.ts',
       events: 'functions/inbound/event-schema.ts',
       definitions: 'functions/workflows/definition-validation.ts',
       keys: 'functions/published/api-key-model.ts',
@@ -208,7 +208,7 @@ describe('zod in the bundles', () => {
 
 describe('what the bundle aliases replace', () => {
   it('bundles the real Powertools Tracer and the X-Ray SDK with sdkTracing, and refuses a context value that is not a boolean', () => {
-    const entry = join(process.cwd(), 'functions/inbound/ping.ts');
+    const entry = join(process.cwd(), 'functions/inbound/handlers/ping.ts');
     const traced = scratchDir('traced-');
     bundleFunction(entry, traced, { sdkTracing: true });
     expect(readFileSync(join(traced, 'index.mjs'), 'utf8')).toContain('AWS_XRAY_CONTEXT_MISSING');

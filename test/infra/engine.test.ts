@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '../../functions/engine/execution-reconciler.ts';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { TRANSIENT_SERVICE_ERROR } from '../../functions/shared/transient-errors.ts';
-import { Data } from '../../lib/constructs/data.ts';
-import { WorkflowEngine } from '../../lib/constructs/workflow-engine.ts';
-import { PlatformStack } from '../../lib/stack.ts';
+import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reconciler.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
+import { Data } from '#lib/constructs/data.ts';
+import { WorkflowEngine } from '#lib/constructs/workflow-engine.ts';
+import { PlatformStack } from '#lib/stack.ts';
 
 /** Skips Lambda bundling: these tests look at the template, not the code assets. */
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });

@@ -4,11 +4,11 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { routes } from '../../functions/routes.ts';
-import { taskFunctions } from '../../functions/task-functions.ts';
-import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '../../functions/shared/resources.ts';
-import { APPROVAL_TIMEOUT_SECONDS } from '../../functions/shared/limits.ts';
-import { PlatformStack } from '../../lib/stack.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '#shared/resources.ts';
+import { APPROVAL_TIMEOUT_SECONDS } from '#shared/limits.ts';
+import { PlatformStack } from '#lib/stack.ts';
 
 /**
  * Skips Lambda bundling (these tests look at the template, not the code assets; test/infra/bundles.test.ts does)

@@ -1,15 +1,15 @@
 import { BatchGetCommand, BatchWriteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { resolveLink } from '../../functions/inbound/link-access.ts';
-import { createLinksRepository } from '../../functions/inbound/links-repository.ts';
-import { batchGet } from '../../functions/shared/batch-get.ts';
-import { batchPut } from '../../functions/shared/batch-put.ts';
-import { fullJitterDelay } from '../../functions/shared/batch-retry.ts';
-import { createCounterStore } from '../../functions/shared/counter-store.ts';
-import { BatchIncompleteError, ServiceUnavailableError } from '../../functions/shared/errors.ts';
-import { errorResponse } from '../../functions/shared/http-errors.ts';
-import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS, MAX_UNKNOWN_TOKENS_PER_IP } from '../../functions/shared/limits.ts';
-import { hashSecret } from '../../functions/shared/secrets.ts';
+import { resolveLink } from '#inbound/link-access.ts';
+import { createLinksRepository } from '#inbound/links-repository.ts';
+import { batchGet } from '#shared/batch-get.ts';
+import { batchPut } from '#shared/batch-put.ts';
+import { fullJitterDelay } from '#shared/batch-retry.ts';
+import { createCounterStore } from '#shared/counter-store.ts';
+import { BatchIncompleteError, ServiceUnavailableError } from '#shared/errors.ts';
+import { errorResponse } from '#shared/http-errors.ts';
+import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS, MAX_UNKNOWN_TOKENS_PER_IP } from '#shared/limits.ts';
+import { hashSecret } from '#shared/secrets.ts';
 
 /**
  * Service-level tests of the batch retries with a fake SDK client that leaves items unprocessed, as DynamoDB

@@ -1,15 +1,15 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { callbackUrlProblem } from '../../functions/engine/callback-url.ts';
-import { executeRequestSchema } from '../../functions/engine/execute-request.ts';
-import { metadataFieldTypes, storedMetadataFields } from '../../functions/inbound/event-record.ts';
-import { parseInboundEvent } from '../../functions/inbound/event-schema.ts';
-import { NotFoundError, ValidationError } from '../../functions/shared/errors.ts';
-import { publicUrlProblem } from '../../functions/shared/public-url.ts';
-import { pathParameter } from '../../functions/published/published-handler.ts';
-import { applyOverrides } from '../../functions/workflows/overrides.ts';
-import { parseDefinition } from '../../functions/workflows/definition-validation.ts';
-import type { HttpRequest } from '../../functions/shared/http-handler.ts';
+import { callbackUrlProblem } from '#executions/callback-url.ts';
+import { executeRequestSchema } from '#executions/execute-request.ts';
+import { metadataFieldTypes, storedMetadataFields } from '#inbound/event-record.ts';
+import { parseInboundEvent } from '#inbound/event-schema.ts';
+import { NotFoundError, ValidationError } from '#shared/errors.ts';
+import { publicUrlProblem } from '#shared/public-url.ts';
+import { pathParameter } from '#published/published-handler.ts';
+import { applyOverrides } from '#workflows/overrides.ts';
+import { parseDefinition } from '#workflows/definition-validation.ts';
+import type { HttpRequest } from '#shared/http-handler.ts';
 
 /**
  * Caller strings that become object keys or DynamoDB keys. Bodies are JSON text: JSON.parse makes `__proto__`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseInboundEvent, parseIsoWithOffset } from '../../functions/inbound/event-schema.ts';
+import { parseInboundEvent, parseIsoWithOffset } from '#inbound/event-schema.ts';
 
 const now = () => new Date().toISOString();
 const call = (overrides: Record<string, unknown> = {}) => ({

@@ -6,22 +6,22 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '../../functions/engine/conversation-keys.ts';
-import { createConversationsRepository } from '../../functions/engine/conversations-repository.ts';
-import type { ExecutionRecord } from '../../functions/engine/execution-model.ts';
-import { createExecutionsRepository } from '../../functions/engine/executions-repository.ts';
-import { initialCursor } from '../../functions/engine/step-state.ts';
-import { createRunStore } from '../../functions/engine/run-store.ts';
-import { createRunValues } from '../../functions/engine/run-values.ts';
-import { createS3ObjectStore } from '../../functions/engine/run-values-s3.ts';
+import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '#executions/conversation-keys.ts';
+import { createConversationsRepository } from '#executions/conversations-repository.ts';
+import type { ExecutionRecord } from '#executions/execution-model.ts';
+import { createExecutionsRepository } from '#executions/executions-repository.ts';
+import { initialCursor } from '#executions/step-state.ts';
+import { createRunStore } from '#executions/run-store.ts';
+import { createRunValues } from '#executions/run-values.ts';
+import { createS3ObjectStore } from '#executions/run-values-s3.ts';
 import {
   MAX_CALLER_ID_LENGTH,
   MAX_EXECUTION_RESULT_BYTES,
   MAX_INLINE_KEY_PART_BYTES,
   MAX_MEMORY_KEY_BYTES,
   RUN_VALUE_INLINE_MAX_BYTES,
-} from '../../functions/shared/limits.ts';
-import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '../../lib/local/stores.ts';
+} from '#shared/limits.ts';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
 
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 

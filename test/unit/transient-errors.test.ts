@@ -13,11 +13,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { BatchIncompleteError, NotFoundError } from '../../functions/shared/errors.ts';
-import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '../../functions/shared/transient-errors.ts';
-import { taskHandler } from '../../functions/shared/task-handler.ts';
-import * as z from '../../functions/shared/zod.ts';
-import { localContext } from '../../lib/local/api-gateway-event.ts';
+import { BatchIncompleteError, NotFoundError } from '#shared/errors.ts';
+import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
+import { taskHandler } from '#shared/task-handler.ts';
+import * as z from '#shared/zod.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
 
 const metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });
 const s3Error = (name: string, status: number) => new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', ...metadata(status) });

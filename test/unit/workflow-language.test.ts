@@ -1,14 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { callbackUrlProblem } from '../../functions/engine/callback-url.ts';
-import { describeFailure } from '../../functions/engine/run-step.ts';
-import { webhookHeaders } from '../../functions/engine/webhook-signature.ts';
-import { conditionHolds } from '../../functions/workflows/condition.ts';
-import { workflowDefinitionSchema } from '../../functions/workflows/definition-validation.ts';
-import { applyOverrides } from '../../functions/workflows/overrides.ts';
-import { renderText, renderValue, type TemplateScope } from '../../functions/workflows/template.ts';
-import { scopeNeeds } from '../../functions/workflows/scope-needs.ts';
-import { ValidationError } from '../../functions/shared/errors.ts';
+import { callbackUrlProblem } from '#executions/callback-url.ts';
+import { describeFailure } from '#engine/step-runner.ts';
+import { webhookHeaders } from '#executions/callback-signature.ts';
+import { conditionHolds } from '#workflows/condition.ts';
+import { workflowDefinitionSchema } from '#workflows/definition-validation.ts';
+import { applyOverrides } from '#workflows/overrides.ts';
+import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
+import { scopeNeeds } from '#workflows/scope-needs.ts';
+import { ValidationError } from '#shared/errors.ts';
 
 const scope: TemplateScope = {
   input: { message: 'hi', count: 3, nested: { a: 'deep' } },

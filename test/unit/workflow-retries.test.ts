@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CALLBACK_ABANDONED_ERROR } from '../../functions/engine/execution-reconciler.ts';
-import { TransientServiceError } from '../../functions/shared/transient-errors.ts';
-import { LocalStepFunctions, type LocalFunction } from '../../lib/local/step-functions.ts';
+import { CALLBACK_ABANDONED_ERROR } from '#engine/execution-reconciler.ts';
+import { TransientServiceError } from '#shared/transient-errors.ts';
+import { LocalStepFunctions, type LocalFunction } from '#lib/local/sfn-stand-in.ts';
 
 /** The product's own ASL file on the strict local Step Functions, with stand-in task functions. */
 const DEFINITION = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
@@ -30,7 +30,7 @@ function workflow(functions: { step: LocalFunction; callback?: LocalFunction }, 
     stateMachineArn: ARN,
     substitutions: {
       Partition: 'aws',
-      StepFunctionArn: fnArn('step'),
+      WorkflowStepFunctionArn: fnArn('step'),
       AwaitApprovalFunctionArn: fnArn('await'),
       DeliverCallbackFunctionArn: fnArn('callback'),
     },

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '../conditional-write.ts';
-import { recordCost } from '../cost-meter.ts';
-import { traced } from '../powertools.ts';
+import { isConditionFailure } from '#shared/conditional-write.ts';
+import { recordCost } from '#shared/cost-meter.ts';
+import { traced } from '#shared/powertools.ts';
 import { metered } from './cost-metering.ts';
 
 /**

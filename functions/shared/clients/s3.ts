@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { optionalFlag } from '../config.ts';
-import { traced } from '../powertools.ts';
+import { optionalFlag } from '#shared/config.ts';
+import { traced } from '#shared/powertools.ts';
 import { meteredPerRequest } from './cost-metering.ts';
 
 /**

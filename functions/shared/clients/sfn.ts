@@ -1,5 +1,5 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { traced } from '../powertools.ts';
+import { traced } from '#shared/powertools.ts';
 import { meteredPerRequest } from './cost-metering.ts';
 
 /** The Step Functions client, created once per process (locally `AWS_ENDPOINT_URL_SFN` names the stand-in). */

@@ -9,10 +9,10 @@ import {
   type ObjectAccess,
   type StateMachineAccess,
   type TableName,
-} from '../../../functions/shared/resources.ts';
-import { TABLE_DEFINITIONS } from '../../table-definitions.ts';
-import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf } from '../local-arns.ts';
-import { LOCAL_BUCKET } from '../stores.ts';
+} from '#shared/resources.ts';
+import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
+import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf } from '#lib/local/local-arns.ts';
+import { LOCAL_BUCKET } from '#lib/local/stores.ts';
 
 /** What a route or task entry declares; CDK turns the same fields into the function's role (lib/constructs). */
 export interface FunctionDeclaration {

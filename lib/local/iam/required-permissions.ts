@@ -1,4 +1,4 @@
-import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, tableArnOf } from '../local-arns.ts';
+import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, tableArnOf } from '#lib/local/local-arns.ts';
 
 /** One IAM check a request needs: the action and the ARN it acts on. */
 export interface Permission {

@@ -1,8 +1,8 @@
-import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '../../../functions/shared/resources.ts';
-import type { FunctionDeclaration } from '../iam/function-policy.ts';
-import { LOCAL_STATE_MACHINE_ARN } from '../local-arns.ts';
-import { POWERTOOLS_ENVIRONMENT } from '../../powertools-environment.ts';
-import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '../stores.ts';
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
+import type { FunctionDeclaration } from '#lib/local/iam/function-policy.ts';
+import { LOCAL_STATE_MACHINE_ARN } from '#lib/local/local-arns.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
+import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/local/stores.ts';
 
 export interface LocalEndpoints {
   dynamodb: string;

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { reportRequestCost } from '../../../functions/shared/cost-meter.ts';
-import type { LocalResponseStream } from '../lambda-streaming.ts';
+import { reportRequestCost } from '#shared/cost-meter.ts';
+import type { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';
 
 /** Lambda's limit on a synchronous invocation's event and on its response (6 MB each). */

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Writable } from 'node:stream';
-import { onRequestCost } from '../../../functions/shared/cost-meter.ts';
-import { localContext } from '../api-gateway-event.ts';
-import { installLambdaStreamingGlobals, isStreamingHandler } from '../lambda-streaming.ts';
+import { onRequestCost } from '#shared/cost-meter.ts';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
 import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';
 
 /**

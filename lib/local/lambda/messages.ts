@@ -1,4 +1,4 @@
-import type { CostUnits } from '../../../functions/shared/cost-meter.ts';
+import type { CostUnits } from '#shared/cost-meter.ts';
 
 /** What the twin and a function's worker thread say to each other: invocations one way, results and stream bytes back. */
 export interface WorkerSetup {

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../workflows/definition-schema.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
 /**
  * The contract between the state machine and the step function: what a Step Functions state holds (ids and a

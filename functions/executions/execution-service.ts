@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../shared/errors.ts';
-import { EXECUTE_POLL_FIRST_MS, EXECUTE_POLL_MAX_MS, EXECUTION_RETENTION_MS } from '../shared/limits.ts';
-import { applyOverrides } from '../workflows/overrides.ts';
-import { publishedWorkflow, type PublicationDeps } from '../workflows/publication-service.ts';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
+import { EXECUTE_POLL_FIRST_MS, EXECUTE_POLL_MAX_MS, EXECUTION_RETENTION_MS } from '#shared/limits.ts';
+import { applyOverrides } from '#workflows/overrides.ts';
+import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
 import type { ConversationsRepository } from './conversations-repository.ts';
@@ -14,9 +14,9 @@ import {
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
-import { executionArnOf, type StateMachine } from './state-machine.ts';
+import { executionArnOf, type StateMachine } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
-import type { Caller } from '../published/api-keys-service.ts';
+import type { Caller } from '#shared/access.ts';
 
 /** Waiting for, stopping and resuming executions. */
 export interface ExecutionDeps {

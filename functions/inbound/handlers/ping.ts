@@ -1,7 +1,7 @@
-import { httpHandler, jsonResponse } from '../shared/http-handler.ts';
-import { resolveLink } from './link-access.ts';
-import { webhookCaller } from './request.ts';
-import { linkAccessFromEnv } from './wiring.ts';
+import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
+import { resolveLink } from '#inbound/link-access.ts';
+import { webhookCaller } from '#inbound/request.ts';
+import { linkAccessFromEnv } from '#inbound/wiring.ts';
 
 const access = linkAccessFromEnv();
 

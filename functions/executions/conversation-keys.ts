@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MAX_INLINE_KEY_PART_BYTES, MAX_MEMORY_KEY_BYTES } from '../shared/limits.ts';
+import { MAX_INLINE_KEY_PART_BYTES, MAX_MEMORY_KEY_BYTES } from '#shared/limits.ts';
 
 /**
  * Keys of the conversations table, bounded for any id the API accepts (partition keys at most 2,048 bytes,

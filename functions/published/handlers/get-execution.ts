@@ -1,8 +1,8 @@
-import { executionView } from '../engine/execution-model.ts';
-import { ownedExecution } from '../engine/execution-service.ts';
-import { executionReadsFromEnv } from '../engine/wiring.ts';
-import { jsonResponse } from '../shared/http-handler.ts';
-import { pathParameter, publishedRoute } from './published-handler.ts';
+import { executionView } from '#executions/execution-model.ts';
+import { ownedExecution } from '#executions/execution-service.ts';
+import { executionReadsFromEnv } from '#executions/wiring.ts';
+import { jsonResponse } from '#shared/http-handler.ts';
+import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 const deps = executionReadsFromEnv();
 

@@ -4,20 +4,20 @@ import {
   MAX_HISTORY_TURNS,
   MAX_MEMORY_VALUE_BYTES,
   MAX_STEPS_PER_RUN,
-} from '../shared/limits.ts';
-import { newId } from '../shared/secrets.ts';
-import { conditionHolds } from '../workflows/condition.ts';
-import type { WorkflowDefinition, WorkflowNode } from '../workflows/definition-schema.ts';
-import { applyOverrides } from '../workflows/overrides.ts';
-import { scopeNeeds } from '../workflows/scope-needs.ts';
-import type { PublicationsRepository } from '../workflows/publications-repository.ts';
-import { renderText, renderValue, type TemplateScope } from '../workflows/template.ts';
-import type { ConversationsRepository } from './conversations-repository.ts';
-import type { ExecutionsRepository } from './executions-repository.ts';
-import type { RunContext } from './execution-model.ts';
+} from '#shared/limits.ts';
+import { newId } from '#shared/secrets.ts';
+import { conditionHolds } from '#workflows/condition.ts';
+import type { WorkflowDefinition, WorkflowNode } from '#workflows/definition-schema.ts';
+import { applyOverrides } from '#workflows/overrides.ts';
+import { scopeNeeds } from '#workflows/scope-needs.ts';
+import type { PublicationsRepository } from '#workflows/publications-repository.ts';
+import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
+import type { ConversationsRepository } from '#executions/conversations-repository.ts';
+import type { ExecutionsRepository } from '#executions/executions-repository.ts';
+import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
-import type { NodeOutputs, RunStore } from './run-store.ts';
-import type { ApprovalDecision, Cursor, StepState } from './step-state.ts';
+import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
+import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`

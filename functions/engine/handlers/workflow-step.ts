@@ -1,13 +1,13 @@
-import { metrics, MetricUnit } from '../shared/powertools.ts';
-import { taskHandler } from '../shared/task-handler.ts';
-import * as z from '../shared/zod.ts';
-import { runStep, type StepDeps } from './run-step.ts';
-import type { StepState } from './step-state.ts';
-import { bedrock } from '../shared/clients/bedrock.ts';
-import { publicationsFromEnv } from '../workflows/wiring.ts';
-import { createBedrockProvider } from './bedrock-provider.ts';
-import { scriptedProvider } from './llm-provider.ts';
-import { conversationsFromEnv, executionsFromEnv, runStoreFromEnv } from './wiring.ts';
+import { metrics, MetricUnit } from '#shared/powertools.ts';
+import { taskHandler } from '#shared/task-handler.ts';
+import * as z from '#shared/zod.ts';
+import { runStep, type StepDeps } from '#engine/step-runner.ts';
+import type { StepState } from '#executions/step-state.ts';
+import { bedrock } from '#shared/clients/bedrock.ts';
+import { publicationsFromEnv } from '#workflows/wiring.ts';
+import { createBedrockProvider } from '#engine/bedrock-provider.ts';
+import { scriptedProvider } from '#engine/llm-provider.ts';
+import { conversationsFromEnv, executionsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
 
 const deps: StepDeps = {
   executions: executionsFromEnv(),

@@ -1,6 +1,6 @@
-import { taskHandler } from '../shared/task-handler.ts';
-import * as z from '../shared/zod.ts';
-import { executionStatusFromEnv } from './wiring.ts';
+import { taskHandler } from '#shared/task-handler.ts';
+import * as z from '#shared/zod.ts';
+import { executionStatusFromEnv } from '#executions/wiring.ts';
 
 /** Status and token only, never a large value: this function has no bucket. */
 const executions = executionStatusFromEnv();

@@ -1,7 +1,7 @@
-import { isJsonObject, jsonObjectSchema } from '../shared/json-object.ts';
-import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '../shared/limits.ts';
-import * as z from '../shared/zod.ts';
-import { memoryKeyProblem } from '../workflows/memory-key.ts';
+import { isJsonObject, jsonObjectSchema } from '#shared/json-object.ts';
+import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '#shared/limits.ts';
+import * as z from '#shared/zod.ts';
+import { memoryKeyProblem } from '#workflows/memory-key.ts';
 
 /**
  * Body of POST /workflows/{id}/execute (and /stream), spec section 4. Strict types, no coercion;

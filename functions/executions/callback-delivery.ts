@@ -1,9 +1,9 @@
-import { CALLBACK_ATTEMPT_TIMEOUT_MS } from '../shared/limits.ts';
+import { CALLBACK_ATTEMPT_TIMEOUT_MS } from '#shared/limits.ts';
 import { callbackUrlProblem, resolvedAddressProblem } from './callback-url.ts';
 import { FINISHED_STATUSES, executionView, type ExecutionStatus } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
-import type { StateMachine } from './state-machine.ts';
-import { webhookHeaders } from './webhook-signature.ts';
+import type { StateMachine } from './state-machine-gateway.ts';
+import { webhookHeaders } from './callback-signature.ts';
 
 export interface CallbackDeps {
   executions: ExecutionsRepository;

@@ -1,14 +1,14 @@
-import { dynamo } from '../shared/clients/dynamodb.ts';
-import { sfn } from '../shared/clients/sfn.ts';
-import { optionalFlag, requireEnv } from '../shared/config.ts';
-import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '../shared/resources.ts';
-import { publicationsFromEnv } from '../workflows/wiring.ts';
+import { dynamo } from '#shared/clients/dynamodb.ts';
+import { sfn } from '#shared/clients/sfn.ts';
+import { optionalFlag, requireEnv } from '#shared/config.ts';
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
+import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createConversationsRepository } from './conversations-repository.ts';
 import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { createRunStore } from './run-store.ts';
 import { createRunValues, type ObjectStore } from './run-values.ts';
-import { createStateMachine } from './state-machine.ts';
+import { createStateMachine } from './state-machine-gateway.ts';
 
 /** Dependencies built from a function's environment; each reads only what its function is given, failing at cold start otherwise. */
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -21,7 +21,7 @@ function runValuesFromEnv() {
   const bucket = requireEnv(BUCKET_ENV.bodies);
   let objects: Promise<ObjectStore> | undefined;
   const load = () =>
-    (objects ??= Promise.all([import('../shared/clients/s3.ts'), import('./run-values-s3.ts')]).then(([{ s3 }, { createS3ObjectStore }]) =>
+    (objects ??= Promise.all([import('#shared/clients/s3.ts'), import('./run-values-s3.ts')]).then(([{ s3 }, { createS3ObjectStore }]) =>
       createS3ObjectStore(s3, bucket),
     ));
   return createRunValues({ put: async (key, json) => (await load()).put(key, json), get: async (key) => (await load()).get(key) });

@@ -1,12 +1,12 @@
-import { sfn } from '../shared/clients/sfn.ts';
-import { requireEnv } from '../shared/config.ts';
-import { logger, metrics, MetricUnit } from '../shared/powertools.ts';
-import { STATE_MACHINE_ENV } from '../shared/resources.ts';
-import { taskHandler } from '../shared/task-handler.ts';
-import * as z from '../shared/zod.ts';
-import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus, type ReconcilerDeps } from './execution-reconciler.ts';
-import { createStateMachine } from './state-machine.ts';
-import { executionStatusFromEnv } from './wiring.ts';
+import { sfn } from '#shared/clients/sfn.ts';
+import { requireEnv } from '#shared/config.ts';
+import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
+import { STATE_MACHINE_ENV } from '#shared/resources.ts';
+import { taskHandler } from '#shared/task-handler.ts';
+import * as z from '#shared/zod.ts';
+import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus, type ReconcilerDeps } from '#engine/execution-reconciler.ts';
+import { createStateMachine } from '#executions/state-machine-gateway.ts';
+import { executionStatusFromEnv } from '#executions/wiring.ts';
 
 const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
 // Status and error writes only (the error text is bounded far below the inline limit): no bucket needed.

@@ -1,7 +1,7 @@
-import { jsonResponse } from '../shared/http-handler.ts';
-import { publishedWorkflow } from '../workflows/publication-service.ts';
-import { publicationsFromEnv } from '../workflows/wiring.ts';
-import { pathParameter, publishedRoute } from './published-handler.ts';
+import { jsonResponse } from '#shared/http-handler.ts';
+import { publishedWorkflow } from '#workflows/publication-service.ts';
+import { publicationsFromEnv } from '#workflows/wiring.ts';
+import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 const deps = { publications: publicationsFromEnv(), now: Date.now };
 

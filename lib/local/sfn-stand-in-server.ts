@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StepFunctionsError, type LocalStepFunctions } from './step-functions.ts';
+import { StepFunctionsError, type LocalStepFunctions } from './sfn-stand-in.ts';
 
 /**
  * Serves the Step Functions JSON 1.0 protocol (`X-Amz-Target: AWSStepFunctions.<Operation>`) for the

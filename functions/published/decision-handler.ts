@@ -1,8 +1,8 @@
-import { decisionRequestSchema } from '../engine/execute-request.ts';
-import { decideApproval } from '../engine/execution-service.ts';
-import { executionServiceFromEnv } from '../engine/wiring.ts';
-import { jsonResponse } from '../shared/http-handler.ts';
-import { MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
+import { decisionRequestSchema } from '#executions/execute-request.ts';
+import { decideApproval } from '#executions/execution-service.ts';
+import { executionServiceFromEnv } from '#executions/wiring.ts';
+import { jsonResponse } from '#shared/http-handler.ts';
+import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
 
 /** approve and reject differ only in the decision they send through the task token. */

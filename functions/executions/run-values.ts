@@ -1,4 +1,4 @@
-import { RUN_VALUE_INLINE_MAX_BYTES } from '../shared/limits.ts';
+import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 
 /**
  * Values of a run (context, node outputs, output, error, approval message, long history turns) as stored:

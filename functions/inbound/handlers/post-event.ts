@@ -1,11 +1,11 @@
-import { PayloadTooLargeError } from '../shared/errors.ts';
-import { httpHandler, jsonResponse, rawBody } from '../shared/http-handler.ts';
-import { MAX_REQUEST_BODY_BYTES } from '../shared/limits.ts';
-import { metrics, MetricUnit } from '../shared/powertools.ts';
-import { ingestEvent } from './ingest-service.ts';
-import { resolveLink } from './link-access.ts';
-import { webhookCaller } from './request.ts';
-import { ingestFromEnv, linkAccessFromEnv } from './wiring.ts';
+import { PayloadTooLargeError } from '#shared/errors.ts';
+import { httpHandler, jsonResponse, rawBody } from '#shared/http-handler.ts';
+import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
+import { metrics, MetricUnit } from '#shared/powertools.ts';
+import { ingestEvent } from '#inbound/ingest-service.ts';
+import { resolveLink } from '#inbound/link-access.ts';
+import { webhookCaller } from '#inbound/request.ts';
+import { ingestFromEnv, linkAccessFromEnv } from '#inbound/wiring.ts';
 
 const access = linkAccessFromEnv();
 const ingest = ingestFromEnv(access);

@@ -1,13 +1,13 @@
-import { executeRequestSchema } from '../engine/execute-request.ts';
-import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '../engine/execution-model.ts';
-import { startExecution, waitUntilSettled, type StartDeps } from '../engine/execution-service.ts';
-import { executionStartFromEnv } from '../engine/wiring.ts';
-import { routeById } from '../routes.ts';
-import { externalUrl } from '../shared/external-url.ts';
-import { keepJsonResponseAlive } from '../shared/http-handler.ts';
-import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '../shared/limits.ts';
-import { logger, metrics, MetricUnit } from '../shared/powertools.ts';
-import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
+import { executeRequestSchema } from '#executions/execute-request.ts';
+import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '#executions/execution-model.ts';
+import { startExecution, waitUntilSettled, type StartDeps } from '#executions/execution-service.ts';
+import { executionStartFromEnv } from '#executions/wiring.ts';
+import { routeById } from '#functions/routes.ts';
+import { externalUrl } from '#shared/external-url.ts';
+import { keepJsonResponseAlive } from '#shared/http-handler.ts';
+import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
+import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
+import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;

@@ -1,7 +1,7 @@
-import { stopExecution } from '../engine/execution-service.ts';
-import { executionServiceFromEnv } from '../engine/wiring.ts';
-import { jsonResponse } from '../shared/http-handler.ts';
-import { pathParameter, publishedRoute } from './published-handler.ts';
+import { stopExecution } from '#executions/execution-service.ts';
+import { executionServiceFromEnv } from '#executions/wiring.ts';
+import { jsonResponse } from '#shared/http-handler.ts';
+import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 const deps = executionServiceFromEnv();
 

@@ -1,9 +1,9 @@
-import { optionalFlag } from '../shared/config.ts';
-import { metrics, MetricUnit } from '../shared/powertools.ts';
-import { taskHandler } from '../shared/task-handler.ts';
-import * as z from '../shared/zod.ts';
-import { abandonPendingCallback, deliverCallback } from './callback-delivery.ts';
-import { executionsFromEnv } from './wiring.ts';
+import { optionalFlag } from '#shared/config.ts';
+import { metrics, MetricUnit } from '#shared/powertools.ts';
+import { taskHandler } from '#shared/task-handler.ts';
+import * as z from '#shared/zod.ts';
+import { abandonPendingCallback, deliverCallback } from '#executions/callback-delivery.ts';
+import { executionsFromEnv } from '#executions/wiring.ts';
 
 const deps = { executions: executionsFromEnv(), allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'), now: Date.now, fetch };
 

@@ -1,7 +1,7 @@
-import { jsonResponse } from '../shared/http-handler.ts';
-import { activePublication } from '../workflows/publication-service.ts';
-import { publicationsFromEnv } from '../workflows/wiring.ts';
-import { publishedRoute } from './published-handler.ts';
+import { jsonResponse } from '#shared/http-handler.ts';
+import { activePublication } from '#workflows/publication-service.ts';
+import { publicationsFromEnv } from '#workflows/wiring.ts';
+import { publishedRoute } from '#published/published-handler.ts';
 
 const deps = { publications: publicationsFromEnv(), now: Date.now };
 

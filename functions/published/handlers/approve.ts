@@ -1,4 +1,4 @@
-import { decisionRoute } from './decision-route.ts';
+import { decisionRoute } from '#published/decision-handler.ts';
 
 /** POST /api/v1/published/executions/{execution_id}/approve: resumes the run along its `approved` edge. */
 export const handler = decisionRoute('PublishedApprove', 'approved');

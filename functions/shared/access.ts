@@ -1,0 +1,21 @@
+/**
+ * The vocabulary of access to the Published Workflow API, shared by the route table, the key service and the
+ * execution services: the scopes of section 2, exactly as the spec names them, and who a request comes from.
+ */
+export const SCOPES = [
+  'workflows.read',
+  'workflows.execute',
+  'workflows.stream',
+  'executions.read',
+  'executions.stop',
+  'executions.approve',
+  'executions.reject',
+  'events.subscribe',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: established by authentication, and all a service needs to know to keep projects apart. */
+export interface Caller {
+  projectId: string;
+}

@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Imports in `functions/` flow one way: handlers → services → repositories → clients, and between areas from
+ * the API and the engine down to executions, workflows and shared. A new import that runs upward fails here.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FUNCTIONS = join(ROOT, 'functions');
+const ALIASES = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).imports as Record<string, string>;
+
+/**
+ * What each area's modules may import, besides their own area. `.` is functions/ itself: routes.ts and
+ * task-functions.ts, the tables that CDK, the twin and the handlers read; they import only shared vocabulary.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  shared: [],
+  workflows: ['shared'],
+  executions: ['shared', 'workflows'],
+  engine: ['shared', 'workflows', 'executions', '.'],
+  inbound: ['shared', '.'],
+  published: ['shared', 'workflows', 'executions', '.'],
+  '.': ['shared'],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sources(path) : name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function resolveImport(from: string, specifier: string): string {
+  if (specifier.startsWith('.')) return normalize(join(dirname(from), specifier));
+  for (const [pattern, target] of Object.entries(ALIASES)) {
+    const prefix = pattern.replace('*', '');
+    if (specifier.startsWith(prefix)) return join(ROOT, target.replace('*', specifier.slice(prefix.length)));
+  }
+  return specifier;
+}
+
+function importsOf(file: string): string[] {
+  const code = readFileSync(file, 'utf8');
+  const specifiers = [...code.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)'([^']+)'/g)].map((match) => match[1]!);
+  return specifiers.filter((specifier) => specifier.startsWith('.') || specifier.startsWith('#')).map((specifier) => resolveImport(file, specifier));
+}
+
+const areaOf = (file: string) => {
+  const inFunctions = relative(FUNCTIONS, file);
+  return inFunctions.includes('/') ? inFunctions.split('/')[0]! : '.';
+};
+const isHandler = (file: string) => relative(FUNCTIONS, file).split('/')[1] === 'handlers';
+/** Entry points, and the factories that build them (`*-handler.ts`): the only places that wire dependencies. */
+const isHandlerSide = (file: string) => isHandler(file) || /-handler\.ts$/.test(file);
+const base = (file: string) => file.split('/').at(-1)!;
+
+const edges = sources(FUNCTIONS).flatMap((from) => importsOf(from).map((to) => ({ from, to })));
+const show = (edge: { from: string; to: string }) => `${relative(ROOT, edge.from)} -> ${relative(ROOT, edge.to)}`;
+
+describe('the layers of functions/', () => {
+  it('reads the imports it checks', () => {
+    expect(edges.length).toBeGreaterThan(200);
+    expect(edges.some((edge) => edge.to.endsWith('functions/shared/errors.ts'))).toBe(true);
+  });
+
+  it('never imports lib/, test/ or anything outside functions/ of this project', () => {
+    const outside = edges.filter((edge) => !edge.to.startsWith(FUNCTIONS));
+    expect(outside.map(show)).toEqual([]);
+  });
+
+  it('imports only from its own area and the areas below it', () => {
+    const upward = edges.filter((edge) => {
+      const [from, to] = [areaOf(edge.from), areaOf(edge.to)];
+      return from !== to && !ALLOWED[from]!.includes(to);
+    });
+    expect(upward.map(show)).toEqual([]);
+  });
+
+  it('imports a handler from nowhere: handlers are entry points only', () => {
+    expect(edges.filter((edge) => isHandler(edge.to)).map(show)).toEqual([]);
+  });
+
+  it('keeps repositories and clients below services, and wiring for handlers only', () => {
+    const wrong = edges.filter(({ from, to }) => {
+      if (/-repository\.ts$/.test(base(from)) || from.includes('/shared/clients/')) return /-service\.ts$|wiring\.ts$/.test(base(to));
+      if (/-service\.ts$/.test(base(from))) return base(to) === 'wiring.ts';
+      if (base(to) === 'wiring.ts') return !isHandlerSide(from) && base(from) !== 'wiring.ts';
+      return false;
+    });
+    expect(wrong.map(show)).toEqual([]);
+  });
+});
