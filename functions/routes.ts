@@ -148,6 +148,15 @@ export const routes: readonly Route[] = [
   },
 ];
 
+/** A route's path with its `{param}` placeholders filled (each value percent-encoded as one path segment). */
+export function routePath(id: string, parameters: Readonly<Record<string, string>>): string {
+  return routeById(id).path.replace(/\{(\w+)\}/g, (_placeholder, name: string) => {
+    const value = parameters[name];
+    if (value === undefined) throw new Error(`Route ${id} needs the path parameter ${name}`);
+    return encodeURIComponent(value);
+  });
+}
+
 export function routeById(id: string): Route {
   const route = routes.find((candidate) => candidate.id === id);
   if (!route) throw new Error(`No route ${id} in the route table`);

@@ -4,6 +4,7 @@ import { FINISHED_STATUSES, executionView, type ExecutionStatus } from './execut
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { StateMachine } from './state-machine-gateway.ts';
 import { webhookHeaders } from './callback-signature.ts';
+import { epochSeconds } from '#shared/time.ts';
 
 export interface CallbackDeps {
   executions: ExecutionsRepository;
@@ -46,7 +47,7 @@ export async function deliverCallback(deps: CallbackDeps, executionId: string): 
     return { delivered: false, reason: `callback_url ${problem}` };
   }
   const body = JSON.stringify(executionView(record, deps.now()));
-  const headers = webhookHeaders(record.webhook_secret, `msg_${executionId}`, Math.floor(deps.now() / 1000), body);
+  const headers = webhookHeaders(record.webhook_secret, `msg_${executionId}`, epochSeconds(deps.now()), body);
   let status: number;
   try {
     const response = await deps.fetch(record.callback_url, {

@@ -3,6 +3,7 @@ import { batchPut } from '#shared/batch-put.ts';
 import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './conversation-keys.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';
+import { ttlSeconds } from '#shared/time.ts';
 
 /**
  * Conversations table: user memory per (project, user_id), one item per key so concurrent runs that set
@@ -97,7 +98,7 @@ export function createConversationsRepository(client: DynamoDBDocumentClient, ta
             pk: threadPartitionKey(projectId, userId, threadId),
             sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}`,
             ...stored,
-            expires_at: Math.ceil(expiresAtMs / 1000),
+            expires_at: ttlSeconds(expiresAtMs),
           },
         }),
       );

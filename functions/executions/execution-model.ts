@@ -1,4 +1,5 @@
 /** Published Workflow API, section 3: an execution's statuses. */
+import { SECOND_MS } from '#shared/time.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -55,7 +56,7 @@ export function executionView(record: ExecutionRecord, nowMs: number) {
     status: record.status,
     output: record.output ?? null,
     error: record.status === 'failed' ? record.error ?? 'Execution failed' : null,
-    elapsed_time: Math.max(0, finishedMs - Date.parse(record.created_at)) / 1000,
+    elapsed_time: Math.max(0, finishedMs - Date.parse(record.created_at)) / SECOND_MS,
     total_steps: record.total_steps,
     created_at: record.created_at,
     finished_at: record.finished_at,
@@ -63,4 +64,3 @@ export function executionView(record: ExecutionRecord, nowMs: number) {
   };
 }
 
-export type ExecutionView = ReturnType<typeof executionView>;

@@ -3,6 +3,7 @@ import { isConditionFailure } from '#shared/conditional-write.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';
+import { ttlSeconds } from '#shared/time.ts';
 
 const key = (executionId: string) => ({ pk: `execution#${executionId}` });
 
@@ -100,7 +101,7 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
       await client.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...key(record.execution_id), ...set, expires_at: Math.ceil(expiresAtMs / 1000) },
+          Item: { ...key(record.execution_id), ...set, expires_at: ttlSeconds(expiresAtMs) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RunContext } from './execution-model.ts';
 import { runObjectKey, type RunValues, type StoredValue } from './run-values.ts';
+import { ttlSeconds } from '#shared/time.ts';
 
 /**
  * What a run reads between its steps, in the executions table next to the `execution#<id>` status item,
@@ -40,7 +41,7 @@ export function createRunStore(client: DynamoDBDocumentClient, tableName: string
     /** `expiresAtMs` is the execution's own expiry; the run's later items take it from here. */
     async createContext(run: RunContext, expiresAtMs: number): Promise<void> {
       const { execution_id: executionId, ...context } = run;
-      await put(`run#${executionId}`, context, 'context', executionId, Math.ceil(expiresAtMs / 1000));
+      await put(`run#${executionId}`, context, 'context', executionId, ttlSeconds(expiresAtMs));
     },
 
     async readContext(executionId: string): Promise<RunContext & { expires_at: number }> {

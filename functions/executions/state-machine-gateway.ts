@@ -1,6 +1,5 @@
 import {
   ExecutionAlreadyExists,
-  SendTaskFailureCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
   StopExecutionCommand,
@@ -35,10 +34,6 @@ export function createStateMachine(client: SFNClient, stateMachineArn: string) {
 
     async resume(taskToken: string, output: unknown): Promise<void> {
       await client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
-    },
-
-    async abandon(taskToken: string, error: string, cause: string): Promise<void> {
-      await client.send(new SendTaskFailureCommand({ taskToken, error, cause }));
     },
   };
 }

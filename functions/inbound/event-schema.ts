@@ -96,7 +96,6 @@ export const textEventSchema = z.object({
 export type CallEvent = z.infer<typeof callEventSchema>;
 export type TextEvent = z.infer<typeof textEventSchema>;
 export type InboundEvent = CallEvent | TextEvent;
-export type EventType = InboundEvent['type'];
 
 const typeOnlySchema = z.object({ type: z.enum(['call', 'text']) });
 

@@ -1,5 +1,6 @@
 import { conditionHeld } from '#shared/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { epochSeconds, SECOND_MS } from '#shared/time.ts';
 
 /**
  * Inbound events table: one item per (source_id, external_id), which makes the item itself the
@@ -41,7 +42,7 @@ export interface StoredEvent {
 }
 
 export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): boolean {
-  return event.expires_at * 1000 > nowMs;
+  return event.expires_at * SECOND_MS > nowMs;
 }
 
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
@@ -54,7 +55,7 @@ export function createEventsRepository(client: DynamoDBDocumentClient, tableName
             TableName: tableName,
             Item: event,
             ConditionExpression: 'attribute_not_exists(external_id) OR expires_at <= :now',
-            ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
+            ExpressionAttributeValues: { ':now': epochSeconds(nowMs) },
           }),
         ),
       );
@@ -71,13 +72,6 @@ export function createEventsRepository(client: DynamoDBDocumentClient, tableName
       );
       const event = result.Item as StoredEvent | undefined;
       return event && isLive(event, nowMs) ? event : undefined;
-    },
-
-    async get(sourceId: string, externalId: string): Promise<StoredEvent | undefined> {
-      const result = await client.send(
-        new GetCommand({ TableName: tableName, Key: { source_id: sourceId, external_id: externalId }, ConsistentRead: true }),
-      );
-      return result.Item as StoredEvent | undefined;
     },
 
     /** The newest live events of a source, as projected into the index. */

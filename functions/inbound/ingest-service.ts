@@ -1,8 +1,9 @@
 import { gzipSync } from 'node:zlib';
-import { ConflictError, RateLimitedError, ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { utcDay, type CounterStore } from '#shared/counter-store.ts';
+import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
+import type { CounterStore } from '#shared/counter-store.ts';
+import { RATE_LIMITS, rateWindow, takeUnit } from '#shared/rate-limits.ts';
 import type { BodyStore } from '#shared/body-store.ts';
-import { INLINE_BODY_MAX_BYTES, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
 import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
@@ -10,6 +11,7 @@ import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
 import { publicUrlProblem } from '#shared/public-url.ts';
 import { logger } from '#shared/powertools.ts';
+import { ttlSeconds } from '#shared/time.ts';
 
 export interface IngestDeps {
   links: LinksRepository;
@@ -62,13 +64,13 @@ export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer)
   const sourceId = link.source_id;
   const nowMs = deps.now();
 
-  const day = utcDay(nowMs);
-  const quotaKey = `quota#${link.link_id}#${day.id}`;
-  const withinQuota = await deps.counters.incrementBelow(quotaKey, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, day.endMs + 86_400_000);
+  const quota = rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, link.link_id, nowMs);
+  const quotaKey = quota.key;
+  const withinQuota = await takeUnit(deps.counters, quota, RATE_LIMITS.acceptedEventsPerLinkPerDay);
   if (!withinQuota) {
     const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
     if (existing) return duplicate(existing);
-    throw new RateLimitedError('Daily limit of accepted events for this link reached', day.endMs - nowMs);
+    throw quota.refuse();
   }
 
   let stored: StoredEvent | undefined;
@@ -128,7 +130,7 @@ async function storeEvent(
     body_s3_key: bodyKey,
     body_bytes: rawBody.byteLength,
     delivery_failures: 0,
-    expires_at: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+    expires_at: ttlSeconds(nowMs + QUEUE_RETENTION_MS),
   };
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');

@@ -1,10 +1,6 @@
-import { NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
-import { fixedWindow, type CounterStore } from '#shared/counter-store.ts';
-import {
-  MAX_REQUESTS_PER_MINUTE_PER_LINK,
-  MAX_UNKNOWN_TOKENS_PER_IP,
-  UNKNOWN_TOKEN_WINDOW_MS,
-} from '#shared/limits.ts';
+import { NotFoundError, ServiceUnavailableError } from '#shared/errors.ts';
+import type { CounterStore } from '#shared/counter-store.ts';
+import { RATE_LIMITS, rateWindow, takeUnit } from '#shared/rate-limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
 import { LINK_TOKEN_PATTERN, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
@@ -17,7 +13,6 @@ export interface LinkAccessDeps {
 }
 
 const UNKNOWN_LINK = 'Unknown webhook link';
-const MINUTE_MS = 60_000;
 
 /**
  * Finds the link a request's token names, enforcing token-guessing protection per client IP and the
@@ -26,10 +21,9 @@ const MINUTE_MS = 60_000;
  */
 export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string): Promise<Link> {
   const nowMs = deps.now();
-  const guessWindow = fixedWindow(nowMs, UNKNOWN_TOKEN_WINDOW_MS);
-  const guardKey = `guess#${clientIp}#${guessWindow.id}`;
-  const guessingBlocked = () =>
-    new RateLimitedError('Too many requests with unknown links from this address', guessWindow.endMs - nowMs);
+  const guessing = RATE_LIMITS.unknownTokensPerIp;
+  const guessWindow = rateWindow(guessing, clientIp, nowMs);
+  const guardKey = guessWindow.key;
 
   const tokenHash = LINK_TOKEN_PATTERN.test(token) ? hashSecret(token) : undefined;
   const { token: record, guessCount } = await guarded(() =>
@@ -38,21 +32,21 @@ export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp:
       : deps.counters.read(guardKey).then((count) => ({ token: undefined, guessCount: count })),
   );
   // A blocked address learns nothing, not even that a guess was right.
-  if (guessCount >= MAX_UNKNOWN_TOKENS_PER_IP) throw guessingBlocked();
+  if (guessCount >= guessing.limit) throw guessWindow.refuse();
 
   if (!record || (record.valid_until !== undefined && record.valid_until <= nowMs)) {
-    const count = await guarded(() => deps.counters.increment(guardKey, guessWindow.endMs));
-    if (count > MAX_UNKNOWN_TOKENS_PER_IP) throw guessingBlocked();
+    const count = await guarded(() => deps.counters.increment(guardKey, guessWindow.expiresAtMs));
+    if (count > guessing.limit) throw guessWindow.refuse();
     throw new NotFoundError(UNKNOWN_LINK);
   }
 
-  const rateWindow = fixedWindow(nowMs, MINUTE_MS);
+  const rate = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, record.link_id, nowMs);
   const [link, withinRate] = await Promise.all([
     deps.links.getLink(record.link_id),
-    deps.counters.incrementBelow(`rate#${record.link_id}#${rateWindow.id}`, MAX_REQUESTS_PER_MINUTE_PER_LINK, rateWindow.endMs),
+    takeUnit(deps.counters, rate, RATE_LIMITS.requestsPerLinkPerMinute),
   ]);
   if (!link || link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
-  if (!withinRate) throw new RateLimitedError('Request rate limit of this link exceeded', rateWindow.endMs - nowMs);
+  if (!withinRate) throw rate.refuse();
   return link;
 }
 

@@ -10,6 +10,7 @@ import type { BatchRetryOptions } from '#shared/batch-retry.ts';
 import { conditionHeld, isConditionFailure } from '#shared/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import type { Link } from './link-model.ts';
+import { DAY_MS, ttlSeconds } from '#shared/time.ts';
 
 /**
  * Links table: `link#<id>` items hold the link; `token#<sha256>` items point a token hash at its link.
@@ -121,7 +122,7 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             Key: tokenKey(previous.current_token_hash),
             UpdateExpression: 'SET valid_until = :until, expires_at = :expires',
             ConditionExpression: 'attribute_not_exists(valid_until) OR valid_until > :until',
-            ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': Math.ceil(oldTokenValidUntil / 1000) + 86_400 },
+            ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': ttlSeconds(oldTokenValidUntil + DAY_MS) },
           }),
         ),
       );

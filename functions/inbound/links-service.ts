@@ -5,6 +5,7 @@ import { storedMetadataFields } from './event-record.ts';
 import type { EventsRepository, MetadataFieldType, StoredEvent } from './events-repository.ts';
 import { LINK_TOKEN_PREFIX, type ConnectorType, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
+import { routePath } from '#functions/routes.ts';
 
 /** Operator actions on webhook links (the admin CLI); what support and administrators do in the spec. */
 export interface LinksServiceDeps {
@@ -18,7 +19,7 @@ export interface LinksServiceDeps {
 const TOKEN_PREFIX_SHOWN = 4;
 
 export function linkUrl(baseUrl: string, token: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${token}/events`;
+  return `${baseUrl.replace(/\/+$/, '')}${routePath('WebhookPostEvent', { token })}`;
 }
 
 export function createLinksService(deps: LinksServiceDeps) {
@@ -132,4 +133,3 @@ export function createLinksService(deps: LinksServiceDeps) {
   }
 }
 
-export type LinksService = ReturnType<typeof createLinksService>;

@@ -1,9 +1,9 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, KeyHashItem } from './api-key-model.ts';
+import { ttlSeconds } from '#shared/time.ts';
 
 const recordKey = (keyId: string) => ({ pk: `keyid#${keyId}` });
 const hashKey = (keyHash: string) => ({ pk: `key#${keyHash}` });
-const ttlSeconds = (epochMs: number) => Math.ceil(epochMs / 1000);
 
 export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
 

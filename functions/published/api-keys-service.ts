@@ -1,6 +1,7 @@
-import { ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
-import { fixedWindow, type CounterStore } from '#shared/counter-store.ts';
-import { API_KEY_ROTATION_GRACE_MS, MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/errors.ts';
+import type { CounterStore } from '#shared/counter-store.ts';
+import { API_KEY_ROTATION_GRACE_MS } from '#shared/limits.ts';
+import { RATE_LIMITS, takeUnitOrRefuse } from '#shared/rate-limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
 import type { Scope } from '#shared/access.ts';
 import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem } from './api-key-model.ts';
@@ -15,7 +16,6 @@ export interface ApiKeysDeps {
 
 
 const KEY_PREFIX = 'wfk_';
-const MINUTE_MS = 60_000;
 
 const hashItemOf = (record: Pick<ApiKeyRecord, 'key_id' | 'project_id' | 'scopes' | 'expires_at_iso'>): KeyHashItem => ({
   key_id: record.key_id,
@@ -97,9 +97,7 @@ export async function authenticate(deps: ApiKeysDeps, authorization: string | un
   if (item.key_expires_at_ms !== undefined && item.key_expires_at_ms <= now) throw new UnauthorizedError('API key expired');
   if (item.valid_until_ms !== undefined && item.valid_until_ms <= now) throw new UnauthorizedError('API key was rotated and its grace period ended');
 
-  const window = fixedWindow(now, MINUTE_MS);
-  const allowed = await deps.counters.incrementBelow(`key-rate#${item.key_id}#${window.id}`, MAX_REQUESTS_PER_MINUTE_PER_KEY, window.endMs);
-  if (!allowed) throw new RateLimitedError(`Rate limit of ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute exceeded`, window.endMs - now);
+  await takeUnitOrRefuse(deps.counters, RATE_LIMITS.requestsPerKeyPerMinute, item.key_id, now);
 
   if (!grants(item.scopes, needed)) throw new ForbiddenError(`API key lacks the scope ${needed}`);
   return { projectId: item.project_id };

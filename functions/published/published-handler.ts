@@ -29,11 +29,7 @@ export function publishedRoute(
     counters: createCounterStore(dynamo, requireEnv(TABLE_ENV.counters)),
     now: Date.now,
   };
-  return httpHandler(
-    'published',
-    async (request, context) => adapter(request, await authenticate(keys, header(request, 'authorization'), scope), context),
-    { streaming: route.streaming },
-  );
+  return httpHandler(route, async (request, context) => adapter(request, await authenticate(keys, header(request, 'authorization'), scope), context));
 }
 
 /**

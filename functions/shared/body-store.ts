@@ -8,6 +8,7 @@ export function createBodyStore(client: S3Client, bucket: string) {
         new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', ContentEncoding: contentEncoding }),
       );
     },
+    /** Not called by a handler yet: the nightly collection (issue 10) reads bodies back to hand conversations on. */
     async get(key: string): Promise<Uint8Array> {
       const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       return result.Body!.transformToByteArray();

@@ -1,5 +1,6 @@
 import { conditionHeld } from './conditional-write.ts';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ttlSeconds } from './time.ts';
 
 /**
  * Counters in the on-demand counters table: rate-limit windows, daily quotas, id blocks.
@@ -19,7 +20,6 @@ export interface CounterStore {
 const COUNT = 'count';
 
 export function createCounterStore(client: DynamoDBDocumentClient, tableName: string): CounterStore {
-  const expiry = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000);
   return {
     incrementBelow(key, limit, expiresAtMs) {
       return conditionHeld(
@@ -30,7 +30,7 @@ export function createCounterStore(client: DynamoDBDocumentClient, tableName: st
             UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :expires)',
             ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
             ExpressionAttributeNames: { '#count': COUNT },
-            ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':expires': expiry(expiresAtMs) },
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':expires': ttlSeconds(expiresAtMs) },
           }),
         ),
       );
@@ -42,7 +42,7 @@ export function createCounterStore(client: DynamoDBDocumentClient, tableName: st
           Key: { pk: key },
           UpdateExpression: 'ADD #count :one SET expires_at = if_not_exists(expires_at, :expires)',
           ExpressionAttributeNames: { '#count': COUNT },
-          ExpressionAttributeValues: { ':one': 1, ':expires': expiry(expiresAtMs) },
+          ExpressionAttributeValues: { ':one': 1, ':expires': ttlSeconds(expiresAtMs) },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
@@ -64,16 +64,4 @@ export function createCounterStore(client: DynamoDBDocumentClient, tableName: st
       return Number(result.Item?.[COUNT] ?? 0);
     },
   };
-}
-
-/** A fixed window of `sizeMs` containing `nowMs`, named so its counter key is stable for the window. */
-export function fixedWindow(nowMs: number, sizeMs: number) {
-  const start = Math.floor(nowMs / sizeMs) * sizeMs;
-  return { id: String(start / sizeMs), endMs: start + sizeMs };
-}
-
-/** The UTC day containing `nowMs`. */
-export function utcDay(nowMs: number) {
-  const day = new Date(nowMs).toISOString().slice(0, 10);
-  return { id: day, endMs: Date.parse(`${day}T00:00:00Z`) + 24 * 60 * 60 * 1000 };
 }

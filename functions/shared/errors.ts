@@ -2,6 +2,7 @@
  * Typed errors thrown by domain code. Only `http-errors.ts` turns them into HTTP responses,
  * so domain code never knows which status code or body shape it ends up as.
  */
+import { wholeSecondsAtLeastOne } from './time.ts';
 
 export interface FieldIssue {
   field: string;
@@ -58,7 +59,7 @@ export class RateLimitedError extends DomainError {
   readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterMs: number) {
     super(message);
-    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    this.retryAfterSeconds = wholeSecondsAtLeastOne(retryAfterMs);
   }
 }
 

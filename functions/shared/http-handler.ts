@@ -13,15 +13,18 @@ import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
 export type HttpRequest = APIGatewayProxyEvent;
 export type HttpResponse = APIGatewayProxyResult;
 
+/** What the stack needs of a route table entry (functions/routes.ts): the error body shape, and whether it streams. */
+export interface HttpRoute {
+  readonly errorShape: ErrorBodyShape;
+  readonly streaming?: boolean;
+}
+
 /**
  * Wraps a route's adapter function in the middy stack every API handler shares:
  * Powertools context/metrics/tracing, cost metering, and the one error-to-HTTP mapping.
  */
-export function httpHandler(
-  errorShape: ErrorBodyShape,
-  adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>,
-  options: { streaming?: boolean } = {},
-) {
+export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>) {
+  const { errorShape } = route;
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const units = emptyCostUnits();
     try {
@@ -47,7 +50,7 @@ export function httpHandler(
       },
     });
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
-  return options.streaming ? (streamified(stack) as unknown as typeof stack) : stack;
+  return route.streaming ? (streamified(stack) as unknown as typeof stack) : stack;
 }
 
 /*

@@ -1,13 +1,11 @@
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.ts';
+
 /**
  * Every limit of the product, named after the specs' own words.
  * Inbound Conversation Webhook API, section 8, unless a comment says otherwise.
  */
 
 export const MiB = 1024 * 1024;
-const SECOND_MS = 1000;
-const MINUTE_MS = 60 * SECOND_MS;
-const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
 
 export const MAX_REQUEST_BODY_BYTES = 1 * MiB;
 export const BODY_TRANSFER_TIMEOUT_MS = 30 * SECOND_MS;
@@ -23,6 +21,7 @@ export const MAX_INT32 = 2_147_483_647;
 export const OCCURRED_AT_MAX_AGE_YEARS = 1;
 export const OCCURRED_AT_MAX_FUTURE_MS = 1 * DAY_MS;
 export const QUEUE_RETENTION_MS = 30 * DAY_MS;
+/** Read by the nightly collection (issue 10): an event that failed this many deliveries is abandoned. */
 export const MAX_DELIVERY_FAILURES_PER_EVENT = 5;
 export const LINK_REISSUE_GRACE_MS = 24 * HOUR_MS;
 

@@ -19,6 +19,7 @@ import { API_URL_OUTPUT } from '#lib/stack-outputs.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
+import { STAGE_THROTTLE } from '#shared/rate-limits.ts';
 
 export interface ApiProps {
   readonly routes: readonly Route[];
@@ -64,7 +65,7 @@ export class Api extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
-    const throttle = props.throttle ?? { rateLimit: 200, burstLimit: 400 };
+    const throttle = props.throttle ?? STAGE_THROTTLE;
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
 
     this.restApi = new RestApi(this, 'RestApi', {

@@ -1,11 +1,17 @@
 import { connect } from 'node:net';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedWindow, utcDay } from '#shared/counter-store.ts';
+import { RATE_LIMITS, rateWindow } from '#shared/rate-limits.ts';
 import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP } from '#shared/limits.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';
+
+/** Today in UTC, and when it ends: the quota's window, written out here so the test checks the stored key's format. */
+function utcDay() {
+  const id = new Date().toISOString().slice(0, 10);
+  return { id, endMs: Date.parse(`${id}T00:00:00Z`) + 24 * 60 * 60 * 1000 };
+}
 
 const BODY_TIMEOUT_MS = 400;
 let twin: TestTwin;
@@ -77,7 +83,7 @@ describe('rate limits', () => {
   it('allows 600 requests a minute per link, then 429 with Retry-After until the minute ends', async () => {
     const now = Date.now();
     // A fixed window: start early in one so all 601 requests fall in it.
-    const msLeft = fixedWindow(now, 60_000).endMs - now;
+    const msLeft = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, 'any-link', now).endMs - now;
     if (msLeft < 8_000) await new Promise((resolve) => setTimeout(resolve, msLeft + 50));
     const link = await boundLink(twin, 'calls');
     const other = await boundLink(twin, 'calls');
@@ -104,7 +110,7 @@ describe('rate limits', () => {
     const link = await boundLink(twin, 'calls');
     const earlier = callEvent();
     expect((await postJson(eventsUrl(link.token), earlier)).status).toBe(201);
-    const day = utcDay(Date.now());
+    const day = utcDay();
     await twin.dynamo.send(
       new PutCommand({
         TableName: twin.twin.tables.counters,
@@ -127,7 +133,7 @@ describe('rate limits', () => {
   it('does not count duplicates against the daily quota', async () => {
     const link = await boundLink(twin, 'calls');
     const event = callEvent();
-    const day = utcDay(Date.now());
+    const day = utcDay();
     await twin.dynamo.send(
       new PutCommand({
         TableName: twin.twin.tables.counters,

@@ -9,12 +9,12 @@ const context: Context = localContext('test', 1000);
 
 describe('the shared middy stack maps errors to each API\'s body shape', () => {
   it('passes a successful response through', async () => {
-    const handler = httpHandler('webhook', async () => jsonResponse(201, { ok: true }));
+    const handler = httpHandler({ errorShape: 'webhook' }, async () => jsonResponse(201, { ok: true }));
     expect(await handler(event, context)).toEqual({ statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
   });
 
   it('gives webhook validation errors as {error, details}', async () => {
-    const handler = httpHandler('webhook', async () => {
+    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
       throw new ValidationError([{ field: 'audio.url', message: 'scheme must be https' }]);
     });
     const response = await handler(event, context);
@@ -23,7 +23,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('gives published-API errors as {detail}', async () => {
-    const handler = httpHandler('published', async () => {
+    const handler = httpHandler({ errorShape: 'published' }, async () => {
       throw new NotFoundError('Workflow not found');
     });
     const response = await handler(event, context);
@@ -32,7 +32,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('adds an integer Retry-After to 429 answers, rounded up to at least one second', async () => {
-    const handler = httpHandler('webhook', async () => {
+    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
       throw new RateLimitedError('slow down', 1200);
     });
     const response = await handler(event, context);
@@ -42,7 +42,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('hides unexpected errors behind a generic 500', async () => {
-    const handler = httpHandler('webhook', async () => {
+    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
       throw new Error('connection string with a password in it');
     });
     const response = await handler(event, context);

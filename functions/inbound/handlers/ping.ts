@@ -2,11 +2,12 @@ import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { resolveLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { linkAccessFromEnv } from '#inbound/wiring.ts';
+import { routeById } from '#functions/routes.ts';
 
 const access = linkAccessFromEnv();
 
 /** GET /api/v1/webhooks/{token}/ping */
-export const handler = httpHandler('webhook', async (request) => {
+export const handler = httpHandler(routeById('WebhookPing'), async (request) => {
   const { token, clientIp } = webhookCaller(request);
   const link = await resolveLink(access, token, clientIp);
   return jsonResponse(200, { status: 'ok', state: link.state, connector_type: link.connector_type });

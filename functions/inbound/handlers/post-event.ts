@@ -6,12 +6,13 @@ import { ingestEvent } from '#inbound/ingest-service.ts';
 import { resolveLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { ingestFromEnv, linkAccessFromEnv } from '#inbound/wiring.ts';
+import { routeById } from '#functions/routes.ts';
 
 const access = linkAccessFromEnv();
 const ingest = ingestFromEnv(access);
 
 /** POST /api/v1/webhooks/{token}/events */
-export const handler = httpHandler('webhook', async (request) => {
+export const handler = httpHandler(routeById('WebhookPostEvent'), async (request) => {
   const body = rawBody(request);
   if (body.byteLength > MAX_REQUEST_BODY_BYTES) throw new PayloadTooLargeError('Request body exceeds 1 MiB');
   const { token, clientIp } = webhookCaller(request);

@@ -2,7 +2,7 @@ import { executeRequestSchema } from '#executions/execute-request.ts';
 import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '#executions/execution-model.ts';
 import { startExecution, waitUntilSettled, type StartDeps } from '#executions/execution-service.ts';
 import { executionStartFromEnv } from '#executions/wiring.ts';
-import { routeById } from '#functions/routes.ts';
+import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#shared/external-url.ts';
 import { keepJsonResponseAlive } from '#shared/http-handler.ts';
 import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
@@ -11,7 +11,6 @@ import { jsonBody, pathParameter, publishedRoute } from '#published/published-ha
 
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;
-const POLL_PATH = routeById('PublishedGetExecution').path;
 /** Tests only: a twin with a shortened stream idle timeout declares a shorter heartbeat for this route. Unset on AWS. */
 const HEARTBEAT_ENV = 'EXECUTE_HEARTBEAT_MS';
 
@@ -31,7 +30,7 @@ export function createExecuteHandler(deps: StartDeps, options: ExecuteOptions) {
     const started = await startExecution(deps, caller, pathParameter(request, 'workflow_id'), body);
     metrics.addMetric('WorkflowRunsStarted', MetricUnit.Count, 1);
     const deadline = deps.now() + Math.min(MAX_BLOCKING_EXECUTE_MS, context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
-    const pollUrl = externalUrl(request, POLL_PATH.replace('{execution_id}', encodeURIComponent(started.execution_id)));
+    const pollUrl = externalUrl(request, routePath('PublishedGetExecution', { execution_id: started.execution_id }));
 
     return keepJsonResponseAlive(context, 200, options.heartbeatMs, async (callerGone) => {
       let record: ExecutionRecord = started;
