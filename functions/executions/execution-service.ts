@@ -84,7 +84,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
       finished_at: new Date(deps.now()).toISOString(),
       callback_state: 'none',
     });
-    throw new ServiceUnavailableError(`Execution service unavailable: ${(error as Error).name}`);
+    throw unavailable(error);
   }
   return record;
 }
@@ -183,7 +183,17 @@ export async function decideApproval(
     }
     // The token may still be good (throttled, service unavailable): give the approval back so the caller can retry.
     await deps.executions.transition(executionId, ['running'], { status: 'interrupted', pending_approval: pending, task_token: record.task_token });
-    throw new ServiceUnavailableError(`Execution service unavailable: ${name}`);
+    throw unavailable(error);
   }
   return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
+}
+
+/**
+ * A 503 whose body says only what the caller can do: the service's error (its name and message) stays in the
+ * log through `cause`, never in a response body.
+ */
+function unavailable(cause: unknown): ServiceUnavailableError {
+  const error = new ServiceUnavailableError('The execution service is unavailable; retry later');
+  error.cause = cause;
+  return error;
 }

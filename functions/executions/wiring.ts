@@ -63,3 +63,8 @@ export function executionStartFromEnv(): StartDeps {
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };
 }
+
+/** DeliverCallback: the executions (large outputs too), the loopback switch for local receivers, a clock and fetch. */
+export function callbackDeliveryFromEnv() {
+  return { executions: executionsFromEnv(), allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'), now: Date.now, fetch };
+}

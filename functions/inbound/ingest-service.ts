@@ -75,7 +75,7 @@ export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer)
 
   let stored: StoredEvent | undefined;
   try {
-    stored = await storeEvent(deps, link, sourceId, event, rawBody, nowMs);
+    stored = await storeEvent(deps, sourceId, event, rawBody, nowMs);
   } catch (error) {
     await deps.counters.decrement(quotaKey);
     throw error;
@@ -103,7 +103,6 @@ function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): Ing
 /** Answers the stored event, or undefined when (source, external_id) was already taken. */
 async function storeEvent(
   deps: IngestDeps,
-  link: Link,
   sourceId: string,
   event: InboundEvent,
   rawBody: Buffer,

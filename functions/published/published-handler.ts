@@ -1,17 +1,13 @@
 import type { Context } from 'aws-lambda';
 import { routeById } from '#functions/routes.ts';
-import { dynamo } from '#shared/clients/dynamodb.ts';
-import { requireEnv } from '#shared/config.ts';
-import { createCounterStore } from '#shared/counter-store.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
 import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
-import { TABLE_ENV } from '#shared/resources.ts';
 import type * as z from '#shared/zod.ts';
-import { createApiKeysRepository } from './api-keys-repository.ts';
 import type { Caller } from '#shared/access.ts';
-import { authenticate, type ApiKeysDeps } from './api-keys-service.ts';
+import { authenticate } from './api-keys-service.ts';
+import { apiKeysFromEnv } from './wiring.ts';
 
 /**
  * A Published Workflow API route: the shared HTTP stack, then the caller's key checked against the scope
@@ -24,11 +20,7 @@ export function publishedRoute(
   const route = routeById(routeId);
   if (!route.scope) throw new Error(`Route ${routeId} has no scope`);
   const scope = route.scope;
-  const keys: ApiKeysDeps = {
-    keys: createApiKeysRepository(dynamo, requireEnv(TABLE_ENV.apiKeys)),
-    counters: createCounterStore(dynamo, requireEnv(TABLE_ENV.counters)),
-    now: Date.now,
-  };
+  const keys = apiKeysFromEnv();
   return httpHandler(route, async (request, context) => adapter(request, await authenticate(keys, header(request, 'authorization'), scope), context));
 }
 

@@ -67,6 +67,16 @@ export async function activePublication(deps: PublicationDeps, projectId: string
   return active;
 }
 
+/** The active publication's workflows, sorted by id, as the list route shows them. */
+export async function activeWorkflows(deps: PublicationDeps, projectId: string) {
+  const active = await activePublication(deps, projectId);
+  const workflows = await deps.publications.listWorkflows(active.publication_id);
+  return {
+    publication_id: active.publication_id,
+    workflows: workflows.map(({ definition }) => definition).sort((a, b) => a.id.localeCompare(b.id)),
+  };
+}
+
 export async function publishedWorkflow(deps: PublicationDeps, projectId: string, workflowId: string): Promise<PublishedWorkflow> {
   const active = await activePublication(deps, projectId);
   const workflow = await deps.publications.getWorkflow(active.publication_id, workflowId);

@@ -1,11 +1,10 @@
-import { optionalFlag } from '#shared/config.ts';
 import { metrics, MetricUnit } from '#shared/powertools.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { abandonPendingCallback, deliverCallback } from '#executions/callback-delivery.ts';
-import { executionsFromEnv } from '#executions/wiring.ts';
+import { callbackDeliveryFromEnv } from '#executions/wiring.ts';
 
-const deps = { executions: executionsFromEnv(), allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'), now: Date.now, fetch };
+const deps = callbackDeliveryFromEnv();
 
 const callbackTaskSchema = z.object({ execution_id: z.string().check(z.minLength(1)), give_up: z.optional(z.boolean()) });
 

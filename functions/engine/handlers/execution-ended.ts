@@ -1,16 +1,10 @@
-import { sfn } from '#shared/clients/sfn.ts';
-import { requireEnv } from '#shared/config.ts';
 import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
-import { STATE_MACHINE_ENV } from '#shared/resources.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
-import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus, type ReconcilerDeps } from '#engine/execution-reconciler.ts';
-import { createStateMachine } from '#executions/state-machine-gateway.ts';
-import { executionStatusFromEnv } from '#executions/wiring.ts';
+import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus } from '#engine/execution-reconciler.ts';
+import { reconcilerFromEnv } from '#engine/wiring.ts';
 
-const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
-// Status and error writes only (the error text is bounded far below the inline limit): no bucket needed.
-const deps: ReconcilerDeps = { executions: executionStatusFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), now: Date.now };
+const deps = reconcilerFromEnv();
 
 /** EventBridge's `Step Functions Execution Status Change` event; only what the reconciler reads is checked. */
 const statusChangeSchema = z.looseObject({
@@ -31,7 +25,7 @@ const statusChangeSchema = z.looseObject({
  * this state machine's executions that end FAILED, TIMED_OUT or ABORTED. See execution-reconciler.ts.
  */
 export const handler = taskHandler(statusChangeSchema, async ({ detail }) => {
-  if (detail.stateMachineArn !== stateMachineArn || !(ENDED_STATUSES as readonly string[]).includes(detail.status)) {
+  if (detail.stateMachineArn !== deps.stateMachineArn || !(ENDED_STATUSES as readonly string[]).includes(detail.status)) {
     logger.info('status change ignored', { stateMachineArn: detail.stateMachineArn, status: detail.status });
     return { outcome: 'ignored' as const };
   }

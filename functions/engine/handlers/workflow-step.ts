@@ -1,22 +1,11 @@
 import { metrics, MetricUnit } from '#shared/powertools.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
-import { runStep, type StepDeps } from '#engine/step-runner.ts';
+import { runStep } from '#engine/step-runner.ts';
+import { stepFromEnv } from '#engine/wiring.ts';
 import type { StepState } from '#executions/step-state.ts';
-import { bedrock } from '#shared/clients/bedrock.ts';
-import { publicationsFromEnv } from '#workflows/wiring.ts';
-import { createBedrockProvider } from '#engine/bedrock-provider.ts';
-import { scriptedProvider } from '#engine/llm-provider.ts';
-import { conversationsFromEnv, executionsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
 
-const deps: StepDeps = {
-  executions: executionsFromEnv(),
-  conversations: conversationsFromEnv(),
-  publications: publicationsFromEnv(),
-  runs: runStoreFromEnv(),
-  providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
-  now: Date.now,
-};
+const deps = stepFromEnv();
 
 /** The state is the engine's own output of the previous step (ids and the cursor); only its envelope is checked here. */
 const stepStateSchema = z.looseObject({

@@ -2,17 +2,17 @@ import { executeRequestSchema } from '#executions/execute-request.ts';
 import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '#executions/execution-model.ts';
 import { startExecution, waitUntilSettled, type StartDeps } from '#executions/execution-service.ts';
 import { executionStartFromEnv } from '#executions/wiring.ts';
+import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#shared/external-url.ts';
 import { keepJsonResponseAlive } from '#shared/http-handler.ts';
-import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
+import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;
 /** Tests only: a twin with a shortened stream idle timeout declares a shorter heartbeat for this route. Unset on AWS. */
-const HEARTBEAT_ENV = 'EXECUTE_HEARTBEAT_MS';
 
 export interface ExecuteOptions {
   heartbeatMs: number;
@@ -46,14 +46,4 @@ export function createExecuteHandler(deps: StartDeps, options: ExecuteOptions) {
   });
 }
 
-function heartbeatFromEnv(): number {
-  const raw = process.env[HEARTBEAT_ENV];
-  if (raw === undefined || raw.trim() === '') return EXECUTE_HEARTBEAT_INTERVAL_MS;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > EXECUTE_HEARTBEAT_INTERVAL_MS) {
-    throw new Error(`${HEARTBEAT_ENV} must be a whole number of milliseconds from 1 to ${EXECUTE_HEARTBEAT_INTERVAL_MS}`);
-  }
-  return value;
-}
-
-export const handler = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: heartbeatFromEnv() });
+export const handler = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: executeHeartbeatFromEnv() });

@@ -1,9 +1,9 @@
 import { jsonResponse } from '#shared/http-handler.ts';
 import { publishedWorkflow } from '#workflows/publication-service.ts';
-import { publicationsFromEnv } from '#workflows/wiring.ts';
+import { publicationReadsFromEnv } from '#workflows/wiring.ts';
 import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
-const deps = { publications: publicationsFromEnv(), now: Date.now };
+const deps = publicationReadsFromEnv();
 
 /** GET /api/v1/published/workflows/{workflow_id} */
 export const handler = publishedRoute('PublishedGetWorkflow', async (request, caller) => {

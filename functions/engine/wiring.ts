@@ -1,0 +1,29 @@
+import { bedrock } from '#shared/clients/bedrock.ts';
+import { sfn } from '#shared/clients/sfn.ts';
+import { requireEnv } from '#shared/config.ts';
+import { STATE_MACHINE_ENV } from '#shared/resources.ts';
+import { createStateMachine } from '#executions/state-machine-gateway.ts';
+import { conversationsFromEnv, executionStatusFromEnv, executionsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
+import { publicationsFromEnv } from '#workflows/wiring.ts';
+import { createBedrockProvider } from './bedrock-provider.ts';
+import type { ReconcilerDeps } from './execution-reconciler.ts';
+import { scriptedProvider } from './llm-provider.ts';
+import type { StepDeps } from './step-runner.ts';
+
+/** The state machine's functions' dependencies, built from their environment (a missing variable fails at cold start). */
+export function stepFromEnv(): StepDeps {
+  return {
+    executions: executionsFromEnv(),
+    conversations: conversationsFromEnv(),
+    publications: publicationsFromEnv(),
+    runs: runStoreFromEnv(),
+    providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
+    now: Date.now,
+  };
+}
+
+/** The reconciler writes status and a bounded error text only: no bucket needed. */
+export function reconcilerFromEnv(): ReconcilerDeps & { stateMachineArn: string } {
+  const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
+  return { executions: executionStatusFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, now: Date.now };
+}
