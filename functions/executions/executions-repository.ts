@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '#shared/conditional-write.ts';
+import { ifConditionHolds } from '#shared/conditional-write.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';
@@ -139,8 +139,8 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
       });
       Object.assign(expressionValues, condition?.values);
       const statusCondition = `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`;
-      try {
-        const result = await client.send(
+      const result = await ifConditionHolds(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: key(executionId),
@@ -150,12 +150,9 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
             ExpressionAttributeValues: expressionValues,
             ReturnValues: 'ALL_OLD',
           }),
-        );
-        return result.Attributes ? decode(result.Attributes, false) : undefined;
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+        ),
+      );
+      return result?.Attributes ? decode(result.Attributes, false) : undefined;
     },
 
     async setCallbackState(executionId: string, state: ExecutionRecord['callback_state']): Promise<void> {

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from '#shared/batch-get.ts';
 import type { BatchRetryOptions } from '#shared/batch-retry.ts';
-import { conditionHeld, isConditionFailure } from '#shared/conditional-write.ts';
+import { conditionHeld, ifConditionHolds } from '#shared/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import type { Link } from './link-model.ts';
 import { DAY_MS, ttlSeconds } from '#shared/time.ts';
@@ -97,8 +97,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         }),
       );
       let previous: Link;
-      try {
-        const result = await client.send(
+      const result = await ifConditionHolds(
+        client.send(
           new UpdateCommand({
             TableName: linksTable,
             Key: linkKey(linkId),
@@ -108,12 +108,10 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             ExpressionAttributeValues: { ':hash': newTokenHash, ':prefix': tokenPrefix, ':at': reissuedAt, ':revoked': 'revoked' },
             ReturnValues: 'ALL_OLD',
           }),
-        );
-        previous = result.Attributes as Link;
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
+        ),
+      );
+      if (!result) return undefined;
+      previous = result.Attributes as Link;
       // A token already in an earlier grace period keeps its earlier deadline.
       await conditionHeld(
         client.send(
