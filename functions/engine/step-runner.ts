@@ -159,7 +159,7 @@ async function executeNode(
       return undefined;
     }
     case 'memory': {
-      const values: Record<string, unknown> = Object.create(null);
+      const values = Object.create(null) as Record<string, unknown>;
       for (const [name, template] of Object.entries(node.set)) {
         const value = renderValue(template, scope);
         const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
@@ -218,7 +218,7 @@ async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefi
   const { run } = step;
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
-    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : Object.create(null),
+    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
     needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, run.execution_id) : [],
   ]);
   return {

@@ -30,7 +30,7 @@ export function createConversationsRepository(client: DynamoDBDocumentClient, ta
   return {
     /** A null-prototype map: memory names are the caller's (`constructor`, `__proto__` included). */
     async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
-      const memory: Record<string, unknown> = Object.create(null);
+      const memory = Object.create(null) as Record<string, unknown>;
       const pages = paginateQuery(
         { client },
         {

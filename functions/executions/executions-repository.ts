@@ -84,7 +84,7 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
     const record = rest as unknown as ExecutionRecord;
     const stored = record.pending_approval as StoredPending | null | undefined;
     const [output, error, message] = await Promise.all([
-      output_s3 !== undefined ? (load ? values.load({ s3: output_s3 as string }) : null) : output_json !== undefined ? JSON.parse(output_json as string) : (legacyOutput ?? null),
+      output_s3 !== undefined ? (load ? values.load({ s3: output_s3 as string }) : null) : output_json !== undefined ? (JSON.parse(output_json as string) as unknown) : (legacyOutput ?? null),
       error_s3 !== undefined && load ? values.load({ s3: error_s3 as string }) : record.error ?? null,
       // A pending approval is shown only while the run is interrupted: its message is read only then.
       stored?.message_s3 !== undefined && load && record.status === 'interrupted' ? values.load({ s3: stored.message_s3 }) : stored?.message ?? '',

@@ -42,8 +42,8 @@ export function createRunValues(objects: ObjectStore | undefined): RunValues {
       return { s3: key };
     },
     async load(stored) {
-      if (stored.s3 === undefined) return JSON.parse(stored.json ?? 'null');
-      return JSON.parse(await required().get(stored.s3));
+      if (stored.s3 === undefined) return JSON.parse(stored.json ?? 'null') as unknown;
+      return JSON.parse(await required().get(stored.s3)) as unknown;
     },
   };
 }

@@ -96,7 +96,6 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
-      let previous: Link;
       const result = await ifConditionHolds(
         client.send(
           new UpdateCommand({
@@ -111,7 +110,7 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         ),
       );
       if (!result) return undefined;
-      previous = result.Attributes as Link;
+      const previous = result.Attributes as Link;
       // A token already in an earlier grace period keeps its earlier deadline.
       await conditionHeld(
         client.send(

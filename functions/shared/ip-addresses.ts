@@ -56,7 +56,7 @@ export function ipv6Groups(address: string): number[] | undefined {
   const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
   const headGroups = parse(head);
   const tailGroups = tail === undefined ? [] : parse(tail);
-  const zeros = new Array(8 - headGroups.length - tailGroups.length).fill(0);
+  const zeros = new Array<number>(8 - headGroups.length - tailGroups.length).fill(0);
   return [...headGroups, ...zeros, ...tailGroups];
 }
 

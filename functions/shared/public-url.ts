@@ -48,6 +48,7 @@ export function publicUrlProblem(rawUrl: string, allowedHosts: readonly string[]
 export function urlTextProblem(rawUrl: string): string | undefined {
   if (/\s/.test(rawUrl)) return 'must not contain spaces';
   if (rawUrl.includes('\\')) return 'must not contain backslashes';
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this check refuses
   if (/[\u0000-\u001f\u007f]/.test(rawUrl)) return 'must not contain control characters';
   return undefined;
 }

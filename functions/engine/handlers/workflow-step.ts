@@ -3,7 +3,6 @@ import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { runStep } from '#engine/step-runner.ts';
 import { stepFromEnv } from '#engine/wiring.ts';
-import type { StepState } from '#executions/step-state.ts';
 
 const deps = stepFromEnv();
 
@@ -21,7 +20,7 @@ const stepStateSchema = z.looseObject({
 
 /** RunStep and RecordFailure tasks of the workflow state machine. */
 export const handler = taskHandler(stepStateSchema, async (state) => {
-  const next = await runStep(deps, state as unknown as StepState);
+  const next = await runStep(deps, state);
   if (next.outcome === 'finished') metrics.addMetric('WorkflowRunsFinished', MetricUnit.Count, 1);
   return next;
 });

@@ -34,7 +34,7 @@ function meteredDocumentClient(): DynamoDBDocumentClient {
       if (isConditionFailure(error)) recordCost({ dynamoWriteUnits: 1 });
       throw error;
     }
-    const units = capacityOf(result.output as never);
+    const units = capacityOf(result.output);
     recordCost(READ_COMMANDS.has(call.commandName) ? { dynamoReadUnits: units } : { dynamoWriteUnits: units });
     return result;
   });
