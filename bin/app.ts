@@ -3,5 +3,5 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { PlatformStack } from '#lib/stack.ts';
 
 const app = new App();
-new PlatformStack(app, app.node.tryGetContext('stackName') ?? 'WorkflowIngestPlatform');
+new PlatformStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'WorkflowIngestPlatform');
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

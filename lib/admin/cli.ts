@@ -17,10 +17,10 @@ type Command = (target: AdminTarget, args: string[], flags: Record<string, strin
 
 /** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
 const COMMANDS = new Map<string, Command>([
-  ['links', (target, args, flags) => runLinksCommand(target, args, flags as never)],
-  ['keys', (target, args, flags) => runKeysCommand(target, args, flags as never)],
-  ['publish', (target, args, flags) => runPublicationCommand(target, 'publish', args, flags as never)],
-  ['unpublish', (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags as never)],
+  ['links', (target, args, flags) => runLinksCommand(target, args, flags)],
+  ['keys', (target, args, flags) => runKeysCommand(target, args, flags)],
+  ['publish', (target, args, flags) => runPublicationCommand(target, 'publish', args, flags)],
+  ['unpublish', (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags)],
 ]);
 
 export interface CliResult {

@@ -133,7 +133,13 @@ function targetOf(pathname: string, stage: string): RequestTarget {
 /** Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send. */
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
-  const server = createServer(async (request, response) => {
+  // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
+  const server = createServer((request, response) => void serve(request, response));
+  // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
+  server.requestTimeout = 0;
+  return server;
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const target = targetOf(url.pathname, options.stage);
     let match: { route: CompiledRoute; values: string[] } | undefined;
@@ -168,10 +174,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       if (response.headersSent) return void response.destroy();
       send(response, { statusCode: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal server error' }) });
     }
-  });
-  // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
-  server.requestTimeout = 0;
-  return server;
+  }
 }
 
 /** A Lambda proxy integration accepts only a result with a numeric status code; anything else is a 502. */

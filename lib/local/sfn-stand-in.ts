@@ -380,7 +380,7 @@ export class LocalStepFunctions {
         try {
           await subscriber(event);
           break;
-        } catch (error) {
+        } catch {
           if (attempt >= 3 || this.closed) return;
           await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
         }

@@ -45,7 +45,7 @@ export function listFunctionBundles(assemblyDir: string): FunctionBundle[] {
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const assetPath = assetDirectoryOf(resource);
       if (assetPath === undefined) continue;
-      const cdkPath = String(resource.Metadata?.['aws:cdk:path'] ?? '');
+      const cdkPath = String((resource.Metadata?.['aws:cdk:path'] as string | undefined) ?? '');
       const bundleFile = join(assemblyDir, assetPath, 'index.mjs');
       if (!existsSync(bundleFile)) continue;
       const files = filesUnder(join(assemblyDir, assetPath));

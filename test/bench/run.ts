@@ -82,7 +82,7 @@ async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number
     const status = await post(`${twin.url}/api/v1/webhooks/${tokens[i % tokens.length]}/events`, bodies[i]!);
     if (status !== 201) unexpected.push(status);
   });
-  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} answers were not 201 (${[...new Set(unexpected)]})`);
+  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} answers were not 201 (${[...new Set(unexpected)].join(',')})`);
   const cost = costs.get('WebhookPostEvent');
   if (cost) {
     const per = (n: number) => (n / cost.requests).toFixed(2);
@@ -136,7 +136,7 @@ async function executeRun(label: string, workflowId: string, total: number, conc
     if (answer.status !== 200 || body.status !== 'completed') unexpected.push(`${answer.status} ${body.status}`);
     else executionIds.push(body.execution_id!);
   });
-  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} runs did not complete (${[...new Set(unexpected)]})`);
+  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} runs did not complete (${[...new Set(unexpected)].join(',')})`);
   const perRequest = (operation: string) => {
     const cost = costs.get(operation);
     if (!cost) return 'n/a';

@@ -130,7 +130,7 @@ describe('POST /workflows/{id}/execute', () => {
 describe('stop', () => {
   it('cancels a run in a wait; the blocked execute answers cancelled; a second stop is 409', async () => {
     const blocked = client.execute('router', { user_id: 'stopper', input: { kind: 'slow' } });
-    let stored;
+    let stored: Record<string, any> | undefined;
     for (let i = 0; i < 100 && !stored; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.executions }));

@@ -114,7 +114,7 @@ beforeAll(async () => {
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
   execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 50 }) as unknown as StreamingHandler;
-  reconcile = (await import('#engine/handlers/execution-ended.ts')).handler as unknown as TaskHandler;
+  reconcile = (await import('#engine/handlers/execution-ended.ts')).handler;
 });
 afterAll(async () => {
   receiver.close();

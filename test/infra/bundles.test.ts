@@ -146,8 +146,8 @@ process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { fu
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const status = await new Promise((resolve) => child.on('close', resolve));
       expect(status, stderr).toBe(0);
       expect(JSON.parse(stdout)).toMatchObject({ statusCode: 404, body: JSON.stringify({ error: 'Unknown webhook link' }) });

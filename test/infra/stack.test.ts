@@ -320,7 +320,7 @@ describe('workflow engine', () => {
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged in the stack', () => {
-    expect(nagFailure ? String(nagFailure) : undefined).toBeUndefined();
+    expect(nagFailure ? String(nagFailure as Error) : undefined).toBeUndefined();
   });
 
   it('does fail synthesis on a finding nobody acknowledged', () => {

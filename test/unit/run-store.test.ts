@@ -130,7 +130,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     const repository = executions();
     const record = newRecord();
     await repository.create(record, Date.now() + 60_000);
-    const output = { text: 'ж"'.repeat(RUN_VALUE_INLINE_MAX_BYTES), constructor: 'kept', n: 12345678901234567890 };
+    const output = { text: 'ж"'.repeat(RUN_VALUE_INLINE_MAX_BYTES), constructor: 'kept', n: 12345678901234567000 };
     await repository.transition(record.execution_id, ['queued'], { status: 'completed', output });
 
     const stored = await item(`execution#${record.execution_id}`);

@@ -70,13 +70,13 @@ describe('transient service errors', () => {
     const throttled = new ProvisionedThroughputExceededException({ message: 'slow down', ...metadata(400) });
     const retried = await failing(throttled)({ id: 'x' }, context).catch((error: Error) => error);
     expect(retried).toBeInstanceOf(Error);
-    expect((retried as Error).name).toBe(TRANSIENT_SERVICE_ERROR);
-    expect((retried as Error).message).toBe('ProvisionedThroughputExceededException: slow down');
+    expect(retried.name).toBe(TRANSIENT_SERVICE_ERROR);
+    expect(retried.message).toBe('ProvisionedThroughputExceededException: slow down');
 
     const refused = new ConditionalCheckFailedException({ message: 'condition', ...metadata(400) });
     expect(await failing(refused)({ id: 'x' }, context).catch((error: Error) => error)).toBe(refused);
 
     const badInput = await failing(throttled)({ id: 7 }, context).catch((error: Error) => error);
-    expect((badInput as Error).name).toBe('ZodError');
+    expect(badInput.name).toBe('ZodError');
   });
 });

@@ -73,8 +73,9 @@ export function ruleHolds(rule: ChoiceRule, input: Json, context: Json): boolean
     if (operator in rule) return compare(value, rule[operator]!) === true;
     const pathOperator = `${operator}Path`;
     if (pathOperator in rule) {
-      const other = readPath(rule[pathOperator] as string, input, context);
-      if (other === undefined) throw new StatesError('States.Runtime', `Invalid path '${String(rule[pathOperator])}' in ${pathOperator}`);
+      const otherPath = rule[pathOperator] as string;
+      const other = readPath(otherPath, input, context);
+      if (other === undefined) throw new StatesError('States.Runtime', `Invalid path '${otherPath}' in ${pathOperator}`);
       return compare(value, other) === true;
     }
   }

@@ -86,7 +86,10 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
   const upstream = new URL(options.upstream);
   const agent = new Agent({ keepAlive: true });
 
-  const server = createServer(async (request, response) => {
+  // Deliberately not awaited: Node ignores a request listener's result; serve() answers or destroys each request itself.
+  const server = createServer((request, response) => void serve(request, response));
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     let body: Buffer;
     try {
       body = await readAll(request);
@@ -119,7 +122,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       );
     }
     forward(request, response, body, method, url, principal);
-  });
+  }
 
   function forward(request: IncomingMessage, response: ServerResponse, body: Buffer, method: string, url: string, principal: LocalPrincipal): void {
     const headers = { ...request.headers };

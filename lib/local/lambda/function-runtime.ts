@@ -52,7 +52,10 @@ loading.catch((error: unknown) => post({ kind: 'initError', error: serializeErro
 
 const streams = new Map<number, WorkerResponseStream>();
 
-port.on('message', async (message: ToWorker) => {
+// Deliberately not awaited: the port ignores a listener's result; onMessage() posts each outcome, failures included, to the host.
+port.on('message', (message: ToWorker) => void onMessage(message));
+
+async function onMessage(message: ToWorker): Promise<void> {
   if (message.kind === 'streamClosed') return void streams.get(message.id)?.destroy();
   const { id } = message;
   try {
@@ -74,4 +77,4 @@ port.on('message', async (message: ToWorker) => {
   } finally {
     streams.delete(id);
   }
-});
+}
