@@ -17,6 +17,7 @@ import { initialCursor, type ApprovalDecision } from './step-state.ts';
 import { executionArnOf, type StateMachine } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
+import { logger } from '#shared/powertools.ts';
 
 /** Waiting for, stopping and resuming executions. */
 export interface ExecutionDeps {
@@ -126,8 +127,10 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   try {
     await deps.stateMachine.stop(executionArnOf(deps.stateMachineArn, executionId), 'Stopped through the API');
   } catch (error) {
-    // Not started yet (a stop racing the execute call): the run will find itself cancelled at its first step.
-    if ((error as Error).name !== 'ExecutionDoesNotExist') throw error;
+    // The record already says cancelled, and a run that is not running ends at its next step (a waiting approval
+    // at its timeout), so a stop that did not reach Step Functions (not started yet, throttled) changes nothing the
+    // caller sees; failing here would lose the callback, as a retried stop answers 409.
+    if ((error as Error).name !== 'ExecutionDoesNotExist') logger.warn('stop not sent to Step Functions', { executionId, error: error as Error });
   }
   if (previous.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
   return { execution_id: executionId, status: 'cancelled' as const };

@@ -1,0 +1,307 @@
+import { describe, expect, it } from 'vitest';
+import type { ExecutionRecord } from '#executions/execution-model.ts';
+import { decideApproval, startExecution, stopExecution, type StartDeps } from '#executions/execution-service.ts';
+import type { ExecuteRequest } from '#executions/execute-request.ts';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { ManualClock } from '../support/fakes/clock.ts';
+import { InMemoryConversationsRepository } from '../support/fakes/conversations-repository.ts';
+import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
+import { awsError } from '../support/fakes/faults.ts';
+import { InMemoryPublicationsRepository } from '../support/fakes/publications-repository.ts';
+import { InMemoryRunStore } from '../support/fakes/run-store.ts';
+import { FakeStateMachine } from '../support/fakes/state-machine.ts';
+
+const PROJECT = 'project-a';
+const caller = { projectId: PROJECT };
+const CALLBACK_URL = 'https://hooks.example.com/runs';
+
+const ECHO: WorkflowDefinition = {
+  id: 'echo',
+  name: 'Echo',
+  description: '',
+  start: 'answer',
+  nodes: {
+    answer: { type: 'llm', provider: 'scripted', reply: 'Echo: {{input.message}}', next: 'done' },
+    done: { type: 'end', output: '{{nodes.answer.output}}' },
+  },
+};
+
+function setup() {
+  const clock = new ManualClock();
+  const executions = new InMemoryExecutionsRepository();
+  const stateMachine = new FakeStateMachine();
+  const publications = new InMemoryPublicationsRepository();
+  const runs = new InMemoryRunStore();
+  const conversations = new InMemoryConversationsRepository();
+  publications.seed(PROJECT, [ECHO]);
+  const deps: StartDeps = {
+    executions,
+    stateMachine,
+    stateMachineArn: stateMachine.stateMachineArn,
+    sleep: clock.sleep,
+    now: clock.now,
+    publications,
+    runs,
+    conversations,
+    allowLoopbackCallbacks: false,
+  };
+  return { deps, clock, executions, stateMachine, runs, conversations };
+}
+
+const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({ input: { message: 'hi' }, user_id: 'user-1', overrides: {}, ...extra });
+
+/** A run waiting at an approval, as AwaitApproval leaves it: interrupted, with the pending approval and its task token. */
+function waitingRun(env: ReturnType<typeof setup>, extra: Partial<ExecutionRecord> = {}): ExecutionRecord {
+  const executionId = `exec-${env.executions.items.size + 1}`;
+  return env.executions.seed({
+    execution_id: executionId,
+    project_id: PROJECT,
+    publication_id: `pub_${PROJECT}`,
+    workflow_id: 'gate',
+    user_id: 'user-1',
+    thread_id: 'thread-1',
+    status: 'interrupted',
+    output: null,
+    error: null,
+    total_steps: 2,
+    created_at: '2025-03-10T11:59:00.000Z',
+    finished_at: null,
+    pending_approval: { approval_id: 'appr-1', node_id: 'review', message: 'Ship it?' },
+    task_token: env.stateMachine.issueToken(executionId),
+    callback_url: null,
+    webhook_secret: null,
+    callback_state: 'none',
+    ...extra,
+  });
+}
+
+describe('startExecution', () => {
+  it('stores the run context and a queued record, then starts the state machine with ids and a cursor only', async () => {
+    const env = setup();
+    const record = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, webhook_secret: 'whsec_x' }));
+
+    expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'queued', callback_state: 'pending', webhook_secret: 'whsec_x' });
+    expect(env.runs.contexts.get(record.execution_id)?.context.input).toEqual({ message: 'hi' });
+    expect(env.stateMachine.executions.get(record.execution_id)?.input).toEqual({
+      mode: 'run',
+      execution_id: record.execution_id,
+      cursor: { node: 'answer', steps: 0, turns: 0, outputs: 0, approval_node: null },
+    });
+  });
+
+  it('answers 503 when the state machine cannot be started, and leaves the record failed without a callback', async () => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    const failedAt = env.clock.now();
+
+    const started = startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, initial_memory: { plan: 'gold' } }));
+    const error = await started.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((error as ServiceUnavailableError).statusCode).toBe(503);
+
+    // The record was written before the start: it stays, failed, and asks for no callback (the caller got the 503 instead).
+    const [record] = env.executions.all();
+    expect(env.executions.items.size).toBe(1);
+    expect(record).toMatchObject({
+      status: 'failed',
+      error: 'The execution service was unavailable',
+      finished_at: new Date(failedAt).toISOString(),
+      callback_url: CALLBACK_URL,
+      callback_state: 'none',
+    });
+    // No run and no callback execution exist; the run context and the initial memory written before stay.
+    expect(env.stateMachine.startedNames()).toEqual([]);
+    expect([...env.runs.contexts.keys()]).toEqual([record!.execution_id]);
+    expect(env.conversations.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
+  });
+
+  it('a later start of the same request gets a new execution: the failed one is not reused', async () => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', awsError('ThrottlingException'));
+    await expect(startExecution(env.deps, caller, 'echo', request())).rejects.toBeInstanceOf(ServiceUnavailableError);
+    const retried = await startExecution(env.deps, caller, 'echo', request());
+
+    expect(env.executions.all().map((record) => record.status).sort()).toEqual(['failed', 'queued']);
+    expect(env.executions.stored(retried.execution_id).status).toBe('queued');
+    expect(env.stateMachine.startedNames()).toEqual([retried.execution_id]);
+  });
+
+  it('refuses an unsafe callback_url before writing anything', async () => {
+    const env = setup();
+    const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: 'http://10.0.0.1/hook', initial_memory: { a: 1 } })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details.map((issue) => issue.field)).toEqual(['callback_url']);
+    expect(env.executions.items.size).toBe(0);
+    expect(env.runs.contexts.size).toBe(0);
+    expect(env.conversations.memory.size).toBe(0);
+    expect(env.stateMachine.faults.count('start')).toBe(0);
+  });
+});
+
+describe('decideApproval', () => {
+  it('claims the approval and sends the decision with the task token', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    const answer = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'fine');
+
+    expect(answer).toEqual({ execution_id: run.execution_id, approval_id: 'appr-1', decision: 'approved', status: 'running' });
+    expect(env.stateMachine.resumed).toEqual([{ taskToken: run.task_token, output: { decision: 'approved', feedback: 'fine', approval_id: 'appr-1' } }]);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', pending_approval: null, task_token: null });
+  });
+
+  it.each(['ThrottlingException', 'ServiceUnavailable'])('gives the approval back and answers 503 when sending fails with %s', async (name) => {
+    const env = setup();
+    const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
+    env.stateMachine.faults.failNext('resume', awsError(name));
+
+    const error = await decideApproval(env.deps, caller, run.execution_id, 'approved', '').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((error as ServiceUnavailableError).statusCode).toBe(503);
+
+    // Restored exactly as it was: the same approval and token, so the caller's retry can succeed.
+    expect(env.executions.stored(run.execution_id)).toEqual(run);
+    expect(env.stateMachine.tokens.get(run.task_token!)).toBe('waiting');
+    expect(env.stateMachine.startedNames()).toEqual([]);
+
+    await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'second try');
+    expect(env.stateMachine.resumed.map((sent) => sent.output)).toEqual([{ decision: 'rejected', feedback: 'second try', approval_id: 'appr-1' }]);
+    expect(env.executions.stored(run.execution_id).status).toBe('running');
+  });
+
+  const deadTokens = [
+    ['TaskTimedOut', 'The approval was not answered in time'],
+    ['TaskDoesNotExist', 'The approval could not be delivered: the run was no longer waiting for it'],
+    ['InvalidToken', 'The approval could not be delivered: its task token is invalid'],
+  ] as const;
+
+  it.each(deadTokens)('fails the run with its callback and answers 409 when the token is dead (%s)', async (name, runError) => {
+    const env = setup();
+    const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
+    // Make the token dead the way Step Functions would: timed out, already answered, or never issued.
+    if (name === 'TaskTimedOut') env.stateMachine.timeOut(run.task_token!);
+    if (name === 'TaskDoesNotExist') env.stateMachine.tokens.set(run.task_token!, 'answered');
+    if (name === 'InvalidToken') env.stateMachine.tokens.delete(run.task_token!);
+    env.clock.advance(5_000);
+
+    const error = await decideApproval(env.deps, caller, run.execution_id, 'approved', '').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect((error as ConflictError).statusCode).toBe(409);
+    expect((error as Error).message).toContain(name);
+
+    expect(env.executions.stored(run.execution_id)).toMatchObject({
+      status: 'failed',
+      error: runError,
+      finished_at: env.clock.iso(),
+      pending_approval: null,
+      task_token: null,
+      callback_state: 'pending',
+    });
+    expect(env.stateMachine.executions.get(`callback-${run.execution_id}`)?.input).toEqual({ mode: 'callback', execution_id: run.execution_id });
+    expect(env.stateMachine.resumed).toEqual([]);
+  });
+
+  it('fails a run with a dead token without starting a callback when it has none', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    env.stateMachine.timeOut(run.task_token!);
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'rejected', '')).rejects.toBeInstanceOf(ConflictError);
+    expect(env.executions.stored(run.execution_id).status).toBe('failed');
+    expect(env.stateMachine.startedNames()).toEqual([]);
+  });
+
+  it('keeps a stop that won the race: no failure, no second callback, when the token turns out dead', async () => {
+    const env = setup();
+    const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
+    env.stateMachine.timeOut(run.task_token!);
+    // While the decision is being sent, a stop cancels the (claimed, running) run and starts its callback.
+    env.stateMachine.faults.beforeNext('resume', async () => {
+      await stopExecution(env.deps, caller, run.execution_id);
+    });
+
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ConflictError);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'cancelled', error: null });
+    expect(env.stateMachine.startedNames()).toEqual([`callback-${run.execution_id}`]);
+  });
+
+  it('does not give the approval back to a run that was stopped while the decision failed transiently', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    env.stateMachine.faults.beforeNext('resume', async () => {
+      await stopExecution(env.deps, caller, run.execution_id);
+    });
+    env.stateMachine.faults.failNext('resume', awsError('ThrottlingException'));
+
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'cancelled', pending_approval: null, task_token: null });
+  });
+
+  it('lets only one of two concurrent decisions through', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    const results = await Promise.allSettled([
+      decideApproval(env.deps, caller, run.execution_id, 'approved', 'first'),
+      decideApproval(env.deps, caller, run.execution_id, 'rejected', 'second'),
+    ]);
+    expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(results.find((result) => result.status === 'rejected')?.reason).toBeInstanceOf(ConflictError);
+    expect(env.stateMachine.resumed).toHaveLength(1);
+  });
+
+  it('does not claim a newer approval with a decision read for an older one', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    // Between the read and the claim, the approval is answered elsewhere and the run reaches the next approval.
+    env.executions.faults.beforeNext('transition', () => {
+      const item = env.executions.items.get(run.execution_id)!;
+      item.record.pending_approval = { approval_id: 'appr-2', node_id: 'second-review', message: 'And this?' };
+      item.record.task_token = env.stateMachine.issueToken(run.execution_id);
+    });
+
+    const error = await decideApproval(env.deps, caller, run.execution_id, 'approved', '').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect((error as Error).message).toContain('appr-1');
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'interrupted', pending_approval: { approval_id: 'appr-2' } });
+    expect(env.stateMachine.resumed).toEqual([]);
+  });
+
+  it('answers 409 for a run not waiting for an approval and 404 for another project’s run', async () => {
+    const env = setup();
+    const running = waitingRun(env, { status: 'running', pending_approval: null, task_token: null });
+    const theirs = waitingRun(env, { project_id: 'project-b' });
+    await expect(decideApproval(env.deps, caller, running.execution_id, 'approved', '')).rejects.toBeInstanceOf(ConflictError);
+    await expect(decideApproval(env.deps, caller, theirs.execution_id, 'approved', '')).rejects.toBeInstanceOf(NotFoundError);
+    expect(env.executions.stored(theirs.execution_id).status).toBe('interrupted');
+    expect(env.stateMachine.resumed).toEqual([]);
+  });
+});
+
+describe('stopExecution', () => {
+  it('cancels a run whose execution does not exist yet and still starts its callback', async () => {
+    const env = setup();
+    const run = waitingRun(env, { status: 'queued', pending_approval: null, task_token: null, callback_url: CALLBACK_URL, callback_state: 'pending' });
+
+    expect(await stopExecution(env.deps, caller, run.execution_id)).toEqual({ execution_id: run.execution_id, status: 'cancelled' });
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'cancelled', finished_at: env.clock.iso() });
+    expect(env.stateMachine.faults.count('stop')).toBe(1);
+    expect(env.stateMachine.startedNames()).toEqual([`callback-${run.execution_id}`]);
+  });
+
+  it('still answers cancelled and starts the callback when the stop cannot reach Step Functions', async () => {
+    const env = setup();
+    const run = waitingRun(env, { status: 'running', pending_approval: null, task_token: null, callback_url: CALLBACK_URL, callback_state: 'pending' });
+    env.stateMachine.faults.failNext('stop', awsError('ThrottlingException'));
+
+    expect(await stopExecution(env.deps, caller, run.execution_id)).toEqual({ execution_id: run.execution_id, status: 'cancelled' });
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'cancelled' });
+    expect(env.stateMachine.startedNames()).toEqual([`callback-${run.execution_id}`]);
+  });
+
+  it('stops the running execution by its ARN', async () => {
+    const env = setup();
+    const started = await startExecution(env.deps, caller, 'echo', request());
+    await stopExecution(env.deps, caller, started.execution_id);
+    expect(env.stateMachine.executions.get(started.execution_id)).toMatchObject({ status: 'ABORTED', stopCause: 'Stopped through the API' });
+    expect(env.executions.stored(started.execution_id).status).toBe('cancelled');
+  });
+});

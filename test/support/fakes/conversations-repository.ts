@@ -1,0 +1,45 @@
+import type { ConversationsRepository, Turn } from '#executions/conversations-repository.ts';
+import { Faults } from './faults.ts';
+
+/** The conversations table in memory: memory per (project, user), turns per (project, user, thread). */
+export class InMemoryConversationsRepository implements ConversationsRepository {
+  readonly memory = new Map<string, Map<string, unknown>>();
+  readonly turns = new Map<string, { turn: Turn; sequence: number; expiresAtMs: number }[]>();
+  readonly faults = new Faults<keyof ConversationsRepository>();
+
+  async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
+    await this.faults.enter('readMemory');
+    const memory: Record<string, unknown> = Object.create(null);
+    for (const [name, value] of this.memory.get(JSON.stringify([projectId, userId])) ?? []) memory[name] = structuredClone(value);
+    return memory;
+  }
+
+  async writeMemory(projectId: string, userId: string, entries: Record<string, unknown>): Promise<void> {
+    await this.faults.enter('writeMemory');
+    const key = JSON.stringify([projectId, userId]);
+    const memory = this.memory.get(key) ?? new Map<string, unknown>();
+    for (const [name, value] of Object.entries(entries)) memory.set(name, JSON.parse(JSON.stringify(value ?? null)));
+    this.memory.set(key, memory);
+  }
+
+  async readHistory(projectId: string, userId: string, threadId: string, limit: number, excludeExecutionId: string): Promise<Turn[]> {
+    await this.faults.enter('readHistory');
+    const turns = this.turns.get(JSON.stringify([projectId, userId, threadId])) ?? [];
+    return turns
+      .filter(({ turn }) => turn.execution_id !== excludeExecutionId)
+      .sort((a, b) => a.turn.at.localeCompare(b.turn.at) || a.sequence - b.sequence)
+      .slice(-limit)
+      .map(({ turn }) => structuredClone(turn));
+  }
+
+  async appendTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number, expiresAtMs: number): Promise<void> {
+    await this.faults.enter('appendTurn');
+    const key = JSON.stringify([projectId, userId, threadId]);
+    this.turns.set(key, [...(this.turns.get(key) ?? []), { turn: structuredClone(turn), sequence, expiresAtMs }]);
+  }
+
+  /** Test helper: a user's memory as a plain object. */
+  memoryOf(projectId: string, userId: string): Record<string, unknown> {
+    return Object.fromEntries(this.memory.get(JSON.stringify([projectId, userId])) ?? []);
+  }
+}

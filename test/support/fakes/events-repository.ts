@@ -1,0 +1,53 @@
+import type { EventsRepository, StoredEvent } from '#inbound/events-repository.ts';
+import { epochSeconds, SECOND_MS } from '#shared/time.ts';
+import { Faults } from './faults.ts';
+
+const keyOf = (sourceId: string, externalId: string) => `${sourceId}\u0000${externalId}`;
+/** Same rule as the repository's `isLive` (restated here so the fake does not load the DynamoDB client). */
+const live = (event: Pick<StoredEvent, 'expires_at'>, nowMs: number) => event.expires_at * SECOND_MS > nowMs;
+
+/**
+ * The inbound events table in memory: one item per (source_id, external_id), and `putIfNew` is the
+ * repository's conditional put (stores unless a live item exists: `attribute_not_exists OR expires_at <= now`).
+ */
+export class InMemoryEventsRepository implements EventsRepository {
+  readonly items = new Map<string, StoredEvent>();
+  readonly faults = new Faults<keyof EventsRepository>();
+
+  async putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
+    await this.faults.enter('putIfNew');
+    const existing = this.items.get(keyOf(event.source_id, event.external_id));
+    if (existing && !(existing.expires_at <= epochSeconds(nowMs))) return false;
+    this.items.set(keyOf(event.source_id, event.external_id), structuredClone(event));
+    return true;
+  }
+
+  /** Answers the repository's projection only (ids and expiry), as the real GetItem does. */
+  async findLive(sourceId: string, externalId: string, nowMs: number): Promise<StoredEvent | undefined> {
+    await this.faults.enter('findLive');
+    const event = this.items.get(keyOf(sourceId, externalId));
+    if (!event || !live(event, nowMs)) return undefined;
+    const { source_id, external_id, event_id, expires_at } = event;
+    return { source_id, external_id, event_id, expires_at } as StoredEvent;
+  }
+
+  async recent(sourceId: string, count: number, nowMs: number): Promise<StoredEvent[]> {
+    await this.faults.enter('recent');
+    return [...this.items.values()]
+      .filter((event) => event.source_id === sourceId && live(event, nowMs))
+      .sort((a, b) => b.received_key.localeCompare(a.received_key))
+      .slice(0, count)
+      .map((event) => structuredClone(event));
+  }
+
+  /** Test helper: the whole stored item (the repository itself only reads projections). */
+  stored(sourceId: string, externalId: string): StoredEvent | undefined {
+    const event = this.items.get(keyOf(sourceId, externalId));
+    return event ? structuredClone(event) : undefined;
+  }
+
+  /** Test helper: every stored event of a source. */
+  ofSource(sourceId: string): StoredEvent[] {
+    return [...this.items.values()].filter((event) => event.source_id === sourceId).map((event) => structuredClone(event));
+  }
+}
