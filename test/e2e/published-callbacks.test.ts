@@ -11,34 +11,39 @@ interface Delivery {
   body: string;
 }
 
-/** A callback receiver on loopback that answers the statuses it is told to, in order, then 204. */
+/**
+ * A callback receiver on loopback. Each test has its own path (`/hook/<tag>`), so a late callback of another test
+ * never lands in its list; a tag answers the statuses it is told to, in order, then 204.
+ */
 function receiver() {
-  const deliveries: Delivery[] = [];
-  const statuses: number[] = [];
+  const deliveries = new Map<string, Delivery[]>();
+  const statuses = new Map<string, number[]>();
   let notify: () => void = () => undefined;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
+    const tag = (request.url ?? '').replace(/^\/hook\//, '');
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      deliveries.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
-      response.writeHead(statuses.shift() ?? 204).end();
+      deliveries.set(tag, [...(deliveries.get(tag) ?? []), { headers: request.headers, body: Buffer.concat(chunks).toString('utf8') }]);
+      response.writeHead(statuses.get(tag)?.shift() ?? 204).end();
       notify();
     });
   });
+  const of = (tag: string) => deliveries.get(tag) ?? [];
   return {
-    deliveries,
-    statuses,
+    of,
     server,
-    url: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    async waitFor(count: number, timeoutMs = 10_000) {
+    answer: (tag: string, ...codes: number[]) => statuses.set(tag, codes),
+    url: (tag: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/${tag}`,
+    async waitFor(tag: string, count: number, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
-      while (deliveries.length < count && Date.now() < deadline) {
+      while (of(tag).length < count && Date.now() < deadline) {
         await new Promise<void>((resolve) => {
           notify = resolve;
           setTimeout(resolve, 100);
         });
       }
-      return deliveries;
+      return of(tag);
     },
   };
 }
@@ -62,9 +67,9 @@ afterAll(async () => {
 describe('completion callbacks', () => {
   it('posts the status response signed per Standard Webhooks, verifiable with the standardwebhooks package', async () => {
     const secret = `whsec_${Buffer.from('a-32-byte-secret-for-the-tests!!').toString('base64')}`;
-    const run = await client.execute('echo', { user_id: 'u', input: { message: 'signed' }, callback_url: hook.url(), webhook_secret: secret });
+    const run = await client.execute('echo', { user_id: 'u', input: { message: 'signed' }, callback_url: hook.url('signed'), webhook_secret: secret });
     expect(run.body.status).toBe('completed');
-    const [delivery] = await hook.waitFor(1);
+    const [delivery] = await hook.waitFor('signed', 1);
     expect(delivery).toBeDefined();
     const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Record<string, unknown>;
     expect(payload).toEqual((await client.getExecution(run.body.execution_id)).body);
@@ -75,32 +80,28 @@ describe('completion callbacks', () => {
   });
 
   it('signs with a plain secret as raw bytes (Webhook with format raw), and sends no signature without a secret', async () => {
-    hook.deliveries.length = 0;
-    const run = await client.execute('router', { user_id: 'u', input: { kind: 'broken', message: 'x' }, callback_url: hook.url(), webhook_secret: 'plain secret' });
+    const run = await client.execute('router', { user_id: 'u', input: { kind: 'broken', message: 'x' }, callback_url: hook.url('raw'), webhook_secret: 'plain secret' });
     expect(run.body.status).toBe('failed');
-    const [signed] = await hook.waitFor(1);
+    const [signed] = await hook.waitFor('raw', 1);
     const payload = new Webhook('plain secret', { format: 'raw' }).verify(signed!.body, signed!.headers as Record<string, string>) as Record<string, unknown>;
     expect(payload).toMatchObject({ status: 'failed', error: 'Broken: x' });
 
-    hook.deliveries.length = 0;
-    await client.execute('echo', { user_id: 'u', input: { message: 'x' }, callback_url: hook.url() });
-    const [unsigned] = await hook.waitFor(1);
+    await client.execute('echo', { user_id: 'u', input: { message: 'x' }, callback_url: hook.url('unsigned') });
+    const [unsigned] = await hook.waitFor('unsigned', 1);
     expect(unsigned!.headers['webhook-signature']).toBeUndefined();
     expect(JSON.parse(unsigned!.body).status).toBe('completed');
   });
 
   it('retries a failing receiver with backoff until it takes the callback, with the same webhook id', async () => {
-    hook.deliveries.length = 0;
-    hook.statuses.push(500, 503);
-    const run = await client.execute('echo', { user_id: 'u', input: { message: 'retry' }, callback_url: hook.url() });
-    const deliveries = await hook.waitFor(3);
+    hook.answer('retried', 500, 503);
+    const run = await client.execute('echo', { user_id: 'u', input: { message: 'retry' }, callback_url: hook.url('retried') });
+    const deliveries = await hook.waitFor('retried', 3);
     expect(deliveries).toHaveLength(3);
     expect(new Set(deliveries.map((delivery) => delivery.headers['webhook-id']))).toEqual(new Set([`msg_${run.body.execution_id}`]));
   });
 
   it('calls back with status cancelled when a running run is stopped', async () => {
-    hook.deliveries.length = 0;
-    const blocked = client.execute('router', { user_id: 'stop-me', input: { kind: 'slow' }, callback_url: hook.url() });
+    const blocked = client.execute('router', { user_id: 'stop-me', input: { kind: 'slow' }, callback_url: hook.url('stopped') });
     let executionId: string | undefined;
     for (let i = 0; i < 100 && !executionId; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -109,19 +110,18 @@ describe('completion callbacks', () => {
     }
     expect((await client.stop(executionId!)).body).toEqual({ execution_id: executionId, status: 'cancelled' });
     expect((await blocked).body.status).toBe('cancelled');
-    const [delivery] = await hook.waitFor(1);
+    const [delivery] = await hook.waitFor('stopped', 1);
     expect(JSON.parse(delivery!.body)).toMatchObject({ execution_id: executionId, status: 'cancelled' });
   });
 
   it('calls back when a run fails after an approval, and not while it waits', async () => {
-    hook.deliveries.length = 0;
-    const run = await client.execute('gate', { user_id: 'u', input: {}, callback_url: hook.url() });
+    const run = await client.execute('gate', { user_id: 'u', input: {}, callback_url: hook.url('gated') });
     expect(run.body.status).toBe('interrupted');
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(hook.deliveries).toHaveLength(0);
+    expect(hook.of('gated')).toHaveLength(0);
     await client.reject(run.body.execution_id, { feedback: 'no' });
     await pollExecution(client, run.body.execution_id, (body) => body.status === 'failed');
-    const [delivery] = await hook.waitFor(1);
+    const [delivery] = await hook.waitFor('gated', 1);
     expect(JSON.parse(delivery!.body)).toMatchObject({ status: 'failed', error: 'no' });
   });
 });
