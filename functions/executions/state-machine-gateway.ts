@@ -5,6 +5,7 @@ import {
   StopExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
+import { executionArnOf } from './execution-arn.ts';
 
 /**
  * The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`): ids and a
@@ -39,8 +40,3 @@ export function createStateMachine(client: SFNClient, stateMachineArn: string) {
 }
 
 export type StateMachine = ReturnType<typeof createStateMachine>;
-
-/** arn:aws:states:region:account:stateMachine:name → arn:aws:states:region:account:execution:name:executionName */
-export function executionArnOf(stateMachineArn: string, executionName: string): string {
-  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
-}

@@ -139,3 +139,8 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
   if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
   return [];
 }
+
+/** A definition as the publications table stores it (compact JSON), which is what counts against the item limit. */
+export function storedDefinitionJson(definition: WorkflowDefinition): string {
+  return JSON.stringify(definition);
+}

@@ -1,8 +1,8 @@
 import { BadRequestError, NotFoundError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { MAX_DEFINITION_BYTES, MAX_WORKFLOWS_PER_PUBLICATION } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
-import type { WorkflowDefinition } from './definition-schema.ts';
-import { storedDefinitionJson, type PublicationsRepository, type PublishedWorkflow } from './publications-repository.ts';
+import { storedDefinitionJson, type WorkflowDefinition } from './definition-schema.ts';
+import type { PublicationsRepository, PublishedWorkflow } from './publications-repository.ts';
 
 /** Publishing (admin) and reading (API) a project's active publication. */
 export interface PublicationDeps {

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPut } from '#shared/batch-put.ts';
-import type { WorkflowDefinition } from './definition-schema.ts';
+import { storedDefinitionJson, type WorkflowDefinition } from './definition-schema.ts';
 
 /**
  * Publications table. `project#<id>`/`active` names the project's live publication; a publication's
@@ -29,10 +29,6 @@ export interface PublishedWorkflow {
 interface WorkflowItem extends Omit<PublishedWorkflow, 'definition'> {
   definition_json?: string;
   definition?: WorkflowDefinition;
-}
-
-export function storedDefinitionJson(definition: WorkflowDefinition): string {
-  return JSON.stringify(definition);
 }
 
 const fromItem = ({ definition_json, definition, publication_id, created_at, updated_at }: WorkflowItem): PublishedWorkflow => ({

@@ -8,7 +8,7 @@ import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { runCli } from '#lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
 import { startLocalTwin } from '#lib/local/twin.ts';
-import { executionArnOf } from '#executions/state-machine-gateway.ts';
+import { executionArnOf } from '#executions/execution-arn.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { writeFileSync } from 'node:fs';
 import { callEvent, textEvent } from '../support/events.ts';
