@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_STAGE, routeTimeoutSeconds, routes as productRoutes, type Route } from '#functions/routes.ts';
 import { taskFunctions as productTaskFunctions, type TaskFunction } from '#functions/task-functions.ts';
-import { TABLE_ENV, type TableName } from '#shared/resources.ts';
+import { BUCKET_PREFIXES, TABLE_ENV, type TableName } from '#shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
 import { createApiServer, type BoundRoute } from './http-server.ts';
 import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from './iam/front-door.ts';
@@ -147,7 +147,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const everything: FunctionDeclaration = {
     id: 'Operator',
     tables: Object.fromEntries(Object.keys(TABLE_ENV).map((table) => [table, 'readWrite'])),
-    buckets: { bodies: { 'inbound/': 'readWriteDelete', 'executions/': 'readWriteDelete' } },
+    buckets: { bodies: Object.fromEntries(BUCKET_PREFIXES.map((prefix) => [prefix, 'readWriteDelete'])) },
     stateMachine: ['start', 'stop', 'taskResponse'],
   };
   return {

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '#lib/admin/cli.ts';
 import { MAX_DEFINITION_BYTES } from '#shared/limits.ts';
 import { createKey, publishedClient } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { refusedAdmin as refused, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 /** Operator input that would otherwise reach DynamoDB unbounded: definition size, names used as keys, ids. */
 let twin: TestTwin;
@@ -15,10 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-async function refused(...argv: string[]) {
-  const result = await runCli([...argv, '--json']);
-  return { exitCode: result.exitCode, error: JSON.parse(result.stdout).error as string };
-}
 
 async function activePublication(project: string) {
   const { Item } = await twin.dynamo.send(

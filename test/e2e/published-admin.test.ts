@@ -2,8 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '#lib/admin/cli.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { refusedAdmin as refused, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 let twin: TestTwin;
 beforeAll(async () => {
@@ -11,11 +10,6 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-/** Runs a refused admin command and answers its exit code and the one JSON error object it printed. */
-async function refused(...argv: string[]) {
-  const result = await runCli([...argv, '--json']);
-  return { exitCode: result.exitCode, error: JSON.parse(result.stdout).error as string };
-}
 
 describe('admin CLI refusals for keys and publications', () => {
   it('refuses malformed keys create calls as usage mistakes (exit 2)', async () => {

@@ -142,6 +142,12 @@ describe('each function runs in its own environment, as on Lambda', () => {
     expect((await http(`${twin.url}/api/v1/probe/executions`)).body.invocations).toBe(before + 1);
   });
 
+  it('answers 502 when a function returns something that is not a proxy result', async () => {
+    const response = await http(`${twin.url}/api/v1/probe/links?malformed=1`);
+    expect(response.status).toBe(502);
+    expect(response.body).toEqual({ message: 'Internal server error' });
+  });
+
   it('answers 502 when a function returns more than Lambda lets a synchronous invocation return', async () => {
     const fits = await http(`${twin.url}/api/v1/probe/links?pad=${LAMBDA_SYNC_PAYLOAD_BYTES - 64 * 1024}`);
     expect(fits.status).toBe(200);

@@ -102,6 +102,18 @@ async function stored(executionId: string) {
   return result.Item!;
 }
 
+/** As if a delivery had died before it was recorded: the record says the callback is still pending. */
+async function markCallbackPending(executionId: string): Promise<void> {
+  await twin.dynamo.send(
+    new UpdateCommand({
+      TableName: twin.twin.tables.executions,
+      Key: { pk: `execution#${executionId}` },
+      UpdateExpression: 'SET callback_state = :pending',
+      ExpressionAttributeValues: { ':pending': 'pending' },
+    }),
+  );
+}
+
 const context = () => localContext('WorkflowExecutionEnded', 30_000);
 
 beforeAll(async () => {
@@ -181,14 +193,7 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     expect((await stored(executionId)).callback_state).toBe('delivered');
 
     // As if the delivery had died before it was recorded: the callback is pending, its execution failed.
-    await twin.dynamo.send(
-      new UpdateCommand({
-        TableName: twin.twin.tables.executions,
-        Key: { pk: `execution#${executionId}` },
-        UpdateExpression: 'SET callback_state = :pending',
-        ExpressionAttributeValues: { ':pending': 'pending' },
-      }),
-    );
+    await markCallbackPending(executionId);
     expect(await reconcile(statusChange(`callback-${executionId}`, 'FAILED', 'States.Runtime'), context())).toEqual({
       execution_id: executionId,
       outcome: 'callback_abandoned',
@@ -196,14 +201,7 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     expect(await stored(executionId)).toMatchObject({ status: 'completed', callback_state: 'abandoned' });
 
     // The run's own execution failing in CallbackNotRecorded (GiveUpCallback could not write) ends it the same way.
-    await twin.dynamo.send(
-      new UpdateCommand({
-        TableName: twin.twin.tables.executions,
-        Key: { pk: `execution#${executionId}` },
-        UpdateExpression: 'SET callback_state = :pending',
-        ExpressionAttributeValues: { ':pending': 'pending' },
-      }),
-    );
+    await markCallbackPending(executionId);
     expect(await reconcile(statusChange(executionId, 'FAILED', 'CallbackAbandoned'), context())).toMatchObject({ outcome: 'callback_abandoned' });
     expect(await stored(executionId)).toMatchObject({ status: 'completed', callback_state: 'abandoned' });
   });

@@ -55,3 +55,9 @@ export async function boundLink(twin: TestTwin, type: 'calls' | 'dialogs', allow
   const bound = await twin.admin('links', 'bind', issued.link_id);
   return { linkId: issued.link_id as string, token: issued.token as string, sourceId: bound.source_id as string };
 }
+
+/** Runs an admin command that must be refused and answers its exit code and the one JSON error object it printed. */
+export async function refusedAdmin(...argv: string[]): Promise<{ exitCode: number; error: string }> {
+  const result = await runCli([...argv, '--json']);
+  return { exitCode: result.exitCode, error: (JSON.parse(result.stdout) as { error: string }).error };
+}

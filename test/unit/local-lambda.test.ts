@@ -1,0 +1,45 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/local/lambda/function-host.ts';
+
+/** The twin's Lambda host: Lambda's timeout, payload limit and failed initializations, with fixture functions. */
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}.ts`, import.meta.url));
+const hosts: LocalLambda[] = [];
+const host = (name: string, timeoutSeconds = 5) => {
+  const lambda = new LocalLambda({ functionName: name, handlerFile: fixture(name), environment: {}, timeoutSeconds, streaming: false, memoryMb: 256 });
+  hosts.push(lambda);
+  return lambda;
+};
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((lambda) => lambda.close()));
+});
+
+const failureOf = async (work: Promise<unknown>) => {
+  try {
+    await work;
+  } catch (error) {
+    return { name: (error as Error).name, message: (error as Error).message };
+  }
+  throw new Error('expected the invocation to fail');
+};
+
+describe('the local Lambda host', () => {
+  it('answers within the timeout and fails an invocation that outlives it with Sandbox.Timedout', async () => {
+    const sleeper = host('sleeper', 1);
+    expect(await sleeper.invoke({ sleepMs: 10 })).toEqual({ statusCode: 200, body: 'slept' });
+    expect(await failureOf(sleeper.invoke({ sleepMs: 1_500 }))).toEqual({ name: 'Sandbox.Timedout', message: 'Task timed out after 1.00 seconds' });
+  }, 20_000);
+
+  it('refuses an event over the synchronous invocation limit before the function sees it', async () => {
+    const sleeper = host('sleeper');
+    const failure = await failureOf(sleeper.invoke({ padding: 'x'.repeat(LAMBDA_SYNC_PAYLOAD_BYTES) }));
+    expect(failure.name).toBe('RequestEntityTooLargeException');
+  });
+
+  it('fails every invocation of a function whose initialization fails, with the initialization error', async () => {
+    const failing = host('failing-init');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      expect(await failureOf(failing.invoke({}))).toEqual({ name: 'Error', message: 'Missing required environment variable EXAMPLE_TABLE' });
+    }
+  }, 20_000);
+});
