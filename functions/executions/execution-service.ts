@@ -80,12 +80,16 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     // signing secret stays in the table (state machine inputs are visible in the execution history).
     await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition) });
   } catch (error) {
-    await deps.executions.transition(executionId, ['queued'], {
-      status: 'failed',
-      error: 'The execution service was unavailable',
-      finished_at: new Date(deps.now()).toISOString(),
-      callback_state: 'none',
-    });
+    // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
+    // listings and the operator's view honest, and a mark that fails too must not turn the 503 into a 500.
+    await deps.executions
+      .transition(executionId, ['queued'], {
+        status: 'failed',
+        error: 'The execution service was unavailable',
+        finished_at: new Date(deps.now()).toISOString(),
+        callback_state: 'none',
+      })
+      .catch((markError: unknown) => logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error }));
     throw unavailable(error);
   }
   return record;

@@ -134,7 +134,13 @@ async function storeEvent(
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
   const isNew = await deps.events.putIfNew(stored, nowMs);
-  if (!isNew && bodyKey) await deps.bodies.delete(bodyKey);
+  if (!isNew && bodyKey) {
+    // The sender's answer is decided (a duplicate): a copy that cannot be deleted now is left to the bucket's
+    // lifecycle rule for inbound/ rather than turned into a 500 that makes the sender retry a stored event.
+    await deps.bodies.delete(bodyKey).catch((error: unknown) => {
+      logger.warn('could not delete the body of a duplicate', { sourceId, bodyKey, error: error as Error });
+    });
+  }
   return isNew ? stored : undefined;
 }
 

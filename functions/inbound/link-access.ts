@@ -3,7 +3,7 @@ import type { CounterStore } from '#shared/counter-store.ts';
 import { RATE_LIMITS, rateWindow, takeUnit } from '#shared/rate-limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
 import { LINK_TOKEN_PATTERN, type Link } from './link-model.ts';
-import type { LinksRepository } from './links-repository.ts';
+import { tokenValidUntilMs, type LinksRepository } from './links-repository.ts';
 
 export interface LinkAccessDeps {
   links: LinksRepository;
@@ -34,7 +34,8 @@ export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp:
   // A blocked address learns nothing, not even that a guess was right.
   if (guessCount >= guessing.limit) throw guessWindow.refuse();
 
-  if (!record || (record.valid_until !== undefined && record.valid_until <= nowMs)) {
+  const validUntilMs = record && tokenValidUntilMs(record);
+  if (!record || (validUntilMs !== undefined && validUntilMs <= nowMs)) {
     const count = await guarded(() => deps.counters.increment(guardKey, guessWindow.expiresAtMs));
     if (count > guessing.limit) throw guessWindow.refuse();
     throw new NotFoundError(UNKNOWN_LINK);

@@ -19,7 +19,14 @@ import { DAY_MS, ttlSeconds } from '#shared/time.ts';
 export interface TokenRecord {
   link_id: string;
   /** Epoch ms after which this (reissued) token answers 404; absent for the current token. */
+  valid_until_ms?: number;
+  /** The same deadline under its name before stored time fields named their unit; read, never written. */
   valid_until?: number;
+}
+
+/** A token's deadline under either name (items written before the rename keep `valid_until` until they expire). */
+export function tokenValidUntilMs(record: TokenRecord): number | undefined {
+  return record.valid_until_ms ?? record.valid_until;
 }
 
 const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
@@ -117,8 +124,9 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
           new UpdateCommand({
             TableName: linksTable,
             Key: tokenKey(previous.current_token_hash),
-            UpdateExpression: 'SET valid_until = :until, expires_at = :expires',
-            ConditionExpression: 'attribute_not_exists(valid_until) OR valid_until > :until',
+            UpdateExpression: 'SET valid_until_ms = :until, expires_at = :expires REMOVE valid_until',
+            ConditionExpression:
+              '(attribute_not_exists(valid_until_ms) OR valid_until_ms > :until) AND (attribute_not_exists(valid_until) OR valid_until > :until)',
             ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': ttlSeconds(oldTokenValidUntil + DAY_MS) },
           }),
         ),

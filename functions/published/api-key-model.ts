@@ -31,6 +31,9 @@ export interface ApiKeyRecord {
   current_key_hash: string;
   /** The hash a rotation replaced, while it is in its grace period. */
   previous_key_hash?: string;
+  /** ISO timestamp: when the replaced value stops working. */
+  previous_valid_until_iso?: string;
+  /** The same, as stored before time fields named their unit; read, never written. */
   previous_valid_until?: string;
 }
 

@@ -46,7 +46,7 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
         new UpdateCommand({
           TableName: tableName,
           Key: recordKey(record.key_id),
-          UpdateExpression: 'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until = :until',
+          UpdateExpression: 'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until REMOVE previous_valid_until',
           ConditionExpression: 'current_key_hash = :old AND #state = :active',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
@@ -65,7 +65,7 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
         new UpdateCommand({
           TableName: tableName,
           Key: recordKey(record.key_id),
-          UpdateExpression: 'SET #state = :revoked REMOVE previous_key_hash, previous_valid_until',
+          UpdateExpression: 'SET #state = :revoked REMOVE previous_key_hash, previous_valid_until_iso, previous_valid_until',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':revoked': 'revoked' },
         }),

@@ -79,7 +79,7 @@ export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
       created_at: record.created_at,
       expires_at: record.expires_at_iso,
       state: record.state === 'active' && record.expires_at_iso && Date.parse(record.expires_at_iso) <= now ? 'expired' : record.state,
-      previous_valid_until: record.previous_valid_until ?? null,
+      previous_valid_until: record.previous_valid_until_iso ?? record.previous_valid_until ?? null,
     })),
   };
 }

@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { SCOPES } from '#shared/access.ts';
@@ -140,6 +140,21 @@ describe('authentication on every endpoint (spec section 5)', () => {
     const graceMs = Date.parse(rotated.previous_valid_until) - Date.now();
     expect(graceMs).toBeGreaterThan(23.9 * 3600_000);
     expect(graceMs).toBeLessThanOrEqual(24 * 3600_000);
+    const listed = async () => (await twin.admin('keys', 'list')).keys.find((key: { key_id: string }) => key.key_id === original.keyId);
+    const recordKey = { pk: `keyid#${original.keyId}` };
+    const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.apiKeys, Key: recordKey }));
+    expect(stored.Item).toMatchObject({ previous_valid_until_iso: rotated.previous_valid_until });
+    expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
+    // A record rotated before time fields named their unit is still listed with its grace period.
+    await twin.dynamo.send(
+      new UpdateCommand({
+        TableName: twin.twin.tables.apiKeys,
+        Key: recordKey,
+        UpdateExpression: 'SET previous_valid_until = :until REMOVE previous_valid_until_iso',
+        ExpressionAttributeValues: { ':until': rotated.previous_valid_until },
+      }),
+    );
+    expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
 
     // The old value keeps its scopes: same answers as the new one on every endpoint (403 where read lacks the scope).
     for (const route of publishedRoutes) {

@@ -1,4 +1,4 @@
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '#shared/secrets.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -52,18 +52,42 @@ describe('link lifecycle', () => {
     expect(viaNew.body).toEqual({ status: 'duplicate', external_id: event.external_id, event_id: first.body.event_id });
     expect(viaOld.body).toEqual({ status: 'ok', state: 'bound', connector_type: 'calls' });
 
+    const oldTokenKey = { pk: `token#${hashSecret(link.token)}` };
+    const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.links, Key: oldTokenKey }));
+    expect(stored.Item).toMatchObject({ link_id: link.linkId, valid_until_ms: Date.parse(reissued.previous_token_valid_until) });
+
     // Arrange the end of the grace period instead of waiting a day.
     await twin.dynamo.send(
       new UpdateCommand({
         TableName: twin.twin.tables.links,
-        Key: { pk: `token#${hashSecret(link.token)}` },
-        UpdateExpression: 'SET valid_until = :past',
+        Key: oldTokenKey,
+        UpdateExpression: 'SET valid_until_ms = :past',
         ExpressionAttributeValues: { ':past': Date.now() - 1 },
       }),
     );
     expect((await http(pingUrl(link.token))).status).toBe(404);
     expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(404);
     expect((await postJson(eventsUrl(reissued.token), callEvent())).status).toBe(201);
+  });
+
+  it('honours a grace period stored under the name it had before time fields named their unit (valid_until)', async () => {
+    const link = await boundLink(twin, 'calls');
+    await twin.admin('links', 'reissue', link.linkId);
+    const oldTokenKey = { pk: `token#${hashSecret(link.token)}` };
+    const setLegacyDeadline = (deadlineMs: number) =>
+      twin.dynamo.send(
+        new UpdateCommand({
+          TableName: twin.twin.tables.links,
+          Key: oldTokenKey,
+          UpdateExpression: 'SET valid_until = :until REMOVE valid_until_ms',
+          ExpressionAttributeValues: { ':until': deadlineMs },
+        }),
+      );
+
+    await setLegacyDeadline(Date.now() + 60_000);
+    expect((await http(pingUrl(link.token))).status).toBe(200);
+    await setLegacyDeadline(Date.now() - 1);
+    expect((await http(pingUrl(link.token))).status).toBe(404);
   });
 
   it('answers 404 on every token of a revoked link at once', async () => {

@@ -116,6 +116,17 @@ describe('startExecution', () => {
     expect(env.conversations.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
   });
 
+  it('still answers 503 (not 500) when the run cannot be marked failed either; the record stays queued', async () => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException'));
+
+    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.executions.all().map((record) => record.status)).toEqual(['queued']);
+    expect(env.stateMachine.startedNames()).toEqual([]);
+  });
+
   it('a later start of the same request gets a new execution: the failed one is not reused', async () => {
     const env = setup();
     env.stateMachine.faults.failNext('start', awsError('ThrottlingException'));

@@ -57,7 +57,7 @@ export class InMemoryLinksRepository implements LinksRepository {
     const previous = structuredClone(link);
     Object.assign(link, { current_token_hash: newTokenHash, token_prefix: tokenPrefix, reissued_at: reissuedAt });
     const old = this.tokens.get(previous.current_token_hash);
-    if (old && (old.valid_until === undefined || old.valid_until > oldTokenValidUntil)) old.valid_until = oldTokenValidUntil;
+    if (old && (old.valid_until_ms === undefined || old.valid_until_ms > oldTokenValidUntil)) old.valid_until_ms = oldTokenValidUntil;
     return { previous };
   }
 
