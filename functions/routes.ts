@@ -64,7 +64,7 @@ export const routes: readonly Route[] = [
     errorShape: 'webhook',
     tables: { links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
     // Deletes the body it stored when the event turns out to be a duplicate.
-    buckets: { bodies: { 'inbound/': 'readWriteDelete' } },
+    buckets: { bodies: { 'inbound/': 'writeDelete' } },
   },
 
   {

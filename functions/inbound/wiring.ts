@@ -47,7 +47,6 @@ function bodiesFromEnv(): BodyStore {
     ));
   return {
     put: async (key, body, contentEncoding) => (await load()).put(key, body, contentEncoding),
-    get: async (key) => (await load()).get(key),
     delete: async (key) => (await load()).delete(key),
   };
 }

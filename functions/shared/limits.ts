@@ -21,8 +21,6 @@ export const MAX_INT32 = 2_147_483_647;
 export const OCCURRED_AT_MAX_AGE_YEARS = 1;
 export const OCCURRED_AT_MAX_FUTURE_MS = 1 * DAY_MS;
 export const QUEUE_RETENTION_MS = 30 * DAY_MS;
-/** Read by the nightly collection (issue 10): an event that failed this many deliveries is abandoned. */
-export const MAX_DELIVERY_FAILURES_PER_EVENT = 5;
 export const LINK_REISSUE_GRACE_MS = 24 * HOUR_MS;
 
 /** Spec 2, Metadata: the source schema is built from the last 100 accepted events. */

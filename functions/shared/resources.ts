@@ -38,12 +38,13 @@ export const TABLE_ACTIONS: Record<Access, readonly string[]> = {
  */
 export const BUCKET_PREFIXES = ['inbound/', 'executions/'] as const;
 export type BucketPrefix = (typeof BUCKET_PREFIXES)[number];
-/** Object actions: read is GetObject, write PutObject, readWrite both; only readWriteDelete adds DeleteObject. */
-export type ObjectAccess = Access | 'readWriteDelete';
+/** Object actions: read is GetObject, write PutObject, readWrite both; the `…Delete` ones add DeleteObject. */
+export type ObjectAccess = Access | 'writeDelete' | 'readWriteDelete';
 export const OBJECT_ACTIONS: Record<ObjectAccess, readonly string[]> = {
   read: ['s3:GetObject'],
   write: ['s3:PutObject'],
   readWrite: ['s3:GetObject', 's3:PutObject'],
+  writeDelete: ['s3:PutObject', 's3:DeleteObject'],
   readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
 };
 /** What a function may do in a bucket, per key prefix (a grant on `<prefix>*` only). Plain data, read by CDK and the local twin. */

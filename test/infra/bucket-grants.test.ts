@@ -59,6 +59,6 @@ describe('bucket grants per function', () => {
     expect(s3GrantsOf('WorkflowAwaitApproval')).toEqual([]);
     expect(s3GrantsOf('PublishedGetExecution')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('PublishedExecute')).toEqual(['s3:GetObject,s3:PutObject on executions/']);
-    expect(s3GrantsOf('WebhookPostEvent')).toEqual(['s3:DeleteObject,s3:GetObject,s3:PutObject on inbound/']);
+    expect(s3GrantsOf('WebhookPostEvent')).toEqual(['s3:DeleteObject,s3:PutObject on inbound/']);
   });
 });
