@@ -93,8 +93,22 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.execute',
     streaming: true,
-    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write' },
+    // runEvents: writes the run log's first event (start), at id 1, without reading the log.
+    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
     // Writes a large run context; reads a large output or approval message back for the answer.
+    buckets: { bodies: { 'executions/': 'readWrite' } },
+    stateMachine: ['start'],
+  },
+  {
+    id: 'PublishedStreamWorkflow',
+    method: 'POST',
+    path: `${PUBLISHED}/workflows/{workflow_id}/stream`,
+    handler: 'published/handlers/stream-workflow.ts',
+    errorShape: 'published',
+    scope: 'workflows.stream',
+    streaming: true,
+    // Starts the run as execute does, then tails its log.
+    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachine: ['start'],
   },
@@ -109,13 +123,35 @@ export const routes: readonly Route[] = [
     buckets: { bodies: { 'executions/': 'read' } },
   },
   {
+    id: 'PublishedStreamExecution',
+    method: 'GET',
+    path: `${PUBLISHED}/executions/{execution_id}/stream`,
+    handler: 'published/handlers/stream-execution.ts',
+    errorShape: 'published',
+    scope: 'workflows.stream',
+    streaming: true,
+    // The log says everything the stream shows, whose run it is included: nothing else is read.
+    tables: { ...AUTHENTICATED, runEvents: 'read' },
+  },
+  {
+    id: 'PublishedExecutionEvents',
+    method: 'GET',
+    path: `${PUBLISHED}/executions/{execution_id}/events`,
+    handler: 'published/handlers/execution-events.ts',
+    errorShape: 'published',
+    scope: 'events.subscribe',
+    streaming: true,
+    tables: { ...AUTHENTICATED, runEvents: 'read' },
+  },
+  {
     id: 'PublishedStopExecution',
     method: 'POST',
     path: `${PUBLISHED}/executions/{execution_id}/stop`,
     handler: 'published/handlers/stop-execution.ts',
     errorShape: 'published',
     scope: 'executions.stop',
-    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    // runEvents: ends the run's log with its `complete` (cancelled).
+    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads the execution whole (a finished one's large output too) before answering 409.
     buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['stop', 'start'],
@@ -127,7 +163,8 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/approve.ts',
     errorShape: 'published',
     scope: 'executions.approve',
-    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    // runEvents: an approval that can no longer be answered fails the run and ends its log.
+    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
@@ -140,7 +177,8 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/reject.ts',
     errorShape: 'published',
     scope: 'executions.reject',
-    tables: { ...AUTHENTICATED, executions: 'readWrite' },
+    // runEvents: an approval that can no longer be answered fails the run and ends its log.
+    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.

@@ -31,7 +31,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowStep',
     handler: 'engine/handlers/workflow-step.ts',
     arnSubstitution: 'WorkflowStepFunctionArn',
-    tables: { publications: 'read', executions: 'readWrite', conversations: 'readWrite' },
+    tables: { publications: 'read', executions: 'readWrite', conversations: 'readWrite', runEvents: 'readWrite' },
     // Large run values: context, node outputs, output, error, approval message, history turns.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     timeoutSeconds: 900,
@@ -41,7 +41,9 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowAwaitApproval',
     handler: 'engine/handlers/await-approval.ts',
     arnSubstitution: 'AwaitApprovalFunctionArn',
-    tables: { executions: 'readWrite' },
+    tables: { executions: 'readWrite', runEvents: 'readWrite' },
+    // Reads a long approval message back for the stream's `complete` (status interrupted).
+    buckets: { bodies: { 'executions/': 'read' } },
     timeoutSeconds: 30,
   },
   {
@@ -57,7 +59,9 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowExecutionEnded',
     handler: 'engine/handlers/execution-ended.ts',
     trigger: 'executionEnded',
-    tables: { executions: 'readWrite' },
+    tables: { executions: 'readWrite', runEvents: 'readWrite' },
+    // Reads a finished record whole (a long error) to end its run's log as recorded.
+    buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['start'],
     timeoutSeconds: 30,
   },

@@ -11,6 +11,7 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   publications: 'PublicationsTableName',
   executions: 'ExecutionsTableName',
   conversations: 'ConversationsTableName',
+  runEvents: 'RunEventsTableName',
 };
 
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';

@@ -46,4 +46,6 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
   executions: { partitionKey: 'pk', timeToLiveAttribute: 'expires_at', indexes: [] },
   /** `memory#<project>#<user>` with one item per key; `thread#<project>#<user>#<thread>` with one item per turn. */
   conversations: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  /** `run#<execution>` with one item per batch of a run's stream events (sort key: the first event id, zero-padded). */
+  runEvents: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
 };

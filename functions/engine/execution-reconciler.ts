@@ -1,6 +1,9 @@
 import { CALLBACK_EXECUTION_PREFIX, abandonPendingCallback, startCallbackExecution } from '#executions/callback-delivery.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { StateMachine } from '#executions/state-machine-gateway.ts';
+import { endLogAsRecorded, runEventAppender } from '#executions/run-event-log.ts';
+import type { RunEventsRepository } from '#executions/run-events-repository.ts';
+import { settledEvents } from '#executions/run-events.ts';
 
 /**
  * The execution-ended reconciler. A run's own path records every ending it can see (RunStep, RecordFailure,
@@ -27,6 +30,7 @@ export interface EndedExecution {
 
 export interface ReconcilerDeps {
   executions: ExecutionsRepository;
+  events: RunEventsRepository;
   stateMachine: Pick<StateMachine, 'start'>;
   now: () => number;
 }
@@ -43,17 +47,23 @@ export async function reconcileEndedExecution(deps: ReconcilerDeps, ended: Ended
   const executionId = isCallbackExecution ? ended.name.slice(CALLBACK_EXECUTION_PREFIX.length) : ended.name;
 
   if (!isCallbackExecution && ended.error !== CALLBACK_ABANDONED_ERROR) {
-    const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], {
-      status: 'failed',
+    const failed = {
+      status: 'failed' as const,
       error: describeEnding(ended),
       finished_at: new Date(deps.now()).toISOString(),
       pending_approval: null,
       task_token: null,
-    });
+    };
+    const log = runEventAppender(deps.events, executionId, { now: deps.now });
+    const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], failed);
     if (previous) {
+      await log.append(settledEvents({ ...previous, ...failed, output: null }));
       if (previous.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
       return { execution_id: executionId, outcome: 'failed', callback_started: Boolean(previous.callback_url) };
     }
+    // The run had ended on its own path (a stop ends as ABORTED); if that path died before its log said so, this says it.
+    const record = await deps.executions.get(executionId, true);
+    if (record) await endLogAsRecorded(log, record);
   }
 
   // The run had finished; what died was its callback's delivery (or a callback execution). A cancelled run's

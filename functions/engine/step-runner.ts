@@ -18,6 +18,9 @@ import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
+import { endLogAsRecorded, runEventAppender, runEventBuffer, type RunEventAppender, type RunEventBuffer } from '#executions/run-event-log.ts';
+import type { RunEventsRepository } from '#executions/run-events-repository.ts';
+import { settledEvents } from '#executions/run-events.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`
@@ -33,6 +36,7 @@ export interface StepDeps {
   conversations: ConversationsRepository;
   publications: PublicationsRepository;
   runs: RunStore;
+  events: RunEventsRepository;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
   now: () => number;
 }
@@ -48,12 +52,34 @@ interface StepRun {
   cursor: Cursor;
   /** Whether a node output changed since the stored version. */
   changed: boolean;
+  /** The run's event log (what `/stream` shows), written in batches. */
+  events: RunEventBuffer;
+}
+
+/** What `finish` needs: the record, and where the events of the ending go. */
+interface Ending {
+  appender: RunEventAppender;
+  events: RunEventBuffer;
 }
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
+  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now });
+  const events = runEventBuffer(appender, { now: deps.now });
+  try {
+    const next = await runStepWithEvents(deps, state, { appender, events });
+    await events.flush();
+    return next;
+  } catch (error) {
+    // The step fails and is retried; events already buffered still go out, so a stream shows what happened.
+    await events.flush().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Ending): Promise<StepState> {
   const executionId = state.execution_id;
   const base = { execution_id: executionId, cursor: state.cursor };
-  if (state.failure) return { ...base, ...(await finish(deps, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
+  if (state.failure) return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
 
   // Both reads are independent: one GetItem each (the outputs only after a pause), S3 only for large values.
   const [{ expires_at: expiresAt, ...run }, outputs] = await Promise.all([
@@ -62,7 +88,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
   ]);
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
-    return { ...base, ...(await finish(deps, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
+    return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
   }
 
   const isFirstStep = state.cursor.steps === 0 && !state.decision;
@@ -72,7 +98,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
   }
 
   const cursor: Cursor = { ...state.cursor };
-  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false };
+  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events };
   const appendTurn = (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
@@ -94,7 +120,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
       const next = resumeAfterApproval(definition, step, state.decision);
       scope.approval = approvalOf(step);
       if (next === undefined) {
-        return { ...base, cursor, ...(await finish(deps, executionId, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)) };
+        return { ...base, cursor, ...(await finish(deps, ending, executionId, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)) };
       }
       cursor.node = next;
     }
@@ -105,7 +131,8 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
       const node = Object.hasOwn(definition.nodes, nodeId) ? definition.nodes[nodeId] : undefined;
       if (!node) throw new RunFailure(`Node ${nodeId} does not exist`);
       cursor.steps += 1;
-      const paused = await executeNode(deps, step, nodeId, node, scope, appendTurn);
+      step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'started' } });
+      const paused = await executeNode(deps, ending, step, nodeId, node, scope, appendTurn);
       if (paused) {
         if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
         return { ...base, cursor, ...(await pause(deps, step, paused)) };
@@ -113,7 +140,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
     }
   } catch (error) {
     if (!(error instanceof RunFailure) && !isWorkflowDataError(error)) throw error;
-    return { ...base, cursor, ...(await finish(deps, executionId, 'failed', { error: (error as Error).message }, cursor)) };
+    return { ...base, cursor, ...(await finish(deps, ending, executionId, 'failed', { error: (error as Error).message }, cursor)) };
   }
 }
 
@@ -139,6 +166,7 @@ type Paused = Pick<StepState, 'outcome' | 'wait_seconds' | 'approval' | 'callbac
 
 async function executeNode(
   deps: StepDeps,
+  ending: Ending,
   step: StepRun,
   nodeId: string,
   node: WorkflowNode,
@@ -146,13 +174,15 @@ async function executeNode(
   appendTurn: (role: 'user' | 'assistant', text: string) => Promise<void>,
 ): Promise<(Paused & { message?: string }) | undefined> {
   const { run, cursor } = step;
-  const setOutput = (output: unknown) => {
+  const setOutput = (output: unknown, detail: Record<string, unknown> = {}) => {
     step.nodes[nodeId] = { output };
     step.changed = true;
+    step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'completed', ...detail } });
   };
   switch (node.type) {
     case 'llm': {
-      const reply = await deps.providers[node.provider].generate({ node, scope, onToken: () => undefined });
+      const onToken = (content: string) => step.events.push({ type: 'token', data: { content, node_id: nodeId } });
+      const reply = await deps.providers[node.provider].generate({ node, scope, onToken });
       setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
@@ -182,25 +212,28 @@ async function executeNode(
           break;
         }
       }
-      setOutput(next);
+      setOutput(next, { next });
       cursor.node = next;
       return undefined;
     }
     case 'wait':
+      step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'waiting', seconds: node.seconds } });
       cursor.node = node.next;
       return { outcome: 'wait', wait_seconds: node.seconds };
     case 'approval': {
       // The cursor stays on the approval node; the decision picks the edge when the run resumes.
       const message = renderText(node.message, scope);
       assertResultSize(`The approval message of ${nodeId}`, message);
-      return { outcome: 'approval', approval: { approval_id: newId('apr_'), node_id: nodeId }, message };
+      const approvalId = newId('apr_');
+      step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'waiting', approval_id: approvalId } });
+      return { outcome: 'approval', approval: { approval_id: approvalId, node_id: nodeId }, message };
     }
     case 'fail':
-      return finish(deps, run.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
+      return finish(deps, ending, run.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
     case 'end': {
       const output = renderValue(node.output, scope);
       assertResultSize(`The output of ${nodeId}`, output);
-      return finish(deps, run.execution_id, 'completed', { output }, cursor);
+      return finish(deps, ending, run.execution_id, 'completed', { output }, cursor);
     }
   }
 }
@@ -243,6 +276,10 @@ function resumeAfterApproval(definition: WorkflowDefinition, step: StepRun, deci
   if (node?.type !== 'approval') throw new RunFailure(`Node ${cursor.node} is not an approval`);
   step.nodes[cursor.node] = { output: { decision: decision.decision, feedback: decision.feedback } };
   step.changed = true;
+  step.events.push({
+    type: 'node_update',
+    data: { node_id: cursor.node, type: 'approval', status: decision.decision, approval_id: decision.approval_id, feedback: decision.feedback },
+  });
   cursor.approval_node = cursor.node;
   const edges = typeof node.next === 'string' ? { approved: node.next, rejected: undefined } : node.next;
   return decision.decision === 'approved' ? edges.approved : edges.rejected;
@@ -251,12 +288,13 @@ function resumeAfterApproval(definition: WorkflowDefinition, step: StepRun, deci
 /** The repository keeps a large output or error in S3 (and cuts an error past MAX_EXECUTION_RESULT_BYTES). */
 async function finish(
   deps: StepDeps,
+  ending: Ending,
   executionId: string,
   status: 'completed' | 'failed',
   result: { output?: unknown; error?: string },
   cursor: Cursor,
 ): Promise<Paused> {
-  const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], {
+  const changes = {
     status,
     output: result.output ?? null,
     error: result.error ?? null,
@@ -264,7 +302,17 @@ async function finish(
     total_steps: cursor.steps,
     pending_approval: null,
     task_token: null,
-  });
+  };
+  const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], changes);
+  if (previous) {
+    for (const event of settledEvents({ execution_id: executionId, ...changes })) ending.events.push(event);
+  } else {
+    // Another path ended the run (a stop), or this is a retry of a step that ended it before failing: the log
+    // ends as the record says, whoever wrote it.
+    const record = await deps.executions.get(executionId, true);
+    await ending.events.flush();
+    if (record) await endLogAsRecorded(ending.appender, record);
+  }
   // callback_state has been `pending` since the run was created with a callback_url.
   return { outcome: 'finished', callback: Boolean(previous?.callback_url) };
 }

@@ -3,9 +3,10 @@ import { sfn } from '#shared/clients/sfn.ts';
 import { requireEnv } from '#shared/config.ts';
 import { STATE_MACHINE_ENV } from '#shared/resources.ts';
 import { createStateMachine } from '#executions/state-machine-gateway.ts';
-import { conversationsFromEnv, executionStatusFromEnv, executionsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
+import { conversationsFromEnv, executionsFromEnv, runEventsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
 import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';
+import type { ApprovalWaitDeps } from './approval-wait.ts';
 import type { ReconcilerDeps } from './execution-reconciler.ts';
 import { scriptedProvider } from './llm-provider.ts';
 import type { StepDeps } from './step-runner.ts';
@@ -17,13 +18,18 @@ export function stepFromEnv(): StepDeps {
     conversations: conversationsFromEnv(),
     publications: publicationsFromEnv(),
     runs: runStoreFromEnv(),
+    events: runEventsFromEnv(),
     providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
     now: Date.now,
   };
 }
 
-/** The reconciler writes status and a bounded error text only: no bucket needed. */
+/** The reconciler reads a finished record whole (a long error is in S3) when it ends the run's log as recorded. */
 export function reconcilerFromEnv(): ReconcilerDeps & { stateMachineArn: string } {
   const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
-  return { executions: executionStatusFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, now: Date.now };
+  return { executions: executionsFromEnv(), events: runEventsFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, now: Date.now };
+}
+
+export function approvalWaitFromEnv(): ApprovalWaitDeps {
+  return { executions: executionsFromEnv(), events: runEventsFromEnv(), now: Date.now };
 }

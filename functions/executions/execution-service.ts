@@ -19,12 +19,17 @@ import type { StateMachine } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
 import { logger } from '#shared/powertools.ts';
+import { endLogAsRecorded, runEventAppender } from './run-event-log.ts';
+import type { RunEventsRepository } from './run-events-repository.ts';
+import { settledEvents, startEvent } from './run-events.ts';
 
 /** Waiting for, stopping and resuming executions. */
 export interface ExecutionDeps {
   executions: ExecutionsRepository;
   stateMachine: StateMachine;
   stateMachineArn: string;
+  /** The run's event log: a stop or a failed approval ends it. */
+  events: RunEventsRepository;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
 }
@@ -76,6 +81,9 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   await deps.executions.create(record, now + EXECUTION_RETENTION_MS);
 
   try {
+    // The log starts with the run, so a stream or subscription can follow it from its first moment; the log is
+    // new, so its first batch is written at id 1 without reading where it ends. It names the run's project.
+    await deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs: now + EXECUTION_RETENTION_MS });
     // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
     await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition) });
@@ -121,14 +129,17 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   const record = await ownedExecution(deps, caller, executionId, true);
   const refuse = (status: string) =>
     new ConflictError(`Execution ${executionId} is ${status}; only queued or running executions can be stopped`);
-  if (!STOPPABLE_STATUSES.includes(record.status)) throw refuse(record.status);
-  const previous = await deps.executions.transition(executionId, STOPPABLE_STATUSES, {
-    status: 'cancelled',
-    finished_at: new Date(deps.now()).toISOString(),
-    pending_approval: null,
-    task_token: null,
-  });
-  if (!previous) throw refuse((await ownedExecution(deps, caller, executionId, true)).status);
+  const log = runEventAppender(deps.events, executionId, { now: deps.now });
+  const refuseAsRecorded = async (finished: ExecutionRecord) => {
+    // A stop that wrote the record but not the log (it failed half-way) is retried as a 409: the log still ends.
+    await endLogAsRecorded(log, finished);
+    return refuse(finished.status);
+  };
+  if (!STOPPABLE_STATUSES.includes(record.status)) throw await refuseAsRecorded(record);
+  const cancelled = { status: 'cancelled' as const, finished_at: new Date(deps.now()).toISOString(), pending_approval: null, task_token: null };
+  const previous = await deps.executions.transition(executionId, STOPPABLE_STATUSES, cancelled);
+  if (!previous) throw await refuseAsRecorded(await ownedExecution(deps, caller, executionId, true));
+  await log.append(settledEvents({ ...previous, ...cancelled, output: null, error: null }));
   try {
     await deps.stateMachine.stop(executionArnOf(deps.stateMachineArn, executionId), 'Stopped through the API');
   } catch (error) {
@@ -186,6 +197,7 @@ export async function decideApproval(
         pending_approval: null,
         task_token: null,
       });
+      if (failed) await runEventAppender(deps.events, executionId, { now: deps.now }).append(settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }));
       if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
       throw new ConflictError(`Approval ${pending.approval_id} can no longer be answered (${name}); the execution has failed`);
     }

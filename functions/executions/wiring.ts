@@ -7,6 +7,8 @@ import { createConversationsRepository } from './conversations-repository.ts';
 import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { createRunStore } from './run-store.ts';
+import { createRunEventsRepository } from './run-events-repository.ts';
+import type { TailDeps } from './run-event-streams.ts';
 import { createRunValues, type ObjectStore } from './run-values.ts';
 import { createStateMachine } from './state-machine-gateway.ts';
 
@@ -31,9 +33,28 @@ export function executionsFromEnv() {
   return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), runValuesFromEnv());
 }
 
-/** AwaitApproval writes status and token only, never a large value: no bucket, no S3 client in its bundle. */
-export function executionStatusFromEnv() {
-  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), createRunValues(undefined));
+/** The run event log (what the streaming routes show), in its own table: tailing reads it and nothing else. */
+export function runEventsFromEnv() {
+  return createRunEventsRepository(dynamo, requireEnv(TABLE_ENV.runEvents));
+}
+
+/** Pauses between reads of a tail end at once when the caller goes away. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/** Following a run's log: the run events table only. */
+export function runTailFromEnv(): TailDeps {
+  return { events: runEventsFromEnv(), now: Date.now, sleep: sleepUnlessAborted };
 }
 
 export function runStoreFromEnv() {
@@ -51,7 +72,14 @@ export function conversationsFromEnv() {
 
 export function executionServiceFromEnv(): ExecutionDeps {
   const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
-  return { executions: executionsFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, sleep, now: Date.now };
+  return {
+    executions: executionsFromEnv(),
+    stateMachine: createStateMachine(sfn, stateMachineArn),
+    stateMachineArn,
+    events: runEventsFromEnv(),
+    sleep,
+    now: Date.now,
+  };
 }
 
 export function executionStartFromEnv(): StartDeps {

@@ -1,7 +1,8 @@
 import { dynamo } from '#shared/clients/dynamodb.ts';
-import { requireEnv } from '#shared/config.ts';
+import { requireEnv, shortenedMilliseconds } from '#shared/config.ts';
 import { createCounterStore } from '#shared/counter-store.ts';
-import { EXECUTE_HEARTBEAT_INTERVAL_MS } from '#shared/limits.ts';
+import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_STREAM_MS, STREAM_HEARTBEAT_INTERVAL_MS } from '#shared/limits.ts';
+import type { EventStreamTiming } from './event-stream-response.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
 import { createApiKeysRepository } from './api-keys-repository.ts';
 import type { ApiKeysDeps } from './api-keys-service.ts';
@@ -15,15 +16,15 @@ export function apiKeysFromEnv(): ApiKeysDeps {
   };
 }
 
-const HEARTBEAT_ENV = 'EXECUTE_HEARTBEAT_MS';
-
 /** The blocking execute's whitespace interval: 20 s on AWS; tests with a shortened idle limit set it lower. */
 export function executeHeartbeatFromEnv(): number {
-  const raw = process.env[HEARTBEAT_ENV];
-  if (raw === undefined || raw.trim() === '') return EXECUTE_HEARTBEAT_INTERVAL_MS;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > EXECUTE_HEARTBEAT_INTERVAL_MS) {
-    throw new Error(`${HEARTBEAT_ENV} must be a whole number of milliseconds from 1 to ${EXECUTE_HEARTBEAT_INTERVAL_MS}`);
-  }
-  return value;
+  return shortenedMilliseconds('EXECUTE_HEARTBEAT_MS', EXECUTE_HEARTBEAT_INTERVAL_MS);
+}
+
+/** SSE routes: the comment heartbeat and the stream's own length, both shortened only by tests. */
+export function eventStreamTimingFromEnv(): EventStreamTiming {
+  return {
+    heartbeatMs: shortenedMilliseconds('STREAM_HEARTBEAT_MS', STREAM_HEARTBEAT_INTERVAL_MS),
+    maxStreamMs: shortenedMilliseconds('STREAM_MAX_MS', MAX_STREAM_MS),
+  };
 }

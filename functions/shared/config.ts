@@ -13,3 +13,17 @@ export function requireEnv(name: string): string {
 export function optionalFlag(name: string): boolean {
   return process.env[name] === '1' || process.env[name] === 'true';
 }
+
+/**
+ * A duration setting that tests may shorten (a heartbeat, a stream's length); unset, it is `defaultMs`, the
+ * value AWS runs with. It can never be set longer than that.
+ */
+export function shortenedMilliseconds(name: string, defaultMs: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return defaultMs;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > defaultMs) {
+    throw new Error(`${name} must be a whole number of milliseconds from 1 to ${defaultMs}`);
+  }
+  return value;
+}

@@ -155,6 +155,33 @@ export async function keepJsonResponseAlive(
   }
 }
 
+/** Server-sent events: no caching, and no buffering by nginx-style proxies (`X-Accel-Buffering`). */
+const EVENT_STREAM_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+export interface EventStreamSink {
+  write(text: string): void;
+  /** Aborts when the caller goes away. */
+  readonly callerGone: AbortSignal;
+}
+
+/**
+ * For a streaming route: answers 200 with the event-stream headers now, and lets `produce` write the body;
+ * the response ends when it returns. Call it once nothing can refuse the request any more: from here on,
+ * an error can only end the stream.
+ */
+export async function serveEventStream(context: Context, produce: (sink: EventStreamSink) => Promise<void>): Promise<HttpResponse> {
+  const streamed = streamedResponses.get(context);
+  if (!streamed) throw new Error('serveEventStream is only for streaming routes');
+  streamed.open({ statusCode: 200, headers: EVENT_STREAM_HEADERS });
+  await produce({ write: (text) => streamed.write(text), callerGone: streamed.closed.signal });
+  return { statusCode: 200, headers: EVENT_STREAM_HEADERS, body: '' };
+}
+
 export function jsonResponse(statusCode: number, body: unknown): HttpResponse {
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }

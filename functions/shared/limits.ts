@@ -157,3 +157,30 @@ export const MAX_MEMORY_VALUE_BYTES = MAX_EXECUTE_BODY_BYTES;
  * many bytes, else replaced by their SHA-256, so `thread#<project>#<user>#<thread>` stays under DynamoDB's 2,048 bytes.
  */
 export const MAX_INLINE_KEY_PART_BYTES = 512;
+
+/*
+ * Run event streams (`/stream`, `/executions/{id}/stream`, `/executions/{id}/events`).
+ */
+
+/** The step function writes buffered events at most this often while a model generates: writes grow with time, not tokens. */
+export const RUN_EVENT_FLUSH_INTERVAL_MS = 100;
+/** A batch body from this size is gzip-compressed: one write unit per KB stored, and token JSON compresses well. */
+export const RUN_EVENT_BATCH_GZIP_FROM_BYTES = 1024;
+/** A batch body beyond this goes to part items (DynamoDB items stop at 400 KB, names and keys included). */
+export const RUN_EVENT_ITEM_BODY_MAX_BYTES = 256 * 1024;
+/** Proxies and API Gateway drop silent responses: a comment line goes out after this long without an event. */
+export const STREAM_HEARTBEAT_INTERVAL_MS = 15 * SECOND_MS;
+/**
+ * A stream ends itself after this long, with a `resume` event naming where to continue: API Gateway's
+ * integration timeout for streamed responses, and the function's, is 15 minutes.
+ */
+export const MAX_STREAM_MS = 14 * MINUTE_MS;
+/**
+ * Reads of the log while tailing: soon after an event, backing off to the longest pause while nothing comes.
+ * A strongly consistent Query costs one read unit (about $0.000000125), so even four reads a second are cheap next to
+ * the streaming function's own time, and the pause bounds how late a first token can be seen.
+ */
+export const STREAM_POLL_FIRST_MS = 40;
+export const STREAM_POLL_MAX_MS = 250;
+/** While the run waits (a wait node, an approval) nothing can come for a while: the tail backs off further. */
+export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;

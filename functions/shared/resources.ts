@@ -10,6 +10,7 @@ export const TABLE_ENV = {
   publications: 'PUBLICATIONS_TABLE',
   executions: 'EXECUTIONS_TABLE',
   conversations: 'CONVERSATIONS_TABLE',
+  runEvents: 'RUN_EVENTS_TABLE',
 } as const;
 
 export const BUCKET_ENV = {

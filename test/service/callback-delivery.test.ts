@@ -8,6 +8,7 @@ import { ManualClock } from '../support/fakes/clock.ts';
 import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { FakeStateMachine } from '../support/fakes/state-machine.ts';
+import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
 
 const RECEIVER = 'http://127.0.0.1:9/hook';
 
@@ -191,7 +192,7 @@ describe('giving a callback up', () => {
       expect(env.executions.stored(run.execution_id).callback_state).toBe('pending');
     }
 
-    const reconcilerDeps = { executions: env.executions, stateMachine, now: env.clock.now };
+    const reconcilerDeps = { executions: env.executions, events: new InMemoryRunEventsRepository(), stateMachine, now: env.clock.now };
     const ended = (name: string) => reconcileEndedExecution(reconcilerDeps, { name, status: 'FAILED', error: 'CallbackAbandoned', cause: null });
     expect(await ended(completed.execution_id)).toEqual({ execution_id: completed.execution_id, outcome: 'callback_abandoned' });
     expect(env.executions.stored(completed.execution_id)).toEqual({ ...completed, callback_state: 'abandoned' });

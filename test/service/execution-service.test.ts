@@ -10,6 +10,7 @@ import { InMemoryExecutionsRepository } from '../support/fakes/executions-reposi
 import { awsError } from '../support/fakes/faults.ts';
 import { InMemoryPublicationsRepository } from '../support/fakes/publications-repository.ts';
 import { InMemoryRunStore } from '../support/fakes/run-store.ts';
+import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
 import { FakeStateMachine } from '../support/fakes/state-machine.ts';
 
 const PROJECT = 'project-a';
@@ -34,11 +35,13 @@ function setup() {
   const publications = new InMemoryPublicationsRepository();
   const runs = new InMemoryRunStore();
   const conversations = new InMemoryConversationsRepository();
+  const events = new InMemoryRunEventsRepository();
   publications.seed(PROJECT, [ECHO]);
   const deps: StartDeps = {
     executions,
     stateMachine,
     stateMachineArn: stateMachine.stateMachineArn,
+    events,
     sleep: clock.sleep,
     now: clock.now,
     publications,
@@ -46,7 +49,7 @@ function setup() {
     conversations,
     allowLoopbackCallbacks: false,
   };
-  return { deps, clock, executions, stateMachine, runs, conversations };
+  return { deps, clock, executions, stateMachine, runs, conversations, events };
 }
 
 const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({ input: { message: 'hi' }, user_id: 'user-1', overrides: {}, ...extra });

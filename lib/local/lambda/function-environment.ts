@@ -19,7 +19,14 @@ export interface LocalCredentials {
  * Developer settings of the machine running the twin that reach every function, as a deployer would set them on a
  * function: callbacks to a loopback receiver, a shorter execute heartbeat for tests, and how chatty Powertools is.
  */
-const HOST_SETTINGS = ['ALLOW_LOOPBACK_CALLBACKS', 'EXECUTE_HEARTBEAT_MS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED'] as const;
+const HOST_SETTINGS = [
+  'ALLOW_LOOPBACK_CALLBACKS',
+  'EXECUTE_HEARTBEAT_MS',
+  'STREAM_HEARTBEAT_MS',
+  'STREAM_MAX_MS',
+  'POWERTOOLS_LOG_LEVEL',
+  'POWERTOOLS_METRICS_DISABLED',
+] as const;
 
 /**
  * What one function sees in `process.env` on the twin: what the Lambda runtime sets, the Powertools settings CDK

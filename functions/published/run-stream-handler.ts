@@ -1,0 +1,50 @@
+import type { Context } from 'aws-lambda';
+import { routePath } from '#functions/routes.ts';
+import { assertLogOwner, checkResumePoint, type StreamedEvent, type StreamEnd, type TailDeps, type TailOptions } from '#executions/run-event-streams.ts';
+import { ValidationError } from '#shared/errors.ts';
+import { externalUrl } from '#shared/external-url.ts';
+import { header, type HttpRequest } from '#shared/http-handler.ts';
+import type { Caller } from '#shared/access.ts';
+import { respondWithEvents, type EventStreamTiming } from './event-stream-response.ts';
+import { pathParameter, publishedRoute } from './published-handler.ts';
+
+type StreamView = (deps: TailDeps, executionId: string, options: TailOptions) => AsyncGenerator<StreamedEvent, StreamEnd>;
+
+const EVENT_ID = /^\d{1,15}$/;
+
+/**
+ * Where a stream resumes: `Last-Event-ID` (what EventSource sends when it reconnects, so it wins over the URL's
+ * own `?after=`, which may be older), else `?after=`, else the start. A malformed id is a 400, never a replay.
+ */
+export function resumePoint(request: HttpRequest): number {
+  const fromHeader = header(request, 'last-event-id');
+  const fromQuery = request.queryStringParameters?.after;
+  const [field, raw] = fromHeader !== undefined ? ['Last-Event-ID', fromHeader.trim()] : ['after', fromQuery];
+  if (raw === undefined || raw === null || raw === '') return 0;
+  if (!EVENT_ID.test(raw)) throw new ValidationError([{ field, message: 'must be an event id: a whole number' }]);
+  return Number(raw);
+}
+
+/** The URL that continues a stream of this route after `lastEventId`. */
+export function resumeUrl(request: HttpRequest, routeId: string, executionId: string, lastEventId: number): string {
+  return `${externalUrl(request, routePath(routeId, { execution_id: executionId }))}?after=${lastEventId}`;
+}
+
+/**
+ * GET routes that follow an existing run's log (`/executions/{id}/stream`, `/executions/{id}/events`): they read
+ * the run events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON.
+ */
+export function followRunRoute(routeId: string, deps: TailDeps, timing: EventStreamTiming, view: StreamView) {
+  return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
+    const executionId = pathParameter(request, 'execution_id');
+    const after = resumePoint(request);
+    await assertLogOwner(deps, caller, executionId);
+    await checkResumePoint(deps, executionId, after);
+    return respondWithEvents(
+      context,
+      timing,
+      { after, now: deps.now, resumeUrl: (lastEventId) => resumeUrl(request, routeId, executionId, lastEventId) },
+      (options) => view(deps, executionId, { ...options, after }),
+    );
+  });
+}
