@@ -120,17 +120,19 @@ describe('execution-ended reconciler', () => {
     });
   });
 
-  it('may read and write executions and start executions of this state machine, nothing else', () => {
+  it('may read and write executions and their logs, read large values, and start executions of this state machine, nothing else', () => {
     const roleId = stack.getLogicalId(reconciler().role!.node.defaultChild as never);
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
     expect(policy).toContain('states:StartExecution');
     expect(policy).toContain(logicalIdOf(stack.engine.stateMachine));
     expect(policy).toContain(logicalIdOf(stack.data.tables.executions));
     expect(policy).toContain('dynamodb:UpdateItem');
+    expect(policy).toContain(logicalIdOf(stack.data.tables.runEvents));
     for (const other of ['conversations', 'publications', 'apiKeys', 'counters', 'links', 'inboundEvents'] as const) {
       expect(policy, other).not.toContain(logicalIdOf(stack.data.tables[other]));
     }
-    expect(policy).not.toMatch(/states:StopExecution|states:SendTask|s3:|bedrock:/);
+    expect(policy).toContain('s3:GetObject');
+    expect(policy).not.toMatch(/states:StopExecution|states:SendTask|s3:PutObject|s3:DeleteObject|bedrock:/);
     const variables = template.findResources('AWS::Lambda::Function')[logicalIdOf(reconciler())]!.Properties.Environment.Variables;
     expect(variables).toHaveProperty('STATE_MACHINE_ARN', { Ref: logicalIdOf(stack.engine.stateMachine) });
   });

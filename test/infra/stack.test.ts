@@ -274,6 +274,7 @@ describe('workflow engine', () => {
   it('grants StartExecution, StopExecution and task responses only to the routes that need them', () => {
     const grants: Record<string, string[]> = {
       PublishedExecute: ['states:StartExecution'],
+      PublishedStreamWorkflow: ['states:StartExecution'],
       PublishedStopExecution: ['states:StopExecution', 'states:StartExecution'],
       PublishedApprove: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:StartExecution'],
       PublishedReject: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:StartExecution'],
@@ -306,6 +307,34 @@ describe('workflow engine', () => {
     });
     const { logicalId } = functionOf('PublishedExecute');
     expect(template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout).toBe(900);
+  });
+
+  it('streams the three SSE routes for up to 15 minutes too, each function with a 15-minute timeout', () => {
+    const streamingRoutes = ['PublishedExecute', 'PublishedStreamWorkflow', 'PublishedStreamExecution', 'PublishedExecutionEvents'];
+    expect(routes.filter((route) => route.streaming).map((route) => route.id).sort()).toEqual([...streamingRoutes].sort());
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    for (const routeId of streamingRoutes) {
+      const { logicalId } = functionOf(routeId);
+      const method = methods.find((candidate) => JSON.stringify(candidate.Properties.Integration?.Uri ?? '').includes(`"${logicalId}"`));
+      expect(method?.Properties.Integration, routeId).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
+      expect(JSON.stringify(method?.Properties.Integration.Uri), routeId).toContain('/response-streaming-invocations');
+      expect(template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout, routeId).toBe(900);
+    }
+    // Every other route answers within API Gateway's default 29 s, buffered.
+    const buffered = methods.filter((method) => method.Properties.Integration?.ResponseTransferMode === 'STREAM');
+    expect(buffered).toHaveLength(streamingRoutes.length);
+  });
+
+  it('lets the tailing functions read the run events table and nothing else besides authentication', () => {
+    for (const routeId of ['PublishedStreamExecution', 'PublishedExecutionEvents']) {
+      const route = routes.find((candidate) => candidate.id === routeId)!;
+      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', runEvents: 'read' });
+      const policy = policyOf(routeId);
+      expect(policy, routeId).not.toMatch(/s3:|states:|bedrock:/);
+      const variables = template.findResources('AWS::Lambda::Function')[functionOf(routeId).logicalId]!.Properties.Environment.Variables;
+      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort(), routeId).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE']);
+      expect(variables, routeId).not.toHaveProperty('BODIES_BUCKET');
+    }
   });
 
   it('keeps the signing secret and Bedrock away from API functions, and gives the step function Bedrock streaming only', () => {
