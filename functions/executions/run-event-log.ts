@@ -86,11 +86,8 @@ export function runEventBuffer(appender: RunEventAppender, options: { now: () =>
     timer = undefined;
     const batch = pending;
     pending = [];
-    writing = writing.then(async (previous) => {
-      if (batch.length === 0 || previous === 'closed') return previous;
-      lastWriteAt = options.now();
-      return appender.append(batch);
-    });
+    if (batch.length > 0) lastWriteAt = options.now();
+    writing = writing.then(async (previous) => (batch.length === 0 || previous === 'closed' ? previous : appender.append(batch)));
     writing.catch((error: unknown) => (failure ??= error));
     return writing;
   };
