@@ -13,6 +13,8 @@ import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { writeFileSync } from 'node:fs';
 import { callEvent, textEvent } from '../support/events.ts';
 import { runAtConcurrency, type RunStats } from './stats.ts';
+import { streamingBench } from './streaming.ts';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * `npm run bench`: ingest throughput and latency on the local twin at concurrency 16, beside the raw
@@ -164,7 +166,10 @@ async function baselineRun(total: number, keys: string[]): Promise<RunStats> {
 const format = (label: string, stats: RunStats) =>
   `${label.padEnd(34)} ${stats.perSecond.toFixed(0).padStart(6)} req/s   p50 ${stats.p50Ms.toFixed(1).padStart(6)} ms   p99 ${stats.p99Ms.toFixed(1).padStart(6)} ms   (${stats.requests} in ${stats.seconds.toFixed(1)} s)`;
 
-try {
+/** `BENCH_ONLY=streaming npm run bench` runs one part. */
+const only = process.env.BENCH_ONLY;
+
+async function ingestAndEngine() {
   console.log(`Local twin ingest benchmark, concurrency ${CONCURRENCY}, Node ${process.version}`);
   const raw = await rawPutRun();
   const calls = await ingestRun('call event', 'calls', CALL_REQUESTS, () => JSON.stringify(callEvent()));
@@ -189,6 +194,16 @@ try {
   console.log(format(`execute ${LINEAR_NODES}-node linear, c=1`, linear.stats));
   console.log(`execute overhead over an authenticated read (c=1): p50 +${(sequential.stats.p50Ms - baseline.p50Ms).toFixed(1)} ms, p99 +${(sequential.stats.p99Ms - baseline.p99Ms).toFixed(1)} ms`);
   console.log(`state transitions per run: one-node ${(await transitionsPerRun(sequential.executionIds)).toFixed(1)}, ${LINEAR_NODES}-node linear ${(await transitionsPerRun(linear.executionIds)).toFixed(1)}`);
+}
+
+try {
+  if (only === undefined || only === 'ingest') await ingestAndEngine();
+  if (only === undefined || only === 'streaming') {
+    console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    await streamingBench({ twin, dynamo, admin, costs });
+    dynamo.destroy();
+  }
 } finally {
   agent.destroy();
   await twin.close();
