@@ -54,6 +54,8 @@ export interface LocalTwin {
   operatorEnvironment: Record<string, string>;
   /** The credentials a route or task function signs with. */
   credentialsOf(functionId: string): LocalCredentials;
+  /** How many invocations of a function are still running their handler. */
+  invocationsInFlight(functionId: string): number;
   close(): Promise<void>;
 }
 
@@ -103,7 +105,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   };
   const endpoints: LocalEndpoints = { dynamodb: doors.dynamodb.endpoint, s3: doors.s3.endpoint, stepFunctions: doors.stepFunctions.endpoint };
 
-  const lambdas: LocalLambda[] = [];
+  const lambdas = new Map<string, LocalLambda>();
   const lambdaOf = (declaration: FunctionDeclaration & { handler: string }, timeoutSeconds: number, streaming: boolean) => {
     const lambda = new LocalLambda({
       functionName: declaration.id,
@@ -113,7 +115,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       streaming,
       memoryMb: FUNCTION_MEMORY_MB,
     });
-    lambdas.push(lambda);
+    lambdas.set(declaration.id, lambda);
     return lambda;
   };
   for (const task of taskFunctions) {
@@ -156,6 +158,11 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     stepFunctions,
     accessDenials,
     operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS),
+    invocationsInFlight(functionId) {
+      const lambda = lambdas.get(functionId);
+      if (!lambda) throw new Error(`No function ${functionId} on the twin`);
+      return lambda.inFlight;
+    },
     credentialsOf(functionId) {
       const found = credentials.get(functionId);
       if (!found) throw new Error(`No function ${functionId} on the twin`);
@@ -165,7 +172,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       stepFunctions.close();
-      await Promise.all(lambdas.map((lambda) => lambda.close()));
+      await Promise.all([...lambdas.values()].map((lambda) => lambda.close()));
       await Promise.all(Object.values(doors).map((door) => door.close()));
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));

@@ -270,6 +270,22 @@ describe('GET /executions/{id}/events', () => {
     expect(resumed.events).toEqual([subscription.events[1]]);
   });
 
+  it('stops its handler as soon as the subscriber goes away, while the run keeps waiting', async () => {
+    const live = await streamRun('support-bot', { user_id: 'u', input: { message: 'leave' } });
+    await live.ended;
+    const executionId = live.events[0]!.data.execution_id as string;
+    const subscription = await followRun(executionId, { path: 'events' });
+    await subscription.waitFor((event) => event.event === 'status');
+    expect(twin.invocationsInFlight('PublishedExecutionEvents')).toBe(1);
+
+    subscription.close();
+    // Without the stop the handler would read on for its 14 minutes; it ends long before its next 5 s read.
+    const deadline = Date.now() + 3_000;
+    while (twin.invocationsInFlight('PublishedExecutionEvents') > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(twin.invocationsInFlight('PublishedExecutionEvents')).toBe(0);
+    expect((await client.getExecution(executionId)).body.status).toBe('interrupted');
+  });
+
   it('needs events.subscribe', async () => {
     const streamOnly = (await createKey(twin, ['workflows.stream'])).key;
     const live = await streamRun('echo', { user_id: 'u' });

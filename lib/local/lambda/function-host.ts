@@ -57,6 +57,11 @@ export class LocalLambda {
 
   constructor(private readonly options: LocalLambdaOptions) {}
 
+  /** Invocations whose handler has not finished (a streaming one runs until the handler returns, not until the client leaves). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   /** A request-response invocation; resolves with the handler's JSON result, rejects with its error. */
   invoke(event: unknown): Promise<unknown> {
     return this.start(event);
