@@ -20,7 +20,7 @@ if (!/^[A-Za-z0-9_]{1,128}$/.test(stage)) {
   process.exit(1);
 }
 
-const twin = await startLocalTwin({ dataDir, host, port, stage });
+const twin = await startLocalTwin({ dataDir, host, port, stage, nightlySchedule: true });
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);

@@ -13,8 +13,9 @@ export interface TaskFunction {
   /**
    * `executionEnded`: not a Task state but the EventBridge rule for this state machine's executions that end
    * FAILED, TIMED_OUT or ABORTED (locally the stand-in calls it with the same event).
+   * `nightly`: the EventBridge Scheduler schedule at 00:00 Europe/Moscow (locally a timer of the twin).
    */
-  readonly trigger?: 'executionEnded';
+  readonly trigger?: 'executionEnded' | 'nightly';
   /** What it does with the workflow state machine (a grant of exactly those actions, and STATE_MACHINE_ARN). */
   readonly stateMachine?: readonly StateMachineAccess[];
   readonly tables: Partial<Record<TableName, Access>>;
@@ -24,6 +25,8 @@ export interface TaskFunction {
   readonly timeoutSeconds: number;
   /** Whether it calls Amazon Bedrock (llm nodes with provider bedrock). */
   readonly invokesBedrock?: boolean;
+  /** Whether it announces hand-offs (on AWS: PutEvents on the stack's hand-off bus; locally: a file under DATA_DIR). */
+  readonly announcesHandoffs?: boolean;
 }
 
 export const taskFunctions: readonly TaskFunction[] = [
@@ -64,5 +67,24 @@ export const taskFunctions: readonly TaskFunction[] = [
     buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['start'],
     timeoutSeconds: 30,
+  },
+  {
+    id: 'CollectBatch',
+    handler: 'collection/handlers/collect-batch.ts',
+    arnSubstitution: 'CollectBatchFunctionArn',
+    // Reads the link, moves queued events on (conditional writes naming the run), keeps the run's checkpoint.
+    tables: { collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
+    buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'write', 'handoff/': 'write' } },
+    announcesHandoffs: true,
+    // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the run checkpoints and loops.
+    timeoutSeconds: 900,
+  },
+  {
+    id: 'CollectionNightly',
+    handler: 'collection/handlers/nightly.ts',
+    trigger: 'nightly',
+    tables: { collection: 'read' },
+    stateMachine: ['start'],
+    timeoutSeconds: 60,
   },
 ];

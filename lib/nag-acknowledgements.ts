@@ -42,6 +42,15 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs would double the request bill.',
   );
 
+  if (engine.nightlyDeadLetters && engine.nightlyScheduleRole) {
+    acknowledge(engine.nightlyDeadLetters, 'AwsSolutions-SQS3', 'This queue is itself the dead-letter queue of the nightly collection schedule.');
+    acknowledge(
+      grantsOf(engine.nightlyScheduleRole),
+      wildcard(`<${logicalId(engine.functions.CollectionNightly!)}.Arn>:*`),
+      "The schedule's role may invoke the nightly function and its versions; CDK's grantInvoke names both.",
+    );
+  }
+
   const restApi = api.restApi;
   acknowledge(restApi, 'AwsSolutions-APIG2', "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.");
   acknowledge(

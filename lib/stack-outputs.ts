@@ -12,6 +12,7 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   executions: 'ExecutionsTableName',
   conversations: 'ConversationsTableName',
   runEvents: 'RunEventsTableName',
+  collection: 'CollectionTableName',
 };
 
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';

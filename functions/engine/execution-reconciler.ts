@@ -4,6 +4,7 @@ import type { StateMachine } from '#executions/state-machine-gateway.ts';
 import { endLogAsRecorded, runEventAppender } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
+import { COLLECTION_EXECUTION_PREFIX } from '#shared/resources.ts';
 
 /**
  * The execution-ended reconciler. A run's own path records every ending it can see (RunStep, RecordFailure,
@@ -43,6 +44,8 @@ export type Reconciled =
 const MAX_CAUSE_CHARACTERS = 300;
 
 export async function reconcileEndedExecution(deps: ReconcilerDeps, ended: EndedExecution): Promise<Reconciled> {
+  // A collection run keeps its own checkpoint: the next night (or the operator) starts it again from there.
+  if (ended.name.startsWith(COLLECTION_EXECUTION_PREFIX)) return { execution_id: ended.name, outcome: 'unchanged' };
   const isCallbackExecution = ended.name.startsWith(CALLBACK_EXECUTION_PREFIX);
   const executionId = isCallbackExecution ? ended.name.slice(CALLBACK_EXECUTION_PREFIX.length) : ended.name;
 

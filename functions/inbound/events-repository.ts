@@ -9,7 +9,8 @@ import { epochSeconds, SECOND_MS } from '#shared/time.ts';
  */
 export const BY_RECEIVED_INDEX = 'by_received';
 
-export type EventState = 'queued' | 'handed' | 'failed';
+/** Ingest writes `queued`; the nightly collection moves it on (functions/collection/queue-repository.ts). */
+export type EventState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
 
 export type MetadataFieldType = 'number' | 'boolean' | 'string';
 /**

@@ -9,7 +9,7 @@ import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './e
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
-import { publicUrlProblem } from '#shared/public-url.ts';
+import { recordingUrlProblem } from '#shared/public-url.ts';
 import { logger } from '#shared/powertools.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
@@ -20,6 +20,8 @@ export interface IngestDeps {
   bodies: BodyStore;
   nextEventId: () => Promise<number>;
   now: () => number;
+  /** Test-only (`ALLOW_LOOPBACK_RECORDINGS=1`, never set by CDK): https recording links on a loopback host. */
+  allowLoopbackRecordings: boolean;
 }
 
 export type IngestOutcome =
@@ -27,7 +29,7 @@ export type IngestOutcome =
   | { status: 'duplicate'; external_id: string; event_id: number };
 
 /** Validates an event for a link: the schema, then the rules that depend on the link. */
-export function validateForLink(body: unknown, link: Link): InboundEvent {
+export function validateForLink(body: unknown, link: Link, allowLoopbackRecordings = false): InboundEvent {
   const parsed = parseInboundEvent(body);
   const issues: FieldIssue[] = parsed.ok ? [] : [...parsed.issues];
   const expectedType = EVENT_TYPE_OF_CONNECTOR[link.connector_type];
@@ -36,7 +38,7 @@ export function validateForLink(body: unknown, link: Link): InboundEvent {
     issues.push({ field: 'type', message: `this link accepts only events of type ${expectedType}` });
   }
   if (parsed.ok && parsed.event.type === 'call') {
-    const problem = publicUrlProblem(parsed.event.audio.url, link.allow_hosts);
+    const problem = recordingUrlProblem(parsed.event.audio.url, { allowedHosts: link.allow_hosts, allowLoopback: allowLoopbackRecordings });
     if (problem) issues.push({ field: 'audio.url', message: problem });
   }
   if (issues.length > 0 || !parsed.ok) throw new ValidationError(issues);
@@ -60,7 +62,7 @@ export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer)
   if (link.state !== 'bound' || !link.source_id) {
     throw new ConflictError('The link is issued but no source is connected yet');
   }
-  const event = validateForLink(parseJsonBody(rawBody), link);
+  const event = validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings);
   const sourceId = link.source_id;
   const nowMs = deps.now();
 

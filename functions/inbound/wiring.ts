@@ -1,6 +1,6 @@
 import type { BodyStore } from '#shared/body-store.ts';
 import { dynamo } from '#shared/clients/dynamodb.ts';
-import { requireEnv } from '#shared/config.ts';
+import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { createCounterStore } from '#shared/counter-store.ts';
 import { createIdAllocator } from '#shared/id-allocator.ts';
 import { EVENT_ID_BLOCK_SIZE } from '#shared/limits.ts';
@@ -31,6 +31,7 @@ export function ingestFromEnv(access: LinkAccessDeps): IngestDeps {
     bodies: bodiesFromEnv(),
     nextEventId: createIdAllocator(dynamo, access.countersTable, 'inbound-event-id', EVENT_ID_BLOCK_SIZE),
     now: Date.now,
+    allowLoopbackRecordings: optionalFlag('ALLOW_LOOPBACK_RECORDINGS'),
   };
 }
 
@@ -47,6 +48,7 @@ function bodiesFromEnv(): BodyStore {
     ));
   return {
     put: async (key, body, contentEncoding) => (await load()).put(key, body, contentEncoding),
+    get: async (key) => (await load()).get(key),
     delete: async (key) => (await load()).delete(key),
   };
 }

@@ -101,3 +101,38 @@ export function hostMatches(host: string, pattern: string): boolean {
   if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1));
   return host === wanted;
 }
+
+/**
+ * Recording links, at acceptance and again at download: the public rule above, or, with the test-only allowance
+ * (`ALLOW_LOOPBACK_RECORDINGS=1`, never set by CDK), https to a loopback host.
+ */
+export function recordingUrlProblem(rawUrl: string, options: { allowedHosts?: readonly string[]; allowLoopback: boolean }): string | undefined {
+  // The text check comes before the loopback allowance: `https://127.0.0.1\@evil.com/` is loopback only to WHATWG parsers.
+  return urlTextProblem(rawUrl) ?? (options.allowLoopback && isLoopbackUrl(rawUrl) ? loopbackUrlProblem(rawUrl) : publicUrlProblem(rawUrl, options.allowedHosts));
+}
+
+/** Loopback in both the raw text and the WHATWG parse, so an ambiguous spelling (`127.1`, `0x7f.1`) gets no allowance. */
+function isLoopbackUrl(rawUrl: string): boolean {
+  const rawHost = /^https?:\/\/(\[[^\]]*\]|[^/?#:]*)/i.exec(rawUrl)?.[1]?.toLowerCase();
+  if (rawHost === undefined || !URL.canParse(rawUrl)) return false;
+  const parsedHost = new URL(rawUrl).hostname;
+  return rawHost === parsedHost && isLoopbackHost(bareHost(parsedHost));
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || isLoopbackAddress(host);
+}
+
+export function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || (isIPv4(address) && address.startsWith('127.'));
+}
+
+/** publicUrlProblem without its host check, which a loopback host fails by design; isLoopbackUrl left no room for credentials. */
+function loopbackUrlProblem(rawUrl: string): string | undefined {
+  return /^https:\/\//i.test(rawUrl) ? undefined : 'scheme must be https';
+}
+
+export function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+

@@ -11,6 +11,7 @@ export const TABLE_ENV = {
   executions: 'EXECUTIONS_TABLE',
   conversations: 'CONVERSATIONS_TABLE',
   runEvents: 'RUN_EVENTS_TABLE',
+  collection: 'COLLECTION_TABLE',
 } as const;
 
 export const BUCKET_ENV = {
@@ -34,10 +35,10 @@ export const TABLE_ACTIONS: Record<Access, readonly string[]> = {
 };
 
 /**
- * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, and run values
- * (run context, node outputs, results, long history turns) of workflow executions.
+ * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, run values (run context,
+ * node outputs, results, long history turns) of workflow executions, collected recordings, and hand-offs.
  */
-export const BUCKET_PREFIXES = ['inbound/', 'executions/'] as const;
+export const BUCKET_PREFIXES = ['inbound/', 'executions/', 'recordings/', 'handoff/'] as const;
 export type BucketPrefix = (typeof BUCKET_PREFIXES)[number];
 /** Object actions: read is GetObject, write PutObject, readWrite both; the `…Delete` ones add DeleteObject. */
 export type ObjectAccess = Access | 'writeDelete' | 'readWriteDelete';
@@ -53,6 +54,8 @@ export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;
 
 /** The workflow state machine, and what a function may do with it. */
 export const STATE_MACHINE_ENV = 'STATE_MACHINE_ARN';
+/** Collection runs share the state machine (mode `collect`); their executions are named with this prefix. */
+export const COLLECTION_EXECUTION_PREFIX = 'collect-';
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';
 /** The Step Functions actions of each access: start and taskResponse on the state machine, stop on its executions. */
 export const STATE_MACHINE_ACTIONS: Record<StateMachineAccess, readonly string[]> = {

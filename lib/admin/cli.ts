@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { runLinksCommand, LINKS_USAGE } from './links-commands.ts';
 import { KEYS_USAGE, runKeysCommand } from './keys-commands.ts';
 import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands.ts';
+import { COLLECTION_USAGE, runCollectCommand, runEventsCommand, runHandoffsCommand, runTasksCommand } from './collection-commands.ts';
 import { resolveTarget, type AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -10,6 +11,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json] [--stack NAME
 ${LINKS_USAGE}
 ${PUBLICATION_USAGE}
 ${KEYS_USAGE}
+${COLLECTION_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
 
@@ -21,6 +23,10 @@ const COMMANDS = new Map<string, Command>([
   ['keys', (target, args, flags) => runKeysCommand(target, args, flags)],
   ['publish', (target, args, flags) => runPublicationCommand(target, 'publish', args, flags)],
   ['unpublish', (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags)],
+  ['tasks', runTasksCommand],
+  ['collect', runCollectCommand],
+  ['events', runEventsCommand],
+  ['handoffs', runHandoffsCommand],
 ]);
 
 export interface CliResult {
@@ -47,6 +53,14 @@ export async function runCli(argv: string[]): Promise<CliResult> {
         preset: { type: 'string' },
         scopes: { type: 'string' },
         expires: { type: 'string' },
+        link: { type: 'string' },
+        task: { type: 'string' },
+        channel: { type: 'string' },
+        direction: { type: 'string' },
+        once: { type: 'boolean' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        state: { type: 'string' },
         help: { type: 'boolean' },
       },
     });

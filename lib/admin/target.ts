@@ -5,13 +5,17 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/local/stores.ts';
 import { readLiveTwinFile } from '#lib/local/twin-file.ts';
-import { API_URL_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { API_URL_OUTPUT, BUCKET_OUTPUTS, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
 
 /** Where the admin CLI acts: a deployed stack, a running local twin, or the local data directory directly. */
 export interface AdminTarget {
   dynamo: DynamoDBDocumentClient;
   tables: Record<TableName, string>;
   publicBaseUrl: string;
+  /** The bucket and the state machine, for the collection commands; locally only while the twin runs. */
+  services(): { s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string };
   close(): Promise<void>;
 }
 
@@ -35,11 +39,18 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     Object.entries(TABLE_OUTPUTS).map(([table, key]) => [table, output(key)]),
   ) as Record<TableName, string>;
   const client = new DynamoDBClient({ region });
+  let services: ReturnType<AdminTarget['services']> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
-    close: async () => client.destroy(),
+    services: () =>
+      (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(STATE_MACHINE_OUTPUT) }),
+    close: async () => {
+      client.destroy();
+      services?.s3.destroy();
+      services?.sfn.destroy();
+    },
   };
 }
 
@@ -57,12 +68,25 @@ async function localTarget(): Promise<AdminTarget> {
   const tables = Object.fromEntries(
     Object.keys(TABLE_OUTPUTS).map((table) => [table, twin?.tables[table as TableName] ?? localTableName(table as TableName)]),
   ) as Record<TableName, string>;
+  let services: ReturnType<AdminTarget['services']> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
+    services() {
+      if (!twin) throw new Error('This command needs the local twin running (npm start)');
+      const config = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+      return (services ??= {
+        s3: new S3Client({ ...config, endpoint: twin.s3_endpoint, forcePathStyle: true }),
+        bucket: twin.bucket,
+        sfn: new SFNClient({ ...config, endpoint: twin.step_functions_endpoint }),
+        stateMachineArn: twin.state_machine_arn,
+      });
+    },
     async close() {
       client.destroy();
+      services?.s3.destroy();
+      services?.sfn.destroy();
       await embedded?.close();
     },
   };

@@ -16,7 +16,7 @@ import {
   type ObjectAccess,
   type TableName,
 } from '#shared/resources.ts';
-import { EXECUTION_RETENTION_MS, QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { EXECUTION_RETENTION_MS, HANDOFF_RETENTION_MS, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
 import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
 
@@ -60,6 +60,17 @@ export class Data extends Construct {
           // Large run values live as long as their execution's items (TTL 90 days); history turns share that retention.
           prefix: 'executions/',
           expiration: Duration.millis(EXECUTION_RETENTION_MS + DAY_MS),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        {
+          // Collected recordings and hand-off documents: the analysis platform reads them within days; 90 are kept.
+          prefix: 'recordings/',
+          expiration: Duration.millis(HANDOFF_RETENTION_MS),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        {
+          prefix: 'handoff/',
+          expiration: Duration.millis(HANDOFF_RETENTION_MS),
           noncurrentVersionExpiration: Duration.days(1),
         },
       ],

@@ -1,7 +1,10 @@
-import { Aws, Duration, Fn, Stack } from 'aws-cdk-lib';
-import { Rule } from 'aws-cdk-lib/aws-events';
+import { Aws, Duration, Fn, Stack, TimeZone } from 'aws-cdk-lib';
+import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { Schedule, ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -42,9 +45,15 @@ const EXECUTION_ENDED_INVOCATION = { retryAttempts: 2, maxEventAge: Duration.hou
 export class WorkflowEngine extends Construct {
   public readonly stateMachine: StateMachine;
   public readonly functions: Record<string, HandlerFunction> = {};
+  /** Collection hand-offs are announced here, for the analysis platform's rules. */
+  public readonly handoffBus: EventBus;
+  public nightlySchedule: Schedule | undefined;
+  public nightlyDeadLetters: Queue | undefined;
+  public nightlyScheduleRole: Role | undefined;
 
   constructor(scope: Construct, id: string, props: WorkflowEngineProps) {
     super(scope, id);
+    this.handoffBus = new EventBus(this, 'HandoffBus', { description: 'Conversations handed off by the nightly collection' });
     for (const task of taskFunctions) {
       const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds) });
       for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);
@@ -59,6 +68,10 @@ export class WorkflowEngine extends Construct {
             ],
           }),
         );
+      }
+      if (task.announcesHandoffs) {
+        fn.addEnvironment('HANDOFF_BUS_NAME', this.handoffBus.eventBusName);
+        this.handoffBus.grantPutEventsTo(fn);
       }
       this.functions[task.id] = fn;
     }
@@ -97,6 +110,7 @@ export class WorkflowEngine extends Construct {
       // Only functions outside the definition may know the state machine; a task function would make a cycle.
       if (task.stateMachine) this.bind(this.functions[task.id]!, task.stateMachine);
       if (task.trigger === 'executionEnded') this.onExecutionEnded(this.functions[task.id]!);
+      if (task.trigger === 'nightly') this.onNightly(this.functions[task.id]!);
     }
 
     new CfnOutput(this, STATE_MACHINE_OUTPUT, { key: STATE_MACHINE_OUTPUT, value: this.stateMachine.stateMachineArn });
@@ -117,6 +131,27 @@ export class WorkflowEngine extends Construct {
     });
     rule.addTarget(new LambdaTarget(fn, EXECUTION_ENDED_DELIVERY));
     fn.configureAsyncInvoke(EXECUTION_ENDED_INVOCATION);
+  }
+
+  /**
+   * The nightly collection: EventBridge Scheduler at 00:00 Europe/Moscow, no flexible window. A failed invocation
+   * is retried at most twice within an hour, so no retry starts the night's runs after the 04:00 window; what
+   * still fails lands in the dead-letter queue.
+   */
+  private onNightly(fn: HandlerFunction): void {
+    this.nightlyDeadLetters = new Queue(this, 'NightlyDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    // Its own role, invoking this one function only (the default is one shared role per stack).
+    this.nightlyScheduleRole = new Role(this, 'NightlyScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
+    this.nightlySchedule = new Schedule(this, 'NightlyCollection', {
+      description: 'Nightly collection of webhook conversations, 00:00 Europe/Moscow',
+      schedule: ScheduleExpression.cron({ minute: '0', hour: '0', timeZone: TimeZone.EUROPE_MOSCOW }),
+      timeWindow: TimeWindow.off(),
+      target: new LambdaInvoke(fn, { role: this.nightlyScheduleRole, deadLetterQueue: this.nightlyDeadLetters, maxEventAge: Duration.hours(1), retryAttempts: 2 }),
+    });
   }
 
   /** Tells a function the state machine's ARN and grants exactly the listed actions. */

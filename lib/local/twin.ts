@@ -36,6 +36,8 @@ export interface LocalTwinOptions {
   stage?: string;
   /** REST response streaming's idle limit; tests shorten it to seconds. */
   streamIdleTimeoutMs?: number;
+  /** `npm start`: fire the nightly collection at 00:00 Europe/Moscow, as the Scheduler schedule does on AWS. Tests call `runNightly`. */
+  nightlySchedule?: boolean;
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
@@ -43,6 +45,8 @@ export interface LocalTwinOptions {
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
 export const STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
+/** Hand-off announcements under DATA_DIR, one JSON line each (on AWS: events on the stack's hand-off bus). */
+export const HANDOFF_EVENTS_FILE_NAME = 'handoffs.jsonl';
 
 export interface LocalTwin {
   url: string;
@@ -56,6 +60,8 @@ export interface LocalTwin {
   credentialsOf(functionId: string): LocalCredentials;
   /** How many invocations of a function are still running their handler. */
   invocationsInFlight(functionId: string): number;
+  /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow. */
+  runNightly(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -105,12 +111,13 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   };
   const endpoints: LocalEndpoints = { dynamodb: doors.dynamodb.endpoint, s3: doors.s3.endpoint, stepFunctions: doors.stepFunctions.endpoint };
 
+  const localFiles = { handoffEvents: join(options.dataDir, HANDOFF_EVENTS_FILE_NAME) };
   const lambdas = new Map<string, LocalLambda>();
   const lambdaOf = (declaration: FunctionDeclaration & { handler: string }, timeoutSeconds: number, streaming: boolean) => {
     const lambda = new LocalLambda({
       functionName: declaration.id,
       handlerFile: join(FUNCTIONS_DIR, declaration.handler),
-      environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!),
+      environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!, localFiles),
       timeoutSeconds,
       streaming,
       memoryMb: FUNCTION_MEMORY_MB,
@@ -124,6 +131,9 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   }
   const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdaOf(route, routeTimeoutSeconds(route), Boolean(route.streaming)) }));
   stepFunctions.resume();
+  const nightly = taskFunctions.find((task) => task.trigger === 'nightly');
+  const runNightly = () => (nightly ? functions[localFunctionArn(nightly.id)]!({ source: 'local.scheduler' }) : Promise.resolve(undefined));
+  const nightlyTimer = options.nightlySchedule ? scheduleNightly(runNightly) : undefined;
   const server = createApiServer(bound, {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
     stage: options.stage ?? API_STAGE,
@@ -157,7 +167,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     twin,
     stepFunctions,
     accessDenials,
-    operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS),
+    operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS, localFiles),
+    runNightly,
     invocationsInFlight(functionId) {
       const lambda = lambdas.get(functionId);
       if (!lambda) throw new Error(`No function ${functionId} on the twin`);
@@ -169,6 +180,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       return found;
     },
     async close() {
+      nightlyTimer?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       stepFunctions.close();
@@ -185,4 +197,24 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
 /** A key pair per function, new at every start: what the function's execution role would hand it on AWS. */
 function newCredentials(functionId: string): LocalCredentials {
   return { accessKeyId: `LOCAL${functionId.toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64') };
+}
+
+/** The next 00:00 Europe/Moscow (UTC+3 all year, no daylight saving) after `nowMs`. */
+export function nextMoscowMidnight(nowMs: number): number {
+  const offsetMs = 3 * 3_600_000;
+  const dayMs = 24 * 3_600_000;
+  return Math.floor((nowMs + offsetMs) / dayMs) * dayMs + dayMs - offsetMs;
+}
+
+function scheduleNightly(fire: () => Promise<unknown>): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => {
+      fire().catch((error: unknown) => console.error('nightly collection trigger failed', error));
+      arm();
+    }, nextMoscowMidnight(Date.now()) - Date.now() + 1);
+    timer.unref();
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
 }

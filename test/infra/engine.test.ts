@@ -42,7 +42,7 @@ function stateMachineProperties() {
 
 describe('retries in the workflow state machine', () => {
   it('retries Lambda service errors, throttling included, 6 to 8 times with full jitter and a capped delay in every task', () => {
-    expect(taskStates.length).toBe(5);
+    expect(taskStates.length).toBe(6);
     for (const [name, state] of taskStates) {
       const retrier = state.Retry?.find((candidate) => candidate.ErrorEquals.includes('Lambda.TooManyRequestsException'));
       expect(retrier, name).toBeDefined();

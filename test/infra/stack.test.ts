@@ -87,7 +87,12 @@ describe('data', () => {
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       VersioningConfiguration: { Status: 'Enabled' },
       LifecycleConfiguration: {
-        Rules: [Match.objectLike({ Prefix: 'inbound/', ExpirationInDays: 37 }), Match.objectLike({ Prefix: 'executions/', ExpirationInDays: 91 })],
+        Rules: [
+          Match.objectLike({ Prefix: 'inbound/', ExpirationInDays: 37 }),
+          Match.objectLike({ Prefix: 'executions/', ExpirationInDays: 91 }),
+          Match.objectLike({ Prefix: 'recordings/', ExpirationInDays: 90 }),
+          Match.objectLike({ Prefix: 'handoff/', ExpirationInDays: 90 }),
+        ],
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {

@@ -41,6 +41,7 @@ function setup() {
     counters,
     bodies,
     now: clock.now,
+    allowLoopbackRecordings: false,
     nextEventId: async () => {
       const error = ids.failNext;
       ids.failNext = undefined;

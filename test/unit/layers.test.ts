@@ -21,6 +21,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   executions: ['shared', 'workflows'],
   engine: ['shared', 'workflows', 'executions', '.'],
   inbound: ['shared', '.'],
+  collection: ['shared', 'inbound', '.'],
   published: ['shared', 'workflows', 'executions', '.'],
   '.': ['shared'],
 };

@@ -33,6 +33,7 @@ function workflow(functions: { step: LocalFunction; callback?: LocalFunction }, 
       WorkflowStepFunctionArn: fnArn('step'),
       AwaitApprovalFunctionArn: fnArn('await'),
       DeliverCallbackFunctionArn: fnArn('callback'),
+      CollectBatchFunctionArn: fnArn('collect'),
     },
     functions: {
       [fnArn('step')]: functions.step,

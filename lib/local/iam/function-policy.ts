@@ -20,6 +20,8 @@ export interface FunctionDeclaration {
   readonly tables: Partial<Record<TableName, Access>>;
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   readonly stateMachine?: readonly StateMachineAccess[];
+  /** Announces collection hand-offs (on AWS a PutEvents grant on the hand-off bus; locally a file). */
+  readonly announcesHandoffs?: boolean;
 }
 
 interface Statement {

@@ -21,6 +21,7 @@ export interface LocalCredentials {
  */
 const HOST_SETTINGS = [
   'ALLOW_LOOPBACK_CALLBACKS',
+  'ALLOW_LOOPBACK_RECORDINGS',
   'EXECUTE_HEARTBEAT_MS',
   'STREAM_HEARTBEAT_MS',
   'STREAM_MAX_MS',
@@ -37,6 +38,7 @@ export function functionEnvironment(
   declaration: FunctionDeclaration,
   endpoints: LocalEndpoints,
   credentials: LocalCredentials,
+  localFiles: { handoffEvents: string },
 ): Record<string, string> {
   const environment: Record<string, string> = {
     ...POWERTOOLS_ENVIRONMENT,
@@ -62,6 +64,8 @@ export function functionEnvironment(
   for (const table of Object.keys(declaration.tables) as TableName[]) environment[TABLE_ENV[table]] = localTableName(table);
   for (const bucket of Object.keys(declaration.buckets ?? {}) as BucketName[]) environment[BUCKET_ENV[bucket]] = LOCAL_BUCKET;
   if (declaration.stateMachine?.length) environment[STATE_MACHINE_ENV] = LOCAL_STATE_MACHINE_ARN;
+  // Where CDK names the hand-off bus, the twin names the file the announcements go to.
+  if (declaration.announcesHandoffs) environment.HANDOFF_EVENTS_FILE = localFiles.handoffEvents;
   for (const name of HOST_SETTINGS) {
     const value = process.env[name];
     if (value !== undefined) environment[name] = value;

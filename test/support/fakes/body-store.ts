@@ -1,5 +1,5 @@
 import type { BodyStore } from '#shared/body-store.ts';
-import { Faults } from './faults.ts';
+import { awsError, Faults } from './faults.ts';
 
 /** The bodies bucket in memory; `deleted` keeps every key deleted, so a test can tell a cleanup from a key never written. */
 export class InMemoryBodyStore implements BodyStore {
@@ -10,6 +10,13 @@ export class InMemoryBodyStore implements BodyStore {
   async put(key: string, body: Uint8Array, contentEncoding: string): Promise<void> {
     await this.faults.enter('put');
     this.objects.set(key, { body: Uint8Array.from(body), contentEncoding });
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    await this.faults.enter('get');
+    const object = this.objects.get(key);
+    if (!object) throw awsError('NoSuchKey', 'The specified key does not exist.');
+    return Uint8Array.from(object.body);
   }
 
   /** S3 answers a delete of a missing key with success too. */

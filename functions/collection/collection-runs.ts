@@ -1,0 +1,30 @@
+import { ExecutionAlreadyExists, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { COLLECTION_EXECUTION_PREFIX } from '#shared/resources.ts';
+
+/**
+ * A task's run is an execution of the platform's state machine in mode `collect` (CollectBatch until done),
+ * named `collect-<task_id>-<run_id>`: a repeated start of the same run (a retried schedule) is the same execution.
+ */
+export function createCollectionRuns(client: SFNClient, stateMachineArn: string) {
+  return {
+    async start(taskId: string, runId: string): Promise<void> {
+      const name = `${COLLECTION_EXECUTION_PREFIX}${taskId}-${runId}`;
+      try {
+        await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ mode: 'collect', task_id: taskId, run_id: runId }) }));
+      } catch (error) {
+        if (!(error instanceof ExecutionAlreadyExists)) throw error;
+      }
+    },
+  };
+}
+
+export type CollectionRuns = ReturnType<typeof createCollectionRuns>;
+
+/**
+ * The nightly run's id: the Moscow date the night began (00:00 Europe/Moscow, UTC+3 all year), so every trigger of
+ * the same night, retries included, names the same run.
+ */
+export function nightlyRunId(nowMs: number): string {
+  const moscow = new Date(nowMs + 3 * 3_600_000);
+  return `night-${moscow.toISOString().slice(0, 10)}`;
+}

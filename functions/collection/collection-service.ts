@@ -1,0 +1,182 @@
+import { gunzipSync } from 'node:zlib';
+import { parseInboundEvent, type InboundEvent } from '#inbound/event-schema.ts';
+import { isLive } from '#inbound/events-repository.ts';
+import type { Link } from '#inbound/link-model.ts';
+import { NotFoundError } from '#shared/errors.ts';
+import {
+  COLLECTION_ATTEMPTS_PER_RUN,
+  COLLECTION_CLAIM_LEASE_MS,
+  COLLECTION_CONCURRENCY,
+  COLLECTION_PAGE_SIZE,
+  COLLECTION_RETRY_PAUSE_MS,
+  COLLECTION_RUN_RETENTION_MS,
+  MAX_DELIVERY_FAILURES_PER_EVENT,
+} from '#shared/limits.ts';
+import { logger } from '#shared/powertools.ts';
+import type { CollectionRepository, CollectionTask, RunCheckpoint, RunSummary } from './collection-repository.ts';
+import { normalizeCall, normalizeDialog, type NormalizedConversation, type Recording } from './conversation.ts';
+import type { QueuedEvent, QueueRepository } from './queue-repository.ts';
+
+/** A recording that could not be fetched: the sender's problem, counted against the event. */
+export class CollectionFailure extends Error {
+  override readonly name = 'CollectionFailure';
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+export interface CollectionDeps {
+  tasks: CollectionRepository;
+  links: { getLink(linkId: string): Promise<Link | undefined> };
+  queue: QueueRepository;
+  /** Webhook bodies kept in S3 (over 16 KB gzip). */
+  bodies: { get(key: string): Promise<Uint8Array> };
+  /** Fetches a call's recording into the bucket; throws CollectionFailure for what counts against the event. */
+  recordings: { fetch(url: string, key: string): Promise<{ bytes: number; sha256: string }> };
+  /** Writes the normalized conversation and announces it. */
+  handoffs: { handOff(conversation: NormalizedConversation): Promise<void> };
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** `retry`: failed this run, queued for a later one; `abandoned`: failed for the last time. */
+type Outcome = 'handed_off' | 'filtered' | 'skipped' | 'retry' | 'abandoned';
+
+/**
+ * One run of a task (webhook spec, section 1 items 4-8): the events of the task's link received before the run
+ * started, page by page through the `by_received` index, each filtered, fetched and handed off exactly once.
+ * The run's checkpoint (cursor and counts) is saved after every page, so the same run started again (a retry,
+ * a crash) resumes there and a finished one answers its summary without doing anything.
+ */
+export async function runTask(deps: CollectionDeps, taskId: string, runId: string): Promise<RunSummary> {
+  return (await collectUntil(deps, taskId, runId, Number.POSITIVE_INFINITY)).summary;
+}
+
+/**
+ * As much of a run as fits before `deadlineMs` (checked between pages): one CollectBatch invocation. `done`
+ * false means the run saved its checkpoint and the state machine invokes it again.
+ */
+export async function collectUntil(deps: CollectionDeps, taskId: string, runId: string, deadlineMs: number): Promise<{ done: boolean; summary: RunSummary }> {
+  const task = await deps.tasks.getTask(taskId);
+  if (!task) throw new NotFoundError(`Task ${taskId} not found`);
+  const startedAtMs = deps.now();
+  const startedAt = new Date(startedAtMs).toISOString();
+  const run = await deps.tasks.openRun(
+    { task_id: taskId, run_id: runId, started_at: startedAt, finished_at: null, cutoff_key: `${startedAt}#`, cursor_key: '', handed_off: 0, failed: 0, filtered: 0, pending: 0 },
+    startedAtMs + COLLECTION_RUN_RETENTION_MS,
+  );
+  if (run.finished_at) return { done: true, summary: summaryOf(run) };
+
+  const link = await deps.links.getLink(task.link_id);
+  // A webhook source has no history to fetch: a one-off task for a period collects nothing.
+  if (task.kind === 'periodic' && link?.source_id) {
+    for (;;) {
+      const page = await deps.queue.page(link.source_id, run.cursor_key, run.cutoff_key, COLLECTION_PAGE_SIZE);
+      const outcomes = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event));
+      tally(run, outcomes);
+      run.cursor_key = page.lastKey ?? run.cutoff_key;
+      if (!page.lastKey) break;
+      await deps.tasks.saveProgress(run);
+      if (deps.now() >= deadlineMs) return { done: false, summary: summaryOf(run) };
+    }
+  }
+  run.finished_at = new Date(deps.now()).toISOString();
+  await deps.tasks.saveProgress(run);
+  const summary = summaryOf(run);
+  await deps.tasks.recordLastRun(summary);
+  return { done: true, summary };
+}
+
+/** `failed` counts every event that failed this run; `pending` those of them a later run tries again. */
+function tally(run: RunCheckpoint, outcomes: readonly Outcome[]): void {
+  for (const outcome of outcomes) {
+    if (outcome === 'handed_off' || outcome === 'filtered') run[outcome] += 1;
+    if (outcome === 'retry' || outcome === 'abandoned') run.failed += 1;
+    if (outcome === 'retry') run.pending += 1;
+  }
+}
+
+function summaryOf(run: RunCheckpoint): RunSummary {
+  const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
+  return summary;
+}
+
+async function collectEvent(
+  deps: CollectionDeps,
+  task: CollectionTask,
+  link: Link,
+  run: RunCheckpoint,
+  ref: Pick<QueuedEvent, 'source_id' | 'external_id'>,
+): Promise<Outcome> {
+  const event = await deps.queue.get(ref);
+  // Expired (30 days, TTL deletes late), or taken meanwhile by another run.
+  if (!event || !isLive(event, deps.now()) || (event.state !== 'queued' && event.state !== 'handing')) return 'skipped';
+  if (!passesFilters(task, event)) return 'filtered';
+  if (!(await deps.queue.claim(event, run.run_id, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
+
+  const sent = await readBody(deps, event);
+  const previousFailures = event.delivery_failures ?? 0;
+  // Each failure counts; the fifth in all is the last try.
+  const attempts = Math.min(COLLECTION_ATTEMPTS_PER_RUN, MAX_DELIVERY_FAILURES_PER_EVENT - previousFailures);
+  let failures = 0;
+  let reason = '';
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      await deps.handoffs.handOff(await normalize(deps, link, event, sent));
+      await deps.queue.handedOff(event, run.run_id, new Date(deps.now()).toISOString());
+      return 'handed_off';
+    } catch (error) {
+      if (!(error instanceof CollectionFailure)) throw error;
+      failures += 1;
+      reason = error.reason;
+      if (attempt < attempts) await deps.sleep(COLLECTION_RETRY_PAUSE_MS);
+    }
+  }
+  const abandon = previousFailures + failures >= MAX_DELIVERY_FAILURES_PER_EVENT;
+  await deps.queue.release(event, run.run_id, { reason, abandon, failures });
+  logger.warn('event not collected', { sourceId: event.source_id, eventId: event.event_id, reason, abandoned: abandon });
+  return abandon ? 'abandoned' : 'retry';
+}
+
+/** Channel uses `source_channel`; Direction uses `metadata.direction` (calls). An empty filter lets everything through. */
+function passesFilters(task: CollectionTask, event: QueuedEvent): boolean {
+  if (task.channels.length > 0 && !task.channels.includes(event.source_channel ?? '')) return false;
+  if (task.directions.length > 0 && !task.directions.includes(event.direction ?? '')) return false;
+  return true;
+}
+
+/**
+ * The body as accepted, through the same schema (unknown fields dropped as at acceptance). `occurred_at` was
+ * checked against the window around the time it arrived, not now, so it is kept as sent.
+ */
+async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<InboundEvent> {
+  const compressed = event.body_s3_key ? await deps.bodies.get(event.body_s3_key) : event.body_gzip!;
+  const sent = JSON.parse(gunzipSync(compressed).toString('utf8')) as { occurred_at: string };
+  const parsed = parseInboundEvent({ ...sent, occurred_at: new Date(deps.now()).toISOString() });
+  if (!parsed.ok) throw new Error(`Stored event ${event.event_id} no longer parses: ${parsed.issues.map((issue) => issue.field).join(', ')}`);
+  return { ...parsed.event, occurred_at: sent.occurred_at };
+}
+
+async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, sent: InboundEvent): Promise<NormalizedConversation> {
+  const ids = { event_id: Number(event.event_id), source_id: event.source_id, link_id: link.link_id };
+  if (sent.type === 'text') return normalizeDialog(ids, sent);
+  const key = `recordings/${event.source_id}/${event.event_id}.${sent.audio.format}`;
+  const fetched = await deps.recordings.fetch(sent.audio.url, key);
+  const recording: Recording = { key, bytes: fetched.bytes, sha256: fetched.sha256, format: sent.audio.format };
+  return normalizeCall(ids, sent, recording);
+}
+
+/** Runs `work` over `items`, at most `limit` at a time, keeping their order. */
+async function mapBounded<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+  const results: Result[] = new Array<Result>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!);
+      }
+    }),
+  );
+  return results;
+}

@@ -1,0 +1,86 @@
+import { appendFile } from 'node:fs/promises';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { NormalizedConversation } from './conversation.ts';
+
+/**
+ * The hand-off to the analysis platform: the normalized conversation as JSON at `handoff/<source_id>/<event_id>.json`
+ * (the same key whichever run writes it, so a repeated write changes nothing), then an announcement naming it.
+ */
+export const HANDOFF_PREFIX = 'handoff/';
+export const HANDOFF_EVENT_SOURCE = 'workflow-ingest-platform.collection';
+export const HANDOFF_DETAIL_TYPE = 'Conversation handed off';
+export const handoffKey = (conversation: Pick<NormalizedConversation, 'source_id' | 'event_id'>) =>
+  `${HANDOFF_PREFIX}${conversation.source_id}/${conversation.event_id}.json`;
+
+/** What each announcement says: where the conversation is, and enough to route it without reading it. */
+export interface HandoffAnnouncement {
+  bucket: string;
+  key: string;
+  event_id: number;
+  external_id: string;
+  source_id: string;
+  link_id: string;
+  type: NormalizedConversation['type'];
+}
+
+export interface Announcer {
+  announce(announcement: HandoffAnnouncement): Promise<void>;
+}
+
+export function createHandoffStore(s3: S3Client, bucket: string, announcer: Announcer) {
+  return {
+    async handOff(conversation: NormalizedConversation): Promise<void> {
+      const key = handoffKey(conversation);
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(conversation), ContentType: 'application/json' }));
+      await announcer.announce({
+        bucket,
+        key,
+        event_id: conversation.event_id,
+        external_id: conversation.external_id,
+        source_id: conversation.source_id,
+        link_id: conversation.link_id,
+        type: conversation.type,
+      });
+    },
+
+    /** Every conversation handed off for a source, oldest event first (the operator's `handoffs` listing). */
+    async list(sourceId: string): Promise<NormalizedConversation[]> {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${HANDOFF_PREFIX}${sourceId}/`, ContinuationToken: token }));
+        keys.push(...(page.Contents ?? []).map((object) => object.Key!));
+        token = page.NextContinuationToken;
+      } while (token);
+      const conversations = await Promise.all(
+        keys.map(async (key) => JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString()) as NormalizedConversation),
+      );
+      return conversations.sort((a, b) => a.event_id - b.event_id);
+    },
+  };
+}
+
+/** Locally, announcements are JSON lines appended to a file under DATA_DIR (on AWS: EventBridge, on the stack's bus). */
+export function fileAnnouncer(path: string): Announcer {
+  return {
+    async announce(announcement) {
+      await appendFile(path, `${JSON.stringify({ source: HANDOFF_EVENT_SOURCE, 'detail-type': HANDOFF_DETAIL_TYPE, detail: announcement })}\n`);
+    },
+  };
+}
+
+/** On AWS: one event per hand-off on the stack's own bus, for the analysis platform's rules to pick up. */
+export function eventBridgeAnnouncer(client: EventBridgeClient, busName: string): Announcer {
+  return {
+    async announce(announcement) {
+      const result = await client.send(
+        new PutEventsCommand({
+          Entries: [{ EventBusName: busName, Source: HANDOFF_EVENT_SOURCE, DetailType: HANDOFF_DETAIL_TYPE, Detail: JSON.stringify(announcement) }],
+        }),
+      );
+      // PutEvents answers 200 with per-entry failures: an unannounced hand-off must fail the batch, to be retried.
+      if (result.FailedEntryCount) throw new Error(`Hand-off announcement refused: ${result.Entries?.[0]?.ErrorCode ?? 'unknown'}`);
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { conditionHeld } from '#shared/conditional-write.ts';
+import { BY_RECEIVED_INDEX, type StoredEvent } from '#inbound/events-repository.ts';
+
+/**
+ * The inbound events table as the collection sees it: a queue. An event moves `queued → handing → handed_off`,
+ * or back to `queued` with one more failure, or to `abandoned` at the last one. Every move is a conditional
+ * write naming the run, so two runs can never both hand an event off:
+ * - `claim` takes a queued event for a run (or an event a run left `handing` longer than the lease ago: that run died);
+ * - `handedOff` and `release` succeed only for the run holding the claim.
+ */
+export type CollectionState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
+
+export interface QueuedEvent extends StoredEvent {
+  handed_run?: string;
+  claimed_at_ms?: number;
+  last_error?: string;
+  handed_at?: string;
+}
+
+export interface QueuePage {
+  events: Pick<StoredEvent, 'source_id' | 'external_id' | 'received_key' | 'state'>[];
+  /** The received key up to which the index was read (the checkpoint after this page); undefined at the end. */
+  lastKey: string | undefined;
+}
+
+export type QueueRepository = ReturnType<typeof createQueueRepository>;
+
+export function createQueueRepository(client: DynamoDBDocumentClient, tableName: string) {
+  const key = (event: Pick<StoredEvent, 'source_id' | 'external_id'>) => ({ source_id: event.source_id, external_id: event.external_id });
+  return {
+    /** One page of a source's events received after `afterKey` and before `cutoffKey` that may still need a hand-off. */
+    async page(sourceId: string, afterKey: string, cutoffKey: string, limit: number): Promise<QueuePage> {
+      const result = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: BY_RECEIVED_INDEX,
+          KeyConditionExpression: 'source_id = :source AND received_key BETWEEN :from AND :to',
+          FilterExpression: '#state IN (:queued, :handing)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          // `\u0001` after the key: the first key after it (received keys never contain control characters).
+          ExpressionAttributeValues: { ':source': sourceId, ':from': `${afterKey}\u0001`, ':to': cutoffKey, ':queued': 'queued', ':handing': 'handing' },
+          Limit: limit,
+        }),
+      );
+      const lastKey = result.LastEvaluatedKey?.received_key as string | undefined;
+      return { events: (result.Items ?? []) as QueuePage['events'], lastKey };
+    },
+
+    /** The whole item (its body inline or the S3 key), strongly consistent. */
+    async get(event: Pick<StoredEvent, 'source_id' | 'external_id'>): Promise<QueuedEvent | undefined> {
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: key(event), ConsistentRead: true }));
+      return result.Item as QueuedEvent | undefined;
+    },
+
+    claim(event: QueuedEvent, runId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(event),
+            UpdateExpression: 'SET #state = :handing, handed_run = :run, claimed_at_ms = :now',
+            ConditionExpression: '#state = :queued OR (#state = :handing AND (handed_run = :run OR claimed_at_ms < :stale))',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':handing': 'handing', ':queued': 'queued', ':run': runId, ':now': nowMs, ':stale': nowMs - leaseMs },
+          }),
+        ),
+      );
+    },
+
+    handedOff(event: QueuedEvent, runId: string, handedAt: string): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(event),
+            UpdateExpression: 'SET #state = :handed, handed_at = :at REMOVE claimed_at_ms',
+            ConditionExpression: '#state = :handing AND handed_run = :run',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':handed': 'handed_off', ':handing': 'handing', ':run': runId, ':at': handedAt },
+          }),
+        ),
+      );
+    },
+
+    /** Gives the event back with one more failure, or abandons it at the last one. */
+    release(event: QueuedEvent, runId: string, failure: { reason: string; abandon: boolean; failures: number }): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(event),
+            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures REMOVE claimed_at_ms',
+            ConditionExpression: '#state = :handing AND handed_run = :run',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':next': failure.abandon ? 'abandoned' : 'queued', ':handing': 'handing', ':run': runId, ':reason': failure.reason, ':failures': failure.failures },
+          }),
+        ),
+      );
+    },
+
+    /** Every event of a source, newest first (the operator's `events` listing), from the base table. */
+    async listBySource(sourceId: string): Promise<QueuedEvent[]> {
+      const events: QueuedEvent[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'source_id = :source',
+            ExpressionAttributeValues: { ':source': sourceId },
+            ProjectionExpression: 'source_id, external_id, event_id, #type, #state, delivery_failures, last_error, received_at, expires_at',
+            ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        events.push(...((page.Items ?? []) as QueuedEvent[]));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return events;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { dynamo } from '#shared/clients/dynamodb.ts';
+import { eventBridge } from '#shared/clients/eventbridge.ts';
+import { s3 } from '#shared/clients/s3.ts';
+import { sfn } from '#shared/clients/sfn.ts';
+import { createBodyStore } from '#shared/body-store.ts';
+import { optionalFlag, requireEnv } from '#shared/config.ts';
+import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
+import { createLinksRepository } from '#inbound/links-repository.ts';
+import { createCollectionRepository } from './collection-repository.ts';
+import type { CollectionDeps } from './collection-service.ts';
+import { createCollectionRuns } from './collection-runs.ts';
+import { createHandoffStore, eventBridgeAnnouncer, fileAnnouncer, type Announcer } from './handoff-store.ts';
+import { createQueueRepository } from './queue-repository.ts';
+import { createRecordingFetcher } from './recording-fetcher.ts';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Where hand-offs are announced: the stack's bus on AWS (`HANDOFF_BUS_NAME`), a JSON-lines file under DATA_DIR on
+ * the twin (`HANDOFF_EVENTS_FILE`). Exactly one is set; neither is a configuration error.
+ */
+function announcerFromEnv(): Announcer {
+  const bus = process.env.HANDOFF_BUS_NAME;
+  if (bus) return eventBridgeAnnouncer(eventBridge, bus);
+  return fileAnnouncer(requireEnv('HANDOFF_EVENTS_FILE'));
+}
+
+/** CollectBatch: the queue, the tasks and runs, the link, the bucket (bodies, recordings, hand-offs), the announcer. */
+export function collectionFromEnv(): CollectionDeps {
+  const bucket = requireEnv(BUCKET_ENV.bodies);
+  return {
+    tasks: createCollectionRepository(dynamo, requireEnv(TABLE_ENV.collection)),
+    links: createLinksRepository(dynamo, requireEnv(TABLE_ENV.links)),
+    queue: createQueueRepository(dynamo, requireEnv(TABLE_ENV.inboundEvents)),
+    bodies: createBodyStore(s3, bucket),
+    // Test-only, never set by CDK: lets a local https recording server on loopback through.
+    recordings: createRecordingFetcher(s3, bucket, { allowLoopback: optionalFlag('ALLOW_LOOPBACK_RECORDINGS') }),
+    handoffs: createHandoffStore(s3, bucket, announcerFromEnv()),
+    now: Date.now,
+    sleep,
+  };
+}
+
+/** The nightly trigger: lists the tasks and starts their runs. */
+export function nightlyFromEnv() {
+  return {
+    tasks: createCollectionRepository(dynamo, requireEnv(TABLE_ENV.collection)),
+    runs: createCollectionRuns(sfn, requireEnv(STATE_MACHINE_ENV)),
+    now: Date.now,
+  };
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { createCollectionRepository, type CollectionTask } from '#collection/collection-repository.ts';
+import { createCollectionRuns } from '#collection/collection-runs.ts';
+import { createHandoffStore } from '#collection/handoff-store.ts';
+import { createQueueRepository, type CollectionState } from '#collection/queue-repository.ts';
+import { createLinksRepository } from '#inbound/links-repository.ts';
+import { parseIsoWithOffset } from '#inbound/event-schema.ts';
+import { newId } from '#shared/secrets.ts';
+import type { AdminTarget } from './target.ts';
+import { requireId, UsageError } from './usage-error.ts';
+
+export const COLLECTION_USAGE = `tasks create --link <link_id> [--channel a,b] [--direction inbound,outbound]
+tasks create --link <link_id> --once --from ISO --to ISO
+tasks list [--link <link_id>]
+collect --task <task_id>          starts the task's run now and waits for it
+events --link <link_id> [--state queued|handed_off|abandoned]
+handoffs --link <link_id>`;
+
+const RUN_POLL_MS = 250;
+const RUN_WAIT_MS = 30 * 60_000;
+
+type Flags = Record<string, string | boolean | undefined>;
+
+const list = (text: string | boolean | undefined) =>
+  typeof text === 'string' ? text.split(',').map((value) => value.trim()).filter(Boolean) : [];
+
+function deps(target: AdminTarget) {
+  return {
+    tasks: createCollectionRepository(target.dynamo, target.tables.collection),
+    links: createLinksRepository(target.dynamo, target.tables.links),
+    queue: createQueueRepository(target.dynamo, target.tables.inboundEvents),
+  };
+}
+
+async function boundLink(target: AdminTarget, linkId: string) {
+  const link = await deps(target).links.getLink(linkId);
+  if (!link) throw new UsageError(`link ${linkId} not found`);
+  return link;
+}
+
+export async function runTasksCommand(target: AdminTarget, args: string[], flags: Flags): Promise<object> {
+  const { tasks } = deps(target);
+  const [verb] = args;
+  switch (verb) {
+    case 'create': {
+      const linkId = requireId(flags.link as string | undefined, 'tasks create', '--link');
+      await boundLink(target, linkId);
+      const once = flags.once === true;
+      const task: CollectionTask = {
+        task_id: newId('tsk_'),
+        link_id: linkId,
+        kind: once ? 'once' : 'periodic',
+        channels: list(flags.channel),
+        directions: list(flags.direction),
+        created_at: new Date().toISOString(),
+      };
+      if (once) {
+        const [from, to] = [flags.from, flags.to].map((value) => (typeof value === 'string' ? parseIsoWithOffset(value) : undefined));
+        if (from === undefined || to === undefined || from > to) throw new UsageError('tasks create --once needs --from and --to, ISO dates with an offset, from before to');
+        Object.assign(task, { from_iso: new Date(from).toISOString(), to_iso: new Date(to).toISOString() });
+      }
+      await tasks.createTask(task);
+      const { created_at: _created, ...shown } = task;
+      return shown;
+    }
+    case 'list': {
+      const all = await tasks.listTasks();
+      return { tasks: all.filter((task) => typeof flags.link !== 'string' || task.link_id === flags.link).map((task) => ({ ...task, last_run: task.last_run ?? null })) };
+    }
+    default:
+      throw new UsageError(`unknown tasks command ${verb ?? '(none)'}`);
+  }
+}
+
+/** Starts the run on the state machine, as the nightly schedule does, and waits for its checkpoint to say it finished. */
+export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
+  const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
+  const { tasks } = deps(target);
+  if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
+  const services = target.services();
+  const runId = `manual-${randomUUID()}`;
+  await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
+  const deadline = Date.now() + RUN_WAIT_MS;
+  for (;;) {
+    const run = await tasks.getRun(taskId, runId);
+    if (run?.finished_at) {
+      const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
+      return summary;
+    }
+    if (Date.now() > deadline) throw new Error(`run ${runId} of task ${taskId} has not finished after 30 minutes; it goes on`);
+    await new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS));
+  }
+}
+
+const SHOWN_STATE: Record<CollectionState, 'queued' | 'handed_off' | 'abandoned'> = {
+  queued: 'queued',
+  // Claimed by a run that has not finished with it: not handed off yet.
+  handing: 'queued',
+  handed_off: 'handed_off',
+  abandoned: 'abandoned',
+};
+
+export async function runEventsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
+  const link = await boundLink(target, requireId(flags.link as string | undefined, 'events', '--link'));
+  if (!link.source_id) return { events: [] };
+  const wanted = typeof flags.state === 'string' ? flags.state : undefined;
+  if (wanted !== undefined && !['queued', 'handed_off', 'abandoned'].includes(wanted)) throw new UsageError('--state must be queued, handed_off or abandoned');
+  const events = (await deps(target).queue.listBySource(link.source_id))
+    .map((event) => ({
+      event_id: Number(event.event_id),
+      external_id: event.external_id,
+      type: event.type,
+      state: SHOWN_STATE[event.state],
+      failures: Number(event.delivery_failures ?? 0),
+      last_error: event.last_error ?? null,
+      received_at: event.received_at,
+    }))
+    .filter((event) => wanted === undefined || event.state === wanted)
+    .sort((a, b) => a.event_id - b.event_id);
+  return { events };
+}
+
+export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
+  const link = await boundLink(target, requireId(flags.link as string | undefined, 'handoffs', '--link'));
+  if (!link.source_id) return { conversations: [] };
+  const services = target.services();
+  const store = createHandoffStore(services.s3, services.bucket, { announce: () => Promise.reject(new Error('read only')) });
+  return { conversations: await store.list(link.source_id) };
+}

@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HANDOFF_EVENTS_FILE_NAME } from '#lib/local/twin.ts';
+import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { callEvent, textEvent } from '../support/events.ts';
+import { postJson } from '../support/http.ts';
+import { startRecordingServer, type RecordingServer } from '../support/https-recording-server.ts';
+
+/**
+ * The nightly collection end to end on the twin: tasks through the admin CLI, the run on the local state machine
+ * (CollectBatch in mode collect), recordings from a local HTTPS server (trusted through NODE_EXTRA_CA_CERTS, as any
+ * Node process trusts a private CA), hand-offs in the local S3 and announced in a file under DATA_DIR.
+ */
+let twin: TestTwin;
+let recordings: RecordingServer;
+beforeAll(async () => {
+  process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
+  twin = await startTestTwin();
+  recordings = await startRecordingServer();
+});
+afterAll(async () => {
+  await recordings?.close();
+  await twin?.close();
+});
+
+const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+const announced = () => {
+  try {
+    return readFileSync(join(twin.dataDir, HANDOFF_EVENTS_FILE_NAME), 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+};
+
+describe('nightly collection on the twin', () => {
+  it('hands off accepted dialogs, normalized, through tasks create, collect, events and handoffs', async () => {
+    const link = await boundLink(twin, 'dialogs');
+    const dialog = textEvent(3, { source_channel: 'web' });
+    expect((await postJson(eventsUrl(link.token), dialog)).status).toBe(201);
+
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    expect(task).toEqual({ task_id: expect.stringMatching(/^tsk_/), link_id: link.linkId, kind: 'periodic', channels: [], directions: [] });
+    const run = await twin.admin('collect', '--task', task.task_id);
+    expect(run).toMatchObject({ task_id: task.task_id, run_id: expect.stringMatching(/^manual-/), handed_off: 1, failed: 0, filtered: 0, pending: 0, finished_at: expect.any(String) });
+
+    const { events } = await twin.admin('events', '--link', link.linkId);
+    expect(events).toEqual([{ event_id: expect.any(Number), external_id: dialog.external_id, type: 'text', state: 'handed_off', failures: 0, last_error: null, received_at: expect.any(String) }]);
+    const { conversations } = await twin.admin('handoffs', '--link', link.linkId);
+    expect(conversations).toHaveLength(1);
+    expect(conversations[0]).toMatchObject({ external_id: dialog.external_id, link_id: link.linkId, source_channel: 'web', type: 'text', recording: null });
+    expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual([1, 2, 3].map((n) => `${dialog.external_id}:${n}`));
+    expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
+
+    const listed = await twin.admin('tasks', 'list', '--link', link.linkId);
+    expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_run: expect.objectContaining({ run_id: run.run_id, handed_off: 1 }) })]);
+    // Nothing new: a second run hands nothing off again.
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0 });
+  });
+
+  it('downloads a 2.5 MB recording byte for byte, with no credentials, and hands the call off with its SHA-256', async () => {
+    const link = await boundLink(twin, 'calls');
+    const size = 2.5 * 1024 * 1024;
+    const file = recordings.file('/r/call-1.mp3', size);
+    const call = callEvent({ audio: { url: `${recordings.url}/r/call-1.mp3?sig=abc%2Bdef&x=1`, format: 'mp3' } });
+    expect((await postJson(eventsUrl(link.token), call)).status).toBe(201);
+
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 1, failed: 0 });
+    const [conversation] = (await twin.admin('handoffs', '--link', link.linkId)).conversations;
+    expect(conversation.recording).toEqual({ key: expect.stringMatching(/^recordings\/.+\.mp3$/), bytes: size, sha256: file.sha256, format: 'mp3' });
+    const stored = await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: conversation.recording.key }));
+    const bytes = Buffer.from(await stored.Body!.transformToByteArray());
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
+    const request = recordings.requests.find((seen) => seen.path.startsWith('/r/call-1.mp3'))!;
+    expect(request.path).toBe('/r/call-1.mp3?sig=abc%2Bdef&x=1');
+    expect(request.headers.authorization).toBeUndefined();
+    expect(request.headers.cookie).toBeUndefined();
+  });
+
+  it('counts a redirect (never followed) and a 404 as failures, filters by channel and direction, and leaves later events for the next run', async () => {
+    const link = await boundLink(twin, 'calls');
+    recordings.redirect('/r/moved.mp3', '/r/elsewhere.mp3');
+    recordings.notFound('/r/missing.mp3');
+    const moved = callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' }, audio: { url: `${recordings.url}/r/moved.mp3`, format: 'mp3' } });
+    const missing = callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' }, audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' } });
+    const outbound = callEvent({ source_channel: 'sip', metadata: { direction: 'outbound' }, audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' } });
+    for (const event of [moved, missing, outbound]) expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);
+
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId, '--channel', 'sip', '--direction', 'inbound');
+    expect(task).toMatchObject({ channels: ['sip'], directions: ['inbound'] });
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 2, pending: 2, filtered: 1 });
+    expect(recordings.requests.some((seen) => seen.path === '/r/elsewhere.mp3')).toBe(false);
+
+    const failed = (await twin.admin('events', '--link', link.linkId, '--state', 'queued')).events;
+    expect(failed.map((event: { external_id: string; failures: number; last_error: string | null }) => [event.external_id, event.failures, event.last_error])).toEqual(
+      expect.arrayContaining([
+        [moved.external_id, 2, expect.stringMatching(/redirect/i)],
+        [missing.external_id, 2, expect.stringMatching(/404/)],
+        [outbound.external_id, 0, null],
+      ]),
+    );
+  });
+
+  it('collects nothing for a one-off task, and refuses a task for an unknown link or bad dates', async () => {
+    const link = await boundLink(twin, 'dialogs');
+    expect((await postJson(eventsUrl(link.token), textEvent(1))).status).toBe(201);
+    const once = await twin.admin('tasks', 'create', '--link', link.linkId, '--once', '--from', '2026-11-01T00:00:00Z', '--to', '2026-11-02T00:00:00Z');
+    expect(once).toMatchObject({ kind: 'once', from_iso: '2026-11-01T00:00:00.000Z', to_iso: '2026-11-02T00:00:00.000Z' });
+    expect(await twin.admin('collect', '--task', once.task_id)).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
+    expect((await twin.admin('events', '--link', link.linkId, '--state', 'queued')).events).toHaveLength(1);
+
+    expect((await refusedAdmin('tasks', 'create', '--link', 'lnk_nope')).error).toMatch(/not found/);
+    expect((await refusedAdmin('tasks', 'create', '--link', link.linkId, '--once', '--from', 'yesterday', '--to', '2026-11-02T00:00:00Z')).error).toMatch(/--from and --to/);
+  });
+
+  it('starts every periodic task at the nightly trigger, once per night however often it fires', async () => {
+    const link = await boundLink(twin, 'dialogs');
+    expect((await postJson(eventsUrl(link.token), textEvent(2))).status).toBe(201);
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    const first = (await twin.runNightly()) as { run_id: string; started: string[] };
+    const again = (await twin.runNightly()) as { run_id: string; started: string[] };
+    expect(first.started).toContain(task.task_id);
+    expect(again.run_id).toBe(first.run_id);
+    await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_run?.run_id, { timeout: 15_000 }).toBe(first.run_id);
+    expect((await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events).toHaveLength(1);
+    expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,198 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCollectionRepository } from '#collection/collection-repository.ts';
+import { CollectionFailure, runTask, type CollectionDeps } from '#collection/collection-service.ts';
+import { createHandoffStore, fileAnnouncer } from '#collection/handoff-store.ts';
+import { createQueueRepository } from '#collection/queue-repository.ts';
+import { receivedKey } from '#inbound/event-record.ts';
+import { createEventsRepository, type StoredEvent } from '#inbound/events-repository.ts';
+import type { Link } from '#inbound/link-model.ts';
+import { MAX_DELIVERY_FAILURES_PER_EVENT, QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { ttlSeconds } from '#shared/time.ts';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { callEvent, textEvent } from '../support/events.ts';
+
+/**
+ * The collection run against the embedded DynamoDB and S3 (the real queue, checkpoints and hand-off objects),
+ * with the recording fetch as a seam: each test says what the sender's server answers.
+ */
+let dataDir: string;
+let stores: LocalStores;
+let dynamo: DynamoDBDocumentClient;
+let s3: S3Client;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'collection-'));
+  stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
+  dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  s3 = new S3Client({ endpoint: stores.s3Endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+});
+afterAll(async () => {
+  dynamo?.destroy();
+  s3?.destroy();
+  await stores?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+let sequence = 0;
+const NIGHT = Date.parse('2026-11-21T21:00:00.000Z');
+
+function setup(options: { recording?: (url: string) => Promise<{ bytes: number; sha256: string }> } = {}) {
+  sequence += 1;
+  const link: Link = {
+    link_id: `lnk_${sequence}`, state: 'bound', connector_type: 'calls', source_id: `src_${sequence}`, allow_hosts: [],
+    token_prefix: 'whk_x', current_token_hash: 'h', created_at: new Date(NIGHT).toISOString(),
+  };
+  const clock = { now: NIGHT };
+  const announcements = join(dataDir, `handoffs-${sequence}.jsonl`);
+  const handoffs = createHandoffStore(s3, LOCAL_BUCKET, fileAnnouncer(announcements));
+  const fetched: string[] = [];
+  const deps: CollectionDeps = {
+    tasks: createCollectionRepository(dynamo, localTableName('collection')),
+    links: { getLink: async (id) => (id === link.link_id ? link : undefined) },
+    queue: createQueueRepository(dynamo, localTableName('inboundEvents')),
+    bodies: { get: async () => { throw new Error('no large bodies here'); } },
+    recordings: {
+      fetch: async (url, key) => {
+        fetched.push(url);
+        expect(key).toMatch(/^recordings\//);
+        return (options.recording ?? (async () => ({ bytes: 3, sha256: 'abc' })))(url);
+      },
+    },
+    handoffs,
+    now: () => clock.now,
+    sleep: async (ms) => void (clock.now += ms),
+  };
+  const events = createEventsRepository(dynamo, localTableName('inboundEvents'));
+  let eventId = 0;
+  const accept = async (body: object, receivedAtMs: number) => {
+    eventId += 1;
+    const sent = body as { type: 'call' | 'text'; external_id: string; source_channel?: string; metadata?: { direction?: string } };
+    const receivedAt = new Date(receivedAtMs).toISOString();
+    const stored: StoredEvent = {
+      source_id: link.source_id!, external_id: sent.external_id, event_id: eventId, type: sent.type, state: 'queued',
+      received_at: receivedAt, received_key: receivedKey(receivedAt, eventId), occurred_at: receivedAt, message_count: 0,
+      source_channel: sent.source_channel, direction: sent.metadata?.direction, metadata_fields: [],
+      body_gzip: gzipSync(JSON.stringify(body)), body_bytes: 0, delivery_failures: 0, expires_at: ttlSeconds(receivedAtMs + QUEUE_RETENTION_MS),
+    };
+    expect(await events.putIfNew(stored, receivedAtMs)).toBe(true);
+    return stored;
+  };
+  const task = async (extra: { channels?: string[]; directions?: string[]; kind?: 'periodic' | 'once' } = {}) => {
+    const taskId = `task_${sequence}_${Math.random().toString(36).slice(2, 8)}`;
+    await deps.tasks.createTask({ task_id: taskId, link_id: link.link_id, kind: extra.kind ?? 'periodic', channels: extra.channels ?? [], directions: extra.directions ?? [], created_at: new Date(NIGHT).toISOString() });
+    return taskId;
+  };
+  const stateOf = async (stored: StoredEvent) => (await deps.queue.get(stored))!;
+  const announced = () => {
+    try {
+      return readFileSync(announcements, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    } catch {
+      return [];
+    }
+  };
+  return { deps, link, clock, accept, task, stateOf, announced, fetched, handoffs };
+}
+
+describe('a collection run', () => {
+  it('hands off the queued events received before it started, normalized, each once, and leaves later ones for the next run', async () => {
+    const env = setup();
+    const dialog = await env.accept(textEvent(3), NIGHT - 60_000);
+    const call = await env.accept(callEvent({ source_channel: 'sip' }), NIGHT - 30_000);
+    const later = await env.accept(callEvent(), NIGHT + 1);
+    const taskId = await env.task();
+
+    const summary = await runTask(env.deps, taskId, 'night-1');
+    expect(summary).toMatchObject({ task_id: taskId, run_id: 'night-1', handed_off: 2, failed: 0, filtered: 0, pending: 0, started_at: new Date(NIGHT).toISOString() });
+    expect((await env.stateOf(dialog)).state).toBe('handed_off');
+    expect((await env.stateOf(call)).state).toBe('handed_off');
+    expect((await env.stateOf(later)).state).toBe('queued');
+
+    const conversations = await env.handoffs.list(env.link.source_id!);
+    expect(conversations.map((c) => [c.event_id, c.type])).toEqual([[1, 'text'], [2, 'call']]);
+    expect(conversations[0]!.messages!.map((m) => m.sequence_number)).toEqual([1, 2, 3]);
+    expect(conversations[1]).toMatchObject({ link_id: env.link.link_id, source_channel: 'sip', recording: { key: `recordings/${env.link.source_id}/2.mp3`, bytes: 3, sha256: 'abc', format: 'mp3' } });
+    expect(env.announced().map((line) => line.detail.key).sort()).toEqual([`handoff/${env.link.source_id}/1.json`, `handoff/${env.link.source_id}/2.json`]);
+
+    // The same run again answers its summary and does nothing; the next night takes the later event only.
+    expect(await runTask(env.deps, taskId, 'night-1')).toEqual(summary);
+    env.clock.now += 24 * 3_600_000;
+    expect(await runTask(env.deps, taskId, 'night-2')).toMatchObject({ handed_off: 1 });
+    expect(env.announced()).toHaveLength(3);
+    expect((await env.deps.tasks.getTask(taskId))!.last_run).toMatchObject({ run_id: 'night-2', handed_off: 1 });
+  });
+
+  it('applies the channel and direction filters at collection time, leaving filtered events queued', async () => {
+    const env = setup();
+    await env.accept(callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' } }), NIGHT - 3000);
+    await env.accept(callEvent({ source_channel: 'sip', metadata: { direction: 'outbound' } }), NIGHT - 2000);
+    const other = await env.accept(callEvent({ source_channel: 'web', metadata: { direction: 'inbound' } }), NIGHT - 1000);
+    const summary = await runTask(env.deps, await env.task({ channels: ['sip'], directions: ['inbound'] }), 'r');
+    expect(summary).toMatchObject({ handed_off: 1, filtered: 2 });
+    expect((await env.stateOf(other)).state).toBe('queued');
+    expect(env.fetched).toHaveLength(1);
+  });
+
+  it('collects nothing for a one-off task of a webhook source', async () => {
+    const env = setup();
+    await env.accept(callEvent(), NIGHT - 1000);
+    expect(await runTask(env.deps, await env.task({ kind: 'once' }), 'r')).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
+    expect(env.fetched).toEqual([]);
+  });
+
+  it('retries a failed recording in the run and on later nights, counting each failure, and abandons it at the fifth', async () => {
+    const env = setup({ recording: async () => { throw new CollectionFailure('HTTP 404'); } });
+    const call = await env.accept(callEvent(), NIGHT - 1000);
+    const taskId = await env.task();
+    const nights: unknown[] = [];
+    for (let night = 1; night <= 3; night++) {
+      nights.push(await runTask(env.deps, taskId, `night-${night}`));
+      env.clock.now += 24 * 3_600_000;
+    }
+    expect(nights).toMatchObject([{ failed: 1, pending: 1 }, { failed: 1, pending: 1 }, { failed: 1, pending: 0 }]);
+    expect(await env.stateOf(call)).toMatchObject({ state: 'abandoned', delivery_failures: MAX_DELIVERY_FAILURES_PER_EVENT, last_error: 'HTTP 404' });
+    expect(env.fetched).toHaveLength(5);
+    // Abandoned: never fetched again.
+    expect(await runTask(env.deps, taskId, 'night-4')).toMatchObject({ failed: 0 });
+    expect(env.fetched).toHaveLength(5);
+    expect(env.announced()).toEqual([]);
+  });
+
+  it('hands off a flaky recording once, on the try that works', async () => {
+    let tries = 0;
+    const env = setup({ recording: async () => { tries += 1; if (tries < 3) throw new CollectionFailure('timed out'); return { bytes: 9, sha256: 'ok' }; } });
+    const call = await env.accept(callEvent(), NIGHT - 1000);
+    const taskId = await env.task();
+    expect(await runTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
+    env.clock.now += 24 * 3_600_000;
+    expect(await runTask(env.deps, taskId, 'n2')).toMatchObject({ handed_off: 1, failed: 0 });
+    expect(await env.stateOf(call)).toMatchObject({ state: 'handed_off', delivery_failures: 2 });
+    expect(env.announced()).toHaveLength(1);
+  });
+
+  it('never hands an event off twice when two runs overlap, and lets a run resume its own claims', async () => {
+    const env = setup();
+    for (let i = 0; i < 30; i++) await env.accept(textEvent(1), NIGHT - 10_000 + i);
+    const taskId = await env.task();
+    const [first, second] = await Promise.all([runTask(env.deps, taskId, 'a'), runTask(env.deps, taskId, 'b')]);
+    expect(first.handed_off + second.handed_off).toBe(30);
+    expect(env.announced()).toHaveLength(30);
+    expect(new Set(env.announced().map((line) => line.detail.key)).size).toBe(30);
+  });
+
+  it('never hands off an expired event (TTL deletes late)', async () => {
+    const env = setup();
+    const old = await env.accept(textEvent(1), NIGHT - QUEUE_RETENTION_MS - 1000);
+    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 0 });
+    expect((await env.stateOf(old)).state).toBe('queued');
+    expect(env.announced()).toEqual([]);
+  });
+});
