@@ -166,17 +166,26 @@ async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, s
   return normalizeCall(ids, sent, recording);
 }
 
-/** Runs `work` over `items`, at most `limit` at a time, keeping their order. */
+/**
+ * Runs `work` over `items`, at most `limit` at a time, keeping their order. After a failure no new item starts,
+ * and the failure is thrown once the items in flight are done: nothing keeps working after the run reported failing.
+ */
 async function mapBounded<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
   const results: Result[] = new Array<Result>(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
+      while (!failure && next < items.length) {
         const index = next++;
-        results[index] = await work(items[index]!);
+        try {
+          results[index] = await work(items[index]!);
+        } catch (error) {
+          failure ??= { error };
+        }
       }
     }),
   );
+  if (failure) throw failure.error;
   return results;
 }

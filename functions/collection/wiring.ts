@@ -3,7 +3,8 @@ import { eventBridge } from '#shared/clients/eventbridge.ts';
 import { s3 } from '#shared/clients/s3.ts';
 import { sfn } from '#shared/clients/sfn.ts';
 import { createBodyStore } from '#shared/body-store.ts';
-import { optionalFlag, requireEnv } from '#shared/config.ts';
+import { optionalFlag, requireEnv, shortenedMilliseconds } from '#shared/config.ts';
+import { RECORDING_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
 import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { createCollectionRepository } from './collection-repository.ts';
@@ -34,7 +35,11 @@ export function collectionFromEnv(): CollectionDeps {
     queue: createQueueRepository(dynamo, requireEnv(TABLE_ENV.inboundEvents)),
     bodies: createBodyStore(s3, bucket),
     // Test-only, never set by CDK: lets a local https recording server on loopback through.
-    recordings: createRecordingFetcher(s3, bucket, { allowLoopback: optionalFlag('ALLOW_LOOPBACK_RECORDINGS') }),
+    recordings: createRecordingFetcher(s3, bucket, {
+      allowLoopback: optionalFlag('ALLOW_LOOPBACK_RECORDINGS'),
+      // Tests shorten the 2-minute transfer limit; it can never be set longer.
+      timeoutMs: shortenedMilliseconds('RECORDING_TIMEOUT_MS', RECORDING_TRANSFER_TIMEOUT_MS),
+    }),
     handoffs: createHandoffStore(s3, bucket, announcerFromEnv()),
     now: Date.now,
     sleep,

@@ -18,6 +18,8 @@ let twin: TestTwin;
 let recordings: RecordingServer;
 beforeAll(async () => {
   process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
+  // The 2-minute transfer limit, shortened for the hanging server below (it can only be shortened).
+  process.env.RECORDING_TIMEOUT_MS = '700';
   twin = await startTestTwin();
   recordings = await startRecordingServer();
 });
@@ -102,6 +104,50 @@ describe('nightly collection on the twin', () => {
         [outbound.external_id, 0, null],
       ]),
     );
+  });
+
+  it('counts a transfer that outlives the limit as a failure, hands a flaky link off once on a later night, and abandons at the fifth failure', async () => {
+    const link = await boundLink(twin, 'calls');
+    recordings.route('/r/hang.mp3', () => undefined);
+    recordings.notFound('/r/gone.mp3');
+    const hang = callEvent({ audio: { url: `${recordings.url}/r/hang.mp3`, format: 'mp3' } });
+    const gone = callEvent({ audio: { url: `${recordings.url}/r/gone.mp3`, format: 'mp3' } });
+    for (const event of [hang, gone]) expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 2, pending: 2 });
+    const afterFirst = (await twin.admin('events', '--link', link.linkId)).events;
+    expect(afterFirst.find((event: { external_id: string }) => event.external_id === hang.external_id)).toMatchObject({ state: 'queued', failures: 2, last_error: expect.stringMatching(/timed out/) });
+
+    await twin.admin('collect', '--task', task.task_id);
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ failed: 2, pending: 0 });
+    const abandoned = (await twin.admin('events', '--link', link.linkId, '--state', 'abandoned')).events;
+    expect(abandoned.map((event: { external_id: string; failures: number }) => [event.external_id, event.failures]).sort()).toEqual(
+      [[hang.external_id, 5], [gone.external_id, 5]].sort(),
+    );
+    const requestsBefore = recordings.requests.length;
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ failed: 0, handed_off: 0 });
+    expect(recordings.requests.length).toBe(requestsBefore);
+
+    // A flaky link: two 503s, then two redirects (each a failure, never followed), then the file.
+    let flakyTries = 0;
+    recordings.route('/r/flaky.mp3', (_request, response) => {
+      flakyTries += 1;
+      if (flakyTries <= 4) {
+        response.writeHead(flakyTries <= 2 ? 503 : 302, flakyTries <= 2 ? {} : { location: '/r/flaky-ok.mp3' }).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'audio/mpeg' }).end(Buffer.alloc(1000, 7));
+    });
+    const flaky = callEvent({ audio: { url: `${recordings.url}/r/flaky.mp3`, format: 'mp3' } });
+    expect((await postJson(eventsUrl(link.token), flaky)).status).toBe(201);
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 1, failed: 0 });
+    const handedOff = (await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events;
+    expect(handedOff).toEqual([expect.objectContaining({ external_id: flaky.external_id, failures: 4 })]);
+    expect(announced().filter((line) => line.detail.external_id === flaky.external_id)).toHaveLength(1);
+    expect(recordings.requests.some((seen) => seen.path === '/r/flaky-ok.mp3')).toBe(false);
   });
 
   it('collects nothing for a one-off task, and refuses a task for an unknown link or bad dates', async () => {

@@ -188,6 +188,33 @@ describe('a collection run', () => {
     expect(new Set(env.announced().map((line) => line.detail.key)).size).toBe(30);
   });
 
+  it('resumes a run killed in the middle from its checkpoint, handing every event off exactly once', async () => {
+    const env = setup();
+    for (let i = 0; i < 450; i++) await env.accept(textEvent(1), NIGHT - 100_000 + i);
+    const taskId = await env.task();
+    // The process dies (an error that is not the sender's) after some hand-offs, in the second page.
+    const original = env.deps.handoffs;
+    const handOff = (conversation: Parameters<typeof original.handOff>[0]) => original.handOff(conversation);
+    let handed = 0;
+    env.deps.handoffs = {
+      handOff: async (conversation) => {
+        if (++handed === 260) throw new Error('Runtime.ExitError');
+        return handOff(conversation);
+      },
+    };
+    await expect(runTask(env.deps, taskId, 'night')).rejects.toThrow('Runtime.ExitError');
+    const checkpoint = await env.deps.tasks.getRun(taskId, 'night');
+    expect(checkpoint).toMatchObject({ finished_at: null, handed_off: 200 });
+
+    env.deps.handoffs = { handOff };
+    const summary = await runTask(env.deps, taskId, 'night');
+    expect(summary.finished_at).not.toBeNull();
+    const keys = env.announced().map((line) => line.detail.key as string);
+    // Every event once; the one the crash hit (claimed, not announced) is handed off by the resumed run.
+    expect(new Set(keys).size).toBe(450);
+    expect(keys).toHaveLength(450);
+  });
+
   it('never hands off an expired event (TTL deletes late)', async () => {
     const env = setup();
     const old = await env.accept(textEvent(1), NIGHT - QUEUE_RETENTION_MS - 1000);
