@@ -74,7 +74,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     arnSubstitution: 'CollectBatchFunctionArn',
     // Reads the link, moves queued events on (conditional writes naming the run), keeps the run's checkpoint.
     tables: { collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
-    buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'write', 'handoff/': 'write' } },
+    buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'upload', 'handoff/': 'write' } },
     announcesHandoffs: true,
     // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the run checkpoints and loops.
     timeoutSeconds: 900,

@@ -41,13 +41,15 @@ export const TABLE_ACTIONS: Record<Access, readonly string[]> = {
 export const BUCKET_PREFIXES = ['inbound/', 'executions/', 'recordings/', 'handoff/'] as const;
 export type BucketPrefix = (typeof BUCKET_PREFIXES)[number];
 /** Object actions: read is GetObject, write PutObject, readWrite both; the `…Delete` ones add DeleteObject. */
-export type ObjectAccess = Access | 'writeDelete' | 'readWriteDelete';
+export type ObjectAccess = Access | 'writeDelete' | 'readWriteDelete' | 'upload';
 export const OBJECT_ACTIONS: Record<ObjectAccess, readonly string[]> = {
   read: ['s3:GetObject'],
   write: ['s3:PutObject'],
   readWrite: ['s3:GetObject', 's3:PutObject'],
   writeDelete: ['s3:PutObject', 's3:DeleteObject'],
   readWriteDelete: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+  /** Multipart uploads of unbounded size: PutObject covers their parts; a failed transfer aborts its upload. */
+  upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
 };
 /** What a function may do in a bucket, per key prefix (a grant on `<prefix>*` only). Plain data, read by CDK and the local twin. */
 export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;

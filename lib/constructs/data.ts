@@ -67,6 +67,8 @@ export class Data extends Construct {
           prefix: 'recordings/',
           expiration: Duration.millis(HANDOFF_RETENTION_MS),
           noncurrentVersionExpiration: Duration.days(1),
+          // A transfer cut off where even its abort could not be sent leaves parts; they are billed until removed.
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
         {
           prefix: 'handoff/',

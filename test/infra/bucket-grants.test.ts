@@ -60,6 +60,9 @@ describe('bucket grants per function', () => {
     expect(s3GrantsOf('WorkflowAwaitApproval')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('WorkflowExecutionEnded')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('PublishedStreamExecution')).toEqual([]);
+    // The collector reads large webhook bodies and writes recordings and hand-offs; it deletes nothing.
+    expect(s3GrantsOf('CollectBatch').sort()).toEqual(['s3:AbortMultipartUpload,s3:PutObject on recordings/', 's3:GetObject on inbound/', 's3:PutObject on handoff/']);
+    expect(s3GrantsOf('CollectionNightly')).toEqual([]);
     expect(s3GrantsOf('PublishedExecutionEvents')).toEqual([]);
     expect(s3GrantsOf('PublishedGetExecution')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('PublishedExecute')).toEqual(['s3:GetObject,s3:PutObject on executions/']);

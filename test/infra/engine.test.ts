@@ -181,3 +181,45 @@ describe('step function reserved concurrency', () => {
     expect(() => new PlatformStack(refused, 'Refused')).toThrow(/stepReservedConcurrency must be a number/);
   });
 });
+
+describe('nightly collection', () => {
+  const functionOf = (id: string) => stack.engine.functions[id]!;
+  const logicalIdOfFn = (id: string) => stack.getLogicalId(functionOf(id).node.defaultChild as never);
+  const policyOfFn = (id: string) => {
+    const roleId = stack.getLogicalId(functionOf(id).role!.node.defaultChild as never);
+    return JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+  };
+
+  it('fires at 00:00 Europe/Moscow with no flexible window, few retries within an hour, and a dead-letter queue', () => {
+    const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
+    expect(schedules).toHaveLength(1);
+    const { Properties: schedule } = schedules[0]!;
+    expect(schedule.ScheduleExpression).toBe('cron(0 0 * * ? *)');
+    expect(schedule.ScheduleExpressionTimezone).toBe('Europe/Moscow');
+    expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
+    expect(schedule.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 2 });
+    expect(JSON.stringify(schedule.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));
+    const queueId = stack.getLogicalId(stack.engine.nightlyDeadLetters!.node.defaultChild as never);
+    expect(JSON.stringify(schedule.Target.DeadLetterConfig)).toContain(queueId);
+    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+  });
+
+  it('gives the nightly trigger the task list and StartExecution only, and the collector 15 minutes and exactly its grants', () => {
+    const nightly = policyOfFn('CollectionNightly');
+    expect(nightly).toContain('states:StartExecution');
+    expect(nightly).not.toMatch(/s3:|events:PutEvents|states:StopExecution|dynamodb:PutItem/);
+    const functions = template.findResources('AWS::Lambda::Function');
+    expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Timeout).toBe(900);
+    const collector = policyOfFn('CollectBatch');
+    expect(collector).toContain('events:PutEvents');
+    expect(collector).toContain(stack.getLogicalId(stack.engine.handoffBus.node.defaultChild as never));
+    for (const prefix of ['/inbound/*', '/recordings/*', '/handoff/*']) expect(collector).toContain(prefix);
+    expect(collector).not.toMatch(/s3:DeleteObject|states:|bedrock:/);
+    expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Environment.Variables).toHaveProperty('HANDOFF_BUS_NAME');
+    expect(JSON.stringify(functions[logicalIdOfFn('CollectBatch')]!.Properties.Environment.Variables)).not.toContain('ALLOW_LOOPBACK');
+  });
+
+  it('has a hand-off bus of its own', () => {
+    template.resourceCountIs('AWS::Events::EventBus', 1);
+  });
+});
