@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDOFF_EVENTS_FILE_NAME } from '#lib/local/twin.ts';
 import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -28,6 +29,16 @@ afterAll(async () => {
   await twin?.close();
 });
 
+/** The published format of a hand-off (README, "Nightly collection"): every conversation handed off must match it. */
+const conformsToSchema = new Ajv2020({ allErrors: true }).compile(
+  JSON.parse(readFileSync(new URL('../../functions/collection/conversation.schema.json', import.meta.url), 'utf8')) as object,
+);
+const expectConforming = (conversation: unknown) => {
+  const valid = conformsToSchema(conversation);
+  expect(conformsToSchema.errors ?? [], JSON.stringify(conversation).slice(0, 300)).toEqual([]);
+  expect(valid).toBe(true);
+};
+
 const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
 const announced = () => {
   try {
@@ -52,6 +63,10 @@ describe('nightly collection on the twin', () => {
     expect(events).toEqual([{ event_id: expect.any(Number), external_id: dialog.external_id, type: 'text', state: 'handed_off', failures: 0, last_error: null, received_at: expect.any(String) }]);
     const { conversations } = await twin.admin('handoffs', '--link', link.linkId);
     expect(conversations).toHaveLength(1);
+    expectConforming(conversations[0]);
+    // The schema bites: a dialog with a recording, or a message without its order, does not conform.
+    expect(conformsToSchema({ ...conversations[0], recording: { key: 'recordings/x', bytes: 1, sha256: 'a'.repeat(64), format: 'mp3' } })).toBe(false);
+    expect(conformsToSchema({ ...conversations[0], messages: [{ ...conversations[0].messages[0], sequence_number: undefined }] })).toBe(false);
     expect(conversations[0]).toMatchObject({ external_id: dialog.external_id, link_id: link.linkId, source_channel: 'web', type: 'text', recording: null });
     expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual([1, 2, 3].map((n) => `${dialog.external_id}:${n}`));
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
@@ -72,6 +87,7 @@ describe('nightly collection on the twin', () => {
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 1, failed: 0 });
     const [conversation] = (await twin.admin('handoffs', '--link', link.linkId)).conversations;
+    expectConforming(conversation);
     expect(conversation.recording).toEqual({ key: expect.stringMatching(/^recordings\/.+\.mp3$/), bytes: size, sha256: file.sha256, format: 'mp3' });
     const stored = await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: conversation.recording.key }));
     const bytes = Buffer.from(await stored.Body!.transformToByteArray());
