@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { callEvent, textEvent } from '../support/events.ts';
 import { runAtConcurrency, type RunStats } from './stats.ts';
 import { streamingBench } from './streaming.ts';
+import { collectionBench } from './collection.ts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -30,6 +31,8 @@ const LINEAR_NODES = 10;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
 process.env.DATA_DIR = dataDir;
+// The collection part fetches recordings from a local HTTPS server (its CA comes with NODE_EXTRA_CA_CERTS, see package.json).
+process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
 const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0 });
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -202,6 +205,14 @@ try {
     console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
     await streamingBench({ twin, dynamo, admin, costs });
+    dynamo.destroy();
+  }
+  if (only === undefined || only === 'collection') {
+    console.log(`\nNightly collection (one run per task through the local state machine; recordings over local HTTPS)`);
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    await collectionBench({ twin, dynamo, admin });
     dynamo.destroy();
   }
 } finally {

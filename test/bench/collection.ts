@@ -1,0 +1,86 @@
+import { gzipSync } from 'node:zlib';
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { receivedKey } from '#inbound/event-record.ts';
+import type { StoredEvent } from '#inbound/events-repository.ts';
+import { QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { ttlSeconds } from '#shared/time.ts';
+import type { LocalTwin } from '#lib/local/twin.ts';
+import { callEvent, textEvent } from '../support/events.ts';
+import { startRecordingServer } from '../support/https-recording-server.ts';
+
+/**
+ * Collection throughput on the local twin: a run over 10,000 queued dialogs, and over calls whose recordings come
+ * from a local HTTPS server, with the process's peak RSS sampled during each run (the twin, its functions and the
+ * stores share this process). The queue is written straight into the table (what ingest would have stored), so the
+ * figures are the collection's alone.
+ */
+export interface CollectionBenchContext {
+  twin: LocalTwin;
+  dynamo: DynamoDBDocumentClient;
+  admin: (...argv: string[]) => Promise<Record<string, string>>;
+}
+
+const DIALOGS = Number(process.env.BENCH_QUEUED_DIALOGS ?? 10_000);
+const CALLS = Number(process.env.BENCH_RECORDED_CALLS ?? 1_000);
+
+export async function collectionBench(context: CollectionBenchContext): Promise<void> {
+  const recordings = await startRecordingServer();
+  try {
+    const dialogs = await queuedLink(context, 'dialogs', DIALOGS, () => textEvent(20));
+    report('queued dialogs', DIALOGS, await timedRun(context, dialogs));
+    for (const [count, bytes] of [[Math.min(200, CALLS), 256 * 1024], [CALLS, 1024 * 1024]] as const) {
+      recordings.file(`/bench/${bytes}.mp3`, bytes);
+      const calls = await queuedLink(context, 'calls', count, () => callEvent({ audio: { url: recordings.href(`/bench/${bytes}.mp3`), format: 'mp3' } }));
+      report(`calls with ${bytes / 1024} KB recordings`, count, await timedRun(context, calls));
+    }
+  } finally {
+    await recordings.close();
+  }
+}
+
+function report(label: string, count: number, run: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> }) {
+  console.log(
+    `${label.padEnd(32)} ${count} events in ${run.seconds.toFixed(1)} s = ${(count / run.seconds).toFixed(0)} handed off/s; ` +
+      `RSS ${run.baseRssMb.toFixed(0)} MB before, peak ${run.peakRssMb.toFixed(0)} MB (handed_off ${String(run.summary.handed_off)}, failed ${String(run.summary.failed)})`,
+  );
+}
+
+async function timedRun(context: CollectionBenchContext, taskId: string) {
+  const baseRssMb = process.memoryUsage().rss / 2 ** 20;
+  let peakRssMb = baseRssMb;
+  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, process.memoryUsage().rss / 2 ** 20)), 50);
+  const started = performance.now();
+  try {
+    const summary = await context.admin('collect', '--task', taskId);
+    return { seconds: (performance.now() - started) / 1000, peakRssMb, baseRssMb, summary };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** A bound link with `count` queued events (written as ingest stores them) and a periodic task for it. */
+async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dialogs', count: number, makeEvent: () => object): Promise<string> {
+  const issued = await context.admin('links', 'issue', '--type', type);
+  const bound = await context.admin('links', 'bind', issued.link_id!);
+  const sourceId = bound.source_id!;
+  const receivedMs = Date.now() - 60_000;
+  const items: StoredEvent[] = [];
+  for (let i = 1; i <= count; i++) {
+    const event = makeEvent() as { type: 'call' | 'text'; external_id: string };
+    const receivedAt = new Date(receivedMs + i).toISOString();
+    items.push({
+      source_id: sourceId, external_id: event.external_id, event_id: i, type: event.type, state: 'queued',
+      received_at: receivedAt, received_key: receivedKey(receivedAt, i), occurred_at: receivedAt, message_count: 0,
+      metadata_fields: [], body_gzip: gzipSync(JSON.stringify(event)), body_bytes: 0, delivery_failures: 0,
+      expires_at: ttlSeconds(receivedMs + QUEUE_RETENTION_MS),
+    });
+  }
+  for (let start = 0; start < items.length; start += 25) {
+    let requests: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
+    while (requests && requests.length > 0) {
+      const result = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [context.twin.twin.tables.inboundEvents]: requests as never } }));
+      requests = result.UnprocessedItems?.[context.twin.twin.tables.inboundEvents] as Record<string, unknown>[] | undefined;
+    }
+  }
+  return (await context.admin('tasks', 'create', '--link', issued.link_id!)).task_id!;
+}
