@@ -78,8 +78,8 @@ async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dial
   for (let start = 0; start < items.length; start += 25) {
     let requests: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
     while (requests && requests.length > 0) {
-      const result = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [context.twin.twin.tables.inboundEvents]: requests as never } }));
-      requests = result.UnprocessedItems?.[context.twin.twin.tables.inboundEvents] as Record<string, unknown>[] | undefined;
+      const result = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [context.twin.twin.tables.inboundEvents]: requests } }));
+      requests = result.UnprocessedItems?.[context.twin.twin.tables.inboundEvents];
     }
   }
   return (await context.admin('tasks', 'create', '--link', issued.link_id!)).task_id!;
