@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { receivedKey } from '#inbound/event-record.ts';
 import type { StoredEvent } from '#inbound/events-repository.ts';
 import { QUEUE_RETENTION_MS } from '#shared/limits.ts';
@@ -76,10 +76,11 @@ async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dial
     });
   }
   for (let start = 0; start < items.length; start += 25) {
-    let requests: Record<string, unknown>[] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
+    const table = context.twin.twin.tables.inboundEvents;
+    let requests: BatchWriteCommandInput['RequestItems'][string] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
     while (requests && requests.length > 0) {
-      const result = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [context.twin.twin.tables.inboundEvents]: requests } }));
-      requests = result.UnprocessedItems?.[context.twin.twin.tables.inboundEvents];
+      const result: BatchWriteCommandOutput = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = result.UnprocessedItems?.[table];
     }
   }
   return (await context.admin('tasks', 'create', '--link', issued.link_id!)).task_id!;
