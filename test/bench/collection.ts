@@ -77,7 +77,7 @@ async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dial
   }
   for (let start = 0; start < items.length; start += 25) {
     const table = context.twin.twin.tables.inboundEvents;
-    let requests: BatchWriteCommandInput['RequestItems'][string] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
+    let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
     while (requests && requests.length > 0) {
       const result: BatchWriteCommandOutput = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
       requests = result.UnprocessedItems?.[table];
