@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDOFF_EVENTS_FILE_NAME } from '#lib/local/twin.ts';
@@ -164,6 +166,26 @@ describe('nightly collection on the twin', () => {
     expect(handedOff).toEqual([expect.objectContaining({ external_id: flaky.external_id, failures: 4 })]);
     expect(announced().filter((line) => line.detail.external_id === flaky.external_id)).toHaveLength(1);
     expect(recordings.requests.some((seen) => seen.path === '/r/flaky-ok.mp3')).toBe(false);
+  });
+
+  it('counts a recording link that now points at a blocked address as a failure, without connecting', async () => {
+    const link = await boundLink(twin, 'calls');
+    const call = callEvent({ audio: { url: `${recordings.url}/r/fine.mp3`, format: 'mp3' } });
+    expect((await postJson(eventsUrl(link.token), call)).status).toBe(201);
+    // As if the name had since moved to an internal address: the stored link now names one (the download checks again).
+    const blocked = { ...call, audio: { url: 'https://10.255.255.1/r/fine.mp3', format: 'mp3' } };
+    await twin.dynamo.send(
+      new UpdateCommand({
+        TableName: twin.twin.tables.inboundEvents,
+        Key: { source_id: link.sourceId, external_id: call.external_id },
+        UpdateExpression: 'SET body_gzip = :body',
+        ExpressionAttributeValues: { ':body': gzipSync(JSON.stringify(blocked)) },
+      }),
+    );
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
+    const [event] = (await twin.admin('events', '--link', link.linkId)).events;
+    expect(event).toMatchObject({ state: 'queued', failures: 2, last_error: 'host must be a public address' });
   });
 
   it('collects nothing for a one-off task, and refuses a task for an unknown link or bad dates', async () => {
