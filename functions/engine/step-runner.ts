@@ -16,6 +16,8 @@ import type { ConversationsRepository } from '#executions/conversations-reposito
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
+import { runAgent, type ToolCaller } from './agent-runner.ts';
+import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
 import { endLogAsRecorded, runEventAppender, runEventBuffer, type RunEventAppender, type RunEventBuffer } from '#executions/run-event-log.ts';
@@ -38,11 +40,11 @@ export interface StepDeps {
   runs: RunStore;
   events: RunEventsRepository;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
+  /** Agents' tools (HTTP). */
+  tools: ToolCaller;
   now: () => number;
 }
 
-/** An error in the workflow itself (its definition or data), recorded as the run's `error` rather than retried. */
-class RunFailure extends Error {}
 
 /** The run as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
 interface StepRun {
@@ -54,6 +56,8 @@ interface StepRun {
   changed: boolean;
   /** The run's event log (what `/stream` shows), written in batches. */
   events: RunEventBuffer;
+  /** The definition with the run's overrides, once loaded. */
+  definition?: WorkflowDefinition;
 }
 
 /** What `finish` needs: the record, and where the events of the ending go. */
@@ -114,6 +118,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
 
   try {
     const definition = applyOverrides(published.definition, run.overrides);
+    step.definition = definition;
     const scope = await loadScope(deps, step, definition);
     if (isFirstStep && typeof run.input.message === 'string') await appendTurn('user', run.input.message);
     if (state.decision) {
@@ -186,6 +191,15 @@ async function executeNode(
       setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
+      return undefined;
+    }
+    case 'agent': {
+      // Definitions published before agents existed have no `tools`.
+      const result = await runAgent({ definition: step.definition!, nodeId, node, scope, events: step.events }, deps.tools);
+      for (const agentId of result.agents) step.nodes[agentId] = { output: result.output };
+      setOutput(result.output);
+      await appendTurn('assistant', result.output);
+      cursor.node = result.next;
       return undefined;
     }
     case 'memory': {

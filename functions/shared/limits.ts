@@ -206,3 +206,18 @@ export const COLLECTION_CLAIM_LEASE_MS = 15 * MINUTE_MS;
 export const HANDOFF_RETENTION_MS = 90 * DAY_MS;
 /** Run checkpoints are kept this long (the operator's `tasks list` shows each task's last run). */
 export const COLLECTION_RUN_RETENTION_MS = 90 * DAY_MS;
+
+/*
+ * Agents (tools, hand-offs).
+ */
+
+/** Model turns of one agent node, hand-offs included, unless the node says fewer. */
+export const DEFAULT_AGENT_TURNS = 8;
+export const MAX_AGENT_TURNS = 50;
+/** An HTTP tool call, whole; a tool may ask for less. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 10 * SECOND_MS;
+export const MAX_TOOL_TIMEOUT_MS = 60 * SECOND_MS;
+/** A tool result enters the model's context (and the agent's scope) cut to this many bytes of text. */
+export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
+/** The result or error text a `tool_call` event carries. */
+export const MAX_TOOL_EVENT_RESULT_BYTES = 2 * 1024;

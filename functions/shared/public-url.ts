@@ -136,3 +136,16 @@ export function bareHost(hostname: string): string {
   return hostname.replace(/^\[|\]$/g, '');
 }
 
+
+/**
+ * Tool URLs (templates): checked at publish with their placeholders filled, so a literal private, loopback or
+ * metadata host fails there; the call checks the rendered URL again, resolved. Public tools are https only; the
+ * test-only allowance (`ALLOW_LOOPBACK_TOOLS=1`) lets http(s) to a loopback host through.
+ */
+export function toolUrlProblem(url: string, allowLoopback: boolean): string | undefined {
+  const filled = url.replace(/\{\{[^}]*\}\}/g, 'x');
+  const textProblem = urlTextProblem(filled);
+  if (textProblem) return textProblem;
+  if (allowLoopback && isLoopbackUrl(filled.replace(/^http:/i, 'https:'))) return /^https?:\/\//i.test(filled) ? undefined : 'scheme must be http or https';
+  return publicUrlProblem(filled);
+}

@@ -1,5 +1,14 @@
 import { isJsonObject } from '#shared/json-object.ts';
-import { MAX_NODES_PER_WORKFLOW, MAX_TOKEN_DELAY_MS, MAX_WAIT_SECONDS, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import {
+  DEFAULT_AGENT_TURNS,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  MAX_AGENT_TURNS,
+  MAX_NODES_PER_WORKFLOW,
+  MAX_TOKEN_DELAY_MS,
+  MAX_TOOL_TIMEOUT_MS,
+  MAX_WAIT_SECONDS,
+  WORKFLOW_ID_PATTERN,
+} from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from './memory-key.ts';
 
@@ -89,10 +98,48 @@ const waitNode = z.strictObject({
 
 const failNode = z.strictObject({ type: z.literal('fail'), error: template });
 
+/** A scripted model turn: a reply (the agent's output), tool calls, or a hand-off to another agent node. */
+const scriptStep = z.union([
+  z.strictObject({ reply: template }),
+  z.strictObject({
+    tool_calls: z.array(z.strictObject({ tool: nodeId, arguments: z._default(ownRecord(z.record(z.string(), jsonValue)), {}) })).check(z.minLength(1), z.maxLength(16)),
+  }),
+  z.strictObject({ handoff: nodeId }),
+]);
+
+/**
+ * An agent: a loop of model turns (at most `max_turns`), each a reply, tool calls (run, results given back), or a
+ * hand-off to one of `handoffs`. The `scripted` provider plays `script`, one step per turn.
+ */
+const agentNode = z.strictObject({
+  type: z.literal('agent'),
+  provider: z.literal('scripted'),
+  instructions: z.optional(template),
+  tools: z._default(z.array(nodeId).check(z.maxLength(32)), []),
+  handoffs: z._default(z.array(nodeId).check(z.maxLength(16)), []),
+  max_turns: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AGENT_TURNS)), DEFAULT_AGENT_TURNS),
+  script: z.array(scriptStep).check(z.minLength(1), z.maxLength(MAX_AGENT_TURNS)),
+  token_delay_ms: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(MAX_TOKEN_DELAY_MS))),
+  next: nodeId,
+});
+
+/** An HTTP tool: `{{args.x}}` in the URL are URL-encoded; `parameters` is the JSON Schema of the arguments. */
+export const httpToolSchema = z.strictObject({
+  type: z.literal('http'),
+  description: z._default(z.string().check(z.maxLength(2000)), ''),
+  method: z._default(z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']), 'GET'),
+  url: z.string().check(z.minLength(1), z.maxLength(2048)),
+  headers: z._default(ownRecord(z.record(z.string(), template)), {}),
+  parameters: z._default(jsonValue, { type: 'object' }),
+  timeout_ms: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_TOOL_TIMEOUT_MS)), DEFAULT_TOOL_TIMEOUT_MS),
+});
+export type HttpTool = z.infer<typeof httpToolSchema>;
+
 const endNode = z.strictObject({ type: z.literal('end'), output: jsonValue });
 
 export const nodeSchema = z.discriminatedUnion('type', [
   llmNode,
+  agentNode,
   approvalNode,
   memoryNode,
   conditionNode,
@@ -107,6 +154,7 @@ export type NodeOfType<T extends WorkflowNode['type']> = Extract<WorkflowNode, {
 /** What `overrides` may replace per node type: parameters, never the graph's edges. */
 export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]> = {
   llm: ['provider', 'reply', 'token_delay_ms', 'model_id', 'system', 'prompt', 'max_tokens', 'temperature'],
+  agent: ['instructions', 'max_turns', 'script', 'token_delay_ms'],
   approval: ['message'],
   memory: ['set'],
   condition: [],
@@ -121,6 +169,7 @@ export const workflowShape = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(200)),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   start: nodeId,
+  tools: z._default(ownRecord(z.record(nodeId, httpToolSchema)), {}),
   nodes: ownRecord(
     z.record(nodeId, nodeSchema).check(
       z.refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {

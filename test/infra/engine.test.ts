@@ -219,6 +219,11 @@ describe('nightly collection', () => {
     expect(JSON.stringify(functions[logicalIdOfFn('CollectBatch')]!.Properties.Environment.Variables)).not.toContain('ALLOW_LOOPBACK');
   });
 
+  it('sets no test-only loopback allowance on any function', () => {
+    const environments = JSON.stringify(Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment));
+    expect(environments).not.toMatch(/ALLOW_LOOPBACK/);
+  });
+
   it('has a hand-off bus of its own', () => {
     template.resourceCountIs('AWS::Events::EventBus', 1);
   });

@@ -22,6 +22,7 @@ const ECHO: WorkflowDefinition = {
   name: 'Echo',
   description: '',
   start: 'answer',
+  tools: {},
   nodes: {
     answer: { type: 'llm', provider: 'scripted', reply: 'Echo: {{input.message}}', next: 'done' },
     done: { type: 'end', output: '{{nodes.answer.output}}' },
