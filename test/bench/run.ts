@@ -15,6 +15,7 @@ import { callEvent, textEvent } from '../support/events.ts';
 import { runAtConcurrency, type RunStats } from './stats.ts';
 import { streamingBench } from './streaming.ts';
 import { collectionBench } from './collection.ts';
+import { agentsBench } from './agents.ts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -33,6 +34,8 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
 process.env.DATA_DIR = dataDir;
 // The collection part fetches recordings from a local HTTPS server (its CA comes with NODE_EXTRA_CA_CERTS, see package.json).
 process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
+// The agents part calls tools on a local server, as tests do.
+process.env.ALLOW_LOOPBACK_TOOLS = '1';
 const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0 });
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -206,6 +209,10 @@ try {
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
     await streamingBench({ twin, dynamo, admin, costs });
     dynamo.destroy();
+  }
+  if (only === undefined || only === 'agents') {
+    console.log(`\nAgents (execute, one run at a time)`);
+    await agentsBench({ twin, admin });
   }
   if (only === undefined || only === 'collection') {
     console.log(`\nNightly collection (one run per task through the local state machine; recordings over local HTTPS)`);
