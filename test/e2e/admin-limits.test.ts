@@ -88,7 +88,7 @@ describe('definitions naming prototype properties', () => {
         ExpressionAttributeValues: { ':pk': `publication#${published.publication_id}` },
       }),
     );
-    expect(JSON.parse(Items![0]!.definition_json)).toEqual({ ...definition, description: '' });
+    expect(JSON.parse(Items![0]!.definition_json)).toEqual({ ...definition, description: '', tools: {} });
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: 'proto' })).key);
     const run = await client.execute('proto-names', { user_id: 'u' });
     expect(run.status).toBe(200);
