@@ -194,6 +194,7 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     expect(beyond.status).toBe(400);
     expect(JSON.parse(beyond.text)).toEqual({ detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${live.events.at(-1)!.id}` });
     expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.text)).toEqual({ detail: 'Validation error: after: must be an event id: a whole number' });
   });
 
   it('continues after an approval: the next segment after the interrupted complete, up to the end', async () => {
