@@ -23,8 +23,10 @@ export interface TaskFunction {
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   /** Seconds; the step runs llm calls, so it may take minutes. */
   readonly timeoutSeconds: number;
-  /** Whether it calls Amazon Bedrock (llm nodes with provider bedrock). */
+  /** Whether it calls Amazon Bedrock (llm, agent and image nodes with provider bedrock), on the allowed models only. */
   readonly invokesBedrock?: boolean;
+  /** Whether it reads projects' tool secrets (SSM parameters under the stack's secrets prefix). */
+  readonly readsSecrets?: boolean;
   /** Whether it announces hand-offs (on AWS: PutEvents on the stack's hand-off bus; locally: a file under DATA_DIR). */
   readonly announcesHandoffs?: boolean;
 }
@@ -39,6 +41,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     buckets: { bodies: { 'executions/': 'readWrite' } },
     timeoutSeconds: 900,
     invokesBedrock: true,
+    readsSecrets: true,
   },
   {
     id: 'WorkflowAwaitApproval',

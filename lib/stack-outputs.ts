@@ -20,3 +20,6 @@ export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
 export const BUCKET_OUTPUTS: Record<BucketName, string> = {
   bodies: 'BodiesBucketName',
 };
+
+/** Where the stack keeps projects' tool secrets (SSM parameters `<prefix>/<project>/<NAME>`). */
+export const SECRETS_PREFIX_OUTPUT = 'SecretsParameterPrefix';

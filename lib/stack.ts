@@ -5,6 +5,7 @@ import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { WorkflowEngine } from './constructs/workflow-engine.ts';
 import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
+import { parseBedrockModels } from './bedrock-models.ts';
 
 export interface PlatformStackProps extends StackProps {
   /** @default RemovalPolicy.RETAIN */
@@ -14,6 +15,11 @@ export interface PlatformStackProps extends StackProps {
    * @default CDK context `stepReservedConcurrency` (`cdk deploy -c stepReservedConcurrency=50`), else none
    */
   readonly stepReservedConcurrency?: number;
+  /**
+   * The Bedrock models published workflows may name (WorkflowEngine's `bedrockModels`).
+   * @default CDK context `bedrockModels` (an array, or `-c bedrockModels=id1,id2`), else DEFAULT_BEDROCK_MODELS
+   */
+  readonly bedrockModels?: readonly string[];
 }
 
 /** Composes the product's constructs; nothing else. */
@@ -28,6 +34,7 @@ export class PlatformStack extends Stack {
     this.engine = new WorkflowEngine(this, 'Engine', {
       data: this.data,
       stepReservedConcurrency: props.stepReservedConcurrency ?? numberFromContext(this, 'stepReservedConcurrency'),
+      bedrockModels: props.bedrockModels ?? parseBedrockModels(this.node.tryGetContext('bedrockModels')),
     });
     this.api = new Api(this, 'Api', { routes, data: this.data, engine: this.engine });
     acknowledgeNagFindings(this, { data: this.data, engine: this.engine, api: this.api });

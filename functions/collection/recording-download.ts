@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { LookupAddress, LookupOptions } from 'node:dns';
-import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIPv4, isIPv6 } from 'node:net';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { isPublicIPv4, isPublicIPv6 } from '#shared/ip-addresses.ts';
-import { bareHost, isLoopbackAddress, recordingUrlProblem } from '#shared/public-url.ts';
+import { AddressRefusedError, pinnedLookup, resolvePublicAddresses } from '#shared/pinned-fetch.ts';
+import { bareHost, recordingUrlProblem } from '#shared/public-url.ts';
 
 /** A recording link that could not be fetched; `reason` is short enough to show the sender. */
 export class RecordingDownloadError extends Error {
@@ -105,27 +103,12 @@ function rawPathAndQuery(rawUrl: string): string {
 }
 
 async function resolveChecked(host: string, options: DownloadOptions): Promise<LookupAddress[]> {
-  const addresses = isIPv4(host) || isIPv6(host) ? [{ address: host, family: isIPv4(host) ? 4 : 6 }] : await lookupOnce(host, options);
-  if (addresses.length === 0) throw new RecordingDownloadError('host does not resolve');
-  const refused = addresses.find(({ address }) => !isAllowedAddress(address, options.allowLoopback));
-  if (refused) throw new RecordingDownloadError(`host resolves to the non-public address ${refused.address}`);
-  return addresses;
-}
-
-async function lookupOnce(host: string, options: DownloadOptions): Promise<LookupAddress[]> {
   try {
-    return await (options.lookup ?? defaultLookup)(host);
+    return await resolvePublicAddresses(host, options);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new RecordingDownloadError(`host does not resolve${code ? ` (${code})` : ''}`, { cause: error });
+    if (error instanceof AddressRefusedError) throw new RecordingDownloadError(error.reason, { cause: error });
+    throw error;
   }
-}
-
-const defaultLookup = (host: string) => dnsLookup(host, { all: true });
-
-function isAllowedAddress(address: string, allowLoopback: boolean): boolean {
-  if (allowLoopback && isLoopbackAddress(address)) return true;
-  return isIPv4(address) ? isPublicIPv4(address) : isPublicIPv6(address);
 }
 
 /**
@@ -152,16 +135,6 @@ function requestPinned(target: Target, addresses: LookupAddress[], signal: Abort
     signal.addEventListener('abort', () => request.destroy(signal.reason as Error), { once: true });
     request.end();
   });
-}
-
-/** net calls it with `all: true` when it tries several addresses (autoSelectFamily), otherwise for one. */
-function pinnedLookup(addresses: LookupAddress[]) {
-  return (_host: string, options: LookupOptions, callback: (error: null, address: string | LookupAddress[], family?: number) => void) => {
-    const wanted = options.family === 4 || options.family === 6 ? addresses.filter(({ family }) => family === options.family) : addresses;
-    const answer = wanted.length > 0 ? wanted : addresses;
-    if (options.all) callback(null, answer);
-    else callback(null, answer[0]!.address, answer[0]!.family);
-  };
 }
 
 async function streamInto(response: IncomingMessage, sink: RecordingSink, deadline: Deadline): Promise<{ bytes: number; sha256: string }> {

@@ -1,77 +1,111 @@
-import { randomUUID } from 'node:crypto';
 import { MAX_TOOL_EVENT_RESULT_BYTES } from '#shared/limits.ts';
-import type { HttpTool, NodeOfType, WorkflowDefinition } from '#workflows/definition-schema.ts';
-import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
+import type { RunUsage } from '#executions/run-usage.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { renderText, type TemplateScope } from '#workflows/template.ts';
 import type { RunEventBuffer } from '#executions/run-event-log.ts';
+import type { AgentModel, AgentNode, ConversationMessage, ToolCallRequest } from './agents/agent-model.ts';
+import { carriedConversation } from './agents/conversation.ts';
+import type { ToolDescriptor, ToolKit, Toolbox } from './tools/tool-types.ts';
 import { RunFailure } from './run-failure.ts';
 
-/** Runs one tool call; a failure is an answer for the model (`ok: false`), never an exception. */
-export interface ToolCaller {
-  call(tool: HttpTool, args: Record<string, unknown>): Promise<{ ok: true; result: unknown } | { ok: false; error: string }>;
-}
-
-type AgentNode = NodeOfType<'agent'>;
+const DEFAULT_PROMPT = '{{input.message}}';
 
 export interface AgentRun {
   definition: WorkflowDefinition;
+  projectId: string;
   nodeId: string;
   node: AgentNode;
   scope: TemplateScope;
   events: RunEventBuffer;
+  usage: RunUsage;
+}
+
+export interface AgentDeps {
+  models: Record<AgentNode['provider'], AgentModel>;
+  tools: ToolKit;
 }
 
 /**
- * An agent node's loop of model turns (the `scripted` provider: one script step per turn). Text ends the loop as
- * the agent's output; tool calls run and their results become `{{tool_results.<tool>}}` for the next turns; a
- * hand-off moves control to another agent node, whose `next` the run then follows. Each agent has its own
- * `max_turns`; running out of turns or script without a reply fails the run.
+ * An agent node's loop of model turns. Text ends the loop as the agent's output; tool calls run (each with a
+ * `tool_call` event as it starts and as it ends) and their results go back to the model, and to the scope as
+ * `{{tool_results.<tool>}}`; a hand-off moves control, and the conversation so far, to another agent node, whose
+ * `next` the run then follows. Each agent has its own `max_turns`; running out of them fails the run.
  */
-export async function runAgent(run: AgentRun, tools: ToolCaller): Promise<{ output: string; next: string; agents: string[] }> {
+export async function runAgent(run: AgentRun, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
   const toolResults = Object.create(null) as Record<string, unknown>;
   const scope = { ...run.scope, tool_results: toolResults } as TemplateScope;
   const agents = [run.nodeId];
   let current = run.nodeId;
   let agent = run.node;
-  let turn = 0;
+  let conversation: ConversationMessage[] = [{ role: 'user', content: [{ text: renderText(agent.prompt ?? DEFAULT_PROMPT, scope) }] }];
   for (;;) {
-    if (turn >= agent.max_turns) throw new RunFailure(`Agent ${current} used its ${agent.max_turns} turns without a reply`);
-    const step = agent.script[turn];
-    turn += 1;
-    if (!step) throw new RunFailure(`Agent ${current} ended its script without a reply`);
-    if ('reply' in step) {
-      const output = renderText(step.reply, scope);
-      for (const content of output.match(/\S+\s*|\s+/g) ?? []) run.events.push({ type: 'token', data: { content, node_id: current } });
-      return { output, next: agent.next, agents };
-    }
-    if ('handoff' in step) {
-      run.events.push({ type: 'agent_handoff', data: { from: current, to: step.handoff } });
-      current = step.handoff;
+    const toolbox = deps.tools.open({ definition: run.definition, toolNames: agent.tools, projectId: run.projectId });
+    try {
+      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, { nodeId: current, node: agent, scope, conversation, toolResults });
+      if (ended.kind === 'reply') return { output: ended.text, next: agent.next, agents };
+      run.events.push({ type: 'agent_handoff', data: { from: current, to: ended.to } });
+      current = ended.to;
       agent = run.definition.nodes[current] as AgentNode;
       agents.push(current);
-      turn = 0;
-      continue;
-    }
-    for (const call of step.tool_calls) {
-      const args = renderValue(call.arguments, scope) as Record<string, unknown>;
-      toolResults[call.tool] = await callTool(run, current, call.tool, args, tools);
+      conversation = carriedConversation(conversation);
+    } finally {
+      await toolbox.close();
     }
   }
 }
 
-async function callTool(run: AgentRun, nodeId: string, name: string, args: Record<string, unknown>, tools: ToolCaller): Promise<unknown> {
-  const callId = randomUUID();
-  run.events.push({ type: 'tool_call', data: { node_id: nodeId, call_id: callId, tool: name, arguments: args, status: 'started' } });
+interface AgentState {
+  nodeId: string;
+  node: AgentNode;
+  scope: TemplateScope;
+  conversation: ConversationMessage[];
+  toolResults: Record<string, unknown>;
+}
+
+async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, state: AgentState): Promise<{ kind: 'reply'; text: string } | { kind: 'handoff'; to: string }> {
+  const { nodeId, node } = state;
+  let described: Promise<ToolDescriptor[]> | undefined;
+  for (let turn = 0; ; turn += 1) {
+    if (turn >= node.max_turns) throw new RunFailure(`Agent ${nodeId} used its ${node.max_turns} turns without a reply`);
+    const decided = await model.turn({
+      nodeId,
+      node,
+      scope: state.scope,
+      turn,
+      conversation: state.conversation,
+      describeTools: () => (described ??= toolbox.describe()),
+      onToken: (content) => run.events.push({ type: 'token', data: { content, node_id: nodeId } }),
+      usage: run.usage,
+    });
+    if (decided.kind === 'reply') return decided;
+    if (decided.kind === 'handoff') {
+      if (!node.handoffs.includes(decided.to)) throw new RunFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
+      return decided;
+    }
+    state.conversation.push({
+      role: 'assistant',
+      content: [...(decided.text ? [{ text: decided.text }] : []), ...decided.calls.map((call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.args } }))],
+    });
+    const results = [];
+    for (const call of decided.calls) results.push({ toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(run, nodeId, call, toolbox, state.toolResults) } });
+    state.conversation.push({ role: 'user', content: results });
+  }
+}
+
+async function callTool(run: AgentRun, nodeId: string, call: ToolCallRequest, toolbox: Toolbox, toolResults: Record<string, unknown>) {
+  run.events.push({ type: 'tool_call', data: { node_id: nodeId, call_id: call.id, tool: call.name, arguments: call.args, status: 'started' } });
+  run.usage.tool_calls += 1;
   const startedAt = performance.now();
-  // Definitions published before agents existed have no `tools`; validation made sure the name is defined.
-  const tool = (run.definition.tools ?? {})[name]!;
-  const answer = await tools.call(tool, args);
-  const ended = { node_id: nodeId, call_id: callId, tool: name, duration_ms: Math.round(performance.now() - startedAt) };
+  const answer = await toolbox.call(call.name, call.args);
+  const ended = { node_id: nodeId, call_id: call.id, tool: call.name, duration_ms: Math.round(performance.now() - startedAt) };
   if (answer.ok) {
     run.events.push({ type: 'tool_call', data: { ...ended, status: 'succeeded', ...eventResult(answer.result) } });
-    return answer.result;
+    toolResults[call.name] = answer.result;
+  } else {
+    run.events.push({ type: 'tool_call', data: { ...ended, status: 'failed', error: answer.error } });
+    toolResults[call.name] = { error: answer.error };
   }
-  run.events.push({ type: 'tool_call', data: { ...ended, status: 'failed', error: answer.error } });
-  return { error: answer.error };
+  return answer;
 }
 
 /** A result in an event is cut to 2 KB of JSON text (the model got up to 64 KB). */

@@ -10,7 +10,7 @@ const DEFAULT_PROMPT = '{{input.message}}';
  */
 export function createBedrockProvider(client: BedrockRuntimeClient): LlmProvider {
   return {
-    async generate({ node, scope, onToken }) {
+    async generate({ node, scope, onToken, usage }) {
       const messages: Message[] = [{ role: 'user', content: [{ text: renderText(node.prompt ?? DEFAULT_PROMPT, scope) }] }];
       const response = await client.send(
         new ConverseStreamCommand({
@@ -20,8 +20,11 @@ export function createBedrockProvider(client: BedrockRuntimeClient): LlmProvider
           inferenceConfig: { maxTokens: node.max_tokens, temperature: node.temperature },
         }),
       );
+      usage.model_calls += 1;
       let reply = '';
       for await (const event of response.stream ?? []) {
+        usage.input_tokens += event.metadata?.usage?.inputTokens ?? 0;
+        usage.output_tokens += event.metadata?.usage?.outputTokens ?? 0;
         const text = event.contentBlockDelta?.delta?.text;
         if (text) {
           reply += text;

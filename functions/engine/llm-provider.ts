@@ -1,11 +1,15 @@
+import type { RunUsage } from '#executions/run-usage.ts';
 import type { NodeOfType } from '#workflows/definition-schema.ts';
 import { renderText, type TemplateScope } from '#workflows/template.ts';
+import { wordTokens } from './agents/agent-model.ts';
 
 /** One llm turn: the node's params, the run's scope, and where streamed tokens go. */
 export interface LlmRequest {
   node: NodeOfType<'llm'>;
   scope: TemplateScope;
   onToken: (content: string) => Promise<void> | void;
+  /** Counts the call and its tokens (scripted: word tokens out, none in). */
+  usage: RunUsage;
 }
 
 export interface LlmProvider {
@@ -19,9 +23,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * so every workflow runs offline and deterministically.
  */
 export const scriptedProvider: LlmProvider = {
-  async generate({ node, scope, onToken }) {
+  async generate({ node, scope, onToken, usage }) {
     const reply = renderText(node.reply ?? '', scope);
-    const tokens = reply.match(/\S+\s*|\s+/g) ?? [];
+    const tokens = wordTokens(reply);
+    usage.model_calls += 1;
+    usage.output_tokens += tokens.length;
     for (const [i, token] of tokens.entries()) {
       if (i > 0 && node.token_delay_ms) await sleep(node.token_delay_ms);
       await onToken(token);

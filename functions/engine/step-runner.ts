@@ -16,7 +16,10 @@ import type { ConversationsRepository } from '#executions/conversations-reposito
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
-import { runAgent, type ToolCaller } from './agent-runner.ts';
+import { runAgent, type AgentDeps } from './agent-runner.ts';
+import type { ImageModel } from './images/image-model.ts';
+import type { ImageStore } from './images/image-store.ts';
+import { usageOf, type RunUsage } from '#executions/run-usage.ts';
 import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
@@ -40,8 +43,10 @@ export interface StepDeps {
   runs: RunStore;
   events: RunEventsRepository;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
-  /** Agents' tools (HTTP). */
-  tools: ToolCaller;
+  /** Agents' models and tools (HTTP, MCP). */
+  agents: AgentDeps;
+  /** Image nodes' models, and where images go (loaded with the first image). */
+  images: { models: Record<'scripted' | 'bedrock', ImageModel>; store(): Promise<ImageStore> };
   now: () => number;
 }
 
@@ -101,7 +106,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     if (!started) return { ...base, outcome: 'finished', callback: false };
   }
 
-  const cursor: Cursor = { ...state.cursor };
+  const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events };
   const appendTurn = (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
@@ -161,7 +166,7 @@ async function pause(deps: StepDeps, step: StepRun, paused: Paused & { message?:
     cursor.outputs += 1;
   }
   const pending = paused.approval ? { ...paused.approval, message: paused.message ?? '' } : undefined;
-  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps, pending_approval: pending });
+  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps, pending_approval: pending, usage: cursor.usage });
   if (!stillRunning) return { outcome: 'finished', callback: false };
   const { message: _message, ...small } = paused;
   return small;
@@ -187,7 +192,7 @@ async function executeNode(
   switch (node.type) {
     case 'llm': {
       const onToken = (content: string) => step.events.push({ type: 'token', data: { content, node_id: nodeId } });
-      const reply = await deps.providers[node.provider].generate({ node, scope, onToken });
+      const reply = await deps.providers[node.provider].generate({ node, scope, onToken, usage: usageIn(cursor) });
       setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
@@ -195,11 +200,23 @@ async function executeNode(
     }
     case 'agent': {
       // Definitions published before agents existed have no `tools`.
-      const result = await runAgent({ definition: step.definition!, nodeId, node, scope, events: step.events }, deps.tools);
+      const agentRun = { definition: step.definition!, projectId: run.project_id, nodeId, node, scope, events: step.events, usage: usageIn(cursor) };
+      const result = await runAgent(agentRun, deps.agents);
       for (const agentId of result.agents) step.nodes[agentId] = { output: result.output };
       setOutput(result.output);
       await appendTurn('assistant', result.output);
       cursor.node = result.next;
+      return undefined;
+    }
+    case 'image': {
+      const prompt = renderText(node.prompt, scope);
+      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, modelId: node.model_id });
+      usageIn(cursor).images += 1;
+      const stored = await (await deps.images.store()).put(run.execution_id, `${nodeId}-${cursor.steps}`, png);
+      const image = { ...stored, width: node.width, height: node.height };
+      step.events.push({ type: 'image', data: { node_id: nodeId, ...image } });
+      setOutput(image);
+      cursor.node = node.next;
       return undefined;
     }
     case 'memory': {
@@ -250,6 +267,11 @@ async function executeNode(
       return finish(deps, ending, run.execution_id, 'completed', { output }, cursor);
     }
   }
+}
+
+/** The run's counters, carried by the cursor between steps. */
+function usageIn(cursor: Cursor): RunUsage {
+  return (cursor.usage ??= usageOf(undefined));
 }
 
 /** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the run, saying so. */
@@ -316,6 +338,7 @@ async function finish(
     total_steps: cursor.steps,
     pending_approval: null,
     task_token: null,
+    usage: usageOf(cursor.usage),
   };
   const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], changes);
   if (previous) {

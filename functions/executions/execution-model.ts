@@ -1,5 +1,6 @@
 /** Published Workflow API, section 3: an execution's statuses. */
 import { SECOND_MS } from '#shared/time.ts';
+import { usageOf, type RunUsage } from './run-usage.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -44,6 +45,8 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
+  /** Written at each pause and at the end; absent on records from before it was counted. */
+  usage?: RunUsage;
 }
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */
@@ -61,6 +64,7 @@ export function executionView(record: ExecutionRecord, nowMs: number) {
     created_at: record.created_at,
     finished_at: record.finished_at,
     pending_approval: record.status === 'interrupted' ? record.pending_approval : null,
+    usage: usageOf(record.usage),
   };
 }
 

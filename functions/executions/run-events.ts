@@ -1,4 +1,5 @@
 import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
+import { usageOf, type RunUsage } from './run-usage.ts';
 
 /**
  * A run's event log: everything `/stream` shows, in order, each with an id from a gap-free per-execution
@@ -29,6 +30,7 @@ export interface CompleteData {
   status: ExecutionStatus;
   error?: string;
   pending_approval?: PendingApproval;
+  usage: RunUsage;
 }
 
 export function isComplete(event: RunEvent): event is RunEvent & { data: CompleteData } {
@@ -49,8 +51,13 @@ export function startEvent(ids: Pick<ExecutionRecord, 'execution_id' | 'thread_i
  * failed run, so a client that only shows errors sees it), or with the pending approval for an interrupted run.
  * Built from the record the writer just wrote, so the log says exactly what a poll says.
  */
-export function settledEvents(record: Pick<ExecutionRecord, 'execution_id' | 'status' | 'output' | 'error' | 'pending_approval'>): RunEvent[] {
-  const complete: CompleteData = { output: record.status === 'completed' ? record.output ?? null : null, execution_id: record.execution_id, status: record.status };
+export function settledEvents(record: Pick<ExecutionRecord, 'execution_id' | 'status' | 'output' | 'error' | 'pending_approval' | 'usage'>): RunEvent[] {
+  const complete: CompleteData = {
+    output: record.status === 'completed' ? record.output ?? null : null,
+    execution_id: record.execution_id,
+    status: record.status,
+    usage: usageOf(record.usage),
+  };
   if (record.status === 'failed') {
     const message = record.error ?? 'Execution failed';
     return [

@@ -1,4 +1,5 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import type { RunUsage } from './run-usage.ts';
 
 /**
  * The contract between the state machine and the step function: what a Step Functions state holds (ids and a
@@ -14,6 +15,8 @@ export interface Cursor {
   outputs: number;
   /** The approval node whose decision `{{approval.*}}` reads: its output is `{decision, feedback}`. */
   approval_node: string | null;
+  /** Models, tokens, tools and images so far; absent on cursors from before it was counted. */
+  usage?: RunUsage;
 }
 
 /** What AwaitApproval's task token answers with (SendTaskSuccess output). */

@@ -221,3 +221,26 @@ export const MAX_TOOL_TIMEOUT_MS = 60 * SECOND_MS;
 export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
 /** The result or error text a `tool_call` event carries. */
 export const MAX_TOOL_EVENT_RESULT_BYTES = 2 * 1024;
+/** Tools one MCP server entry may expose to an agent (its allow-list). */
+export const MAX_MCP_TOOLS_PER_SERVER = 32;
+/** Secret values are SSM SecureString parameters (Standard tier: 4 KB); names as SSM path segments allow. */
+export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+/** Secrets one tool call may resolve: one GetParameters call answers at most 10 names. */
+export const MAX_SECRETS_PER_TOOL = 10;
+
+/*
+ * Images.
+ */
+
+/** The scripted image provider draws locally; beyond this it would only cost the step's memory. */
+export const MAX_SCRIPTED_IMAGE_SIDE = 1024;
+/** Amazon Nova Canvas (bedrock image nodes): sides 320-4096 in steps of 16, at most 4.19 MP, aspect within 1:4..4:1. */
+export const NOVA_CANVAS_MIN_SIDE = 320;
+export const NOVA_CANVAS_MAX_SIDE = 4096;
+export const NOVA_CANVAS_SIDE_STEP = 16;
+export const NOVA_CANVAS_MAX_PIXELS = 4_194_304;
+export const NOVA_CANVAS_MAX_ASPECT = 4;
+export const NOVA_CANVAS_MAX_PROMPT_CHARS = 1024;
+export const DEFAULT_IMAGE_MODEL = 'amazon.nova-canvas-v1:0';
+/** An image node's URL: a presigned GET, valid this long (less if the signing role's session ends sooner). */
+export const IMAGE_URL_TTL_SECONDS = 3600;

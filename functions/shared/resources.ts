@@ -65,3 +65,13 @@ export const STATE_MACHINE_ACTIONS: Record<StateMachineAccess, readonly string[]
   stop: ['states:StopExecution'],
   taskResponse: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
 };
+
+/**
+ * Where a project's `{{secret.NAME}}` values live: SSM parameters `<prefix>/<project_id>/<NAME>` (SecureString).
+ * CDK names the prefix per stack and grants reading under it to the step function only.
+ */
+export const SECRETS_PREFIX_ENV = 'SECRETS_PARAMETER_PREFIX';
+
+export function secretParameterName(prefix: string, projectId: string, name: string): string {
+  return `${prefix}/${projectId}/${name}`;
+}

@@ -1,8 +1,17 @@
 import { isJsonObject } from '#shared/json-object.ts';
 import {
   DEFAULT_AGENT_TURNS,
+  DEFAULT_IMAGE_MODEL,
   DEFAULT_TOOL_TIMEOUT_MS,
   MAX_AGENT_TURNS,
+  MAX_MCP_TOOLS_PER_SERVER,
+  MAX_SCRIPTED_IMAGE_SIDE,
+  NOVA_CANVAS_MAX_ASPECT,
+  NOVA_CANVAS_MAX_PIXELS,
+  NOVA_CANVAS_MAX_PROMPT_CHARS,
+  NOVA_CANVAS_MAX_SIDE,
+  NOVA_CANVAS_MIN_SIDE,
+  NOVA_CANVAS_SIDE_STEP,
   MAX_NODES_PER_WORKFLOW,
   MAX_TOKEN_DELAY_MS,
   MAX_TOOL_TIMEOUT_MS,
@@ -109,17 +118,36 @@ const scriptStep = z.union([
 
 /**
  * An agent: a loop of model turns (at most `max_turns`), each a reply, tool calls (run, results given back), or a
- * hand-off to one of `handoffs`. The `scripted` provider plays `script`, one step per turn.
+ * hand-off to one of `handoffs`. The `scripted` provider plays `script`, one step per turn; `bedrock` asks the
+ * model (ConverseStream with the agent's tools, and a `transfer_to_<node>` tool per hand-off).
  */
 const agentNode = z.strictObject({
   type: z.literal('agent'),
-  provider: z.literal('scripted'),
+  provider: z.enum(['scripted', 'bedrock']),
   instructions: z.optional(template),
+  /** The first user message (bedrock); the run's `input.message` unless given. */
+  prompt: z.optional(template),
   tools: z._default(z.array(nodeId).check(z.maxLength(32)), []),
   handoffs: z._default(z.array(nodeId).check(z.maxLength(16)), []),
   max_turns: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AGENT_TURNS)), DEFAULT_AGENT_TURNS),
-  script: z.array(scriptStep).check(z.minLength(1), z.maxLength(MAX_AGENT_TURNS)),
+  script: z._default(z.array(scriptStep).check(z.maxLength(MAX_AGENT_TURNS)), []),
   token_delay_ms: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(MAX_TOKEN_DELAY_MS))),
+  model_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  max_tokens: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(64_000))),
+  temperature: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+  next: nodeId,
+});
+
+/** A generated image: stored under the execution in S3, its node output carries a presigned URL. */
+const imageNode = z.strictObject({
+  type: z.literal('image'),
+  provider: z.enum(['scripted', 'bedrock']),
+  prompt: template,
+  width: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
+  height: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
+  /** bedrock: Amazon Nova Canvas unless another image model is named. */
+  model_id: z._default(z.string().check(z.minLength(1), z.maxLength(256)), DEFAULT_IMAGE_MODEL),
+  seed: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(858_993_459))),
   next: nodeId,
 });
 
@@ -135,11 +163,26 @@ export const httpToolSchema = z.strictObject({
 });
 export type HttpTool = z.infer<typeof httpToolSchema>;
 
+/** An MCP server (Streamable HTTP); the agent sees only the server tools its allow-list names, with their listed schemas. */
+export const mcpToolSchema = z.strictObject({
+  type: z.literal('mcp'),
+  description: z._default(z.string().check(z.maxLength(2000)), ''),
+  url: z.string().check(z.minLength(1), z.maxLength(2048)),
+  headers: z._default(ownRecord(z.record(z.string(), template)), {}),
+  tools: z.array(nodeId).check(z.minLength(1), z.maxLength(MAX_MCP_TOOLS_PER_SERVER)),
+  timeout_ms: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_TOOL_TIMEOUT_MS)), DEFAULT_TOOL_TIMEOUT_MS),
+});
+export type McpTool = z.infer<typeof mcpToolSchema>;
+
+const toolSchema = z.discriminatedUnion('type', [httpToolSchema, mcpToolSchema]);
+export type ToolDefinition = z.infer<typeof toolSchema>;
+
 const endNode = z.strictObject({ type: z.literal('end'), output: jsonValue });
 
 export const nodeSchema = z.discriminatedUnion('type', [
   llmNode,
   agentNode,
+  imageNode,
   approvalNode,
   memoryNode,
   conditionNode,
@@ -154,7 +197,8 @@ export type NodeOfType<T extends WorkflowNode['type']> = Extract<WorkflowNode, {
 /** What `overrides` may replace per node type: parameters, never the graph's edges. */
 export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]> = {
   llm: ['provider', 'reply', 'token_delay_ms', 'model_id', 'system', 'prompt', 'max_tokens', 'temperature'],
-  agent: ['instructions', 'max_turns', 'script', 'token_delay_ms'],
+  agent: ['instructions', 'prompt', 'max_turns', 'script', 'token_delay_ms', 'model_id', 'max_tokens', 'temperature'],
+  image: ['prompt', 'width', 'height', 'seed'],
   approval: ['message'],
   memory: ['set'],
   condition: [],
@@ -169,7 +213,7 @@ export const workflowShape = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(200)),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   start: nodeId,
-  tools: z._default(ownRecord(z.record(nodeId, httpToolSchema)), {}),
+  tools: z._default(ownRecord(z.record(nodeId, toolSchema)), {}),
   nodes: ownRecord(
     z.record(nodeId, nodeSchema).check(
       z.refine((nodes) => Object.keys(nodes).length <= MAX_NODES_PER_WORKFLOW, {
@@ -183,10 +227,44 @@ export type WorkflowDefinition = z.infer<typeof workflowShape>;
 
 /** Rules that depend on more than one field of a node; also checked after overrides. */
 export function nodeProblems(node: WorkflowNode): { field: string; message: string }[] {
-  if (node.type !== 'llm') return [];
-  if (node.provider === 'scripted' && node.reply === undefined) return [{ field: 'reply', message: 'required for provider scripted' }];
-  if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
-  return [];
+  switch (node.type) {
+    case 'llm':
+      if (node.provider === 'scripted' && node.reply === undefined) return [{ field: 'reply', message: 'required for provider scripted' }];
+      if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
+      return [];
+    case 'agent':
+      if (node.provider === 'scripted' && node.script.length === 0) return [{ field: 'script', message: 'required for provider scripted' }];
+      if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
+      return [];
+    case 'image':
+      return imageSizeProblems(node);
+    default:
+      return [];
+  }
+}
+
+/** The scripted provider draws small images; Nova Canvas has its own documented size rules. */
+function imageSizeProblems(node: NodeOfType<'image'>): { field: string; message: string }[] {
+  const problems: { field: string; message: string }[] = [];
+  if (node.provider === 'scripted') {
+    for (const side of ['width', 'height'] as const) {
+      if (node[side] > MAX_SCRIPTED_IMAGE_SIDE) problems.push({ field: side, message: `at most ${MAX_SCRIPTED_IMAGE_SIDE} for provider scripted` });
+    }
+    return problems;
+  }
+  for (const side of ['width', 'height'] as const) {
+    const value = node[side];
+    if (value < NOVA_CANVAS_MIN_SIDE || value % NOVA_CANVAS_SIDE_STEP !== 0) {
+      problems.push({ field: side, message: `must be ${NOVA_CANVAS_MIN_SIDE}-${NOVA_CANVAS_MAX_SIDE} and divisible by ${NOVA_CANVAS_SIDE_STEP} for provider bedrock` });
+    }
+  }
+  if (node.width * node.height > NOVA_CANVAS_MAX_PIXELS) problems.push({ field: 'width', message: `width × height must be at most ${NOVA_CANVAS_MAX_PIXELS} pixels for provider bedrock` });
+  const aspect = Math.max(node.width, node.height) / Math.min(node.width, node.height);
+  if (aspect > NOVA_CANVAS_MAX_ASPECT) problems.push({ field: 'height', message: `the aspect ratio must be within 1:${NOVA_CANVAS_MAX_ASPECT} and ${NOVA_CANVAS_MAX_ASPECT}:1 for provider bedrock` });
+  if (!/\{\{/.test(node.prompt) && node.prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS) {
+    problems.push({ field: 'prompt', message: `at most ${NOVA_CANVAS_MAX_PROMPT_CHARS} characters for provider bedrock` });
+  }
+  return problems;
 }
 
 /** A definition as the publications table stores it (compact JSON), which is what counts against the item limit. */

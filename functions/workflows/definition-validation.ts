@@ -2,7 +2,11 @@ import jsonata from 'jsonata';
 import { ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
 import * as z from '#shared/zod.ts';
-import { nodeProblems, workflowShape, type NodeOfType, type WorkflowDefinition } from './definition-schema.ts';
+import { MAX_SECRETS_PER_TOOL, SECRET_NAME_PATTERN } from '#shared/limits.ts';
+import { HANDOFF_TOOL_PREFIX, secretReferencesIn } from './tool-references.ts';
+import { nodeProblems, workflowShape, type NodeOfType, type ToolDefinition, type WorkflowDefinition } from './definition-schema.ts';
+
+const SECRET_REFERENCE = /\{\{\s*secret\./;
 import { toolUrlProblem } from '#shared/public-url.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 
@@ -18,6 +22,7 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
     for (const [name, tool] of Object.entries(definition.tools)) {
       const problem = toolUrlProblem(tool.url, options.allowLoopbackTools);
       if (problem) context.addIssue({ code: 'custom', path: ['tools', name, 'url'], message: problem });
+      for (const { path, message } of toolSecretProblems(tool)) context.addIssue({ code: 'custom', path: ['tools', name, ...path], message });
     }
     const edge = (target: string, path: (string | number)[]) => {
       if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
@@ -26,6 +31,9 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
     for (const [id, node] of Object.entries(definition.nodes)) {
       const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
       for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
+      if (SECRET_REFERENCE.test(JSON.stringify(node))) {
+        context.addIssue({ code: 'custom', path: at(), message: 'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event' });
+      }
       switch (node.type) {
         case 'approval':
           if (typeof node.next === 'string') edge(node.next, at('next'));
@@ -59,11 +67,22 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
 
 export const workflowDefinitionSchema = definitionSchema({ allowLoopbackTools: false });
 
-/** An agent names tools the workflow defines, hands off only to agent nodes, and its script stays within both. */
+/**
+ * An agent names tools the workflow defines, hands off only to agent nodes, and its script stays within both. The
+ * names its model sees (HTTP entries, and each MCP entry's allow-list) are unique, and none looks like a hand-off.
+ */
 function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
-  node.tools.forEach((tool, i) => {
-    if (!Object.hasOwn(definition.tools, tool)) problems.push({ path: ['tools', i], message: `unknown tool "${tool}"` });
+  const visible = new Map<string, string>();
+  node.tools.forEach((entryName, i) => {
+    const entry = Object.hasOwn(definition.tools, entryName) ? definition.tools[entryName] : undefined;
+    if (!entry) return void problems.push({ path: ['tools', i], message: `unknown tool "${entryName}"` });
+    for (const name of entry.type === 'mcp' ? entry.tools : [entryName]) {
+      const earlier = visible.get(name);
+      if (earlier !== undefined) problems.push({ path: ['tools', i], message: `tool name "${name}" is also given by "${earlier}"; the model could not tell them apart` });
+      else if (name.startsWith(HANDOFF_TOOL_PREFIX)) problems.push({ path: ['tools', i], message: `tool name "${name}" starts with ${HANDOFF_TOOL_PREFIX}, which names hand-offs` });
+      visible.set(name, entryName);
+    }
   });
   node.handoffs.forEach((target, i) => {
     const targetNode = Object.hasOwn(definition.nodes, target) ? definition.nodes[target] : undefined;
@@ -72,13 +91,21 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
   node.script.forEach((step, i) => {
     if ('tool_calls' in step) {
       step.tool_calls.forEach((call, j) => {
-        if (!node.tools.includes(call.tool)) problems.push({ path: ['script', i, 'tool_calls', j, 'tool'], message: `"${call.tool}" is not one of this agent's tools` });
+        if (!visible.has(call.tool)) problems.push({ path: ['script', i, 'tool_calls', j, 'tool'], message: `"${call.tool}" is not one of this agent's tools` });
       });
     }
     if ('handoff' in step && !node.handoffs.includes(step.handoff)) {
       problems.push({ path: ['script', i, 'handoff'], message: `"${step.handoff}" is not one of this agent's handoffs` });
     }
   });
+  return problems;
+}
+
+/** `{{secret.NAME}}` names an SSM parameter segment; a tool reads at most MAX_SECRETS_PER_TOOL of them per call. */
+function toolSecretProblems(tool: ToolDefinition): { path: (string | number)[]; message: string }[] {
+  const names = secretReferencesIn([tool.url, ...Object.values(tool.headers)]);
+  const problems = names.filter((name) => !SECRET_NAME_PATTERN.test(name)).map((name) => ({ path: [] as (string | number)[], message: `secret name "${name}" must be 1-128 letters, digits, _ . or -` }));
+  if (names.length > MAX_SECRETS_PER_TOOL) problems.push({ path: [], message: `uses ${names.length} secrets; a tool uses at most ${MAX_SECRETS_PER_TOOL}` });
   return problems;
 }
 

@@ -3,6 +3,7 @@ import { runLinksCommand, LINKS_USAGE } from './links-commands.ts';
 import { KEYS_USAGE, runKeysCommand } from './keys-commands.ts';
 import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands.ts';
 import { COLLECTION_USAGE, runCollectCommand, runEventsCommand, runHandoffsCommand, runTasksCommand } from './collection-commands.ts';
+import { runSecretsCommand, SECRETS_USAGE } from './secrets-commands.ts';
 import { resolveTarget, type AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -12,10 +13,17 @@ ${LINKS_USAGE}
 ${PUBLICATION_USAGE}
 ${KEYS_USAGE}
 ${COLLECTION_USAGE}
+${SECRETS_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
 
-type Command = (target: AdminTarget, args: string[], flags: Record<string, string | boolean | undefined>) => Promise<object>;
+type Flags = Record<string, string | boolean | undefined>;
+type Command = (target: AdminTarget, args: string[], flags: Flags, io: CliInput) => Promise<object>;
+
+/** What a command may read besides its arguments: a secret's value, from stdin only. */
+export interface CliInput {
+  stdin: () => Promise<string>;
+}
 
 /** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
 const COMMANDS = new Map<string, Command>([
@@ -27,6 +35,7 @@ const COMMANDS = new Map<string, Command>([
   ['collect', runCollectCommand],
   ['events', runEventsCommand],
   ['handoffs', runHandoffsCommand],
+  ['secrets', (target, args, flags, io) => runSecretsCommand(target, args, flags, io.stdin)],
 ]);
 
 export interface CliResult {
@@ -36,7 +45,7 @@ export interface CliResult {
 }
 
 /** Runs one admin command; with --json stdout is exactly one JSON object, errors included. */
-export async function runCli(argv: string[]): Promise<CliResult> {
+export async function runCli(argv: string[], io: CliInput = { stdin: () => Promise.reject(new UsageError('this command reads stdin, and none was given')) }): Promise<CliResult> {
   let json = argv.includes('--json');
   try {
     const { values, positionals } = parseArgs({
@@ -71,7 +80,7 @@ export async function runCli(argv: string[]): Promise<CliResult> {
     if (!command) throw new UsageError(`unknown command ${area}`);
     const target = await resolveTarget({ stack: values.stack, region: values.region });
     try {
-      const result = await command(target, rest, values);
+      const result = await command(target, rest, values, io);
       return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: '' };
     } finally {
       await target.close();

@@ -5,7 +5,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/local/stores.ts';
 import { readLiveTwinFile } from '#lib/local/twin-file.ts';
-import { API_URL_OUTPUT, BUCKET_OUTPUTS, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { API_URL_OUTPUT, BUCKET_OUTPUTS, SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 
@@ -16,6 +17,8 @@ export interface AdminTarget {
   publicBaseUrl: string;
   /** The bucket and the state machine, for the collection commands; locally only while the twin runs. */
   services(): { s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string };
+  /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
+  secrets(): { ssm: SSMClient; prefix: string };
   close(): Promise<void>;
 }
 
@@ -40,16 +43,19 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
   ) as Record<TableName, string>;
   const client = new DynamoDBClient({ region });
   let services: ReturnType<AdminTarget['services']> | undefined;
+  let secrets: ReturnType<AdminTarget['secrets']> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
+    secrets: () => (secrets ??= { ssm: new SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
     services: () =>
       (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(STATE_MACHINE_OUTPUT) }),
     close: async () => {
       client.destroy();
       services?.s3.destroy();
       services?.sfn.destroy();
+      secrets?.ssm.destroy();
     },
   };
 }
@@ -69,10 +75,18 @@ async function localTarget(): Promise<AdminTarget> {
     Object.keys(TABLE_OUTPUTS).map((table) => [table, twin?.tables[table as TableName] ?? localTableName(table as TableName)]),
   ) as Record<TableName, string>;
   let services: ReturnType<AdminTarget['services']> | undefined;
+  let secrets: ReturnType<AdminTarget['secrets']> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
+    secrets() {
+      if (!twin) throw new Error('This command needs the local twin running (npm start)');
+      return (secrets ??= {
+        ssm: new SSMClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: twin.ssm_endpoint }),
+        prefix: twin.secrets_prefix,
+      });
+    },
     services() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
       const config = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
@@ -87,6 +101,7 @@ async function localTarget(): Promise<AdminTarget> {
       client.destroy();
       services?.s3.destroy();
       services?.sfn.destroy();
+      secrets?.ssm.destroy();
       await embedded?.close();
     },
   };

@@ -14,8 +14,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { taskFunctions, type TaskFunction } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
-import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
-import { STATE_MACHINE_OUTPUT } from '#lib/stack-outputs.ts';
+import { SECRETS_PREFIX_ENV, STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
+import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/stack-outputs.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 
@@ -30,6 +31,12 @@ export interface WorkflowEngineProps {
    * @default undefined, the step function shares the account's unreserved concurrency
    */
   readonly stepReservedConcurrency?: number;
+  /**
+   * The Bedrock models and inference profiles published workflows may name (llm, agent and image nodes): the step
+   * function may invoke these and no others.
+   * @default DEFAULT_BEDROCK_MODELS (lib/bedrock-models.ts)
+   */
+  readonly bedrockModels?: readonly string[];
 }
 
 /** The task-table entry whose function runs RunStep and RecordFailure. */
@@ -50,22 +57,31 @@ export class WorkflowEngine extends Construct {
   public nightlySchedule: Schedule | undefined;
   public nightlyDeadLetters: Queue | undefined;
   public nightlyScheduleRole: Role | undefined;
+  /** Projects' tool secrets: SSM SecureString parameters `<prefix>/<project>/<NAME>`, read by the step function only. */
+  public readonly secretsPrefix: string;
 
   constructor(scope: Construct, id: string, props: WorkflowEngineProps) {
     super(scope, id);
     this.handoffBus = new EventBus(this, 'HandoffBus', { description: 'Conversations handed off by the nightly collection' });
+    const stack = Stack.of(this);
+    this.secretsPrefix = `/${stack.stackName}/secrets`;
+    const models = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS;
     for (const task of taskFunctions) {
       const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds) });
       for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);
       for (const [bucket, grant] of Object.entries(task.buckets ?? {}) as [BucketName, BucketGrant][]) props.data.bindBucket(fn, bucket, grant);
       if (task.invokesBedrock) {
+        // ConverseStream needs InvokeModelWithResponseStream; Nova Canvas images need InvokeModel.
+        const resources = bedrockModelArns(models, { partition: stack.partition, region: stack.region, account: stack.account });
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }));
+      }
+      if (task.readsSecrets) {
+        fn.addEnvironment(SECRETS_PREFIX_ENV, this.secretsPrefix);
+        // SecureStrings under the AWS managed key aws/ssm: its key policy lets SSM decrypt for any principal of the account.
         fn.addToRolePolicy(
           new PolicyStatement({
-            actions: ['bedrock:InvokeModelWithResponseStream'],
-            resources: [
-              `arn:${Stack.of(this).partition}:bedrock:*::foundation-model/*`,
-              `arn:${Stack.of(this).partition}:bedrock:*:${Stack.of(this).account}:inference-profile/*`,
-            ],
+            actions: ['ssm:GetParameter', 'ssm:GetParameters'],
+            resources: [`arn:${stack.partition}:ssm:${stack.region}:${stack.account}:parameter${this.secretsPrefix}/*`],
           }),
         );
       }
@@ -114,6 +130,7 @@ export class WorkflowEngine extends Construct {
     }
 
     new CfnOutput(this, STATE_MACHINE_OUTPUT, { key: STATE_MACHINE_OUTPUT, value: this.stateMachine.stateMachineArn });
+    new CfnOutput(this, SECRETS_PREFIX_OUTPUT, { key: SECRETS_PREFIX_OUTPUT, value: this.secretsPrefix });
   }
 
   /**

@@ -13,3 +13,6 @@ export const localTableArn = (table: TableName) => tableArnOf(localTableName(tab
 export const tableArnOf = (tableName: string) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
 export const objectArnOf = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
 export const LOCAL_BUCKET_ARN = `arn:aws:s3:::${LOCAL_BUCKET}`;
+/** Where the twin keeps projects' tool secrets in its SSM stand-in (CDK: `/<stack>/secrets`). */
+export const LOCAL_SECRETS_PREFIX = '/local/secrets';
+export const parameterArnOf = (name: string) => `arn:aws:ssm:${LOCAL_REGION}:${LOCAL_ACCOUNT}:parameter/${name.replace(/^\//, '')}`;

@@ -12,6 +12,9 @@ export interface TwinFile {
   dynamodb_endpoint: string;
   s3_endpoint: string;
   step_functions_endpoint: string;
+  ssm_endpoint: string;
+  /** Where projects' tool secrets are kept in the SSM stand-in. */
+  secrets_prefix: string;
   state_machine_arn: string;
   region: string;
   tables: Record<TableName, string>;

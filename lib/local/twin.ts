@@ -12,7 +12,9 @@ import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalServi
 import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
 import { LocalLambda } from './lambda/function-host.ts';
-import { LOCAL_STATE_MACHINE_ARN, localFunctionArn } from './local-arns.ts';
+import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn } from './local-arns.ts';
+import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
+import { startSsmStandIn } from './ssm-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
@@ -26,7 +28,7 @@ const FUNCTION_MEMORY_MB = 256;
 export interface LocalTwinOptions {
   dataDir: string;
   host: string;
-  /** 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3. */
+  /** 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3, SSM on port+4, Bedrock on port+5. */
   port: number;
   /** Only tests shorten this; the spec's 30 s is the default. */
   bodyTimeoutMs?: number;
@@ -52,6 +54,8 @@ export interface LocalTwin {
   url: string;
   twin: TwinFile;
   stepFunctions: LocalStepFunctions;
+  /** The Bedrock Runtime stand-in, which tests script per model. */
+  bedrock: BedrockStandIn;
   /** Every call a front door refused, newest last: which function, which action, on what. */
   accessDenials: AccessDenial[];
   /** The environment of a function allowed everything, with the operator's credentials (tests import handlers in-process). */
@@ -94,6 +98,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     retryIntervalMs: options.retryIntervalMs,
   });
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
+  const ssm = await startSsmStandIn({ dataDir: options.dataDir });
+  const bedrock = await startBedrockStandIn();
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
@@ -108,8 +114,16 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 1),
     s3: await frontDoor('s3', stores.s3Endpoint, 2),
     stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 3),
+    ssm: await frontDoor('ssm', ssm.endpoint, 4),
+    bedrock: await frontDoor('bedrock', bedrock.endpoint, 5),
   };
-  const endpoints: LocalEndpoints = { dynamodb: doors.dynamodb.endpoint, s3: doors.s3.endpoint, stepFunctions: doors.stepFunctions.endpoint };
+  const endpoints: LocalEndpoints = {
+    dynamodb: doors.dynamodb.endpoint,
+    s3: doors.s3.endpoint,
+    stepFunctions: doors.stepFunctions.endpoint,
+    ssm: doors.ssm.endpoint,
+    bedrock: doors.bedrock.endpoint,
+  };
 
   const localFiles = { handoffEvents: join(options.dataDir, HANDOFF_EVENTS_FILE_NAME) };
   const lambdas = new Map<string, LocalLambda>();
@@ -150,6 +164,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     dynamodb_endpoint: endpoints.dynamodb,
     s3_endpoint: endpoints.s3,
     step_functions_endpoint: endpoints.stepFunctions,
+    ssm_endpoint: endpoints.ssm,
+    secrets_prefix: LOCAL_SECRETS_PREFIX,
     state_machine_arn: LOCAL_STATE_MACHINE_ARN,
     region: LOCAL_REGION,
     tables,
@@ -166,6 +182,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     url,
     twin,
     stepFunctions,
+    bedrock,
     accessDenials,
     operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS, localFiles),
     runNightly,
@@ -188,7 +205,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       await Promise.all(Object.values(doors).map((door) => door.close()));
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
-      await stores.close();
+      await Promise.all([stores.close(), ssm.close(), bedrock.close()]);
       rmSync(join(options.dataDir, 'twin.json'), { force: true });
     },
   };

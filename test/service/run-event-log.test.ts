@@ -56,13 +56,14 @@ describe('the run event log: appends', () => {
 
   it('ends a log as the record says only once, however often asked', async () => {
     const env = setup();
-    const record = { execution_id: RUN, status: 'failed' as const, output: null, error: 'Broken', pending_approval: null };
+    const usage = { model_calls: 2, input_tokens: 30, output_tokens: 12, tool_calls: 1, images: 0 };
+    const record = { execution_id: RUN, status: 'failed' as const, output: null, error: 'Broken', pending_approval: null, usage };
     await endLogAsRecorded(env.appender(), record);
     await endLogAsRecorded(env.appender(), record);
     await endLogAsRecorded(env.appender(), { ...record, status: 'running' });
     expect(env.events.eventsOf(RUN).map((event) => [event.type, event.data])).toEqual([
       ['error', { message: 'Broken' }],
-      ['complete', { output: null, execution_id: RUN, status: 'failed', error: 'Broken' }],
+      ['complete', { output: null, execution_id: RUN, status: 'failed', error: 'Broken', usage }],
     ]);
   });
 

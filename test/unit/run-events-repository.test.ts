@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEventAppender } from '#executions/run-event-log.ts';
 import { createRunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
+import { emptyUsage } from '#executions/run-usage.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
 
@@ -73,7 +74,7 @@ describe('run events table (embedded DynamoDB)', () => {
 
     const { batches } = await repository().batchesAfter(run, 0);
     expect(batches[0]!.events.map((event) => event.data.content).join('')).toBe(words.map((word) => word.data.content).join(''));
-    expect(batches[1]!.events).toEqual([{ id: 401, type: 'complete', data: { output, execution_id: run, status: 'completed' } }]);
+    expect(batches[1]!.events).toEqual([{ id: 401, type: 'complete', data: { output, execution_id: run, status: 'completed', usage: emptyUsage() } }]);
     expect(await repository().tail(run)).toEqual({ lastId: 401, final: true });
   });
 

@@ -1,8 +1,17 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
-import { dynamodbPermissions, s3Permissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
-import { checkSignature, parseAuthorization } from './sigv4.ts';
+import { bedrockPermissions, dynamodbPermissions, s3Permissions, ssmPermissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
+import {
+  checkQuerySignature,
+  checkSignature,
+  MAX_PRESIGNED_EXPIRY_SECONDS,
+  parseAuthorization,
+  parseQueryAuthorization,
+  withoutQueryAuthorization,
+  type Signature,
+  type SignatureCheck,
+} from './sigv4.ts';
 
 /** Who may call the stand-ins: each function's own key pair and policy, and the operator. */
 export interface LocalPrincipal {
@@ -16,7 +25,7 @@ export interface AccessDenial extends Permission {
   principal: string;
 }
 
-export type LocalService = 'dynamodb' | 's3' | 'states';
+export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock';
 
 interface ServiceRules {
   permissions(request: ServiceRequest): Permission[];
@@ -32,6 +41,12 @@ function refuseJson({ response }: ServiceResponse, code: string, message: string
   response.end(JSON.stringify({ __type: `com.amazon.coral.service#${code}`, message }));
 }
 
+/** REST-JSON services (Bedrock Runtime) answer an authorization failure with 403 and the type in a header. */
+function refuseRestJson({ response }: ServiceResponse, code: string, message: string): void {
+  response.writeHead(code === 'AccessDeniedException' ? 403 : 400, { 'content-type': 'application/json', 'x-amzn-errortype': code });
+  response.end(JSON.stringify({ message }));
+}
+
 const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function refuseXml({ method, response }: ServiceResponse, code: string, message: string): void {
@@ -45,17 +60,23 @@ const RULES: Record<LocalService, ServiceRules> = {
   dynamodb: { permissions: dynamodbPermissions, refuse: refuseJson, forwardAuthorization: true },
   states: { permissions: stepFunctionsPermissions, refuse: refuseJson, forwardAuthorization: true },
   s3: { permissions: s3Permissions, refuse: refuseXml, forwardAuthorization: false },
+  ssm: { permissions: ssmPermissions, refuse: refuseJson, forwardAuthorization: true },
+  bedrock: { permissions: bedrockPermissions, refuse: refuseRestJson, forwardAuthorization: true },
 };
 
 const INVALID_KEY: Record<LocalService, string> = {
   dynamodb: 'UnrecognizedClientException',
   states: 'UnrecognizedClientException',
   s3: 'InvalidAccessKeyId',
+  ssm: 'UnrecognizedClientException',
+  bedrock: 'UnrecognizedClientException',
 };
 const BAD_SIGNATURE: Record<LocalService, string> = {
   dynamodb: 'InvalidSignatureException',
   states: 'InvalidSignatureException',
   s3: 'SignatureDoesNotMatch',
+  ssm: 'InvalidSignatureException',
+  bedrock: 'InvalidSignatureException',
 };
 
 export interface FrontDoorOptions {
@@ -96,17 +117,28 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     } catch {
       return void response.destroy();
     }
-    const url = request.url ?? '/';
+    const sentUrl = request.url ?? '/';
     const method = request.method ?? 'GET';
     const reply = { method, response };
-    const signature = parseAuthorization(request.headers);
+    // S3 also takes a presigned URL: the signature is in the query, and the store behind is asked without it.
+    const presigned = options.service === 's3' && !request.headers.authorization ? parseQueryAuthorization(sentUrl) : undefined;
+    const url = presigned ? withoutQueryAuthorization(sentUrl) : sentUrl;
+    const signature: Signature | undefined = presigned ?? parseAuthorization(request.headers);
     if (!signature) {
       if (options.service === 's3') return rules.refuse(reply, 'AccessDenied', 'Access Denied');
       return rules.refuse(reply, 'MissingAuthenticationTokenException', 'Request is missing Authentication Token');
     }
+    if (presigned && presigned.expiresSeconds > MAX_PRESIGNED_EXPIRY_SECONDS) {
+      return rules.refuse(reply, 'AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is; 604800');
+    }
     const principal = byKey.get(signature.accessKeyId);
     if (!principal) return rules.refuse(reply, INVALID_KEY[options.service], 'The security token included in the request is invalid.');
-    const check = signature.service === options.service ? checkSignature({ method, url, headers: request.headers, body }, signature, principal.secretAccessKey) : 'mismatch';
+    const signed = { method, url: sentUrl, headers: request.headers, body };
+    let check: SignatureCheck = 'mismatch';
+    if (signature.service === options.service) {
+      check = presigned ? checkQuerySignature(signed, presigned, principal.secretAccessKey) : checkSignature(signed, signature, principal.secretAccessKey);
+    }
+    if (check === 'expired' && presigned) return rules.refuse(reply, 'AccessDenied', 'Request has expired');
     if (check !== 'valid') {
       const message = check === 'expired' ? 'Signature expired: the signing time is more than 15 minutes from now' : 'The request signature we calculated does not match the signature you provided.';
       return rules.refuse(reply, BAD_SIGNATURE[options.service], message);

@@ -11,8 +11,9 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
-import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf } from '#lib/local/local-arns.ts';
-import { LOCAL_BUCKET } from '#lib/local/stores.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
+import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf, parameterArnOf } from '#lib/local/local-arns.ts';
+import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/local/stores.ts';
 
 /** What a route or task entry declares; CDK turns the same fields into the function's role (lib/constructs). */
 export interface FunctionDeclaration {
@@ -22,6 +23,10 @@ export interface FunctionDeclaration {
   readonly stateMachine?: readonly StateMachineAccess[];
   /** Announces collection hand-offs (on AWS a PutEvents grant on the hand-off bus; locally a file). */
   readonly announcesHandoffs?: boolean;
+  /** Invokes the allowed Bedrock models (lib/bedrock-models.ts). */
+  readonly invokesBedrock?: boolean;
+  /** Reads projects' tool secrets under the secrets prefix. */
+  readonly readsSecrets?: boolean;
 }
 
 interface Statement {
@@ -67,6 +72,11 @@ export function functionPolicy(declaration: FunctionDeclaration): Policy {
   for (const access of declaration.stateMachine ?? []) {
     statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? LOCAL_EXECUTIONS_ARN : LOCAL_STATE_MACHINE_ARN]));
   }
+  if (declaration.invokesBedrock) {
+    const models = bedrockModelArns(DEFAULT_BEDROCK_MODELS, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
+    statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], models));
+  }
+  if (declaration.readsSecrets) statements.push(statement(['ssm:GetParameter', 'ssm:GetParameters'], [`${parameterArnOf(LOCAL_SECRETS_PREFIX)}/*`]));
   return policyOf(statements);
 }
 

@@ -1,4 +1,6 @@
-import { LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, tableArnOf } from '#lib/local/local-arns.ts';
+import { bedrockModelArns } from '#lib/bedrock-models.ts';
+import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/local/local-arns.ts';
+import { LOCAL_REGION } from '#lib/local/stores.ts';
 
 /** One IAM check a request needs: the action and the ARN it acts on. */
 export interface Permission {
@@ -84,4 +86,31 @@ export function s3Permissions(request: ServiceRequest): Permission[] {
     default:
       return [{ action: `s3:${request.method}`, resource }];
   }
+}
+
+/** SSM authorizes each parameter a call names (GetParameters: each of its names); a path read authorizes the path. */
+export function ssmPermissions(request: ServiceRequest): Permission[] {
+  const operation = request.target.replace(/^AmazonSSM\./, '');
+  const input = jsonBody(request.body);
+  const action = `ssm:${operation}`;
+  if (operation === 'GetParameters') return ((input.Names as unknown[] | undefined) ?? []).map((name) => ({ action, resource: parameterArnOf(String(name)) }));
+  if (operation === 'GetParametersByPath') return [{ action, resource: parameterArnOf(String(input.Path)) }];
+  return [{ action, resource: parameterArnOf(String(input.Name)) }];
+}
+
+const BEDROCK_ACTIONS: Record<string, string> = {
+  'converse-stream': 'bedrock:InvokeModelWithResponseStream',
+  'invoke-with-response-stream': 'bedrock:InvokeModelWithResponseStream',
+  converse: 'bedrock:InvokeModel',
+  invoke: 'bedrock:InvokeModel',
+};
+
+/** Bedrock Runtime (REST): `/model/<id>/<operation>` acts on the foundation model or the inference profile the id names. */
+export function bedrockPermissions(request: ServiceRequest): Permission[] {
+  const match = /^\/model\/([^/?]+)\/([a-z-]+)/.exec(request.url);
+  if (!match) return [{ action: 'bedrock:Unknown', resource: '*' }];
+  const modelId = decodeURIComponent(match[1]!);
+  const action = BEDROCK_ACTIONS[match[2]!] ?? `bedrock:${match[2]}`;
+  const [resource] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
+  return [{ action, resource: resource! }];
 }

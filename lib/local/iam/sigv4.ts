@@ -99,3 +99,69 @@ export function checkSignature(request: SignedRequest, signature: Signature, sec
   const expected = hmac(signingKey, stringToSign);
   return timingSafeEqual(expected, Buffer.from(signature.signature, 'hex')) ? 'valid' : 'mismatch';
 }
+
+/** A presigned URL's signature (query-string authentication), as `@aws-sdk/s3-request-presigner` makes it. */
+export interface QuerySignature extends Signature {
+  amzDate: string;
+  expiresSeconds: number;
+}
+
+/** S3 refuses a presigned URL valid for more than 7 days. */
+export const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
+const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token'];
+
+export function parseQueryAuthorization(url: string): QuerySignature | undefined {
+  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  if (query.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') return undefined;
+  const credential = /^([^/]+)\/(\d{8}\/[^/]+\/([^/]+)\/aws4_request)$/.exec(query.get('X-Amz-Credential') ?? '');
+  const signature = query.get('X-Amz-Signature') ?? '';
+  const expires = Number(query.get('X-Amz-Expires'));
+  if (!credential || !/^[0-9a-f]{64}$/.test(signature) || !Number.isInteger(expires) || expires < 1) return undefined;
+  return {
+    accessKeyId: credential[1]!,
+    scope: credential[2]!,
+    service: credential[3]!,
+    signedHeaders: (query.get('X-Amz-SignedHeaders') ?? '').split(';'),
+    signature,
+    amzDate: query.get('X-Amz-Date') ?? '',
+    expiresSeconds: expires,
+  };
+}
+
+/** The URL without its authentication parameters: what the stand-in behind the front door is asked for. */
+export function withoutQueryAuthorization(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const kept = url
+    .slice(at + 1)
+    .split('&')
+    .filter((pair) => pair && !QUERY_AUTH_PARAMS.includes(decode(pair.split('=')[0]!)));
+  return kept.length > 0 ? `${url.slice(0, at)}?${kept.join('&')}` : url.slice(0, at);
+}
+
+/** Checks a presigned URL: its signature over the request with `UNSIGNED-PAYLOAD`, and that it has not expired. */
+export function checkQuerySignature(request: SignedRequest, signature: QuerySignature, secretAccessKey: string, now = Date.now()): SignatureCheck {
+  const signedAt = Date.parse(signature.amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
+  const queryAt = request.url.indexOf('?');
+  const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
+  const query = (queryAt < 0 ? '' : request.url.slice(queryAt + 1))
+    .split('&')
+    .filter((pair) => pair && decode(pair.split('=')[0]!) !== 'X-Amz-Signature')
+    .join('&');
+  const canonicalRequest = [
+    request.method,
+    canonicalPath(path, signature.service),
+    canonicalQuery(query),
+    ...signature.signedHeaders.map((name) => `${name}:${headerValue(request.headers, name)}`),
+    '',
+    signature.signedHeaders.join(';'),
+    'UNSIGNED-PAYLOAD',
+  ].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', signature.amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
+  const [day, region, service] = signature.scope.split('/') as [string, string, string];
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
+  if (!timingSafeEqual(hmac(signingKey, stringToSign), Buffer.from(signature.signature, 'hex'))) return 'mismatch';
+  if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
+  return 'valid';
+}

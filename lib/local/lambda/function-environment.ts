@@ -1,6 +1,6 @@
-import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
+import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
 import type { FunctionDeclaration } from '#lib/local/iam/function-policy.ts';
-import { LOCAL_STATE_MACHINE_ARN } from '#lib/local/local-arns.ts';
+import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN } from '#lib/local/local-arns.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/local/stores.ts';
 
@@ -8,6 +8,8 @@ export interface LocalEndpoints {
   dynamodb: string;
   s3: string;
   stepFunctions: string;
+  ssm: string;
+  bedrock: string;
 }
 
 export interface LocalCredentials {
@@ -59,6 +61,8 @@ export function functionEnvironment(
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
     AWS_ENDPOINT_URL_S3: endpoints.s3,
     AWS_ENDPOINT_URL_SFN: endpoints.stepFunctions,
+    AWS_ENDPOINT_URL_SSM: endpoints.ssm,
+    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: endpoints.bedrock,
     S3_FORCE_PATH_STYLE: '1',
     // Node 20 runs the twin; the SDK's notice about its future Node 22 floor is known (see README).
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -66,6 +70,7 @@ export function functionEnvironment(
   for (const table of Object.keys(declaration.tables) as TableName[]) environment[TABLE_ENV[table]] = localTableName(table);
   for (const bucket of Object.keys(declaration.buckets ?? {}) as BucketName[]) environment[BUCKET_ENV[bucket]] = LOCAL_BUCKET;
   if (declaration.stateMachine?.length) environment[STATE_MACHINE_ENV] = LOCAL_STATE_MACHINE_ARN;
+  if (declaration.readsSecrets) environment[SECRETS_PREFIX_ENV] = LOCAL_SECRETS_PREFIX;
   // Where CDK names the hand-off bus, the twin names the file the announcements go to.
   if (declaration.announcesHandoffs) environment.HANDOFF_EVENTS_FILE = localFiles.handoffEvents;
   for (const name of HOST_SETTINGS) {

@@ -1,0 +1,42 @@
+import { MAX_SECRETS_PER_TOOL } from '#shared/limits.ts';
+import { SECRET_PLACEHOLDER, secretNamesIn } from '#workflows/tool-references.ts';
+import type { SecretSource } from './tool-types.ts';
+
+export function fillSecrets(template: string, values: ReadonlyMap<string, string>): string {
+  return template.replace(SECRET_PLACEHOLDER, (_, name: string) => values.get(name) ?? '');
+}
+
+export class MissingSecretError extends Error {
+  constructor(readonly names: readonly string[]) {
+    super(`secret ${names.join(', ')} is not set for this project`);
+    this.name = 'MissingSecretError';
+  }
+}
+
+/**
+ * One agent's view of its project's secrets: each name is read once (SSM is billed per call), and every value read
+ * is masked wherever text leaves a tool call (its result, its error), so a server echoing a header cannot put the
+ * secret into an event, a record or a log.
+ */
+export function secretScope(source: SecretSource, projectId: string) {
+  const known = new Map<string, string>();
+  return {
+    async resolve(templates: readonly string[]): Promise<ReadonlyMap<string, string>> {
+      const names = secretNamesIn(templates);
+      const unread = names.filter((name) => !known.has(name));
+      if (unread.length > MAX_SECRETS_PER_TOOL) throw new Error(`a tool uses at most ${MAX_SECRETS_PER_TOOL} secrets`);
+      if (unread.length > 0) for (const [name, value] of await source.values(projectId, unread)) known.set(name, value);
+      const missing = names.filter((name) => !known.has(name));
+      if (missing.length > 0) throw new MissingSecretError(missing);
+      return known;
+    },
+    mask(text: string): string {
+      let masked = text;
+      // Longest first, so a secret containing another is masked whole.
+      for (const value of [...known.values()].sort((a, b) => b.length - a.length)) if (value) masked = masked.replaceAll(value, '[secret]');
+      return masked;
+    },
+  };
+}
+
+export type SecretScope = ReturnType<typeof secretScope>;
