@@ -8,6 +8,7 @@ import type { Data } from './constructs/data.ts';
 import type { HandlerFunction } from './constructs/handler-function.ts';
 import type { WorkflowEngine } from './constructs/workflow-engine.ts';
 import { TABLE_DEFINITIONS } from './table-definitions.ts';
+import { isInferenceProfile } from './bedrock-models.ts';
 
 export interface NaggedParts {
   readonly data: Data;
@@ -21,6 +22,7 @@ interface Declared {
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   readonly stateMachine?: readonly StateMachineAccess[];
   readonly invokesBedrock?: boolean;
+  readonly readsSecrets?: boolean;
 }
 
 /**
@@ -121,15 +123,19 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
       );
     }
     if (declaration.invokesBedrock) {
+      for (const model of engine.bedrockModels.filter(isInferenceProfile)) {
+        acknowledge(
+          grants,
+          wildcard(`arn:<AWS::Partition>:bedrock:*::foundation-model/${model.replace(/^[^.]+\./, '')}`),
+          `The cross-region inference profile ${model} routes a call to its model in another region; only the allowed model, in any region.`,
+        );
+      }
+    }
+    if (declaration.readsSecrets) {
       acknowledge(
         grants,
-        wildcard('arn:<AWS::Partition>:bedrock:*::foundation-model/*'),
-        'Which Bedrock model an llm node uses is workflow data chosen at publish time; only streaming invocation is allowed.',
-      );
-      acknowledge(
-        grants,
-        wildcard('arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*'),
-        "Cross-region inference profiles of the account's own, for the same reason as foundation models.",
+        wildcard(`arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${engine.secretsPrefix}/*`),
+        "Projects' tool secrets are parameters named per project and per secret under the stack's own prefix; read only.",
       );
     }
   }

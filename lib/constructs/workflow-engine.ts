@@ -59,13 +59,15 @@ export class WorkflowEngine extends Construct {
   public nightlyScheduleRole: Role | undefined;
   /** Projects' tool secrets: SSM SecureString parameters `<prefix>/<project>/<NAME>`, read by the step function only. */
   public readonly secretsPrefix: string;
+  /** The Bedrock models the step function may invoke. */
+  public readonly bedrockModels: readonly string[];
 
   constructor(scope: Construct, id: string, props: WorkflowEngineProps) {
     super(scope, id);
     this.handoffBus = new EventBus(this, 'HandoffBus', { description: 'Conversations handed off by the nightly collection' });
     const stack = Stack.of(this);
     this.secretsPrefix = `/${stack.stackName}/secrets`;
-    const models = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS;
+    const models = (this.bedrockModels = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS);
     for (const task of taskFunctions) {
       const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds) });
       for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);

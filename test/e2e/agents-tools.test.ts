@@ -73,6 +73,18 @@ const drawWorkflow = {
   },
 };
 
+const bedrockWorkflow = (model: string) => ({
+  id: `bedrock-${model.replace(/[^A-Za-z0-9]/g, '-')}`,
+  name: 'Bedrock',
+  start: 'front',
+  nodes: {
+    front: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Triage.', handoffs: ['closer'], next: 'picture' },
+    closer: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Close.', next: 'picture' },
+    picture: { type: 'image', provider: 'bedrock', prompt: 'A lighthouse', width: 320, height: 320, seed: 7, next: 'done' },
+    done: { type: 'end', output: { reply: '{{nodes.closer.output}}', picture: '{{nodes.picture.output.key}}' } },
+  },
+});
+
 function definitionsDir(workflows: object[]) {
   const dir = mkdtempSync(join(tmpdir(), 'agents-tools-'));
   workflows.forEach((workflow, i) => writeFileSync(join(dir, `w${i}.json`), JSON.stringify(workflow)));
@@ -96,7 +108,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => echoServer.listen(0, '127.0.0.1', resolve));
   echoUrl = `http://127.0.0.1:${(echoServer.address() as AddressInfo).port}`;
   twin = await startTestTwin();
-  await twin.admin('publish', definitionsDir([crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow]), '--project', PROJECT);
+  const workflows = [crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow, bedrockWorkflow('amazon.nova-lite-v1:0'), bedrockWorkflow('amazon.titan-text-express-v1')];
+  await twin.admin('publish', definitionsDir(workflows), '--project', PROJECT);
   key = (await createKey(twin, 'full', { project: PROJECT })).key;
   await setSecret('CRM_KEY', CRM_SECRET);
   await setSecret('WEATHER_KEY', WEATHER_SECRET);
@@ -241,5 +254,40 @@ describe('publishing agents with tools', () => {
     expect(await refused({ ...drawWorkflow, nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock' } } })).toMatch(
       /nodes\.draw\.width: must be 320-4096 and divisible by 16 for provider bedrock/,
     );
+  });
+});
+
+describe('Bedrock on the twin, behind the IAM front door', () => {
+  it('runs a bedrock agent hand-off and a Nova Canvas image through the stand-in, counting the usage', async () => {
+    twin.bedrock.reset();
+    twin.bedrock.scriptConverse('amazon.nova-lite-v1:0', [
+      { toolUses: [{ toolUseId: 't1', name: 'transfer_to_closer', input: {} }], usage: { inputTokens: 30, outputTokens: 5 } },
+      { text: ['Closed ', 'it.'], usage: { inputTokens: 40, outputTokens: 2 } },
+    ]);
+    const run = await stream('bedrock-amazon-nova-lite-v1-0', { user_id: 'u', input: { message: 'close my ticket' } });
+    await run.ended;
+    const complete = run.events.at(-1)!.data;
+    expect(complete).toMatchObject({ status: 'completed', output: { reply: 'Closed it.', picture: `executions/${complete.execution_id}/images/picture-2.png` } });
+    expect(run.events.find((event) => event.event === 'agent_handoff')!.data).toEqual({ from: 'front', to: 'closer' });
+    expect(tokensOf(run.events, 'closer')).toBe('Closed it.');
+    expect(complete.usage).toEqual({ model_calls: 2, input_tokens: 70, output_tokens: 7, tool_calls: 0, images: 1 });
+    const image = run.events.find((event) => event.event === 'image')!.data;
+    const png = PNG.sync.read(Buffer.from(await (await fetch(image.url as string)).arrayBuffer()));
+    expect([png.width, png.height]).toEqual([320, 320]);
+    expect(twin.bedrock.requests.map((request) => request.operation)).toEqual(['ConverseStream', 'ConverseStream', 'InvokeModel']);
+    expect(twin.bedrock.requests[2]!.body).toMatchObject({ taskType: 'TEXT_IMAGE', imageGenerationConfig: { width: 320, height: 320, seed: 7 } });
+  });
+
+  it("refuses a model outside the deployment's list, as the step function's role would", async () => {
+    twin.bedrock.reset();
+    const run = await stream('bedrock-amazon-titan-text-express-v1', { user_id: 'u', input: { message: 'hello' } });
+    await run.ended;
+    expect(run.events.at(-1)!.data).toMatchObject({ status: 'failed', error: expect.stringMatching(/AccessDenied.*bedrock:InvokeModelWithResponseStream/) });
+    expect(twin.bedrock.requests).toEqual([]);
+    expect(twin.accessDenials).toContainEqual({
+      principal: 'WorkflowStep',
+      action: 'bedrock:InvokeModelWithResponseStream',
+      resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-text-express-v1',
+    });
   });
 });

@@ -228,3 +228,47 @@ describe('nightly collection', () => {
     template.resourceCountIs('AWS::Events::EventBus', 1);
   });
 });
+
+describe('what agents may reach', () => {
+  const policyOf = (target: Stack & { engine: WorkflowEngine }, id: string) => {
+    const fn = target.engine.functions[id]!;
+    const roleId = target.getLogicalId(fn.role!.node.defaultChild as never);
+    return JSON.stringify(Template.fromStack(target).findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+  };
+
+  it('lets the step function invoke the listed Bedrock models only, a profile with its model in any region', () => {
+    const policy = policyOf(stack, 'WorkflowStep');
+    expect(policy).toContain('bedrock:InvokeModelWithResponseStream');
+    expect(policy).toContain('bedrock:InvokeModel"');
+    expect(policy).toContain(':bedrock:",{"Ref":"AWS::Region"},"::foundation-model/amazon.nova-canvas-v1:0');
+    expect(policy).toContain(':inference-profile/us.amazon.nova-lite-v1:0');
+    expect(policy).toContain(':bedrock:*::foundation-model/amazon.nova-lite-v1:0');
+    expect(policy).not.toMatch(/foundation-model\/\*|inference-profile\/\*/);
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('bedrock:');
+  });
+
+  it('takes the model list from CDK context and refuses an id that is not one', () => {
+    const app = templateApp();
+    app.node.setContext('bedrockModels', 'amazon.titan-text-express-v1,eu.amazon.nova-pro-v1:0');
+    const custom = new PlatformStack(app, 'Custom');
+    const policy = policyOf(custom, 'WorkflowStep');
+    expect(policy).toContain('foundation-model/amazon.titan-text-express-v1');
+    expect(policy).toContain('inference-profile/eu.amazon.nova-pro-v1:0');
+    expect(policy).not.toContain('amazon.nova-lite');
+    const bad = templateApp();
+    bad.node.setContext('bedrockModels', 'amazon.nova-lite-v1:0,../*');
+    expect(() => new PlatformStack(bad, 'Bad')).toThrow(/bedrockModels: "\.\.\/\*" is not a Bedrock model id/);
+  });
+
+  it('lets only the step function read secrets, under the stack prefix, and tells it and the operator where', () => {
+    const policy = policyOf(stack, 'WorkflowStep');
+    expect(policy).toContain('ssm:GetParameters');
+    expect(policy).toContain(':parameter/Test/secrets/*');
+    expect(policy).not.toContain('ssm:PutParameter');
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('ssm:');
+    const variables = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack.engine.functions.WorkflowStep!)]!.Properties.Environment.Variables;
+    expect(variables).toHaveProperty('SECRETS_PARAMETER_PREFIX', '/Test/secrets');
+    expect(variables).not.toHaveProperty('ALLOW_LOOPBACK_TOOLS');
+    template.hasOutput('SecretsParameterPrefix', { Value: '/Test/secrets' });
+  });
+});

@@ -2,7 +2,7 @@ import { metrics, MetricUnit } from '#shared/powertools.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { runStep } from '#engine/step-runner.ts';
-import { stepFromEnv } from '#engine/wiring.ts';
+import { stepFromEnv } from '#engine/step-wiring.ts';
 
 const deps = stepFromEnv();
 
