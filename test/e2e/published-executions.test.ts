@@ -37,6 +37,7 @@ describe('POST /workflows/{id}/execute', () => {
       created_at: expect.stringMatching(ISO),
       finished_at: expect.stringMatching(ISO),
       pending_approval: null,
+      usage: { model_calls: 1, input_tokens: 0, output_tokens: 3, tool_calls: 0, images: 0 },
     });
     expect(response.body.elapsed_time).toBeGreaterThan(0);
     expect(response.body.elapsed_time).toBe((Date.parse(response.body.finished_at) - Date.parse(response.body.created_at)) / 1000);

@@ -59,7 +59,8 @@ describe('POST /workflows/{id}/stream', () => {
     expect(names(events)).toEqual(['start', 'node_update', ...Array(4).fill('token'), 'node_update', 'node_update', 'complete']);
     expect(events[1]!.data).toEqual({ node_id: 'answer', type: 'llm', status: 'started' });
     expect(tokensOf(events, 'answer')).toBe('Echo: hello big world');
-    expect(events.at(-1)!.data).toEqual({ output: 'Echo: hello big world', execution_id: executionId, status: 'completed' });
+    const usage = { model_calls: 1, input_tokens: 0, output_tokens: 4, tool_calls: 0, images: 0 };
+    expect(events.at(-1)!.data).toEqual({ output: 'Echo: hello big world', execution_id: executionId, status: 'completed', usage });
 
     // The stream tells what a poll tells.
     const polled = await client.getExecution(executionId);
@@ -87,6 +88,8 @@ describe('POST /workflows/{id}/stream', () => {
       execution_id: expect.any(String),
       status: 'interrupted',
       pending_approval: { approval_id: expect.stringMatching(/^apr_/), node_id: 'confirm', message: 'Send You said: refund?' },
+      // Counted up to the pause (the llm node's call), from the record AwaitApproval read.
+      usage: { model_calls: 1, input_tokens: 0, output_tokens: 3, tool_calls: 0, images: 0 },
     });
     expect(stream.events.at(-2)!.data).toEqual({ node_id: 'confirm', type: 'approval', status: 'waiting', approval_id: complete.data.pending_approval.approval_id });
     const approved = await client.approve(complete.data.execution_id, { feedback: 'ok' });
