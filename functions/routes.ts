@@ -1,6 +1,9 @@
 import type { ErrorBodyShape } from './shared/http-errors.ts';
 import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
+import { WEBHOOKS_PREFIX } from './shared/route-groups.ts';
+
+export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/route-groups.ts';
 
 /**
  * The route table: the one list of HTTP routes. `lib/constructs/api.ts` builds API Gateway resources
@@ -41,7 +44,7 @@ export function routeTimeoutSeconds(route: Pick<Route, 'streaming'>): number {
 /** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
 export const API_STAGE = 'prod';
 
-const WEBHOOKS = '/api/v1/webhooks/{token}';
+const WEBHOOKS = `${WEBHOOKS_PREFIX}/{token}`;
 const PUBLISHED = '/api/v1/published';
 
 /** Every published route authenticates (apiKeys) and counts its key's requests (counters). */
@@ -200,3 +203,4 @@ export function routeById(id: string): Route {
   if (!route) throw new Error(`No route ${id} in the route table`);
   return route;
 }
+

@@ -8,15 +8,17 @@ import { finished } from 'node:stream/promises';
 import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
-import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
+import { logger, metrics, publishCostUnits, publishRequestMetrics, tracer } from './powertools.ts';
+import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;
 export type HttpResponse = APIGatewayProxyResult;
 
-/** What the stack needs of a route table entry (functions/routes.ts): the error body shape, and whether it streams. */
+/** What the stack needs of a route table entry (functions/routes.ts): the error body shape, whether it streams, its group. */
 export interface HttpRoute {
   readonly errorShape: ErrorBodyShape;
   readonly streaming?: boolean;
+  readonly path: string;
 }
 
 /**
@@ -38,6 +40,8 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
+    // Registered before the error mapper, so its onError sees the mapped status (middy runs onError last-in first).
+    .use(requestMetrics(routeGroupOf(route)))
     .use({
       onError: async (request) => {
         const { error } = request;
@@ -51,6 +55,21 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
     });
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
   return route.streaming ? (streamified(stack) as unknown as typeof stack) : stack;
+}
+
+/** Requests, server errors and latency per route group, which the operator's alarms watch. */
+function requestMetrics(group: RouteGroup): middy.MiddlewareObj<HttpRequest, HttpResponse> {
+  let startedAt = 0;
+  const publish = async (request: middy.Request<HttpRequest, HttpResponse>) => {
+    publishRequestMetrics(group, request.response?.statusCode ?? 500, performance.now() - startedAt);
+  };
+  return {
+    before: async () => {
+      startedAt = performance.now();
+    },
+    after: publish,
+    onError: publish,
+  };
 }
 
 /*

@@ -39,3 +39,19 @@ export function publishCostUnits(units: CostUnits): void {
 }
 
 export { MetricUnit };
+
+/**
+ * One request of a route group: its own EMF record with the `RouteGroup` dimension (beside the default `service`),
+ * so the per-group alarms read `HttpRequests`, `Http5xx` and the `HttpLatency` percentiles.
+ */
+export function publishRequestMetrics(group: string, statusCode: number, latencyMs: number): void {
+  const single = metrics.singleMetric();
+  single.addDimension('RouteGroup', group);
+  single.addMetric('HttpRequests', MetricUnit.Count, 1);
+  const perGroup = metrics.singleMetric();
+  perGroup.addDimension('RouteGroup', group);
+  perGroup.addMetric('Http5xx', MetricUnit.Count, statusCode >= 500 ? 1 : 0);
+  const latency = metrics.singleMetric();
+  latency.addDimension('RouteGroup', group);
+  latency.addMetric('HttpLatency', MetricUnit.Milliseconds, latencyMs);
+}

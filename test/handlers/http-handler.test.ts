@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { metrics } from '#shared/powertools.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
 import { localContext } from '#lib/local/api-gateway-event.ts';
@@ -9,12 +10,12 @@ const context: Context = localContext('test', 1000);
 
 describe('the shared middy stack maps errors to each API\'s body shape', () => {
   it('passes a successful response through', async () => {
-    const handler = httpHandler({ errorShape: 'webhook' }, async () => jsonResponse(201, { ok: true }));
+    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, { ok: true }));
     expect(await handler(event, context)).toEqual({ statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
   });
 
   it('gives webhook validation errors as {error, details}', async () => {
-    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
+    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new ValidationError([{ field: 'audio.url', message: 'scheme must be https' }]);
     });
     const response = await handler(event, context);
@@ -23,7 +24,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('gives published-API errors as {detail}', async () => {
-    const handler = httpHandler({ errorShape: 'published' }, async () => {
+    const handler = httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new NotFoundError('Workflow not found');
     });
     const response = await handler(event, context);
@@ -32,7 +33,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('adds an integer Retry-After to 429 answers, rounded up to at least one second', async () => {
-    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
+    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new RateLimitedError('slow down', 1200);
     });
     const response = await handler(event, context);
@@ -42,11 +43,46 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('hides unexpected errors behind a generic 500', async () => {
-    const handler = httpHandler({ errorShape: 'webhook' }, async () => {
+    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new Error('connection string with a password in it');
     });
     const response = await handler(event, context);
     expect(response.statusCode).toBe(500);
     expect(JSON.parse(response.body)).toEqual({ error: 'Internal server error' });
+  });
+});
+
+describe('request metrics per route group', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Each single-metric record the stack publishes: its dimensions and its one metric. */
+  function recordedMetrics() {
+    const records: { dimensions: Record<string, string>; name: string; value: number }[] = [];
+    vi.spyOn(metrics, 'singleMetric').mockImplementation(() => {
+      const dimensions: Record<string, string> = {};
+      return {
+        addDimension: (name: string, value: string) => void (dimensions[name] = value),
+        addMetric: (name: string, _unit: unknown, value: number) => void records.push({ dimensions: { ...dimensions }, name, value }),
+      } as unknown as ReturnType<typeof metrics.singleMetric>;
+    });
+    return records;
+  }
+
+  it('counts a request, its server error and its latency under its group, also when the answer is an error response', async () => {
+    const records = recordedMetrics();
+    await httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(event, context);
+    await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
+      throw new Error('boom');
+    })(event, context);
+    await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
+      throw new NotFoundError('nope');
+    })(event, context);
+    const of = (group: string, name: string) => records.filter((record) => record.dimensions.RouteGroup === group && record.name === name).map((record) => record.value);
+    expect(of('webhooks', 'HttpRequests')).toEqual([1]);
+    expect(of('webhooks', 'Http5xx')).toEqual([0]);
+    expect(of('published', 'HttpRequests')).toEqual([1, 1]);
+    expect(of('published', 'Http5xx')).toEqual([1, 0]);
+    expect(of('published', 'HttpLatency')).toHaveLength(2);
+    expect(of('published', 'HttpLatency').every((ms) => ms >= 0)).toBe(true);
   });
 });
