@@ -23,6 +23,12 @@ export function isInferenceProfile(modelId: string): boolean {
   return PROFILE_PREFIX.test(modelId);
 }
 
+/** A cross-region inference profile's geography (`us`, `eu`, `global`, ...) and the foundation model it routes to. */
+export function profileTarget(profileId: string): { geography: string; model: string } | undefined {
+  const match = PROFILE_PREFIX.exec(profileId);
+  return match ? { geography: match[1]!, model: profileId.slice(match[0].length) } : undefined;
+}
+
 /** A context value: an array of ids or a comma-separated string; undefined gives the default list. */
 export function parseBedrockModels(value: unknown): string[] {
   if (value === undefined) return [...DEFAULT_BEDROCK_MODELS];
@@ -32,7 +38,7 @@ export function parseBedrockModels(value: unknown): string[] {
   const bad = models.find((model) => typeof model !== 'string' || !MODEL_ID.test(model));
   if (bad !== undefined) throw new Error(`CDK context bedrockModels: ${JSON.stringify(bad)} is not a Bedrock model id (e.g. amazon.nova-lite-v1:0)`);
   if (models.length === 0) throw new Error('CDK context bedrockModels is empty');
-  return models as string[];
+  return [...new Set(models as string[])];
 }
 
 /**
@@ -40,12 +46,10 @@ export function parseBedrockModels(value: unknown): string[] {
  * plus its model in every region, because the profile routes the call to another region's model.
  */
 export function bedrockModelArns(models: readonly string[], where: { partition: string; region: string; account: string }): string[] {
-  return models.flatMap((model) =>
-    isInferenceProfile(model)
-      ? [
-          `arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`,
-          `arn:${where.partition}:bedrock:*::foundation-model/${model.replace(PROFILE_PREFIX, '')}`,
-        ]
-      : [`arn:${where.partition}:bedrock:${where.region}::foundation-model/${model}`],
-  );
+  return models.flatMap((model) => {
+    const target = profileTarget(model);
+    return target
+      ? [`arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`, `arn:${where.partition}:bedrock:*::foundation-model/${target.model}`]
+      : [`arn:${where.partition}:bedrock:${where.region}::foundation-model/${model}`];
+  });
 }

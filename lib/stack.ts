@@ -1,10 +1,11 @@
-import { Stack, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
+import { Stack, Tags, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { routes } from '#functions/routes.ts';
 import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { WorkflowEngine } from './constructs/workflow-engine.ts';
 import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
+import { Operations, PROJECT_TAG_VALUE } from './constructs/operations.ts';
 import { parseBedrockModels } from './bedrock-models.ts';
 
 export interface PlatformStackProps extends StackProps {
@@ -20,6 +21,12 @@ export interface PlatformStackProps extends StackProps {
    * @default CDK context `bedrockModels` (an array, or `-c bedrockModels=id1,id2`), else DEFAULT_BEDROCK_MODELS
    */
   readonly bedrockModels?: readonly string[];
+  /** @default CDK context `alarmEmail`: subscribed to the alarm topic. */
+  readonly alarmEmail?: string;
+  /** @default CDK context `monthlyBudgetUsd`: a monthly cost budget alerting at 80 % and 100 %; none without it. */
+  readonly monthlyBudgetUsd?: number;
+  /** @default CDK context `costCenter`, else `unassigned`: the `CostCenter` cost allocation tag. */
+  readonly costCenter?: string;
 }
 
 /** Composes the product's constructs; nothing else. */
@@ -27,6 +34,7 @@ export class PlatformStack extends Stack {
   public readonly data: Data;
   public readonly api: Api;
   public readonly engine: WorkflowEngine;
+  public readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps = {}) {
     super(scope, id, props);
@@ -37,6 +45,18 @@ export class PlatformStack extends Stack {
       bedrockModels: props.bedrockModels ?? parseBedrockModels(this.node.tryGetContext('bedrockModels')),
     });
     this.api = new Api(this, 'Api', { routes, data: this.data, engine: this.engine });
+    this.operations = new Operations(this, 'Operations', {
+      api: this.api,
+      engine: this.engine,
+      data: this.data,
+      alarmEmail: props.alarmEmail ?? stringFromContext(this, 'alarmEmail'),
+      monthlyBudgetUsd: props.monthlyBudgetUsd ?? numberFromContext(this, 'monthlyBudgetUsd'),
+    });
+    // Cost allocation tags on every taggable resource: finance splits the bill by project, component and cost center.
+    Tags.of(this).add('Project', PROJECT_TAG_VALUE);
+    Tags.of(this).add('CostCenter', props.costCenter ?? stringFromContext(this, 'costCenter') ?? 'unassigned');
+    const components = { data: this.data, engine: this.engine, api: this.api, operations: this.operations };
+    for (const [component, construct] of Object.entries(components)) Tags.of(construct).add('Component', component);
     acknowledgeNagFindings(this, { data: this.data, engine: this.engine, api: this.api });
   }
 }
@@ -48,4 +68,11 @@ function numberFromContext(scope: Construct, name: string): number | undefined {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isFinite(number)) throw new Error(`CDK context ${name} must be a number, got ${JSON.stringify(value)}`);
   return number;
+}
+
+function stringFromContext(scope: Construct, name: string): string | undefined {
+  const value: unknown = scope.node.tryGetContext(name);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw new Error(`CDK context ${name} must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value.trim();
 }

@@ -40,6 +40,7 @@ export function respondWithEvents(
       send(sseEvent({ event: 'resume', data: { last_event_id: lastEventId, resume_url: start.resumeUrl(lastEventId), reason } }));
 
     send(SSE_HEARTBEAT);
+    metrics.addMetric('EventStreamsOpened', MetricUnit.Count, 1);
     const events = produce({ signal: sink.callerGone, deadlineMs });
     try {
       for (;;) {

@@ -42,15 +42,18 @@ export { MetricUnit };
 
 /**
  * One request of a route group: its own EMF record with the `RouteGroup` dimension (beside the default `service`),
- * so the per-group alarms read `HttpRequests`, `Http5xx` and the `HttpLatency` percentiles.
+ * so the per-group alarms and the dashboard read `HttpRequests`, `Http4xx`, `Http5xx` and the `HttpLatency` percentiles.
  */
 export function publishRequestMetrics(group: string, statusCode: number, latencyMs: number): void {
-  const single = metrics.singleMetric();
-  single.addDimension('RouteGroup', group);
-  single.addMetric('HttpRequests', MetricUnit.Count, 1);
-  const perGroup = metrics.singleMetric();
-  perGroup.addDimension('RouteGroup', group);
-  perGroup.addMetric('Http5xx', MetricUnit.Count, statusCode >= 500 ? 1 : 0);
+  const requests = metrics.singleMetric();
+  requests.addDimension('RouteGroup', group);
+  requests.addMetric('HttpRequests', MetricUnit.Count, 1);
+  const serverErrors = metrics.singleMetric();
+  serverErrors.addDimension('RouteGroup', group);
+  serverErrors.addMetric('Http5xx', MetricUnit.Count, statusCode >= 500 ? 1 : 0);
+  const refusals = metrics.singleMetric();
+  refusals.addDimension('RouteGroup', group);
+  refusals.addMetric('Http4xx', MetricUnit.Count, statusCode >= 400 && statusCode < 500 ? 1 : 0);
   const latency = metrics.singleMetric();
   latency.addDimension('RouteGroup', group);
   latency.addMetric('HttpLatency', MetricUnit.Milliseconds, latencyMs);

@@ -1,6 +1,6 @@
 import { Aws, Duration, Fn, Stack, TimeZone } from 'aws-cdk-lib';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { Schedule, ScheduleExpression, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
+import { Schedule, ScheduleExpression, ScheduleGroup, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
@@ -55,6 +55,10 @@ export class WorkflowEngine extends Construct {
   /** Collection hand-offs are announced here, for the analysis platform's rules. */
   public readonly handoffBus: EventBus;
   public nightlySchedule: Schedule | undefined;
+  /** The nightly schedules' own group, so their metrics are theirs alone. */
+  public nightlyScheduleGroup: ScheduleGroup | undefined;
+  /** 04:00 Moscow: counts tonight's runs still unfinished (`NightlyRunsLate`), which an alarm watches. */
+  public nightlyDeadlineCheck: Schedule | undefined;
   public nightlyDeadLetters: Queue | undefined;
   public nightlyScheduleRole: Role | undefined;
   /** Projects' tool secrets: SSM SecureString parameters `<prefix>/<project>/<NAME>`, read by the step function only. */
@@ -165,11 +169,26 @@ export class WorkflowEngine extends Construct {
     });
     // Its own role, invoking this one function only (the default is one shared role per stack).
     this.nightlyScheduleRole = new Role(this, 'NightlyScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
+    this.nightlyScheduleGroup = new ScheduleGroup(this, 'NightlyScheduleGroup', {});
     this.nightlySchedule = new Schedule(this, 'NightlyCollection', {
       description: 'Nightly collection of webhook conversations, 00:00 Europe/Moscow',
+      scheduleGroup: this.nightlyScheduleGroup,
       schedule: ScheduleExpression.cron({ minute: '0', hour: '0', timeZone: TimeZone.EUROPE_MOSCOW }),
       timeWindow: TimeWindow.off(),
       target: new LambdaInvoke(fn, { role: this.nightlyScheduleRole, deadLetterQueue: this.nightlyDeadLetters, maxEventAge: Duration.hours(1), retryAttempts: 2 }),
+    });
+    this.nightlyDeadlineCheck = new Schedule(this, 'NightlyDeadlineCheck', {
+      description: 'Counts nightly collection runs not finished by 04:00 Europe/Moscow',
+      scheduleGroup: this.nightlyScheduleGroup,
+      schedule: ScheduleExpression.cron({ minute: '0', hour: '4', timeZone: TimeZone.EUROPE_MOSCOW }),
+      timeWindow: TimeWindow.off(),
+      target: new LambdaInvoke(fn, {
+        role: this.nightlyScheduleRole,
+        input: ScheduleTargetInput.fromObject({ check: 'deadline' }),
+        deadLetterQueue: this.nightlyDeadLetters,
+        maxEventAge: Duration.minutes(30),
+        retryAttempts: 2,
+      }),
     });
   }
 

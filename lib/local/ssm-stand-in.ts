@@ -25,18 +25,27 @@ class SsmError extends Error {
 
 /** Parameter Store's documented rules for the Standard tier, enforced as the service does. */
 const MAX_NAME_CHARS = 1011;
-const MAX_VALUE_CHARS = 4096;
+const MAX_VALUE_BYTES = 4096;
 const MAX_LEVELS = 15;
 const NAME_PATTERN = /^[A-Za-z0-9_.\-/]+$/;
 const MAX_GET_PARAMETERS = 10;
 const MAX_RESULTS_PER_PATH_PAGE = 10;
+const NAME_RULES =
+  'Parameter name: can\'t be prefixed with "aws" or "ssm" (case-insensitive). It must use only letters, numbers, or the following symbols: . (period), - (hyphen), _ (underscore). Special characters are not allowed. All sub-paths, if specified, must use the forward slash symbol "/". Valid example: /get/parameters2-/by1./path0_.';
 
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) throw new SsmError('ValidationException', '1 validation error detected: Value at \'name\' failed to satisfy constraint: Member must not be null');
   if (name.length > MAX_NAME_CHARS) throw new SsmError('ValidationException', `Parameter name must be at most ${MAX_NAME_CHARS} characters`);
-  if (!NAME_PATTERN.test(name)) throw new SsmError('ValidationException', 'Parameter name: can\'t be prefixed with "aws" or "ssm" (case-insensitive). It must use only letters, numbers, or the following symbols: . (period), - (hyphen), _ (underscore). Special characters are not allowed. All sub-paths, if specified, must use the forward slash symbol "/". Valid example: /get/parameters2-/by1./path0_.');
-  if (name.includes('/') && !name.startsWith('/')) throw new SsmError('ValidationException', 'Parameter name must be a fully qualified name: a hierarchical name starts with /');
+  if (!NAME_PATTERN.test(name)) throw new SsmError('ValidationException', NAME_RULES);
+  if (name.includes('/') && !name.startsWith('/')) throw new SsmError('ValidationException', 'Parameter name must be a fully qualified name.');
+  if (name.startsWith('/') && name.slice(1).split('/').some((level) => level === '')) throw new SsmError('ValidationException', NAME_RULES);
   if (name.split('/').length - 1 > MAX_LEVELS) throw new SsmError('HierarchyLevelLimitExceededException', `A hierarchy can have a maximum of ${MAX_LEVELS} levels.`);
+  return name;
+}
+
+/** Names under `aws` and `ssm` belong to AWS: they can be read (public parameters) but never created. */
+function checkWritableName(name: string): string {
+  if (/^\/?(aws|ssm)/i.test(name)) throw new SsmError('ValidationException', NAME_RULES);
   return name;
 }
 
@@ -68,10 +77,11 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
 
   const operations: Record<string, (input: Record<string, unknown>) => unknown> = {
     PutParameter(input) {
-      const name = checkName(input.Name);
+      const name = checkWritableName(checkName(input.Name));
       const value = input.Value;
       if (typeof value !== 'string' || value.length === 0) throw new SsmError('ValidationException', 'Parameter value must not be empty');
-      if (value.length > MAX_VALUE_CHARS) throw new SsmError('ValidationException', `Standard tier parameters support a maximum parameter value of ${MAX_VALUE_CHARS} characters.`);
+      // AWS documents the limit as 4 KB; counting UTF-8 bytes keeps the twin from accepting a value AWS may refuse.
+      if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) throw new SsmError('ValidationException', `Standard tier parameters support a maximum parameter value of ${MAX_VALUE_BYTES} characters.`);
       const type = input.Type ?? parameters.get(name)?.Type;
       if (type !== 'String' && type !== 'SecureString') throw new SsmError('ValidationException', 'Type must be String or SecureString here (StringList is not used by the product)');
       const existing = parameters.get(name);
@@ -120,11 +130,15 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
   const server = createServer((request, response) => void serve(request, response));
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+    } catch {
+      return void response.destroy();
+    }
     const target = String(request.headers['x-amz-target'] ?? '');
     const operation = Object.hasOwn(operations, target.replace(/^AmazonSSM\./, '')) ? operations[target.replace(/^AmazonSSM\./, '')] : undefined;
     try {
-      if (request.method !== 'POST' || !target.startsWith('AmazonSSM.') || !operation) throw new SsmError('InvalidAction', `The action ${target} is not valid for this endpoint.`);
+      if (request.method !== 'POST' || !target.startsWith('AmazonSSM.') || !operation) throw new SsmError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
       let input: Record<string, unknown>;
       try {
         input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
@@ -152,11 +166,19 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
   };
 }
 
+/** A missing file is an empty store; an unreadable one stops the twin rather than be overwritten on the next write. */
 function load(file: string): Record<string, StoredParameter> {
+  let text: string;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, StoredParameter>;
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  try {
+    return JSON.parse(text) as Record<string, StoredParameter>;
   } catch {
-    return {};
+    throw new Error(`${file} is not valid JSON; move it away to start with no parameters`);
   }
 }
 

@@ -64,8 +64,8 @@ export interface LocalTwin {
   credentialsOf(functionId: string): LocalCredentials;
   /** How many invocations of a function are still running their handler. */
   invocationsInFlight(functionId: string): number;
-  /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow. */
-  runNightly(): Promise<unknown>;
+  /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow (at 04:00 with `{check: 'deadline'}`). */
+  runNightly(input?: object): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -146,7 +146,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdaOf(route, routeTimeoutSeconds(route), Boolean(route.streaming)) }));
   stepFunctions.resume();
   const nightly = taskFunctions.find((task) => task.trigger === 'nightly');
-  const runNightly = () => (nightly ? functions[localFunctionArn(nightly.id)]!({ source: 'local.scheduler' }) : Promise.resolve(undefined));
+  const runNightly = (input: object = { source: 'local.scheduler' }) => (nightly ? functions[localFunctionArn(nightly.id)]!(input) : Promise.resolve(undefined));
   const nightlyTimer = options.nightlySchedule ? scheduleNightly(runNightly) : undefined;
   const server = createApiServer(bound, {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,

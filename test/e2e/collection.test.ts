@@ -204,6 +204,9 @@ describe('nightly collection on the twin', () => {
     const link = await boundLink(twin, 'dialogs');
     expect((await postJson(eventsUrl(link.token), textEvent(2))).status).toBe(201);
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    // Before the night's run, the 04:00 check counts this task's run as late (the NightlyRunsLate alarm's metric).
+    const early = (await twin.runNightly({ check: 'deadline' })) as { run_id: string; late: string[] };
+    expect(early.late).toContain(task.task_id);
     const first = (await twin.runNightly()) as { run_id: string; started: string[] };
     const again = (await twin.runNightly()) as { run_id: string; started: string[] };
     expect(first.started).toContain(task.task_id);
@@ -211,5 +214,8 @@ describe('nightly collection on the twin', () => {
     await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_run?.run_id, { timeout: 15_000 }).toBe(first.run_id);
     expect((await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events).toHaveLength(1);
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
+    const checked = (await twin.runNightly({ check: 'deadline' })) as { run_id: string; late: string[] };
+    expect(checked.run_id).toBe(first.run_id);
+    expect(checked.late).not.toContain(task.task_id);
   });
 });

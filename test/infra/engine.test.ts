@@ -192,9 +192,15 @@ describe('nightly collection', () => {
 
   it('fires at 00:00 Europe/Moscow with no flexible window, few retries within an hour, and a dead-letter queue', () => {
     const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
-    expect(schedules).toHaveLength(1);
-    const { Properties: schedule } = schedules[0]!;
-    expect(schedule.ScheduleExpression).toBe('cron(0 0 * * ? *)');
+    expect(schedules.map(({ Properties }) => Properties.ScheduleExpression).sort()).toEqual(['cron(0 0 * * ? *)', 'cron(0 4 * * ? *)']);
+    const { Properties: schedule } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 0 * * ? *)')!;
+    const { Properties: deadline } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 4 * * ? *)')!;
+    // The 04:00 check counts the night's unfinished runs for the NightlyRunsLate alarm; both are in their own group.
+    expect(JSON.parse(deadline.Target.Input as string)).toEqual({ check: 'deadline' });
+    expect(deadline.ScheduleExpressionTimezone).toBe('Europe/Moscow');
+    expect(JSON.stringify(deadline.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));
+    expect(schedule.GroupName).toEqual(deadline.GroupName);
+    expect(schedule.GroupName).toBeDefined();
     expect(schedule.ScheduleExpressionTimezone).toBe('Europe/Moscow');
     expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
     expect(schedule.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 2 });

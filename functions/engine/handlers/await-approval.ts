@@ -1,3 +1,4 @@
+import { metrics, MetricUnit } from '#shared/powertools.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { recordApprovalWait } from '#engine/approval-wait.ts';
@@ -12,4 +13,8 @@ const awaitApprovalSchema = z.object({
 });
 
 /** AwaitApproval task (`lambda:invoke.waitForTaskToken`); see approval-wait.ts. */
-export const handler = taskHandler(awaitApprovalSchema, (wait) => recordApprovalWait(deps, wait));
+export const handler = taskHandler(awaitApprovalSchema, async (wait) => {
+  const recorded = await recordApprovalWait(deps, wait);
+  metrics.addMetric('ApprovalsAwaited', MetricUnit.Count, 1);
+  return recorded;
+});

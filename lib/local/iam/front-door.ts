@@ -1,11 +1,11 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
 import { bedrockPermissions, dynamodbPermissions, s3Permissions, ssmPermissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
+import { LOCAL_REGION } from '#lib/local/stores.ts';
 import {
   checkQuerySignature,
   checkSignature,
-  MAX_PRESIGNED_EXPIRY_SECONDS,
   parseAuthorization,
   parseQueryAuthorization,
   withoutQueryAuthorization,
@@ -29,38 +29,41 @@ export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock';
 
 interface ServiceRules {
   permissions(request: ServiceRequest): Permission[];
-  refuse(response: ServiceResponse, code: string, message: string): void;
+  refuse(reply: Reply, code: string, message: string, status?: number): void;
   /** s3rver checks signatures against its own fixed key; the front door has checked ours, so it forwards unsigned. */
   forwardAuthorization: boolean;
 }
 
-type ServiceResponse = { method: string; response: ServerResponse };
+type Reply = { method: string; response: ServerResponse };
 
-function refuseJson({ response }: ServiceResponse, code: string, message: string): void {
-  response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': code });
-  response.end(JSON.stringify({ __type: `com.amazon.coral.service#${code}`, message }));
-}
+/** JSON RPC services (DynamoDB and Step Functions on 1.0, SSM on 1.1) answer every refusal with 400 and the type in the body. */
+const refuseJson =
+  (version: '1.0' | '1.1') =>
+  ({ response }: Reply, code: string, message: string): void => {
+    response.writeHead(400, { 'content-type': `application/x-amz-json-${version}`, 'x-amzn-errortype': code });
+    response.end(JSON.stringify({ __type: `com.amazon.coral.service#${code}`, message }));
+  };
 
-/** REST-JSON services (Bedrock Runtime) answer an authorization failure with 403 and the type in a header. */
-function refuseRestJson({ response }: ServiceResponse, code: string, message: string): void {
-  response.writeHead(code === 'AccessDeniedException' ? 403 : 400, { 'content-type': 'application/json', 'x-amzn-errortype': code });
+/** REST-JSON services (Bedrock Runtime) answer an authentication or authorization failure with 403 and the type in a header. */
+function refuseRestJson({ response }: Reply, code: string, message: string): void {
+  response.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': code });
   response.end(JSON.stringify({ message }));
 }
 
 const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function refuseXml({ method, response }: ServiceResponse, code: string, message: string): void {
-  response.writeHead(403, { 'content-type': 'application/xml' });
+function refuseXml({ method, response }: Reply, code: string, message: string, status = 403): void {
+  response.writeHead(status, { 'content-type': 'application/xml' });
   // A HEAD answer has no body; the SDK reads the code from the status alone.
   if (method === 'HEAD') return void response.end();
   response.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error>`);
 }
 
 const RULES: Record<LocalService, ServiceRules> = {
-  dynamodb: { permissions: dynamodbPermissions, refuse: refuseJson, forwardAuthorization: true },
-  states: { permissions: stepFunctionsPermissions, refuse: refuseJson, forwardAuthorization: true },
+  dynamodb: { permissions: dynamodbPermissions, refuse: refuseJson('1.0'), forwardAuthorization: true },
+  states: { permissions: stepFunctionsPermissions, refuse: refuseJson('1.0'), forwardAuthorization: true },
   s3: { permissions: s3Permissions, refuse: refuseXml, forwardAuthorization: false },
-  ssm: { permissions: ssmPermissions, refuse: refuseJson, forwardAuthorization: true },
+  ssm: { permissions: ssmPermissions, refuse: refuseJson('1.1'), forwardAuthorization: true },
   bedrock: { permissions: bedrockPermissions, refuse: refuseRestJson, forwardAuthorization: true },
 };
 
@@ -78,6 +81,11 @@ const BAD_SIGNATURE: Record<LocalService, string> = {
   ssm: 'InvalidSignatureException',
   bedrock: 'InvalidSignatureException',
 };
+
+/** S3 refuses a request carrying `x-amz-*` headers its signature does not cover (they could have been added by anyone). */
+function unsignedAmzHeaders(headers: IncomingHttpHeaders, signed: readonly string[]): boolean {
+  return Object.keys(headers).some((name) => name.startsWith('x-amz-') && !signed.includes(name));
+}
 
 export interface FrontDoorOptions {
   service: LocalService;
@@ -120,19 +128,29 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     const sentUrl = request.url ?? '/';
     const method = request.method ?? 'GET';
     const reply = { method, response };
+    const s3 = options.service === 's3';
     // S3 also takes a presigned URL: the signature is in the query, and the store behind is asked without it.
-    const presigned = options.service === 's3' && !request.headers.authorization ? parseQueryAuthorization(sentUrl) : undefined;
+    const query = s3 ? parseQueryAuthorization(sentUrl) : undefined;
+    if (query && request.headers.authorization !== undefined) {
+      return rules.refuse(reply, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified', 400);
+    }
+    if (query && 'malformed' in query) return rules.refuse(reply, 'AuthorizationQueryParametersError', query.malformed, 400);
+    const presigned = query?.signature;
     const url = presigned ? withoutQueryAuthorization(sentUrl) : sentUrl;
     const signature: Signature | undefined = presigned ?? parseAuthorization(request.headers);
     if (!signature) {
-      if (options.service === 's3') return rules.refuse(reply, 'AccessDenied', 'Access Denied');
+      if (s3) return rules.refuse(reply, 'AccessDenied', 'Access Denied');
       return rules.refuse(reply, 'MissingAuthenticationTokenException', 'Request is missing Authentication Token');
     }
-    if (presigned && presigned.expiresSeconds > MAX_PRESIGNED_EXPIRY_SECONDS) {
-      return rules.refuse(reply, 'AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is; 604800');
+    const region = signature.scope.split('/')[1];
+    if (region !== LOCAL_REGION) {
+      if (!s3) return rules.refuse(reply, BAD_SIGNATURE[options.service], `Credential should be scoped to a valid region, not '${region}'.`);
+      const [code, part] = presigned ? ['AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter;'] : ['AuthorizationHeaderMalformed', 'The authorization header is malformed;'];
+      return rules.refuse(reply, code, `${part} the region '${region}' is wrong; expecting '${LOCAL_REGION}'`, 400);
     }
     const principal = byKey.get(signature.accessKeyId);
     if (!principal) return rules.refuse(reply, INVALID_KEY[options.service], 'The security token included in the request is invalid.');
+    if (s3 && unsignedAmzHeaders(request.headers, signature.signedHeaders)) return rules.refuse(reply, 'AccessDenied', 'There were headers present in the request which were not signed');
     const signed = { method, url: sentUrl, headers: request.headers, body };
     let check: SignatureCheck = 'mismatch';
     if (signature.service === options.service) {
@@ -149,7 +167,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       options.onDenied({ principal: principal.name, ...denied });
       return rules.refuse(
         reply,
-        options.service === 's3' ? 'AccessDenied' : 'AccessDeniedException',
+        s3 ? 'AccessDenied' : 'AccessDeniedException',
         `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
     }

@@ -1,4 +1,4 @@
-import { bedrockModelArns } from '#lib/bedrock-models.ts';
+import { bedrockModelArns, profileTarget } from '#lib/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/local/local-arns.ts';
 import { LOCAL_REGION } from '#lib/local/stores.ts';
 
@@ -105,12 +105,41 @@ const BEDROCK_ACTIONS: Record<string, string> = {
   invoke: 'bedrock:InvokeModel',
 };
 
-/** Bedrock Runtime (REST): `/model/<id>/<operation>` acts on the foundation model or the inference profile the id names. */
+/**
+ * Where a cross-region inference profile may route a call, by its geography. IAM authorizes the foundation model in
+ * the region the call lands in, so a grant must cover all of them; a grant on the local region's model alone would
+ * pass here and fail on AWS whenever the profile routes elsewhere.
+ */
+const PROFILE_REGIONS: Record<string, readonly string[]> = {
+  us: ['us-east-1', 'us-east-2', 'us-west-2'],
+  'us-gov': ['us-gov-east-1', 'us-gov-west-1'],
+  eu: ['eu-central-1', 'eu-north-1', 'eu-west-1', 'eu-west-3'],
+  apac: ['ap-northeast-1', 'ap-northeast-2', 'ap-south-1', 'ap-southeast-1', 'ap-southeast-2'],
+  ca: ['ca-central-1', 'ca-west-1'],
+  jp: ['ap-northeast-1', 'ap-northeast-3'],
+  au: ['ap-southeast-2', 'ap-southeast-4'],
+  global: ['us-east-1', 'us-west-2', 'eu-west-1', 'ap-northeast-1', 'sa-east-1'],
+};
+
+const INFERENCE_PROFILE_ARN = /^arn:aws:bedrock:[^:]*:[^:]*:inference-profile\/(.+)$/;
+
+/**
+ * Bedrock Runtime (REST): `/model/<id>/<operation>` acts on the foundation model the id names, or on the inference
+ * profile and the model in every region it routes to. An ARN names its own resource.
+ */
 export function bedrockPermissions(request: ServiceRequest): Permission[] {
-  const match = /^\/model\/([^/?]+)\/([a-z-]+)/.exec(request.url);
+  const match = /^\/model\/([^/?]+)\/([a-z-]+)(?:\?|$)/.exec(request.url);
   if (!match) return [{ action: 'bedrock:Unknown', resource: '*' }];
-  const modelId = decodeURIComponent(match[1]!);
+  let modelId: string;
+  try {
+    modelId = decodeURIComponent(match[1]!);
+  } catch {
+    return [{ action: 'bedrock:Unknown', resource: '*' }];
+  }
   const action = BEDROCK_ACTIONS[match[2]!] ?? `bedrock:${match[2]}`;
-  const [resource] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
-  return [{ action, resource: resource! }];
+  const profileId = modelId.startsWith('arn:') ? INFERENCE_PROFILE_ARN.exec(modelId)?.[1] : modelId;
+  const target = profileId === undefined ? undefined : profileTarget(profileId);
+  const [own] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
+  const routed = target ? (PROFILE_REGIONS[target.geography] ?? [LOCAL_REGION]).map((region) => `arn:aws:bedrock:${region}::foundation-model/${target.model}`) : [];
+  return [own!, ...routed].map((resource) => ({ action, resource }));
 }

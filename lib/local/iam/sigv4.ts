@@ -24,6 +24,8 @@ export interface Signature {
 
 /** AWS refuses a request whose signing time is more than 15 minutes away from its own clock. */
 const MAX_CLOCK_SKEW_MS = 15 * 60_000;
+const AMZ_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
+const timeOf = (amzDate: string) => (AMZ_DATE.test(amzDate) ? Date.parse(amzDate.replace(AMZ_DATE, '$1-$2-$3T$4:$5:$6Z')) : Number.NaN);
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8}\/[^/,\s]+\/([^/,\s]+)\/aws4_request), ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 export function parseAuthorization(headers: IncomingHttpHeaders): Signature | undefined {
@@ -73,8 +75,9 @@ export type SignatureCheck = 'valid' | 'mismatch' | 'expired';
 
 export function checkSignature(request: SignedRequest, signature: Signature, secretAccessKey: string, now = Date.now()): SignatureCheck {
   const amzDate = headerValue(request.headers, 'x-amz-date');
-  const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
+  const signedAt = timeOf(amzDate);
+  // The scope's day must be the signing time's day, as AWS checks before the signature itself.
+  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host') || !signature.scope.startsWith(`${amzDate.slice(0, 8)}/`)) return 'mismatch';
   if (Math.abs(now - signedAt) > MAX_CLOCK_SKEW_MS) return 'expired';
   const queryAt = request.url.indexOf('?');
   const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
@@ -93,11 +96,7 @@ export function checkSignature(request: SignedRequest, signature: Signature, sec
     signature.signedHeaders.join(';'),
     payloadHash,
   ].join('\n');
-  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
-  const [day, region, service] = signature.scope.split('/') as [string, string, string];
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
-  const expected = hmac(signingKey, stringToSign);
-  return timingSafeEqual(expected, Buffer.from(signature.signature, 'hex')) ? 'valid' : 'mismatch';
+  return signatureMatches(signature, amzDate, canonicalRequest, secretAccessKey) ? 'valid' : 'mismatch';
 }
 
 /** A presigned URL's signature (query-string authentication), as `@aws-sdk/s3-request-presigner` makes it. */
@@ -106,25 +105,42 @@ export interface QuerySignature extends Signature {
   expiresSeconds: number;
 }
 
+/** What a URL's query says about its authentication: a signature to check, or S3's reason to refuse it unchecked. */
+export type QueryAuthorization = { signature: QuerySignature } | { malformed: string };
+
 /** S3 refuses a presigned URL valid for more than 7 days. */
 export const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
 const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token'];
+const REQUIRED_QUERY_PARAMS = ['X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature'];
 
-export function parseQueryAuthorization(url: string): QuerySignature | undefined {
+/** Reads query-string authentication with S3's own checks (and messages) on its parameters; undefined when there is none. */
+export function parseQueryAuthorization(url: string): QueryAuthorization | undefined {
   const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
-  if (query.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') return undefined;
-  const credential = /^([^/]+)\/(\d{8}\/[^/]+\/([^/]+)\/aws4_request)$/.exec(query.get('X-Amz-Credential') ?? '');
-  const signature = query.get('X-Amz-Signature') ?? '';
-  const expires = Number(query.get('X-Amz-Expires'));
-  if (!credential || !/^[0-9a-f]{64}$/.test(signature) || !Number.isInteger(expires) || expires < 1) return undefined;
+  if (!['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Signature'].some((name) => query.has(name))) return undefined;
+  if (query.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') return { malformed: 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"' };
+  if (REQUIRED_QUERY_PARAMS.some((name) => !query.get(name))) {
+    return { malformed: 'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.' };
+  }
+  const credential = /^([^/]+)\/((\d{8})\/[^/]+\/([^/]+)\/aws4_request)$/.exec(query.get('X-Amz-Credential')!);
+  if (!credential) return { malformed: 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".' };
+  const amzDate = query.get('X-Amz-Date')!;
+  if (!Number.isFinite(timeOf(amzDate))) return { malformed: 'X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"' };
+  if (amzDate.slice(0, 8) !== credential[3]) return { malformed: 'Invalid credential date. Date is not the same as X-Amz-Date.' };
+  const expiresText = query.get('X-Amz-Expires')!;
+  if (!/^-?\d+$/.test(expiresText)) return { malformed: 'X-Amz-Expires should be a number' };
+  const expires = Number(expiresText);
+  if (expires < 0) return { malformed: 'X-Amz-Expires must be non-negative' };
+  if (expires > MAX_PRESIGNED_EXPIRY_SECONDS) return { malformed: `X-Amz-Expires must be less than a week (in seconds) that is; ${MAX_PRESIGNED_EXPIRY_SECONDS}` };
   return {
-    accessKeyId: credential[1]!,
-    scope: credential[2]!,
-    service: credential[3]!,
-    signedHeaders: (query.get('X-Amz-SignedHeaders') ?? '').split(';'),
-    signature,
-    amzDate: query.get('X-Amz-Date') ?? '',
-    expiresSeconds: expires,
+    signature: {
+      accessKeyId: credential[1]!,
+      scope: credential[2]!,
+      service: credential[4]!,
+      signedHeaders: query.get('X-Amz-SignedHeaders')!.split(';'),
+      signature: query.get('X-Amz-Signature')!,
+      amzDate,
+      expiresSeconds: expires,
+    },
   };
 }
 
@@ -139,9 +155,9 @@ export function withoutQueryAuthorization(url: string): string {
   return kept.length > 0 ? `${url.slice(0, at)}?${kept.join('&')}` : url.slice(0, at);
 }
 
-/** Checks a presigned URL: its signature over the request with `UNSIGNED-PAYLOAD`, and that it has not expired. */
+/** Checks a presigned URL: its signature over the request with `UNSIGNED-PAYLOAD`, and then that it has not expired. */
 export function checkQuerySignature(request: SignedRequest, signature: QuerySignature, secretAccessKey: string, now = Date.now()): SignatureCheck {
-  const signedAt = Date.parse(signature.amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  const signedAt = timeOf(signature.amzDate);
   if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
   const queryAt = request.url.indexOf('?');
   const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
@@ -158,10 +174,16 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     signature.signedHeaders.join(';'),
     'UNSIGNED-PAYLOAD',
   ].join('\n');
-  const stringToSign = ['AWS4-HMAC-SHA256', signature.amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
-  const [day, region, service] = signature.scope.split('/') as [string, string, string];
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
-  if (!timingSafeEqual(hmac(signingKey, stringToSign), Buffer.from(signature.signature, 'hex'))) return 'mismatch';
+  if (!signatureMatches(signature, signature.amzDate, canonicalRequest, secretAccessKey)) return 'mismatch';
   if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
   return 'valid';
+}
+
+function signatureMatches(signature: Signature, amzDate: string, canonicalRequest: string, secretAccessKey: string): boolean {
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
+  const [day, region, service] = signature.scope.split('/') as [string, string, string];
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
+  const given = /^[0-9a-f]{64}$/.test(signature.signature) ? Buffer.from(signature.signature, 'hex') : Buffer.alloc(0);
+  const expected = hmac(signingKey, stringToSign);
+  return given.length === expected.length && timingSafeEqual(expected, given);
 }

@@ -1,0 +1,276 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnBudget } from 'aws-cdk-lib/aws-budgets';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { ROUTE_GROUPS } from '#functions/routes.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
+import type { Api } from './api.ts';
+import type { Data } from './data.ts';
+import type { WorkflowEngine } from './workflow-engine.ts';
+import type { HandlerFunction } from './handler-function.ts';
+
+export interface OperationsProps {
+  readonly api: Api;
+  readonly engine: WorkflowEngine;
+  readonly data: Data;
+  /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). */
+  readonly alarmEmail?: string;
+  /** An AWS Budgets monthly cost budget with alerts at 80 % and 100 % (CDK context `monthlyBudgetUsd`). */
+  readonly monthlyBudgetUsd?: number;
+}
+
+/** Why each alarm exists and what it means when it fires; the README's operator table is this list. */
+export interface AlarmDescription {
+  readonly id: string;
+  readonly reason: string;
+}
+
+const NAMESPACE = POWERTOOLS_ENVIRONMENT.POWERTOOLS_METRICS_NAMESPACE!;
+const SERVICE = POWERTOOLS_ENVIRONMENT.POWERTOOLS_SERVICE_NAME!;
+const FIVE_MINUTES = Duration.minutes(5);
+/** p99 latency worth waking someone for, per route group whose latency is the API's own (long routes follow runs). */
+export const LATENCY_P99_MS = { webhooks: 1000, published: 2000 } as const;
+/** Every stop through the API aborts its execution: only a burst of aborts says something is wrong. */
+export const ABORTED_EXECUTIONS_PER_15_MINUTES = 20;
+/** Server errors as a share of a route group's requests, in percent. */
+export const SERVER_ERROR_PERCENT = 1;
+
+/**
+ * What the on-call engineer and finance see after `cdk deploy`: one SNS topic (KMS-encrypted) that every alarm
+ * notifies, one dashboard, and an optional monthly budget. Everything here is priced per alarm, per dashboard and per
+ * key per month: the product's only fixed cost (see the README's "What it costs").
+ */
+export class Operations extends Construct {
+  public readonly topic: Topic;
+  public readonly key: Key;
+  public readonly alarms: Alarm[] = [];
+  public readonly descriptions: AlarmDescription[] = [];
+  public readonly dashboard: Dashboard;
+  public readonly budget: CfnBudget | undefined;
+
+  constructor(scope: Construct, id: string, props: OperationsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
+    // CloudWatch alarms and Budgets publish to the encrypted topic; both need the key to do it.
+    for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
+      this.key.addToResourcePolicy(
+        new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], principals: [new ServicePrincipal(service)], resources: ['*'] }),
+      );
+    }
+    this.topic = new Topic(this, 'AlarmTopic', { masterKey: this.key, enforceSSL: true, displayName: `${stack.stackName} alarms` });
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        actions: ['sns:Publish'],
+        principals: [new ServicePrincipal('budgets.amazonaws.com')],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+    );
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+
+    this.apiAlarms(props.api);
+    this.functionAlarms({ ...props.api.functions, ...props.engine.functions });
+    this.engineAlarms(props.engine);
+    this.dataAlarms(props.data);
+    this.dashboard = this.buildDashboard(props);
+    this.budget = props.monthlyBudgetUsd === undefined ? undefined : this.buildBudget(props.monthlyBudgetUsd);
+  }
+
+  private alarm(id: string, reason: string, metric: IMetric, options: { threshold: number; periods?: number; datapoints?: number; lessThan?: boolean }): Alarm {
+    const alarm = new Alarm(this, id, {
+      metric,
+      threshold: options.threshold,
+      evaluationPeriods: options.periods ?? 1,
+      datapointsToAlarm: options.datapoints ?? options.periods ?? 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: reason,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(alarm);
+    this.descriptions.push({ id, reason });
+    return alarm;
+  }
+
+  private productMetric(name: string, options: { group?: string; statistic?: string; period?: Duration } = {}): Metric {
+    return new Metric({
+      namespace: NAMESPACE,
+      metricName: name,
+      dimensionsMap: { service: SERVICE, ...(options.group ? { RouteGroup: options.group } : {}) },
+      statistic: options.statistic ?? 'Sum',
+      period: options.period ?? FIVE_MINUTES,
+    });
+  }
+
+  private apiAlarms(api: Api): void {
+    for (const group of ROUTE_GROUPS) {
+      const rate = new MathExpression({
+        expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
+        usingMetrics: { requests: this.productMetric('HttpRequests', { group }), errors: this.productMetric('Http5xx', { group }) },
+        period: FIVE_MINUTES,
+        label: `${group} 5xx %`,
+      });
+      this.alarm(
+        `ServerErrors-${group}`,
+        `More than ${SERVER_ERROR_PERCENT} % of ${group} requests answered 5xx in 2 of 3 five-minute periods (from 20 requests): callers are failing; a webhook sender must retry.`,
+        rate,
+        { threshold: SERVER_ERROR_PERCENT, periods: 3, datapoints: 2 },
+      );
+    }
+    for (const [group, ms] of Object.entries(LATENCY_P99_MS)) {
+      this.alarm(
+        `LatencyP99-${group}`,
+        `p99 latency of ${group} requests at or above ${ms} ms for 15 minutes: a datastore or a dependency slows every caller.`,
+        this.productMetric('HttpLatency', { group, statistic: 'p99' }),
+        { threshold: ms, periods: 3 },
+      );
+    }
+    // What the handlers never see: 502 (a crashed or oversized answer) and 504 (an integration timeout).
+    this.alarm(
+      'GatewayServerErrors',
+      'API Gateway answered 5xx to more than 1 % of requests in 2 of 3 five-minute periods, including 502/504 that no handler saw (crashes, timeouts).',
+      api.restApi.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
+      { threshold: 0.01, periods: 3, datapoints: 2 },
+    );
+  }
+
+  private functionAlarms(functions: Record<string, HandlerFunction>): void {
+    for (const [id, fn] of Object.entries(functions)) {
+      this.alarm(`Errors-${id}`, `${id} failed an invocation (an uncaught error or a timeout): a request answered 502, or a task was retried.`, fn.metricErrors({ period: FIVE_MINUTES }), {
+        threshold: 1,
+      });
+      this.alarm(`Throttles-${id}`, `${id} was throttled: the account's (or the step's reserved) concurrency ran out.`, fn.metricThrottles({ period: FIVE_MINUTES }), {
+        threshold: 1,
+      });
+    }
+  }
+
+  private engineAlarms(engine: WorkflowEngine): void {
+    const machine = engine.stateMachine;
+    this.alarm('ExecutionsFailed', 'A workflow execution FAILED: the state machine itself broke (a workflow error ends its run normally).', machine.metricFailed({ period: FIVE_MINUTES }), {
+      threshold: 1,
+    });
+    this.alarm('ExecutionsTimedOut', 'A workflow execution TIMED OUT: a run outlived the state machine timeout.', machine.metricTimedOut({ period: FIVE_MINUTES }), { threshold: 1 });
+    this.alarm(
+      'ExecutionsAborted',
+      `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more executions ABORTED in 15 minutes: stops through the API abort executions, so only a burst is unusual.`,
+      machine.metricAborted({ period: Duration.minutes(15) }),
+      { threshold: ABORTED_EXECUTIONS_PER_15_MINUTES },
+    );
+    this.alarm('CallbacksAbandoned', 'A completion callback gave up after its retries: a caller was not told its run ended.', this.productMetric('CallbacksAbandoned'), {
+      threshold: 1,
+    });
+    if (engine.nightlyScheduleGroup && engine.nightlyDeadLetters) {
+      this.alarm(
+        'NightlyScheduleFailed',
+        'The nightly collection schedule could not invoke its function (after its retries): tonight\'s collection did not start.',
+        new MathExpression({
+          expression: 'errors + dropped',
+          usingMetrics: {
+            errors: engine.nightlyScheduleGroup.metricTargetErrors({ period: Duration.hours(1), statistic: 'Sum' }),
+            dropped: engine.nightlyScheduleGroup.metricDropped({ period: Duration.hours(1), statistic: 'Sum' }),
+          },
+          period: Duration.hours(1),
+        }),
+        { threshold: 1 },
+      );
+      this.alarm(
+        'NightlyDeadLetters',
+        'A nightly trigger landed in the dead-letter queue: look at its message, then start the night\'s runs with `admin collect`.',
+        engine.nightlyDeadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        { threshold: 1 },
+      );
+      this.alarm(
+        'NightlyRunsLate',
+        'A nightly collection run had not finished by 04:00 Moscow (checked by the 04:00 schedule): hand-offs are late for the analysis.',
+        this.productMetric('NightlyRunsLate', { statistic: 'Maximum', period: Duration.hours(1) }),
+        { threshold: 1 },
+      );
+    }
+  }
+
+  private dataAlarms(data: Data): void {
+    for (const [name, table] of Object.entries(data.tables)) {
+      this.alarm(
+        `Throttled-${name}`,
+        `DynamoDB throttled requests on the ${name} table: on-demand capacity is adapting to a burst (or a partition is hot); requests were retried or failed.`,
+        // Read and write throttle events per table: two metrics per alarm (an alarm is billed per metric it reads).
+        new MathExpression({
+          expression: 'reads + writes',
+          usingMetrics: { reads: table.metric('ReadThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }), writes: table.metric('WriteThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }) },
+          period: FIVE_MINUTES,
+        }),
+        { threshold: 1 },
+      );
+    }
+  }
+
+  private buildDashboard(props: OperationsProps): Dashboard {
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
+    const perGroup = (name: string, statistic = 'Sum') => ROUTE_GROUPS.map((group) => this.productMetric(name, { group, statistic }).with({ label: `${group} ${name}` }));
+    const sums = (...names: string[]) => names.map((name) => this.productMetric(name).with({ label: name }));
+    dashboard.addWidgets(new TextWidget({ markdown: `# ${Stack.of(this).stackName}\nAlarms notify the SNS topic; the README explains each one and what it costs.`, width: 24, height: 2 }));
+    dashboard.addWidgets(
+      new GraphWidget({ title: 'Requests per route group', left: perGroup('HttpRequests'), width: 8 }),
+      new GraphWidget({ title: 'Latency p50 / p99 (ms)', left: [...perGroup('HttpLatency', 'p50'), ...perGroup('HttpLatency', 'p99')], width: 8 }),
+      new GraphWidget({ title: '4xx and 5xx per route group', left: [...perGroup('Http4xx'), ...perGroup('Http5xx')], width: 8 }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({ title: 'Webhook events', left: sums('EventsAccepted', 'EventsDuplicate'), width: 8 }),
+      new GraphWidget({ title: 'Workflow runs', left: sums('WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'CallbacksDelivered', 'CallbacksAbandoned'), width: 8 }),
+      new GraphWidget({
+        title: 'Executions',
+        left: [
+          props.engine.stateMachine.metricSucceeded({ period: FIVE_MINUTES }),
+          props.engine.stateMachine.metricFailed({ period: FIVE_MINUTES }),
+          props.engine.stateMachine.metricAborted({ period: FIVE_MINUTES }),
+        ],
+        width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned'), width: 8 }),
+      new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlyRunsLate'), width: 8 }),
+      new GraphWidget({ title: 'Cost units', left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'), width: 8 }),
+    );
+    return dashboard;
+  }
+
+  private buildBudget(monthlyUsd: number): CfnBudget {
+    if (!Number.isFinite(monthlyUsd) || monthlyUsd <= 0) throw new Error(`monthlyBudgetUsd must be a positive number of dollars, got ${monthlyUsd}`);
+    const stack = Stack.of(this);
+    return new CfnBudget(this, 'MonthlyBudget', {
+      budget: {
+        budgetName: `${stack.stackName}-monthly`,
+        budgetType: 'COST',
+        timeUnit: 'MONTHLY',
+        budgetLimit: { amount: monthlyUsd, unit: 'USD' },
+        // Only what carries this stack's Project tag (activate it as a cost allocation tag in Billing).
+        costFilters: { TagKeyValue: [`user:Project$${PROJECT_TAG_VALUE}`] },
+      },
+      notificationsWithSubscribers: [80, 100].map((percent) => ({
+        notification: { notificationType: 'ACTUAL', comparisonOperator: 'GREATER_THAN', threshold: percent, thresholdType: 'PERCENTAGE' },
+        subscribers: [{ subscriptionType: 'SNS', address: this.topic.topicArn }],
+      })),
+    });
+  }
+}
+
+/** The `Project` cost allocation tag every resource carries. */
+export const PROJECT_TAG_VALUE = 'workflow-ingest';
