@@ -1,5 +1,5 @@
 import type { ErrorBodyShape } from './shared/http-errors.ts';
-import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
+import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
 import { WEBHOOKS_PREFIX } from './shared/route-groups.ts';
 
@@ -57,7 +57,7 @@ export const routes: readonly Route[] = [
     path: `${WEBHOOKS}/ping`,
     handler: 'inbound/handlers/ping.ts',
     errorShape: 'webhook',
-    tables: { links: 'read', counters: 'readWrite' },
+    tables: { ...METERED, links: 'read', counters: 'readWrite' },
   },
   {
     id: 'WebhookPostEvent',
@@ -65,7 +65,7 @@ export const routes: readonly Route[] = [
     path: `${WEBHOOKS}/events`,
     handler: 'inbound/handlers/post-event.ts',
     errorShape: 'webhook',
-    tables: { links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
+    tables: { ...METERED, links: 'readWrite', counters: 'readWrite', inboundEvents: 'readWrite' },
     // Deletes the body it stored when the event turns out to be a duplicate.
     buckets: { bodies: { 'inbound/': 'writeDelete' } },
   },
@@ -77,7 +77,7 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/list-workflows.ts',
     errorShape: 'published',
     scope: 'workflows.read',
-    tables: { ...AUTHENTICATED, publications: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read' },
   },
   {
     id: 'PublishedGetWorkflow',
@@ -86,7 +86,7 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/get-workflow.ts',
     errorShape: 'published',
     scope: 'workflows.read',
-    tables: { ...AUTHENTICATED, publications: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read' },
   },
   {
     id: 'PublishedExecute',
@@ -97,7 +97,7 @@ export const routes: readonly Route[] = [
     scope: 'workflows.execute',
     streaming: true,
     // runEvents: writes the run log's first event (start), at id 1, without reading the log.
-    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
     // Writes a large run context; reads a large output or approval message back for the answer.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachine: ['start'],
@@ -111,7 +111,7 @@ export const routes: readonly Route[] = [
     scope: 'workflows.stream',
     streaming: true,
     // Starts the run as execute does, then tails its log.
-    tables: { ...AUTHENTICATED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachine: ['start'],
   },
@@ -122,7 +122,7 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/get-execution.ts',
     errorShape: 'published',
     scope: 'executions.read',
-    tables: { ...AUTHENTICATED, executions: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'read' },
     buckets: { bodies: { 'executions/': 'read' } },
   },
   {
@@ -134,7 +134,7 @@ export const routes: readonly Route[] = [
     scope: 'workflows.stream',
     streaming: true,
     // The log says everything the stream shows, whose run it is included: nothing else is read.
-    tables: { ...AUTHENTICATED, runEvents: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, runEvents: 'read' },
   },
   {
     id: 'PublishedExecutionEvents',
@@ -144,7 +144,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'events.subscribe',
     streaming: true,
-    tables: { ...AUTHENTICATED, runEvents: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, runEvents: 'read' },
   },
   {
     id: 'PublishedStopExecution',
@@ -154,7 +154,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.stop',
     // runEvents: ends the run's log with its `complete` (cancelled).
-    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads the execution whole (a finished one's large output too) before answering 409.
     buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['stop', 'start'],
@@ -167,7 +167,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.approve',
     // runEvents: an approval that can no longer be answered fails the run and ends its log.
-    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
@@ -181,7 +181,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'executions.reject',
     // runEvents: an approval that can no longer be answered fails the run and ends its log.
-    tables: { ...AUTHENTICATED, executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.

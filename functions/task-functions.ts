@@ -1,4 +1,4 @@
-import type { Access, BucketGrant, BucketName, StateMachineAccess, TableName } from './shared/resources.ts';
+import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
 
 /**
  * The functions the workflow state machine invokes, and the ASL substitution that names each one
@@ -36,7 +36,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowStep',
     handler: 'engine/handlers/workflow-step.ts',
     arnSubstitution: 'WorkflowStepFunctionArn',
-    tables: { publications: 'read', executions: 'readWrite', conversations: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...METERED, publications: 'read', executions: 'readWrite', conversations: 'readWrite', runEvents: 'readWrite' },
     // Large run values: context, node outputs, output, error, approval message, history turns.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     timeoutSeconds: 900,
@@ -47,7 +47,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowAwaitApproval',
     handler: 'engine/handlers/await-approval.ts',
     arnSubstitution: 'AwaitApprovalFunctionArn',
-    tables: { executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a long approval message back for the stream's `complete` (status interrupted).
     buckets: { bodies: { 'executions/': 'read' } },
     timeoutSeconds: 30,
@@ -56,7 +56,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowDeliverCallback',
     handler: 'engine/handlers/deliver-callback.ts',
     arnSubstitution: 'DeliverCallbackFunctionArn',
-    tables: { executions: 'readWrite' },
+    tables: { ...METERED, executions: 'readWrite' },
     // Reads a large output back to post it.
     buckets: { bodies: { 'executions/': 'read' } },
     timeoutSeconds: 60,
@@ -65,7 +65,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'WorkflowExecutionEnded',
     handler: 'engine/handlers/execution-ended.ts',
     trigger: 'executionEnded',
-    tables: { executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a finished record whole (a long error) to end its run's log as recorded.
     buckets: { bodies: { 'executions/': 'read' } },
     stateMachine: ['start'],
@@ -76,7 +76,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     handler: 'collection/handlers/collect-batch.ts',
     arnSubstitution: 'CollectBatchFunctionArn',
     // Reads the link, moves queued events on (conditional writes naming the run), keeps the run's checkpoint.
-    tables: { collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
+    tables: { ...METERED, collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
     buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'upload', 'handoff/': 'write' } },
     announcesHandoffs: true,
     // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the run checkpoints and loops.
@@ -86,7 +86,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     id: 'CollectionNightly',
     handler: 'collection/handlers/nightly.ts',
     trigger: 'nightly',
-    tables: { collection: 'read' },
+    tables: { ...METERED, collection: 'read' },
     stateMachine: ['start'],
     timeoutSeconds: 60,
   },

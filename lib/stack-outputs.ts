@@ -13,6 +13,7 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   conversations: 'ConversationsTableName',
   runEvents: 'RunEventsTableName',
   collection: 'CollectionTableName',
+  usage: 'UsageTableName',
 };
 
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';

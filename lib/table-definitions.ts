@@ -50,4 +50,5 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
   runEvents: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   /** `tasks`/`<task_id>`: collection tasks; `runs#<task_id>`/`<run_id>`: each run's checkpoint and counts. */
   collection: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  usage: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
 };

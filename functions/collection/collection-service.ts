@@ -1,3 +1,4 @@
+import { meterSubject, recordCost } from '#shared/cost-meter.ts';
 import { gunzipSync } from 'node:zlib';
 import { parseInboundEvent, type InboundEvent } from '#inbound/event-schema.ts';
 import { isLive } from '#inbound/events-repository.ts';
@@ -59,6 +60,9 @@ export async function runTask(deps: CollectionDeps, taskId: string, runId: strin
 export async function collectUntil(deps: CollectionDeps, taskId: string, runId: string, deadlineMs: number): Promise<{ done: boolean; summary: RunSummary }> {
   const task = await deps.tasks.getTask(taskId);
   if (!task) throw new NotFoundError(`Task ${taskId} not found`);
+  // Collection is the link's: its downloads, hand-offs and the CollectBatch and CollectMore transitions.
+  meterSubject({ link: task.link_id });
+  recordCost({ stateTransitions: 2 });
   const startedAtMs = deps.now();
   const startedAt = new Date(startedAtMs).toISOString();
   const run = await deps.tasks.openRun(

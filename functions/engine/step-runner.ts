@@ -20,6 +20,7 @@ import { runAgent, type AgentDeps } from './agent-runner.ts';
 import type { ImageModel } from './images/image-model.ts';
 import type { ImageStore } from './images/image-store.ts';
 import { usageOf, type RunUsage } from '#executions/run-usage.ts';
+import { addCostUnits, meteredSoFar, meterSubject, recordCost, type CostUnits } from '#shared/cost-meter.ts';
 import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
@@ -63,19 +64,23 @@ interface StepRun {
   events: RunEventBuffer;
   /** The definition with the run's overrides, once loaded. */
   definition?: WorkflowDefinition;
+  /** The cursor the step was given. */
+  entry: Cursor;
 }
 
 /** What `finish` needs: the record, and where the events of the ending go. */
 interface Ending {
   appender: RunEventAppender;
   events: RunEventBuffer;
+  /** The cursor the step was given: what the run had spent before this invocation. */
+  entry: Cursor;
 }
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
   const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now });
   const events = runEventBuffer(appender, { now: deps.now });
   try {
-    const next = await runStepWithEvents(deps, state, { appender, events });
+    const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor });
     await events.flush();
     return next;
   } catch (error) {
@@ -95,6 +100,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     deps.runs.readContext(executionId),
     deps.runs.readOutputs(executionId, state.cursor.outputs),
   ]);
+  meterSubject({ project: run.project_id });
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
     return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
@@ -107,7 +113,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   }
 
   const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
-  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events };
+  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
   const appendTurn = (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
@@ -161,6 +167,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
  */
 async function pause(deps: StepDeps, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
   const { cursor, run } = step;
+  cursor.cost = settleStepUnits(step.entry, cursor, false);
   if (step.changed) {
     await deps.runs.writeOutputs(run.execution_id, cursor.outputs + 1, step.nodes, step.expiresAt);
     cursor.outputs += 1;
@@ -269,6 +276,26 @@ async function executeNode(
   }
 }
 
+/**
+ * What this step invocation adds to the bill and to the run's cost: its state transitions (RunStep and Route; Dispatch
+ * before the first step, the Pause or AwaitApproval it resumes from, Done when the run ends), the model and tool use
+ * it caused, and a finished run. Called once per invocation, where it pauses or finishes; answers the run's units so far.
+ */
+function settleStepUnits(entry: Cursor, cursor: Cursor, finished: boolean): Partial<CostUnits> {
+  const before = usageOf(entry.usage);
+  const after = usageOf(cursor.usage);
+  recordCost({
+    stateTransitions: 2 + 1 + (finished ? 1 : 0),
+    modelCalls: after.model_calls - before.model_calls,
+    inputTokens: after.input_tokens - before.input_tokens,
+    outputTokens: after.output_tokens - before.output_tokens,
+    toolCalls: after.tool_calls - before.tool_calls,
+    images: after.images - before.images,
+    runsFinished: finished ? 1 : 0,
+  });
+  return addCostUnits(entry.cost, meteredSoFar());
+}
+
 /** The run's counters, carried by the cursor between steps. */
 function usageIn(cursor: Cursor): RunUsage {
   return (cursor.usage ??= usageOf(undefined));
@@ -330,7 +357,9 @@ async function finish(
   result: { output?: unknown; error?: string },
   cursor: Cursor,
 ): Promise<Paused> {
+  const cost_units = settleStepUnits(ending.entry, cursor, true);
   const changes = {
+    cost_units,
     status,
     output: result.output ?? null,
     error: result.error ?? null,

@@ -1,3 +1,4 @@
+import { meterSubject, recordCost } from '#shared/cost-meter.ts';
 import { CALLBACK_ATTEMPT_TIMEOUT_MS } from '#shared/limits.ts';
 import { callbackUrlProblem, resolvedAddressProblem } from './callback-url.ts';
 import { FINISHED_STATUSES, executionView, type ExecutionStatus } from './execution-model.ts';
@@ -37,6 +38,9 @@ export class CallbackDeliveryError extends Error {
  */
 export async function deliverCallback(deps: CallbackDeps, executionId: string): Promise<{ delivered: boolean; reason?: string }> {
   const record = await deps.executions.get(executionId, true);
+  if (record) meterSubject({ project: record.project_id });
+  // The DeliverCallback state itself, one transition per attempt.
+  recordCost({ stateTransitions: 1 });
   if (!record?.callback_url) return { delivered: false, reason: 'no callback' };
   if (record.callback_state === 'delivered') return { delivered: true };
   const problem =
@@ -46,6 +50,7 @@ export async function deliverCallback(deps: CallbackDeps, executionId: string): 
     await abandonPendingCallback(deps.executions, executionId);
     return { delivered: false, reason: `callback_url ${problem}` };
   }
+  recordCost({ callbackDeliveries: 1 });
   const body = JSON.stringify(executionView(record, deps.now()));
   const headers = webhookHeaders(record.webhook_secret, `msg_${executionId}`, epochSeconds(deps.now()), body);
   let status: number;

@@ -1,6 +1,7 @@
 /** Published Workflow API, section 3: an execution's statuses. */
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type RunUsage } from './run-usage.ts';
+import type { CostUnits } from '#shared/cost-meter.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -47,6 +48,8 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
   /** Written at each pause and at the end; absent on records from before it was counted. */
   usage?: RunUsage;
+  /** Internal: the units the run's steps spent, written when it finishes (the cost report's per-run figures). */
+  cost_units?: Partial<CostUnits>;
 }
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */

@@ -1,5 +1,6 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import type { RunUsage } from './run-usage.ts';
+import type { CostUnits } from '#shared/cost-meter.ts';
 
 /**
  * The contract between the state machine and the step function: what a Step Functions state holds (ids and a
@@ -17,6 +18,8 @@ export interface Cursor {
   approval_node: string | null;
   /** Models, tokens, tools and images so far; absent on cursors from before it was counted. */
   usage?: RunUsage;
+  /** The pay-per-request units the run's steps spent so far (what finance's cost per run adds up). */
+  cost?: Partial<CostUnits>;
 }
 
 /** What AwaitApproval's task token answers with (SendTaskSuccess output). */

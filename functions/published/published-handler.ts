@@ -1,3 +1,4 @@
+import { meterSubject } from '#shared/cost-meter.ts';
 import type { Context } from 'aws-lambda';
 import { routeById } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
@@ -21,7 +22,11 @@ export function publishedRoute(
   if (!route.scope) throw new Error(`Route ${routeId} has no scope`);
   const scope = route.scope;
   const keys = apiKeysFromEnv();
-  return httpHandler(route, async (request, context) => adapter(request, await authenticate(keys, header(request, 'authorization'), scope), context));
+  return httpHandler(route, async (request, context) => {
+    const caller = await authenticate(keys, header(request, 'authorization'), scope);
+    meterSubject({ project: caller.projectId });
+    return adapter(request, caller, context);
+  });
 }
 
 /**

@@ -5,10 +5,11 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
+import { emptyCostUnits, runMetered, type Metering } from './cost-meter.ts';
+import { settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
-import { logger, metrics, publishCostUnits, publishRequestMetrics, tracer } from './powertools.ts';
+import { logger, metrics, publishRequestMetrics, tracer } from './powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;
@@ -27,13 +28,15 @@ export interface HttpRoute {
  */
 export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>) {
   const { errorShape } = route;
+  const usage = usageMeterFromEnv();
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const units = emptyCostUnits();
+    const metering: Metering = { units: { ...emptyCostUnits(), apiRequests: 1 } };
+    const startedAt = performance.now();
+    Object.assign(metering, { startedAtMs: startedAt, memoryMb: Number(context.memoryLimitInMB) });
     try {
-      return await runMetered(units, () => adapter(request, context));
+      return await runMetered(metering, () => adapter(request, context));
     } finally {
-      publishCostUnits(units);
-      reportRequestCost(context.functionName, units);
+      await settleUsage(usage, metering, context, startedAt);
     }
   };
   const stack = middy(metered)

@@ -12,6 +12,7 @@ export const TABLE_ENV = {
   conversations: 'CONVERSATIONS_TABLE',
   runEvents: 'RUN_EVENTS_TABLE',
   collection: 'COLLECTION_TABLE',
+  usage: 'USAGE_TABLE',
 } as const;
 
 export const BUCKET_ENV = {
@@ -75,3 +76,6 @@ export const SECRETS_PREFIX_ENV = 'SECRETS_PARAMETER_PREFIX';
 export function secretParameterName(prefix: string, projectId: string, name: string): string {
   return `${prefix}/${projectId}/${name}`;
 }
+
+/** Every function adds what each invocation spent to its subject's daily usage item (shared/usage-meter.ts). */
+export const METERED = { usage: 'write' } as const;

@@ -3,8 +3,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
-import { emptyCostUnits, reportRequestCost, runMetered } from './cost-meter.ts';
-import { logger, metrics, publishCostUnits, tracer } from './powertools.ts';
+import { emptyCostUnits, runMetered, type Metering } from './cost-meter.ts';
+import { logger, metrics, tracer } from './powertools.ts';
+import { settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { forStateMachine } from './transient-errors.ts';
 import type * as z from './zod.ts';
 
@@ -17,18 +18,20 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
   inputSchema: Schema,
   task: (input: z.infer<Schema>, context: Context) => Promise<Result>,
 ) {
+  const usage = usageMeterFromEnv();
   const metered = async (event: unknown, context: Context): Promise<Result> => {
-    const units = emptyCostUnits();
+    const metering: Metering = { units: emptyCostUnits() };
+    const startedAt = performance.now();
+    Object.assign(metering, { startedAtMs: startedAt, memoryMb: Number(context.memoryLimitInMB) });
     try {
       const input = inputSchema.safeParse(event);
       // The error type Lambda reports to the state machine: classic zod's name, not zod/mini's `$ZodError`.
       if (!input.success) throw Object.assign(input.error, { name: 'ZodError' });
-      return await runMetered(units, () => task(input.data, context));
+      return await runMetered(metering, () => task(input.data, context));
     } catch (error) {
       throw forStateMachine(error);
     } finally {
-      publishCostUnits(units);
-      reportRequestCost(context.functionName, units);
+      await settleUsage(usage, metering, context, startedAt);
     }
   };
   return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger)).use(logMetrics(metrics));

@@ -1,3 +1,4 @@
+import { METERED } from '#shared/resources.ts';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -24,7 +25,7 @@ const probe = (id: string, path: string, tables: Route['tables']): Route => ({
 });
 
 // The ping function as if its entry declared the counters table read-only: it counts every request (an update).
-const underGrantedPing: Route = { ...routeById('WebhookPing'), tables: { links: 'read', counters: 'read' } };
+const underGrantedPing: Route = { ...routeById('WebhookPing'), tables: { ...METERED, links: 'read', counters: 'read' } };
 
 let twin: TestTwin;
 

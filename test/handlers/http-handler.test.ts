@@ -3,6 +3,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { metrics } from '#shared/powertools.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
+
+// Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
+vi.stubEnv('USAGE_TABLE', 'usage-not-written');
 import { localContext } from '#lib/local/api-gateway-event.ts';
 
 const event = { headers: {}, body: null } as unknown as APIGatewayProxyEvent;

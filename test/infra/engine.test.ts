@@ -213,7 +213,12 @@ describe('nightly collection', () => {
   it('gives the nightly trigger the task list and StartExecution only, and the collector 15 minutes and exactly its grants', () => {
     const nightly = policyOfFn('CollectionNightly');
     expect(nightly).toContain('states:StartExecution');
-    expect(nightly).not.toMatch(/s3:|events:PutEvents|states:StopExecution|dynamodb:PutItem/);
+    expect(nightly).not.toMatch(/s3:|events:PutEvents|states:StopExecution/);
+    // Its only writes are its own usage items.
+    const writes = JSON.parse(nightly) as Record<string, { Properties: { PolicyDocument: { Statement: { Action: string[] | string; Resource: unknown }[] } } }>;
+    const writeStatements = Object.values(writes).flatMap((policy) => policy.Properties.PolicyDocument.Statement).filter((statement) => [statement.Action].flat().includes('dynamodb:PutItem'));
+    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).toContain(stack.getLogicalId(stack.data.tables.usage.node.defaultChild as never));
+    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).not.toContain(stack.getLogicalId(stack.data.tables.collection.node.defaultChild as never));
     const functions = template.findResources('AWS::Lambda::Function');
     expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Timeout).toBe(900);
     const collector = policyOfFn('CollectBatch');

@@ -330,14 +330,14 @@ describe('workflow engine', () => {
     expect(buffered).toHaveLength(streamingRoutes.length);
   });
 
-  it('lets the tailing functions read the run events table and nothing else besides authentication', () => {
+  it('lets the tailing functions read the run events table and nothing else besides authentication and their usage', () => {
     for (const routeId of ['PublishedStreamExecution', 'PublishedExecutionEvents']) {
       const route = routes.find((candidate) => candidate.id === routeId)!;
-      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', runEvents: 'read' });
+      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', runEvents: 'read', usage: 'write' });
       const policy = policyOf(routeId);
       expect(policy, routeId).not.toMatch(/s3:|states:|bedrock:/);
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(routeId).logicalId]!.Properties.Environment.Variables;
-      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort(), routeId).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE']);
+      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort(), routeId).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE', 'USAGE_TABLE']);
       expect(variables, routeId).not.toHaveProperty('BODIES_BUCKET');
     }
   });

@@ -12,11 +12,14 @@ import {
   RequestLimitExceeded,
 } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BatchIncompleteError, NotFoundError } from '#shared/errors.ts';
 import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
 import { taskHandler } from '#shared/task-handler.ts';
 import * as z from '#shared/zod.ts';
+
+// Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
+vi.stubEnv('USAGE_TABLE', 'usage-not-written');
 import { localContext } from '#lib/local/api-gateway-event.ts';
 
 const metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });

@@ -1,3 +1,4 @@
+import { meterSubject } from '#shared/cost-meter.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { resolveLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
@@ -10,5 +11,6 @@ const access = linkAccessFromEnv();
 export const handler = httpHandler(routeById('WebhookPing'), async (request) => {
   const { token, clientIp } = webhookCaller(request);
   const link = await resolveLink(access, token, clientIp);
+  meterSubject({ link: link.link_id });
   return jsonResponse(200, { status: 'ok', state: link.state, connector_type: link.connector_type });
 });

@@ -1,3 +1,4 @@
+import { meterSubject, recordCost } from '#shared/cost-meter.ts';
 import { PayloadTooLargeError } from '#shared/errors.ts';
 import { httpHandler, jsonResponse, rawBody } from '#shared/http-handler.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
@@ -17,7 +18,9 @@ export const handler = httpHandler(routeById('WebhookPostEvent'), async (request
   if (body.byteLength > MAX_REQUEST_BODY_BYTES) throw new PayloadTooLargeError('Request body exceeds 1 MiB');
   const { token, clientIp } = webhookCaller(request);
   const link = await resolveLink(access, token, clientIp);
+  meterSubject({ link: link.link_id });
   const outcome = await ingestEvent(ingest, link, body);
+  if (outcome.status === 'accepted') recordCost({ webhookEvents: 1 });
   metrics.addMetric(outcome.status === 'accepted' ? 'EventsAccepted' : 'EventsDuplicate', MetricUnit.Count, 1);
   return jsonResponse(outcome.status === 'accepted' ? 201 : 200, outcome);
 });

@@ -10,6 +10,8 @@ import { metered } from './cost-metering.ts';
  * points it at the embedded store; on AWS it uses the defaults.
  */
 
+/** A write unit covers up to 1 KB of item: what a write may add to storage, at most. */
+const WRITE_UNIT_BYTES = 1024;
 const READ_COMMANDS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand']);
 
 interface ConsumedCapacity {
@@ -35,7 +37,7 @@ function meteredDocumentClient(): DynamoDBDocumentClient {
       throw error;
     }
     const units = capacityOf(result.output);
-    recordCost(READ_COMMANDS.has(call.commandName) ? { dynamoReadUnits: units } : { dynamoWriteUnits: units });
+    recordCost(READ_COMMANDS.has(call.commandName) ? { dynamoReadUnits: units } : { dynamoWriteUnits: units, storedBytes: units * WRITE_UNIT_BYTES });
     return result;
   });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

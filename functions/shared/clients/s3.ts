@@ -1,7 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { optionalFlag } from '#shared/config.ts';
 import { traced } from '#shared/powertools.ts';
-import { meteredPerRequest } from './cost-metering.ts';
+import { recordCost } from '#shared/cost-meter.ts';
+import { metered } from './cost-metering.ts';
 
 /**
  * The S3 client, created once per process. Locally `AWS_ENDPOINT_URL_S3` points it at the embedded store,
@@ -9,10 +10,18 @@ import { meteredPerRequest } from './cost-metering.ts';
  */
 const READ_COMMANDS = new Set(['GetObjectCommand', 'HeadObjectCommand', 'ListObjectsV2Command']);
 
+/** Bytes of a body known before sending (a buffer or text); a stream's parts are counted as each part goes. */
+function bodyBytes(body: unknown): number {
+  if (typeof body === 'string') return Buffer.byteLength(body, 'utf8');
+  if (body instanceof Uint8Array) return body.byteLength;
+  return 0;
+}
+
 function meteredS3Client(): S3Client {
-  return meteredPerRequest(traced(new S3Client({ forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') })), (commandName) =>
-    READ_COMMANDS.has(commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1 },
-  );
+  return metered(traced(new S3Client({ forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') })), (call) => {
+    recordCost(READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, storedBytes: bodyBytes(call.input.Body) });
+    return call.proceed();
+  });
 }
 
 export const s3 = /* @__PURE__ */ meteredS3Client();

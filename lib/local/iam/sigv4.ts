@@ -110,7 +110,7 @@ export type QueryAuthorization = { signature: QuerySignature } | { malformed: st
 
 /** S3 refuses a presigned URL valid for more than 7 days. */
 export const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
-const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token'];
+const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'X-Amz-Content-Sha256'];
 const REQUIRED_QUERY_PARAMS = ['X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature'];
 
 /** Reads query-string authentication with S3's own checks (and messages) on its parameters; undefined when there is none. */
@@ -155,7 +155,10 @@ export function withoutQueryAuthorization(url: string): string {
   return kept.length > 0 ? `${url.slice(0, at)}?${kept.join('&')}` : url.slice(0, at);
 }
 
-/** Checks a presigned URL: its signature over the request with `UNSIGNED-PAYLOAD`, and then that it has not expired. */
+/**
+ * Checks a presigned URL: its signature over the request (the payload as the URL declares it, `UNSIGNED-PAYLOAD`
+ * unless it names a hash, which the body must then have), and then that it has not expired.
+ */
 export function checkQuerySignature(request: SignedRequest, signature: QuerySignature, secretAccessKey: string, now = Date.now()): SignatureCheck {
   const signedAt = timeOf(signature.amzDate);
   if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
@@ -165,6 +168,8 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     .split('&')
     .filter((pair) => pair && decode(pair.split('=')[0]!) !== 'X-Amz-Signature')
     .join('&');
+  const payloadHash = new URLSearchParams(query).get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD';
+  if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256(request.body)) return 'mismatch';
   const canonicalRequest = [
     request.method,
     canonicalPath(path, signature.service),
@@ -172,7 +177,7 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     ...signature.signedHeaders.map((name) => `${name}:${headerValue(request.headers, name)}`),
     '',
     signature.signedHeaders.join(';'),
-    'UNSIGNED-PAYLOAD',
+    payloadHash,
   ].join('\n');
   if (!signatureMatches(signature, signature.amzDate, canonicalRequest, secretAccessKey)) return 'mismatch';
   if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
