@@ -1,3 +1,4 @@
+import { meterSubject } from '#shared/cost-meter.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import { runEventAppender } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
@@ -28,6 +29,7 @@ export async function recordApprovalWait(
     { status: 'interrupted', task_token: wait.task_token },
     { expression: 'pending_approval.approval_id = :approval', values: { ':approval': wait.approval.approval_id } },
   );
+  if (previous) meterSubject({ project: previous.project_id });
   if (previous?.status === 'running') {
     // Read back whole: a long approval message is kept in S3, and the stream shows it as a poll does.
     const record = await deps.executions.get(wait.execution_id, true);

@@ -4,6 +4,8 @@ import { KEYS_USAGE, runKeysCommand } from './keys-commands.ts';
 import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands.ts';
 import { COLLECTION_USAGE, runCollectCommand, runEventsCommand, runHandoffsCommand, runTasksCommand } from './collection-commands.ts';
 import { runSecretsCommand, SECRETS_USAGE } from './secrets-commands.ts';
+import { COST_USAGE, runCostCommand } from './cost-commands.ts';
+import { CliText } from './cli-text.ts';
 import { resolveTarget, type AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -14,6 +16,7 @@ ${PUBLICATION_USAGE}
 ${KEYS_USAGE}
 ${COLLECTION_USAGE}
 ${SECRETS_USAGE}
+${COST_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
 
@@ -36,6 +39,7 @@ const COMMANDS = new Map<string, Command>([
   ['events', runEventsCommand],
   ['handoffs', runHandoffsCommand],
   ['secrets', (target, args, flags, io) => runSecretsCommand(target, args, flags, io.stdin)],
+  ['cost', (target, args, flags) => runCostCommand(target, args, flags)],
 ]);
 
 export interface CliResult {
@@ -70,6 +74,7 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
         from: { type: 'string' },
         to: { type: 'string' },
         state: { type: 'string' },
+        csv: { type: 'boolean' },
         help: { type: 'boolean' },
       },
     });
@@ -81,6 +86,7 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     const target = await resolveTarget({ stack: values.stack, region: values.region });
     try {
       const result = await command(target, rest, values, io);
+      if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: '' };
       return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: '' };
     } finally {
       await target.close();

@@ -19,6 +19,8 @@ export interface AdminTarget {
   services(): { s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string };
   /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
   secrets(): { ssm: SSMClient; prefix: string };
+  /** A deployed stack (--stack), or the local twin. */
+  deployed: boolean;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
     secrets: () => (secrets ??= { ssm: new SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
+    deployed: true,
     services: () =>
       (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(STATE_MACHINE_OUTPUT) }),
     close: async () => {
@@ -80,6 +83,7 @@ async function localTarget(): Promise<AdminTarget> {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
+    deployed: false,
     secrets() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
       return (secrets ??= {

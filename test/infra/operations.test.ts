@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { PlatformStack } from '#lib/stack.ts';
+import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 
 /** What the on-call engineer and finance get from a deploy: alarms, the dashboard, tags and the budget. */
 const templateApp = (context: Record<string, unknown> = {}) => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
@@ -83,6 +84,15 @@ describe('alarms', () => {
     expect(alarmNamed('NightlyDeadLetters')).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
     expect(alarmNamed('NightlyRunsLate')).toMatchObject({ MetricName: 'NightlyRunsLate', Threshold: 1 });
     for (const table of Object.keys(stack.data.tables)) expect(metricNamesOf(alarmNamed(`Throttled-${table}`)).sort(), table).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
+  });
+});
+
+describe('the fixed monthly cost the cost report lists', () => {
+  it('counts exactly the metrics the alarms read (alarms are billed per metric)', () => {
+    const metricsRead = alarms().reduce((sum, alarm) => sum + (alarm.MetricName ? 1 : (alarm.Metrics as { MetricStat?: unknown }[]).filter((metric) => metric.MetricStat).length), 0);
+    expect(alarmMetricCount()).toBe(metricsRead);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    template.resourceCountIs('AWS::KMS::Key', 1);
   });
 });
 

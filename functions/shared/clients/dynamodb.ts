@@ -10,8 +10,9 @@ import { metered } from './cost-metering.ts';
  * points it at the embedded store; on AWS it uses the defaults.
  */
 
-/** A write unit covers up to 1 KB of item: what a write may add to storage, at most. */
+/** A write unit covers up to 1 KB of item: what a put may add to storage, at most (updates of counters add nothing to speak of). */
 const WRITE_UNIT_BYTES = 1024;
+const STORING_COMMANDS = new Set(['PutItemCommand', 'PutCommand', 'BatchWriteItemCommand', 'BatchWriteCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand']);
 
 interface ConsumedCapacity {
@@ -37,7 +38,8 @@ function meteredDocumentClient(): DynamoDBDocumentClient {
       throw error;
     }
     const units = capacityOf(result.output);
-    recordCost(READ_COMMANDS.has(call.commandName) ? { dynamoReadUnits: units } : { dynamoWriteUnits: units, storedBytes: units * WRITE_UNIT_BYTES });
+    if (READ_COMMANDS.has(call.commandName)) recordCost({ dynamoReadUnits: units });
+    else recordCost({ dynamoWriteUnits: units, storedBytes: STORING_COMMANDS.has(call.commandName) ? units * WRITE_UNIT_BYTES : 0 });
     return result;
   });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

@@ -1,0 +1,90 @@
+import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
+import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
+import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
+import { usageAttribute } from '#shared/usage-meter.ts';
+import { costReport, costReportCsv, type UsageRow } from '#lib/pricing/cost-report.ts';
+import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
+import type { AdminTarget } from './target.ts';
+import { CliText } from './cli-text.ts';
+import { requireId, UsageError } from './usage-error.ts';
+
+export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv]
+                                     (dates in UTC, both included; default: this month so far)`;
+
+interface CostFlags {
+  from?: string;
+  to?: string;
+  project?: string;
+  link?: string;
+  csv?: boolean;
+  region?: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function dayOption(value: string | undefined, fallback: string, name: string): string {
+  if (value === undefined) return fallback;
+  if (!DAY.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new UsageError(`--${name} must be a date YYYY-MM-DD`);
+  return value;
+}
+
+/**
+ * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
+ * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records.
+ */
+export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags): Promise<object> {
+  if (args[0] !== 'report') throw new UsageError(`unknown cost action ${args[0] ?? ''}; use report`);
+  if (flags.project && flags.link) throw new UsageError('give --project or --link, not both');
+  if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
+  const link = flags.link === undefined ? undefined : requireId(flags.link, 'cost report', 'link_id');
+  const today = new Date().toISOString().slice(0, 10);
+  const from = dayOption(flags.from, `${today.slice(0, 8)}01`, 'from');
+  const to = dayOption(flags.to, today, 'to');
+  if (from > to) throw new UsageError('--from must not be after --to');
+  // Prices are the deployment's region's (--region, else the SDK's); the twin's are us-east-1's.
+  const sheet = loadPriceSheet(flags.region ?? (target.deployed ? process.env.AWS_REGION : undefined) ?? 'us-east-1');
+  const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
+  const usage = await usageRows(target, from, to, subject);
+  const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
+  const report = costReport({ from, to, sheet, usage, runCosts });
+  return flags.csv ? new CliText(costReportCsv(report)) : report;
+}
+
+async function usageRows(target: AdminTarget, from: string, to: string, subject: string | undefined): Promise<UsageRow[]> {
+  const range = { ':from': `${from}#`, ':to': `${to}#~` };
+  const base = subject
+    ? ({ TableName: target.tables.usage, KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': subject, ...range } } satisfies QueryCommandInput)
+    : ({ TableName: target.tables.usage, FilterExpression: 'sk BETWEEN :from AND :to', ExpressionAttributeValues: range } satisfies ScanCommandInput);
+  const rows: UsageRow[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await target.dynamo.send(subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }));
+    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), units: unitsOf(item) });
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return rows;
+}
+
+function unitsOf(item: Record<string, unknown>): Partial<CostUnits> {
+  return Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, Number(item[usageAttribute(name)] ?? 0)]));
+}
+
+/** Runs that finished in the period (their records keep the units their steps spent); a Scan, as reports are rare. */
+async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<Partial<CostUnits>[]> {
+  const costs: Partial<CostUnits>[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await target.dynamo.send(
+      new ScanCommand({
+        TableName: target.tables.executions,
+        FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${project ? ' AND project_id = :project' : ''}`,
+        ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(project ? { ':project': project } : {}) },
+        ProjectionExpression: 'cost_units',
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of page.Items ?? []) costs.push(item.cost_units as Partial<CostUnits>);
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return costs;
+}
