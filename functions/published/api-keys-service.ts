@@ -100,5 +100,5 @@ export async function authenticate(deps: ApiKeysDeps, authorization: string | un
   await takeUnitOrRefuse(deps.counters, RATE_LIMITS.requestsPerKeyPerMinute, item.key_id, now);
 
   if (!grants(item.scopes, needed)) throw new ForbiddenError(`API key lacks the scope ${needed}`);
-  return { projectId: item.project_id };
+  return { projectId: item.project_id, keyId: item.key_id };
 }

@@ -1,3 +1,4 @@
+import { logger } from '#shared/powertools.ts';
 import { meterSubject } from '#shared/cost-meter.ts';
 import type { Context } from 'aws-lambda';
 import { routeById } from '#functions/routes.ts';
@@ -25,6 +26,7 @@ export function publishedRoute(
   return httpHandler(route, async (request, context) => {
     const caller = await authenticate(keys, header(request, 'authorization'), scope);
     meterSubject({ project: caller.projectId });
+    logger.appendKeys({ project_id: caller.projectId, key_id: caller.keyId });
     return adapter(request, caller, context);
   });
 }

@@ -18,4 +18,6 @@ export type Scope = (typeof SCOPES)[number];
 /** Who is calling: established by authentication, and all a service needs to know to keep projects apart. */
 export interface Caller {
   projectId: string;
+  /** The key's id (never its value): a correlation id for logs. */
+  keyId?: string;
 }

@@ -41,7 +41,7 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
   };
   const stack = middy(metered)
     .use(captureLambdaHandler(tracer))
-    .use(injectLambdaContext(logger))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics))
     // Registered before the error mapper, so its onError sees the mapped status (middy runs onError last-in first).
     .use(requestMetrics(routeGroupOf(route)))

@@ -27,6 +27,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
       const input = inputSchema.safeParse(event);
       // The error type Lambda reports to the state machine: classic zod's name, not zod/mini's `$ZodError`.
       if (!input.success) throw Object.assign(input.error, { name: 'ZodError' });
+      logger.appendKeys(correlationIds(input.data));
       return await runMetered(metering, () => task(input.data, context));
     } catch (error) {
       throw forStateMachine(error);
@@ -34,5 +35,16 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
       await settleUsage(usage, metering, context, startedAt);
     }
   };
-  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));
+}
+
+/** The ids a task's input carries (an execution, a collection task and run), for every log line of the invocation. */
+function correlationIds(input: unknown): Record<string, string> {
+  if (input === null || typeof input !== 'object') return {};
+  const ids: Record<string, string> = {};
+  for (const name of ['execution_id', 'task_id', 'run_id'] as const) {
+    const value = (input as Record<string, unknown>)[name];
+    if (typeof value === 'string') ids[name] = value;
+  }
+  return ids;
 }

@@ -40,6 +40,8 @@ export interface LocalTwinOptions {
   streamIdleTimeoutMs?: number;
   /** `npm start`: fire the nightly collection at 00:00 Europe/Moscow, as the Scheduler schedule does on AWS. Tests call `runNightly`. */
   nightlySchedule?: boolean;
+  /** Every log line of every function, with the function's name (tests look for what must never be logged). */
+  onFunctionLog?: (functionName: string, line: string) => void;
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
@@ -135,6 +137,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       timeoutSeconds,
       streaming,
       memoryMb: FUNCTION_MEMORY_MB,
+      onLogLine: options.onFunctionLog ? (line) => options.onFunctionLog!(declaration.id, line) : undefined,
     });
     lambdas.set(declaration.id, lambda);
     return lambda;

@@ -1,3 +1,4 @@
+import { logger } from '#shared/powertools.ts';
 import { meterSubject } from '#shared/cost-meter.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { resolveLink } from '#inbound/link-access.ts';
@@ -12,5 +13,6 @@ export const handler = httpHandler(routeById('WebhookPing'), async (request) => 
   const { token, clientIp } = webhookCaller(request);
   const link = await resolveLink(access, token, clientIp);
   meterSubject({ link: link.link_id });
+  logger.appendKeys({ link_id: link.link_id });
   return jsonResponse(200, { status: 'ok', state: link.state, connector_type: link.connector_type });
 });

@@ -2,7 +2,7 @@ import { meterSubject, recordCost } from '#shared/cost-meter.ts';
 import { PayloadTooLargeError } from '#shared/errors.ts';
 import { httpHandler, jsonResponse, rawBody } from '#shared/http-handler.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
-import { metrics, MetricUnit } from '#shared/powertools.ts';
+import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
 import { ingestEvent } from '#inbound/ingest-service.ts';
 import { resolveLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
@@ -19,6 +19,7 @@ export const handler = httpHandler(routeById('WebhookPostEvent'), async (request
   const { token, clientIp } = webhookCaller(request);
   const link = await resolveLink(access, token, clientIp);
   meterSubject({ link: link.link_id });
+  logger.appendKeys({ link_id: link.link_id });
   const outcome = await ingestEvent(ingest, link, body);
   if (outcome.status === 'accepted') recordCost({ webhookEvents: 1 });
   metrics.addMetric(outcome.status === 'accepted' ? 'EventsAccepted' : 'EventsDuplicate', MetricUnit.Count, 1);

@@ -16,6 +16,8 @@ export interface LocalLambdaOptions {
   streaming: boolean;
   /** Lambda's memory size; the worker's heap is held to it. */
   memoryMb: number;
+  /** Each line the function writes to stdout or stderr (what CloudWatch Logs would get); also echoed to the twin's own. */
+  onLogLine?: (line: string) => void;
 }
 
 /** An error the Lambda service reports instead of the function's result. */
@@ -130,7 +132,11 @@ export class LocalLambda {
       workerData: setup,
       env: this.options.environment,
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+      stdout: true,
+      stderr: true,
     });
+    forwardLines(worker.stdout, process.stdout, this.options.onLogLine);
+    forwardLines(worker.stderr, process.stderr, this.options.onLogLine);
     worker.on('message', (message: FromWorker) => this.receive(message));
     worker.on('error', (error) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)));
     worker.on('exit', (code) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)));
@@ -180,4 +186,16 @@ export class LocalLambda {
       }
     }
   }
+}
+
+/** A function's output, line by line: to whoever watches the logs, and on to the twin's own stream as before. */
+function forwardLines(from: NodeJS.ReadableStream, to: NodeJS.WritableStream, onLine: ((line: string) => void) | undefined): void {
+  let partial = '';
+  from.on('data', (chunk: Buffer | string) => {
+    to.write(chunk);
+    if (!onLine) return;
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line) onLine(line);
+  });
 }
