@@ -76,7 +76,8 @@ export const MAX_BLOCKING_EXECUTE_MS = 14 * MINUTE_MS;
  */
 export const EXECUTE_HEARTBEAT_INTERVAL_MS = 20 * SECOND_MS;
 /** First and longest pause between status reads of a blocking execute: fast answers for short runs, few reads for long ones. */
-export const EXECUTE_POLL_FIRST_MS = 50;
+export const EXECUTE_POLL_FIRST_MS = 10;
+export const EXECUTE_POLL_GROWTH = 1.5;
 export const EXECUTE_POLL_MAX_MS = 1000;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
