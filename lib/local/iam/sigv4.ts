@@ -87,16 +87,7 @@ export function checkSignature(request: SignedRequest, signature: Signature, sec
   // S3 checks a declared hash against the body it received (other values say the payload is unsigned or chunked).
   if (/^[0-9a-f]{64}$/.test(declaredHash) && declaredHash !== bodyHash) return 'mismatch';
   const payloadHash = declaredHash || bodyHash;
-  const canonicalRequest = [
-    request.method,
-    canonicalPath(path, signature.service),
-    canonicalQuery(query),
-    ...signature.signedHeaders.map((name) => `${name}:${headerValue(request.headers, name)}`),
-    '',
-    signature.signedHeaders.join(';'),
-    payloadHash,
-  ].join('\n');
-  return signatureMatches(signature, amzDate, canonicalRequest, secretAccessKey) ? 'valid' : 'mismatch';
+  return signatureMatches(signature, amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey) ? 'valid' : 'mismatch';
 }
 
 /** A presigned URL's signature (query-string authentication), as `@aws-sdk/s3-request-presigner` makes it. */
@@ -170,7 +161,14 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     .join('&');
   const payloadHash = new URLSearchParams(query).get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD';
   if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256(request.body)) return 'mismatch';
-  const canonicalRequest = [
+  if (!signatureMatches(signature, signature.amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey)) return 'mismatch';
+  if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
+  return 'valid';
+}
+
+/** SigV4's canonical request: the same for header and query authentication, but for the query and the payload hash. */
+function canonicalRequestOf(request: SignedRequest, signature: Signature, path: string, query: string, payloadHash: string): string {
+  return [
     request.method,
     canonicalPath(path, signature.service),
     canonicalQuery(query),
@@ -179,9 +177,6 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     signature.signedHeaders.join(';'),
     payloadHash,
   ].join('\n');
-  if (!signatureMatches(signature, signature.amzDate, canonicalRequest, secretAccessKey)) return 'mismatch';
-  if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
-  return 'valid';
 }
 
 function signatureMatches(signature: Signature, amzDate: string, canonicalRequest: string, secretAccessKey: string): boolean {
