@@ -50,6 +50,10 @@ export function functionEnvironment(
     POWERTOOLS_METRICS_NAMESPACE: 'WorkflowIngestLocal',
     // Traces go nowhere locally; metrics are EMF lines on stdout, noise in a terminal unless asked for.
     POWERTOOLS_TRACE_ENABLED: 'false',
+    // The twin runs the sources, so the real Tracer loads the X-Ray SDK, whose context tracking puts async hooks on
+    // every request (about a fifth of the twin's CPU) although nothing is traced. Bundles on AWS carry no X-Ray SDK
+    // unless -c sdkTracing=true (lib/bundling/tracer-off.ts); in manual mode the SDK tracks no context either.
+    AWS_XRAY_MANUAL_MODE: '1',
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: 'WARN',
     AWS_LAMBDA_FUNCTION_NAME: declaration.id,
