@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { emptyCostUnits, onRequestCost, type CostUnits } from '#shared/cost-meter.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { runCli } from '#lib/admin/cli.ts';
@@ -46,11 +46,15 @@ async function admin(...argv: string[]) {
 }
 
 /** Enough bound links that no single one passes its 600 requests/minute during the run. */
+/** Each bound link's source id, by token: where its events are stored. */
+const sourceIds = new Map<string, string>();
+
 async function linkPool(type: 'calls' | 'dialogs', requests: number): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_LINK - 50)); i += 1) {
     const issued = await admin('links', 'issue', '--type', type);
-    await admin('links', 'bind', issued.link_id!);
+    const bound = await admin('links', 'bind', issued.link_id!);
+    sourceIds.set(issued.token!, bound.source_id!);
     tokens.push(issued.token!);
   }
   return tokens;
@@ -81,7 +85,7 @@ onRequestCost((operation, units) => {
   costs.set(operation, entry);
 });
 
-async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number, makeBody: () => string): Promise<RunStats> {
+async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number, makeBody: () => string): Promise<RunStats & { sourceId: string }> {
   const tokens = await linkPool(type, total);
   const bodies = Array.from({ length: total }, makeBody);
   const unexpected: number[] = [];
@@ -96,6 +100,31 @@ async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number
     const per = (n: number) => (n / cost.requests).toFixed(2);
     console.log(`  ${label} units/request: DynamoDB RCU ${per(cost.units.dynamoReadUnits)}, WCU ${per(cost.units.dynamoWriteUnits)}, S3 PUT ${per(cost.units.s3WriteRequests)}`);
   }
+  return { ...stats, sourceId: sourceIds.get(tokens[0]!)! };
+}
+
+/**
+ * The floor: the one write the spec cannot do without, a conditional PutItem (`attribute_not_exists`) of an item the
+ * size of the product's own event item (one the ingest run stored, under new keys), after a warm-up pass, measured in
+ * the same run as the product.
+ */
+async function floorRun(sourceId: string, label: string): Promise<RunStats> {
+  const client = new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const { Items } = await client.send(new QueryCommand({ TableName: twin.twin.tables.inboundEvents, KeyConditionExpression: 'source_id = :s', ExpressionAttributeValues: { ':s': { S: sourceId } }, Limit: 1 }));
+  const stored = Items?.[0];
+  if (!stored) throw new Error(`floor (${label}): no stored event of ${sourceId} to copy`);
+  const put = (pass: string) => (i: number) =>
+    client.send(
+      new PutItemCommand({
+        TableName: twin.twin.tables.inboundEvents,
+        Item: { ...stored, source_id: { S: `floor-${label}-${pass}` }, external_id: { S: `e-${i}` } },
+        ConditionExpression: 'attribute_not_exists(source_id)',
+      }),
+    ).then(() => undefined);
+  const total = label === 'dialog' ? DIALOG_REQUESTS : RAW_PUTS;
+  await runAtConcurrency(Math.ceil(total / 3), CONCURRENCY, put('warm'));
+  const stats = await runAtConcurrency(total, CONCURRENCY, put('measured'));
+  client.destroy();
   return stats;
 }
 
@@ -174,6 +203,20 @@ const format = (label: string, stats: RunStats) =>
 
 /** `BENCH_ONLY=streaming npm run bench` runs one part. */
 const only = process.env.BENCH_ONLY;
+/**
+ * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks. Not measured yet (null):
+ * `execute_reads_per_run` and `round_trips`, which need a request-counting client (the next step of issue 13).
+ */
+const summary: Record<string, unknown> = {
+  ingest_call_ratio: null,
+  ingest_dialog_ratio: null,
+  ingest_call_p99_ms: null,
+  floor_p99_ms: null,
+  execute_overhead_p50_ms: null,
+  execute_reads_per_run: null,
+  round_trips: { call: null, duplicate: null, dialog: null },
+};
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 async function ingestAndEngine() {
   console.log(`Local twin ingest benchmark, concurrency ${CONCURRENCY}, Node ${process.version}`);
@@ -186,6 +229,17 @@ async function ingestAndEngine() {
   console.log(format(`POST /events, dialog (${(dialogBody().length / 1024).toFixed(0)} KB)`, dialogs));
   console.log(`ratio call ingest / raw PutItem: ${(calls.perSecond / raw.perSecond).toFixed(2)}`);
   console.log(`ratio dialog ingest / raw PutItem: ${(dialogs.perSecond / raw.perSecond).toFixed(2)}`);
+  const callFloor = await floorRun(calls.sourceId, 'call');
+  const dialogFloor = await floorRun(dialogs.sourceId, 'dialog');
+  console.log(format('floor: conditional put, call-event item', callFloor));
+  console.log(format('floor: conditional put, dialog item', dialogFloor));
+  console.log(`ratio call ingest / floor: ${(calls.perSecond / callFloor.perSecond).toFixed(2)}; dialog ingest / floor: ${(dialogs.perSecond / dialogFloor.perSecond).toFixed(2)}`);
+  Object.assign(summary, {
+    ingest_call_ratio: round2(calls.perSecond / callFloor.perSecond),
+    ingest_dialog_ratio: round2(dialogs.perSecond / dialogFloor.perSecond),
+    ingest_call_p99_ms: round2(calls.p99Ms),
+    floor_p99_ms: round2(callFloor.p99Ms),
+  });
 
   console.log(`\nWorkflow engine (local Step Functions runner, same ASL file)`);
   await publishBenchWorkflows();
@@ -199,6 +253,7 @@ async function ingestAndEngine() {
   console.log(format(`execute one-node, c=${CONCURRENCY}`, parallel.stats));
   console.log(format(`execute ${LINEAR_NODES}-node linear, c=1`, linear.stats));
   console.log(`execute overhead over an authenticated read (c=1): p50 +${(sequential.stats.p50Ms - baseline.p50Ms).toFixed(1)} ms, p99 +${(sequential.stats.p99Ms - baseline.p99Ms).toFixed(1)} ms`);
+  summary.execute_overhead_p50_ms = round2(sequential.stats.p50Ms - baseline.p50Ms);
   console.log(`state transitions per run: one-node ${(await transitionsPerRun(sequential.executionIds)).toFixed(1)}, ${LINEAR_NODES}-node linear ${(await transitionsPerRun(linear.executionIds)).toFixed(1)}`);
 }
 
@@ -222,6 +277,7 @@ try {
     await collectionBench({ twin, dynamo, admin });
     dynamo.destroy();
   }
+  if (process.argv.includes('--json')) console.log(JSON.stringify(summary));
 } finally {
   agent.destroy();
   await twin.close();
