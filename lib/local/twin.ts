@@ -8,7 +8,7 @@ import { taskFunctions as productTaskFunctions, type TaskFunction } from '#funct
 import { BUCKET_PREFIXES, TABLE_ENV, type TableName } from '#shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
 import { createApiServer, type BoundRoute } from './http-server.ts';
-import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from './iam/front-door.ts';
+import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService, type ServedRequest } from './iam/front-door.ts';
 import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
 import { LocalLambda } from './lambda/function-host.ts';
@@ -40,6 +40,8 @@ export interface LocalTwinOptions {
   streamIdleTimeoutMs?: number;
   /** `npm start`: fire the nightly collection at 00:00 Europe/Moscow, as the Scheduler schedule does on AWS. Tests call `runNightly`. */
   nightlySchedule?: boolean;
+  /** Every request a function made to a store, with its timing (tests and the bench count round trips). */
+  onStoreRequest?: (served: ServedRequest) => void;
   /** Every log line of every function, with the function's name (tests look for what must never be logged). */
   onFunctionLog?: (functionName: string, line: string) => void;
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
@@ -111,7 +113,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   ];
   const accessDenials: AccessDenial[] = [];
   const frontDoor = (service: LocalService, upstream: string, offset: number) =>
-    startFrontDoor({ service, upstream, port: publicPort(offset), principals, onDenied: (denial) => accessDenials.push(denial) });
+    startFrontDoor({ service, upstream, port: publicPort(offset), principals, onDenied: (denial) => accessDenials.push(denial), onServed: options.onStoreRequest });
   const doors = {
     dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 1),
     s3: await frontDoor('s3', stores.s3Endpoint, 2),

@@ -8,6 +8,8 @@ import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { runCli } from '#lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
 import { startLocalTwin } from '#lib/local/twin.ts';
+import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import { sequentialSteps } from '../support/round-trips.ts';
 import { executionArnOf } from '#executions/execution-arn.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { writeFileSync } from 'node:fs';
@@ -36,7 +38,36 @@ process.env.DATA_DIR = dataDir;
 process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
 // The agents part calls tools on a local server, as tests do.
 process.env.ALLOW_LOOPBACK_TOOLS = '1';
-const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0 });
+/** Store requests, recorded only while a measurement asks for them. */
+const storeRequests: ServedRequest[] = [];
+let recordingStoreRequests = false;
+const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, onStoreRequest: (served) => void (recordingStoreRequests && storeRequests.push(served)) });
+
+async function recorded(principal: string, work: () => Promise<unknown>): Promise<ServedRequest[]> {
+  storeRequests.length = 0;
+  recordingStoreRequests = true;
+  try {
+    await work();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    recordingStoreRequests = false;
+  }
+  return storeRequests.filter((served) => served.principal === principal);
+}
+
+/** Sequential datastore round trips of one webhook request of each kind on a warm link (test/e2e/round-trips.test.ts pins them). */
+async function roundTrips(): Promise<{ call: number; duplicate: number; dialog: number }> {
+  const [callToken] = await linkPool('calls', 1);
+  const [dialogToken] = await linkPool('dialogs', 1);
+  const url = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+  await post(url(callToken!), JSON.stringify(callEvent()));
+  await post(url(dialogToken!), JSON.stringify(textEvent(3)));
+  const event = JSON.stringify(callEvent());
+  const call = await recorded('WebhookPostEvent', () => post(url(callToken!), event));
+  const duplicate = await recorded('WebhookPostEvent', () => post(url(callToken!), event));
+  const dialog = await recorded('WebhookPostEvent', () => post(url(dialogToken!), JSON.stringify(textEvent(2000, {}, 120))));
+  return { call: sequentialSteps(call), duplicate: sequentialSteps(duplicate), dialog: sequentialSteps(dialog) };
+}
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 async function admin(...argv: string[]) {
@@ -204,8 +235,8 @@ const format = (label: string, stats: RunStats) =>
 /** `BENCH_ONLY=streaming npm run bench` runs one part. */
 const only = process.env.BENCH_ONLY;
 /**
- * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks. Not measured yet (null):
- * `execute_reads_per_run` and `round_trips`, which need a request-counting client (the next step of issue 13).
+ * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks (round trips and reads are counted
+ * at the twin's front doors).
  */
 const summary: Record<string, unknown> = {
   ingest_call_ratio: null,
@@ -234,6 +265,8 @@ async function ingestAndEngine() {
   console.log(format('floor: conditional put, call-event item', callFloor));
   console.log(format('floor: conditional put, dialog item', dialogFloor));
   console.log(`ratio call ingest / floor: ${(calls.perSecond / callFloor.perSecond).toFixed(2)}; dialog ingest / floor: ${(dialogs.perSecond / dialogFloor.perSecond).toFixed(2)}`);
+  summary.round_trips = await roundTrips();
+  console.log(`sequential round trips on a warm link: ${JSON.stringify(summary.round_trips)}`);
   Object.assign(summary, {
     ingest_call_ratio: round2(calls.perSecond / callFloor.perSecond),
     ingest_dialog_ratio: round2(dialogs.perSecond / dialogFloor.perSecond),
@@ -245,7 +278,13 @@ async function ingestAndEngine() {
   await publishBenchWorkflows();
   const keys = await keyPool(EXECUTES * 3 + 400);
   const baseline = await baselineRun(200, keys);
-  const sequential = await executeRun('one-node execute, concurrency 1', 'one', EXECUTES / 2, 1, keys);
+  let sequential!: Awaited<ReturnType<typeof executeRun>>;
+  const executeReads = await recorded('PublishedExecute', async () => {
+    sequential = await executeRun('one-node execute, concurrency 1', 'one', EXECUTES / 2, 1, keys);
+  });
+  const statusReads = executeReads.filter((served) => served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`)).length;
+  summary.execute_reads_per_run = round2(statusReads / (EXECUTES / 2));
+  console.log(`execute status reads per run (strongly consistent GetItem): ${round2(statusReads / (EXECUTES / 2))}`);
   const parallel = await executeRun(`one-node execute, concurrency ${CONCURRENCY}`, 'one', EXECUTES, CONCURRENCY, keys);
   const linear = await executeRun(`${LINEAR_NODES}-node linear execute, concurrency 1`, 'linear', 50, 1, keys);
   console.log(format('GET /workflows (auth + 1 read), c=1', baseline));

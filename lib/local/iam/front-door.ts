@@ -93,6 +93,19 @@ export interface FrontDoorOptions {
   port: number;
   principals: readonly LocalPrincipal[];
   onDenied(denial: AccessDenial): void;
+  /** Every request that reached the store: who, what, and when it started and ended (round-trip counting). */
+  onServed?: (served: ServedRequest) => void;
+}
+
+export interface ServedRequest {
+  service: LocalService;
+  principal: string;
+  /** DynamoDB, SSM and Step Functions: the operation; S3 and Bedrock: the method and path. */
+  operation: string;
+  /** The first resource it acted on (a table, an object, a parameter). */
+  resource: string;
+  startedAtMs: number;
+  endedAtMs: number;
 }
 
 function readAll(request: IncomingMessage): Promise<Buffer> {
@@ -119,6 +132,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
   const server = createServer((request, response) => void serve(request, response));
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const startedAtMs = performance.now();
     let body: Buffer;
     try {
       body = await readAll(request);
@@ -162,7 +176,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       return rules.refuse(reply, BAD_SIGNATURE[options.service], message);
     }
     const target = String(request.headers['x-amz-target'] ?? '');
-    const denied = rules.permissions({ method, url, target, body }).find((needed) => !principal.policy.allows(needed.action, needed.resource));
+    const needs = rules.permissions({ method, url, target, body });
+    const denied = needs.find((needed) => !principal.policy.allows(needed.action, needed.resource));
     if (denied) {
       options.onDenied({ principal: principal.name, ...denied });
       return rules.refuse(
@@ -170,6 +185,12 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
         s3 ? 'AccessDenied' : 'AccessDeniedException',
         `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
+    }
+    if (options.onServed) {
+      const target = String(request.headers['x-amz-target'] ?? '');
+      const operation = target ? target.replace(/^.*\./, '') : `${method} ${url.split('?')[0]}`;
+      const resource = needs[0]?.resource ?? '';
+      response.once('finish', () => options.onServed!({ service: options.service, principal: principal.name, operation, resource, startedAtMs, endedAtMs: performance.now() }));
     }
     forward(request, response, body, method, url, principal);
   }
