@@ -1,4 +1,6 @@
-import { conditionHeld } from '#shared/conditional-write.ts';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isConditionFailure } from '#shared/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds, SECOND_MS } from '#shared/time.ts';
 
@@ -49,17 +51,27 @@ export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): b
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
     /** Stores the event unless a live one with the same (source, external_id) exists; answers whether it stored it. */
-    putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
-      return conditionHeld(
-        client.send(
+    /**
+     * Stores the event unless (source, external_id) holds a live one. A refused write answers the event that is there
+     * (`ALL_OLD` on the failed condition): a duplicate costs no second read.
+     */
+    async putIfNew(event: StoredEvent, nowMs: number): Promise<{ stored: true } | { stored: false; existing?: StoredEvent }> {
+      try {
+        await client.send(
           new PutCommand({
             TableName: tableName,
             Item: event,
             ConditionExpression: 'attribute_not_exists(external_id) OR expires_at <= :now',
             ExpressionAttributeValues: { ':now': epochSeconds(nowMs) },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
-        ),
-      );
+        );
+        return { stored: true };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const old = (error as { Item?: Record<string, AttributeValue> }).Item;
+        return { stored: false, existing: old ? (unmarshall(old) as StoredEvent) : undefined };
+      }
     },
 
     async findLive(sourceId: string, externalId: string, nowMs: number): Promise<StoredEvent | undefined> {

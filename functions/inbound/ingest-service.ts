@@ -75,19 +75,20 @@ export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer)
     throw quota.refuse();
   }
 
-  let stored: StoredEvent | undefined;
+  let outcome: Awaited<ReturnType<typeof storeEvent>>;
   try {
-    stored = await storeEvent(deps, sourceId, event, rawBody, nowMs);
+    outcome = await storeEvent(deps, sourceId, event, rawBody, nowMs);
   } catch (error) {
     await deps.counters.decrement(quotaKey);
     throw error;
   }
-  if (!stored) {
-    await deps.counters.decrement(quotaKey);
-    const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
+  if (!outcome.stored) {
+    // The refused write answered the event that is there; a store that does not (or an item gone since) is read.
+    const [existing] = await Promise.all([outcome.existing ?? deps.events.findLive(sourceId, event.external_id, nowMs), deps.counters.decrement(quotaKey)]);
     if (!existing) throw new Error('Deduplication record vanished between write and read');
     return duplicate(existing);
   }
+  const stored = outcome.event;
 
   await rememberFilterValues(deps, link, stored);
   return {
@@ -102,14 +103,14 @@ function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): Ing
   return { status: 'duplicate', external_id: existing.external_id, event_id: Number(existing.event_id) };
 }
 
-/** Answers the stored event, or undefined when (source, external_id) was already taken. */
+/** Answers the stored event, or the live one that already holds (source, external_id) when the write was refused. */
 async function storeEvent(
   deps: IngestDeps,
   sourceId: string,
   event: InboundEvent,
   rawBody: Buffer,
   nowMs: number,
-): Promise<StoredEvent | undefined> {
+): Promise<{ stored: true; event: StoredEvent } | { stored: false; existing?: StoredEvent }> {
   const eventId = await deps.nextEventId();
   const receivedAt = new Date(nowMs).toISOString();
   const compressed = gzipSync(rawBody);
@@ -135,15 +136,15 @@ async function storeEvent(
   };
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
-  const isNew = await deps.events.putIfNew(stored, nowMs);
-  if (!isNew && bodyKey) {
+  const written = await deps.events.putIfNew(stored, nowMs);
+  if (!written.stored && bodyKey) {
     // The sender's answer is decided (a duplicate): a copy that cannot be deleted now is left to the bucket's
     // lifecycle rule for inbound/ rather than turned into a 500 that makes the sender retry a stored event.
     await deps.bodies.delete(bodyKey).catch((error: unknown) => {
       logger.warn('could not delete the body of a duplicate', { sourceId, bodyKey, error: error as Error });
     });
   }
-  return isNew ? stored : undefined;
+  return written.stored ? { stored: true, event: stored } : written;
 }
 
 /** Only writes when the event brings a filter value the link has not seen, which is rare after the first day. */

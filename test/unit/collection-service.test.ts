@@ -83,7 +83,7 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
       source_channel: sent.source_channel, direction: sent.metadata?.direction, metadata_fields: [],
       body_gzip: gzipSync(JSON.stringify(body)), body_bytes: 0, delivery_failures: 0, expires_at: ttlSeconds(receivedAtMs + QUEUE_RETENTION_MS),
     };
-    expect(await events.putIfNew(stored, receivedAtMs)).toBe(true);
+    expect(await events.putIfNew(stored, receivedAtMs)).toEqual({ stored: true });
     return stored;
   };
   const task = async (extra: { channels?: string[]; directions?: string[]; kind?: 'periodic' | 'once' } = {}) => {

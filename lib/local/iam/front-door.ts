@@ -1,6 +1,7 @@
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
+import { oldItemRequest, withOldItem } from './dynamodb-old-item.ts';
 import { bedrockPermissions, dynamodbPermissions, s3Permissions, ssmPermissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
 import { LOCAL_REGION } from '#lib/local/stores.ts';
 import {
@@ -207,6 +208,14 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
         if (options.service === 's3' && upstreamResponse.statusCode === 404 && (method === 'GET' || method === 'HEAD') && missingHidden) {
           upstreamResponse.resume();
           return rules.refuse({ method, response }, 'AccessDenied', 'Access Denied');
+        }
+        const oldItem = options.service === 'dynamodb' ? oldItemRequest(String(request.headers['x-amz-target'] ?? ''), body) : undefined;
+        if (oldItem) {
+          withOldItem(upstream, agent, request.headers, oldItem, upstreamResponse).then(
+            (answer) => response.writeHead(answer.status, answer.headers).end(answer.body),
+            () => response.destroy(),
+          );
+          return;
         }
         response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
         upstreamResponse.pipe(response);

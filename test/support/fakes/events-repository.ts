@@ -14,12 +14,13 @@ export class InMemoryEventsRepository implements EventsRepository {
   readonly items = new Map<string, StoredEvent>();
   readonly faults = new Faults<keyof EventsRepository>();
 
-  async putIfNew(event: StoredEvent, nowMs: number): Promise<boolean> {
+  /** A refused write answers the item that is there, as the repository's `ALL_OLD` does. */
+  async putIfNew(event: StoredEvent, nowMs: number): Promise<{ stored: true } | { stored: false; existing?: StoredEvent }> {
     await this.faults.enter('putIfNew');
     const existing = this.items.get(keyOf(event.source_id, event.external_id));
-    if (existing && !(existing.expires_at <= epochSeconds(nowMs))) return false;
+    if (existing && !(existing.expires_at <= epochSeconds(nowMs))) return { stored: false, existing: structuredClone(existing) };
     this.items.set(keyOf(event.source_id, event.external_id), structuredClone(event));
-    return true;
+    return { stored: true };
   }
 
   /** Answers the repository's projection only (ids and expiry), as the real GetItem does. */
