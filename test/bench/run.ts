@@ -232,7 +232,7 @@ async function baselineRun(total: number, keys: string[]): Promise<RunStats> {
 const format = (label: string, stats: RunStats) =>
   `${label.padEnd(34)} ${stats.perSecond.toFixed(0).padStart(6)} req/s   p50 ${stats.p50Ms.toFixed(1).padStart(6)} ms   p99 ${stats.p99Ms.toFixed(1).padStart(6)} ms   (${stats.requests} in ${stats.seconds.toFixed(1)} s)`;
 
-/** `BENCH_ONLY=streaming npm run bench` runs one part. */
+/** `BENCH_ONLY=streaming npm run bench` runs one part (ingest, execute, streaming, agents, collection). */
 const only = process.env.BENCH_ONLY;
 /**
  * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks (round trips and reads are counted
@@ -249,7 +249,7 @@ const summary: Record<string, unknown> = {
 };
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-async function ingestAndEngine() {
+async function ingest() {
   console.log(`Local twin ingest benchmark, concurrency ${CONCURRENCY}, Node ${process.version}`);
   const raw = await rawPutRun();
   const calls = await ingestRun('call event', 'calls', CALL_REQUESTS, () => JSON.stringify(callEvent()));
@@ -273,7 +273,9 @@ async function ingestAndEngine() {
     ingest_call_p99_ms: round2(calls.p99Ms),
     floor_p99_ms: round2(callFloor.p99Ms),
   });
+}
 
+async function engine() {
   console.log(`\nWorkflow engine (local Step Functions runner, same ASL file)`);
   await publishBenchWorkflows();
   const keys = await keyPool(EXECUTES * 3 + 400);
@@ -297,7 +299,8 @@ async function ingestAndEngine() {
 }
 
 try {
-  if (only === undefined || only === 'ingest') await ingestAndEngine();
+  if (only === undefined || only === 'ingest') await ingest();
+  if (only === undefined || only === 'execute') await engine();
   if (only === undefined || only === 'streaming') {
     console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
