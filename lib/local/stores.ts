@@ -11,12 +11,12 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { TABLE_ENV, type TableName } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
+import { startDynamoProcess } from './dynamo-process.ts';
 
 // Node 20 is what the local twin runs on; the SDK's notice about its future Node 22 floor is known (see README).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const require = createRequire(import.meta.url);
-const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
@@ -37,17 +37,17 @@ export interface LocalStores {
   close(): Promise<void>;
 }
 
-/** The embedded DynamoDB-compatible server, persisting under `dataDir/dynamodb`. */
-export async function startDynamo(dataDir: string, port: number): Promise<{ endpoint: string; close(): Promise<void> }> {
+/** The embedded DynamoDB-compatible server, persisting under `dataDir/dynamodb`, in a process of its own (`pid`). */
+export async function startDynamo(dataDir: string, port: number): Promise<{ endpoint: string; pid: number; close(): Promise<void> }> {
   mkdirSync(dataDir, { recursive: true });
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, path: join(dataDir, 'dynamodb') });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await ensureTables(endpoint);
-  return { endpoint, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const dynamo = await startDynamoProcess(join(dataDir, 'dynamodb'), port);
+  try {
+    await ensureTables(dynamo.endpoint);
+  } catch (error) {
+    await dynamo.close();
+    throw error;
+  }
+  return dynamo;
 }
 
 export async function startLocalStores(dataDir: string, ports: { dynamodb: number; s3: number }): Promise<LocalStores> {
