@@ -13,39 +13,24 @@ import {
   OCCURRED_AT_MAX_FUTURE_MS,
 } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
+import { acceptedMessages } from './dialog-messages.ts';
+import { isIsoWithOffset } from './iso-timestamp.ts';
+
+export { parseIsoWithOffset } from './iso-timestamp.ts';
 
 /**
  * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`
  * for a string is refused; unknown fields are dropped. Dates must carry an explicit offset.
  */
 
-const ISO_WITH_OFFSET =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
-
-/** Epoch milliseconds of an ISO 8601 timestamp with zone offset, or undefined if it is not one (or not a real date). */
-export function parseIsoWithOffset(text: string): number | undefined {
-  const match = ISO_WITH_OFFSET.exec(text);
-  if (!match) return undefined;
-  const [, year, month, day, hour, minute, second = '0', , offsetHours = '0', offsetMinutes = '0'] = match;
-  const calendar = new Date(Date.UTC(+year!, +month! - 1, +day!, +hour!, +minute!, +second));
-  const isRealDate =
-    calendar.getUTCFullYear() === +year! &&
-    calendar.getUTCMonth() === +month! - 1 &&
-    calendar.getUTCDate() === +day! &&
-    +hour! < 24 && +minute! < 60 && +second < 60 && +offsetHours < 24 && +offsetMinutes < 60;
-  if (!isRealDate) return undefined;
-  const epoch = Date.parse(text);
-  return Number.isNaN(epoch) ? undefined : epoch;
-}
-
 const timestampWithOffset = z
   .string()
-  .check(z.refine((text) => parseIsoWithOffset(text) !== undefined, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'));
+  .check(z.refine(isIsoWithOffset, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'));
 
 const occurredAt = timestampWithOffset.check(
   z.refine((text) => {
-    const epoch = parseIsoWithOffset(text);
-    if (epoch === undefined) return true; // reported by the format check
+    if (!isIsoWithOffset(text)) return true; // reported by the format check
+    const epoch = Date.parse(text);
     const now = Date.now();
     const earliest = new Date(now);
     earliest.setUTCFullYear(earliest.getUTCFullYear() - OCCURRED_AT_MAX_AGE_YEARS);
@@ -82,6 +67,8 @@ const messageSchema = z.object({
 });
 
 export const callEventSchema = z.object({ type: z.literal('call'), ...baseFields, audio: audioSchema });
+/** A dialog without its messages: what the schema checks once acceptedMessages has passed them all. */
+const textEnvelopeSchema = z.object({ type: z.literal('text'), ...baseFields });
 export const textEventSchema = z.object({
   type: z.literal('text'),
   ...baseFields,
@@ -107,6 +94,14 @@ export function parseInboundEvent(body: unknown): ParseResult {
   }
   const typed = typeOnlySchema.safeParse(body);
   if (!typed.success) return { ok: false, issues: toFieldIssues(typed.error) };
+  if (typed.data.type === 'text') {
+    // With every message valid, the whole schema's issues are the envelope's: the messages add none.
+    const messages = acceptedMessages((body as { messages?: unknown }).messages);
+    if (messages) {
+      const envelope = textEnvelopeSchema.safeParse(body);
+      return envelope.success ? { ok: true, event: { ...envelope.data, messages } } : { ok: false, issues: toFieldIssues(envelope.error) };
+    }
+  }
   const schema = typed.data.type === 'call' ? callEventSchema : textEventSchema;
   const parsed = schema.safeParse(body);
   return parsed.success ? { ok: true, event: parsed.data } : { ok: false, issues: toFieldIssues(parsed.error) };
