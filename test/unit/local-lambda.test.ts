@@ -36,6 +36,15 @@ describe('the local Lambda host', () => {
     expect(failure.name).toBe('RequestEntityTooLargeException');
   });
 
+  it('measures a proxy event body as the JSON it is sent in: escapes count', async () => {
+    const sleeper = host('sleeper');
+    // Half the limit in quotes, each escaped as two bytes.
+    const quotes = (count: number) => ({ sleepMs: 0, body: '"'.repeat(count) });
+    const fits = Math.floor((LAMBDA_SYNC_PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(quotes(0)))) / 2);
+    expect(await sleeper.invoke(quotes(fits))).toEqual({ statusCode: 200, body: 'slept' });
+    expect((await failureOf(sleeper.invoke(quotes(fits + 1)))).name).toBe('RequestEntityTooLargeException');
+  }, 20_000);
+
   it('fails every invocation of a function whose initialization fails, with the initialization error', async () => {
     const failing = host('failing-init');
     for (let attempt = 0; attempt < 2; attempt += 1) {

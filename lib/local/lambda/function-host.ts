@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { reportRequestCost } from '#shared/cost-meter.ts';
 import type { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import { exceedsPayloadBytes, toInvokePayload } from './invoke-payload.ts';
 import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';
 
 /** Lambda's limit on a synchronous invocation's event and on its response (6 MB each). */
@@ -83,8 +84,8 @@ export class LocalLambda {
   }
 
   private start(event: unknown, stream?: LocalResponseStream): Promise<unknown> {
-    const payload = JSON.stringify(event ?? null);
-    if (Buffer.byteLength(payload) > LAMBDA_SYNC_PAYLOAD_BYTES) {
+    const invocation = toInvokePayload(event);
+    if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }
     if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
@@ -100,7 +101,7 @@ export class LocalLambda {
       stream?.once('close', () => {
         if (this.pending.has(id)) this.post({ kind: 'streamClosed', id });
       });
-      this.post({ kind: 'invoke', id, payload, timeoutMs }, worker);
+      this.post({ kind: 'invoke', id, ...invocation, timeoutMs }, worker);
     });
   }
 

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { onRequestCost } from '#shared/cost-meter.ts';
 import { localContext } from '#lib/local/api-gateway-event.ts';
 import { installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
+import { eventOf } from './invoke-payload.ts';
 import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';
 
 /**
@@ -60,7 +61,7 @@ async function onMessage(message: ToWorker): Promise<void> {
   const { id } = message;
   try {
     const handler = await loading;
-    const event = JSON.parse(message.payload) as unknown;
+    const event = eventOf(message);
     const context = localContext(setup.functionName, message.timeoutMs);
     if (setup.streaming) {
       const stream = new WorkerResponseStream(id);

@@ -1,4 +1,5 @@
 import type { CostUnits } from '#shared/cost-meter.ts';
+import type { InvokePayload } from './invoke-payload.ts';
 
 /** What the twin and a function's worker thread say to each other: invocations one way, results and stream bytes back. */
 export interface WorkerSetup {
@@ -22,7 +23,7 @@ export interface StreamPrelude {
 }
 
 export type ToWorker =
-  | { kind: 'invoke'; id: number; payload: string; timeoutMs: number }
+  | ({ kind: 'invoke'; id: number; timeoutMs: number } & InvokePayload)
   /** The client went away, or the gateway cut the stream: the handler's writes now fail, as on Lambda. */
   | { kind: 'streamClosed'; id: number };
 

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { eventOf, exceedsPayloadBytes, toInvokePayload } from '#lib/local/lambda/invoke-payload.ts';
+
+const BODIES = ['', '{"type":"text","messages":[{"text":"a \\"quoted\\" word"}]}', 'línea\nnueva\t"ё" 😀', '\u0000\u001f\u007f', 'lone \ud800 surrogate \udfff'];
+const proxyEvent = (body: unknown) => ({ resource: '/x', httpMethod: 'POST', headers: { a: 'b' }, body, isBase64Encoded: false, requestContext: { authorizer: undefined, requestId: 'r' } });
+
+/** What Lambda would hand the function: the event through JSON. */
+const throughJson = (event: unknown) => JSON.parse(JSON.stringify(event ?? null)) as unknown;
+
+describe('an event on its way to a function worker', () => {
+  it('reaches the handler as the same value, keys in the same order, as through JSON', () => {
+    class Custom {
+      body = 'kept inside the JSON';
+    }
+    const events = [...BODIES.map(proxyEvent), proxyEvent(null), proxyEvent(undefined), { body: 5 }, new Custom(), [1, 'two'], 'text', 7, null, undefined, {}];
+    for (const event of events) {
+      // A message between threads is a structured clone.
+      const received = eventOf(structuredClone(toInvokePayload(event)));
+      expect(received).toEqual(throughJson(event));
+      expect(JSON.stringify(received)).toBe(JSON.stringify(throughJson(event)));
+    }
+  });
+
+  it('carries a proxy event body beside the JSON rather than escaped into it', () => {
+    const invocation = toInvokePayload(proxyEvent('{"a":"b"}'));
+    expect(invocation.body).toBe('{"a":"b"}');
+    expect(invocation.payload).toContain('"body":null');
+  });
+
+  it('measures the whole event as JSON against the payload limit, to the byte', () => {
+    const bodies = [...BODIES, '"'.repeat(5000), '\u0001'.repeat(3000), 'я'.repeat(4000), '\ud83d'.repeat(1000), 'x'.repeat(10_000)];
+    for (const body of bodies) {
+      for (const event of [proxyEvent(body), { body }]) {
+        const bytes = Buffer.byteLength(JSON.stringify(event));
+        const invocation = toInvokePayload(event);
+        for (const limit of [bytes - 1, bytes, bytes + 1, bytes * 7]) expect(exceedsPayloadBytes(invocation, limit)).toBe(bytes > limit);
+      }
+    }
+  });
+});
