@@ -1,13 +1,15 @@
 import { gzipSync } from 'node:zlib';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
-import type { CounterStore } from '#shared/counter-store.ts';
-import { RATE_LIMITS, rateWindow, takeUnit } from '#shared/rate-limits.ts';
+import { recordCost, withUsageAlongside } from '#shared/cost-meter.ts';
+import { expectedPutCost } from '#shared/item-size.ts';
 import type { BodyStore } from '#shared/body-store.ts';
 import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
 import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
-import { EVENT_TYPE_OF_CONNECTOR, type Link } from './link-model.ts';
+import { EVENT_TYPE_OF_CONNECTOR, type LinkView } from './link-model.ts';
+import type { OpenedLink } from './link-access.ts';
+import type { LinkLimitTicket } from './link-limits.ts';
 import type { LinksRepository } from './links-repository.ts';
 import { recordingUrlProblem } from '#shared/public-url.ts';
 import { logger } from '#shared/powertools.ts';
@@ -16,7 +18,6 @@ import { ttlSeconds } from '#shared/time.ts';
 export interface IngestDeps {
   links: LinksRepository;
   events: EventsRepository;
-  counters: CounterStore;
   bodies: BodyStore;
   nextEventId: () => Promise<number>;
   now: () => number;
@@ -29,7 +30,7 @@ export type IngestOutcome =
   | { status: 'duplicate'; external_id: string; event_id: number };
 
 /** Validates an event for a link: the schema, then the rules that depend on the link. */
-export function validateForLink(body: unknown, link: Link, allowLoopbackRecordings = false): InboundEvent {
+export function validateForLink(body: unknown, link: LinkView, allowLoopbackRecordings = false): InboundEvent {
   const parsed = parseInboundEvent(body);
   const issues: FieldIssue[] = parsed.ok ? [] : [...parsed.issues];
   const expectedType = EVENT_TYPE_OF_CONNECTOR[link.connector_type];
@@ -54,49 +55,59 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /**
- * Queues one event exactly once per (source, external_id). The conditional put is the atomic
- * dedup step; the daily quota is taken before it and given back when the event turns out a duplicate,
- * so duplicates never use the quota and a 201 is only sent once the body is durably stored.
+ * Queues one event exactly once per (source, external_id). The body is checked first (no I/O), then the request is
+ * admitted: one counter update takes the minute's request and the day's event together, beside the guessing
+ * check. The conditional put is the atomic dedup step, written beside the request's usage; a duplicate gives its
+ * day unit back, so duplicates never use the quota, and a 201 is only sent once the body is durably stored.
  */
-export async function ingestEvent(deps: IngestDeps, link: Link, rawBody: Buffer): Promise<IngestOutcome> {
-  if (link.state !== 'bound' || !link.source_id) {
-    throw new ConflictError('The link is issued but no source is connected yet');
-  }
-  const event = validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings);
-  const sourceId = link.source_id;
+export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer): Promise<IngestOutcome> {
+  const link = opened.link;
+  const checked = checkEvent(deps, link, rawBody);
+  const ticket = await opened.admit('event' in checked ? 'event' : 'request');
+  if ('refusal' in checked) throw checked.refusal;
+  const { event, sourceId } = checked;
   const nowMs = deps.now();
-
-  const quota = rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, link.link_id, nowMs);
-  const quotaKey = quota.key;
-  const withinQuota = await takeUnit(deps.counters, quota, RATE_LIMITS.acceptedEventsPerLinkPerDay);
-  if (!withinQuota) {
+  if (ticket.admission === 'overQuota') {
     const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
     if (existing) return duplicate(existing);
-    throw quota.refuse();
+    throw ticket.day.refuse();
   }
 
   let outcome: Awaited<ReturnType<typeof storeEvent>>;
   try {
-    outcome = await storeEvent(deps, sourceId, event, rawBody, nowMs);
+    outcome = await storeEvent(deps, opened, sourceId, event, rawBody, nowMs);
   } catch (error) {
-    await deps.counters.decrement(quotaKey);
+    await ticket.giveBack();
     throw error;
   }
   if (!outcome.stored) {
     // The refused write answered the event that is there; a store that does not (or an item gone since) is read.
-    const [existing] = await Promise.all([outcome.existing ?? deps.events.findLive(sourceId, event.external_id, nowMs), deps.counters.decrement(quotaKey)]);
+    const [existing] = await Promise.all([outcome.existing ?? deps.events.findLive(sourceId, event.external_id, nowMs), giveBack(ticket)]);
     if (!existing) throw new Error('Deduplication record vanished between write and read');
     return duplicate(existing);
   }
   const stored = outcome.event;
-
-  await rememberFilterValues(deps, link, stored);
   return {
     status: 'accepted',
     external_id: stored.external_id,
     event_id: stored.event_id,
     messages: stored.message_count,
   };
+}
+
+/** The event a bound link may take, or the refusal the sender gets once the request is counted (409, then 400). */
+function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer): { event: InboundEvent; sourceId: string } | { refusal: Error } {
+  if (link.state !== 'bound' || !link.source_id) return { refusal: new ConflictError('The link is issued but no source is connected yet') };
+  try {
+    return { event: validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
+  } catch (error) {
+    return { refusal: error as Error };
+  }
+}
+
+/** A duplicate's day unit goes back beside the usage write that bills it (the refused put's own units included). */
+function giveBack(ticket: LinkLimitTicket): Promise<void> {
+  return withUsageAlongside({ dynamoWriteUnits: 1 }, () => ticket.giveBack());
 }
 
 function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): IngestOutcome {
@@ -106,6 +117,7 @@ function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): Ing
 /** Answers the stored event, or the live one that already holds (source, external_id) when the write was refused. */
 async function storeEvent(
   deps: IngestDeps,
+  opened: OpenedLink,
   sourceId: string,
   event: InboundEvent,
   rawBody: Buffer,
@@ -136,7 +148,12 @@ async function storeEvent(
   };
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
-  const written = await deps.events.putIfNew(stored, nowMs);
+  // The put is the request's last store write: its usage is written beside it, and so are filter values it brings.
+  const [written] = await withUsageAlongside({ ...expectedPutCost(stored), webhookEvents: 1 }, () =>
+    Promise.all([deps.events.putIfNew(stored, nowMs), rememberFilterValues(deps, opened, stored)]),
+  );
+  // Counted as it is billed in advance above; a duplicate's usage write takes it back (with its day unit).
+  if (written.stored) recordCost({ webhookEvents: 1 });
   if (!written.stored && bodyKey) {
     // The sender's answer is decided (a duplicate): a copy that cannot be deleted now is left to the bucket's
     // lifecycle rule for inbound/ rather than turned into a 500 that makes the sender retry a stored event.
@@ -147,14 +164,22 @@ async function storeEvent(
   return written.stored ? { stored: true, event: stored } : written;
 }
 
-/** Only writes when the event brings a filter value the link has not seen, which is rare after the first day. */
-async function rememberFilterValues(deps: IngestDeps, link: Link, event: StoredEvent): Promise<void> {
+/**
+ * Only writes when the event brings a filter value the link has not seen, which is rare after the first day. A
+ * duplicate's value is remembered too: it is a value the source sends, whichever event brought it.
+ */
+async function rememberFilterValues(deps: IngestDeps, { link, tokenHash }: OpenedLink, event: StoredEvent): Promise<void> {
   const channel = event.source_channel;
   const channels = channel && isFilterValue(channel) && !link.channel_values?.has(channel) ? [channel] : [];
   const directions = event.direction && !link.direction_values?.has(event.direction) ? [event.direction] : [];
   if (channels.length + directions.length === 0) return;
-  // The event is already stored: a missed filter value must not turn its 201 into a retry.
-  await deps.links.addFilterValues(link.link_id, { channels, directions }).catch((error: unknown) => {
-    logger.warn('could not remember filter values', { linkId: link.link_id, error: error as Error });
-  });
+  // Written beside the event: a missed filter value must not turn its 201 into a retry.
+  try {
+    await deps.links.addFilterValues(link.link_id, tokenHash, { channels, directions });
+  } catch (error) {
+    return void logger.warn('could not remember filter values', { linkId: link.link_id, error: error as Error });
+  }
+  // The link this function keeps in memory learns them too, or its next requests would write them again.
+  for (const value of channels) (link.channel_values ??= new Set()).add(value);
+  for (const value of directions) (link.direction_values ??= new Set()).add(value);
 }

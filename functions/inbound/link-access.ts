@@ -1,54 +1,98 @@
+import { meterSubject } from '#shared/cost-meter.ts';
 import { NotFoundError, ServiceUnavailableError } from '#shared/errors.ts';
 import type { CounterStore } from '#shared/counter-store.ts';
-import { RATE_LIMITS, rateWindow, takeUnit } from '#shared/rate-limits.ts';
+import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
-import { LINK_TOKEN_PATTERN, type Link } from './link-model.ts';
-import { tokenValidUntilMs, type LinksRepository } from './links-repository.ts';
+import type { LinkCache } from './link-cache.ts';
+import type { LinkLimits, LinkLimitTicket } from './link-limits.ts';
+import { LINK_TOKEN_PATTERN, linkView, type LinkView } from './link-model.ts';
+import { tokenLinkView, tokenValidUntilMs, type LinksRepository } from './links-repository.ts';
 
 export interface LinkAccessDeps {
   links: LinksRepository;
   counters: CounterStore;
+  limits: LinkLimits;
   countersTable: string;
+  cache: LinkCache;
   now: () => number;
+}
+
+/** A request's link, found by its token; nothing has been counted against it yet. */
+export interface OpenedLink {
+  readonly link: LinkView;
+  readonly tokenHash: string;
+  /**
+   * Counts the request against the link's minute (and, for an event, a unit of its day) beside the guessing check,
+   * and refuses in the spec's order: a blocked address first (it learns nothing about the token), then the rate.
+   * Answers the ticket, admitted or over the day's quota.
+   */
+  admit(kind: 'request' | 'event'): Promise<LinkLimitTicket>;
 }
 
 const UNKNOWN_LINK = 'Unknown webhook link';
 
 /**
- * Finds the link a request's token names, enforcing token-guessing protection per client IP and the
- * per-link request rate (every request counts, whatever it turns out to be). Answers issued and bound
- * links; unknown, revoked and expired-after-reissue tokens are 404.
+ * Finds the link a request's token names: from memory when a bound link was read within the last second
+ * (LINK_CACHE_MS), otherwise with one read of the token item (its copy of the link) and the caller's guessing
+ * counter together. Unknown, revoked and expired-after-reissue tokens are 404, and an unknown one counts as a guess.
  */
-export async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string): Promise<Link> {
+export async function openLink(deps: LinkAccessDeps, token: string, clientIp: string): Promise<OpenedLink> {
   const nowMs = deps.now();
   const guessing = RATE_LIMITS.unknownTokensPerIp;
   const guessWindow = rateWindow(guessing, clientIp, nowMs);
-  const guardKey = guessWindow.key;
-
   const tokenHash = LINK_TOKEN_PATTERN.test(token) ? hashSecret(token) : undefined;
+
+  const cached = tokenHash ? deps.cache.get(tokenHash, nowMs) : undefined;
+  if (cached && tokenHash) return opened(deps, cached, tokenHash, guessWindow, nowMs);
+
   const { token: record, guessCount } = await guarded(() =>
     tokenHash
-      ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guardKey)
-      : deps.counters.read(guardKey).then((count) => ({ token: undefined, guessCount: count })),
+      ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key)
+      : deps.counters.read(guessWindow.key).then((count) => ({ token: undefined, guessCount: count })),
   );
   // A blocked address learns nothing, not even that a guess was right.
   if (guessCount >= guessing.limit) throw guessWindow.refuse();
 
   const validUntilMs = record && tokenValidUntilMs(record);
-  if (!record || (validUntilMs !== undefined && validUntilMs <= nowMs)) {
-    const count = await guarded(() => deps.counters.increment(guardKey, guessWindow.expiresAtMs));
+  if (!record || !tokenHash || (validUntilMs !== undefined && validUntilMs <= nowMs)) {
+    const count = await guarded(() => deps.counters.increment(guessWindow.key, guessWindow.expiresAtMs));
     if (count > guessing.limit) throw guessWindow.refuse();
     throw new NotFoundError(UNKNOWN_LINK);
   }
+  // A copy that says bound or revoked is final enough; issued (or no copy, an older token item) asks the link item.
+  const copy = tokenLinkView(record);
+  const view = copy && copy.state !== 'issued' ? copy : await deps.links.getLink(record.link_id).then((link) => link && linkView(link));
+  if (!view) throw new NotFoundError(UNKNOWN_LINK);
+  deps.cache.set(tokenHash, view, nowMs, validUntilMs);
+  return opened(deps, view, tokenHash, guessWindow, nowMs, guessCount);
+}
 
-  const rate = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, record.link_id, nowMs);
-  const [link, withinRate] = await Promise.all([
-    deps.links.getLink(record.link_id),
-    takeUnit(deps.counters, rate, RATE_LIMITS.requestsPerLinkPerMinute),
-  ]);
-  if (!link || link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
-  if (!withinRate) throw rate.refuse();
-  return link;
+function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWindow: RateWindow, nowMs: number, guessCount?: number): OpenedLink {
+  return {
+    link,
+    tokenHash,
+    async admit(kind) {
+      // Only a bound link takes events: any other request counts against the minute alone.
+      const counted = link.state === 'bound' ? kind : 'request';
+      const [guard, limits] = await Promise.allSettled([
+        guessCount ?? guarded(() => deps.counters.read(guessWindow.key)),
+        deps.limits.take(link.link_id, counted, nowMs),
+      ]);
+      if (limits.status === 'rejected') throw limits.reason;
+      const ticket = limits.value;
+      const blocked = guard.status === 'rejected' || guard.value >= RATE_LIMITS.unknownTokensPerIp.limit;
+      if (blocked) {
+        // Nothing will be stored: the day's unit goes back. The minute's stays: every request counts.
+        if (ticket.admission === 'admitted') await ticket.giveBack();
+        throw guard.status === 'rejected' ? guard.reason : guessWindow.refuse();
+      }
+      if (link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
+      if (ticket.admission === 'rateLimited') throw ticket.minute.refuse();
+      // Billed from here: a refused request writes no usage row (abuse must not cost a write per try).
+      meterSubject({ link: link.link_id });
+      return ticket;
+    },
+  };
 }
 
 /**

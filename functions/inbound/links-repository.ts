@@ -9,14 +9,17 @@ import { batchGet } from '#shared/batch-get.ts';
 import type { BatchRetryOptions } from '#shared/batch-retry.ts';
 import { conditionHeld, ifConditionHolds } from '#shared/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
-import type { Link } from './link-model.ts';
+import { linkView, type Link, type LinkView } from './link-model.ts';
+import { logger } from '#shared/powertools.ts';
 import { DAY_MS, ttlSeconds } from '#shared/time.ts';
 
 /**
- * Links table: `link#<id>` items hold the link; `token#<sha256>` items point a token hash at its link.
- * A reissued link has two token items until the old one's grace period ends.
+ * Links table: `link#<id>` items hold the link and the hashes of its tokens (`token_hashes`); `token#<sha256>`
+ * items point a token hash at its link and carry a copy of what a request needs of it (link-model.ts `LinkView`).
+ * A reissued link has two token items until the old one's grace period ends. Token items written before the copy
+ * existed hold only `link_id`; their requests read the link item.
  */
-export interface TokenRecord {
+export interface TokenRecord extends Partial<Omit<LinkView, 'link_id'>> {
   link_id: string;
   /** Epoch ms after which this (reissued) token answers 404; absent for the current token. */
   valid_until_ms?: number;
@@ -29,8 +32,15 @@ export function tokenValidUntilMs(record: TokenRecord): number | undefined {
   return record.valid_until_ms ?? record.valid_until;
 }
 
+/** The token item's copy of its link, when it has one (the link's type is in every copy). */
+export function tokenLinkView(record: TokenRecord): LinkView | undefined {
+  return record.state && record.connector_type ? linkView(record as LinkView) : undefined;
+}
+
 const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
 const tokenKey = (tokenHash: string) => ({ pk: `token#${tokenHash}` });
+/** Every token a link has had that may still carry a copy (links from before `token_hashes` name only their current one). */
+const tokenHashesOf = (link: Pick<Link, 'current_token_hash' | 'token_hashes'>) => [...new Set([...(link.token_hashes ?? []), link.current_token_hash])];
 
 export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string, batchRetry?: BatchRetryOptions) {
   return {
@@ -62,22 +72,25 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       await client.send(
         new PutCommand({
           TableName: linksTable,
-          Item: { ...tokenKey(link.current_token_hash), link_id: link.link_id },
+          Item: { ...tokenKey(link.current_token_hash), ...linkView(link) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
       await client.send(
         new PutCommand({
           TableName: linksTable,
-          Item: { ...linkKey(link.link_id), ...link },
+          Item: { ...linkKey(link.link_id), ...link, token_hashes: new Set([link.current_token_hash]) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
     },
 
-    /** Moves issued → bound; answers false when the link is missing or not in state issued. */
-    bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
-      return conditionHeld(
+    /**
+     * Moves issued → bound; answers false when the link is missing or not in state issued. The link item decides;
+     * the tokens' copies follow. A copy left saying issued only costs its requests a read of the link item.
+     */
+    async bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
+      const result = await ifConditionHolds(
         client.send(
           new UpdateCommand({
             TableName: linksTable,
@@ -86,20 +99,27 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             ConditionExpression: '#state = :issued',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':bound': 'bound', ':issued': 'issued', ':source': sourceId, ':at': boundAt },
+            ReturnValues: 'ALL_NEW',
           }),
         ),
       );
+      if (!result) return false;
+      await copyToTokens(tokenHashesOf(result.Attributes as Link), 'SET #state = :bound, source_id = :source', { ':bound': 'bound', ':source': sourceId }).catch((error: unknown) =>
+        logger.warn('bound, but a token copy still says issued', { linkId, error: error as Error }),
+      );
+      return true;
     },
 
     /**
      * Points the link at a new token and gives the old one a deadline. Ordered single-item writes:
      * the new token exists before the link names it, so a failure half-way never locks a sender out.
      */
-    async reissue(linkId: string, newTokenHash: string, tokenPrefix: string, reissuedAt: string, oldTokenValidUntil: number) {
+    async reissue(link: Link, newTokenHash: string, tokenPrefix: string, reissuedAt: string, oldTokenValidUntil: number) {
+      const linkId = link.link_id;
       await client.send(
         new PutCommand({
           TableName: linksTable,
-          Item: { ...tokenKey(newTokenHash), link_id: linkId },
+          Item: { ...tokenKey(newTokenHash), ...linkView(link) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
@@ -108,15 +128,19 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
           new UpdateCommand({
             TableName: linksTable,
             Key: linkKey(linkId),
-            UpdateExpression: 'SET current_token_hash = :hash, token_prefix = :prefix, reissued_at = :at',
+            UpdateExpression: 'SET current_token_hash = :hash, token_prefix = :prefix, reissued_at = :at ADD token_hashes :hashes',
             ConditionExpression: 'attribute_exists(pk) AND #state <> :revoked',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':hash': newTokenHash, ':prefix': tokenPrefix, ':at': reissuedAt, ':revoked': 'revoked' },
+            ExpressionAttributeValues: { ':hash': newTokenHash, ':hashes': new Set([newTokenHash]), ':prefix': tokenPrefix, ':at': reissuedAt, ':revoked': 'revoked' },
             ReturnValues: 'ALL_OLD',
           }),
         ),
       );
-      if (!result) return undefined;
+      if (!result) {
+        // Revoked meanwhile: the new token's copy was written before, so it says so now.
+        await copyToTokens([newTokenHash], 'SET #state = :revoked', { ':revoked': 'revoked' });
+        return undefined;
+      }
       const previous = result.Attributes as Link;
       // A token already in an earlier grace period keeps its earlier deadline.
       await conditionHeld(
@@ -134,8 +158,17 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       return { previous };
     },
 
-    revoke(linkId: string, revokedAt: string): Promise<boolean> {
-      return conditionHeld(
+    /**
+     * Revokes the link: the tokens' copies first, so no request is accepted once the link says revoked, then the
+     * link item, then the copy of any token a reissue added in between (a reissue after it is refused). Safe to repeat.
+     */
+    async revoke(linkId: string, revokedAt: string): Promise<boolean> {
+      const before = await this.getLink(linkId);
+      if (!before) return false;
+      const revokeCopies = (hashes: string[]) => copyToTokens(hashes, 'SET #state = :revoked', { ':revoked': 'revoked' });
+      const first = tokenHashesOf(before);
+      await revokeCopies(first);
+      const result = await ifConditionHolds(
         client.send(
           new UpdateCommand({
             TableName: linksTable,
@@ -144,9 +177,13 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':revoked': 'revoked', ':at': revokedAt },
+            ReturnValues: 'ALL_NEW',
           }),
         ),
       );
+      if (!result) return false;
+      await revokeCopies(tokenHashesOf(result.Attributes as Link).filter((hash) => !first.includes(hash)));
+      return true;
     },
 
     async listLinks(): Promise<Link[]> {
@@ -163,8 +200,11 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       return links.sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
 
-    /** Remembers new Channel / Direction filter values; capped so a noisy sender cannot grow the item without end. */
-    async addFilterValues(linkId: string, values: { channels: string[]; directions: string[] }): Promise<void> {
+    /**
+     * Remembers new Channel / Direction filter values; capped so a noisy sender cannot grow the item without end.
+     * The request's token copy learns them too, so its next requests do not write them again.
+     */
+    async addFilterValues(linkId: string, tokenHash: string, values: { channels: string[]; directions: string[] }): Promise<void> {
       const sets = [
         ['channel_values', values.channels],
         ['direction_values', values.directions],
@@ -172,22 +212,44 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       await Promise.all(
         sets
           .filter(([, list]) => list.length > 0)
-          .map(([attribute, list]) =>
-            conditionHeld(
-              client.send(
-                new UpdateCommand({
-                  TableName: linksTable,
-                  Key: linkKey(linkId),
-                  UpdateExpression: `ADD ${attribute} :values`,
-                  ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${attribute}) OR size(${attribute}) < :max)`,
-                  ExpressionAttributeValues: { ':values': new Set(list), ':max': MAX_FILTER_VALUES_PER_SOURCE },
-                }),
+          .flatMap(([attribute, list]) =>
+            [linkKey(linkId), tokenKey(tokenHash)].map((key) =>
+              conditionHeld(
+                client.send(
+                  new UpdateCommand({
+                    TableName: linksTable,
+                    Key: key,
+                    UpdateExpression: `ADD ${attribute} :values`,
+                    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${attribute}) OR size(${attribute}) < :max)`,
+                    ExpressionAttributeValues: { ':values': new Set(list), ':max': MAX_FILTER_VALUES_PER_SOURCE },
+                  }),
+                ),
               ),
             ),
           ),
       );
     },
   };
+
+  /** Applies `update` to each token item that carries a copy of its link (older token items have none to keep right). */
+  async function copyToTokens(tokenHashes: string[], update: string, values: Record<string, unknown>): Promise<void> {
+    await Promise.all(
+      tokenHashes.map((hash) =>
+        conditionHeld(
+          client.send(
+            new UpdateCommand({
+              TableName: linksTable,
+              Key: tokenKey(hash),
+              UpdateExpression: update,
+              ConditionExpression: 'attribute_exists(#state)',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: values,
+            }),
+          ),
+        ),
+      ),
+    );
+  }
 }
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;

@@ -69,7 +69,7 @@ export function createLinksService(deps: LinksServiceDeps) {
       if (link.state === 'revoked') throw new ConflictError(`Link ${linkId} is revoked`);
       const token = newSecret(LINK_TOKEN_PREFIX);
       const validUntil = deps.now() + LINK_REISSUE_GRACE_MS;
-      const result = await deps.links.reissue(linkId, hashSecret(token), secretPrefix(token, TOKEN_PREFIX_SHOWN), nowIso(), validUntil);
+      const result = await deps.links.reissue(link, hashSecret(token), secretPrefix(token, TOKEN_PREFIX_SHOWN), nowIso(), validUntil);
       if (!result) throw new ConflictError(`Link ${linkId} was revoked while reissuing`);
       return {
         link_id: linkId,

@@ -3,7 +3,9 @@ import { dynamo } from '#shared/clients/dynamodb.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { createCounterStore } from '#shared/counter-store.ts';
 import { createIdAllocator } from '#shared/id-allocator.ts';
-import { EVENT_ID_BLOCK_SIZE } from '#shared/limits.ts';
+import { EVENT_ID_BLOCK_SIZE, LINK_CACHE_ENTRIES, LINK_CACHE_MS } from '#shared/limits.ts';
+import { createLinkCache } from './link-cache.ts';
+import { createLinkLimits } from './link-limits.ts';
 import { createEventsRepository } from './events-repository.ts';
 import type { IngestDeps } from './ingest-service.ts';
 import type { LinkAccessDeps } from './link-access.ts';
@@ -18,7 +20,9 @@ export function linkAccessFromEnv(): LinkAccessDeps {
   return {
     links: createLinksRepository(dynamo, requireEnv('LINKS_TABLE')),
     counters: createCounterStore(dynamo, countersTable),
+    limits: createLinkLimits(dynamo, countersTable),
     countersTable,
+    cache: createLinkCache(LINK_CACHE_MS, LINK_CACHE_ENTRIES),
     now: Date.now,
   };
 }
@@ -26,7 +30,6 @@ export function linkAccessFromEnv(): LinkAccessDeps {
 export function ingestFromEnv(access: LinkAccessDeps): IngestDeps {
   return {
     links: access.links,
-    counters: access.counters,
     events: createEventsRepository(dynamo, requireEnv('INBOUND_EVENTS_TABLE')),
     bodies: bodiesFromEnv(),
     nextEventId: createIdAllocator(dynamo, access.countersTable, 'inbound-event-id', EVENT_ID_BLOCK_SIZE),

@@ -46,6 +46,10 @@ export interface Metering {
   memoryMb?: number;
   /** Who the invocation's units are billed to: `project#<id>` or `link#<id>`, once the request is known to be theirs. */
   subject?: string;
+  /** Writes units to the subject's usage item (installed by the function's stack; never throws). */
+  writeUsage?: (subject: string, units: CostUnits) => Promise<void>;
+  /** What usage writes during the invocation already carried; the settlement writes only what is still missing. */
+  written?: CostUnits;
 }
 
 const storage = new AsyncLocalStorage<Metering>();
@@ -73,6 +77,32 @@ export function meteredSoFar(): CostUnits {
   if (!metering) return emptyCostUnits();
   const lambdaGbMs = metering.startedAtMs === undefined ? 0 : Math.ceil(performance.now() - metering.startedAtMs) * ((metering.memoryMb ?? 0) / 1024);
   return { ...metering.units, lambdaInvocations: metering.units.lambdaInvocations + 1, lambdaGbMs: metering.units.lambdaGbMs + lambdaGbMs };
+}
+
+/**
+ * Runs `work`, a request's last store write, beside the write of the request's usage: what it cost so far plus
+ * `expected`, what `work` itself will be billed (a put's units follow from its item's size). The usage item then
+ * costs no round trip of its own. A unit that turns out different is carried by the next usage write (or the
+ * settlement's), so the usage item ends up with what was metered; only the Lambda time after this point is left
+ * out, which is a few milliseconds of one request.
+ */
+export async function withUsageAlongside<T>(expected: Partial<CostUnits>, work: () => Promise<T>): Promise<T> {
+  const metering = storage.getStore();
+  if (!metering?.writeUsage || metering.subject === undefined) return work();
+  const due = subtractCostUnits(addCostUnits(meteredSoFar(), expected), metering.written);
+  metering.written = addCostUnits(metering.written, due);
+  const subject = metering.subject;
+  const writeUsage = metering.writeUsage;
+  // Outside the meter: the usage write adds its own unit to what it writes, and must not count itself twice.
+  const usageWritten = storage.exit(() => writeUsage(subject, due));
+  const [outcome] = await Promise.allSettled([work(), usageWritten]);
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return outcome.value;
+}
+
+/** `a` minus `b`, unit by unit (a missing `b` is nothing). */
+export function subtractCostUnits(a: CostUnits, b: Partial<CostUnits> | undefined): CostUnits {
+  return Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, a[name] - (b?.[name] ?? 0)])) as unknown as CostUnits;
 }
 
 /** The sum of two sets of units (a missing unit is 0). */

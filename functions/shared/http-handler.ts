@@ -5,8 +5,8 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { emptyCostUnits, runMetered, type Metering } from './cost-meter.ts';
-import { settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
+import { emptyCostUnits, runMetered } from './cost-meter.ts';
+import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
 import { logger, metrics, publishRequestMetrics, tracer } from './powertools.ts';
@@ -30,13 +30,11 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const metering: Metering = { units: { ...emptyCostUnits(), apiRequests: 1 } };
-    const startedAt = performance.now();
-    Object.assign(metering, { startedAtMs: startedAt, memoryMb: Number(context.memoryLimitInMB) });
+    const metering = invocationMetering(usage, context, { ...emptyCostUnits(), apiRequests: 1 });
     try {
       return await runMetered(metering, () => adapter(request, context));
     } finally {
-      await settleUsage(usage, metering, context, startedAt);
+      await settleUsage(metering, context);
     }
   };
   const stack = middy(metered)

@@ -33,6 +33,13 @@ export const METADATA_SCHEMA_SAMPLE_EVENTS = 100;
 /** Token guessing: unknown tokens per client IP per window before the IP gets 429 for the rest of the window. */
 export const MAX_UNKNOWN_TOKENS_PER_IP = 20;
 export const UNKNOWN_TOKEN_WINDOW_MS = 10 * MINUTE_MS;
+/**
+ * How long a webhook function keeps a bound link it has read (token → link) in memory, so a busy link costs no read
+ * per request. A revocation, or the end of an old token's grace after a reissue, reaches a warm function within it.
+ */
+export const LINK_CACHE_MS = 1000;
+/** Links kept per function instance; the oldest go first. */
+export const LINK_CACHE_ENTRIES = 10_000;
 
 /** Metadata keys remembered per event for the schema; keeps the index entry small whatever the sender puts in. */
 export const MAX_METADATA_SCHEMA_KEYS_PER_EVENT = 200;

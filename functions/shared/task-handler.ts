@@ -3,9 +3,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
-import { emptyCostUnits, runMetered, type Metering } from './cost-meter.ts';
+import { emptyCostUnits, runMetered } from './cost-meter.ts';
 import { logger, metrics, tracer } from './powertools.ts';
-import { settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
+import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { forStateMachine } from './transient-errors.ts';
 import type * as z from './zod.ts';
 
@@ -20,9 +20,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
 ) {
   const usage = usageMeterFromEnv();
   const metered = async (event: unknown, context: Context): Promise<Result> => {
-    const metering: Metering = { units: emptyCostUnits() };
-    const startedAt = performance.now();
-    Object.assign(metering, { startedAtMs: startedAt, memoryMb: Number(context.memoryLimitInMB) });
+    const metering = invocationMetering(usage, context, emptyCostUnits());
     try {
       const input = inputSchema.safeParse(event);
       // The error type Lambda reports to the state machine: classic zod's name, not zod/mini's `$ZodError`.
@@ -32,7 +30,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
     } catch (error) {
       throw forStateMachine(error);
     } finally {
-      await settleUsage(usage, metering, context, startedAt);
+      await settleUsage(metering, context);
     }
   };
   return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DAY_MS, epochSeconds } from './time.ts';
-import { COST_UNIT_NAMES, type CostUnits, type Metering } from './cost-meter.ts';
+import { COST_UNIT_NAMES, type CostUnits } from './cost-meter.ts';
 
 /** Usage items are kept 400 days: a year of reports, and last year's same month. */
 export const USAGE_RETENTION_MS = 400 * DAY_MS;
@@ -23,15 +23,15 @@ export const usageAttribute = (name: keyof CostUnits) => name.replace(/[A-Z]/g, 
  */
 export function createUsageMeter(client: DynamoDBDocumentClient, tableName: string) {
   return {
-    async add(metering: Metering, nowMs: number): Promise<void> {
-      if (metering.subject === undefined) return;
-      const units: CostUnits = { ...metering.units, dynamoWriteUnits: metering.units.dynamoWriteUnits + USAGE_WRITE_UNITS };
-      const counted = COST_UNIT_NAMES.filter((name) => units[name] > 0);
+    async add(subject: string, spent: CostUnits, nowMs: number): Promise<void> {
+      const units: CostUnits = { ...spent, dynamoWriteUnits: spent.dynamoWriteUnits + USAGE_WRITE_UNITS };
+      // A correction may take back what an earlier write of the same invocation expected (a negative ADD).
+      const counted = COST_UNIT_NAMES.filter((name) => units[name] !== 0);
       const day = new Date(nowMs).toISOString().slice(0, 10);
       await client.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: { pk: metering.subject, sk: `${day}#${randomInt(USAGE_SHARDS)}` },
+          Key: { pk: subject, sk: `${day}#${randomInt(USAGE_SHARDS)}` },
           UpdateExpression: `SET expires_at = :expires ADD ${counted.map((_, i) => `#u${i} :u${i}`).join(', ')}`,
           ExpressionAttributeNames: Object.fromEntries(counted.map((name, i) => [`#u${i}`, usageAttribute(name)])),
           ExpressionAttributeValues: { ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS), ...Object.fromEntries(counted.map((name, i) => [`:u${i}`, units[name]])) },

@@ -114,7 +114,7 @@ describe('rate limits', () => {
     await twin.dynamo.send(
       new PutCommand({
         TableName: twin.twin.tables.counters,
-        Item: { pk: `quota#${link.linkId}#${day.id}`, count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 1 },
+        Item: { pk: `limits#${link.linkId}#${day.id}`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 1 },
       }),
     );
 
@@ -137,7 +137,7 @@ describe('rate limits', () => {
     await twin.dynamo.send(
       new PutCommand({
         TableName: twin.twin.tables.counters,
-        Item: { pk: `quota#${link.linkId}#${day.id}`, count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 2 },
+        Item: { pk: `limits#${link.linkId}#${day.id}`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 2 },
       }),
     );
     expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);

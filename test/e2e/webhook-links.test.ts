@@ -1,7 +1,7 @@
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '#shared/secrets.ts';
-import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { afterLinkCache, boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';
 
@@ -65,6 +65,8 @@ describe('link lifecycle', () => {
         ExpressionAttributeValues: { ':past': Date.now() - 1 },
       }),
     );
+    // A warm function keeps the link it read for a second (LINK_CACHE_MS); the stored deadline applies after it.
+    await afterLinkCache();
     expect((await http(pingUrl(link.token))).status).toBe(404);
     expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(404);
     expect((await postJson(eventsUrl(reissued.token), callEvent())).status).toBe(201);
@@ -87,6 +89,19 @@ describe('link lifecycle', () => {
     await setLegacyDeadline(Date.now() + 60_000);
     expect((await http(pingUrl(link.token))).status).toBe(200);
     await setLegacyDeadline(Date.now() - 1);
+    await afterLinkCache();
+    expect((await http(pingUrl(link.token))).status).toBe(404);
+  });
+
+  it('takes a revocation to a warm link within a second: every token copy says revoked, and the link answers 404', async () => {
+    const link = await boundLink(twin, 'calls');
+    expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(201);
+    const revokedAt = Date.now();
+    await twin.admin('links', 'revoke', link.linkId);
+    const copy = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.links, Key: { pk: `token#${hashSecret(link.token)}` } }));
+    expect(copy.Item).toMatchObject({ link_id: link.linkId, state: 'revoked' });
+    await afterLinkCache(revokedAt);
+    expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(404);
     expect((await http(pingUrl(link.token))).status).toBe(404);
   });
 

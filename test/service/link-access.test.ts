@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { resolveLink, type LinkAccessDeps } from '#inbound/link-access.ts';
+import { openLink, type LinkAccessDeps } from '#inbound/link-access.ts';
+import { createLinkCache } from '#inbound/link-cache.ts';
 import type { Link } from '#inbound/link-model.ts';
 import { BatchIncompleteError, NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
-import { MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP, UNKNOWN_TOKEN_WINDOW_MS } from '#shared/limits.ts';
+import { LINK_CACHE_MS, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP, UNKNOWN_TOKEN_WINDOW_MS } from '#shared/limits.ts';
 import { hashSecret, newSecret } from '#shared/secrets.ts';
 import { ManualClock } from '../support/fakes/clock.ts';
 import { InMemoryCounterStore } from '../support/fakes/counter-store.ts';
 import { awsError } from '../support/fakes/faults.ts';
+import { InMemoryLinkLimits } from '../support/fakes/link-limits.ts';
 import { InMemoryLinksRepository } from '../support/fakes/links-repository.ts';
 
 const IP = '198.51.100.7';
@@ -17,7 +19,8 @@ function setup() {
   const clock = new ManualClock(Date.parse('2025-03-10T12:00:30.000Z'));
   const counters = new InMemoryCounterStore();
   const links = new InMemoryLinksRepository(counters, 'counters-table');
-  const deps: LinkAccessDeps = { links, counters, countersTable: 'counters-table', now: clock.now };
+  const limits = new InMemoryLinkLimits(counters);
+  const deps: LinkAccessDeps = { links, counters, limits, countersTable: 'counters-table', cache: createLinkCache(LINK_CACHE_MS, 100), now: clock.now };
   const token = newSecret('whk_');
   const link: Link = {
     link_id: 'lnk_1',
@@ -31,9 +34,21 @@ function setup() {
   };
   links.seed(link);
   const guesses = (ip = IP) => counters.keysContaining(ip).reduce((sum, key) => sum + counters.value(key), 0);
-  const rateUnits = () => counters.keysContaining(link.link_id).reduce((sum, key) => sum + counters.value(key), 0);
-  return { deps, clock, counters, links, token, link, guesses, rateUnits };
+  const rateUnits = () => limits.requestsOf(link.link_id);
+  const dayUnits = () => counters.keysContaining(link.link_id).reduce((sum, key) => sum + counters.value(key), 0);
+  // Past the cache's second, so that each test's state changes are read.
+  const later = () => clock.advance(LINK_CACHE_MS);
+  return { deps, clock, counters, links, limits, token, link, guesses, rateUnits, dayUnits, later };
 }
+
+/** What the handlers do first: open the link its token names, then admit the request (guessing check, limits). */
+async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string, kind: 'request' | 'event' = 'request') {
+  const opened = await openLink(deps, token, clientIp);
+  await opened.admit(kind);
+  return opened.link;
+}
+
+const viewOf = ({ link_id, state, connector_type, source_id, allow_hosts }: Link) => ({ link_id, state, connector_type, source_id, allow_hosts });
 
 const unknownToken = () => newSecret('whk_');
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
@@ -41,7 +56,7 @@ const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (er
 describe('resolveLink', () => {
   it('answers the link of a known token and counts one request against the link, no guess', async () => {
     const env = setup();
-    expect(await resolveLink(env.deps, env.token, IP)).toEqual(env.link);
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
     expect(env.rateUnits()).toBe(1);
     expect(env.guesses()).toBe(0);
   });
@@ -72,20 +87,23 @@ describe('resolveLink', () => {
     // A blocked address learns nothing, not even that a token is right; the link's rate is not touched.
     expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(RateLimitedError);
     expect(env.rateUnits()).toBe(0);
-    expect(await resolveLink(env.deps, env.token, OTHER_IP)).toEqual(env.link);
+    expect(await resolveLink(env.deps, env.token, OTHER_IP)).toEqual(viewOf(env.link));
 
     env.clock.advance(UNKNOWN_TOKEN_WINDOW_MS);
-    expect(await resolveLink(env.deps, env.token, IP)).toEqual(env.link);
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
   });
 
   it('answers a reissued token until its grace period ends, then 404 counted as a guess', async () => {
     const env = setup();
     const previous = env.token;
     const next = newSecret('whk_');
-    await env.links.reissue(env.link.link_id, hashSecret(next), next.slice(0, 10), env.clock.iso(), env.clock.now() + 60_000);
+    await env.links.reissue(env.link, hashSecret(next), next.slice(0, 10), env.clock.iso(), env.clock.now() + 60_000);
 
     expect((await resolveLink(env.deps, previous, IP)).link_id).toBe(env.link.link_id);
-    env.clock.advance(60_000);
+    // The cache never keeps a token past its own deadline.
+    env.clock.advance(60_000 - 1);
+    expect((await resolveLink(env.deps, previous, IP)).link_id).toBe(env.link.link_id);
+    env.clock.advance(1);
     expect(await failure(resolveLink(env.deps, previous, IP))).toBeInstanceOf(NotFoundError);
     expect(env.guesses()).toBe(1);
     expect((await resolveLink(env.deps, next, IP)).link_id).toBe(env.link.link_id);
@@ -95,8 +113,9 @@ describe('resolveLink', () => {
     const env = setup();
     await env.links.revoke(env.link.link_id, env.clock.iso());
     expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(NotFoundError);
-    expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(NotFoundError);
+    expect(await failure(resolveLink(env.deps, env.token, IP, 'event'))).toBeInstanceOf(NotFoundError);
     expect(env.rateUnits()).toBe(2);
+    expect(env.dayUnits()).toBe(0);
     expect(env.guesses()).toBe(0);
     expect(env.counters.faults.count('decrement')).toBe(0);
   });
@@ -104,18 +123,97 @@ describe('resolveLink', () => {
   it('answers 429 until the minute ends once the link used its requests, without counting past the limit', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
-    const [rateKey] = env.counters.keysContaining(env.link.link_id);
-    env.counters.set(rateKey!, MAX_REQUESTS_PER_MINUTE_PER_LINK);
+    env.limits.fillMinute(env.link.link_id, env.clock.now());
+    const filled = env.rateUnits();
 
-    const refused = await failure(resolveLink(env.deps, env.token, IP));
+    const refused = await failure(resolveLink(env.deps, env.token, IP, 'event'));
     expect(refused).toBeInstanceOf(RateLimitedError);
     expect((refused as RateLimitedError).retryAfterSeconds).toBe(30);
-    expect(env.counters.value(rateKey!)).toBe(MAX_REQUESTS_PER_MINUTE_PER_LINK);
+    expect(env.rateUnits()).toBe(filled);
+    expect(env.dayUnits()).toBe(0);
     expect(env.guesses()).toBe(0);
 
     env.clock.advance(30_000);
-    expect(await resolveLink(env.deps, env.token, IP)).toEqual(env.link);
-    expect(env.counters.keysContaining(env.link.link_id)).toHaveLength(2);
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
+    expect(env.rateUnits()).toBe(filled + 1);
+  });
+});
+
+describe('openLink: one read per token, and a second of memory', () => {
+  it('reads the token item alone, its copy of the link, and then answers from memory for a second', async () => {
+    const env = setup();
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
+    expect(await resolveLink(env.deps, env.token, IP, 'event')).toEqual(viewOf(env.link));
+    expect(env.links.faults.count('findTokenWithGuard')).toBe(1);
+    expect(env.links.faults.count('getLink')).toBe(0);
+    // The guessing counter is still read for every request, beside the limits.
+    expect(env.counters.faults.count('read')).toBe(1);
+    expect(env.rateUnits()).toBe(2);
+    expect(env.dayUnits()).toBe(1);
+    env.later();
+    await resolveLink(env.deps, env.token, IP);
+    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
+  });
+
+  it('takes a revocation within the second: the copy says revoked once the cached link is old enough', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    await env.links.revoke(env.link.link_id, env.clock.iso());
+    env.clock.advance(LINK_CACHE_MS - 1);
+    expect((await resolveLink(env.deps, env.token, IP)).state).toBe('bound');
+    env.clock.advance(1);
+    expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(NotFoundError);
+    expect(env.links.faults.count('getLink')).toBe(0);
+  });
+
+  it('asks the link item when the copy says issued (a bind not yet copied) or when the token item has no copy', async () => {
+    const env = setup();
+    env.links.tokens.get(env.link.current_token_hash)!.state = 'issued';
+    expect((await resolveLink(env.deps, env.token, IP)).state).toBe('bound');
+    env.later();
+    env.links.tokens.set(env.link.current_token_hash, { link_id: env.link.link_id });
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
+    expect(env.links.faults.count('getLink')).toBe(2);
+  });
+
+  it('does not keep an issued link in memory: its bind is seen at once', async () => {
+    const env = setup();
+    const token = newSecret('whk_');
+    const issued: Link = { ...env.link, link_id: 'lnk_2', state: 'issued', source_id: undefined, current_token_hash: hashSecret(token) };
+    await env.links.createLink(issued);
+    expect((await resolveLink(env.deps, token, IP)).state).toBe('issued');
+    await env.links.bind('lnk_2', 'src_2', env.clock.iso());
+    expect(await resolveLink(env.deps, token, IP)).toMatchObject({ state: 'bound', source_id: 'src_2' });
+    // The issued copy asked the link item; the bound one, copied by the bind, answers alone.
+    expect(env.links.faults.count('getLink')).toBe(1);
+  });
+
+  it('refuses a blocked address from memory too, and gives back the day unit its event took', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    env.counters.set(`guess#${IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
+    const refused = await failure(resolveLink(env.deps, env.token, IP, 'event'));
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as Error).message).toBe('Too many requests with unknown links from this address');
+    expect(env.dayUnits()).toBe(0);
+    expect(env.links.faults.count('findTokenWithGuard')).toBe(1);
+  });
+
+  it('answers over quota with the request counted and no day unit taken', async () => {
+    const env = setup();
+    const opened = await openLink(env.deps, env.token, IP);
+    env.counters.set(`quota#${env.link.link_id}#${env.clock.iso().slice(0, 10)}`, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK);
+    expect((await opened.admit('event')).admission).toBe('overQuota');
+    expect(env.rateUnits()).toBe(1);
+    expect(env.dayUnits()).toBe(MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK);
+  });
+
+  it('answers 503 from memory too when the guessing counter cannot be read', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    env.counters.faults.failNext('read', awsError('ThrottlingException'));
+    expect(await failure(resolveLink(env.deps, env.token, IP, 'event'))).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.dayUnits()).toBe(0);
   });
 });
 

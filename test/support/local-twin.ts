@@ -6,6 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '#lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LINK_CACHE_MS } from '#shared/limits.ts';
 import { installLambdaStreamingGlobals } from '#lib/local/lambda-streaming.ts';
 import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '#lib/local/twin.ts';
 
@@ -60,4 +61,13 @@ export async function boundLink(twin: TestTwin, type: 'calls' | 'dialogs', allow
 export async function refusedAdmin(...argv: string[]): Promise<{ exitCode: number; error: string }> {
   const result = await runCli([...argv, '--json']);
   return { exitCode: result.exitCode, error: (JSON.parse(result.stdout) as { error: string }).error };
+}
+
+/**
+ * Waits until a link a webhook function read before `sinceMs` has left its memory (LINK_CACHE_MS): a change made
+ * to a link behind the function's back (a revocation, a deadline) applies to a warm function from then on.
+ */
+export async function afterLinkCache(sinceMs = Date.now()): Promise<void> {
+  const left = sinceMs + LINK_CACHE_MS + 20 - Date.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
 }

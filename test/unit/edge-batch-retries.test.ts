@@ -1,6 +1,15 @@
 import { BatchGetCommand, BatchWriteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { resolveLink } from '#inbound/link-access.ts';
+import { openLink, type LinkAccessDeps } from '#inbound/link-access.ts';
+import { createLinkCache } from '#inbound/link-cache.ts';
+import { createLinkLimits } from '#inbound/link-limits.ts';
+
+/** A webhook request's first steps: the link its token names, then its admission (the guessing check and the limits). */
+async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string) {
+  const opened = await openLink(deps, token, clientIp);
+  await opened.admit('request');
+  return opened.link;
+}
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { batchGet } from '#shared/batch-get.ts';
 import { batchPut } from '#shared/batch-put.ts';
@@ -131,10 +140,12 @@ describe('token guessing protection fails closed', () => {
       throw new Error(`unexpected ${command.constructor.name}`);
     });
     const { sleep } = recordingSleep();
-    const deps = {
+    const deps: LinkAccessDeps = {
       links: createLinksRepository(fake.client, 'links', { sleep }),
       counters: createCounterStore(fake.client, 'counters'),
+      limits: createLinkLimits(fake.client, 'counters'),
       countersTable: 'counters',
+      cache: createLinkCache(0, 1),
       now: () => Date.parse('2026-11-01T10:00:00Z'),
     };
     return { deps, calls: fake.calls };
@@ -171,10 +182,12 @@ describe('token guessing protection fails closed', () => {
 
   it('refuses with 503 when the guard read of a malformed token fails', async () => {
     const fake = fakeClient(() => Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' }));
-    const deps = {
+    const deps: LinkAccessDeps = {
       links: createLinksRepository(fake.client, 'links'),
       counters: createCounterStore(fake.client, 'counters'),
+      limits: createLinkLimits(fake.client, 'counters'),
       countersTable: 'counters',
+      cache: createLinkCache(0, 1),
       now: Date.now,
     };
 

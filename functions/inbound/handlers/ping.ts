@@ -1,7 +1,6 @@
 import { logger } from '#shared/powertools.ts';
-import { meterSubject } from '#shared/cost-meter.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
-import { resolveLink } from '#inbound/link-access.ts';
+import { openLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { linkAccessFromEnv } from '#inbound/wiring.ts';
 import { routeById } from '#functions/routes.ts';
@@ -11,8 +10,9 @@ const access = linkAccessFromEnv();
 /** GET /api/v1/webhooks/{token}/ping */
 export const handler = httpHandler(routeById('WebhookPing'), async (request) => {
   const { token, clientIp } = webhookCaller(request);
-  const link = await resolveLink(access, token, clientIp);
-  meterSubject({ link: link.link_id });
+  const opened = await openLink(access, token, clientIp);
+  const { link } = opened;
   logger.appendKeys({ link_id: link.link_id });
+  await opened.admit('request');
   return jsonResponse(200, { status: 'ok', state: link.state, connector_type: link.connector_type });
 });

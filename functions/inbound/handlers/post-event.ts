@@ -1,10 +1,9 @@
-import { meterSubject, recordCost } from '#shared/cost-meter.ts';
 import { PayloadTooLargeError } from '#shared/errors.ts';
 import { httpHandler, jsonResponse, rawBody } from '#shared/http-handler.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
 import { ingestEvent } from '#inbound/ingest-service.ts';
-import { resolveLink } from '#inbound/link-access.ts';
+import { openLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { ingestFromEnv, linkAccessFromEnv } from '#inbound/wiring.ts';
 import { routeById } from '#functions/routes.ts';
@@ -17,11 +16,9 @@ export const handler = httpHandler(routeById('WebhookPostEvent'), async (request
   const body = rawBody(request);
   if (body.byteLength > MAX_REQUEST_BODY_BYTES) throw new PayloadTooLargeError('Request body exceeds 1 MiB');
   const { token, clientIp } = webhookCaller(request);
-  const link = await resolveLink(access, token, clientIp);
-  meterSubject({ link: link.link_id });
-  logger.appendKeys({ link_id: link.link_id });
-  const outcome = await ingestEvent(ingest, link, body);
-  if (outcome.status === 'accepted') recordCost({ webhookEvents: 1 });
+  const opened = await openLink(access, token, clientIp);
+  logger.appendKeys({ link_id: opened.link.link_id });
+  const outcome = await ingestEvent(ingest, opened, body);
   metrics.addMetric(outcome.status === 'accepted' ? 'EventsAccepted' : 'EventsDuplicate', MetricUnit.Count, 1);
   return jsonResponse(outcome.status === 'accepted' ? 201 : 200, outcome);
 });

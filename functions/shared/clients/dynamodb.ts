@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '#shared/conditional-write.ts';
 import { recordCost } from '#shared/cost-meter.ts';
+import { WRITE_UNIT_BYTES } from '#shared/item-size.ts';
 import { traced } from '#shared/powertools.ts';
 import { metered } from './cost-metering.ts';
 
@@ -10,8 +11,6 @@ import { metered } from './cost-metering.ts';
  * points it at the embedded store; on AWS it uses the defaults.
  */
 
-/** A write unit covers up to 1 KB of item: what a put may add to storage, at most (updates of counters add nothing to speak of). */
-const WRITE_UNIT_BYTES = 1024;
 const STORING_COMMANDS = new Set(['PutItemCommand', 'PutCommand', 'BatchWriteItemCommand', 'BatchWriteCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand']);
 
@@ -39,6 +38,7 @@ function meteredDocumentClient(): DynamoDBDocumentClient {
     }
     const units = capacityOf(result.output);
     if (READ_COMMANDS.has(call.commandName)) recordCost({ dynamoReadUnits: units });
+    // Updates of counters add nothing to storage to speak of; puts may add up to their units in KB.
     else recordCost({ dynamoWriteUnits: units, storedBytes: STORING_COMMANDS.has(call.commandName) ? units * WRITE_UNIT_BYTES : 0 });
     return result;
   });

@@ -1,11 +1,12 @@
-import type { Link } from '#inbound/link-model.ts';
+import { linkView, type Link } from '#inbound/link-model.ts';
 import type { LinksRepository, TokenRecord } from '#inbound/links-repository.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import { awsError, conditionFailed, Faults } from './faults.ts';
 import type { InMemoryCounterStore } from './counter-store.ts';
 
 /**
- * The links table in memory (`link#<id>` and `token#<hash>` items). `findTokenWithGuard` reads the guessing
+ * The links table in memory (`link#<id>` and `token#<hash>` items, each token with its copy of the link, kept as
+ * the real repository keeps them: bind and revoke update the copies, a reissue copies the link). `findTokenWithGuard` reads the guessing
  * counter from the counters fake, as the real BatchGetItem reads the counters table in the same round trip;
  * naming another counters table fails as DynamoDB would.
  */
@@ -35,9 +36,9 @@ export class InMemoryLinksRepository implements LinksRepository {
   async createLink(link: Link): Promise<void> {
     await this.faults.enter('createLink');
     if (this.tokens.has(link.current_token_hash)) throw conditionFailed();
-    this.tokens.set(link.current_token_hash, { link_id: link.link_id });
+    this.tokens.set(link.current_token_hash, structuredClone(linkView(link)));
     if (this.links.has(link.link_id)) throw conditionFailed();
-    this.links.set(link.link_id, structuredClone(link));
+    this.links.set(link.link_id, { ...structuredClone(link), token_hashes: new Set([link.current_token_hash]) });
   }
 
   async bind(linkId: string, sourceId: string, boundAt: string): Promise<boolean> {
@@ -45,17 +46,22 @@ export class InMemoryLinksRepository implements LinksRepository {
     const link = this.links.get(linkId);
     if (!link || link.state !== 'issued') return false;
     Object.assign(link, { state: 'bound', source_id: sourceId, bound_at: boundAt });
+    this.copyToTokens(link, { state: 'bound', source_id: sourceId });
     return true;
   }
 
-  async reissue(linkId: string, newTokenHash: string, tokenPrefix: string, reissuedAt: string, oldTokenValidUntil: number) {
+  async reissue(current: Link, newTokenHash: string, tokenPrefix: string, reissuedAt: string, oldTokenValidUntil: number) {
     await this.faults.enter('reissue');
     if (this.tokens.has(newTokenHash)) throw conditionFailed();
-    this.tokens.set(newTokenHash, { link_id: linkId });
-    const link = this.links.get(linkId);
-    if (!link || link.state === 'revoked') return undefined;
+    this.tokens.set(newTokenHash, structuredClone(linkView(current)));
+    const link = this.links.get(current.link_id);
+    if (!link || link.state === 'revoked') {
+      this.tokens.get(newTokenHash)!.state = 'revoked';
+      return undefined;
+    }
     const previous = structuredClone(link);
     Object.assign(link, { current_token_hash: newTokenHash, token_prefix: tokenPrefix, reissued_at: reissuedAt });
+    (link.token_hashes ??= new Set()).add(newTokenHash);
     const old = this.tokens.get(previous.current_token_hash);
     if (old && (old.valid_until_ms === undefined || old.valid_until_ms > oldTokenValidUntil)) old.valid_until_ms = oldTokenValidUntil;
     return { previous };
@@ -65,9 +71,17 @@ export class InMemoryLinksRepository implements LinksRepository {
     await this.faults.enter('revoke');
     const link = this.links.get(linkId);
     if (!link) return false;
+    this.copyToTokens(link, { state: 'revoked' });
     link.state = 'revoked';
     link.revoked_at ??= revokedAt;
     return true;
+  }
+
+  private copyToTokens(link: Link, change: Partial<Link>): void {
+    for (const hash of new Set([...(link.token_hashes ?? []), link.current_token_hash])) {
+      const token = this.tokens.get(hash);
+      if (token?.state) Object.assign(token, change);
+    }
   }
 
   async listLinks(): Promise<Link[]> {
@@ -75,22 +89,23 @@ export class InMemoryLinksRepository implements LinksRepository {
     return [...this.links.values()].map((link) => structuredClone(link)).sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
-  async addFilterValues(linkId: string, values: { channels: string[]; directions: string[] }): Promise<void> {
+  async addFilterValues(linkId: string, tokenHash: string, values: { channels: string[]; directions: string[] }): Promise<void> {
     await this.faults.enter('addFilterValues');
-    const link = this.links.get(linkId);
-    if (!link) return;
-    for (const [attribute, list] of [['channel_values', values.channels], ['direction_values', values.directions]] as const) {
-      if (list.length === 0) continue;
-      const set = (link[attribute] ??= new Set());
-      if (set.size >= MAX_FILTER_VALUES_PER_SOURCE) continue;
-      for (const value of list) set.add(value);
+    for (const item of [this.links.get(linkId), this.tokens.get(tokenHash)]) {
+      if (!item) continue;
+      for (const [attribute, list] of [['channel_values', values.channels], ['direction_values', values.directions]] as const) {
+        if (list.length === 0) continue;
+        const set = (item[attribute] ??= new Set());
+        if (set.size >= MAX_FILTER_VALUES_PER_SOURCE) continue;
+        for (const value of list) set.add(value);
+      }
     }
   }
 
   /** Test helper: stores a link and its current token item, as `createLink` does, without the checks. */
   seed(link: Link): Link {
-    this.links.set(link.link_id, structuredClone(link));
-    this.tokens.set(link.current_token_hash, { link_id: link.link_id });
+    this.links.set(link.link_id, { ...structuredClone(link), token_hashes: new Set([link.current_token_hash]) });
+    this.tokens.set(link.current_token_hash, structuredClone(linkView(link)));
     return link;
   }
 }

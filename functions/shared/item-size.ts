@@ -1,0 +1,70 @@
+/**
+ * The size DynamoDB bills an item by, computed from the document client's values before the write is sent, so a
+ * write's units are known in advance (the usage item is written beside it, not after it). The rules are DynamoDB's
+ * published ones: names and strings in UTF-8 bytes, binary in bytes, numbers by significant digits, lists and maps
+ * 3 bytes plus 1 per element, sets the sum of their members.
+ */
+import type { CostUnits } from './cost-meter.ts';
+
+/** A write unit covers up to 1 KB of item: what a put may add to storage, at most. */
+export const WRITE_UNIT_BYTES = 1024;
+
+export function itemBytes(item: object): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) {
+    if (value === undefined) continue;
+    size += Buffer.byteLength(name, 'utf8') + valueBytes(value);
+  }
+  return size;
+}
+
+/** What one put or full update of `item` is billed: a unit per KB begun, never less than one. */
+export function itemWriteUnits(item: object): number {
+  return Math.max(1, Math.ceil(itemBytes(item) / WRITE_UNIT_BYTES));
+}
+
+/** What a put of `item` will be metered (clients/dynamodb.ts): its write units, and as many KB of storage. */
+export function expectedPutCost(item: object): Partial<CostUnits> {
+  const units = itemWriteUnits(item);
+  return { dynamoWriteUnits: units, storedBytes: units * WRITE_UNIT_BYTES };
+}
+
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number' || typeof value === 'bigint') return numberBytes(String(value));
+  if (typeof value === 'boolean' || value === null) return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (value instanceof Set) {
+    let size = 0;
+    for (const member of value) size += valueBytes(member);
+    return size;
+  }
+  if (Array.isArray(value)) {
+    let size = 3;
+    for (const element of value) size += 1 + valueBytes(element);
+    return size;
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, member]) => member !== undefined);
+    return 3 + entries.length + itemBytes(Object.fromEntries(entries));
+  }
+  throw new TypeError(`No DynamoDB size for a ${typeof value}`);
+}
+
+/**
+ * A number takes a byte per two significant digits plus one, one more for a minus sign, and one more when an even
+ * count of digits starts on an even decimal exponent (the pairs then need a pad byte): DynamoDB's sizes, as
+ * dynalite reproduces them.
+ */
+function numberBytes(text: string): number {
+  const negative = text.startsWith('-');
+  const [mantissa = '0', exponentText = '0'] = text.replace(/^-/, '').toLowerCase().split('e');
+  const [whole = '', fraction = ''] = mantissa.split('.');
+  const digits = `${whole}${fraction}`;
+  const significant = digits.replace(/^0+/, '').replace(/0+$/, '');
+  if (significant.length === 0) return 1;
+  const leadingZeros = digits.length - digits.replace(/^0+/, '').length;
+  const exponent = whole.length - 1 - leadingZeros + Number(exponentText);
+  const pad = significant.length % 2 === 0 && exponent % 2 === 0 ? 1 : 0;
+  return 1 + Math.ceil(significant.length / 2) + pad + (negative ? 1 : 0);
+}
