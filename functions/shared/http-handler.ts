@@ -1,6 +1,5 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Writable } from 'node:stream';
@@ -9,7 +8,7 @@ import { emptyCostUnits, runMetered } from './cost-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
-import { logger, metrics, publishRequestMetrics, tracer } from './powertools.ts';
+import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from './powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;
@@ -40,7 +39,7 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
   const stack = middy(metered)
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics))
+    .use(publishMetricsAtEnd())
     // Registered before the error mapper, so its onError sees the mapped status (middy runs onError last-in first).
     .use(requestMetrics(routeGroupOf(route)))
     .use({

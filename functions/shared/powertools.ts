@@ -40,21 +40,34 @@ export function publishCostUnits(units: CostUnits): void {
 
 export { MetricUnit };
 
+/** One Metrics per route group, made once: a new instance per request would read its whole configuration again. */
+const routeGroupMetrics = new Map<string, Metrics>();
+
 /**
- * One request of a route group: its own EMF record with the `RouteGroup` dimension (beside the default `service`),
- * so the per-group alarms and the dashboard read `HttpRequests`, `Http4xx`, `Http5xx` and the `HttpLatency` percentiles.
+ * One request of a route group: one EMF record with the `RouteGroup` dimension (beside the default `service`), so the
+ * per-group alarms and the dashboard read `HttpRequests`, `Http4xx`, `Http5xx` and the `HttpLatency` percentiles.
+ * One log line per request, not one per metric: CloudWatch Logs bills what it ingests.
  */
 export function publishRequestMetrics(group: string, statusCode: number, latencyMs: number): void {
-  const requests = metrics.singleMetric();
-  requests.addDimension('RouteGroup', group);
-  requests.addMetric('HttpRequests', MetricUnit.Count, 1);
-  const serverErrors = metrics.singleMetric();
-  serverErrors.addDimension('RouteGroup', group);
-  serverErrors.addMetric('Http5xx', MetricUnit.Count, statusCode >= 500 ? 1 : 0);
-  const refusals = metrics.singleMetric();
-  refusals.addDimension('RouteGroup', group);
-  refusals.addMetric('Http4xx', MetricUnit.Count, statusCode >= 400 && statusCode < 500 ? 1 : 0);
-  const latency = metrics.singleMetric();
-  latency.addDimension('RouteGroup', group);
-  latency.addMetric('HttpLatency', MetricUnit.Milliseconds, latencyMs);
+  let groupMetrics = routeGroupMetrics.get(group);
+  if (!groupMetrics) {
+    groupMetrics = new Metrics({ defaultDimensions: { RouteGroup: group } });
+    routeGroupMetrics.set(group, groupMetrics);
+  }
+  groupMetrics.addMetric('HttpRequests', MetricUnit.Count, 1);
+  groupMetrics.addMetric('Http5xx', MetricUnit.Count, statusCode >= 500 ? 1 : 0);
+  groupMetrics.addMetric('Http4xx', MetricUnit.Count, statusCode >= 400 && statusCode < 500 ? 1 : 0);
+  groupMetrics.addMetric('HttpLatency', MetricUnit.Milliseconds, latencyMs);
+  groupMetrics.publishStoredMetrics();
+}
+
+/**
+ * Publishes the invocation's metrics when it ends, as Powertools' `logMetrics` does, but never an empty record: on
+ * the twin, concurrent invocations share a worker's Metrics, and the first to end publishes them all.
+ */
+export function publishMetricsAtEnd(): { after: () => Promise<void>; onError: () => Promise<void> } {
+  const publish = async () => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: publish, onError: publish };
 }

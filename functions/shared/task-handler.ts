@@ -1,10 +1,9 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
 import { emptyCostUnits, runMetered } from './cost-meter.ts';
-import { logger, metrics, tracer } from './powertools.ts';
+import { logger, publishMetricsAtEnd, tracer } from './powertools.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { forStateMachine } from './transient-errors.ts';
 import type * as z from './zod.ts';
@@ -33,7 +32,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
       await settleUsage(metering, context);
     }
   };
-  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));
+  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(publishMetricsAtEnd());
 }
 
 /** The ids a task's input carries (an execution, a collection task and run), for every log line of the invocation. */

@@ -1,6 +1,6 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { metrics } from '#shared/powertools.ts';
 import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
 import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
 
@@ -58,21 +58,24 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
 describe('request metrics per route group', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  /** Each single-metric record the stack publishes: its dimensions and its one metric. */
+  /** The route groups' EMF records as the stack publishes them: one per request, its four metrics together. */
   function recordedMetrics() {
-    const records: { dimensions: Record<string, string>; name: string; value: number }[] = [];
-    vi.spyOn(metrics, 'singleMetric').mockImplementation(() => {
-      const dimensions: Record<string, string> = {};
-      return {
-        addDimension: (name: string, value: string) => void (dimensions[name] = value),
-        addMetric: (name: string, _unit: unknown, value: number) => void records.push({ dimensions: { ...dimensions }, name, value }),
-      } as unknown as ReturnType<typeof metrics.singleMetric>;
+    const published: Record<string, unknown>[] = [];
+    vi.spyOn(Metrics.prototype, 'publishStoredMetrics').mockImplementation(function (this: Metrics) {
+      const record = this.serializeMetrics() as unknown as Record<string, unknown>;
+      if (typeof record.RouteGroup === 'string') published.push(record);
+      this.clearMetrics();
+      return this;
     });
-    return records;
+    const records = () =>
+      published.flatMap((record) =>
+        ['HttpRequests', 'Http5xx', 'Http4xx', 'HttpLatency'].map((name) => ({ dimensions: { RouteGroup: record.RouteGroup as string }, name, value: record[name] as number })),
+      );
+    return { published, records };
   }
 
   it('counts a request, its server error and its latency under its group, also when the answer is an error response', async () => {
-    const records = recordedMetrics();
+    const recorded = recordedMetrics();
     await httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(event, context);
     await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new Error('boom');
@@ -80,6 +83,7 @@ describe('request metrics per route group', () => {
     await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new NotFoundError('nope');
     })(event, context);
+    const records = recorded.records();
     const of = (group: string, name: string) => records.filter((record) => record.dimensions.RouteGroup === group && record.name === name).map((record) => record.value);
     expect(of('webhooks', 'HttpRequests')).toEqual([1]);
     expect(of('webhooks', 'Http5xx')).toEqual([0]);
@@ -87,5 +91,7 @@ describe('request metrics per route group', () => {
     expect(of('published', 'Http5xx')).toEqual([1, 0]);
     expect(of('published', 'HttpLatency')).toHaveLength(2);
     expect(of('published', 'HttpLatency').every((ms) => ms >= 0)).toBe(true);
+    // One record (one log line) per request, its four metrics together.
+    expect(recorded.published.map((record) => record.RouteGroup)).toEqual(['webhooks', 'published', 'published']);
   });
 });

@@ -4,6 +4,7 @@ import { isConditionFailure } from '#shared/conditional-write.ts';
 import { recordCost } from '#shared/cost-meter.ts';
 import { WRITE_UNIT_BYTES } from '#shared/item-size.ts';
 import { traced } from '#shared/powertools.ts';
+import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
 import { metered } from './cost-metering.ts';
 
 /**
@@ -26,7 +27,7 @@ function capacityOf(output: { ConsumedCapacity?: ConsumedCapacity | ConsumedCapa
 
 /** Asks every call for its consumed capacity and records it as billed read or write units. */
 function meteredDocumentClient(): DynamoDBDocumentClient {
-  const client = metered(traced(new DynamoDBClient({})), async (call) => {
+  const client = metered(traced(withoutSdkLogging(new DynamoDBClient(hotPathClientConfig()))), async (call) => {
     call.input.ReturnConsumedCapacity ??= 'TOTAL';
     let result;
     try {

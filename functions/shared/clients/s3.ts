@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { optionalFlag } from '#shared/config.ts';
 import { traced } from '#shared/powertools.ts';
+import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
 import { recordCost } from '#shared/cost-meter.ts';
 import { metered } from './cost-metering.ts';
 
@@ -18,7 +19,7 @@ function bodyBytes(body: unknown): number {
 }
 
 function meteredS3Client(): S3Client {
-  return metered(traced(new S3Client({ forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') })), (call) => {
+  return metered(traced(withoutSdkLogging(new S3Client({ ...hotPathClientConfig(), forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') }))), (call) => {
     recordCost(READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, storedBytes: bodyBytes(call.input.Body) });
     return call.proceed();
   });
