@@ -1,6 +1,6 @@
-import { gzipSync } from 'node:zlib';
+import { compressBody } from './body-compression.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { recordCost, withUsageAlongside } from '#shared/cost-meter.ts';
+import { addCostUnits, recordCost, usageToCarry, type CostUnits } from '#shared/cost-meter.ts';
 import { expectedPutCost } from '#shared/item-size.ts';
 import type { BodyStore } from '#shared/body-store.ts';
 import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
@@ -9,7 +9,6 @@ import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './e
 import type { EventsRepository, StoredEvent } from './events-repository.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type LinkView } from './link-model.ts';
 import type { OpenedLink } from './link-access.ts';
-import type { LinkLimitTicket } from './link-limits.ts';
 import type { LinksRepository } from './links-repository.ts';
 import { recordingUrlProblem } from '#shared/public-url.ts';
 import { logger } from '#shared/powertools.ts';
@@ -55,38 +54,45 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /**
- * Queues one event exactly once per (source, external_id). The body is checked first (no I/O), then the request is
- * admitted: one counter update takes the minute's request and the day's event together, beside the guessing
- * check. The conditional put is the atomic dedup step, written beside the request's usage; a duplicate gives its
- * day unit back, so duplicates never use the quota, and a 201 is only sent once the body is durably stored.
+ * Queues one event exactly once per (source, external_id). The body is checked and its item built first (no I/O but
+ * for a block of event ids now and then), then the request is admitted: one update takes the minute's request and
+ * the day's event together and carries the request's usage, beside the guessing check. The conditional put is the
+ * atomic dedup step; a duplicate gives its day unit back, so duplicates never use the quota, and a 201 is only sent
+ * once the body is durably stored.
  */
 export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer): Promise<IngestOutcome> {
-  const link = opened.link;
-  const checked = checkEvent(deps, link, rawBody);
-  const ticket = await opened.admit('event' in checked ? 'event' : 'request');
-  if ('refusal' in checked) throw checked.refusal;
-  const { event, sourceId } = checked;
+  const checked = checkEvent(deps, opened.link, rawBody);
+  if ('refusal' in checked) {
+    await opened.admit('request');
+    throw checked.refusal;
+  }
   const nowMs = deps.now();
+  const prepared = await prepareEvent(deps, checked.sourceId, checked.event, rawBody, nowMs);
+  const ticket = await opened.admit('event', prepared.expectedCost);
+  const { stored } = prepared;
   if (ticket.admission === 'overQuota') {
-    const existing = await deps.events.findLive(sourceId, event.external_id, nowMs);
+    const existing = await deps.events.findLive(stored.source_id, stored.external_id, nowMs);
     if (existing) return duplicate(existing);
     throw ticket.day.refuse();
   }
 
   let outcome: Awaited<ReturnType<typeof storeEvent>>;
   try {
-    outcome = await storeEvent(deps, opened, sourceId, event, rawBody, nowMs);
+    outcome = await storeEvent(deps, opened, prepared, nowMs);
   } catch (error) {
     await ticket.giveBack();
     throw error;
   }
   if (!outcome.stored) {
     // The refused write answered the event that is there; a store that does not (or an item gone since) is read.
-    const [existing] = await Promise.all([outcome.existing ?? deps.events.findLive(sourceId, event.external_id, nowMs), giveBack(ticket)]);
+    // The day's unit goes back in an update that also takes back what the admission billed for an accepted event.
+    const [existing] = await Promise.all([
+      outcome.existing ?? deps.events.findLive(stored.source_id, stored.external_id, nowMs),
+      ticket.giveBack(usageToCarry({ link: opened.link.link_id }, { dynamoWriteUnits: 1 })),
+    ]);
     if (!existing) throw new Error('Deduplication record vanished between write and read');
     return duplicate(existing);
   }
-  const stored = outcome.event;
   return {
     status: 'accepted',
     external_id: stored.external_id,
@@ -105,27 +111,23 @@ function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer): { event:
   }
 }
 
-/** A duplicate's day unit goes back beside the usage write that bills it (the refused put's own units included). */
-function giveBack(ticket: LinkLimitTicket): Promise<void> {
-  return withUsageAlongside({ dynamoWriteUnits: 1 }, () => ticket.giveBack());
-}
-
 function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): IngestOutcome {
   return { status: 'duplicate', external_id: existing.external_id, event_id: Number(existing.event_id) };
 }
 
-/** Answers the stored event, or the live one that already holds (source, external_id) when the write was refused. */
-async function storeEvent(
-  deps: IngestDeps,
-  opened: OpenedLink,
-  sourceId: string,
-  event: InboundEvent,
-  rawBody: Buffer,
-  nowMs: number,
-): Promise<{ stored: true; event: StoredEvent } | { stored: false; existing?: StoredEvent }> {
+interface PreparedEvent {
+  stored: StoredEvent;
+  compressed: Buffer;
+  bodyKey?: string;
+  /** What storing it will be billed, known before it is sent: the usage the admission carries. */
+  expectedCost: Partial<CostUnits>;
+}
+
+/** The event's item, its compressed body, and whether that body goes to S3 (over the inline limit). */
+async function prepareEvent(deps: IngestDeps, sourceId: string, event: InboundEvent, rawBody: Buffer, nowMs: number): Promise<PreparedEvent> {
   const eventId = await deps.nextEventId();
   const receivedAt = new Date(nowMs).toISOString();
-  const compressed = gzipSync(rawBody);
+  const compressed = compressBody(rawBody);
   const bodyKey = compressed.byteLength > INLINE_BODY_MAX_BYTES ? `inbound/${sourceId}/${eventId}.json.gz` : undefined;
   const stored: StoredEvent = {
     source_id: sourceId,
@@ -146,19 +148,29 @@ async function storeEvent(
     delivery_failures: 0,
     expires_at: ttlSeconds(nowMs + QUEUE_RETENTION_MS),
   };
+  const bodyCost = bodyKey ? { s3WriteRequests: 1, storedBytes: compressed.byteLength } : {};
+  const expectedCost = addCostUnits(addCostUnits(expectedPutCost(stored), bodyCost), { webhookEvents: 1 });
+  return { stored, compressed, bodyKey, expectedCost };
+}
+
+/** Answers the stored event, or the live one that already holds (source, external_id) when the write was refused. */
+async function storeEvent(
+  deps: IngestDeps,
+  opened: OpenedLink,
+  { stored, compressed, bodyKey }: PreparedEvent,
+  nowMs: number,
+): Promise<{ stored: true; event: StoredEvent } | { stored: false; existing?: StoredEvent }> {
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
-  // The put is the request's last store write: its usage is written beside it, and so are filter values it brings.
-  const [written] = await withUsageAlongside({ ...expectedPutCost(stored), webhookEvents: 1 }, () =>
-    Promise.all([deps.events.putIfNew(stored, nowMs), rememberFilterValues(deps, opened, stored)]),
-  );
-  // Counted as it is billed in advance above; a duplicate's usage write takes it back (with its day unit).
+  // Filter values the event brings are written beside it.
+  const [written] = await Promise.all([deps.events.putIfNew(stored, nowMs), rememberFilterValues(deps, opened, stored)]);
+  // Billed in advance by the admission; a duplicate's give-back takes it back.
   if (written.stored) recordCost({ webhookEvents: 1 });
   if (!written.stored && bodyKey) {
     // The sender's answer is decided (a duplicate): a copy that cannot be deleted now is left to the bucket's
     // lifecycle rule for inbound/ rather than turned into a 500 that makes the sender retry a stored event.
     await deps.bodies.delete(bodyKey).catch((error: unknown) => {
-      logger.warn('could not delete the body of a duplicate', { sourceId, bodyKey, error: error as Error });
+      logger.warn('could not delete the body of a duplicate', { sourceId: stored.source_id, bodyKey, error: error as Error });
     });
   }
   return written.stored ? { stored: true, event: stored } : written;

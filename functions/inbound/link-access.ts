@@ -1,4 +1,4 @@
-import { meterSubject } from '#shared/cost-meter.ts';
+import { addCostUnits, usageToCarry, type CostUnits } from '#shared/cost-meter.ts';
 import { NotFoundError, ServiceUnavailableError } from '#shared/errors.ts';
 import type { CounterStore } from '#shared/counter-store.ts';
 import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
@@ -24,12 +24,16 @@ export interface OpenedLink {
   /**
    * Counts the request against the link's minute (and, for an event, a unit of its day) beside the guessing check,
    * and refuses in the spec's order: a blocked address first (it learns nothing about the token), then the rate.
-   * Answers the ticket, admitted or over the day's quota.
+   * The same update carries the request's usage: what it spent so far and `expected`, what the caller will spend
+   * on the event once it is admitted. Answers the ticket, admitted or over the day's quota.
    */
-  admit(kind: 'request' | 'event'): Promise<LinkLimitTicket>;
+  admit(kind: 'request' | 'event', expected?: Partial<CostUnits>): Promise<LinkLimitTicket>;
 }
 
 const UNKNOWN_LINK = 'Unknown webhook link';
+/** The limits update writes one small item; the guard read is an eventually consistent read of one (half a unit). */
+const LIMITS_UPDATE_WRITE_UNITS = 1;
+const GUARD_READ_UNITS = 0.5;
 
 /**
  * Finds the link a request's token names: from memory when a bound link was read within the last second
@@ -71,12 +75,15 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
   return {
     link,
     tokenHash,
-    async admit(kind) {
+    async admit(kind, expected = {}) {
       // Only a bound link takes events: any other request counts against the minute alone.
       const counted = link.state === 'bound' ? kind : 'request';
+      // The update itself, the guard read beside it (when not read with the token), and the event if it is one.
+      const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: guessCount === undefined ? GUARD_READ_UNITS : 0 };
+      const usage = link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
       const [guard, limits] = await Promise.allSettled([
         guessCount ?? guarded(() => deps.counters.read(guessWindow.key)),
-        deps.limits.take(link.link_id, counted, nowMs),
+        deps.limits.take(link.link_id, counted, nowMs, usage),
       ]);
       if (limits.status === 'rejected') throw limits.reason;
       const ticket = limits.value;
@@ -88,8 +95,6 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
       }
       if (link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
       if (ticket.admission === 'rateLimited') throw ticket.minute.refuse();
-      // Billed from here: a refused request writes no usage row (abuse must not cost a write per try).
-      meterSubject({ link: link.link_id });
       return ticket;
     },
   };

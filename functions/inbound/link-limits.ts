@@ -1,14 +1,18 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '#shared/conditional-write.ts';
+import { COST_UNIT_NAMES, type CarriedUsage } from '#shared/cost-meter.ts';
 import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
-import { DAY_MS, MINUTE_MS, ttlSeconds } from '#shared/time.ts';
+import { DAY_MS, epochSeconds, MINUTE_MS } from '#shared/time.ts';
+import { USAGE_RETENTION_MS, usageAttribute } from '#shared/usage-meter.ts';
 
 /**
- * A link's two limits, requests per minute and accepted events per UTC day (webhook spec section 8), in one
- * counter item per link and day, so one conditional UpdateItem counts both. The item holds `day_count` and one
+ * A link's two limits, requests per minute and accepted events per UTC day (webhook spec section 8), kept in the
+ * link's item of the day in the usage table (`link#<id>` / `<day>#limits`) next to what the link's requests cost, so
+ * one conditional UpdateItem counts the request, the event and their units. The item holds `day_count` and one
  * `m<minute of the day>` count per minute; each update removes the minute before, and minutes left behind by a
- * quiet spell (seen in the returned item) are removed by the next update this process makes for the link.
+ * quiet spell (seen in the returned item) are removed by the next update this process makes for the link. A link
+ * takes at most 600 requests a minute, so its one item never gets near a partition's 1,000 writes a second.
  */
 export type Admission = 'admitted' | 'rateLimited' | 'overQuota';
 
@@ -18,7 +22,7 @@ export interface LinkLimitTicket {
   readonly minute: RateWindow;
   readonly day: RateWindow;
   /** Gives back the day's unit of an event that was not accepted after all (a duplicate, a failed write). */
-  giveBack(): Promise<void>;
+  giveBack(usage?: CarriedUsage): Promise<void>;
 }
 
 const DAY_COUNT = 'day_count';
@@ -26,31 +30,33 @@ const MINUTE_ATTRIBUTE = /^m\d+$/;
 /** Leftover minute attributes seen per link, removed by the next update; bounded so a process never grows it. */
 const MAX_LINKS_WITH_LEFTOVERS = 1000;
 
-export function createLinkLimits(client: DynamoDBDocumentClient, countersTable: string) {
+export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: string) {
   const leftovers = new Map<string, string[]>();
 
-  async function update(linkId: string, withEvent: boolean, nowMs: number): Promise<{ taken: true } | { taken: false; old?: Record<string, unknown> }> {
-    const day = rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, linkId, nowMs);
+  /** One conditional update of the day's item: the minute, the day (for an event) and the usage it carries. */
+  async function update(linkId: string, withEvent: boolean, nowMs: number, usage?: CarriedUsage): Promise<{ taken: boolean; old?: Record<string, number> }> {
+    const day = dayWindow(linkId, nowMs);
     const minuteOfDay = minuteOf(day, nowMs);
-    const minute = minuteAttribute(day, nowMs);
+    const minute = `m${minuteOfDay}`;
     const stale = [...new Set([...(minuteOfDay > 0 ? [`m${minuteOfDay - 1}`] : []), ...(leftovers.get(linkId) ?? [])])].filter((name) => name !== minute);
     const names: Record<string, string> = { '#minute': minute, ...Object.fromEntries(stale.map((name, i) => [`#stale${i}`, name])) };
-    const values: Record<string, unknown> = { ':one': 1, ':rate': RATE_LIMITS.requestsPerLinkPerMinute.limit, ':expires': ttlSeconds(day.expiresAtMs) };
+    const values: Record<string, unknown> = { ':one': 1, ':rate': RATE_LIMITS.requestsPerLinkPerMinute.limit, ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS) };
+    const adds = ['#minute :one'];
     let condition = '(attribute_not_exists(#minute) OR #minute < :rate)';
-    let add = 'ADD #minute :one';
     if (withEvent) {
       names['#day'] = DAY_COUNT;
       values[':quota'] = RATE_LIMITS.acceptedEventsPerLinkPerDay.limit;
       condition += ' AND (attribute_not_exists(#day) OR #day < :quota)';
-      add += ', #day :one';
+      adds.push('#day :one');
     }
+    adds.push(...usageAdds(usage, names, values));
     const remove = stale.length > 0 ? ` REMOVE ${stale.map((_, i) => `#stale${i}`).join(', ')}` : '';
     try {
       const result = await client.send(
         new UpdateCommand({
-          TableName: countersTable,
-          Key: { pk: dayKey(linkId, day) },
-          UpdateExpression: `${add} SET expires_at = if_not_exists(expires_at, :expires)${remove}`,
+          TableName: usageTable,
+          Key: dayKey(linkId, nowMs),
+          UpdateExpression: `ADD ${adds.join(', ')} SET expires_at = :expires${remove}`,
           ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -58,12 +64,13 @@ export function createLinkLimits(client: DynamoDBDocumentClient, countersTable: 
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      remember(linkId, Object.keys(result.Attributes ?? {}).filter((name) => MINUTE_ATTRIBUTE.test(name) && name !== minute && Number(name.slice(1)) < minuteOfDay));
+      usage?.carried();
+      remember(linkId, Object.keys(result.Attributes ?? {}).filter((name) => MINUTE_ATTRIBUTE.test(name) && Number(name.slice(1)) < minuteOfDay));
       return { taken: true };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const old = (error as { Item?: Record<string, AttributeValue> }).Item;
-      return { taken: false, old: old ? Object.fromEntries(Object.entries(old).map(([name, value]) => [name, Number(value.N ?? 0)])) : undefined };
+      const old = (error as { Item?: Record<string, AttributeValue> }).Item ?? {};
+      return { taken: false, old: Object.fromEntries(Object.entries(old).map(([name, value]) => [name, Number(value.N ?? 0)])) };
     }
   }
 
@@ -73,55 +80,61 @@ export function createLinkLimits(client: DynamoDBDocumentClient, countersTable: 
     leftovers.set(linkId, names);
   }
 
+  async function giveBack(linkId: string, nowMs: number, usage?: CarriedUsage): Promise<void> {
+    const names: Record<string, string> = { '#day': DAY_COUNT };
+    const values: Record<string, unknown> = { ':minusOne': -1 };
+    const adds = ['#day :minusOne', ...usageAdds(usage, names, values)];
+    await client.send(
+      new UpdateCommand({ TableName: usageTable, Key: dayKey(linkId, nowMs), UpdateExpression: `ADD ${adds.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values }),
+    );
+    usage?.carried();
+  }
+
   return {
     /**
-     * Counts one request against the link's minute, and for an event one unit of its day, in one UpdateItem. A
-     * request refused by the day still counts against the minute (every request counts, section 8): that takes a
-     * second update, on the refused path only.
+     * Counts one request against the link's minute, and for an event one unit of its day, in one UpdateItem that
+     * also carries `usage`. A request refused by the day still counts against the minute (every request counts,
+     * section 8): that takes a second update, on the refused path only. A refused update stores nothing.
      */
-    async take(linkId: string, kind: 'request' | 'event', nowMs: number): Promise<LinkLimitTicket> {
+    async take(linkId: string, kind: 'request' | 'event', nowMs: number, usage?: CarriedUsage): Promise<LinkLimitTicket> {
       const minute = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, linkId, nowMs);
-      const day = rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, linkId, nowMs);
+      const day = dayWindow(linkId, nowMs);
       const ticket = (admission: Admission, dayTaken: boolean): LinkLimitTicket => ({
         admission,
         minute,
         day,
-        giveBack: () => (dayTaken ? giveBack(linkId, day) : Promise.resolve()),
+        giveBack: (carried) => (dayTaken ? giveBack(linkId, nowMs, carried) : Promise.resolve()),
       });
-      const first = await update(linkId, kind === 'event', nowMs);
+      const first = await update(linkId, kind === 'event', nowMs, usage);
       if (first.taken) return ticket('admitted', kind === 'event');
-      const minuteCount = Number(first.old?.[minuteAttribute(day, nowMs)] ?? 0);
+      const minuteCount = first.old?.[`m${minuteOf(day, nowMs)}`] ?? 0;
       if (kind === 'request' || minuteCount >= RATE_LIMITS.requestsPerLinkPerMinute.limit) return ticket('rateLimited', false);
-      const second = await update(linkId, false, nowMs);
+      const second = await update(linkId, false, nowMs, usage);
       return ticket(second.taken ? 'overQuota' : 'rateLimited', false);
     },
   };
-
-  async function giveBack(linkId: string, day: RateWindow): Promise<void> {
-    await client.send(
-      new UpdateCommand({
-        TableName: countersTable,
-        Key: { pk: dayKey(linkId, day) },
-        UpdateExpression: 'ADD #day :minusOne',
-        ExpressionAttributeNames: { '#day': DAY_COUNT },
-        ExpressionAttributeValues: { ':minusOne': -1 },
-      }),
-    );
-  }
 }
+
+/** The ADD clauses of the units `usage` carries (none when there is nothing to carry). */
+function usageAdds(usage: CarriedUsage | undefined, names: Record<string, string>, values: Record<string, unknown>): string[] {
+  if (!usage) return [];
+  return COST_UNIT_NAMES.filter((name) => usage.units[name] !== 0).map((name, i) => {
+    names[`#u${i}`] = usageAttribute(name);
+    values[`:u${i}`] = usage.units[name];
+    return `#u${i} :u${i}`;
+  });
+}
+
+const dayWindow = (linkId: string, nowMs: number) => rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, linkId, nowMs);
 
 /** Minutes are counted from the start of the UTC day: both windows are aligned on the epoch, so a day holds 1440. */
 function minuteOf(day: RateWindow, nowMs: number): number {
   return Math.floor((nowMs - (day.endMs - DAY_MS)) / MINUTE_MS);
 }
 
-function minuteAttribute(day: RateWindow, nowMs: number): string {
-  return `m${minuteOf(day, nowMs)}`;
-}
-
-/** `limits#<link>#<UTC day>`: the day window's key with the prefix of the merged counter. */
-function dayKey(linkId: string, day: RateWindow): string {
-  return `limits#${linkId}#${day.key.slice(day.key.lastIndexOf('#') + 1)}`;
+/** The link's item of the UTC day in the usage table, beside its usage items (`<day>#<shard>`), which the report adds up with it. */
+function dayKey(linkId: string, nowMs: number) {
+  return { pk: `link#${linkId}`, sk: `${new Date(nowMs).toISOString().slice(0, 10)}#limits` };
 }
 
 export type LinkLimits = ReturnType<typeof createLinkLimits>;

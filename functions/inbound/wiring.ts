@@ -1,6 +1,7 @@
 import type { BodyStore } from '#shared/body-store.ts';
 import { dynamo } from '#shared/clients/dynamodb.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
+import { TABLE_ENV } from '#shared/resources.ts';
 import { createCounterStore } from '#shared/counter-store.ts';
 import { createIdAllocator } from '#shared/id-allocator.ts';
 import { EVENT_ID_BLOCK_SIZE, LINK_CACHE_ENTRIES, LINK_CACHE_MS } from '#shared/limits.ts';
@@ -20,7 +21,7 @@ export function linkAccessFromEnv(): LinkAccessDeps {
   return {
     links: createLinksRepository(dynamo, requireEnv('LINKS_TABLE')),
     counters: createCounterStore(dynamo, countersTable),
-    limits: createLinkLimits(dynamo, countersTable),
+    limits: createLinkLimits(dynamo, requireEnv(TABLE_ENV.usage)),
     countersTable,
     cache: createLinkCache(LINK_CACHE_MS, LINK_CACHE_ENTRIES),
     now: Date.now,

@@ -48,7 +48,7 @@ export interface Metering {
   subject?: string;
   /** Writes units to the subject's usage item (installed by the function's stack; never throws). */
   writeUsage?: (subject: string, units: CostUnits) => Promise<void>;
-  /** What usage writes during the invocation already carried; the settlement writes only what is still missing. */
+  /** What writes during the invocation already carried to the usage item; the settlement writes only what is missing. */
   written?: CostUnits;
 }
 
@@ -79,25 +79,30 @@ export function meteredSoFar(): CostUnits {
   return { ...metering.units, lambdaInvocations: metering.units.lambdaInvocations + 1, lambdaGbMs: metering.units.lambdaGbMs + lambdaGbMs };
 }
 
+/** Usage a write can carry for the invocation: the units to add, and what to call once the write stored them. */
+export interface CarriedUsage {
+  readonly units: CostUnits;
+  carried(): void;
+}
+
 /**
- * Runs `work`, a request's last store write, beside the write of the request's usage: what it cost so far plus
- * `expected`, what `work` itself will be billed (a put's units follow from its item's size). The usage item then
- * costs no round trip of its own. A unit that turns out different is carried by the next usage write (or the
- * settlement's), so the usage item ends up with what was metered; only the Lambda time after this point is left
- * out, which is a few milliseconds of one request.
+ * The usage a store write about to be sent can carry to the subject's usage item, so that item costs no request of
+ * its own: what the invocation spent so far plus `expected` (what is still to come and known in advance: the write
+ * itself, a put whose units follow from its item's size), minus what earlier writes carried. Whatever turns out
+ * different is left for the settlement (usage-settlement.ts), which writes it only when a billed unit is missing,
+ * so the usage item ends up with what was metered; only the Lambda time after the write is left out.
  */
-export async function withUsageAlongside<T>(expected: Partial<CostUnits>, work: () => Promise<T>): Promise<T> {
+export function usageToCarry(subject: { link: string }, expected: Partial<CostUnits>): CarriedUsage | undefined {
   const metering = storage.getStore();
-  if (!metering?.writeUsage || metering.subject === undefined) return work();
-  const due = subtractCostUnits(addCostUnits(meteredSoFar(), expected), metering.written);
-  metering.written = addCostUnits(metering.written, due);
-  const subject = metering.subject;
-  const writeUsage = metering.writeUsage;
-  // Outside the meter: the usage write adds its own unit to what it writes, and must not count itself twice.
-  const usageWritten = storage.exit(() => writeUsage(subject, due));
-  const [outcome] = await Promise.allSettled([work(), usageWritten]);
-  if (outcome.status === 'rejected') throw outcome.reason;
-  return outcome.value;
+  if (!metering) return undefined;
+  const units = subtractCostUnits(addCostUnits(meteredSoFar(), expected), metering.written);
+  return {
+    units,
+    carried: () => {
+      metering.subject = `link#${subject.link}`;
+      metering.written = addCostUnits(metering.written, units);
+    },
+  };
 }
 
 /** `a` minus `b`, unit by unit (a missing `b` is nothing). */

@@ -26,7 +26,7 @@ const price = (units: Record<string, number>) => Object.entries(units).reduce((s
  * Units per operation, as the README documents them. Lambda time is the one figure that varies with the machine;
  * it is a small share of each total, so it is taken as documented (GB-ms at 256 MB).
  */
-const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 1.5, dynamoWriteUnits: 4, storedBytes: 1024 };
+const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 0.5, dynamoWriteUnits: 2, storedBytes: 1024 };
 /** POST execute (interrupted at the approval) and POST approve; the run's two steps and its AwaitApproval. */
 const APPROVAL_RUN = {
   apiRequests: 2,

@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
-import { callEvent, textEvent } from '../support/events.ts';
+import { callEvent, message, textEvent } from '../support/events.ts';
 
 let twin: TestTwin;
 let calls: Awaited<ReturnType<typeof boundLink>>;
@@ -78,7 +79,9 @@ describe('POST /events: acceptance', () => {
   });
 
   it('stores a near-1 MiB 2000-message dialog in S3 and returns 201 only after it is durable', async () => {
-    const event = textEvent(2000, {}, 410);
+    // Text that does not compress, so its gzip is far over what an item keeps inline.
+    const messages = Array.from({ length: 2000 }, (_, i) => ({ ...message(i), text: randomBytes(300).toString('base64') }));
+    const event = textEvent(2000, { messages });
     const body = JSON.stringify(event);
     expect(body.length).toBeGreaterThan(1_000_000);
     expect(body.length).toBeLessThanOrEqual(1024 * 1024);

@@ -113,8 +113,8 @@ describe('rate limits', () => {
     const day = utcDay();
     await twin.dynamo.send(
       new PutCommand({
-        TableName: twin.twin.tables.counters,
-        Item: { pk: `limits#${link.linkId}#${day.id}`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 1 },
+        TableName: twin.twin.tables.usage,
+        Item: { pk: `link#${link.linkId}`, sk: `${day.id}#limits`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 1 },
       }),
     );
 
@@ -136,8 +136,8 @@ describe('rate limits', () => {
     const day = utcDay();
     await twin.dynamo.send(
       new PutCommand({
-        TableName: twin.twin.tables.counters,
-        Item: { pk: `limits#${link.linkId}#${day.id}`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 2 },
+        TableName: twin.twin.tables.usage,
+        Item: { pk: `link#${link.linkId}`, sk: `${day.id}#limits`, day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK - 2 },
       }),
     );
     expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);

@@ -1,4 +1,5 @@
 import type { Admission, LinkLimits, LinkLimitTicket } from '#inbound/link-limits.ts';
+import type { CarriedUsage } from '#shared/cost-meter.ts';
 import { RATE_LIMITS, rateWindow } from '#shared/rate-limits.ts';
 import type { InMemoryCounterStore } from './counter-store.ts';
 
@@ -12,18 +13,23 @@ export class InMemoryLinkLimits implements LinkLimits {
 
   constructor(private readonly counters: InMemoryCounterStore) {}
 
-  async take(linkId: string, kind: 'request' | 'event', nowMs: number): Promise<LinkLimitTicket> {
+  async take(linkId: string, kind: 'request' | 'event', nowMs: number, usage?: CarriedUsage): Promise<LinkLimitTicket> {
     const minute = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, linkId, nowMs);
     const day = rateWindow(RATE_LIMITS.acceptedEventsPerLinkPerDay, linkId, nowMs);
     const ticket = (admission: Admission, dayTaken: boolean): LinkLimitTicket => ({
       admission,
       minute,
       day,
-      giveBack: () => (dayTaken ? this.counters.decrement(day.key) : Promise.resolve()),
+      giveBack: async (carried) => {
+        if (!dayTaken) return;
+        await this.counters.decrement(day.key);
+        carried?.carried();
+      },
     });
     const minuteCount = this.minutes.get(minute.key) ?? 0;
     if (minuteCount >= RATE_LIMITS.requestsPerLinkPerMinute.limit) return ticket('rateLimited', false);
     this.minutes.set(minute.key, minuteCount + 1);
+    usage?.carried();
     if (kind === 'request') return ticket('admitted', false);
     const taken = await this.counters.incrementBelow(day.key, RATE_LIMITS.acceptedEventsPerLinkPerDay.limit, day.expiresAtMs);
     return ticket(taken ? 'admitted' : 'overQuota', taken);
