@@ -24,8 +24,9 @@ const probe = (id: string, path: string, tables: Route['tables']): Route => ({
   tables,
 });
 
-// The ping function as if its entry declared the counters table read-only: it counts every request (an update).
-const underGrantedPing: Route = { ...routeById('WebhookPing'), tables: { ...METERED, links: 'read', counters: 'read' } };
+// The ping function as if its entry declared the usage table read-only: it counts every request in the link's day
+// item there (an update).
+const underGrantedPing: Route = { ...routeById('WebhookPing'), tables: { ...METERED, usage: 'read', links: 'read', counters: 'readWrite' } };
 
 let twin: TestTwin;
 
@@ -70,7 +71,7 @@ describe('a handler that touches what its entry does not declare is refused', ()
     expect(twin.accessDenials.slice(before)).toContainEqual({
       principal: 'WebhookPing',
       action: 'dynamodb:UpdateItem',
-      resource: localTableArn('counters'),
+      resource: localTableArn('usage'),
     });
   });
 

@@ -179,10 +179,28 @@ function canonicalRequestOf(request: SignedRequest, signature: Signature, path: 
   ].join('\n');
 }
 
+/**
+ * Derived signing keys by secret and scope: the key depends on nothing else, so it is derived once a day per caller
+ * and service, as the SDKs' signers cache it too, not with four HMACs on every request.
+ */
+const signingKeys = new Map<string, Buffer>();
+const MAX_SIGNING_KEYS = 1000;
+
+function signingKeyOf(secretAccessKey: string, scope: string): Buffer {
+  const cacheKey = `${secretAccessKey}\n${scope}`;
+  let key = signingKeys.get(cacheKey);
+  if (!key) {
+    const [day, region, service] = scope.split('/') as [string, string, string];
+    key = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
+    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.clear();
+    signingKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
 function signatureMatches(signature: Signature, amzDate: string, canonicalRequest: string, secretAccessKey: string): boolean {
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, signature.scope, sha256(canonicalRequest)].join('\n');
-  const [day, region, service] = signature.scope.split('/') as [string, string, string];
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${secretAccessKey}`, day), region), service), 'aws4_request');
+  const signingKey = signingKeyOf(secretAccessKey, signature.scope);
   const given = /^[0-9a-f]{64}$/.test(signature.signature) ? Buffer.from(signature.signature, 'hex') : Buffer.alloc(0);
   const expected = hmac(signingKey, stringToSign);
   return given.length === expected.length && timingSafeEqual(expected, given);
