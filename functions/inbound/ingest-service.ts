@@ -45,9 +45,16 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
   return parsed.event;
 }
 
-export function parseJsonBody(raw: Buffer): unknown {
+/** What `String.prototype.isWellFormed` (ES2024, in Node 20) answers: no lone surrogate. */
+const isWellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The body's JSON. A body API Gateway handed over as text is those bytes decoded already, so it is parsed as it is
+ * (a 436 KB dialog is not decoded twice); bytes (a base64 body) must be UTF-8, checked strictly.
+ */
+export function parseJsonBody(raw: Buffer, text?: string): unknown {
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+    return JSON.parse(text !== undefined && isWellFormed(text) ? text : new TextDecoder('utf-8', { fatal: true }).decode(raw));
   } catch {
     throw new ValidationError([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
   }
@@ -60,14 +67,13 @@ export function parseJsonBody(raw: Buffer): unknown {
  * atomic dedup step; a duplicate gives its day unit back, so duplicates never use the quota, and a 201 is only sent
  * once the body is durably stored.
  */
-export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer): Promise<IngestOutcome> {
-  const checked = checkEvent(deps, opened.link, rawBody);
-  if ('refusal' in checked) {
-    await opened.admit('request');
-    throw checked.refusal;
-  }
+export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer, bodyText?: string): Promise<IngestOutcome> {
   const nowMs = deps.now();
-  const prepared = await prepareEvent(deps, checked.sourceId, checked.event, rawBody, nowMs);
+  const prepared = await prepareEvent(deps, opened.link, rawBody, bodyText, nowMs);
+  if ('refusal' in prepared) {
+    await opened.admit('request');
+    throw prepared.refusal;
+  }
   const ticket = await opened.admit('event', prepared.expectedCost);
   const { stored } = prepared;
   if (ticket.admission === 'overQuota') {
@@ -102,10 +108,10 @@ export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody:
 }
 
 /** The event a bound link may take, or the refusal the sender gets once the request is counted (409, then 400). */
-function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer): { event: InboundEvent; sourceId: string } | { refusal: Error } {
+function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, bodyText: string | undefined): { event: InboundEvent; sourceId: string } | { refusal: Error } {
   if (link.state !== 'bound' || !link.source_id) return { refusal: new ConflictError('The link is issued but no source is connected yet') };
   try {
-    return { event: validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
+    return { event: validateForLink(parseJsonBody(rawBody, bodyText), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
   } catch (error) {
     return { refusal: error as Error };
   }
@@ -123,8 +129,15 @@ interface PreparedEvent {
   expectedCost: Partial<CostUnits>;
 }
 
-/** The event's item, its compressed body, and whether that body goes to S3 (over the inline limit). */
-async function prepareEvent(deps: IngestDeps, sourceId: string, event: InboundEvent, rawBody: Buffer, nowMs: number): Promise<PreparedEvent> {
+/**
+ * The event's item, its compressed body, and whether that body goes to S3 (over the inline limit), or the refusal.
+ * The parsed event stays here: only its item outlives the call, so a dialog's 2000 parsed messages are garbage before
+ * the first store request is sent.
+ */
+async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, bodyText: string | undefined, nowMs: number): Promise<PreparedEvent | { refusal: Error }> {
+  const checked = checkEvent(deps, link, rawBody, bodyText);
+  if ('refusal' in checked) return checked;
+  const { event, sourceId } = checked;
   const eventId = await deps.nextEventId();
   const receivedAt = new Date(nowMs).toISOString();
   const compressed = compressBody(rawBody);
