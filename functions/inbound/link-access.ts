@@ -6,7 +6,7 @@ import { hashSecret } from '#shared/secrets.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkLimits, LinkLimitTicket } from './link-limits.ts';
 import { LINK_TOKEN_PATTERN, linkView, type LinkView } from './link-model.ts';
-import { tokenLinkView, tokenValidUntilMs, type LinksRepository } from './links-repository.ts';
+import { tokenLinkView, tokenValidUntilMs, type LinksRepository, type TokenRecord } from './links-repository.ts';
 
 export interface LinkAccessDeps {
   links: LinksRepository;
@@ -34,6 +34,11 @@ const UNKNOWN_LINK = 'Unknown webhook link';
 /** The limits update writes one small item; the guard read is an eventually consistent read of one (half a unit). */
 const LIMITS_UPDATE_WRITE_UNITS = 1;
 const GUARD_READ_UNITS = 0.5;
+/** A refresh reads the token item with the guard, in one batch: half a unit more. */
+const TOKEN_READ_UNITS = 0.5;
+
+/** How a request learns its address's guessing count: read already (with the token), or beside its limits update. */
+type GuardLookup = { guessCount: number } | { refreshToken: boolean };
 
 /**
  * Finds the link a request's token names: from memory when a bound link was read within the last second
@@ -47,7 +52,7 @@ export async function openLink(deps: LinkAccessDeps, token: string, clientIp: st
   const tokenHash = LINK_TOKEN_PATTERN.test(token) ? hashSecret(token) : undefined;
 
   const cached = tokenHash ? deps.cache.get(tokenHash, nowMs) : undefined;
-  if (cached && tokenHash) return opened(deps, cached, tokenHash, guessWindow, nowMs);
+  if (cached && tokenHash) return opened(deps, cached.view, tokenHash, guessWindow, nowMs, { refreshToken: cached.refreshDue });
 
   const { token: record, guessCount } = await guarded(() =>
     tokenHash
@@ -68,36 +73,61 @@ export async function openLink(deps: LinkAccessDeps, token: string, clientIp: st
   const view = copy && copy.state !== 'issued' ? copy : await deps.links.getLink(record.link_id).then((link) => link && linkView(link));
   if (!view) throw new NotFoundError(UNKNOWN_LINK);
   deps.cache.set(tokenHash, view, nowMs, validUntilMs);
-  return opened(deps, view, tokenHash, guessWindow, nowMs, guessCount);
+  return opened(deps, view, tokenHash, guessWindow, nowMs, { guessCount });
 }
 
-function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWindow: RateWindow, nowMs: number, guessCount?: number): OpenedLink {
+function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWindow: RateWindow, nowMs: number, lookup: GuardLookup): OpenedLink {
+  const refresh = 'refreshToken' in lookup && lookup.refreshToken;
+  const readGuard = (): Promise<{ guessCount: number; token?: TokenRecord }> => {
+    if ('guessCount' in lookup) return Promise.resolve(lookup);
+    return guarded(() =>
+      refresh ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key) : deps.counters.read(guessWindow.key).then((guessCount) => ({ guessCount })),
+    );
+  };
   return {
     link,
     tokenHash,
     async admit(kind, expected = {}) {
       // Only a bound link takes events: any other request counts against the minute alone.
       const counted = link.state === 'bound' ? kind : 'request';
-      // The update itself, the guard read beside it (when not read with the token), and the event if it is one.
-      const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: guessCount === undefined ? GUARD_READ_UNITS : 0 };
+      // The update itself, the reads beside it (when not made with the token), and the event if it is one.
+      const reads = 'guessCount' in lookup ? 0 : GUARD_READ_UNITS + (refresh ? TOKEN_READ_UNITS : 0);
+      const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: reads };
       const usage = link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
-      const [guard, limits] = await Promise.allSettled([
-        guessCount ?? guarded(() => deps.counters.read(guessWindow.key)),
-        deps.limits.take(link.link_id, counted, nowMs, usage),
-      ]);
+      const [guard, limits] = await Promise.allSettled([readGuard(), deps.limits.take(link.link_id, counted, nowMs, usage)]);
       if (limits.status === 'rejected') throw limits.reason;
       const ticket = limits.value;
-      const blocked = guard.status === 'rejected' || guard.value >= RATE_LIMITS.unknownTokensPerIp.limit;
+      const blocked = guard.status === 'rejected' || guard.value.guessCount >= RATE_LIMITS.unknownTokensPerIp.limit;
+      // Nothing will be stored on a refusal: the day's unit goes back. The minute's stays: every request counts.
       if (blocked) {
-        // Nothing will be stored: the day's unit goes back. The minute's stays: every request counts.
         if (ticket.admission === 'admitted') await ticket.giveBack();
         throw guard.status === 'rejected' ? guard.reason : guessWindow.refuse();
       }
-      if (link.state === 'revoked') throw new NotFoundError(UNKNOWN_LINK);
+      const gone = link.state === 'revoked' || (refresh && !refreshed(deps, tokenHash, guard.value.token, nowMs));
+      if (gone) {
+        if (ticket.admission === 'admitted') await ticket.giveBack();
+        throw new NotFoundError(UNKNOWN_LINK);
+      }
       if (ticket.admission === 'rateLimited') throw ticket.minute.refuse();
       return ticket;
     },
   };
+}
+
+/**
+ * Takes a token read again while its link was in memory: false when the token no longer opens a link (revoked,
+ * past its deadline after a reissue, gone), else the memory keeps the new copy. A token item without a copy (an
+ * older one) leaves the memory as it is, to end in its time and be read the long way.
+ */
+function refreshed(deps: LinkAccessDeps, tokenHash: string, record: TokenRecord | undefined, nowMs: number): boolean {
+  const validUntilMs = record && tokenValidUntilMs(record);
+  const copy = record && tokenLinkView(record);
+  if (!record || (validUntilMs !== undefined && validUntilMs <= nowMs) || copy?.state === 'revoked') {
+    deps.cache.forget(tokenHash);
+    return false;
+  }
+  if (copy?.state === 'bound') deps.cache.set(tokenHash, copy, nowMs, validUntilMs);
+  return true;
 }
 
 /**

@@ -155,13 +155,38 @@ describe('openLink: one read per token, and a second of memory', () => {
     expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
   });
 
+  it('reads the token again with the guard halfway through the second, so a busy link never waits for a read', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    env.clock.advance(LINK_CACHE_MS / 2);
+    // One request refreshes (the token with the guard, one batch); the one beside it goes on from memory.
+    await Promise.all([resolveLink(env.deps, env.token, IP, 'event'), resolveLink(env.deps, env.token, IP)]);
+    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
+    expect(env.counters.faults.count('read')).toBe(1);
+    // The refreshed copy holds past the first read's second: the link opens from memory, with no read of its own.
+    env.clock.advance(LINK_CACHE_MS / 2 + 1);
+    await openLink(env.deps, env.token, IP);
+    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
+    expect(env.dayUnits()).toBe(1);
+  });
+
+  it('answers 404 when the refresh finds the link revoked, and gives the day unit back', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    await env.links.revoke(env.link.link_id, env.clock.iso());
+    env.clock.advance(LINK_CACHE_MS / 2);
+    expect(await failure(resolveLink(env.deps, env.token, IP, 'event'))).toBeInstanceOf(NotFoundError);
+    expect(env.dayUnits()).toBe(0);
+    expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(NotFoundError);
+  });
+
   it('takes a revocation within the second: the copy says revoked once the cached link is old enough', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
     await env.links.revoke(env.link.link_id, env.clock.iso());
-    env.clock.advance(LINK_CACHE_MS - 1);
+    env.clock.advance(LINK_CACHE_MS / 2 - 1);
     expect((await resolveLink(env.deps, env.token, IP)).state).toBe('bound');
-    env.clock.advance(1);
+    env.clock.advance(LINK_CACHE_MS / 2 + 1);
     expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(NotFoundError);
     expect(env.links.faults.count('getLink')).toBe(0);
   });
