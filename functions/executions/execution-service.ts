@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { EXECUTE_POLL_FIRST_MS,
-  EXECUTE_POLL_GROWTH, EXECUTE_POLL_MAX_MS, EXECUTION_RETENTION_MS } from '#shared/limits.ts';
+import { EXECUTION_RETENTION_MS } from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
@@ -23,6 +22,7 @@ import { logger } from '#shared/powertools.ts';
 import { endLogAsRecorded, runEventAppender } from './run-event-log.ts';
 import type { RunEventsRepository } from './run-events-repository.ts';
 import { settledEvents, startEvent } from './run-events.ts';
+import { pollPauses, type SettleTimes } from './settle-polling.ts';
 
 /** Waiting for, stopping and resuming executions. */
 export interface ExecutionDeps {
@@ -33,6 +33,8 @@ export interface ExecutionDeps {
   events: RunEventsRepository;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
+  /** How long this instance saw recent runs take, per workflow: times the first status read (without it, fixed pauses). */
+  settleTimes?: SettleTimes;
 }
 
 /** Starting one also reads the publication, writes initial memory and the run context. */
@@ -49,11 +51,8 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     const problem = callbackUrlProblem(request.callback_url, deps.allowLoopbackCallbacks);
     if (problem) throw new ValidationError([{ field: 'callback_url', message: problem }]);
   }
-  if (request.initial_memory && Object.keys(request.initial_memory).length > 0) {
-    await deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory);
-  }
-
   const now = deps.now();
+  const expiresAtMs = now + EXECUTION_RETENTION_MS;
   const executionId = randomUUID();
   const ids = {
     execution_id: executionId,
@@ -63,8 +62,6 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     user_id: request.user_id,
     thread_id: request.thread_id ?? randomUUID(),
   };
-  // The run context first: the execution record is what makes the run exist, and its steps read the context.
-  await deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, now + EXECUTION_RETENTION_MS);
   const record: ExecutionRecord = {
     ...ids,
     status: 'queued',
@@ -79,46 +76,82 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     webhook_secret: request.webhook_secret ?? null,
     callback_state: request.callback_url ? 'pending' : 'none',
   };
-  await deps.executions.create(record, now + EXECUTION_RETENTION_MS);
 
+  // Nothing reads these items before the state machine starts, so they are written side by side: the run's steps
+  // read the context, the memory and the record, and the log starts with the run (a stream or subscription follows
+  // it from its first moment; the log is new, so its first batch is written at id 1 without reading where it ends).
+  const written = await Promise.allSettled([
+    deps.executions.create(record, expiresAtMs),
+    deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, expiresAtMs),
+    deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs }),
+    request.initial_memory && Object.keys(request.initial_memory).length > 0
+      ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)
+      : undefined,
+  ]);
+  const recordWritten = written[0].status === 'fulfilled';
   try {
-    // The log starts with the run, so a stream or subscription can follow it from its first moment; the log is
-    // new, so its first batch is written at id 1 without reading where it ends. It names the run's project.
-    await deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs: now + EXECUTION_RETENTION_MS });
+    const failed = written.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
     await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition) });
   } catch (error) {
     // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
     // listings and the operator's view honest, and a mark that fails too must not turn the 503 into a 500.
-    await deps.executions
-      .transition(executionId, ['queued'], {
-        status: 'failed',
-        error: 'The execution service was unavailable',
-        finished_at: new Date(deps.now()).toISOString(),
-        callback_state: 'none',
-      })
-      .catch((markError: unknown) => logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error }));
+    if (recordWritten) await markUnstarted(deps, executionId);
     throw unavailable(error);
   }
+  deps.settleTimes?.started(executionId, `${caller.projectId}/${workflowId}`);
   return record;
+}
+
+async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<void> {
+  await deps.executions
+    .transition(executionId, ['queued'], {
+      status: 'failed',
+      error: 'The execution service was unavailable',
+      finished_at: new Date(deps.now()).toISOString(),
+      callback_state: 'none',
+    })
+    .catch((markError: unknown) => logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error }));
 }
 
 /**
  * Polls the record until the run settles (completed, failed, interrupted, cancelled), the deadline passes,
  * or `stop` aborts (the caller went away: the run goes on, nobody is left to tell). A run just started cannot
- * have settled, so the first read comes after a short pause, and the pauses grow by half each time: a quick run is
- * answered within ~10 ms of settling in four or five strongly consistent reads, a long one costs a read a second.
+ * have settled: the first read comes when recent runs of the workflow settled (see settle-polling.ts), so a quick
+ * run is answered in one or two strongly consistent reads, and the pauses grow to a read a second for a long one.
  */
 export async function waitUntilSettled(deps: ExecutionDeps, executionId: string, deadlineMs: number, stop?: AbortSignal): Promise<ExecutionRecord> {
-  let pause = EXECUTE_POLL_FIRST_MS;
+  const since = deps.now();
+  const timing = deps.settleTimes?.waitFor(executionId);
+  const nextPause = pollPauses(timing?.expectedMs);
+  let pause = nextPause();
+  let goingAt = since;
   for (;;) {
     await deps.sleep(Math.max(0, Math.min(pause, deadlineMs - deps.now())));
+    const readAt = deps.now();
     const record = await deps.executions.get(executionId, true);
     if (!record) throw new NotFoundError(`Execution ${executionId} not found`);
-    pause = Math.min(EXECUTE_POLL_MAX_MS, Math.ceil(pause * EXECUTE_POLL_GROWTH));
-    if (SETTLED_STATUSES.includes(record.status) || deps.now() + pause >= deadlineMs || stop?.aborted) return record;
+    if (SETTLED_STATUSES.includes(record.status)) {
+      const settledAt = settledBetween(record, goingAt, readAt, deps.now());
+      if (settledAt !== undefined) timing?.settled(settledAt - since);
+      return record;
+    }
+    goingAt = readAt;
+    pause = nextPause();
+    if (deps.now() + pause >= deadlineMs || stop?.aborted) return record;
   }
+}
+
+/**
+ * When the settled record could first be read: its `finished_at` (the step function's clock, stamped before its
+ * write is sent) plus about a round trip (what this read took), kept between the last read that found the run
+ * going and now. An interrupted run has no such time: it is not used to time later waits.
+ */
+function settledBetween(record: ExecutionRecord, goingAt: number, readAt: number, now: number): number | undefined {
+  const finishedAt = record.finished_at === null ? Number.NaN : Date.parse(record.finished_at);
+  return Number.isNaN(finishedAt) ? undefined : Math.min(now, Math.max(goingAt, finishedAt + (now - readAt)));
 }
 
 /** Another project's execution is answered exactly like a missing one. */

@@ -10,6 +10,7 @@ import { createRunStore } from './run-store.ts';
 import { createRunEventsRepository } from './run-events-repository.ts';
 import type { TailDeps } from './run-event-streams.ts';
 import { createRunValues, type ObjectStore } from './run-values.ts';
+import { createSettleTimes } from './settle-polling.ts';
 import { createStateMachine } from './state-machine-gateway.ts';
 
 /** Dependencies built from a function's environment; each reads only what its function is given, failing at cold start otherwise. */
@@ -79,6 +80,7 @@ export function executionServiceFromEnv(): ExecutionDeps {
     events: runEventsFromEnv(),
     sleep,
     now: Date.now,
+    settleTimes: createSettleTimes(),
   };
 }
 

@@ -82,10 +82,18 @@ export const MAX_BLOCKING_EXECUTE_MS = 14 * MINUTE_MS;
  * ends a response after 5 minutes without a byte (REGIONAL endpoint idle timeout), and proxies give up sooner.
  */
 export const EXECUTE_HEARTBEAT_INTERVAL_MS = 20 * SECOND_MS;
-/** First and longest pause between status reads of a blocking execute: fast answers for short runs, few reads for long ones. */
+/**
+ * Pauses between status reads of a blocking execute (functions/executions/settle-polling.ts): the first read comes
+ * when recent runs of the workflow settled (FIRST until a function instance has seen a few), later pauses grow by
+ * GROWTH from at least MIN to at most MAX: quick runs are answered soon after they settle, a long one costs a read a second.
+ */
 export const EXECUTE_POLL_FIRST_MS = 10;
+export const EXECUTE_POLL_MIN_MS = 2;
 export const EXECUTE_POLL_GROWTH = 1.5;
 export const EXECUTE_POLL_MAX_MS = 1000;
+/** Recent runs per workflow the first read is timed from, and workflows a function instance keeps them for. */
+export const EXECUTE_POLL_HISTORY_RUNS = 8;
+export const EXECUTE_POLL_HISTORY_WORKFLOWS = 200;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */

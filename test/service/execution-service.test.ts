@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionRecord } from '#executions/execution-model.ts';
-import { decideApproval, startExecution, stopExecution, type StartDeps } from '#executions/execution-service.ts';
+import { decideApproval, startExecution, stopExecution, waitUntilSettled, type StartDeps } from '#executions/execution-service.ts';
+import { createSettleTimes } from '#executions/settle-polling.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
@@ -29,7 +30,7 @@ const ECHO: WorkflowDefinition = {
   },
 };
 
-function setup() {
+function setup(options: { timed?: boolean } = {}) {
   const clock = new ManualClock();
   const executions = new InMemoryExecutionsRepository();
   const stateMachine = new FakeStateMachine();
@@ -49,6 +50,7 @@ function setup() {
     runs,
     conversations,
     allowLoopbackCallbacks: false,
+    ...(options.timed ? { settleTimes: createSettleTimes() } : {}),
   };
   return { deps, clock, executions, stateMachine, runs, conversations, events };
 }
@@ -140,6 +142,60 @@ describe('startExecution', () => {
     expect(env.executions.all().map((record) => record.status).sort()).toEqual(['failed', 'queued']);
     expect(env.executions.stored(retried.execution_id).status).toBe('queued');
     expect(env.stateMachine.startedNames()).toEqual([retried.execution_id]);
+  });
+
+  it('writes the record, the run context, the log start and the initial memory side by side, and starts the run after all of them', async () => {
+    const env = setup();
+    const entered: string[] = [];
+    const seenWhenDone: number[] = [];
+    let allEntered!: () => void;
+    const together = new Promise<void>((resolve) => (allEntered = resolve));
+    // Each write waits (at most 200 ms) until all four have begun: written one after another, the first sees only itself.
+    const hold = (name: string) => async () => {
+      entered.push(name);
+      if (entered.length === 4) allEntered();
+      await Promise.race([together, new Promise((resolve) => setTimeout(resolve, 200))]);
+      seenWhenDone.push(entered.length);
+    };
+    env.executions.faults.beforeNext('create', hold('record'));
+    env.runs.faults.beforeNext('createContext', hold('context'));
+    env.events.faults.beforeNext('putBatch', hold('log'));
+    env.conversations.faults.beforeNext('writeMemory', hold('memory'));
+    env.stateMachine.faults.beforeNext('start', () => void entered.push('start'));
+
+    const record = await startExecution(env.deps, caller, 'echo', request({ initial_memory: { plan: 'gold' } }));
+    expect(seenWhenDone).toEqual([4, 4, 4, 4]);
+    expect(entered.at(-1)).toBe('start');
+    expect(env.stateMachine.startedNames()).toEqual([record.execution_id]);
+    expect(env.events.logs.get(record.execution_id)?.[0]).toMatchObject({ firstId: 1, projectId: PROJECT, final: false });
+  });
+
+  for (const [write, fail] of [
+    ['the run context', (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'))],
+    ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
+    ['the initial memory', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('writeMemory', awsError('ThrottlingException'))],
+  ] as const) {
+    it(`answers 503 and leaves the record failed, without starting the run, when ${write} cannot be written`, async () => {
+      const env = setup();
+      fail(env);
+      const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, initial_memory: { plan: 'gold' } })).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect((error as ServiceUnavailableError).message).toBe('The execution service is unavailable; retry later');
+      expect(env.executions.all()).toEqual([
+        expect.objectContaining({ status: 'failed', error: 'The execution service was unavailable', callback_state: 'none', finished_at: env.clock.iso() }),
+      ]);
+      expect(env.stateMachine.faults.count('start')).toBe(0);
+    });
+  }
+
+  it('answers 503 when the record itself cannot be written: there is nothing to mark and the run is not started', async () => {
+    const env = setup();
+    env.executions.faults.failNext('create', awsError('ServiceUnavailable'));
+    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.executions.items.size).toBe(0);
+    expect(env.executions.faults.count('transition')).toBe(0);
+    expect(env.stateMachine.faults.count('start')).toBe(0);
   });
 
   it('refuses an unsafe callback_url before writing anything', async () => {
@@ -318,5 +374,89 @@ describe('stopExecution', () => {
     await stopExecution(env.deps, caller, started.execution_id);
     expect(env.stateMachine.executions.get(started.execution_id)).toMatchObject({ status: 'ABORTED', stopCause: 'Stopped through the API' });
     expect(env.executions.stored(started.execution_id).status).toBe('cancelled');
+  });
+});
+
+describe('waitUntilSettled', () => {
+  /** The run settles (as its step would write it) once the clock reaches `atMs`; answers how many status reads it took. */
+  function settlesAt(env: ReturnType<typeof setup>, executionId: string, atMs: number, status: 'completed' | 'interrupted' = 'completed') {
+    let reads = 0;
+    const get = env.executions.get.bind(env.executions);
+    env.executions.get = async (id, consistent) => {
+      if (id === executionId) {
+        reads += 1;
+        const changes = status === 'completed' ? { status, output: 'ok', finished_at: new Date(atMs).toISOString() } : { status };
+        if (env.clock.now() >= atMs) await env.executions.transition(executionId, ['queued', 'running'], changes);
+      }
+      return get(id, consistent);
+    };
+    return () => reads;
+  }
+
+  /** Starts a run of echo that settles `afterMs` after the start, waits for it; answers the record, the reads and the pauses. */
+  async function runFor(env: ReturnType<typeof setup>, afterMs: number, status: 'completed' | 'interrupted' = 'completed') {
+    const started = await startExecution(env.deps, caller, 'echo', request());
+    const reads = settlesAt(env, started.execution_id, env.clock.now() + afterMs, status);
+    const sleepsBefore = env.clock.sleeps.length;
+    const record = await waitUntilSettled(env.deps, started.execution_id, env.clock.now() + 14 * 60_000);
+    return { record, reads: reads(), pauses: env.clock.sleeps.slice(sleepsBefore) };
+  }
+
+  it('without timings of recent runs, reads after 10 ms and then pauses growing by half', async () => {
+    const env = setup();
+    const { record, reads, pauses } = await runFor(env, 40);
+    expect(record.status).toBe('completed');
+    expect(pauses).toEqual([10, 15, 23]);
+    expect(reads).toBe(3);
+  });
+
+  it('after three runs of the workflow, reads first when they settled: a run like them is answered in one read', async () => {
+    const env = setup({ timed: true });
+    for (let i = 0; i < 3; i++) expect((await runFor(env, 30)).reads).toBe(3);
+    const timed = await runFor(env, 30);
+    expect(timed.pauses).toEqual([30]);
+    expect(timed.reads).toBe(1);
+    // A little slower: the pauses after the timed read are short.
+    const slower = await runFor(env, 36);
+    expect(slower.pauses).toEqual([30, 4, 6]);
+    expect(slower.reads).toBe(3);
+  });
+
+  it('times the first read from when the settled record could be read: finished_at plus about a round trip', async () => {
+    const env = setup({ timed: true });
+    // Every read takes 2 ms: the step's write of finished_at takes about as long to land.
+    const get = env.executions.get.bind(env.executions);
+    env.executions.get = async (id, consistent) => {
+      env.clock.advance(2);
+      return get(id, consistent);
+    };
+    for (let i = 0; i < 3; i++) await runFor(env, 30);
+    const timed = await runFor(env, 30);
+    expect(timed.pauses).toEqual([32]);
+    expect(timed.reads).toBe(1);
+  });
+
+  it('still costs about a read a second for a run far longer than the recent ones', async () => {
+    const env = setup({ timed: true });
+    for (let i = 0; i < 3; i++) await runFor(env, 30);
+    const long = await runFor(env, 5 * 60_000);
+    expect(long.record.status).toBe('completed');
+    expect(long.reads).toBeLessThanOrEqual(300 + 15);
+    expect(Math.max(...long.pauses)).toBe(1000);
+  });
+
+  it('does not time later waits from interrupted runs (they have no finished_at)', async () => {
+    const env = setup({ timed: true });
+    for (let i = 0; i < 3; i++) expect((await runFor(env, 30, 'interrupted')).record.status).toBe('interrupted');
+    expect((await runFor(env, 30)).pauses[0]).toBe(10);
+  });
+
+  it('answers the record as it is when the deadline comes first, without sleeping past it', async () => {
+    const env = setup();
+    const started = await startExecution(env.deps, caller, 'echo', request());
+    const deadline = env.clock.now() + 100;
+    const record = await waitUntilSettled(env.deps, started.execution_id, deadline);
+    expect(record.status).toBe('queued');
+    expect(env.clock.now()).toBeLessThanOrEqual(deadline);
   });
 });

@@ -1,0 +1,75 @@
+import {
+  EXECUTE_POLL_FIRST_MS,
+  EXECUTE_POLL_GROWTH,
+  EXECUTE_POLL_HISTORY_RUNS,
+  EXECUTE_POLL_HISTORY_WORKFLOWS,
+  EXECUTE_POLL_MAX_MS,
+  EXECUTE_POLL_MIN_MS,
+} from '#shared/limits.ts';
+
+/** With fewer runs to go by, one slow run (the step function's cold start) would time the next wait on its own. */
+const MIN_RUNS_TO_TIME = 3;
+/** After a read timed from recent runs, the pauses start at this share of it: a run a little slower than usual costs a read or two more, not a wait as long again. */
+const FOLLOW_UP_SHARE = 1 / 8;
+
+const bounded = (ms: number) => Math.min(EXECUTE_POLL_MAX_MS, Math.max(EXECUTE_POLL_MIN_MS, Math.ceil(ms)));
+
+/**
+ * The pauses before each status read of one wait, one per call. Without an expectation the first is
+ * EXECUTE_POLL_FIRST_MS; with one (when recent runs of the workflow settled), the first read comes then. Each
+ * later pause is EXECUTE_POLL_GROWTH times the one before, never over EXECUTE_POLL_MAX_MS.
+ */
+export function pollPauses(expectedMs?: number): () => number {
+  let reads = 0;
+  let pause = 0;
+  return () => {
+    reads += 1;
+    if (reads === 1) pause = expectedMs === undefined ? EXECUTE_POLL_FIRST_MS : bounded(expectedMs);
+    else if (reads === 2 && expectedMs !== undefined) pause = bounded(pause * FOLLOW_UP_SHARE);
+    else pause = bounded(pause * EXECUTE_POLL_GROWTH);
+    return pause;
+  };
+}
+
+/** How long runs of each workflow took to settle, as one function instance saw them while waiting. */
+export interface SettleTimes {
+  /** Notes the workflow of a run just started, so the wait that follows is timed from that workflow's runs. */
+  started(executionId: string, workflowKey: string): void;
+  /** The wait of a run: when its workflow's runs usually settle (unknown before a few), and where to note how long this one took. */
+  waitFor(executionId: string): { expectedMs?: number; settled(afterMs: number): void };
+}
+
+/** Both maps are bounded: a function instance may see many workflows, and runs it starts but never waits for (streams). */
+export function createSettleTimes(limits = { runs: EXECUTE_POLL_HISTORY_RUNS, workflows: EXECUTE_POLL_HISTORY_WORKFLOWS }): SettleTimes {
+  const recent = new Map<string, number[]>();
+  const workflowOf = new Map<string, string>();
+  const remember = <T>(map: Map<string, T>, key: string, value: T) => {
+    map.delete(key);
+    map.set(key, value);
+    if (map.size > limits.workflows) map.delete(map.keys().next().value!);
+  };
+
+  return {
+    started(executionId, workflowKey) {
+      remember(workflowOf, executionId, workflowKey);
+    },
+    waitFor(executionId) {
+      const workflowKey = workflowOf.get(executionId);
+      workflowOf.delete(executionId);
+      if (workflowKey === undefined) return { settled: () => undefined };
+      const runs = recent.get(workflowKey) ?? [];
+      return {
+        expectedMs: runs.length >= MIN_RUNS_TO_TIME ? lowerMedian(runs) : undefined,
+        settled(afterMs) {
+          const latest = recent.get(workflowKey) ?? [];
+          remember(recent, workflowKey, [...latest, Math.max(0, afterMs)].slice(-limits.runs));
+        },
+      };
+    },
+  };
+}
+
+function lowerMedian(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { storeRequestRecorder } from '../support/round-trips.ts';
+
+/**
+ * What a blocking execute sends to the stores, counted at the twin's front doors: the items a run needs are written
+ * side by side before the state machine starts, and the run's status is read a few times, not once every few ms.
+ */
+const recorder = storeRequestRecorder();
+let twin: TestTwin;
+let client: ReturnType<typeof publishedClient>;
+
+beforeAll(async () => {
+  twin = await startTestTwin({ onStoreRequest: recorder.onStoreRequest });
+  await publishFixtures(twin);
+  client = publishedClient(twin, (await createKey(twin, 'full')).key);
+});
+afterAll(() => twin?.close());
+
+const named = (served: ServedRequest) => `${served.operation} ${served.resource.replace(/^.*(table|stateMachine)[/:]/, '')}`;
+const isStatusRead = (served: ServedRequest) => served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`);
+
+async function execute(body: object = {}): Promise<ServedRequest[]> {
+  return recorder.during('PublishedExecute', async () => {
+    const answer = await client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' }, ...body });
+    expect(answer.body).toMatchObject({ status: 'completed', output: 'Echo: hi' });
+  });
+}
+
+describe('round trips of a blocking execute', () => {
+  it('writes the record, the run context, the log start and the initial memory, then starts the run', async () => {
+    await execute();
+    const served = await execute({ initial_memory: { plan: 'gold' } });
+    const statusReads = served.filter(isStatusRead);
+    // The requests this pins; the key, the limits, the publication and the usage meter are the same as any route's.
+    const pinned = served.filter((request) => ['PutItem', 'BatchWriteItem', 'StartExecution'].includes(request.operation));
+    expect(pinned.map(named).sort()).toEqual([
+      'BatchWriteItem local-conversations', // the initial memory
+      'PutItem local-executions', // the queued record
+      'PutItem local-executions', // the run context
+      'PutItem local-runEvents', // the log's start
+      'StartExecution local-workflow',
+    ]);
+    expect(statusReads.length).toBeGreaterThanOrEqual(1);
+
+    // Sent side by side (test/service pins that; here the twin's front door, one thread for every store, may take
+    // them one after another), and all of them done before the state machine starts: the run reads them.
+    const start = served.find((request) => request.operation === 'StartExecution')!;
+    for (const write of pinned.filter((request) => request !== start)) expect(write.endedAtMs, named(write)).toBeLessThanOrEqual(start.startedAtMs);
+    for (const read of statusReads) expect(read.startedAtMs).toBeGreaterThanOrEqual(start.endedAtMs);
+  });
+
+  it('reads the status of a quick run at most five times at the median, once the function has seen a few runs', async () => {
+    // The first runs of a function instance are read on the fixed schedule; later ones when runs of the workflow settled.
+    for (let i = 0; i < 4; i++) await execute();
+    const reads: number[] = [];
+    for (let i = 0; i < 11; i++) reads.push((await execute()).filter(isStatusRead).length);
+    reads.sort((a, b) => a - b);
+    expect(reads[5]).toBeLessThanOrEqual(5);
+    expect(reads[0]).toBeGreaterThanOrEqual(1);
+  });
+});
