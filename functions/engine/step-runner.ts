@@ -107,10 +107,6 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   }
 
   const isFirstStep = state.cursor.steps === 0 && !state.decision;
-  if (isFirstStep) {
-    const started = await deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' });
-    if (!started) return { ...base, outcome: 'finished', callback: false };
-  }
 
   const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
@@ -130,8 +126,15 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   try {
     const definition = applyOverrides(published.definition, run.overrides);
     step.definition = definition;
-    const scope = await loadScope(deps, step, definition);
-    if (isFirstStep && typeof run.input.message === 'string') await appendTurn('user', run.input.message);
+    // The first step marks the run running, reads what the workflow sees and records the user's message side by
+    // side: one round trip, not three, before the first node. A run stopped before its first step keeps the message
+    // in its thread's history (it was sent), and goes no further.
+    const [started, scope] = await Promise.all([
+      isFirstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
+      loadScope(deps, step, definition),
+      isFirstStep && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
+    ]);
+    if (!started) return { ...base, outcome: 'finished', callback: false };
     if (state.decision) {
       const next = resumeAfterApproval(definition, step, state.decision);
       scope.approval = approvalOf(step);
