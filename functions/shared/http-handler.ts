@@ -168,7 +168,11 @@ export async function keepJsonResponseAlive(
   streamed.write(' ');
   const heartbeat = setInterval(() => streamed.write(' '), heartbeatMs);
   try {
-    return jsonResponse(statusCode, await document(streamed.closed.signal));
+    const response = jsonResponse(statusCode, await document(streamed.closed.signal));
+    clearInterval(heartbeat);
+    // The caller has its answer now: what the invocation still does (its usage write) no longer holds it up.
+    await streamed.finish(response);
+    return response;
   } finally {
     clearInterval(heartbeat);
   }
@@ -198,7 +202,10 @@ export async function serveEventStream(context: Context, produce: (sink: EventSt
   if (!streamed) throw new Error('serveEventStream is only for streaming routes');
   streamed.open({ statusCode: 200, headers: EVENT_STREAM_HEADERS });
   await produce({ write: (text) => streamed.write(text), callerGone: streamed.closed.signal });
-  return { statusCode: 200, headers: EVENT_STREAM_HEADERS, body: '' };
+  const response = { statusCode: 200, headers: EVENT_STREAM_HEADERS, body: '' };
+  // The stream ends when its last event is out, not after the invocation's own bookkeeping.
+  await streamed.finish(response);
+  return response;
 }
 
 export function jsonResponse(statusCode: number, body: unknown): HttpResponse {

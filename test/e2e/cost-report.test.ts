@@ -82,6 +82,10 @@ beforeAll(async () => {
     await stream.ended;
     expect(stream.events.at(-1)!.data.status).toBe('completed');
   }
+  // A stream ends with its last event; its invocation writes its usage just after: the report waits for that.
+  for (const deadline = Date.now() + 5_000; twin.invocationsInFlight('PublishedStreamWorkflow') > 0 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   report = JSON.parse(await admin('cost', 'report', '--json')) as CostReport;
 }, 120_000);
 afterAll(() => twin?.close());
