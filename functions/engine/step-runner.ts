@@ -77,7 +77,9 @@ interface Ending {
 }
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
-  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now });
+  // Before the first step the log holds the one `start` event execute wrote (unless a stop came first).
+  const firstStep = state.cursor.steps === 0 && !state.decision;
+  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail: firstStep ? { lastId: 1, final: false } : undefined });
   const events = runEventBuffer(appender, { now: deps.now });
   try {
     const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor });

@@ -21,9 +21,11 @@ export interface RunEventAppender {
 export function runEventAppender(
   repository: RunEventsRepository,
   executionId: string,
-  options: { projectId?: string; now: () => number },
+  options: { projectId?: string; now: () => number; expectedTail?: LogTail },
 ): RunEventAppender {
-  let tail: LogTail | undefined;
+  // A writer that knows where the log should end (the first step: execute wrote `start` alone) tries that first;
+  // its batch is a conditional put, so a wrong guess costs a read of the real end, as a lost race does.
+  let tail: LogTail | undefined = options.expectedTail;
   return {
     async append(events) {
       const finalAt = events.findIndex(isFinalComplete);
