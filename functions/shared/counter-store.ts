@@ -3,7 +3,8 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { ttlSeconds } from './time.ts';
 
 /**
- * Counters in the on-demand counters table: rate-limit windows, daily quotas, id blocks.
+ * Counters in the on-demand counters table: API keys' rate-limit windows, token-guessing counters, id blocks (a
+ * link's limits live in its day item in the usage table: functions/inbound/link-limits.ts).
  * Each is a single-item atomic UpdateItem (no transactions: they cost double and the local store lacks them).
  * Items carry a TTL so finished windows clean themselves up.
  */
@@ -12,8 +13,6 @@ export interface CounterStore {
   incrementBelow(key: string, limit: number, expiresAtMs: number): Promise<boolean>;
   /** Adds one and answers the new value. */
   increment(key: string, expiresAtMs: number): Promise<number>;
-  /** Gives back a unit taken by `incrementBelow` for work that did not happen. */
-  decrement(key: string): Promise<void>;
   read(key: string): Promise<number>;
 }
 
@@ -47,17 +46,6 @@ export function createCounterStore(client: DynamoDBDocumentClient, tableName: st
         }),
       );
       return Number(result.Attributes?.[COUNT] ?? 0);
-    },
-    async decrement(key) {
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: key },
-          UpdateExpression: 'ADD #count :minusOne',
-          ExpressionAttributeNames: { '#count': COUNT },
-          ExpressionAttributeValues: { ':minusOne': -1 },
-        }),
-      );
     },
     async read(key) {
       const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk: key } }));

@@ -10,9 +10,10 @@ import {
 import { DAY_MS, MINUTE_MS } from './time.ts';
 
 /**
- * Every rate limit of the product, each a counter per subject per window in the counters table
- * (`<prefix>#<subject>#<window>`, one conditional UpdateItem per request). The fifth, API Gateway's stage
- * throttle (`STAGE_THROTTLE`), is a backstop in front of them all.
+ * Every rate limit of the product: its value, window and refusal. The per-key and per-IP ones are a counter per
+ * subject per window in the counters table (`<prefix>#<subject>#<window>`, one conditional UpdateItem per request);
+ * a link's two are counted together in its day item in the usage table (functions/inbound/link-limits.ts). The
+ * fifth, API Gateway's stage throttle (`STAGE_THROTTLE`), is a backstop in front of them all.
  */
 export interface RateLimit {
   readonly prefix: string;

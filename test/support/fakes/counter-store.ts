@@ -9,7 +9,8 @@ import { Faults } from './faults.ts';
  */
 export class InMemoryCounterStore implements CounterStore {
   readonly counters = new Map<string, { count: number; expiresAtMs?: number }>();
-  readonly faults = new Faults<keyof CounterStore>();
+  /** `decrement` is the link limits fake's give-back (test/support/fakes/link-limits.ts), an ADD -1 like the real one. */
+  readonly faults = new Faults<keyof CounterStore | 'decrement'>();
 
   async incrementBelow(key: string, limit: number, expiresAtMs: number): Promise<boolean> {
     await this.faults.enter('incrementBelow');
