@@ -42,13 +42,16 @@ export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: str
     const names: Record<string, string> = { '#minute': minute, ...Object.fromEntries(stale.map((name, i) => [`#stale${i}`, name])) };
     const values: Record<string, unknown> = { ':one': 1, ':rate': RATE_LIMITS.requestsPerLinkPerMinute.limit, ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS) };
     const adds = ['#minute :one'];
-    let condition = '(attribute_not_exists(#minute) OR #minute < :rate)';
+    // A comparison with a missing attribute is false, so `NOT (count >= limit)` also holds for a new minute or day:
+    // the test of `attribute_not_exists(count) OR count < limit`, in one comparison per limit.
+    const reached = ['#minute >= :rate'];
     if (withEvent) {
       names['#day'] = DAY_COUNT;
       values[':quota'] = RATE_LIMITS.acceptedEventsPerLinkPerDay.limit;
-      condition += ' AND (attribute_not_exists(#day) OR #day < :quota)';
+      reached.push('#day >= :quota');
       adds.push('#day :one');
     }
+    const condition = `NOT (${reached.join(' OR ')})`;
     adds.push(...usageAdds(usage, names, values));
     const remove = stale.length > 0 ? ` REMOVE ${stale.map((_, i) => `#stale${i}`).join(', ')}` : '';
     try {
