@@ -1,4 +1,5 @@
 import { request as httpRequest, type Agent, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { jsonBody } from './required-permissions.ts';
 
 type Json = Record<string, unknown>;
 type AttributeMap = Record<string, unknown>;
@@ -13,14 +14,10 @@ const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
  */
 export function oldItemRequest(target: string, body: Buffer): { table: string; key?: AttributeMap; item?: AttributeMap } | undefined {
   const operation = target.replace(/^DynamoDB_\d+\./, '');
-  // Most writes do not ask: a byte search spares them a second parse of their body.
+  // Most writes do not ask: a byte search spares looking at their body at all.
   if (!WRITES.has(operation) || !body.includes('"ReturnValuesOnConditionCheckFailure"')) return undefined;
-  let input: Json;
-  try {
-    input = JSON.parse(body.toString('utf8')) as Json;
-  } catch {
-    return undefined;
-  }
+  // The body the permission check parsed already.
+  const input = jsonBody(body);
   if (input.ReturnValuesOnConditionCheckFailure !== 'ALL_OLD' || typeof input.TableName !== 'string') return undefined;
   return { table: input.TableName, key: input.Key as AttributeMap | undefined, item: input.Item as AttributeMap | undefined };
 }

@@ -16,15 +16,23 @@ export interface ServiceRequest {
   body: Buffer;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-function jsonBody(body: Buffer): Json {
-  try {
-    const parsed = JSON.parse(body.toString('utf8') || '{}') as unknown;
-    return parsed && typeof parsed === 'object' ? (parsed as Json) : {};
-  } catch {
-    return {};
+/** A JSON request's body as an object ({} when it is not one); parsed once per request (the front door asks twice). */
+const parsedBodies = new WeakMap<Buffer, Json>();
+
+export function jsonBody(body: Buffer): Json {
+  let parsed = parsedBodies.get(body);
+  if (!parsed) {
+    try {
+      const value = JSON.parse(body.toString('utf8') || '{}') as unknown;
+      parsed = value && typeof value === 'object' ? (value as Json) : {};
+    } catch {
+      parsed = {};
+    }
+    parsedBodies.set(body, parsed);
   }
+  return parsed;
 }
 
 const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
