@@ -1,3 +1,4 @@
+import '#lib/local/untraced-process.ts';
 import { runCli } from '#lib/admin/cli.ts';
 
 /** Operator CLI: `npm run --silent admin -- <command> [--json]`. */

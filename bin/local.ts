@@ -1,3 +1,4 @@
+import '#lib/local/untraced-process.ts';
 import { resolve } from 'node:path';
 import { API_STAGE } from '#functions/routes.ts';
 import { startLocalTwin } from '#lib/local/twin.ts';

@@ -1,3 +1,4 @@
+import '#lib/local/untraced-process.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
