@@ -94,7 +94,11 @@ export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody:
     // The day's unit goes back in an update that also takes back what the admission billed for an accepted event.
     const [existing] = await Promise.all([
       outcome.existing ?? deps.events.findLive(stored.source_id, stored.external_id, nowMs),
-      ticket.giveBack(usageToCarry({ link: opened.link.link_id }, { dynamoWriteUnits: 1 })),
+      // The sender's answer is decided (a duplicate): a unit that cannot be given back now leaves the day's count one
+      // high (never lets more in), rather than turn the answer into a 500.
+      ticket.giveBack(usageToCarry({ link: opened.link.link_id }, { dynamoWriteUnits: 1 })).catch((error: unknown) => {
+        logger.warn('could not give back the day unit of a duplicate', { linkId: opened.link.link_id, error: error as Error });
+      }),
     ]);
     if (!existing) throw new Error('Deduplication record vanished between write and read');
     return duplicate(existing);

@@ -95,14 +95,15 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
       const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: reads };
       const usage = link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
       const [guard, limits] = await Promise.allSettled([readGuard(), deps.limits.take(link.link_id, counted, nowMs, usage)]);
-      if (limits.status === 'rejected') throw limits.reason;
-      const ticket = limits.value;
       const blocked = guard.status === 'rejected' || guard.value.guessCount >= RATE_LIMITS.unknownTokensPerIp.limit;
+      // The guard answers first, whatever became of the limits: a blocked address learns nothing, an unread guard is 503.
       // Nothing will be stored on a refusal: the day's unit goes back. The minute's stays: every request counts.
       if (blocked) {
-        if (ticket.admission === 'admitted') await ticket.giveBack();
+        if (limits.status === 'fulfilled' && limits.value.admission === 'admitted') await limits.value.giveBack();
         throw guard.status === 'rejected' ? guard.reason : guessWindow.refuse();
       }
+      if (limits.status === 'rejected') throw limits.reason;
+      const ticket = limits.value;
       const gone = link.state === 'revoked' || (refresh && !refreshed(deps, tokenHash, guard.value.token, nowMs));
       if (gone) {
         if (ticket.admission === 'admitted') await ticket.giveBack();

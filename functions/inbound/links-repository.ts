@@ -104,7 +104,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         ),
       );
       if (!result) return false;
-      await copyToTokens(tokenHashesOf(result.Attributes as Link), 'SET #state = :bound, source_id = :source', { ':bound': 'bound', ':source': sourceId }).catch((error: unknown) =>
+      // Only a copy that still says issued: one a revocation reached meanwhile stays revoked.
+      await copyToTokens(tokenHashesOf(result.Attributes as Link), 'SET #state = :bound, source_id = :source', { ':bound': 'bound', ':source': sourceId }, 'issued').catch((error: unknown) =>
         logger.warn('bound, but a token copy still says issued', { linkId, error: error as Error }),
       );
       return true;
@@ -160,14 +161,15 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
 
     /**
      * Revokes the link: the tokens' copies first, so no request is accepted once the link says revoked, then the
-     * link item, then the copy of any token a reissue added in between (a reissue after it is refused). Safe to repeat.
+     * link item, then every copy again (a token a reissue added in between; a copy a bind rewrote meanwhile, though a
+     * bind only rewrites a copy that says issued, and a reissue or bind after the link says revoked is refused).
+     * Safe to repeat.
      */
     async revoke(linkId: string, revokedAt: string): Promise<boolean> {
       const before = await this.getLink(linkId);
       if (!before) return false;
       const revokeCopies = (hashes: string[]) => copyToTokens(hashes, 'SET #state = :revoked', { ':revoked': 'revoked' });
-      const first = tokenHashesOf(before);
-      await revokeCopies(first);
+      await revokeCopies(tokenHashesOf(before));
       const result = await ifConditionHolds(
         client.send(
           new UpdateCommand({
@@ -182,7 +184,7 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
         ),
       );
       if (!result) return false;
-      await revokeCopies(tokenHashesOf(result.Attributes as Link).filter((hash) => !first.includes(hash)));
+      await revokeCopies(tokenHashesOf(result.Attributes as Link));
       return true;
     },
 
@@ -231,8 +233,11 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
     },
   };
 
-  /** Applies `update` to each token item that carries a copy of its link (older token items have none to keep right). */
-  async function copyToTokens(tokenHashes: string[], update: string, values: Record<string, unknown>): Promise<void> {
+  /**
+   * Applies `update` to each token item that carries a copy of its link (older token items have none to keep right),
+   * and only where the copy is in state `onlyFrom` when one is named.
+   */
+  async function copyToTokens(tokenHashes: string[], update: string, values: Record<string, unknown>, onlyFrom?: Link['state']): Promise<void> {
     await Promise.all(
       tokenHashes.map((hash) =>
         conditionHeld(
@@ -241,9 +246,9 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
               TableName: linksTable,
               Key: tokenKey(hash),
               UpdateExpression: update,
-              ConditionExpression: 'attribute_exists(#state)',
+              ConditionExpression: onlyFrom ? '#state = :from' : 'attribute_exists(#state)',
               ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: values,
+              ExpressionAttributeValues: onlyFrom ? { ...values, ':from': onlyFrom } : values,
             }),
           ),
         ),

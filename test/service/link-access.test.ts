@@ -233,6 +233,16 @@ describe('openLink: one read per token, and a second of memory', () => {
     expect(env.dayUnits()).toBe(MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK);
   });
 
+  it('refuses a blocked address with 429 even when its limits update fails, and passes that failure on otherwise', async () => {
+    const env = setup();
+    await resolveLink(env.deps, env.token, IP);
+    const throttled = awsError('ThrottlingException');
+    const failingLimits = { ...env.deps, limits: { take: () => Promise.reject(throttled) } };
+    env.counters.set(`guess#${OTHER_IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
+    expect(await failure(resolveLink(failingLimits, env.token, OTHER_IP, 'event'))).toBeInstanceOf(RateLimitedError);
+    expect(await failure(resolveLink(failingLimits, env.token, IP, 'event'))).toBe(throttled);
+  });
+
   it('answers 503 from memory too when the guessing counter cannot be read', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);

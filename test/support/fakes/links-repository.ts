@@ -46,7 +46,7 @@ export class InMemoryLinksRepository implements LinksRepository {
     const link = this.links.get(linkId);
     if (!link || link.state !== 'issued') return false;
     Object.assign(link, { state: 'bound', source_id: sourceId, bound_at: boundAt });
-    this.copyToTokens(link, { state: 'bound', source_id: sourceId });
+    this.copyToTokens(link, { state: 'bound', source_id: sourceId }, 'issued');
     return true;
   }
 
@@ -77,10 +77,10 @@ export class InMemoryLinksRepository implements LinksRepository {
     return true;
   }
 
-  private copyToTokens(link: Link, change: Partial<Link>): void {
+  private copyToTokens(link: Link, change: Partial<Link>, onlyFrom?: Link['state']): void {
     for (const hash of new Set([...(link.token_hashes ?? []), link.current_token_hash])) {
       const token = this.tokens.get(hash);
-      if (token?.state) Object.assign(token, change);
+      if (token?.state && (!onlyFrom || token.state === onlyFrom)) Object.assign(token, change);
     }
   }
 
