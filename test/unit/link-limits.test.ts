@@ -1,44 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { createLinkLimits } from '#inbound/link-limits.ts';
 import { emptyCostUnits, type CarriedUsage } from '#shared/cost-meter.ts';
 import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/local/stores.ts';
+import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /** A link's limits and usage in its day item, against the embedded DynamoDB (the conditions and ALL_OLD answers are the store's). */
 describe('link limits (embedded DynamoDB)', () => {
-  let dataDir: string;
-  let stores: LocalStores;
-  let dynamo: DynamoDBDocumentClient;
+  const store = useEmbeddedDynamo('link-limits');
   const table = localTableName('usage');
   // 12:00:30 UTC: the 720th minute of the day.
   const noon = Date.parse('2026-11-24T12:00:30.000Z');
 
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'link-limits-'));
-    stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-    dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
-  });
-  afterAll(async () => {
-    dynamo?.destroy();
-    await stores?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   const dayItem = async (linkId: string) =>
-    (await dynamo.send(new GetCommand({ TableName: table, Key: { pk: `link#${linkId}`, sk: '2026-11-24#limits' }, ConsistentRead: true }))).Item;
+    (await store().send(new GetCommand({ TableName: table, Key: { pk: `link#${linkId}`, sk: '2026-11-24#limits' }, ConsistentRead: true }))).Item;
   const carried = (units: Partial<ReturnType<typeof emptyCostUnits>>) => {
     const usage = { units: { ...emptyCostUnits(), ...units }, carriedTimes: 0, carried: () => void (usage.carriedTimes += 1) };
     return usage satisfies CarriedUsage;
   };
 
   it('counts a request in its minute, an event in its minute and its day, and adds the usage carried, in one item', async () => {
-    const limits = createLinkLimits(dynamo, table);
+    const limits = createLinkLimits(store(), table);
     const link = randomUUID();
     const usage = carried({ apiRequests: 1, dynamoWriteUnits: 2 });
     expect((await limits.take(link, 'request', noon)).admission).toBe('admitted');
@@ -48,9 +33,9 @@ describe('link limits (embedded DynamoDB)', () => {
   });
 
   it('refuses the minute past its limit and counts nothing, carries no usage', async () => {
-    const limits = createLinkLimits(dynamo, table);
+    const limits = createLinkLimits(store(), table);
     const link = randomUUID();
-    await dynamo.send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', m720: MAX_REQUESTS_PER_MINUTE_PER_LINK, day_count: 5 } }));
+    await store().send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', m720: MAX_REQUESTS_PER_MINUTE_PER_LINK, day_count: 5 } }));
     const usage = carried({ apiRequests: 1 });
     const ticket = await limits.take(link, 'event', noon, usage);
     expect(ticket.admission).toBe('rateLimited');
@@ -60,9 +45,9 @@ describe('link limits (embedded DynamoDB)', () => {
   });
 
   it('answers over quota with the request still counted in its minute, and the day untouched', async () => {
-    const limits = createLinkLimits(dynamo, table);
+    const limits = createLinkLimits(store(), table);
     const link = randomUUID();
-    await dynamo.send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } }));
+    await store().send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } }));
     const ticket = await limits.take(link, 'event', noon, carried({ apiRequests: 1 }));
     expect(ticket.admission).toBe('overQuota');
     expect(ticket.day.refuse().retryAfterSeconds).toBe(12 * 3600 - 30);
@@ -70,7 +55,7 @@ describe('link limits (embedded DynamoDB)', () => {
   });
 
   it('gives the day unit back with the usage correction, only for a ticket that took one', async () => {
-    const limits = createLinkLimits(dynamo, table);
+    const limits = createLinkLimits(store(), table);
     const link = randomUUID();
     const event = await limits.take(link, 'event', noon, carried({ webhookEvents: 1 }));
     const request = await limits.take(link, 'request', noon);
@@ -80,7 +65,7 @@ describe('link limits (embedded DynamoDB)', () => {
   });
 
   it('removes the minute before with each update, and minutes a quiet spell left behind with the next one', async () => {
-    const limits = createLinkLimits(dynamo, table);
+    const limits = createLinkLimits(store(), table);
     const link = randomUUID();
     await limits.take(link, 'request', noon);
     await limits.take(link, 'request', noon + 60_000);

@@ -1,34 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import type { Link } from '#inbound/link-model.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/local/stores.ts';
+import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /**
  * The token items' copies of their link against the embedded DynamoDB, with one write of an operation held back until
  * another operation has run: a revocation must win over a bind that overlaps it, whichever way they interleave.
  */
 describe('links repository: bind and revoke overlapping', () => {
-  let dataDir: string;
-  let stores: LocalStores;
-  let dynamo: DynamoDBDocumentClient;
+  const store = useEmbeddedDynamo('links-races');
   const table = localTableName('links');
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'links-races-'));
-    stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-    dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
-  });
-  afterAll(async () => {
-    dynamo?.destroy();
-    await stores?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   /** A client that holds back the writes `held` picks until `release()`. */
   function holdingClient(held: (command: unknown) => boolean) {
@@ -41,7 +25,7 @@ describe('links repository: bind and revoke overlapping', () => {
           heldCount += 1;
           await gate;
         }
-        return dynamo.send(command as UpdateCommand);
+        return store().send(command as UpdateCommand);
       },
     } as unknown as DynamoDBDocumentClient;
     return { client, release, held: () => heldCount };
@@ -56,12 +40,12 @@ describe('links repository: bind and revoke overlapping', () => {
     current_token_hash: randomUUID(),
     created_at: new Date().toISOString(),
   });
-  const copyOf = async (hash: string) => (await dynamo.send(new GetCommand({ TableName: table, Key: { pk: `token#${hash}` }, ConsistentRead: true }))).Item;
+  const copyOf = async (hash: string) => (await store().send(new GetCommand({ TableName: table, Key: { pk: `token#${hash}` }, ConsistentRead: true }))).Item;
   const isBindCopy = (command: unknown) => command instanceof UpdateCommand && String(command.input.UpdateExpression).includes(':bound') && String((command.input.Key as { pk: string }).pk).startsWith('token#');
 
   it('keeps the copy revoked when a bind writes its copy after the revocation ended', async () => {
     const link = issuedLink();
-    const plain = createLinksRepository(dynamo, table);
+    const plain = createLinksRepository(store(), table);
     await plain.createLink(link);
     const holding = holdingClient(isBindCopy);
     const binding = createLinksRepository(holding.client, table).bind(link.link_id, 'src_late', new Date().toISOString());
@@ -74,7 +58,7 @@ describe('links repository: bind and revoke overlapping', () => {
 
   it('revokes the copy again when a bind rewrites it between the revocation of the copies and of the link', async () => {
     const link = issuedLink();
-    const plain = createLinksRepository(dynamo, table);
+    const plain = createLinksRepository(store(), table);
     await plain.createLink(link);
     // The revocation's write of the link item waits: meanwhile a bind (link still issued) runs to its end.
     const isLinkRevoke = (command: unknown) => command instanceof UpdateCommand && String((command.input.Key as { pk: string }).pk).startsWith('link#') && String(command.input.UpdateExpression).includes(':revoked');
