@@ -78,8 +78,8 @@ interface Ending {
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
   // Before the first step the log holds the one `start` event execute wrote (unless a stop came first).
-  const firstStep = state.cursor.steps === 0 && !state.decision;
-  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail: firstStep ? { lastId: 1, final: false } : undefined });
+  const expectedTail = isFirstStep(state) ? { lastId: 1, final: false } : undefined;
+  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail });
   const events = runEventBuffer(appender, { now: deps.now });
   try {
     const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor });
@@ -90,6 +90,11 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
     await events.flush().catch(() => undefined);
     throw error;
   }
+}
+
+/** The run's first step: nothing counted yet, and not a resumption after an approval. */
+function isFirstStep(state: StepState): boolean {
+  return state.cursor.steps === 0 && !state.decision;
 }
 
 async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Ending): Promise<StepState> {
@@ -108,7 +113,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
   }
 
-  const isFirstStep = state.cursor.steps === 0 && !state.decision;
+  const firstStep = isFirstStep(state);
 
   const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
@@ -132,9 +137,9 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     // side: one round trip, not three, before the first node. A run stopped before its first step keeps the message
     // in its thread's history (it was sent), and goes no further.
     const [started, scope] = await Promise.all([
-      isFirstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
+      firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
       loadScope(deps, step, definition),
-      isFirstStep && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
+      firstStep && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
     ]);
     if (!started) return { ...base, outcome: 'finished', callback: false };
     if (state.decision) {

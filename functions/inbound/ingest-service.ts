@@ -170,13 +170,13 @@ async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, b
   return { stored, compressed, bodyKey, expectedCost };
 }
 
-/** Answers the stored event, or the live one that already holds (source, external_id) when the write was refused. */
+/** Stores the event, or answers the live one that already holds (source, external_id) when the write was refused. */
 async function storeEvent(
   deps: IngestDeps,
   opened: OpenedLink,
   { stored, compressed, bodyKey }: PreparedEvent,
   nowMs: number,
-): Promise<{ stored: true; event: StoredEvent } | { stored: false; existing?: StoredEvent }> {
+): Promise<{ stored: true } | { stored: false; existing?: StoredEvent }> {
   // Body first: once the item exists it must point at something durable.
   if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
   // Filter values the event brings are written beside it.
@@ -190,7 +190,7 @@ async function storeEvent(
       logger.warn('could not delete the body of a duplicate', { sourceId: stored.source_id, bodyKey, error: error as Error });
     });
   }
-  return written.stored ? { stored: true, event: stored } : written;
+  return written;
 }
 
 /**

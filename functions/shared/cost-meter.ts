@@ -46,8 +46,6 @@ export interface Metering {
   memoryMb?: number;
   /** Who the invocation's units are billed to: `project#<id>` or `link#<id>`, once the request is known to be theirs. */
   subject?: string;
-  /** Writes units to the subject's usage item (installed by the function's stack; never throws). */
-  writeUsage?: (subject: string, units: CostUnits) => Promise<void>;
   /** What writes during the invocation already carried to the usage item; the settlement writes only what is missing. */
   written?: CostUnits;
 }

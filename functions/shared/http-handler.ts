@@ -29,11 +29,11 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const metering = invocationMetering(usage, context, { ...emptyCostUnits(), apiRequests: 1 });
+    const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1 });
     try {
       return await runMetered(metering, () => adapter(request, context));
     } finally {
-      await settleUsage(metering, context);
+      await settleUsage(usage, metering, context);
     }
   };
   const stack = middy(metered)
@@ -169,7 +169,6 @@ export async function keepJsonResponseAlive(
   const heartbeat = setInterval(() => streamed.write(' '), heartbeatMs);
   try {
     const response = jsonResponse(statusCode, await document(streamed.closed.signal));
-    clearInterval(heartbeat);
     // The caller has its answer now: what the invocation still does (its usage write) no longer holds it up.
     await streamed.finish(response);
     return response;

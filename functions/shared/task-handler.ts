@@ -19,7 +19,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
 ) {
   const usage = usageMeterFromEnv();
   const metered = async (event: unknown, context: Context): Promise<Result> => {
-    const metering = invocationMetering(usage, context, emptyCostUnits());
+    const metering = invocationMetering(context, emptyCostUnits());
     try {
       const input = inputSchema.safeParse(event);
       // The error type Lambda reports to the state machine: classic zod's name, not zod/mini's `$ZodError`.
@@ -29,7 +29,7 @@ export function taskHandler<Schema extends z.ZodMiniType, Result>(
     } catch (error) {
       throw forStateMachine(error);
     } finally {
-      await settleUsage(metering, context);
+      await settleUsage(usage, metering, context);
     }
   };
   return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(publishMetricsAtEnd());

@@ -11,40 +11,31 @@ export function usageMeterFromEnv(): UsageMeter {
   return createUsageMeter(dynamo, requireEnv(TABLE_ENV.usage));
 }
 
-/** A fresh invocation's meter, able to write its usage beside its last store write (cost-meter.ts `withUsageAlongside`). */
-export function invocationMetering(usage: UsageMeter, context: Context, units: CostUnits): Metering {
-  return {
-    units,
-    startedAtMs: performance.now(),
-    memoryMb: Number(context.memoryLimitInMB),
-    writeUsage: (subject, due) => writeSafely(usage, subject, due),
-  };
+/** A fresh invocation's meter, its Lambda time counted from now. */
+export function invocationMetering(context: Context, units: CostUnits): Metering {
+  return { units, startedAtMs: performance.now(), memoryMb: Number(context.memoryLimitInMB) };
 }
 
 /**
  * The end of every invocation: its Lambda units (one invocation, billed duration × memory), the metrics, and the
- * subject's usage item, unless a usage write beside the last store write already carried every unit but the few
- * milliseconds of Lambda time since.
+ * subject's usage item, unless a write during the invocation (a webhook's limits update, cost-meter.ts `usageToCarry`)
+ * already carried every unit but the few milliseconds of Lambda time since. A failed usage write costs finance a
+ * row, never the caller an answer: it is logged and counted (`UsageWriteFailures`).
  */
-export async function settleUsage(metering: Metering, context: Context): Promise<void> {
+export async function settleUsage(usage: UsageMeter, metering: Metering, context: Context): Promise<void> {
   const units = metering.units;
   units.lambdaInvocations += 1;
   units.lambdaGbMs += Math.ceil(performance.now() - (metering.startedAtMs ?? performance.now())) * (Number(context.memoryLimitInMB) / 1024);
   publishCostUnits(units);
   reportRequestCost(context.functionName, units);
-  if (metering.subject === undefined || !metering.writeUsage) return;
+  if (metering.subject === undefined) return;
   const due = subtractCostUnits(units, metering.written);
   const missing = COST_UNIT_NAMES.some((name) => name !== 'lambdaGbMs' && Math.abs(due[name]) > 1e-9);
   if (metering.written && !missing) return;
-  await metering.writeUsage(metering.subject, due);
-}
-
-/** A failed usage write costs finance a row, never the caller an answer: it is logged and counted (`UsageWriteFailures`). */
-async function writeSafely(usage: UsageMeter, subject: string, units: CostUnits): Promise<void> {
   try {
-    await usage.add(subject, units, Date.now());
+    await usage.add(metering.subject, due, Date.now());
   } catch (error) {
-    logger.error('usage not recorded', { subject, error: (error as Error).name });
+    logger.error('usage not recorded', { subject: metering.subject, error: (error as Error).name });
     metrics.addMetric('UsageWriteFailures', MetricUnit.Count, 1);
   }
 }

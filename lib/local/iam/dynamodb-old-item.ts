@@ -1,7 +1,6 @@
 import { request as httpRequest, type Agent, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { jsonBody } from './required-permissions.ts';
+import { jsonBody, type Json } from './required-permissions.ts';
 
-type Json = Record<string, unknown>;
 type AttributeMap = Record<string, unknown>;
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
