@@ -102,18 +102,21 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   const base = { execution_id: executionId, cursor: state.cursor };
   if (state.failure) return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
 
-  // Both reads are independent: one GetItem each (the outputs only after a pause), S3 only for large values.
-  const [{ expires_at: expiresAt, ...run }, outputs] = await Promise.all([
+  const firstStep = isFirstStep(state);
+  // One round trip before the first node: the context, the outputs so far (after a pause) and, on the first step, the
+  // running mark are independent (one GetItem or UpdateItem each; S3 only for large values).
+  const [{ expires_at: expiresAt, ...run }, outputs, started] = await Promise.all([
     deps.runs.readContext(executionId),
     deps.runs.readOutputs(executionId, state.cursor.outputs),
+    firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
   ]);
   meterSubject({ project: run.project_id });
+  // A run stopped before its first step goes no further; its message stays in its thread's history (it was sent).
+  if (!started) return { ...base, outcome: 'finished', callback: false };
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
     return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
   }
-
-  const firstStep = isFirstStep(state);
 
   const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
@@ -133,15 +136,11 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   try {
     const definition = applyOverrides(published.definition, run.overrides);
     step.definition = definition;
-    // The first step marks the run running, reads what the workflow sees and records the user's message side by
-    // side: one round trip, not three, before the first node. A run stopped before its first step keeps the message
-    // in its thread's history (it was sent), and goes no further.
-    const [started, scope] = await Promise.all([
-      firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
+    // Execute wrote the user's message (turns 1); a run started before it did so has its message written here.
+    const [scope] = await Promise.all([
       loadScope(deps, step, definition),
-      firstStep && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
+      firstStep && cursor.turns === 0 && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
     ]);
-    if (!started) return { ...base, outcome: 'finished', callback: false };
     if (state.decision) {
       const next = resumeAfterApproval(definition, step, state.decision);
       scope.approval = approvalOf(step);

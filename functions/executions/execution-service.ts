@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { EXECUTION_RETENTION_MS } from '#shared/limits.ts';
+import { EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
@@ -80,6 +80,10 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   // Nothing reads these items before the state machine starts, so they are written side by side: the run's steps
   // read the context, the memory and the record, and the log starts with the run (a stream or subscription follows
   // it from its first moment; the log is new, so its first batch is written at id 1 without reading where it ends).
+  // The user's message joins its thread's history here, the first of the run's turns, so the run's first step has
+  // one round trip less before its first node; the step's history read leaves out its own run's turns.
+  const message = request.input.message;
+  const userTurn = typeof message === 'string' ? { role: 'user' as const, text: message, execution_id: executionId, at: record.created_at } : undefined;
   const written = await Promise.allSettled([
     deps.executions.create(record, expiresAtMs),
     deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, expiresAtMs),
@@ -87,6 +91,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     request.initial_memory && Object.keys(request.initial_memory).length > 0
       ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)
       : undefined,
+    userTurn && deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS),
   ]);
   const recordWritten = written[0].status === 'fulfilled';
   try {
@@ -94,7 +99,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     if (failed) throw failed.reason;
     // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
-    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition) });
+    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) });
   } catch (error) {
     // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
     // listings and the operator's view honest, and a mark that fails too must not turn the 503 into a 500.

@@ -44,6 +44,7 @@ export interface StepState {
   callback?: boolean;
 }
 
-export function initialCursor(definition: WorkflowDefinition): Cursor {
-  return { node: definition.start, steps: 0, turns: 0, outputs: 0, approval_node: null };
+/** `turns`: how many of the run's history turns were written before its first step (execute writes the user's message). */
+export function initialCursor(definition: WorkflowDefinition, turns = 0): Cursor {
+  return { node: definition.start, steps: 0, turns, outputs: 0, approval_node: null };
 }

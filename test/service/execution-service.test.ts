@@ -83,16 +83,21 @@ function waitingRun(env: ReturnType<typeof setup>, extra: Partial<ExecutionRecor
 }
 
 describe('startExecution', () => {
-  it('stores the run context and a queued record, then starts the state machine with ids and a cursor only', async () => {
+  it('stores the run context, a queued record and the user turn, then starts the state machine with ids and a cursor only', async () => {
     const env = setup();
     const record = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, webhook_secret: 'whsec_x' }));
 
+    // The user's message is the run's first history turn, written before the state machine starts (the cursor counts it).
+    const thread = env.conversations.turns.get(JSON.stringify([caller.projectId, record.user_id, record.thread_id]));
+    expect(thread?.map(({ turn, sequence }) => ({ ...turn, sequence }))).toEqual([
+      { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at, sequence: 1 },
+    ]);
     expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'queued', callback_state: 'pending', webhook_secret: 'whsec_x' });
     expect(env.runs.contexts.get(record.execution_id)?.context.input).toEqual({ message: 'hi' });
     expect(env.stateMachine.executions.get(record.execution_id)?.input).toEqual({
       mode: 'run',
       execution_id: record.execution_id,
-      cursor: { node: 'answer', steps: 0, turns: 0, outputs: 0, approval_node: null },
+      cursor: { node: 'answer', steps: 0, turns: 1, outputs: 0, approval_node: null },
     });
   });
 
