@@ -13,14 +13,16 @@ export interface RequestTarget {
   requestPath: string;
 }
 
-/** Builds the REST API (v1 payload) proxy event API Gateway would send for this request. */
+/**
+ * Builds the REST API (v1 payload) proxy event API Gateway would send for this request, but for its `body`: null here,
+ * the text of the request's bytes once the function's runtime decodes them (function-host.ts `utf8Body`).
+ */
 export function toProxyEvent(
   request: IncomingMessage,
   url: URL,
   target: RequestTarget,
   resourcePath: string,
   pathParameters: Record<string, string>,
-  body: Buffer,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
@@ -60,7 +62,7 @@ export function toProxyEvent(
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
     pathParameters,
     stageVariables: null,
-    body: body.byteLength > 0 ? body.toString('utf8') : null,
+    body: null,
     isBase64Encoded: false,
     requestContext: {
       accountId: '000000000000',

@@ -9,8 +9,9 @@ import { LocalResponseStream } from './lambda-streaming.ts';
 
 /** A route's function as API Gateway invokes it (a LocalLambda on the twin). */
 export interface RouteFunction {
-  invoke(event: APIGatewayProxyEvent): Promise<unknown>;
-  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream): Promise<void>;
+  /** `utf8Body`: the request's body, which the function's runtime decodes into the event's `body` (null until then). */
+  invoke(event: APIGatewayProxyEvent, utf8Body?: Uint8Array): Promise<unknown>;
+  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, utf8Body?: Uint8Array): Promise<void>;
 }
 
 export interface BoundRoute {
@@ -158,14 +159,15 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const pathParameters = Object.fromEntries(
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
     );
-    const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, body);
+    const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters);
+    const utf8Body = body.byteLength > 0 ? body : undefined;
     const { route, fn } = compiledRoute;
     try {
       if (route.streaming) {
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
-        await fn.invokeStreaming(event, stream);
+        await fn.invokeStreaming(event, stream, utf8Body);
       } else {
-        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event), routeTimeoutSeconds(route) * 1000)));
+        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, utf8Body), routeTimeoutSeconds(route) * 1000)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.

@@ -27,6 +27,19 @@ describe('an event on its way to a function worker', () => {
     expect(invocation.payload).toContain('"body":null');
   });
 
+  it('carries a request body as its bytes, which the worker decodes into the event API Gateway would send', () => {
+    const bytes = [...BODIES.map((body) => Buffer.from(body, 'utf8')), Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), Buffer.from('é😀').subarray(0, 3)];
+    for (const body of bytes) {
+      const invocation = toInvokePayload(proxyEvent(null), body);
+      expect(invocation.payload).toContain('"body":null');
+      // Bytes that are not UTF-8 become U+FFFD, as API Gateway passes a text body.
+      const expected = throughJson(proxyEvent(body.toString('utf8')));
+      const received = eventOf(structuredClone(invocation));
+      expect(received).toEqual(expected);
+      expect(JSON.stringify(received)).toBe(JSON.stringify(expected));
+    }
+  });
+
   it('measures the whole event as JSON against the payload limit, to the byte', () => {
     const bodies = [...BODIES, '"'.repeat(5000), '\u0001'.repeat(3000), 'я'.repeat(4000), '\ud83d'.repeat(1000), 'x'.repeat(10_000)];
     for (const body of bodies) {
@@ -35,6 +48,11 @@ describe('an event on its way to a function worker', () => {
         const invocation = toInvokePayload(event);
         for (const limit of [bytes - 1, bytes, bytes + 1, bytes * 7]) expect(exceedsPayloadBytes(invocation, limit)).toBe(bytes > limit);
       }
+      // The same event with its body still in bytes is measured as the event it becomes.
+      const decoded = Buffer.from(body, 'utf8');
+      const bytes = Buffer.byteLength(JSON.stringify(proxyEvent(decoded.toString('utf8'))));
+      const invocation = toInvokePayload(proxyEvent(null), decoded);
+      for (const limit of [bytes - 1, bytes, bytes + 1, bytes * 7]) expect(exceedsPayloadBytes(invocation, limit)).toBe(bytes > limit);
     }
   });
 });

@@ -65,14 +65,17 @@ export class LocalLambda {
     return this.pending.size;
   }
 
-  /** A request-response invocation; resolves with the handler's JSON result, rejects with its error. */
-  invoke(event: unknown): Promise<unknown> {
-    return this.start(event);
+  /**
+   * A request-response invocation; resolves with the handler's JSON result, rejects with its error. `utf8Body`: the
+   * bytes of a proxy event's text body (its `body` is null), decoded in the function's worker.
+   */
+  invoke(event: unknown, utf8Body?: Uint8Array): Promise<unknown> {
+    return this.start(event, undefined, utf8Body);
   }
 
   /** A response-streaming invocation: the handler's prelude and bytes go to `stream` as it writes them. */
-  async invokeStreaming(event: unknown, stream: LocalResponseStream): Promise<void> {
-    await this.start(event, stream);
+  async invokeStreaming(event: unknown, stream: LocalResponseStream, utf8Body?: Uint8Array): Promise<void> {
+    await this.start(event, stream, utf8Body);
   }
 
   async close(): Promise<void> {
@@ -83,8 +86,8 @@ export class LocalLambda {
     await worker?.terminate();
   }
 
-  private start(event: unknown, stream?: LocalResponseStream): Promise<unknown> {
-    const invocation = toInvokePayload(event);
+  private start(event: unknown, stream?: LocalResponseStream, utf8Body?: Uint8Array): Promise<unknown> {
+    const invocation = toInvokePayload(event, utf8Body);
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }
