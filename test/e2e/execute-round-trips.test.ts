@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServedRequest } from '#lib/local/iam/front-door.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { storeRequestRecorder } from '../support/round-trips.ts';
+import { sequentialSteps, storeRequestRecorder } from '../support/round-trips.ts';
 
 /**
  * What a blocking execute sends to the stores, counted at the twin's front doors: the items a run needs are written
@@ -30,7 +30,7 @@ async function execute(body: object = {}): Promise<ServedRequest[]> {
 }
 
 describe('round trips of a blocking execute', () => {
-  it('writes the record, the run context, the log start and the initial memory, then starts the run', async () => {
+  it('writes the record, the run context, the log start, the initial memory and the user turn, then starts the run', async () => {
     await execute();
     const served = await execute({ initial_memory: { plan: 'gold' } });
     const statusReads = served.filter(isStatusRead);
@@ -38,6 +38,7 @@ describe('round trips of a blocking execute', () => {
     const pinned = served.filter((request) => ['PutItem', 'BatchWriteItem', 'StartExecution'].includes(request.operation));
     expect(pinned.map(named).sort()).toEqual([
       'BatchWriteItem local-conversations', // the initial memory
+      'PutItem local-conversations', // the user's message, the thread's newest turn
       'PutItem local-executions', // the queued record
       'PutItem local-executions', // the run context
       'PutItem local-runEvents', // the log's start
@@ -50,6 +51,19 @@ describe('round trips of a blocking execute', () => {
     const start = served.find((request) => request.operation === 'StartExecution')!;
     for (const write of pinned.filter((request) => request !== start)) expect(write.endedAtMs, named(write)).toBeLessThanOrEqual(start.startedAtMs);
     for (const read of statusReads) expect(read.startedAtMs).toBeGreaterThanOrEqual(start.endedAtMs);
+  });
+
+  it("gives the run's first step one round trip before its first node: the context read beside the running mark", async () => {
+    const served = await recorder.during('WorkflowStep', () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }));
+    const executionsTable = `table/${twin.twin.tables.executions}`;
+    const contextRead = served.find((request) => request.operation === 'GetItem' && request.resource.endsWith(executionsTable));
+    const runningMark = served.find((request) => request.operation === 'UpdateItem' && request.resource.endsWith(executionsTable));
+    expect(contextRead && runningMark).toBeDefined();
+    expect(sequentialSteps([contextRead!, runningMark!])).toBe(1);
+    // The user's message is execute's to write: the step writes the reply, the thread's one other turn.
+    expect(served.filter((request) => request.operation === 'PutItem' && request.resource.endsWith(`table/${twin.twin.tables.conversations}`))).toHaveLength(1);
+    const firstWrite = Math.min(...served.filter((request) => request !== contextRead && request !== runningMark).map((request) => request.startedAtMs));
+    expect(firstWrite).toBeGreaterThanOrEqual(Math.max(contextRead!.endedAtMs, runningMark!.endedAtMs));
   });
 
   it('reads the status of a quick run at most five times at the median, once the function has seen a few runs', async () => {
