@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/local/lambda/function-host.ts';
@@ -43,6 +44,12 @@ describe('the local Lambda host', () => {
     const fits = Math.floor((LAMBDA_SYNC_PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(quotes(0)))) / 2);
     expect(await sleeper.invoke(quotes(fits))).toEqual({ statusCode: 200, body: 'slept' });
     expect((await failureOf(sleeper.invoke(quotes(fits + 1)))).name).toBe('RequestEntityTooLargeException');
+  }, 20_000);
+
+  it("holds a function's heap where the Lambda runtime holds it for its memory size, not above", async () => {
+    // What the Node.js runtime's bootstrap gives a 256 MB function: a tenth as new space (semi-spaces of half that).
+    const lambdaHeap = execFileSync(process.execPath, ['--max-semi-space-size=12', '--max-old-space-size=231', '-p', 'require("v8").getHeapStatistics().heap_size_limit'], { encoding: 'utf8' });
+    expect(await host('heap-probe').invoke({})).toEqual({ heapSizeLimit: Number(lambdaHeap) });
   }, 20_000);
 
   it('fails every invocation of a function whose initialization fails, with the initialization error', async () => {
