@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPut } from '#shared/batch-put.ts';
 import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './conversation-keys.ts';
@@ -94,14 +94,18 @@ export function createConversationsRepository(client: DynamoDBDocumentClient, ta
       await client.send(
         new PutCommand({
           TableName: tableName,
-          Item: {
-            pk: threadPartitionKey(projectId, userId, threadId),
-            sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}`,
-            ...stored,
-            expires_at: ttlSeconds(expiresAtMs),
-          },
+          Item: { ...turnKey(projectId, userId, threadId, turn, sequence), ...stored, expires_at: ttlSeconds(expiresAtMs) },
         }),
       );
     },
+
+    /** Takes back a turn of a run that never started (a long turn's object is left to expire with its run's). */
+    async removeTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number): Promise<void> {
+      await client.send(new DeleteCommand({ TableName: tableName, Key: turnKey(projectId, userId, threadId, turn, sequence) }));
+    },
   };
+}
+
+function turnKey(projectId: string, userId: string, threadId: string, turn: Pick<Turn, 'at' | 'execution_id'>, sequence: number) {
+  return { pk: threadPartitionKey(projectId, userId, threadId), sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}` };
 }

@@ -5,7 +5,7 @@ import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
-import type { ConversationsRepository } from './conversations-repository.ts';
+import type { ConversationsRepository, Turn } from './conversations-repository.ts';
 import {
   SETTLED_STATUSES,
   STOPPABLE_STATUSES,
@@ -83,7 +83,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   // The user's message joins its thread's history here, the first of the run's turns, so the run's first step has
   // one round trip less before its first node; the step's history read leaves out its own run's turns.
   const message = request.input.message;
-  const userTurn = typeof message === 'string' ? { role: 'user' as const, text: message, execution_id: executionId, at: record.created_at } : undefined;
+  const userTurn: Turn | undefined = typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
   const written = await Promise.allSettled([
     deps.executions.create(record, expiresAtMs),
     deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, expiresAtMs),
@@ -94,6 +94,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     userTurn && deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS),
   ]);
   const recordWritten = written[0].status === 'fulfilled';
+  const turnWritten = userTurn !== undefined && written[4].status === 'fulfilled';
   try {
     const failed = written.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -102,12 +103,22 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) });
   } catch (error) {
     // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
-    // listings and the operator's view honest, and a mark that fails too must not turn the 503 into a 500.
-    if (recordWritten) await markUnstarted(deps, executionId);
+    // listings and the operator's view honest. The message leaves its thread again: a retry of the 503 sends it
+    // anew. Neither clean-up may turn the 503 into a 500.
+    await Promise.all([
+      recordWritten ? markUnstarted(deps, executionId) : undefined,
+      turnWritten ? removeUnstartedTurn(deps, caller.projectId, request.user_id, ids.thread_id, userTurn) : undefined,
+    ]);
     throw unavailable(error);
   }
   deps.settleTimes?.started(executionId, `${caller.projectId}/${workflowId}`);
   return record;
+}
+
+async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: string, threadId: string, turn: Turn): Promise<void> {
+  await deps.conversations
+    .removeTurn(projectId, userId, threadId, turn, 1)
+    .catch((removeError: unknown) => logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }));
 }
 
 async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<void> {

@@ -125,6 +125,18 @@ describe('startExecution', () => {
     expect(env.stateMachine.startedNames()).toEqual([]);
     expect([...env.runs.contexts.keys()]).toEqual([record!.execution_id]);
     expect(env.conversations.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
+    // The message leaves its thread again: a retry of the 503 sends it anew, and it must not be there twice.
+    expect(env.conversations.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
+  });
+
+  it('still answers 503 when the user turn of an unstarted run cannot be taken back', async () => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    env.conversations.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException'));
+
+    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.executions.all().map((record) => record.status)).toEqual(['failed']);
   });
 
   it('still answers 503 (not 500) when the run cannot be marked failed either; the record stays queued', async () => {
@@ -149,16 +161,16 @@ describe('startExecution', () => {
     expect(env.stateMachine.startedNames()).toEqual([retried.execution_id]);
   });
 
-  it('writes the record, the run context, the log start and the initial memory side by side, and starts the run after all of them', async () => {
+  it('writes the record, the run context, the log start, the initial memory and the user turn side by side, and starts the run after all of them', async () => {
     const env = setup();
     const entered: string[] = [];
     const seenWhenDone: number[] = [];
     let allEntered!: () => void;
     const together = new Promise<void>((resolve) => (allEntered = resolve));
-    // Each write waits (at most 200 ms) until all four have begun: written one after another, the first sees only itself.
+    // Each write waits (at most 200 ms) until all five have begun: written one after another, the first sees only itself.
     const hold = (name: string) => async () => {
       entered.push(name);
-      if (entered.length === 4) allEntered();
+      if (entered.length === 5) allEntered();
       await Promise.race([together, new Promise((resolve) => setTimeout(resolve, 200))]);
       seenWhenDone.push(entered.length);
     };
@@ -166,10 +178,11 @@ describe('startExecution', () => {
     env.runs.faults.beforeNext('createContext', hold('context'));
     env.events.faults.beforeNext('putBatch', hold('log'));
     env.conversations.faults.beforeNext('writeMemory', hold('memory'));
+    env.conversations.faults.beforeNext('appendTurn', hold('user turn'));
     env.stateMachine.faults.beforeNext('start', () => void entered.push('start'));
 
     const record = await startExecution(env.deps, caller, 'echo', request({ initial_memory: { plan: 'gold' } }));
-    expect(seenWhenDone).toEqual([4, 4, 4, 4]);
+    expect(seenWhenDone).toEqual([5, 5, 5, 5, 5]);
     expect(entered.at(-1)).toBe('start');
     expect(env.stateMachine.startedNames()).toEqual([record.execution_id]);
     expect(env.events.logs.get(record.execution_id)?.[0]).toMatchObject({ firstId: 1, projectId: PROJECT, final: false });
@@ -179,6 +192,7 @@ describe('startExecution', () => {
     ['the run context', (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'))],
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
     ['the initial memory', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('writeMemory', awsError('ThrottlingException'))],
+    ['the user turn', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('appendTurn', awsError('ThrottlingException'))],
   ] as const) {
     it(`answers 503 and leaves the record failed, without starting the run, when ${write} cannot be written`, async () => {
       const env = setup();
@@ -190,6 +204,8 @@ describe('startExecution', () => {
         expect.objectContaining({ status: 'failed', error: 'The execution service was unavailable', callback_state: 'none', finished_at: env.clock.iso() }),
       ]);
       expect(env.stateMachine.faults.count('start')).toBe(0);
+      const [record] = env.executions.all();
+      expect(env.conversations.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
     });
   }
 

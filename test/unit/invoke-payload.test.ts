@@ -40,6 +40,17 @@ describe('an event on its way to a function worker', () => {
     }
   });
 
+  it("never carries a pooled buffer's other bytes to the function's thread", () => {
+    // Small Buffers share Node's pool: the request body is a slice of memory holding other bytes.
+    const secret = Buffer.from('twin-only secret bytes');
+    const body = Buffer.concat([Buffer.from('{"a":1}')]);
+    expect(body.buffer.byteLength).toBeGreaterThan(body.byteLength);
+    const received = structuredClone(toInvokePayload(proxyEvent(null), body));
+    expect(received.utf8Body!.buffer.byteLength).toBe(body.byteLength);
+    expect(Buffer.from(received.utf8Body!.buffer).includes(secret)).toBe(false);
+    expect((eventOf(received) as { body: string }).body).toBe('{"a":1}');
+  });
+
   it('measures the whole event as JSON against the payload limit, to the byte', () => {
     const bodies = [...BODIES, '"'.repeat(5000), '\u0001'.repeat(3000), 'я'.repeat(4000), '\ud83d'.repeat(1000), 'x'.repeat(10_000)];
     for (const body of bodies) {

@@ -19,7 +19,7 @@ const MAX_JSON_BYTES_PER_UNIT = 6;
 
 /** `utf8Body`: the bytes of a proxy event's text body, whose `body` is `null` until the worker decodes them. */
 export function toInvokePayload(event: unknown, utf8Body?: Uint8Array): InvokePayload {
-  if (utf8Body) return { payload: JSON.stringify(event), utf8Body };
+  if (utf8Body) return { payload: JSON.stringify(event), utf8Body: ownBytes(utf8Body) };
   const body = (event as { body?: unknown } | null)?.body;
   if (typeof body !== 'string' || Object.getPrototypeOf(event) !== Object.prototype || !Object.hasOwn(event as object, 'body')) {
     return { payload: JSON.stringify(event ?? null) };
@@ -46,6 +46,14 @@ export function eventOf({ payload, body, utf8Body }: InvokePayload): unknown {
   if (body !== undefined) (event as { body: string }).body = body;
   if (utf8Body) (event as { body: string }).body = decodeUtf8(utf8Body);
   return event;
+}
+
+/**
+ * A message between threads copies the whole memory behind a view: a small Buffer is a slice of Node's shared pool,
+ * whose other bytes (anything the twin's thread handled) must not reach a function. Such a view is copied first.
+ */
+function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
 
 /** As API Gateway hands a text body to a function: bytes that are not UTF-8 become U+FFFD. */

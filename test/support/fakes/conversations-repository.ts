@@ -38,6 +38,18 @@ export class InMemoryConversationsRepository implements ConversationsRepository 
     this.turns.set(key, [...(this.turns.get(key) ?? []), { turn: structuredClone(turn), sequence, expiresAtMs }]);
   }
 
+  async removeTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number): Promise<void> {
+    await this.faults.enter('removeTurn');
+    const key = JSON.stringify([projectId, userId, threadId]);
+    const kept = (this.turns.get(key) ?? []).filter((stored) => !(stored.turn.at === turn.at && stored.turn.execution_id === turn.execution_id && stored.sequence === sequence));
+    this.turns.set(key, kept);
+  }
+
+  /** Test helper: the turns of a thread, oldest first, with their sequence numbers. */
+  threadOf(projectId: string, userId: string, threadId: string): (Turn & { sequence: number })[] {
+    return (this.turns.get(JSON.stringify([projectId, userId, threadId])) ?? []).map(({ turn, sequence }) => ({ ...turn, sequence }));
+  }
+
   /** Test helper: a user's memory as a plain object. */
   memoryOf(projectId: string, userId: string): Record<string, unknown> {
     return Object.fromEntries(this.memory.get(JSON.stringify([projectId, userId])) ?? []);
