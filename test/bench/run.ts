@@ -28,7 +28,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  */
 const CONCURRENCY = 16;
 const CALL_REQUESTS = Number(process.env.BENCH_CALLS ?? 3000);
-const DIALOG_REQUESTS = Number(process.env.BENCH_DIALOGS ?? 200);
+const DIALOG_REQUESTS = Number(process.env.BENCH_DIALOGS ?? 400);
+/** The dialog floor's puts take a few ms each: this many make a run of about a second, not a fifth of one. */
+const DIALOG_FLOOR_PUTS = Number(process.env.BENCH_DIALOG_PUTS ?? 1000);
 const RAW_PUTS = Number(process.env.BENCH_PUTS ?? 3000);
 const EXECUTES = Number(process.env.BENCH_EXECUTES ?? 400);
 const LINEAR_NODES = 10;
@@ -166,7 +168,7 @@ async function floorRun(sourceId: string, label: string): Promise<RunStats> {
         ConditionExpression: 'attribute_not_exists(source_id)',
       }),
     ).then(() => undefined);
-  const total = label === 'dialog' ? DIALOG_REQUESTS : RAW_PUTS;
+  const total = label === 'dialog' ? DIALOG_FLOOR_PUTS : RAW_PUTS;
   await runAtConcurrency(Math.ceil(total / 3), CONCURRENCY, put('warm'));
   const stats = await runAtConcurrency(total, CONCURRENCY, put('measured'));
   client.destroy();
