@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { startExecution, type StartDeps } from '#executions/execution-service.ts';
+import type { StepState } from '#executions/step-state.ts';
+import type { ExecuteRequest } from '#executions/execute-request.ts';
+import { runStep, type StepDeps } from '#engine/step-runner.ts';
+import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { ManualClock } from '../support/fakes/clock.ts';
+import { InMemoryConversationsRepository } from '../support/fakes/conversations-repository.ts';
+import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
+import { awsError } from '../support/fakes/faults.ts';
+import { InMemoryPublicationsRepository } from '../support/fakes/publications-repository.ts';
+import { InMemoryRunStore } from '../support/fakes/run-store.ts';
+import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
+import { FakeStateMachine } from '../support/fakes/state-machine.ts';
+
+/** The run's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
+const PROJECT = 'project-a';
+const ECHO: WorkflowDefinition = {
+  id: 'echo',
+  name: 'Echo',
+  description: '',
+  start: 'answer',
+  tools: {},
+  nodes: {
+    answer: { type: 'llm', provider: 'scripted', reply: 'Echo: {{input.message}}', next: 'done' },
+    done: { type: 'end', output: '{{nodes.answer.output}}' },
+  },
+};
+const request: ExecuteRequest = { input: { message: 'hi' }, user_id: 'user-1', overrides: {} };
+
+function setup() {
+  const clock = new ManualClock();
+  const executions = new InMemoryExecutionsRepository();
+  const stateMachine = new FakeStateMachine();
+  const publications = new InMemoryPublicationsRepository();
+  const runs = new InMemoryRunStore();
+  const conversations = new InMemoryConversationsRepository();
+  const events = new InMemoryRunEventsRepository();
+  publications.seed(PROJECT, [ECHO]);
+  let modelCalls = 0;
+  const counted: LlmProvider = {
+    generate: (call) => {
+      modelCalls += 1;
+      return scriptedProvider.generate(call);
+    },
+  };
+  const start: StartDeps = { executions, stateMachine, stateMachineArn: stateMachine.stateMachineArn, events, sleep: clock.sleep, now: clock.now, publications, runs, conversations, allowLoopbackCallbacks: false };
+  // The echo workflow calls no agent, tool or image model.
+  const step: StepDeps = { executions, conversations, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
+  const started = async () => {
+    const record = await startExecution(start, { projectId: PROJECT }, 'echo', request);
+    return { record, state: stateMachine.executions.get(record.execution_id)!.input as StepState };
+  };
+  const thread = (threadId: string) => conversations.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
+  return { executions, conversations, step, started, thread, modelCalls: () => modelCalls };
+}
+
+describe("a run's first step", () => {
+  it("writes the reply after the user's message execute wrote, not the message again", async () => {
+    const env = setup();
+    const { record, state } = await env.started();
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished' });
+    expect(env.thread(record.thread_id)).toEqual([
+      { role: 'user', text: 'hi', sequence: 1 },
+      { role: 'assistant', text: 'Echo: hi', sequence: 2 },
+    ]);
+    expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'completed', output: 'Echo: hi' });
+  });
+
+  it('writes the message itself for a run started before execute wrote it (a cursor with no turns)', async () => {
+    const env = setup();
+    const { record, state } = await env.started();
+    await env.conversations.removeTurn(PROJECT, 'user-1', record.thread_id, { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at }, 1);
+    await runStep(env.step, { ...state, cursor: { ...state.cursor, turns: 0 } });
+    expect(env.thread(record.thread_id)).toEqual([
+      { role: 'user', text: 'hi', sequence: 1 },
+      { role: 'assistant', text: 'Echo: hi', sequence: 2 },
+    ]);
+  });
+
+  it('retried after a failed reply write, leaves the message in the thread once', async () => {
+    const env = setup();
+    const { record, state } = await env.started();
+    env.conversations.faults.failNext('appendTurn', awsError('ProvisionedThroughputExceededException'));
+    await expect(runStep(env.step, state)).rejects.toThrow();
+    // The state machine retries the task with the same input.
+    await runStep(env.step, state);
+    expect(env.thread(record.thread_id)).toEqual([
+      { role: 'user', text: 'hi', sequence: 1 },
+      { role: 'assistant', text: 'Echo: hi', sequence: 2 },
+    ]);
+  });
+
+  it('goes no further for a run stopped before it: no model call, no reply, the message kept', async () => {
+    const env = setup();
+    const { record, state } = await env.started();
+    await env.executions.transition(record.execution_id, ['queued'], { status: 'cancelled', finished_at: record.created_at });
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: false });
+    expect(env.modelCalls()).toBe(0);
+    expect(env.thread(record.thread_id)).toEqual([{ role: 'user', text: 'hi', sequence: 1 }]);
+    expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
+  });
+});
