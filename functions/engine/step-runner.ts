@@ -112,7 +112,8 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   ]);
   meterSubject({ project: run.project_id });
   // A run stopped before its first step goes no further; its message stays in its thread's history (it was sent).
-  if (!started) return { ...base, outcome: 'finished', callback: false };
+  // So does a retry of a first step that ended the run already.
+  if (!started) return { ...base, ...(await alreadyEnded(deps, ending, executionId)) };
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
     return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
@@ -369,6 +370,7 @@ async function finish(
   const cost_units = settleStepUnits(ending.entry, cursor, true);
   const changes = {
     cost_units,
+    ended_by_step: true,
     status,
     output: result.output ?? null,
     error: result.error ?? null,
@@ -379,17 +381,23 @@ async function finish(
     usage: usageOf(cursor.usage),
   };
   const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], changes);
-  if (previous) {
-    for (const event of settledEvents({ execution_id: executionId, ...changes })) ending.events.push(event);
-  } else {
-    // Another path ended the run (a stop), or this is a retry of a step that ended it before failing: the log
-    // ends as the record says, whoever wrote it.
-    const record = await deps.executions.get(executionId, true);
-    await ending.events.flush();
-    if (record) await endLogAsRecorded(ending.appender, record);
-  }
+  if (!previous) return alreadyEnded(deps, ending, executionId);
+  for (const event of settledEvents({ execution_id: executionId, ...changes })) ending.events.push(event);
   // callback_state has been `pending` since the run was created with a callback_url.
-  return { outcome: 'finished', callback: Boolean(previous?.callback_url) };
+  return { outcome: 'finished', callback: Boolean(previous.callback_url) };
+}
+
+/**
+ * The run had ended: another path ended it (a stop, an approval that could not be delivered), or this is a retry of
+ * a step that ended it and then failed (its events unwritten, say). The log ends as the record says, whoever wrote
+ * it, and a callback the run's own step left pending is still this execution's to deliver; the other paths start a
+ * callback execution of their own.
+ */
+async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string): Promise<Paused> {
+  const record = await deps.executions.get(executionId, true);
+  await ending.events.flush();
+  if (record) await endLogAsRecorded(ending.appender, record);
+  return { outcome: 'finished', callback: record?.ended_by_step === true && record.callback_state === 'pending' };
 }
 
 /** JSONata raises errors with a `code` (e.g. T2001); they are the workflow's, not the platform's. */

@@ -50,6 +50,11 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
   usage?: RunUsage;
   /** Internal: the units the run's steps spent, written when it finishes (the cost report's per-run figures). */
   cost_units?: Partial<CostUnits>;
+  /**
+   * Internal: the run's own step recorded its ending, so the run's own execution delivers its callback (a stop, an
+   * approval that could not be delivered and the reconciler start a callback execution instead).
+   */
+  ended_by_step?: boolean;
 }
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */

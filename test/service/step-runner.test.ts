@@ -48,12 +48,12 @@ function setup() {
   const start: StartDeps = { executions, stateMachine, stateMachineArn: stateMachine.stateMachineArn, events, sleep: clock.sleep, now: clock.now, publications, runs, conversations, allowLoopbackCallbacks: false };
   // The echo workflow calls no agent, tool or image model.
   const step: StepDeps = { executions, conversations, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
-  const started = async () => {
-    const record = await startExecution(start, { projectId: PROJECT }, 'echo', request);
+  const started = async (extra: Partial<ExecuteRequest> = {}) => {
+    const record = await startExecution(start, { projectId: PROJECT }, 'echo', { ...request, ...extra });
     return { record, state: stateMachine.executions.get(record.execution_id)!.input as StepState };
   };
   const thread = (threadId: string) => conversations.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
-  return { executions, conversations, step, started, thread, modelCalls: () => modelCalls };
+  return { executions, conversations, events, step, started, thread, modelCalls: () => modelCalls };
 }
 
 describe("a run's first step", () => {
@@ -90,6 +90,20 @@ describe("a run's first step", () => {
       { role: 'user', text: 'hi', sequence: 1 },
       { role: 'assistant', text: 'Echo: hi', sequence: 2 },
     ]);
+  });
+
+  it('retried after it ended the run and then failed, ends the log and still hands the callback to its execution', async () => {
+    const env = setup();
+    const { record, state } = await env.started({ callback_url: 'https://hooks.example.com/runs' });
+    // The event log cannot be written this time: the step records the ending, then fails.
+    env.events.faults.failNext('putBatch', awsError('ProvisionedThroughputExceededException'));
+    await expect(runStep(env.step, state)).rejects.toThrow();
+    expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'completed', callback_state: 'pending' });
+
+    // The state machine retries the task: the run is not run again, the log ends, and the callback is not lost.
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: true });
+    expect(env.modelCalls()).toBe(1);
+    expect(env.events.logs.get(record.execution_id)?.at(-1)).toMatchObject({ final: true });
   });
 
   it('goes no further for a run stopped before it: no model call, no reply, the message kept', async () => {
