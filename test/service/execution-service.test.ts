@@ -4,55 +4,16 @@ import { decideApproval, startExecution, stopExecution, waitUntilSettled, type S
 import { createSettleTimes } from '#executions/settle-polling.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
-import { ManualClock } from '../support/fakes/clock.ts';
-import { InMemoryConversationsRepository } from '../support/fakes/conversations-repository.ts';
-import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { InMemoryPublicationsRepository } from '../support/fakes/publications-repository.ts';
-import { InMemoryRunStore } from '../support/fakes/run-store.ts';
-import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
-import { FakeStateMachine } from '../support/fakes/state-machine.ts';
+import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
-const PROJECT = 'project-a';
 const caller = { projectId: PROJECT };
 const CALLBACK_URL = 'https://hooks.example.com/runs';
 
-const ECHO: WorkflowDefinition = {
-  id: 'echo',
-  name: 'Echo',
-  description: '',
-  start: 'answer',
-  tools: {},
-  nodes: {
-    answer: { type: 'llm', provider: 'scripted', reply: 'Echo: {{input.message}}', next: 'done' },
-    done: { type: 'end', output: '{{nodes.answer.output}}' },
-  },
-};
-
 function setup(options: { timed?: boolean } = {}) {
-  const clock = new ManualClock();
-  const executions = new InMemoryExecutionsRepository();
-  const stateMachine = new FakeStateMachine();
-  const publications = new InMemoryPublicationsRepository();
-  const runs = new InMemoryRunStore();
-  const conversations = new InMemoryConversationsRepository();
-  const events = new InMemoryRunEventsRepository();
-  publications.seed(PROJECT, [ECHO]);
-  const deps: StartDeps = {
-    executions,
-    stateMachine,
-    stateMachineArn: stateMachine.stateMachineArn,
-    events,
-    sleep: clock.sleep,
-    now: clock.now,
-    publications,
-    runs,
-    conversations,
-    allowLoopbackCallbacks: false,
-    ...(options.timed ? { settleTimes: createSettleTimes() } : {}),
-  };
-  return { deps, clock, executions, stateMachine, runs, conversations, events };
+  const env = runEnvironment();
+  const deps: StartDeps = { ...env.start, ...(options.timed ? { settleTimes: createSettleTimes() } : {}) };
+  return { ...env, deps };
 }
 
 const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({ input: { message: 'hi' }, user_id: 'user-1', overrides: {}, ...extra });
@@ -129,26 +90,21 @@ describe('startExecution', () => {
     expect(env.conversations.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
   });
 
-  it('still answers 503 when the user turn of an unstarted run cannot be taken back', async () => {
-    const env = setup();
-    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
-    env.conversations.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException'));
+  for (const [cleanUp, fail, statuses] of [
+    ['the run cannot be marked failed (the record stays queued)', (env: ReturnType<typeof setup>) => env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')), ['queued']],
+    ['the user turn cannot be taken back', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException')), ['failed']],
+  ] as const) {
+    it(`still answers 503 (not 500) when ${cleanUp}`, async () => {
+      const env = setup();
+      env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+      fail(env);
 
-    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect(env.executions.all().map((record) => record.status)).toEqual(['failed']);
-  });
-
-  it('still answers 503 (not 500) when the run cannot be marked failed either; the record stays queued', async () => {
-    const env = setup();
-    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
-    env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException'));
-
-    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect(env.executions.all().map((record) => record.status)).toEqual(['queued']);
-    expect(env.stateMachine.startedNames()).toEqual([]);
-  });
+      const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect(env.executions.all().map((record) => record.status)).toEqual(statuses);
+      expect(env.stateMachine.startedNames()).toEqual([]);
+    });
+  }
 
   it('a later start of the same request gets a new execution: the failed one is not reused', async () => {
     const env = setup();

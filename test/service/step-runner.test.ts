@@ -1,43 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { startExecution, type StartDeps } from '#executions/execution-service.ts';
+import { startExecution } from '#executions/execution-service.ts';
 import type { StepState } from '#executions/step-state.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { runStep, type StepDeps } from '#engine/step-runner.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
-import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
-import { ManualClock } from '../support/fakes/clock.ts';
-import { InMemoryConversationsRepository } from '../support/fakes/conversations-repository.ts';
-import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { InMemoryPublicationsRepository } from '../support/fakes/publications-repository.ts';
-import { InMemoryRunStore } from '../support/fakes/run-store.ts';
-import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
-import { FakeStateMachine } from '../support/fakes/state-machine.ts';
+import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 /** The run's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
-const PROJECT = 'project-a';
-const ECHO: WorkflowDefinition = {
-  id: 'echo',
-  name: 'Echo',
-  description: '',
-  start: 'answer',
-  tools: {},
-  nodes: {
-    answer: { type: 'llm', provider: 'scripted', reply: 'Echo: {{input.message}}', next: 'done' },
-    done: { type: 'end', output: '{{nodes.answer.output}}' },
-  },
-};
 const request: ExecuteRequest = { input: { message: 'hi' }, user_id: 'user-1', overrides: {} };
 
 function setup() {
-  const clock = new ManualClock();
-  const executions = new InMemoryExecutionsRepository();
-  const stateMachine = new FakeStateMachine();
-  const publications = new InMemoryPublicationsRepository();
-  const runs = new InMemoryRunStore();
-  const conversations = new InMemoryConversationsRepository();
-  const events = new InMemoryRunEventsRepository();
-  publications.seed(PROJECT, [ECHO]);
+  const env = runEnvironment();
   let modelCalls = 0;
   const counted: LlmProvider = {
     generate: (call) => {
@@ -45,12 +19,12 @@ function setup() {
       return scriptedProvider.generate(call);
     },
   };
-  const start: StartDeps = { executions, stateMachine, stateMachineArn: stateMachine.stateMachineArn, events, sleep: clock.sleep, now: clock.now, publications, runs, conversations, allowLoopbackCallbacks: false };
+  const { executions, conversations, publications, runs, events, clock } = env;
   // The echo workflow calls no agent, tool or image model.
   const step: StepDeps = { executions, conversations, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
   const started = async (extra: Partial<ExecuteRequest> = {}) => {
-    const record = await startExecution(start, { projectId: PROJECT }, 'echo', { ...request, ...extra });
-    return { record, state: stateMachine.executions.get(record.execution_id)!.input as StepState };
+    const record = await startExecution(env.start, { projectId: PROJECT }, 'echo', { ...request, ...extra });
+    return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
   };
   const thread = (threadId: string) => conversations.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
   return { executions, conversations, events, step, started, thread, modelCalls: () => modelCalls };
