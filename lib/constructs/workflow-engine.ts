@@ -192,9 +192,14 @@ export class WorkflowEngine extends Construct {
     });
   }
 
-  /** Tells a function the state machine's ARN and grants exactly the listed actions. */
+  /**
+   * Tells a function the state machine's ARN and grants exactly the listed actions. A function that starts runs is
+   * deployed after the step function, so a run always meets a step that knows how it was started (when execute took
+   * over writing the user's message, a step from before would have written it a second time).
+   */
   public bind(fn: LambdaFunction, access: readonly StateMachineAccess[]): void {
     fn.addEnvironment(STATE_MACHINE_ENV, this.stateMachine.stateMachineArn);
+    if (access.includes('start')) fn.node.addDependency(this.functions[STEP_FUNCTION_ID]!);
     for (const action of access) {
       // Stop acts on executions of this state machine only (arn:...:execution:<name>:*).
       if (action === 'stop') this.stateMachine.grantExecution(fn, ...STATE_MACHINE_ACTIONS.stop);

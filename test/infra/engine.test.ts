@@ -3,6 +3,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reconciler.ts';
+import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
 import { Data } from '#lib/constructs/data.ts';
@@ -147,6 +148,19 @@ describe('execution-ended reconciler', () => {
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
     expect(policy).toContain(logicalIdOf(stack.engine.functions.WorkflowStep!));
     expect(policy).not.toContain(logicalIdOf(reconciler()));
+  });
+});
+
+describe('deploy order', () => {
+  it('updates every function that starts runs after the step function, and only those', () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    const step = logicalIdOf(stack.engine.functions.WorkflowStep!);
+    const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachine?.includes('start')).map((declared) => declared.id);
+    expect(startsRuns).toContain('PublishedExecute');
+    for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions)]) {
+      const dependsOn = (functions[logicalIdOf(fn!)]!.DependsOn ?? []) as string[];
+      expect(dependsOn.includes(step), id).toBe(startsRuns.includes(id));
+    }
   });
 });
 
