@@ -158,7 +158,7 @@ describe('deploy order', () => {
     const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachine?.includes('start')).map((declared) => declared.id);
     expect(startsRuns).toContain('PublishedExecute');
     for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions)]) {
-      const dependsOn = (functions[logicalIdOf(fn!)]!.DependsOn ?? []) as string[];
+      const dependsOn = functions[logicalIdOf(fn)]!.DependsOn ?? [];
       expect(dependsOn.includes(step), id).toBe(startsRuns.includes(id));
     }
   });
