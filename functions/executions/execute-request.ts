@@ -1,4 +1,5 @@
 import { isJsonObject, jsonObjectSchema } from '#shared/json-object.ts';
+import { isWellFormed } from '#shared/well-formed.ts';
 import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from '#workflows/memory-key.ts';
@@ -9,7 +10,11 @@ import { memoryKeyProblem } from '#workflows/memory-key.ts';
  * `input`, `initial_memory` and `overrides` keep every key the caller sent (zod's record would drop
  * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.
  */
-const callerId = z.string().check(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH));
+
+/** A caller's id becomes part of a DynamoDB key (conversation-keys.ts), which must be valid Unicode. */
+const callerId = z
+  .string()
+  .check(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH), z.refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate)' }));
 
 const input = jsonObjectSchema.check(
   z.refine((value) => value.message === undefined || typeof value.message === 'string', {

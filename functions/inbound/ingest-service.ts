@@ -1,4 +1,5 @@
 import { compressBody } from './body-compression.ts';
+import { isWellFormed } from '#shared/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { addCostUnits, recordCost, usageToCarry, type CostUnits } from '#shared/cost-meter.ts';
 import { expectedPutCost } from '#shared/item-size.ts';
@@ -45,8 +46,6 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
   return parsed.event;
 }
 
-/** What `String.prototype.isWellFormed` (ES2024, in Node 20) answers: no lone surrogate. */
-const isWellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * The body's JSON. A body API Gateway handed over as text is those bytes decoded already, so it is parsed as it is

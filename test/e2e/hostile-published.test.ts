@@ -40,6 +40,19 @@ describe('overrides naming prototype properties', () => {
   });
 });
 
+describe('caller ids that are not well-formed Unicode', () => {
+  it.each(['user_id', 'thread_id'])('answers 400 naming %s for a lone surrogate, and starts nothing', async (field) => {
+    const before = await executionCount();
+    // JSON text: the escape reaches the handler as a lone surrogate, which no DynamoDB key may hold.
+    const ids = field === 'user_id' ? '"user_id":"u\\udc00"' : '"user_id":"u","thread_id":"t\\ud800"';
+    const response = await client.execute('echo', `{${ids},"input":{"message":"hi"},"initial_memory":{"a":1}}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain(`${field}: must be well-formed Unicode`);
+    expect(await executionCount()).toBe(before);
+  });
+});
+
 describe('input and initial_memory keys naming prototype properties', () => {
   it('runs with every such key in input, at the top and nested, and keeps them', async () => {
     const keys = PROTOTYPE_NAMES.map((name) => `"${name}":"v-${name}"`).join(',');
