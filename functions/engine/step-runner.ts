@@ -12,7 +12,7 @@ import { applyOverrides } from '#workflows/overrides.ts';
 import { scopeNeeds } from '#workflows/scope-needs.ts';
 import type { PublicationsRepository } from '#workflows/publications-repository.ts';
 import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
-import type { ConversationsRepository } from '#executions/conversations-repository.ts';
+import type { ConversationsRepository, Turn } from '#executions/conversations-repository.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
@@ -27,6 +27,7 @@ import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state
 import { endLogAsRecorded, runEventAppender, runEventBuffer, type RunEventAppender, type RunEventBuffer } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
+import { logger } from '#shared/powertools.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`
@@ -74,6 +75,8 @@ interface Ending {
   events: RunEventBuffer;
   /** The cursor the step was given: what the run had spent before this invocation. */
   entry: Cursor;
+  /** The replies this invocation added to the thread: taken back if the run turns out to have ended meanwhile. */
+  replies: { projectId: string; userId: string; threadId: string; turn: Turn; sequence: number }[];
 }
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
@@ -82,7 +85,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
   const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail });
   const events = runEventBuffer(appender, { now: deps.now });
   try {
-    const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor });
+    const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor, replies: [] });
     await events.flush();
     return next;
   } catch (error) {
@@ -121,17 +124,12 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
 
   const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
-  const appendTurn = (role: 'user' | 'assistant', text: string) => {
+  const appendTurn = async (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
-    return deps.conversations.appendTurn(
-      run.project_id,
-      run.user_id,
-      run.thread_id,
-      { role, text, execution_id: executionId, at: new Date(now).toISOString() },
-      cursor.turns,
-      now + HISTORY_RETENTION_MS,
-    );
+    const turn: Turn = { role, text, execution_id: executionId, at: new Date(now).toISOString() };
+    await deps.conversations.appendTurn(run.project_id, run.user_id, run.thread_id, turn, cursor.turns, now + HISTORY_RETENTION_MS);
+    if (role === 'assistant') ending.replies.push({ projectId: run.project_id, userId: run.user_id, threadId: run.thread_id, turn, sequence: cursor.turns });
   };
 
   try {
@@ -161,7 +159,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
       const paused = await executeNode(deps, ending, step, nodeId, node, scope, appendTurn);
       if (paused) {
         if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
-        return { ...base, cursor, ...(await pause(deps, step, paused)) };
+        return { ...base, cursor, ...(await pause(deps, ending, step, paused)) };
       }
     }
   } catch (error) {
@@ -175,7 +173,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
  * the status record learns the step count and, for an approval, the pending approval with its message
  * (AwaitApproval then adds the task token and makes the run `interrupted`). A run stopped meanwhile ends here.
  */
-async function pause(deps: StepDeps, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
+async function pause(deps: StepDeps, ending: Ending, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
   const { cursor, run } = step;
   cursor.cost = settleStepUnits(step.entry, cursor, false);
   if (step.changed) {
@@ -184,7 +182,7 @@ async function pause(deps: StepDeps, step: StepRun, paused: Paused & { message?:
   }
   const pending = paused.approval ? { ...paused.approval, message: paused.message ?? '' } : undefined;
   const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps, pending_approval: pending, usage: cursor.usage });
-  if (!stillRunning) return { outcome: 'finished', callback: false };
+  if (!stillRunning) return alreadyEnded(deps, ending, run.execution_id);
   const { message: _message, ...small } = paused;
   return small;
 }
@@ -325,7 +323,7 @@ async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefi
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
     needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
-    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, run.execution_id) : [],
+    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, { executionId: run.execution_id, startedAt: run.created_at }) : [],
   ]);
   return {
     input: run.input,
@@ -391,12 +389,20 @@ async function finish(
  * The run had ended: another path ended it (a stop, an approval that could not be delivered), or this is a retry of
  * a step that ended it and then failed (its events unwritten, say). The log ends as the record says, whoever wrote
  * it, and a callback the run's own step left pending is still this execution's to deliver; the other paths start a
- * callback execution of their own.
+ * callback execution of their own. Replies this invocation added are not the run's (a stopped run's model went on
+ * answering; a retry repeats the replies of its first attempt): they leave the thread again.
  */
 async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string): Promise<Paused> {
   const record = await deps.executions.get(executionId, true);
   await ending.events.flush();
   if (record) await endLogAsRecorded(ending.appender, record);
+  await Promise.all(
+    ending.replies.splice(0).map(({ projectId, userId, threadId, turn, sequence }) =>
+      deps.conversations.removeTurn(projectId, userId, threadId, turn, sequence).catch((error: unknown) => {
+        logger.warn('could not take back the reply of a run that had ended', { executionId, error: error as Error });
+      }),
+    ),
+  );
   return { outcome: 'finished', callback: record?.ended_by_step === true && record.callback_state === 'pending' };
 }
 

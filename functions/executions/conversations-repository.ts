@@ -59,20 +59,25 @@ export function createConversationsRepository(client: DynamoDBDocumentClient, ta
       );
     },
 
-    /** The thread's latest `limit` turns of other executions than `excludeExecutionId`, oldest first. */
-    async readHistory(projectId: string, userId: string, threadId: string, limit: number, excludeExecutionId: string): Promise<Turn[]> {
+    /**
+     * The thread's latest `limit` turns of other executions than `run`'s, oldest first, as the thread stood when the
+     * run started (`startedAt`): a run started later, or a reply that came after, is not this run's history.
+     */
+    async readHistory(projectId: string, userId: string, threadId: string, limit: number, run: { executionId: string; startedAt?: string }): Promise<Turn[]> {
+      const before = run.startedAt === undefined ? {} : { ':before': `turn#${run.startedAt}` };
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': threadPartitionKey(projectId, userId, threadId) },
+          // Turns sort by when they were written (`turn#<at>#...`): the run's own begin at its start.
+          KeyConditionExpression: run.startedAt === undefined ? 'pk = :pk' : 'pk = :pk AND sk < :before',
+          ExpressionAttributeValues: { ':pk': threadPartitionKey(projectId, userId, threadId), ...before },
           ScanIndexForward: false,
           ConsistentRead: true,
-          // This run's own turns are skipped; they are at most the ones it wrote so far (the newest).
-          Limit: limit * 2,
+          // Without a start time (runs from before it was kept) this run's own turns, the newest, are skipped.
+          Limit: run.startedAt === undefined ? limit * 2 : limit,
         }),
       );
-      const turns = ((result.Items ?? []) as StoredTurn[]).filter((turn) => turn.execution_id !== excludeExecutionId).slice(0, limit);
+      const turns = ((result.Items ?? []) as StoredTurn[]).filter((turn) => turn.execution_id !== run.executionId).slice(0, limit);
       const loaded = await Promise.all(
         turns.map(async ({ text, text_s3, role, execution_id, at }) => ({
           role,

@@ -25,6 +25,8 @@ export interface RunContext {
   thread_id: string;
   input: Record<string, unknown>;
   overrides: Record<string, Record<string, unknown>>;
+  /** When execute started the run: `{{history}}` shows the thread as it stood then. Absent on runs from before. */
+  created_at?: string;
 }
 
 /**

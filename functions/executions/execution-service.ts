@@ -86,7 +86,7 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   const userTurn: Turn | undefined = typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
   const written = await Promise.allSettled([
     deps.executions.create(record, expiresAtMs),
-    deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides }, expiresAtMs),
+    deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs),
     deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs }),
     request.initial_memory && Object.keys(request.initial_memory).length > 0
       ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)

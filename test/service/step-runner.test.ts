@@ -5,29 +5,41 @@ import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { runStep, type StepDeps } from '#engine/step-runner.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
 /** The run's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
 const request: ExecuteRequest = { input: { message: 'hi' }, user_id: 'user-1', overrides: {} };
+/** Answers with the thread's history as the run sees it. */
+const RECALL: WorkflowDefinition = {
+  ...ECHO,
+  id: 'recall',
+  nodes: { ...ECHO.nodes, answer: { type: 'llm', provider: 'scripted', reply: 'Seen: {{history}}', next: 'done' } },
+};
 
 function setup() {
   const env = runEnvironment();
+  env.publications.seed(PROJECT, [ECHO, RECALL]);
   let modelCalls = 0;
+  /** What happens in the world while the model answers (a stop, say). */
+  let duringModelCall: () => Promise<void> = async () => undefined;
   const counted: LlmProvider = {
-    generate: (call) => {
+    generate: async (call) => {
       modelCalls += 1;
+      await duringModelCall();
       return scriptedProvider.generate(call);
     },
   };
   const { executions, conversations, publications, runs, events, clock } = env;
   // The echo workflow calls no agent, tool or image model.
   const step: StepDeps = { executions, conversations, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
-  const started = async (extra: Partial<ExecuteRequest> = {}) => {
-    const record = await startExecution(env.start, { projectId: PROJECT }, 'echo', { ...request, ...extra });
+  const started = async (extra: Partial<ExecuteRequest> = {}, workflowId = 'echo') => {
+    const record = await startExecution(env.start, { projectId: PROJECT }, workflowId, { ...request, ...extra });
     return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
   };
   const thread = (threadId: string) => conversations.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
-  return { executions, conversations, events, step, started, thread, modelCalls: () => modelCalls };
+  const whileTheModelAnswers = (action: () => Promise<void>) => (duringModelCall = action);
+  return { clock, executions, conversations, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
 }
 
 describe("a run's first step", () => {
@@ -78,6 +90,35 @@ describe("a run's first step", () => {
     expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: true });
     expect(env.modelCalls()).toBe(1);
     expect(env.events.logs.get(record.execution_id)?.at(-1)).toMatchObject({ final: true });
+  });
+
+  it('takes its reply back out of the thread when the run was stopped while the model answered', async () => {
+    const env = setup();
+    const { record, state } = await env.started();
+    env.whileTheModelAnswers(async () => {
+      await env.executions.transition(record.execution_id, ['running'], { status: 'cancelled', finished_at: record.created_at });
+    });
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: false });
+    // The message was sent, so it stays; the answer nobody was given does not join the history.
+    expect(env.thread(record.thread_id)).toEqual([{ role: 'user', text: 'hi', sequence: 1 }]);
+    expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
+  });
+
+  it('shows the thread as it stood when the run started: not a run started after it', async () => {
+    const env = setup();
+    const first = await env.started({ thread_id: 'shared', input: { message: 'first' } }, 'recall');
+    env.clock.advance(1_000);
+    const second = await env.started({ thread_id: 'shared', input: { message: 'second' } }, 'echo');
+    await runStep(env.step, second.state);
+    env.clock.advance(1_000);
+
+    await runStep(env.step, first.state);
+    expect(env.executions.stored(first.record.execution_id)).toMatchObject({ status: 'completed', output: 'Seen: ' });
+    env.clock.advance(1_000);
+    const third = await env.started({ thread_id: 'shared', input: { message: 'third' } }, 'recall');
+    await runStep(env.step, third.state);
+    // The third run started after both: it sees them, in the order they were written.
+    expect(env.executions.stored(third.record.execution_id).output).toBe('Seen: user: first\nuser: second\nassistant: Echo: second\nassistant: Seen: ');
   });
 
   it('goes no further for a run stopped before it: no model call, no reply, the message kept', async () => {

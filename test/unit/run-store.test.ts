@@ -239,8 +239,30 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     await conversations.appendTurn('p', user, 'thread', { role: 'user', text: 'short', execution_id: executionId, at }, 1, Date.now() + 60_000);
     await conversations.appendTurn('p', user, 'thread', { role: 'assistant', text: long, execution_id: executionId, at }, 2, Date.now() + 60_000);
     await conversations.appendTurn('p', user, 'thread', { role: 'user', text: 'mine', execution_id: 'current', at }, 1, Date.now() + 60_000);
-    const history = await conversations.readHistory('p', user, 'thread', 10, 'current');
+    const history = await conversations.readHistory('p', user, 'thread', 10, { executionId: 'current' });
     expect(history.map((turn) => [turn.role, turn.text])).toEqual([['user', 'short'], ['assistant', long]]);
     expect(await object(`executions/${executionId}/turn-2.json`)).toBe(JSON.stringify(long));
+  });
+
+  it("reads a run's history as the thread stood when the run started: no later run, no later reply", async () => {
+    const conversations = createConversationsRepository(dynamo, localTableName('conversations'), values());
+    const thread = `thread-${randomUUID()}`;
+    const turn = (executionId: string, role: 'user' | 'assistant', text: string, at: string, sequence: number) =>
+      conversations.appendTurn('p', 'u', thread, { role, text, execution_id: executionId, at }, sequence, Date.now() + 60_000);
+    await turn('earlier', 'user', 'first question', '2026-11-24T10:00:00.000Z', 1);
+    await turn('earlier', 'assistant', 'first answer', '2026-11-24T10:00:01.000Z', 2);
+    await turn('slow', 'user', 'slow question', '2026-11-24T10:00:02.000Z', 1);
+    // The run whose history this is started at 10:00:03.000; everything after is not its history.
+    await turn('current', 'user', 'my question', '2026-11-24T10:00:03.000Z', 1);
+    await turn('slow', 'assistant', 'slow answer, after the run started', '2026-11-24T10:00:04.000Z', 2);
+    await turn('later', 'user', 'a later run', '2026-11-24T10:00:05.000Z', 1);
+    await turn('later', 'assistant', 'its answer', '2026-11-24T10:00:06.000Z', 2);
+
+    const history = await conversations.readHistory('p', 'u', thread, 10, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' });
+    expect(history.map((entry) => entry.text)).toEqual(['first question', 'first answer', 'slow question']);
+    expect((await conversations.readHistory('p', 'u', thread, 2, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' })).map((entry) => entry.text)).toEqual([
+      'first answer',
+      'slow question',
+    ]);
   });
 });

@@ -22,11 +22,11 @@ export class InMemoryConversationsRepository implements ConversationsRepository 
     this.memory.set(key, memory);
   }
 
-  async readHistory(projectId: string, userId: string, threadId: string, limit: number, excludeExecutionId: string): Promise<Turn[]> {
+  async readHistory(projectId: string, userId: string, threadId: string, limit: number, run: { executionId: string; startedAt?: string }): Promise<Turn[]> {
     await this.faults.enter('readHistory');
     const turns = this.turns.get(JSON.stringify([projectId, userId, threadId])) ?? [];
     return turns
-      .filter(({ turn }) => turn.execution_id !== excludeExecutionId)
+      .filter(({ turn }) => turn.execution_id !== run.executionId && (run.startedAt === undefined || turn.at < run.startedAt))
       .sort((a, b) => a.turn.at.localeCompare(b.turn.at) || a.sequence - b.sequence)
       .slice(-limit)
       .map(({ turn }) => structuredClone(turn));
