@@ -93,8 +93,9 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
       : undefined,
     userTurn && deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS),
   ]);
-  const recordWritten = written[0].status === 'fulfilled';
-  const turnWritten = userTurn !== undefined && written[4].status === 'fulfilled';
+  const [recordWrite, , , , turnWrite] = written;
+  const recordWritten = recordWrite.status === 'fulfilled';
+  const turnWritten = userTurn !== undefined && turnWrite.status === 'fulfilled';
   try {
     const failed = written.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -111,7 +112,6 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
     ]);
     throw unavailable(error);
   }
-  deps.settleTimes?.started(executionId, `${caller.projectId}/${workflowId}`);
   return record;
 }
 
@@ -138,9 +138,15 @@ async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<
  * have settled: the first read comes when recent runs of the workflow settled (see settle-polling.ts), so a quick
  * run is answered in one or two strongly consistent reads, and the pauses grow to a read a second for a long one.
  */
-export async function waitUntilSettled(deps: ExecutionDeps, executionId: string, deadlineMs: number, stop?: AbortSignal): Promise<ExecutionRecord> {
+export async function waitUntilSettled(
+  deps: ExecutionDeps,
+  run: Pick<ExecutionRecord, 'execution_id' | 'project_id' | 'workflow_id'>,
+  deadlineMs: number,
+  stop?: AbortSignal,
+): Promise<ExecutionRecord> {
+  const executionId = run.execution_id;
   const since = deps.now();
-  const timing = deps.settleTimes?.waitFor(executionId);
+  const timing = deps.settleTimes?.waitFor(`${run.project_id}/${run.workflow_id}`);
   const nextPause = pollPauses(timing?.expectedMs);
   let pause = nextPause();
   let goingAt = since;

@@ -33,36 +33,23 @@ export function pollPauses(expectedMs?: number): () => number {
 
 /** How long runs of each workflow took to settle, as one function instance saw them while waiting. */
 export interface SettleTimes {
-  /** Notes the workflow of a run just started, so the wait that follows is timed from that workflow's runs. */
-  started(executionId: string, workflowKey: string): void;
-  /** The wait of a run: when its workflow's runs usually settle (unknown before a few), and where to note how long this one took. */
-  waitFor(executionId: string): { expectedMs?: number; settled(afterMs: number): void };
+  /** The wait of a run of `workflowKey`: when its runs usually settle (unknown before a few), and where to note how long this one took. */
+  waitFor(workflowKey: string): { expectedMs?: number; settled(afterMs: number): void };
 }
 
-/** Both maps are bounded: a function instance may see many workflows, and runs it starts but never waits for (streams). */
+/** Bounded: a function instance may see many workflows; the one it used least recently goes first. */
 export function createSettleTimes(limits = { runs: EXECUTE_POLL_HISTORY_RUNS, workflows: EXECUTE_POLL_HISTORY_WORKFLOWS }): SettleTimes {
   const recent = new Map<string, number[]>();
-  const workflowOf = new Map<string, string>();
-  const remember = <T>(map: Map<string, T>, key: string, value: T) => {
-    map.delete(key);
-    map.set(key, value);
-    if (map.size > limits.workflows) map.delete(map.keys().next().value!);
-  };
-
   return {
-    started(executionId, workflowKey) {
-      remember(workflowOf, executionId, workflowKey);
-    },
-    waitFor(executionId) {
-      const workflowKey = workflowOf.get(executionId);
-      workflowOf.delete(executionId);
-      if (workflowKey === undefined) return { settled: () => undefined };
+    waitFor(workflowKey) {
       const runs = recent.get(workflowKey) ?? [];
       return {
         expectedMs: runs.length >= MIN_RUNS_TO_TIME ? lowerMedian(runs) : undefined,
         settled(afterMs) {
           const latest = recent.get(workflowKey) ?? [];
-          remember(recent, workflowKey, [...latest, Math.max(0, afterMs)].slice(-limits.runs));
+          recent.delete(workflowKey);
+          recent.set(workflowKey, [...latest, Math.max(0, afterMs)].slice(-limits.runs));
+          if (recent.size > limits.workflows) recent.delete(recent.keys().next().value!);
         },
       };
     },

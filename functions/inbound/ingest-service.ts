@@ -1,7 +1,7 @@
 import { compressBody } from './body-compression.ts';
 import { isWellFormed } from '#shared/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { addCostUnits, recordCost, usageToCarry, type CostUnits } from '#shared/cost-meter.ts';
+import { addCostUnits, recordCost, type CostUnits } from '#shared/cost-meter.ts';
 import { expectedPutCost } from '#shared/item-size.ts';
 import type { BodyStore } from '#shared/body-store.ts';
 import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
@@ -45,7 +45,6 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
   if (issues.length > 0 || !parsed.ok) throw new ValidationError(issues);
   return parsed.event;
 }
-
 
 /**
  * The body's JSON. A body API Gateway handed over as text is those bytes decoded already, so it is parsed as it is
@@ -95,7 +94,7 @@ export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody:
       outcome.existing ?? deps.events.findLive(stored.source_id, stored.external_id, nowMs),
       // The sender's answer is decided (a duplicate): a unit that cannot be given back now leaves the day's count one
       // high (never lets more in), rather than turn the answer into a 500.
-      ticket.giveBack(usageToCarry({ link: opened.link.link_id }, { dynamoWriteUnits: 1 })).catch((error: unknown) => {
+      ticket.giveBack().catch((error: unknown) => {
         logger.warn('could not give back the day unit of a duplicate', { linkId: opened.link.link_id, error: error as Error });
       }),
     ]);

@@ -27,8 +27,11 @@ export interface OpenedLink {
    * The same update carries the request's usage: what it spent so far and `expected`, what the caller will spend
    * on the event once it is admitted. Answers the ticket, admitted or over the day's quota.
    */
-  admit(kind: 'request' | 'event', expected?: Partial<CostUnits>): Promise<LinkLimitTicket>;
+  admit(kind: 'request' | 'event', expected?: Partial<CostUnits>): Promise<AdmittedTicket>;
 }
+
+/** An admission's outcome; giving back its day unit also corrects the usage the admission carried. */
+export type AdmittedTicket = Omit<LinkLimitTicket, 'giveBack'> & { giveBack(): Promise<void> };
 
 const UNKNOWN_LINK = 'Unknown webhook link';
 /** The limits update writes one small item; the guard read is an eventually consistent read of one (half a unit). */
@@ -36,6 +39,8 @@ const LIMITS_UPDATE_WRITE_UNITS = 1;
 const GUARD_READ_UNITS = 0.5;
 /** A refresh reads the token item with the guard, in one batch: half a unit more. */
 const TOKEN_READ_UNITS = 0.5;
+/** Giving back a day's unit updates the same small item. */
+const GIVE_BACK_WRITE_UNITS = 1;
 
 /** How a request learns its address's guessing count: read already (with the token), or beside its limits update. */
 type GuardLookup = { guessCount: number } | { refreshToken: boolean };
@@ -99,11 +104,11 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
       // The guard answers first, whatever became of the limits: a blocked address learns nothing, an unread guard is 503.
       // Nothing will be stored on a refusal: the day's unit goes back. The minute's stays: every request counts.
       if (blocked) {
-        if (limits.status === 'fulfilled' && limits.value.admission === 'admitted') await limits.value.giveBack();
+        if (limits.status === 'fulfilled' && limits.value.admission === 'admitted') await correcting(limits.value, link).giveBack();
         throw guard.status === 'rejected' ? guard.reason : guessWindow.refuse();
       }
       if (limits.status === 'rejected') throw limits.reason;
-      const ticket = limits.value;
+      const ticket = correcting(limits.value, link);
       const gone = link.state === 'revoked' || (refresh && !refreshed(deps, tokenHash, guard.value.token, nowMs));
       if (gone) {
         if (ticket.admission === 'admitted') await ticket.giveBack();
@@ -113,6 +118,14 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
       return ticket;
     },
   };
+}
+
+/**
+ * The ticket whose give-back also takes back what the admission carried for an event that will not be stored (its
+ * put, its count as an event), in the same update: a refused or duplicate event costs no usage write of its own.
+ */
+function correcting(ticket: LinkLimitTicket, link: LinkView): AdmittedTicket {
+  return { ...ticket, giveBack: () => ticket.giveBack(usageToCarry({ link: link.link_id }, { dynamoWriteUnits: GIVE_BACK_WRITE_UNITS })) };
 }
 
 /**

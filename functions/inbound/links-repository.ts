@@ -139,7 +139,7 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       );
       if (!result) {
         // Revoked meanwhile: the new token's copy was written before, so it says so now.
-        await copyToTokens([newTokenHash], 'SET #state = :revoked', { ':revoked': 'revoked' });
+        await revokeCopies([newTokenHash]);
         return undefined;
       }
       const previous = result.Attributes as Link;
@@ -168,7 +168,6 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
     async revoke(linkId: string, revokedAt: string): Promise<boolean> {
       const before = await this.getLink(linkId);
       if (!before) return false;
-      const revokeCopies = (hashes: string[]) => copyToTokens(hashes, 'SET #state = :revoked', { ':revoked': 'revoked' });
       await revokeCopies(tokenHashesOf(before));
       const result = await ifConditionHolds(
         client.send(
@@ -232,6 +231,10 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       );
     },
   };
+
+  function revokeCopies(tokenHashes: string[]): Promise<void> {
+    return copyToTokens(tokenHashes, 'SET #state = :revoked', { ':revoked': 'revoked' });
+  }
 
   /**
    * Applies `update` to each token item that carries a copy of its link (older token items have none to keep right),

@@ -42,8 +42,8 @@ export const COST_UNIT_NAMES = [
 export interface Metering {
   units: CostUnits;
   /** When the invocation started (performance.now()), and its memory: its Lambda units so far. */
-  startedAtMs?: number;
-  memoryMb?: number;
+  startedAtMs: number;
+  memoryMb: number;
   /** Who the invocation's units are billed to: `project#<id>` or `link#<id>`, once the request is known to be theirs. */
   subject?: string;
   /** What writes during the invocation already carried to the usage item; the settlement writes only what is missing. */
@@ -72,8 +72,12 @@ export function recordCost(change: Partial<CostUnits>): void {
 /** This invocation's units so far, its Lambda duration included (a run adds them up step by step). */
 export function meteredSoFar(): CostUnits {
   const metering = storage.getStore();
-  if (!metering) return emptyCostUnits();
-  const lambdaGbMs = metering.startedAtMs === undefined ? 0 : Math.ceil(performance.now() - metering.startedAtMs) * ((metering.memoryMb ?? 0) / 1024);
+  return metering ? invocationUnits(metering) : emptyCostUnits();
+}
+
+/** What `metering` counted, plus the invocation itself: one request, billed duration (rounded up to the ms) × memory. */
+export function invocationUnits(metering: Metering): CostUnits {
+  const lambdaGbMs = Math.ceil(performance.now() - metering.startedAtMs) * (metering.memoryMb / 1024);
   return { ...metering.units, lambdaInvocations: metering.units.lambdaInvocations + 1, lambdaGbMs: metering.units.lambdaGbMs + lambdaGbMs };
 }
 

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { dynamo } from './clients/dynamodb.ts';
 import { requireEnv } from './config.ts';
-import { COST_UNIT_NAMES, reportRequestCost, subtractCostUnits, type CostUnits, type Metering } from './cost-meter.ts';
+import { COST_UNIT_NAMES, invocationUnits, reportRequestCost, subtractCostUnits, type CostUnits, type Metering } from './cost-meter.ts';
 import { logger, metrics, MetricUnit, publishCostUnits } from './powertools.ts';
 import { TABLE_ENV } from './resources.ts';
 import { createUsageMeter, type UsageMeter } from './usage-meter.ts';
@@ -23,9 +23,7 @@ export function invocationMetering(context: Context, units: CostUnits): Metering
  * row, never the caller an answer: it is logged and counted (`UsageWriteFailures`).
  */
 export async function settleUsage(usage: UsageMeter, metering: Metering, context: Context): Promise<void> {
-  const units = metering.units;
-  units.lambdaInvocations += 1;
-  units.lambdaGbMs += Math.ceil(performance.now() - (metering.startedAtMs ?? performance.now())) * (Number(context.memoryLimitInMB) / 1024);
+  const units = invocationUnits(metering);
   publishCostUnits(units);
   reportRequestCost(context.functionName, units);
   if (metering.subject === undefined) return;

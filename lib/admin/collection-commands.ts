@@ -4,7 +4,7 @@ import { createCollectionRuns } from '#collection/collection-runs.ts';
 import { createHandoffStore } from '#collection/handoff-store.ts';
 import { createQueueRepository, type CollectionState } from '#collection/queue-repository.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
-import { parseIsoWithOffset } from '#inbound/event-schema.ts';
+import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { newId } from '#shared/secrets.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';

@@ -375,7 +375,7 @@ describe('waitUntilSettled', () => {
     const started = await startExecution(env.deps, caller, 'echo', request());
     const reads = settlesAt(env, started.execution_id, env.clock.now() + afterMs, status);
     const sleepsBefore = env.clock.sleeps.length;
-    const record = await waitUntilSettled(env.deps, started.execution_id, env.clock.now() + 14 * 60_000);
+    const record = await waitUntilSettled(env.deps, started, env.clock.now() + 14 * 60_000);
     return { record, reads: reads(), pauses: env.clock.sleeps.slice(sleepsBefore) };
   }
 
@@ -432,7 +432,7 @@ describe('waitUntilSettled', () => {
     const env = setup();
     const started = await startExecution(env.deps, caller, 'echo', request());
     const deadline = env.clock.now() + 100;
-    const record = await waitUntilSettled(env.deps, started.execution_id, deadline);
+    const record = await waitUntilSettled(env.deps, started, deadline);
     expect(record.status).toBe('queued');
     expect(env.clock.now()).toBeLessThanOrEqual(deadline);
   });

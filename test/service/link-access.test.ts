@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openLink, type LinkAccessDeps } from '#inbound/link-access.ts';
 import { createLinkCache } from '#inbound/link-cache.ts';
 import type { Link } from '#inbound/link-model.ts';
+import { emptyCostUnits, runMetered, type Metering } from '#shared/cost-meter.ts';
 import { BatchIncompleteError, NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
 import { LINK_CACHE_MS, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP, UNKNOWN_TOKEN_WINDOW_MS } from '#shared/limits.ts';
 import { hashSecret, newSecret } from '#shared/secrets.ts';
@@ -213,15 +214,20 @@ describe('openLink: one read per token, and a second of memory', () => {
     expect(env.links.faults.count('getLink')).toBe(1);
   });
 
-  it('refuses a blocked address from memory too, and gives back the day unit its event took', async () => {
+  it('refuses a blocked address from memory too, and gives back the day unit its event took with the usage it billed', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
     env.counters.set(`guess#${IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
-    const refused = await failure(resolveLink(env.deps, env.token, IP, 'event'));
+    const metering: Metering = { units: emptyCostUnits(), startedAtMs: performance.now(), memoryMb: 256 };
+    const refused = await runMetered(metering, () => failure(openLink(env.deps, env.token, IP).then((opened) => opened.admit('event', { dynamoWriteUnits: 2, webhookEvents: 1 }))));
     expect(refused).toBeInstanceOf(RateLimitedError);
     expect((refused as Error).message).toBe('Too many requests with unknown links from this address');
     expect(env.dayUnits()).toBe(0);
     expect(env.links.faults.count('findTokenWithGuard')).toBe(1);
+    // The give-back takes back the event and its put, billed in advance, in its own update: no correction write follows.
+    expect(env.limits.givenBack).toHaveLength(1);
+    expect(env.limits.givenBack[0]?.units).toMatchObject({ webhookEvents: -1, dynamoWriteUnits: -2 });
+    expect(metering.written).toMatchObject({ webhookEvents: 0 });
   });
 
   it('answers over quota with the request counted and no day unit taken', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInboundEvent, parseIsoWithOffset } from '#inbound/event-schema.ts';
+import { parseInboundEvent } from '#inbound/event-schema.ts';
+import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 
 const now = () => new Date().toISOString();
 const call = (overrides: Record<string, unknown> = {}) => ({

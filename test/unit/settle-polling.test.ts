@@ -47,10 +47,9 @@ describe('pollPauses', () => {
 });
 
 describe('createSettleTimes', () => {
-  /** Starts and waits for a run of `workflow` that settles after `ms`; answers what the wait expected. */
-  function run(times: ReturnType<typeof createSettleTimes>, workflow: string, ms: number, id = `${workflow}-${Math.random()}`) {
-    times.started(id, workflow);
-    const wait = times.waitFor(id);
+  /** Waits for a run of `workflow` that settles after `ms`; answers what the wait expected. */
+  function run(times: ReturnType<typeof createSettleTimes>, workflow: string, ms: number) {
+    const wait = times.waitFor(workflow);
     wait.settled(ms);
     return wait.expectedMs;
   }
@@ -76,21 +75,13 @@ describe('createSettleTimes', () => {
     expect(run(times, 'p/quick', 300)).toBe(300);
   });
 
-  it('has nothing to expect for a run it did not start, and forgets the oldest workflows and unwaited runs first', () => {
+  it('has nothing to expect for a workflow it has not seen, and forgets the least recently used workflows first', () => {
     const times = createSettleTimes({ runs: 8, workflows: 2 });
-    expect(times.waitFor('unknown').expectedMs).toBeUndefined();
+    expect(times.waitFor('p/unknown').expectedMs).toBeUndefined();
     for (const workflow of ['p/a', 'p/b']) for (let i = 0; i < 3; i++) run(times, workflow, 10);
     run(times, 'p/c', 10);
-    // p/a was the oldest of three workflows in a map of two.
+    // p/a was the least recently used of three workflows in a map of two.
     expect(run(times, 'p/a', 10)).toBeUndefined();
-  });
-
-  it('keeps runs started but never waited for (a stream) within the same bound', () => {
-    const times = createSettleTimes({ runs: 8, workflows: 2 });
-    for (let i = 0; i < 3; i++) run(times, 'p/a', 10);
-    for (let i = 0; i < 100; i++) times.started(`streamed-${i}`, 'p/a');
-    expect(times.waitFor('streamed-0').expectedMs).toBeUndefined();
-    expect(times.waitFor('streamed-99').expectedMs).toBe(10);
   });
 
   it('counts a negative time (clocks apart) as zero', () => {

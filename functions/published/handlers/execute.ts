@@ -35,7 +35,7 @@ export function createExecuteHandler(deps: StartDeps, options: ExecuteOptions) {
     return keepJsonResponseAlive(context, 200, options.heartbeatMs, async (callerGone) => {
       let record: ExecutionRecord = started;
       try {
-        record = await waitUntilSettled(deps, started.execution_id, deadline, callerGone);
+        record = await waitUntilSettled(deps, started, deadline, callerGone);
       } catch (error) {
         // The status line is out: the run goes on, so the answer is what is known of it and where to poll.
         logger.error('execution status could not be read while waiting', error as Error);

@@ -10,6 +10,8 @@ import type { InMemoryCounterStore } from './counter-store.ts';
  */
 export class InMemoryLinkLimits implements LinkLimits {
   readonly minutes = new Map<string, number>();
+  /** The usage each give-back carried, in order (undefined: it carried none). */
+  readonly givenBack: (CarriedUsage | undefined)[] = [];
 
   constructor(private readonly counters: InMemoryCounterStore) {}
 
@@ -23,6 +25,7 @@ export class InMemoryLinkLimits implements LinkLimits {
       giveBack: async (carried) => {
         if (!dayTaken) return;
         await this.counters.decrement(day.key);
+        this.givenBack.push(carried);
         carried?.carried();
       },
     });
