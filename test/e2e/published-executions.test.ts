@@ -156,6 +156,30 @@ describe('stop', () => {
     expect(again.body.detail).toContain('cancelled');
   });
 
+  it("keeps a stopped run's message in its thread but not the reply its model went on to write", async () => {
+    // The scripted model answers slowly: the stop comes while the step function is still generating.
+    const blocked = client.execute('echo', {
+      user_id: 'reply-stopper', thread_id: 'stopped-thread', input: { message: 'hello' },
+      overrides: { answer: { reply: 'one two three four five', token_delay_ms: 150 } },
+    });
+    let stored: Record<string, any> | undefined;
+    for (let i = 0; i < 100 && !stored; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.executions }));
+      stored = Items?.find((item) => item.user_id === 'reply-stopper' && item.status === 'running');
+    }
+    expect(stored).toBeDefined();
+    expect((await client.stop(stored!.execution_id as string)).status).toBe(200);
+    expect((await blocked).body).toMatchObject({ status: 'cancelled' });
+    // The step function finishes its model call, writes the reply, finds the run cancelled and takes the reply back.
+    for (let i = 0; i < 100 && twin.invocationsInFlight('WorkflowStep') > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(twin.invocationsInFlight('WorkflowStep')).toBe(0);
+
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const turns = (Items ?? []).filter((item) => String(item.pk).includes('reply-stopper')).map((item) => [item.role, item.text]);
+    expect(turns).toEqual([['user', 'hello']]);
+  });
+
   it('answers 409 for completed and interrupted runs and 404 for unknown ones', async () => {
     const done = await client.execute('echo', { user_id: 'u', input: { message: 'x' } });
     expect((await client.stop(done.body.execution_id)).status).toBe(409);
