@@ -50,7 +50,6 @@ export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): b
 
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
-    /** Stores the event unless a live one with the same (source, external_id) exists; answers whether it stored it. */
     /**
      * Stores the event unless (source, external_id) holds a live one. A refused write answers the event that is there
      * (`ALL_OLD` on the failed condition): a duplicate costs no second read.

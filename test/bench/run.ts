@@ -82,10 +82,10 @@ async function admin(...argv: string[]) {
   return JSON.parse(result.stdout) as Record<string, string>;
 }
 
-/** Enough bound links that no single one passes its 600 requests/minute during the run. */
 /** Each bound link's source id, by token: where its events are stored. */
 const sourceIds = new Map<string, string>();
 
+/** Enough bound links that no single one passes its 600 requests/minute during the run. */
 async function linkPool(type: 'calls' | 'dialogs', requests: number): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_LINK - 50)); i += 1) {
