@@ -44,6 +44,15 @@ export function routeTimeoutSeconds(route: Pick<Route, 'streaming'>): number {
 /** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
 export const API_STAGE = 'prod';
 
+/**
+ * Request bodies of every content type reach the functions as base64 (`isBase64Encoded`): the bytes exactly as sent.
+ * As text, API Gateway would hand over invalid UTF-8 already altered, so a handler could neither refuse it (400) nor
+ * store a body as received; and each control byte escaped into the event's JSON takes 6 bytes, which can carry a
+ * 1 MiB body past Lambda's 6 MB invocation payload (a 502). As base64 a 1 MiB body is 1.4 MB. Responses are
+ * unaffected: a Lambda proxy response that is not marked base64 passes through as text.
+ */
+export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
+
 const WEBHOOKS = `${WEBHOOKS_PREFIX}/{token}`;
 const PUBLISHED = '/api/v1/published';
 

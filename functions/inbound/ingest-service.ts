@@ -1,5 +1,5 @@
 import { compressBody } from './body-compression.ts';
-import { isWellFormed } from '#shared/well-formed.ts';
+import { utf8Text } from '#shared/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { addCostUnits, recordCost, type CostUnits } from '#shared/cost-meter.ts';
 import { expectedPutCost } from '#shared/item-size.ts';
@@ -46,13 +46,12 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
   return parsed.event;
 }
 
-/**
- * The body's JSON. A body API Gateway handed over as text is those bytes decoded already, so it is parsed as it is
- * (a 436 KB dialog is not decoded twice); bytes (a base64 body) must be UTF-8, checked strictly.
- */
-export function parseJsonBody(raw: Buffer, text?: string): unknown {
+/** The body's JSON: the bytes as sent (API Gateway hands every body over as base64), which must be UTF-8. */
+export function parseJsonBody(raw: Buffer): unknown {
+  const text = utf8Text(raw);
   try {
-    return JSON.parse(text !== undefined && isWellFormed(text) ? text : new TextDecoder('utf-8', { fatal: true }).decode(raw));
+    if (text === undefined) throw new Error('not UTF-8');
+    return JSON.parse(text);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
   }
@@ -65,9 +64,9 @@ export function parseJsonBody(raw: Buffer, text?: string): unknown {
  * atomic dedup step; a duplicate gives its day unit back, so duplicates never use the quota, and a 201 is only sent
  * once the body is durably stored.
  */
-export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer, bodyText?: string): Promise<IngestOutcome> {
+export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer): Promise<IngestOutcome> {
   const nowMs = deps.now();
-  const prepared = await prepareEvent(deps, opened.link, rawBody, bodyText, nowMs);
+  const prepared = await prepareEvent(deps, opened.link, rawBody, nowMs);
   if ('refusal' in prepared) {
     await opened.admit('request');
     throw prepared.refusal;
@@ -110,10 +109,10 @@ export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody:
 }
 
 /** The event a bound link may take, or the refusal the sender gets once the request is counted (409, then 400). */
-function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, bodyText: string | undefined): { event: InboundEvent; sourceId: string } | { refusal: Error } {
+function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer): { event: InboundEvent; sourceId: string } | { refusal: Error } {
   if (link.state !== 'bound' || !link.source_id) return { refusal: new ConflictError('The link is issued but no source is connected yet') };
   try {
-    return { event: validateForLink(parseJsonBody(rawBody, bodyText), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
+    return { event: validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
   } catch (error) {
     return { refusal: error as Error };
   }
@@ -136,8 +135,8 @@ interface PreparedEvent {
  * The parsed event stays here: only its item outlives the call, so a dialog's 2000 parsed messages are garbage before
  * the first store request is sent.
  */
-async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, bodyText: string | undefined, nowMs: number): Promise<PreparedEvent | { refusal: Error }> {
-  const checked = checkEvent(deps, link, rawBody, bodyText);
+async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, nowMs: number): Promise<PreparedEvent | { refusal: Error }> {
+  const checked = checkEvent(deps, link, rawBody);
   if ('refusal' in checked) return checked;
   const { event, sourceId } = checked;
   const eventId = await deps.nextEventId();

@@ -6,6 +6,7 @@ import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/er
 import { toFieldIssues } from '#shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
 import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import { utf8Text } from '#shared/well-formed.ts';
 import type * as z from '#shared/zod.ts';
 import type { Caller } from '#shared/access.ts';
 import { authenticate } from './api-keys-service.ts';
@@ -55,7 +56,9 @@ export function jsonBody<Schema extends z.ZodMiniType>(request: HttpRequest, sch
   let document: unknown = {};
   if (body.byteLength > 0) {
     try {
-      document = JSON.parse(body.toString('utf8'));
+      const text = utf8Text(body);
+      if (text === undefined) throw new Error('not UTF-8');
+      document = JSON.parse(text);
     } catch {
       throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
     }

@@ -13,9 +13,10 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import type { Access, BucketGrant, BucketName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT } from '#lib/stack-outputs.ts';
+import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayErrorBody } from '#lib/gateway-responses.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
@@ -71,6 +72,7 @@ export class Api extends Construct {
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: `${Stack.of(this).stackName}-api`,
       endpointTypes: [EndpointType.REGIONAL],
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       cloudWatchRole: true,
       deployOptions: {
         stageName: 'prod',
@@ -92,14 +94,19 @@ export class Api extends Construct {
     this.restApi.addGatewayResponse('UnknownRoute', {
       type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
       statusCode: '404',
-      templates: { 'application/json': '{"message":"Not Found"}' },
+      templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.unknownRoute) },
     });
     // Every 429 carries Retry-After, including the stage throttle's.
     this.restApi.addGatewayResponse('Throttled', {
       type: ResponseType.THROTTLED,
       statusCode: '429',
       responseHeaders: { 'Retry-After': "'1'" },
+      templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.throttled) },
     });
+    // Whatever else the gateway answers by itself (a failed or timed-out integration, an oversized request) in the same body.
+    const sameBody = { templates: { 'application/json': GATEWAY_ERROR_TEMPLATE } };
+    this.restApi.addGatewayResponse('Other4xx', { type: ResponseType.DEFAULT_4XX, ...sameBody });
+    this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, ...sameBody });
 
     for (const route of props.routes) {
       // Streaming routes may hold the response 15 minutes (blocking execute); the function may run as long.

@@ -13,9 +13,26 @@ export interface RequestTarget {
   requestPath: string;
 }
 
+/** What API Gateway assumes of a request that names no Content-Type. */
+const DEFAULT_CONTENT_TYPE = 'application/json';
+
+/**
+ * Whether API Gateway hands this request's body over as base64: its media type (parameters aside, any case) matches
+ * an entry of the API's binary media types: the same type, the wildcard of its top-level type, or the one of all.
+ */
+export function isBinaryMediaType(contentType: string | undefined, binaryMediaTypes: readonly string[]): boolean {
+  const mediaType = (contentType?.split(';')[0]?.trim() || DEFAULT_CONTENT_TYPE).toLowerCase();
+  const [type] = mediaType.split('/');
+  return binaryMediaTypes.some((entry) => {
+    const wanted = entry.toLowerCase();
+    return wanted === '*/*' || wanted === mediaType || wanted === `${type}/*`;
+  });
+}
+
 /**
  * Builds the REST API (v1 payload) proxy event API Gateway would send for this request, but for its `body`: null here,
- * the text of the request's bytes once the function's runtime decodes them (function-host.ts `utf8Body`).
+ * the request's bytes once the function's runtime puts them there (function-host.ts `body`), as base64 when
+ * `isBase64Encoded` (the API's binary media types matched) or else as text.
  */
 export function toProxyEvent(
   request: IncomingMessage,
@@ -23,6 +40,7 @@ export function toProxyEvent(
   target: RequestTarget,
   resourcePath: string,
   pathParameters: Record<string, string>,
+  isBase64Encoded = false,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
@@ -63,7 +81,7 @@ export function toProxyEvent(
     pathParameters,
     stageVariables: null,
     body: null,
-    isBase64Encoded: false,
+    isBase64Encoded,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

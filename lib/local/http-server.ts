@@ -2,16 +2,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
 import { errorResponse } from '#shared/http-errors.ts';
+import { GATEWAY_MESSAGES, gatewayErrorBody } from '#lib/gateway-responses.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
-import { routeTimeoutSeconds, type Route } from '#functions/routes.ts';
-import { toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
+import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
 
 /** A route's function as API Gateway invokes it (a LocalLambda on the twin). */
 export interface RouteFunction {
-  /** `utf8Body`: the request's body, which the function's runtime decodes into the event's `body` (null until then). */
-  invoke(event: APIGatewayProxyEvent, utf8Body?: Uint8Array): Promise<unknown>;
-  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, utf8Body?: Uint8Array): Promise<void>;
+  /** `body`: the request's bytes, which the function's runtime puts into the event's `body` (null until then). */
+  invoke(event: APIGatewayProxyEvent, body?: Uint8Array): Promise<unknown>;
+  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, body?: Uint8Array): Promise<void>;
 }
 
 export interface BoundRoute {
@@ -24,8 +25,12 @@ interface CompiledRoute extends BoundRoute {
   parameterNames: string[];
 }
 
-/** What API Gateway answers for a path or method it has no resource for (our gateway response maps it to 404). */
-const NOT_FOUND = { message: 'Not Found' };
+/** API Gateway's own answer (a gateway response) with `status` and `message`. */
+const gatewayAnswer = (statusCode: number, message: string): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json' },
+  body: gatewayErrorBody(message),
+});
 
 function compile(bound: BoundRoute): CompiledRoute {
   const parameterNames: string[] = [];
@@ -121,8 +126,6 @@ export interface ApiServerOptions {
   streamIdleTimeoutMs: number;
 }
 
-/** What API Gateway answers when a non-streaming integration does not answer within 29 seconds. */
-const INTEGRATION_TIMED_OUT = { message: 'Endpoint request timed out' };
 
 function targetOf(pathname: string, stage: string): RequestTarget {
   const prefix = `/${stage}`;
@@ -150,7 +153,8 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     }
     if (!match) {
       request.resume();
-      send(response, { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify(NOT_FOUND) });
+      // A path or method the API has no resource for (the gateway response maps it to 404).
+      send(response, gatewayAnswer(404, GATEWAY_MESSAGES.unknownRoute));
       return;
     }
     const { route: compiledRoute, values } = match;
@@ -159,22 +163,23 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const pathParameters = Object.fromEntries(
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
     );
-    const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters);
-    const utf8Body = body.byteLength > 0 ? body : undefined;
+    const sent = body.byteLength > 0 ? body : undefined;
+    const binary = sent !== undefined && isBinaryMediaType(request.headers['content-type'], BINARY_MEDIA_TYPES);
+    const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, binary);
     const { route, fn } = compiledRoute;
     try {
       if (route.streaming) {
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
-        await fn.invokeStreaming(event, stream, utf8Body);
+        await fn.invokeStreaming(event, stream, sent);
       } else {
-        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, utf8Body), routeTimeoutSeconds(route) * 1000)));
+        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent), routeTimeoutSeconds(route) * 1000)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
       console.error(`handler ${route.id} threw`, error);
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
-      send(response, { statusCode: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal server error' }) });
+      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure));
     }
   }
 }
@@ -193,7 +198,7 @@ async function withIntegrationTimeout(invoke: () => Promise<unknown>, timeoutMs:
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<APIGatewayProxyResult>((resolve) => {
     timer = setTimeout(
-      () => resolve({ statusCode: 504, headers: { 'content-type': 'application/json' }, body: JSON.stringify(INTEGRATION_TIMED_OUT) }),
+      () => resolve(gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout)),
       timeoutMs,
     );
   });

@@ -53,6 +53,18 @@ describe('caller ids that are not well-formed Unicode', () => {
   });
 });
 
+describe('bodies that are not UTF-8', () => {
+  it('answers 400 on the body and starts nothing: a message is never run altered to U+FFFD', async () => {
+    const before = await executionCount();
+    const body = Buffer.concat([Buffer.from('{"user_id":"u","input":{"message":"h'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
+    const response = await client.execute('echo', body);
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain('body: is not valid JSON');
+    expect(await executionCount()).toBe(before);
+  });
+});
+
 describe('input and initial_memory keys naming prototype properties', () => {
   it('runs with every such key in input, at the top and nested, and keeps them', async () => {
     const keys = PROTOTYPE_NAMES.map((name) => `"${name}":"v-${name}"`).join(',');

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { postJson } from '../support/http.ts';
+import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';
 
 /** What a hostile sender tries on the webhook: metadata keys named like prototype properties, odd recording links. */
@@ -94,5 +94,44 @@ describe('recording links with a backslash', () => {
     expect(response.body.error).toBe('Validation error');
     expect(response.body.details[0]).toEqual({ field: 'audio.url', message: 'must not contain backslashes' });
     expect(await storedEvent(link.sourceId, 'backslash-1')).toBeUndefined();
+  });
+});
+
+describe('bodies that are not UTF-8, or that would swell as text', () => {
+  const withStatus = (externalId: string, status: Buffer) => {
+    const [before, after] = JSON.stringify(callEvent({ external_id: externalId, status: 'MARK' })).split('MARK');
+    return Buffer.concat([Buffer.from(before!), status, Buffer.from(after!)]);
+  };
+
+  it('refuses invalid UTF-8 with 400 on the body, under any Content-Type, and stores nothing (never a body altered to U+FFFD)', async () => {
+    const link = await boundLink(twin, 'calls');
+    const cases: [string, Buffer, Record<string, string>][] = [
+      ['utf8-bad-1', Buffer.from([0x41, 0xff, 0xfe]), {}],
+      ['utf8-bad-2', Buffer.from([0xc0, 0xaf]), { 'content-type': 'text/plain' }],
+      ['utf8-bad-3', Buffer.from([0xed, 0xa0, 0x80]), { 'content-type': 'application/json; charset=utf-8' }],
+    ];
+    for (const [externalId, bytes, headers] of cases) {
+      const response = await http(eventsUrl(link.token), { method: 'POST', body: withStatus(externalId, bytes), headers });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: 'Validation error', details: [{ field: 'body', message: 'must be valid UTF-8 JSON' }] });
+      expect(await storedEvent(link.sourceId, externalId)).toBeUndefined();
+    }
+    // The same event in UTF-8 is taken, and stored byte for byte.
+    const valid = withStatus('utf8-good', Buffer.from('Aé'));
+    expect((await http(eventsUrl(link.token), { method: 'POST', body: valid })).status).toBe(201);
+    expect(gunzipSync((await storedEvent(link.sourceId, 'utf8-good'))!.body_gzip).equals(valid)).toBe(true);
+  });
+
+  it('answers a 1 MiB body of control bytes 400, not 502: as base64 the event stays far under Lambda 6 MB', async () => {
+    const link = await boundLink(twin, 'calls');
+    const response = await http(eventsUrl(link.token), { method: 'POST', body: Buffer.alloc(1024 * 1024, 1) });
+    expect(response.status).toBe(400);
+    expect(response.body.details).toEqual([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
+  });
+
+  it('measures 1 MiB on the bytes sent: 700 KB of invalid bytes is 400, not 413', async () => {
+    const link = await boundLink(twin, 'calls');
+    const response = await http(eventsUrl(link.token), { method: 'POST', body: withStatus('swollen', Buffer.alloc(700_000, 0xff)) });
+    expect(response.status).toBe(400);
   });
 });

@@ -147,7 +147,7 @@ describe('each function runs in its own environment, as on Lambda', () => {
   it('answers 502 when a function returns something that is not a proxy result', async () => {
     const response = await http(`${twin.url}/api/v1/probe/links?malformed=1`);
     expect(response.status).toBe(502);
-    expect(response.body).toEqual({ message: 'Internal server error' });
+    expect(response.body).toEqual({ error: 'Internal server error', detail: 'Internal server error' });
   });
 
   it('answers 502 when a function returns more than Lambda lets a synchronous invocation return', async () => {
@@ -155,6 +155,6 @@ describe('each function runs in its own environment, as on Lambda', () => {
     expect(fits.status).toBe(200);
     const tooLarge = await http(`${twin.url}/api/v1/probe/links?pad=${LAMBDA_SYNC_PAYLOAD_BYTES}`);
     expect(tooLarge.status).toBe(502);
-    expect(tooLarge.body).toEqual({ message: 'Internal server error' });
+    expect(tooLarge.body).toEqual({ error: 'Internal server error', detail: 'Internal server error' });
   });
 });

@@ -6,17 +6,22 @@ import type { Route } from '#functions/routes.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { localContext } from '#lib/local/api-gateway-event.ts';
 import { createApiServer, type RouteFunction } from '#lib/local/http-server.ts';
+import { eventOf, toInvokePayload } from '#lib/local/lambda/invoke-payload.ts';
 import { installLambdaStreamingGlobals, type LocalResponseStream } from '#lib/local/lambda-streaming.ts';
 import { http } from '../support/http.ts';
 
 /** The twin's API adapter against probe handlers: the stage prefix, the proxy event, and the streaming idle limit. */
 const IDLE_MS = 400;
 
-const probeRoute = (id: string, path: string, streaming = false): Route => ({ id, method: 'GET', path, handler: 'unused', errorShape: 'published', tables: {}, streaming });
+const probeRoute = (id: string, path: string, streaming = false, method: Route['method'] = 'GET'): Route => ({ id, method, path, handler: 'unused', errorShape: 'published', tables: {}, streaming });
 
-/** Probe handlers run in this process: what is tested here is the adapter, not the function isolation. */
+/**
+ * Probe handlers run in this process: what is tested here is the adapter, not the function isolation. The event is
+ * the one a function's worker would build from the invocation (the body put in as the runtime puts it).
+ */
 const inProcess = (handler: (event: APIGatewayProxyEvent, ...rest: never[]) => Promise<unknown>): RouteFunction => ({
-  invoke: (event) => (handler as (event: APIGatewayProxyEvent, context: unknown) => Promise<unknown>)(event, localContext('probe', 29_000)),
+  invoke: (event, body) =>
+    (handler as (event: APIGatewayProxyEvent, context: unknown) => Promise<unknown>)(eventOf(toInvokePayload(event, body)) as APIGatewayProxyEvent, localContext('probe', 29_000)),
   invokeStreaming: async (event, stream: LocalResponseStream) => {
     await (handler as (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: unknown) => Promise<unknown>)(event, stream, localContext('probe', 900_000));
   },
@@ -32,6 +37,8 @@ const echo = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult>
     stage: event.requestContext.stage,
     pathParameters: event.pathParameters,
     forwardedProto: event.headers['X-Forwarded-Proto'],
+    body: event.body,
+    isBase64Encoded: event.isBase64Encoded,
   }),
 });
 
@@ -56,6 +63,7 @@ beforeAll(async () => {
   server = createApiServer(
     [
       { route: probeRoute('Echo', '/api/v1/things/{thing_id}'), fn: inProcess(echo) },
+      { route: probeRoute('EchoPost', '/api/v1/things/{thing_id}', false, 'POST'), fn: inProcess(echo) },
       { route: probeRoute('Silent', '/api/v1/silent', true), fn: inProcess(trickle(2, IDLE_MS * 3)) },
       { route: probeRoute('Chatty', '/api/v1/chatty', true), fn: inProcess(trickle(8, IDLE_MS / 4)) },
     ],
@@ -93,6 +101,8 @@ describe('the API adapter serves the stage as API Gateway does', () => {
       stage: 'prod',
       pathParameters: { thing_id: 't 1' },
       forwardedProto: 'http',
+      body: null,
+      isBase64Encoded: false,
     });
   });
 
@@ -102,10 +112,21 @@ describe('the API adapter serves the stage as API Gateway does', () => {
     expect(response.body).toMatchObject({ path: '/api/v1/things/abc', requestContextPath: '/api/v1/things/abc', stage: 'prod' });
   });
 
+  it('hands a request body over as base64, whatever its Content-Type (the binary media types are every type)', async () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0x00, 0x7d]);
+    for (const headers of [{ 'content-type': 'application/json' }, { 'content-type': 'text/plain; charset=latin1' }, { 'content-type': 'IMAGE/PNG' }]) {
+      const response = await http(`${base}/prod/api/v1/things/a`, { method: 'POST', body: bytes, headers });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ isBase64Encoded: true, body: bytes.toString('base64') });
+    }
+    const empty = await http(`${base}/prod/api/v1/things/a`, { method: 'POST' });
+    expect(empty.body).toMatchObject({ isBase64Encoded: false, body: null });
+  });
+
   it('answers 404 for another stage, as the deployed API has only prod', async () => {
     const response = await http(`${base}/dev/api/v1/things/abc`);
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ message: 'Not Found' });
+    expect(response.body).toEqual({ error: 'Not Found', detail: 'Not Found' });
   });
 });
 

@@ -130,12 +130,27 @@ describe('api', () => {
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{token}' });
   });
 
-  it('answers unknown routes with 404 and throttled requests with Retry-After', () => {
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'MISSING_AUTHENTICATION_TOKEN', StatusCode: '404' });
+  it('answers unknown routes with 404 and throttled requests with Retry-After, every gateway answer in both specs\' error shape', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+      StatusCode: '404',
+      ResponseTemplates: { 'application/json': '{"error":"Not Found","detail":"Not Found"}' },
+    });
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'THROTTLED',
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+      ResponseTemplates: { 'application/json': '{"error":"Too Many Requests","detail":"Too Many Requests"}' },
     });
+    for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        ResponseTemplates: { 'application/json': '{"error":$context.error.messageString,"detail":$context.error.messageString}' },
+      });
+    }
+  });
+
+  it('hands every request body to the functions as base64, the bytes as sent', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
   });
 
   it('runs functions on the newest Node runtime on arm64 with tracing', () => {

@@ -24,7 +24,7 @@ export function publishedClient(twin: TestTwin, key: string | undefined) {
   const base = `${twin.url}/api/v1/published`;
   const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
   const call = (method: string, path: string, body?: unknown): Promise<HttpResult> =>
-    http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
   return {
     call,
     listWorkflows: () => call('GET', '/workflows'),

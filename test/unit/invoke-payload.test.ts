@@ -34,14 +34,24 @@ describe('an event on its way to a function worker', () => {
     }
   });
 
+  it('carries a body API Gateway hands over as base64 (a binary media type matched) as its bytes, exactly', () => {
+    const bytes = [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), Buffer.from('é😀').subarray(0, 3), Buffer.alloc(1000, 1), Buffer.from('{"a":"ё"}'), Buffer.from([0])];
+    for (const body of bytes) {
+      const event = { ...proxyEvent(null), isBase64Encoded: true };
+      const received = eventOf(structuredClone(toInvokePayload(event, body))) as { body: string; isBase64Encoded: boolean };
+      expect(received).toEqual(throughJson({ ...event, body: body.toString('base64') }));
+      expect(Buffer.from(received.body, 'base64').equals(body)).toBe(true);
+    }
+  });
+
   it("never carries a pooled buffer's other bytes to the function's thread", () => {
     // Small Buffers share Node's pool: the request body is a slice of memory holding other bytes.
     const secret = Buffer.from('twin-only secret bytes');
     const body = Buffer.concat([Buffer.from('{"a":1}')]);
     expect(body.buffer.byteLength).toBeGreaterThan(body.byteLength);
     const received = structuredClone(toInvokePayload(proxyEvent(null), body));
-    expect(received.utf8Body!.buffer.byteLength).toBe(body.byteLength);
-    expect(Buffer.from(received.utf8Body!.buffer).includes(secret)).toBe(false);
+    expect(received.body!.buffer.byteLength).toBe(body.byteLength);
+    expect(Buffer.from(received.body!.buffer).includes(secret)).toBe(false);
     expect((eventOf(received) as { body: string }).body).toBe('{"a":1}');
   });
 
@@ -58,6 +68,11 @@ describe('an event on its way to a function worker', () => {
       const bytes = Buffer.byteLength(JSON.stringify(proxyEvent(decoded.toString('utf8'))));
       const invocation = toInvokePayload(proxyEvent(null), decoded);
       for (const limit of [bytes - 1, bytes, bytes + 1, bytes * 7]) expect(exceedsPayloadBytes(invocation, limit)).toBe(bytes > limit);
+      // And as base64, whatever its bytes (control bytes would take 6 each as text).
+      const binaryEvent = { ...proxyEvent(null), isBase64Encoded: true };
+      const base64Bytes = Buffer.byteLength(JSON.stringify({ ...binaryEvent, body: decoded.toString('base64') }));
+      const binary = toInvokePayload(binaryEvent, decoded);
+      for (const limit of [base64Bytes - 1, base64Bytes, base64Bytes + 1]) expect(exceedsPayloadBytes(binary, limit)).toBe(base64Bytes > limit);
     }
   });
 });

@@ -18,7 +18,7 @@ export const handler = httpHandler(routeById('WebhookPostEvent'), async (request
   const { token, clientIp } = webhookCaller(request);
   const opened = await openLink(access, token, clientIp);
   logger.appendKeys({ link_id: opened.link.link_id });
-  const outcome = await ingestEvent(ingest, opened, body, request.isBase64Encoded ? undefined : (request.body ?? undefined));
+  const outcome = await ingestEvent(ingest, opened, body);
   metrics.addMetric(outcome.status === 'accepted' ? 'EventsAccepted' : 'EventsDuplicate', MetricUnit.Count, 1);
   return jsonResponse(outcome.status === 'accepted' ? 201 : 200, outcome);
 });

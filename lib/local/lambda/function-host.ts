@@ -77,16 +77,16 @@ export class LocalLambda {
   }
 
   /**
-   * A request-response invocation; resolves with the handler's JSON result, rejects with its error. `utf8Body`: the
-   * bytes of a proxy event's text body (its `body` is null), decoded in the function's worker.
+   * A request-response invocation; resolves with the handler's JSON result, rejects with its error. `body`: the
+   * bytes of a proxy event's request body (its `body` is null), put into the event in the function's worker.
    */
-  invoke(event: unknown, utf8Body?: Uint8Array): Promise<unknown> {
-    return this.start(event, undefined, utf8Body);
+  invoke(event: unknown, body?: Uint8Array): Promise<unknown> {
+    return this.start(event, undefined, body);
   }
 
   /** A response-streaming invocation: the handler's prelude and bytes go to `stream` as it writes them. */
-  async invokeStreaming(event: unknown, stream: LocalResponseStream, utf8Body?: Uint8Array): Promise<void> {
-    await this.start(event, stream, utf8Body);
+  async invokeStreaming(event: unknown, stream: LocalResponseStream, body?: Uint8Array): Promise<void> {
+    await this.start(event, stream, body);
   }
 
   async close(): Promise<void> {
@@ -97,8 +97,8 @@ export class LocalLambda {
     await worker?.terminate();
   }
 
-  private start(event: unknown, stream?: LocalResponseStream, utf8Body?: Uint8Array): Promise<unknown> {
-    const invocation = toInvokePayload(event, utf8Body);
+  private start(event: unknown, stream?: LocalResponseStream, body?: Uint8Array): Promise<unknown> {
+    const invocation = toInvokePayload(event, body);
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }

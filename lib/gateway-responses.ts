@@ -1,0 +1,26 @@
+/**
+ * What API Gateway answers by itself, with no function involved: an unknown path or method, a Lambda integration
+ * that failed or timed out, the stage throttle. One REST API serves both specs and a gateway response cannot tell
+ * them apart, so its body carries the message under both names the specs' clients read: `error` (webhook spec,
+ * section 7: `{error: string}`) and `detail` (published spec, section 7). CDK writes these bodies as the gateway
+ * responses' templates (lib/constructs/api.ts); the twin's API server answers them (lib/local/http-server.ts).
+ */
+export const GATEWAY_MESSAGES = {
+  /** MISSING_AUTHENTICATION_TOKEN, which the API answers with 404 instead of API Gateway's 403. */
+  unknownRoute: 'Not Found',
+  /** INTEGRATION_FAILURE (502): the function failed, or its event or result broke Lambda's limits. */
+  integrationFailure: 'Internal server error',
+  /** INTEGRATION_TIMEOUT (504): a non-streaming integration did not answer within 29 s. */
+  integrationTimeout: 'Endpoint request timed out',
+  /** THROTTLED (429): the stage's rate or burst limit. */
+  throttled: 'Too Many Requests',
+} as const;
+
+/** The body of a gateway response with a fixed message. */
+export const gatewayErrorBody = (message: string): string => JSON.stringify({ error: message, detail: message });
+
+/**
+ * The same body as a gateway response template for any message API Gateway has: `$context.error.messageString` is
+ * the message already quoted as a JSON string.
+ */
+export const GATEWAY_ERROR_TEMPLATE = '{"error":$context.error.messageString,"detail":$context.error.messageString}';
