@@ -84,14 +84,18 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   // one round trip less before its first node; the step's history read leaves out its own run's turns.
   const message = request.input.message;
   const userTurn: Turn | undefined = typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
+  // Each write is attempted as its own promise: one that throws before it is sent (its item cannot be built) must not
+  // stop the clean-up of those already on their way.
   const written = await Promise.allSettled([
-    deps.executions.create(record, expiresAtMs),
-    deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs),
-    deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs }),
-    request.initial_memory && Object.keys(request.initial_memory).length > 0
-      ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)
-      : undefined,
-    userTurn && deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS),
+    attempt(() => deps.executions.create(record, expiresAtMs)),
+    attempt(() => deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs)),
+    attempt(() => deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs })),
+    attempt(() =>
+      request.initial_memory && Object.keys(request.initial_memory).length > 0
+        ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)
+        : undefined,
+    ),
+    attempt(() => (userTurn ? deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS) : undefined)),
   ]);
   const [recordWrite, , , , turnWrite] = written;
   const recordWritten = recordWrite.status === 'fulfilled';
@@ -114,6 +118,9 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   }
   return record;
 }
+
+/** A write whose synchronous failure (building its item) becomes a rejection like any other. */
+const attempt = async <T>(write: () => Promise<T> | undefined): Promise<T | undefined> => write();
 
 async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: string, threadId: string, turn: Turn): Promise<void> {
   await deps.conversations

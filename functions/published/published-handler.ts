@@ -5,7 +5,8 @@ import { routeById } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
-import { EXECUTION_ID_PATTERN, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
+import { nestsDeeperThan } from '#shared/json-object.ts';
 import { utf8Text } from '#shared/well-formed.ts';
 import type * as z from '#shared/zod.ts';
 import type { Caller } from '#shared/access.ts';
@@ -65,6 +66,9 @@ export function jsonBody<Schema extends z.ZodMiniType>(request: HttpRequest, sch
   }
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new ValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+  }
+  if (nestsDeeperThan(document, MAX_JSON_DEPTH)) {
+    throw new ValidationError([{ field: 'body', message: `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep` }]);
   }
   const parsed = schema.safeParse(document);
   if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error));

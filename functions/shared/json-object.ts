@@ -11,3 +11,15 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 export const jsonObjectSchema = z.custom<Record<string, unknown>>(isJsonObject, { message: 'must be a JSON object' });
 
+
+/** How deep `value` nests objects and arrays, counted without recursion (a hostile value may nest thousands deep): past `limit`, true. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -69,6 +69,12 @@ export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
 /** Bodies of the published API (execute, approve, reject); the run context is stored with the execution, never in the Step Functions state. */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
+/**
+ * Nesting of a published API body (objects and arrays). A run writes its input and memory values as JSON, and
+ * JSON.stringify recurses: near 18,000 levels (a 36 KB body) it overflows the stack, a 500 or 503 the caller could
+ * never retry past. Real inputs nest a handful of levels.
+ */
+export const MAX_JSON_DEPTH = 64;
 /** Feedback of approve/reject, and every id a caller names (user_id, thread_id). */
 export const MAX_FEEDBACK_LENGTH = 10_000;
 export const MAX_CALLER_ID_LENGTH = 256;

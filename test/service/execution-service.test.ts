@@ -149,6 +149,14 @@ describe('startExecution', () => {
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
     ['the initial memory', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('writeMemory', awsError('ThrottlingException'))],
     ['the user turn', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('appendTurn', awsError('ThrottlingException'))],
+    [
+      'the initial memory, whose items cannot even be built (a throw before any promise)',
+      (env: ReturnType<typeof setup>) => {
+        env.conversations.writeMemory = () => {
+          throw new RangeError('Maximum call stack size exceeded');
+        };
+      },
+    ],
   ] as const) {
     it(`answers 503 and leaves the record failed, without starting the run, when ${write} cannot be written`, async () => {
       const env = setup();
