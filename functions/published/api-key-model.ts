@@ -29,12 +29,22 @@ export interface ApiKeyRecord {
   prefix: string;
   created_at: string;
   current_key_hash: string;
-  /** The hash a rotation replaced, while it is in its grace period. */
+  /** The hash the latest rotation replaced, while it is in its grace period. */
   previous_key_hash?: string;
+  /**
+   * Every value rotated away whose grace period may not have ended, each with its own end (epoch ms): a second
+   * rotation within 24 hours leaves the first old value its day, and a revocation deletes them all.
+   */
+  retired_key_hashes?: RetiredKeyHash[];
   /** ISO timestamp: when the replaced value stops working. */
   previous_valid_until_iso?: string;
   /** The same, as stored before time fields named their unit; read, never written. */
   previous_valid_until?: string;
+}
+
+export interface RetiredKeyHash {
+  hash: string;
+  valid_until_ms: number;
 }
 
 /** What one authentication reads (`key#<sha256>`): everything needed to decide, in one item. */

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyRecord, KeyHashItem } from './api-key-model.ts';
+import type { ApiKeyRecord, KeyHashItem, RetiredKeyHash } from './api-key-model.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 const recordKey = (keyId: string) => ({ pk: `keyid#${keyId}` });
@@ -37,22 +37,26 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
       );
     },
 
-    /** The new value works at once; the old one keeps working until `previousValidUntilMs`. */
-    async rotate(record: ApiKeyRecord, newHash: string, newItem: KeyHashItem, previousValidUntilMs: number): Promise<void> {
+    /**
+     * The new value works at once; the old one keeps working until `previousValidUntilMs`, and values rotated away
+     * before it until their own ends (`retired`: those whose grace may not be over, this one included).
+     */
+    async rotate(record: ApiKeyRecord, newHash: string, newItem: KeyHashItem, previousValidUntilMs: number, retired: RetiredKeyHash[]): Promise<void> {
       await putHash(newHash, newItem);
       await putHash(record.current_key_hash, { ...newItem, valid_until_ms: previousValidUntilMs });
-      if (record.previous_key_hash) await this.deleteHash(record.previous_key_hash);
       await client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: recordKey(record.key_id),
-          UpdateExpression: 'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until REMOVE previous_valid_until',
+          UpdateExpression:
+            'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until, retired_key_hashes = :retired REMOVE previous_valid_until',
           ConditionExpression: 'current_key_hash = :old AND #state = :active',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
             ':new': newHash,
             ':old': record.current_key_hash,
             ':until': new Date(previousValidUntilMs).toISOString(),
+            ':retired': retired,
             ':active': 'active',
           },
         }),
@@ -65,13 +69,13 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
         new UpdateCommand({
           TableName: tableName,
           Key: recordKey(record.key_id),
-          UpdateExpression: 'SET #state = :revoked REMOVE previous_key_hash, previous_valid_until_iso, previous_valid_until',
+          UpdateExpression: 'SET #state = :revoked REMOVE previous_key_hash, previous_valid_until_iso, previous_valid_until, retired_key_hashes',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':revoked': 'revoked' },
         }),
       );
-      await this.deleteHash(record.current_key_hash);
-      if (record.previous_key_hash) await this.deleteHash(record.previous_key_hash);
+      const retired = new Set([record.previous_key_hash, ...(record.retired_key_hashes ?? []).map((entry) => entry.hash)]);
+      await Promise.all([record.current_key_hash, ...retired].filter((hash) => hash !== undefined).map((hash) => this.deleteHash(hash)));
     },
 
     async deleteHash(keyHash: string): Promise<void> {

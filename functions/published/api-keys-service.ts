@@ -4,7 +4,7 @@ import { API_KEY_ROTATION_GRACE_MS } from '#shared/limits.ts';
 import { RATE_LIMITS, takeUnitOrRefuse } from '#shared/rate-limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
 import type { Scope } from '#shared/access.ts';
-import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem } from './api-key-model.ts';
+import { grants, type ApiKeyRecord, type GrantedScope, type KeyHashItem, type RetiredKeyHash } from './api-key-model.ts';
 import type { ApiKeysRepository } from './api-keys-repository.ts';
 import type { Caller } from '#shared/access.ts';
 
@@ -44,19 +44,38 @@ export async function createKey(
   return { key_id: record.key_id, key, name: record.name, project_id: record.project_id, scopes: record.scopes, expires_at: record.expires_at_iso };
 }
 
+/** A key that can still change: not revoked, and not past its expiry date (both end a key for good). */
 async function activeRecord(deps: ApiKeysDeps, keyId: string): Promise<ApiKeyRecord> {
   const record = await deps.keys.getRecord(keyId);
   if (!record) throw new NotFoundError(`API key ${keyId} not found`);
   if (record.state !== 'active') throw new ConflictError(`API key ${keyId} is revoked`);
+  if (isExpired(record, deps.now())) throw new ConflictError(`API key ${keyId} is expired`);
   return record;
 }
 
+const isExpired = (record: Pick<ApiKeyRecord, 'expires_at_iso'>, now: number) => record.expires_at_iso !== null && Date.parse(record.expires_at_iso) <= now;
+
+/**
+ * A new value for the key. The value it replaces keeps working for 24 hours, and so does each value replaced before
+ * it within its own 24 hours: rotating twice in a day does not cut the first old value off.
+ */
 export async function rotateKey(deps: ApiKeysDeps, keyId: string) {
   const record = await activeRecord(deps, keyId);
   const key = newSecret(KEY_PREFIX);
-  const previousValidUntilMs = deps.now() + API_KEY_ROTATION_GRACE_MS;
-  await deps.keys.rotate(record, hashSecret(key), hashItemOf(record), previousValidUntilMs);
+  const now = deps.now();
+  const previousValidUntilMs = now + API_KEY_ROTATION_GRACE_MS;
+  const stillInGrace = retiredHashes(record).filter((entry) => entry.valid_until_ms > now);
+  const retired = [...stillInGrace, { hash: record.current_key_hash, valid_until_ms: previousValidUntilMs }];
+  await deps.keys.rotate(record, hashSecret(key), hashItemOf(record), previousValidUntilMs, retired);
   return { key_id: keyId, key, scopes: record.scopes, previous_valid_until: new Date(previousValidUntilMs).toISOString() };
+}
+
+/** The rotated-away values a record names, including the one a record from before `retired_key_hashes` kept alone. */
+function retiredHashes(record: ApiKeyRecord): RetiredKeyHash[] {
+  const retired = record.retired_key_hashes ?? [];
+  const until = record.previous_valid_until_iso ?? record.previous_valid_until;
+  if (!record.previous_key_hash || !until || retired.some((entry) => entry.hash === record.previous_key_hash)) return retired;
+  return [...retired, { hash: record.previous_key_hash, valid_until_ms: Date.parse(until) }];
 }
 
 export async function revokeKey(deps: ApiKeysDeps, keyId: string) {
@@ -78,7 +97,7 @@ export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
       prefix: record.prefix,
       created_at: record.created_at,
       expires_at: record.expires_at_iso,
-      state: record.state === 'active' && record.expires_at_iso && Date.parse(record.expires_at_iso) <= now ? 'expired' : record.state,
+      state: record.state === 'active' && isExpired(record, now) ? 'expired' : record.state,
       previous_valid_until: record.previous_valid_until_iso ?? record.previous_valid_until ?? null,
     })),
   };

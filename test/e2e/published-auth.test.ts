@@ -7,7 +7,7 @@ import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { MINUTE_MS } from '#shared/time.ts';
 import { http } from '../support/http.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 let twin: TestTwin;
 beforeAll(async () => {
@@ -176,6 +176,32 @@ describe('authentication on every endpoint (spec section 5)', () => {
 
     await twin.admin('keys', 'revoke', original.keyId);
     expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(401);
+  });
+
+  it('keeps each rotated-away value its own 24 hours: a second rotation does not cut the first off, and revoking ends them all', async () => {
+    const first = await createKey(twin, 'read');
+    const second = await twin.admin('keys', 'rotate', first.keyId);
+    const third = await twin.admin('keys', 'rotate', first.keyId);
+    const status = async (key: string) => (await publishedClient(twin, key).listWorkflows()).status;
+    expect([await status(first.key), await status(second.key), await status(third.key)]).toEqual([200, 200, 200]);
+
+    await endGracePeriod(first.key);
+    expect([await status(first.key), await status(second.key), await status(third.key)]).toEqual([401, 200, 200]);
+
+    // A third rotation carries on the values still in their grace, so that a revocation can find them.
+    const fourth = await twin.admin('keys', 'rotate', first.keyId);
+    const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.apiKeys, Key: { pk: `keyid#${first.keyId}` } }));
+    expect(stored.Item!.retired_key_hashes.map((entry: { hash: string }) => entry.hash)).toEqual(expect.arrayContaining([hashSecret(second.key), hashSecret(third.key)]));
+    expect([await status(second.key), await status(third.key), await status(fourth.key)]).toEqual([200, 200, 200]);
+
+    await twin.admin('keys', 'revoke', first.keyId);
+    expect([await status(second.key), await status(third.key), await status(fourth.key)]).toEqual([401, 401, 401]);
+  });
+
+  it('refuses to rotate an expired key: expiry ends a key for good, and a new value would be dead on arrival', async () => {
+    const expired = await createKey(twin, 'full', { expires: '2020-01-01T00:00:00Z' });
+    expect(await refusedAdmin('keys', 'rotate', expired.keyId)).toEqual({ exitCode: 1, error: `API key ${expired.keyId} is expired` });
+    expect((await publishedClient(twin, expired.key).listWorkflows()).status).toBe(401);
   });
 
   it('isolates projects: another project\'s workflows and executions answer 404', async () => {
