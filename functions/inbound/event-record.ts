@@ -37,8 +37,19 @@ export function directionOf(event: InboundEvent): string | undefined {
   return event.type === 'call' && typeof direction === 'string' && isFilterValue(direction) ? direction : undefined;
 }
 
+/**
+ * A value the Channel and Direction filter lists take: 1 to 64 characters, counted as the event schema counts
+ * `source_channel` (code points), so every channel an event may carry is listed, emoji included.
+ */
 export function isFilterValue(value: string): boolean {
-  return value.length > 0 && value.length <= MAX_FILTER_VALUE_LENGTH;
+  if (value.length === 0) return false;
+  if (value.length <= MAX_FILTER_VALUE_LENGTH) return true;
+  let characters = 0;
+  for (const _character of value) {
+    characters += 1;
+    if (characters > MAX_FILTER_VALUE_LENGTH) return false;
+  }
+  return true;
 }
 
 /** Sortable index key: ISO time first, then the id zero-padded so ties stay ordered. */

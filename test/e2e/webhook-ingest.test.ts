@@ -228,6 +228,17 @@ describe('what the admin sees of a source', () => {
     expect(filters).toMatchObject({ channels: ['site-a', 'site-b'], directions: ['inbound', 'outbound'] });
   });
 
+  it('lists every channel an event may carry, 64 characters counted as the schema counts them (an emoji is one)', async () => {
+    const link = await boundLink(twin, 'calls');
+    const emoji = '😀'.repeat(64);
+    expect((await postJson(eventsUrl(link.token), callEvent({ source_channel: emoji, metadata: { direction: '😀'.repeat(40) } }))).status).toBe(201);
+    expect((await postJson(eventsUrl(link.token), callEvent({ metadata: { direction: '😀'.repeat(65) } }))).status).toBe(201);
+
+    const filters = await twin.admin('links', 'filters', link.linkId);
+    expect(filters.channels).toContain(emoji);
+    expect(filters.directions).toEqual(['😀'.repeat(40)]);
+  });
+
   it('lists links with a token prefix only', async () => {
     const { links } = await twin.admin('links', 'list');
     const listed = links.find((link: { link_id: string }) => link.link_id === calls.linkId);
