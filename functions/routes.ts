@@ -49,7 +49,8 @@ export const API_STAGE = 'prod';
  * As text, API Gateway would hand over invalid UTF-8 already altered, so a handler could neither refuse it (400) nor
  * store a body as received; and each control byte escaped into the event's JSON takes 6 bytes, which can carry a
  * 1 MiB body past Lambda's 6 MB invocation payload (a 502). As base64 a 1 MiB body is 1.4 MB. Responses are
- * unaffected: a Lambda proxy response that is not marked base64 passes through as text.
+ * unaffected: a Lambda proxy response that is not marked base64 passes through as text. Every route must stay a
+ * Lambda proxy: API Gateway is reported to answer MOCK integrations (CORS preflights, say) with 500 under this setting.
  */
 export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
 
