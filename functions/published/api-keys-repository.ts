@@ -1,6 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, KeyHashItem, RetiredKeyHash } from './api-key-model.ts';
 import { ttlSeconds } from '#shared/time.ts';
+import { isConditionFailure } from '#shared/conditional-write.ts';
 
 const recordKey = (keyId: string) => ({ pk: `keyid#${keyId}` });
 const hashKey = (keyHash: string) => ({ pk: `key#${keyHash}` });
@@ -17,6 +18,23 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
         Item: { ...hashKey(keyHash), ...item, expires_at: unusableAfterMs ? ttlSeconds(unusableAfterMs) : undefined },
       }),
     );
+  };
+
+  /** A retired value stops at its end: set on its item only while the item exists (a revocation deleted it otherwise). */
+  const endGrace = async ({ hash, valid_until_ms }: RetiredKeyHash) => {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: hashKey(hash),
+          UpdateExpression: 'SET valid_until_ms = :until, expires_at = :expires',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':until': valid_until_ms, ':expires': ttlSeconds(valid_until_ms) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   };
 
   return {
@@ -39,43 +57,62 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
 
     /**
      * The new value works at once; the old one keeps working until `previousValidUntilMs`, and values rotated away
-     * before it until their own ends (`retired`: those whose grace may not be over, this one included).
+     * before it until their own ends (`retired`: those whose grace may not be over, this one included). Writes come
+     * in the order that keeps a concurrent revocation final: the new value's item first, then the record, on
+     * condition that it is still active with the old value (a revocation or another rotation in between refuses it,
+     * and the new item is deleted again: its value was never handed out); then the grace ends of the retired values,
+     * on items that still exist (a revocation that deleted one is never undone). Setting every retired value's end
+     * again also mends a rotation that stopped before setting its own.
      */
-    async rotate(record: ApiKeyRecord, newHash: string, newItem: KeyHashItem, previousValidUntilMs: number, retired: RetiredKeyHash[]): Promise<void> {
+    async rotate(record: ApiKeyRecord, newHash: string, newItem: KeyHashItem, previousValidUntilMs: number, retired: RetiredKeyHash[]): Promise<boolean> {
       await putHash(newHash, newItem);
-      await putHash(record.current_key_hash, { ...newItem, valid_until_ms: previousValidUntilMs });
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: recordKey(record.key_id),
-          UpdateExpression:
-            'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until, retired_key_hashes = :retired REMOVE previous_valid_until',
-          ConditionExpression: 'current_key_hash = :old AND #state = :active',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':new': newHash,
-            ':old': record.current_key_hash,
-            ':until': new Date(previousValidUntilMs).toISOString(),
-            ':retired': retired,
-            ':active': 'active',
-          },
-        }),
-      );
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: recordKey(record.key_id),
+            UpdateExpression:
+              'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until, retired_key_hashes = :retired REMOVE previous_valid_until',
+            ConditionExpression: 'current_key_hash = :old AND #state = :active',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':new': newHash,
+              ':old': record.current_key_hash,
+              ':until': new Date(previousValidUntilMs).toISOString(),
+              ':retired': retired,
+              ':active': 'active',
+            },
+          }),
+        );
+      } catch (error) {
+        await this.deleteHash(newHash);
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+      await Promise.all(retired.map((entry) => endGrace(entry)));
+      return true;
     },
 
-    /** Marks the record first, then deletes every hash item, so no request authenticates after this returns. */
-    async revoke(record: ApiKeyRecord): Promise<void> {
-      await client.send(
+    /**
+     * Marks the record revoked, then deletes every value it names, read from the record as the revocation left it (so
+     * a rotation that committed just before is included). The record keeps naming them: a revocation that failed
+     * halfway is finished by running it again. No request authenticates with any of its values after this returns.
+     */
+    async revoke(keyId: string): Promise<void> {
+      const { Attributes } = await client.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: recordKey(record.key_id),
-          UpdateExpression: 'SET #state = :revoked REMOVE previous_key_hash, previous_valid_until_iso, previous_valid_until, retired_key_hashes',
+          Key: recordKey(keyId),
+          UpdateExpression: 'SET #state = :revoked',
+          ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':revoked': 'revoked' },
+          ReturnValues: 'ALL_NEW',
         }),
       );
-      const retired = new Set([record.previous_key_hash, ...(record.retired_key_hashes ?? []).map((entry) => entry.hash)]);
-      await Promise.all([record.current_key_hash, ...retired].filter((hash) => hash !== undefined).map((hash) => this.deleteHash(hash)));
+      const revoked = Attributes as ApiKeyRecord;
+      const hashes = new Set([revoked.current_key_hash, revoked.previous_key_hash, ...(revoked.retired_key_hashes ?? []).map((entry) => entry.hash)]);
+      await Promise.all([...hashes].filter((hash) => hash !== undefined).map((hash) => this.deleteHash(hash)));
     },
 
     async deleteHash(keyHash: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/errors.ts';
 import type { CounterStore } from '#shared/counter-store.ts';
+import { isConditionFailure } from '#shared/conditional-write.ts';
 import { API_KEY_ROTATION_GRACE_MS } from '#shared/limits.ts';
 import { RATE_LIMITS, takeUnitOrRefuse } from '#shared/rate-limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
@@ -66,7 +67,9 @@ export async function rotateKey(deps: ApiKeysDeps, keyId: string) {
   const previousValidUntilMs = now + API_KEY_ROTATION_GRACE_MS;
   const stillInGrace = retiredHashes(record).filter((entry) => entry.valid_until_ms > now);
   const retired = [...stillInGrace, { hash: record.current_key_hash, valid_until_ms: previousValidUntilMs }];
-  await deps.keys.rotate(record, hashSecret(key), hashItemOf(record), previousValidUntilMs, retired);
+  if (!(await deps.keys.rotate(record, hashSecret(key), hashItemOf(record), previousValidUntilMs, retired))) {
+    throw new ConflictError(`API key ${keyId} changed while it was being rotated (revoked or rotated again); read it and retry`);
+  }
   return { key_id: keyId, key, scopes: record.scopes, previous_valid_until: new Date(previousValidUntilMs).toISOString() };
 }
 
@@ -79,9 +82,12 @@ function retiredHashes(record: ApiKeyRecord): RetiredKeyHash[] {
 }
 
 export async function revokeKey(deps: ApiKeysDeps, keyId: string) {
-  const record = await deps.keys.getRecord(keyId);
-  if (!record) throw new NotFoundError(`API key ${keyId} not found`);
-  await deps.keys.revoke(record);
+  try {
+    await deps.keys.revoke(keyId);
+  } catch (error) {
+    if (isConditionFailure(error)) throw new NotFoundError(`API key ${keyId} not found`);
+    throw error;
+  }
   return { key_id: keyId, state: 'revoked' };
 }
 
@@ -98,7 +104,8 @@ export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
       created_at: record.created_at,
       expires_at: record.expires_at_iso,
       state: record.state === 'active' && isExpired(record, now) ? 'expired' : record.state,
-      previous_valid_until: record.previous_valid_until_iso ?? record.previous_valid_until ?? null,
+      // A revoked record still names its old values (so a revocation can be finished), but none works any more.
+      previous_valid_until: record.state === 'active' ? (record.previous_valid_until_iso ?? record.previous_valid_until ?? null) : null,
     })),
   };
 }
