@@ -1,11 +1,12 @@
 import type { FieldIssue } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
-import { jsonObjectSchema } from '#shared/json-object.ts';
+import { jsonObjectSchema, nestsDeeperThan } from '#shared/json-object.ts';
 import {
   AUDIO_FORMAT_PATTERN,
   EXTERNAL_ID_PATTERN,
   MAX_AUDIO_URL_LENGTH,
   MAX_INT32,
+  MAX_JSON_DEPTH,
   MAX_MESSAGES_PER_DIALOG,
   MAX_SOURCE_CHANNEL_LENGTH,
   MAX_STATUS_LENGTH,
@@ -44,8 +45,14 @@ const baseFields = {
   occurred_at: occurredAt,
   source_channel: z.optional(z.string().check(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH))),
   status: z.optional(z.string().check(z.maxLength(MAX_STATUS_LENGTH))),
-  /** Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. */
-  metadata: z.optional(jsonObjectSchema),
+  /**
+   * Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. Bounded in
+   * depth: the collection hands metadata on as JSON, and a value nested thousands deep would overflow the stack there
+   * (five failures, then never handed on) after its event was acknowledged.
+   */
+  metadata: z.optional(
+    jsonObjectSchema.check(z.refine((metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH), `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`)),
+  ),
 };
 
 const audioSchema = z.object({

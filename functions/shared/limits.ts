@@ -70,9 +70,10 @@ export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
 /** Bodies of the published API (execute, approve, reject); the run context is stored with the execution, never in the Step Functions state. */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
 /**
- * Nesting of a published API body (objects and arrays). A run writes its input and memory values as JSON, and
- * JSON.stringify recurses: near 18,000 levels (a 36 KB body) it overflows the stack, a 500 or 503 the caller could
- * never retry past. Real inputs nest a handful of levels.
+ * Nesting (objects and arrays) of a published API body and of a webhook event's metadata. A run writes its input and
+ * memory values as JSON, and the collection its metadata; JSON.stringify recurses, and near 18,000 levels (a 36 KB
+ * body) overflows the stack: a 500 or 503 the caller could never retry past, or an acknowledged event never handed on.
+ * Real inputs nest a handful of levels.
  */
 export const MAX_JSON_DEPTH = 64;
 /** Feedback of approve/reject, and every id a caller names (user_id, thread_id). */

@@ -135,3 +135,17 @@ describe('bodies that are not UTF-8, or that would swell as text', () => {
     expect(response.status).toBe(400);
   });
 });
+
+describe('metadata nested past any real event', () => {
+  it('refuses metadata nested 20,000 levels deep with 400 on metadata (the collection could never hand it on), and takes 60 levels', async () => {
+    const link = await boundLink(twin, 'calls');
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+    const deep = await postJson(eventsUrl(link.token), eventText('deep-metadata', `{"k":${nested(20_000)}}`));
+    expect(deep.status).toBe(400);
+    expect(deep.body.details).toEqual([{ field: 'metadata', message: 'must not nest objects and arrays more than 64 levels deep' }]);
+    expect(await storedEvent(link.sourceId, 'deep-metadata')).toBeUndefined();
+
+    expect((await postJson(eventsUrl(link.token), eventText('nested-metadata', `{"k":${nested(60)}}`))).status).toBe(201);
+  });
+});
