@@ -54,8 +54,10 @@ export async function runTask(deps: CollectionDeps, taskId: string, runId: strin
 }
 
 /**
- * As much of a run as fits before `deadlineMs` (checked between pages): one CollectBatch invocation. `done`
- * false means the run saved its checkpoint and the state machine invokes it again.
+ * As much of a run as fits before `deadlineMs`, after which no event starts: one CollectBatch invocation. `done`
+ * false means the run saved its checkpoint and the state machine invokes it again. A page cut short by the deadline
+ * is resumed after its last event started (events start in order, and every started one is finished first), so no
+ * event is tried twice in a run and no count is lost or counted twice.
  */
 export async function collectUntil(deps: CollectionDeps, taskId: string, runId: string, deadlineMs: number): Promise<{ done: boolean; summary: RunSummary }> {
   const task = await deps.tasks.getTask(taskId);
@@ -76,12 +78,18 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
   if (task.kind === 'periodic' && link?.source_id) {
     for (;;) {
       const page = await deps.queue.page(link.source_id, run.cursor_key, run.cutoff_key, COLLECTION_PAGE_SIZE);
-      const outcomes = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event));
+      const pastDeadline = () => deps.now() >= deadlineMs;
+      const outcomes = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event), pastDeadline);
       tally(run, outcomes);
+      if (outcomes.length < page.events.length) {
+        run.cursor_key = page.events[outcomes.length - 1]?.received_key ?? run.cursor_key;
+        await deps.tasks.saveProgress(run);
+        return { done: false, summary: summaryOf(run) };
+      }
       run.cursor_key = page.lastKey ?? run.cutoff_key;
       if (!page.lastKey) break;
       await deps.tasks.saveProgress(run);
-      if (deps.now() >= deadlineMs) return { done: false, summary: summaryOf(run) };
+      if (pastDeadline()) return { done: false, summary: summaryOf(run) };
     }
   }
   run.finished_at = new Date(deps.now()).toISOString();
@@ -171,16 +179,18 @@ async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, s
 }
 
 /**
- * Runs `work` over `items`, at most `limit` at a time, keeping their order. After a failure no new item starts,
- * and the failure is thrown once the items in flight are done: nothing keeps working after the run reported failing.
+ * Runs `work` over `items` in their order, at most `limit` at a time, and answers the results of those it started:
+ * all of them, or a first part once `stopStarting` holds (each started one is finished first). After a failure no
+ * new item starts, and the failure is thrown once the items in flight are done: nothing keeps working after the run
+ * reported failing.
  */
-async function mapBounded<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+async function mapBounded<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>, stopStarting: () => boolean): Promise<Result[]> {
   const results: Result[] = new Array<Result>(items.length);
   let next = 0;
   let failure: { error: unknown } | undefined;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (!failure && next < items.length) {
+      while (!failure && next < items.length && !stopStarting()) {
         const index = next++;
         try {
           results[index] = await work(items[index]!);
@@ -191,5 +201,5 @@ async function mapBounded<Item, Result>(items: readonly Item[], limit: number, w
     }),
   );
   if (failure) throw failure.error;
-  return results;
+  return results.slice(0, next);
 }

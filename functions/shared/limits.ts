@@ -223,6 +223,12 @@ export const COLLECTION_PAGE_SIZE = 200;
 export const COLLECTION_CONCURRENCY = 8;
 /** One recording transfer, whole (connect to last byte). */
 export const RECORDING_TRANSFER_TIMEOUT_MS = 120 * SECOND_MS;
+/**
+ * The longest one event's collection may take once started: every try's transfer timing out, the pauses between,
+ * and a margin for its reads and writes. A CollectBatch invocation starts no event later than this before its
+ * timeout, so it never times out inside a page (a timed-out batch would be retried on the same events).
+ */
+export const COLLECTION_EVENT_MAX_MS = COLLECTION_ATTEMPTS_PER_RUN * RECORDING_TRANSFER_TIMEOUT_MS + (COLLECTION_ATTEMPTS_PER_RUN - 1) * COLLECTION_RETRY_PAUSE_MS + 30 * SECOND_MS;
 /** A claim older than this belongs to a run that died (a transfer takes at most 2 minutes, twice). */
 export const COLLECTION_CLAIM_LEASE_MS = 15 * MINUTE_MS;
 /** Recordings and hand-off documents in the bucket (lifecycle rules on `recordings/` and `handoff/`). */

@@ -7,7 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCollectionRepository } from '#collection/collection-repository.ts';
-import { CollectionFailure, runTask, type CollectionDeps } from '#collection/collection-service.ts';
+import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
 import { createHandoffStore, fileAnnouncer } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
 import { receivedKey } from '#inbound/event-record.ts';
@@ -213,6 +213,28 @@ describe('a collection run', () => {
     // Every event once; the one the crash hit (claimed, not announced) is handed off by the resumed run.
     expect(new Set(keys).size).toBe(450);
     expect(keys).toHaveLength(450);
+  });
+
+  it('stops starting events at its deadline even inside a page, and the next batch resumes after the last one it started', async () => {
+    // Each recording takes 100 s: a page of 30 would outlast the batch.
+    const env = setup({ recording: async () => { env.clock.now += 100_000; return { bytes: 3, sha256: 'abc' }; } });
+    for (let i = 0; i < 30; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    const taskId = await env.task();
+
+    const first = await collectUntil(env.deps, taskId, 'night', NIGHT + 1_000_000);
+    expect(first.done).toBe(false);
+    const started = env.fetched.length;
+    expect(started).toBeGreaterThanOrEqual(10);
+    expect(started).toBeLessThan(30);
+    // Every event it started was finished and counted, and the checkpoint says so.
+    expect(first.summary).toMatchObject({ handed_off: started, failed: 0 });
+    expect(await env.deps.tasks.getRun(taskId, 'night')).toMatchObject({ handed_off: started, finished_at: null });
+
+    const second = await collectUntil(env.deps, taskId, 'night', Number.POSITIVE_INFINITY);
+    expect(second.done).toBe(true);
+    expect(second.summary).toMatchObject({ handed_off: 30, failed: 0 });
+    expect(new Set(env.fetched).size).toBe(30);
+    expect(env.fetched).toHaveLength(30);
   });
 
   it('never hands off an expired event (TTL deletes late)', async () => {
