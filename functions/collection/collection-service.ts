@@ -14,6 +14,7 @@ import {
   MAX_DELIVERY_FAILURES_PER_EVENT,
 } from '#shared/limits.ts';
 import { logger } from '#shared/powertools.ts';
+import { topLevelMemberText } from '#shared/raw-json.ts';
 import type { CollectionRepository, CollectionTask, RunCheckpoint, RunSummary } from './collection-repository.ts';
 import { normalizeCall, normalizeDialog, type NormalizedConversation, type Recording } from './conversation.ts';
 import type { QueuedEvent, QueueRepository } from './queue-repository.ts';
@@ -35,7 +36,7 @@ export interface CollectionDeps {
   /** Fetches a call's recording into the bucket; throws CollectionFailure for what counts against the event. */
   recordings: { fetch(url: string, key: string): Promise<{ bytes: number; sha256: string }> };
   /** Writes the normalized conversation and announces it. */
-  handoffs: { handOff(conversation: NormalizedConversation): Promise<void> };
+  handoffs: { handOff(conversation: NormalizedConversation, metadataJson?: string): Promise<void> };
   now: () => number;
   sleep: (ms: number) => Promise<void>;
 }
@@ -134,7 +135,7 @@ async function collectEvent(
   let reason = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      await deps.handoffs.handOff(await normalize(deps, link, event, sent));
+      await deps.handoffs.handOff(await normalize(deps, link, event, sent.event), sent.metadataJson);
       await deps.queue.handedOff(event, run.run_id, new Date(deps.now()).toISOString());
       return 'handed_off';
     } catch (error) {
@@ -158,15 +159,17 @@ function passesFilters(task: CollectionTask, event: QueuedEvent): boolean {
 }
 
 /**
- * The body as accepted, through the same schema (unknown fields dropped as at acceptance). `occurred_at` was
- * checked against the window around the time it arrived, not now, so it is kept as sent.
+ * The body as accepted, through the same schema (unknown fields dropped as at acceptance), and its metadata's
+ * source text (handed on as written). `occurred_at` was checked against the window around the time it arrived,
+ * not now, so it is kept as sent.
  */
-async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<InboundEvent> {
+async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<{ event: InboundEvent; metadataJson?: string }> {
   const compressed = event.body_s3_key ? await deps.bodies.get(event.body_s3_key) : event.body_gzip!;
-  const sent = JSON.parse(gunzipSync(compressed).toString('utf8')) as { occurred_at: string };
+  const text = gunzipSync(compressed).toString('utf8');
+  const sent = JSON.parse(text) as { occurred_at: string };
   const parsed = parseInboundEvent({ ...sent, occurred_at: new Date(deps.now()).toISOString() });
   if (!parsed.ok) throw new Error(`Stored event ${event.event_id} no longer parses: ${parsed.issues.map((issue) => issue.field).join(', ')}`);
-  return { ...parsed.event, occurred_at: sent.occurred_at };
+  return { event: { ...parsed.event, occurred_at: sent.occurred_at }, metadataJson: topLevelMemberText(text, 'metadata') };
 }
 
 async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, sent: InboundEvent): Promise<NormalizedConversation> {

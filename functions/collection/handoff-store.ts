@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -28,11 +29,22 @@ export interface Announcer {
   announce(announcement: HandoffAnnouncement): Promise<void>;
 }
 
+/**
+ * The conversation as JSON, its metadata as the sender wrote it (`metadataJson`, the source text): parsed and written
+ * again, a number past double precision would be rounded. A marker no sender can know holds its place.
+ */
+export function conversationJson(conversation: NormalizedConversation, metadataJson?: string): string {
+  if (metadataJson === undefined || conversation.metadata === null) return JSON.stringify(conversation);
+  const marker = `\u0000${randomUUID()}`;
+  return JSON.stringify({ ...conversation, metadata: marker }).replace(JSON.stringify(marker), () => metadataJson);
+}
+
 export function createHandoffStore(s3: S3Client, bucket: string, announcer: Announcer) {
   return {
-    async handOff(conversation: NormalizedConversation): Promise<void> {
+    /** `metadataJson`: the metadata's source text in the body as received, written as it is. */
+    async handOff(conversation: NormalizedConversation, metadataJson?: string): Promise<void> {
       const key = handoffKey(conversation);
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(conversation), ContentType: 'application/json' }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: conversationJson(conversation, metadataJson), ContentType: 'application/json' }));
       await announcer.announce({
         bucket,
         key,

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCollectionRepository } from '#collection/collection-repository.ts';
 import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
-import { createHandoffStore, fileAnnouncer } from '#collection/handoff-store.ts';
+import { createHandoffStore, fileAnnouncer, handoffKey } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
 import { receivedKey } from '#inbound/event-record.ts';
 import { createEventsRepository, type StoredEvent } from '#inbound/events-repository.ts';
@@ -73,15 +73,16 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
   };
   const events = createEventsRepository(dynamo, localTableName('inboundEvents'));
   let eventId = 0;
-  const accept = async (body: object, receivedAtMs: number) => {
+  /** `body`: the event, or its JSON text exactly as a sender wrote it. */
+  const accept = async (body: object | string, receivedAtMs: number) => {
     eventId += 1;
-    const sent = body as { type: 'call' | 'text'; external_id: string; source_channel?: string; metadata?: { direction?: string } };
+    const sent = (typeof body === 'string' ? JSON.parse(body) : body) as { type: 'call' | 'text'; external_id: string; source_channel?: string; metadata?: { direction?: string } };
     const receivedAt = new Date(receivedAtMs).toISOString();
     const stored: StoredEvent = {
       source_id: link.source_id!, external_id: sent.external_id, event_id: eventId, type: sent.type, state: 'queued',
       received_at: receivedAt, received_key: receivedKey(receivedAt, eventId), occurred_at: receivedAt, message_count: 0,
       source_channel: sent.source_channel, direction: sent.metadata?.direction, metadata_fields: [],
-      body_gzip: gzipSync(JSON.stringify(body)), body_bytes: 0, delivery_failures: 0, expires_at: ttlSeconds(receivedAtMs + QUEUE_RETENTION_MS),
+      body_gzip: gzipSync(typeof body === 'string' ? body : JSON.stringify(body)), body_bytes: 0, delivery_failures: 0, expires_at: ttlSeconds(receivedAtMs + QUEUE_RETENTION_MS),
     };
     expect(await events.putIfNew(stored, receivedAtMs)).toEqual({ stored: true });
     return stored;
@@ -235,6 +236,21 @@ describe('a collection run', () => {
     expect(second.summary).toMatchObject({ handed_off: 30, failed: 0 });
     expect(new Set(env.fetched).size).toBe(30);
     expect(env.fetched).toHaveLength(30);
+  });
+
+  it('hands metadata on as the sender wrote it: numbers past double precision are not rounded', async () => {
+    const env = setup();
+    const text = JSON.stringify(textEvent(1, { metadata: { big: 0, n: 0, nested: { x: 0 } } }))
+      .replace('"big":0', '"big":12345678901234567890123')
+      .replace('"n":0', '"n":9007199254740993')
+      .replace('"x":0', '"x":1.00000000000000000001');
+    const stored = await env.accept(text, NIGHT - 1000);
+    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1 });
+
+    const object = await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: handoffKey({ source_id: stored.source_id, event_id: stored.event_id }) }));
+    const handedOn = await object.Body!.transformToString();
+    expect(handedOn).toContain('"metadata":{"big":12345678901234567890123,"n":9007199254740993,"nested":{"x":1.00000000000000000001}}');
+    expect(JSON.parse(handedOn)).toMatchObject({ type: 'text', external_id: stored.external_id, messages: [expect.any(Object)] });
   });
 
   it('never hands off an expired event (TTL deletes late)', async () => {
