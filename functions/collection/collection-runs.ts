@@ -7,13 +7,15 @@ import { COLLECTION_EXECUTION_PREFIX } from '#shared/resources.ts';
  */
 export function createCollectionRuns(client: SFNClient, stateMachineArn: string) {
   return {
-    async start(taskId: string, runId: string): Promise<void> {
+    /** Answers the execution's ARN (the one started now, or the one already running the same run). */
+    async start(taskId: string, runId: string): Promise<string> {
       const name = `${COLLECTION_EXECUTION_PREFIX}${taskId}-${runId}`;
       try {
         await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ mode: 'collect', task_id: taskId, run_id: runId }) }));
       } catch (error) {
         if (!(error instanceof ExecutionAlreadyExists)) throw error;
       }
+      return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
     },
   };
 }

@@ -193,7 +193,8 @@ async function mapBounded<Item, Result>(items: readonly Item[], limit: number, w
   let failure: { error: unknown } | undefined;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (!failure && next < items.length && !stopStarting()) {
+      // The first item always starts: a batch whose deadline had already passed still moves the run on.
+      while (!failure && next < items.length && !(next > 0 && stopStarting())) {
         const index = next++;
         try {
           results[index] = await work(items[index]!);

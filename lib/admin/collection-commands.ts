@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { createCollectionRepository, type CollectionTask } from '#collection/collection-repository.ts';
 import { createCollectionRuns } from '#collection/collection-runs.ts';
 import { createHandoffStore } from '#collection/handoff-store.ts';
@@ -17,12 +18,21 @@ events --link <link_id> [--state queued|handed_off|abandoned]
 handoffs --link <link_id>`;
 
 const RUN_POLL_MS = 250;
+/** How often the wait also asks Step Functions whether the run's execution ended without finishing the run. */
+const EXECUTION_CHECK_EVERY = 8;
 const RUN_WAIT_MS = 30 * 60_000;
+const ENDED_UNFINISHED = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
 
 type Flags = Record<string, string | boolean | undefined>;
 
-const list = (text: string | boolean | undefined) =>
-  typeof text === 'string' ? text.split(',').map((value) => value.trim()).filter(Boolean) : [];
+/** A filter flag's values (comma-separated); a flag given with no value would silently filter nothing, so it is refused. */
+function filterValues(flags: Flags, name: 'channel' | 'direction'): string[] {
+  const text = flags[name];
+  if (text === undefined) return [];
+  const values = typeof text === 'string' ? text.split(',').map((value) => value.trim()) : [];
+  if (values.length === 0 || values.some((value) => value === '')) throw new UsageError(`--${name} needs one or more values, separated by commas, none empty`);
+  return values;
+}
 
 function deps(target: AdminTarget) {
   return {
@@ -44,14 +54,17 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
   switch (verb) {
     case 'create': {
       const linkId = requireId(flags.link as string | undefined, 'tasks create', '--link');
-      await boundLink(target, linkId);
+      const link = await boundLink(target, linkId);
+      const directions = filterValues(flags, 'direction');
+      // Direction is metadata.direction of calls (webhook spec, section 1 item 7): on dialogs it would filter out every event.
+      if (directions.length > 0 && link.connector_type !== 'calls') throw new UsageError(`--direction filters calls only; link ${linkId} takes dialogs`);
       const once = flags.once === true;
       const task: CollectionTask = {
         task_id: newId('tsk_'),
         link_id: linkId,
         kind: once ? 'once' : 'periodic',
-        channels: list(flags.channel),
-        directions: list(flags.direction),
+        channels: filterValues(flags, 'channel'),
+        directions,
         created_at: new Date().toISOString(),
       };
       if (once) {
@@ -72,20 +85,30 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
   }
 }
 
-/** Starts the run on the state machine, as the nightly schedule does, and waits for its checkpoint to say it finished. */
+/**
+ * Starts the run on the state machine, as the nightly schedule does, and waits for its checkpoint to say it finished,
+ * or for its execution to end without finishing it (failed, timed out, stopped), which it reports with the reason.
+ */
 export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
   if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
   const services = target.services();
   const runId = `manual-${randomUUID()}`;
-  await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
+  const executionArn = await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
   const deadline = Date.now() + RUN_WAIT_MS;
-  for (;;) {
+  for (let poll = 1; ; poll += 1) {
     const run = await tasks.getRun(taskId, runId);
     if (run?.finished_at) {
       const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
       return summary;
+    }
+    if (poll % EXECUTION_CHECK_EVERY === 0) {
+      const execution = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      // The checkpoint is read once more: a run may finish between the two reads.
+      if (ENDED_UNFINISHED.has(execution.status ?? '') && !(await tasks.getRun(taskId, runId))?.finished_at) {
+        throw new Error(`run ${runId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next run takes up its events`);
+      }
     }
     if (Date.now() > deadline) throw new Error(`run ${runId} of task ${taskId} has not finished after 30 minutes; it goes on`);
     await new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS));
