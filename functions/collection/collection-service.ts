@@ -80,8 +80,14 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
     for (;;) {
       const page = await deps.queue.page(link.source_id, run.cursor_key, run.cutoff_key, COLLECTION_PAGE_SIZE);
       const pastDeadline = () => deps.now() >= deadlineMs;
-      const outcomes = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event), pastDeadline);
+      const { outcomes, failure } = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event), pastDeadline);
       tally(run, outcomes);
+      if (failure) {
+        // What the page did before the failure stays counted: the retry skips those events (handed off, or given
+        // back by this run), and resumes at the page's start for the rest.
+        await deps.tasks.saveProgress(run);
+        throw failure.error;
+      }
       if (outcomes.length < page.events.length) {
         run.cursor_key = page.events[outcomes.length - 1]?.received_key ?? run.cursor_key;
         await deps.tasks.saveProgress(run);
@@ -101,7 +107,7 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
 }
 
 /** `failed` counts every event that failed this run; `pending` those of them a later run tries again. */
-function tally(run: RunCheckpoint, outcomes: readonly Outcome[]): void {
+function tally(run: RunCheckpoint, outcomes: readonly (Outcome | undefined)[]): void {
   for (const outcome of outcomes) {
     if (outcome === 'handed_off' || outcome === 'filtered') run[outcome] += 1;
     if (outcome === 'retry' || outcome === 'abandoned') run.failed += 1;
@@ -124,6 +130,8 @@ async function collectEvent(
   const event = await deps.queue.get(ref);
   // Expired (30 days, TTL deletes late), or taken meanwhile by another run.
   if (!event || !isLive(event, deps.now()) || (event.state !== 'queued' && event.state !== 'handing')) return 'skipped';
+  // Given back by this very run before a batch failed: its tries this run are spent and counted.
+  if (event.state === 'queued' && event.handed_run === run.run_id) return 'skipped';
   if (!passesFilters(task, event)) return 'filtered';
   if (!(await deps.queue.claim(event, run.run_id, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
 
@@ -184,11 +192,16 @@ async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, s
 /**
  * Runs `work` over `items` in their order, at most `limit` at a time, and answers the results of those it started:
  * all of them, or a first part once `stopStarting` holds (each started one is finished first). After a failure no
- * new item starts, and the failure is thrown once the items in flight are done: nothing keeps working after the run
- * reported failing.
+ * new item starts, and the failure is answered once the items in flight are done (nothing keeps working after the
+ * run reported failing), with the results of those that finished (the failed one's place is empty).
  */
-async function mapBounded<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>, stopStarting: () => boolean): Promise<Result[]> {
-  const results: Result[] = new Array<Result>(items.length);
+async function mapBounded<Item, Result>(
+  items: readonly Item[],
+  limit: number,
+  work: (item: Item) => Promise<Result>,
+  stopStarting: () => boolean,
+): Promise<{ outcomes: (Result | undefined)[]; failure?: { error: unknown } }> {
+  const results: (Result | undefined)[] = new Array<Result | undefined>(items.length);
   let next = 0;
   let failure: { error: unknown } | undefined;
   await Promise.all(
@@ -204,6 +217,5 @@ async function mapBounded<Item, Result>(items: readonly Item[], limit: number, w
       }
     }),
   );
-  if (failure) throw failure.error;
-  return results.slice(0, next);
+  return { outcomes: results.slice(0, next), failure };
 }

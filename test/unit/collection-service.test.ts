@@ -204,12 +204,15 @@ describe('a collection run', () => {
       },
     };
     await expect(runTask(env.deps, taskId, 'night')).rejects.toThrow('Runtime.ExitError');
+    // Every hand-off before the failure is counted, the second page's too (not only the first page's 200).
     const checkpoint = await env.deps.tasks.getRun(taskId, 'night');
-    expect(checkpoint).toMatchObject({ finished_at: null, handed_off: 200 });
+    expect(checkpoint!.handed_off).toBeGreaterThan(200);
+    expect(checkpoint).toMatchObject({ finished_at: null, handed_off: env.announced().length });
 
     env.deps.handoffs = { handOff };
     const summary = await runTask(env.deps, taskId, 'night');
     expect(summary.finished_at).not.toBeNull();
+    expect(summary).toMatchObject({ handed_off: 450, failed: 0 });
     const keys = env.announced().map((line) => line.detail.key as string);
     // Every event once; the one the crash hit (claimed, not announced) is handed off by the resumed run.
     expect(new Set(keys).size).toBe(450);
@@ -251,6 +254,30 @@ describe('a collection run', () => {
     const handedOn = await object.Body!.transformToString();
     expect(handedOn).toContain('"metadata":{"big":12345678901234567890123,"n":9007199254740993,"nested":{"x":1.00000000000000000001}}');
     expect(JSON.parse(handedOn)).toMatchObject({ type: 'text', external_id: stored.external_id, messages: [expect.any(Object)] });
+  });
+
+  it('neither tries again nor counts twice what a batch did before it failed: the retry goes on from there', async () => {
+    const tries = new Map<string, number>();
+    const env = setup({
+      recording: async (url) => {
+        tries.set(url, (tries.get(url) ?? 0) + 1);
+        // The sender's server refuses the first recording; the second one's first fetch fails the batch (not the sender's fault).
+        if (url.endsWith('/0.mp3')) throw new CollectionFailure('HTTP 404');
+        if (url.endsWith('/1.mp3') && tries.get(url) === 1) throw new Error('Runtime.ExitError');
+        return { bytes: 3, sha256: 'abc' };
+      },
+    });
+    for (let i = 0; i < 6; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    const taskId = await env.task();
+
+    await expect(runTask(env.deps, taskId, 'n')).rejects.toThrow('Runtime.ExitError');
+    expect(await env.deps.tasks.getRun(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, finished_at: null });
+
+    const summary = await runTask(env.deps, taskId, 'n');
+    expect(summary).toMatchObject({ handed_off: 5, failed: 1, pending: 1 });
+    // The refused recording had its two tries of this run, not four.
+    expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(2);
+    expect(env.announced()).toHaveLength(5);
   });
 
   it('never hands off an expired event (TTL deletes late)', async () => {
