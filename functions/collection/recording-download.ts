@@ -141,7 +141,7 @@ async function streamInto(response: IncomingMessage, sink: RecordingSink, deadli
   const status = response.statusCode ?? 0;
   if (status !== 200) {
     response.destroy();
-    throw new RecordingDownloadError(status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`);
+    throw new RecordingDownloadError(REDIRECTS.has(status) ? `redirect (${status}) not followed` : `HTTP ${status}`);
   }
   const meter = new HashMeter();
   const contentType = response.headers['content-type'];
@@ -154,10 +154,14 @@ async function streamInto(response: IncomingMessage, sink: RecordingSink, deadli
 }
 
 /** What happens on the sender's side of the transfer (refused, reset, TLS, truncated) is the link's problem. */
+/** The statuses that name another location (304 Not Modified does not). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 function asDownloadError(error: unknown, what: string): RecordingDownloadError {
   if (error instanceof RecordingDownloadError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const detail = typeof code === 'string' ? ` (${code})` : error instanceof Error ? `: ${error.message}` : '';
+  // Node's HTTP parser names its refusals HPE_*: say what they mean to the sender.
+  const detail = typeof code === 'string' ? (code.startsWith('HPE_') ? ': the server sent an invalid HTTP response' : ` (${code})`) : error instanceof Error ? `: ${error.message}` : '';
   return new RecordingDownloadError(`${what}${detail}`, { cause: error });
 }
 

@@ -100,6 +100,15 @@ describe('downloadRecording', () => {
 
     server.route('/no-content', (_request, response) => response.writeHead(204).end());
     expect((await failureOf(downloadRecording(server.href('/no-content'), discard, loopback))).reason).toBe('HTTP 204');
+    // 304 names no other location: it is no redirect.
+    server.route('/not-modified', (_request, response) => response.writeHead(304).end());
+    expect((await failureOf(downloadRecording(server.href('/not-modified'), discard, loopback))).reason).toBe('HTTP 304');
+  });
+
+  it('says in words that a server answered with something that is not HTTP', async () => {
+    server.route('/garbage', (request) => request.socket.end('NOT HTTP AT ALL\r\n\r\n'));
+    const error = await failureOf(downloadRecording(server.href('/garbage'), discard, loopback));
+    expect(error.reason).toBe('connection failed: the server sent an invalid HTTP response');
   });
 
   it('gives up on a server that never answers at the deadline and closes the connection', async () => {
