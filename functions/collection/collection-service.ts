@@ -81,13 +81,15 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
       const page = await deps.queue.page(link.source_id, run.cursor_key, run.cutoff_key, COLLECTION_PAGE_SIZE);
       const pastDeadline = () => deps.now() >= deadlineMs;
       const { outcomes, failure } = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event), pastDeadline);
-      tally(run, outcomes);
       if (failure) {
         // What the page did before the failure stays counted: the retry skips those events (handed off, or given
-        // back by this run), and resumes at the page's start for the rest.
+        // back by this run), and resumes at the page's start for the rest. A filtered event stays queued, so the
+        // retry meets it again and counts it then.
+        tally(run, outcomes.filter((outcome) => outcome !== 'filtered'));
         await deps.tasks.saveProgress(run);
         throw failure.error;
       }
+      tally(run, outcomes);
       if (outcomes.length < page.events.length) {
         run.cursor_key = page.events[outcomes.length - 1]?.received_key ?? run.cursor_key;
         await deps.tasks.saveProgress(run);

@@ -267,14 +267,16 @@ describe('a collection run', () => {
         return { bytes: 3, sha256: 'abc' };
       },
     });
-    for (let i = 0; i < 6; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
-    const taskId = await env.task();
+    for (let i = 0; i < 6; i++) await env.accept(callEvent({ source_channel: 'web', audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    // Filtered: it stays queued, and the retry meets it again.
+    await env.accept(callEvent({ source_channel: 'sip' }), NIGHT - 10_000 + 6);
+    const taskId = await env.task({ channels: ['web'] });
 
     await expect(runTask(env.deps, taskId, 'n')).rejects.toThrow('Runtime.ExitError');
-    expect(await env.deps.tasks.getRun(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, finished_at: null });
+    expect(await env.deps.tasks.getRun(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, filtered: 0, finished_at: null });
 
     const summary = await runTask(env.deps, taskId, 'n');
-    expect(summary).toMatchObject({ handed_off: 5, failed: 1, pending: 1 });
+    expect(summary).toMatchObject({ handed_off: 5, failed: 1, pending: 1, filtered: 1 });
     // The refused recording had its two tries of this run, not four.
     expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(2);
     expect(env.announced()).toHaveLength(5);
