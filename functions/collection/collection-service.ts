@@ -86,7 +86,7 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
         // back by this run), and resumes at the page's start for the rest. A filtered event stays queued, so the
         // retry meets it again and counts it then.
         tally(run, outcomes.filter((outcome) => outcome !== 'filtered'));
-        await deps.tasks.saveProgress(run);
+        await deps.tasks.saveProgress(run).catch((saveError: unknown) => logger.error('could not save the counts of a failed batch', { taskId, runId, error: saveError as Error }));
         throw failure.error;
       }
       tally(run, outcomes);
@@ -132,22 +132,25 @@ async function collectEvent(
   const event = await deps.queue.get(ref);
   // Expired (30 days, TTL deletes late), or taken meanwhile by another run.
   if (!event || !isLive(event, deps.now()) || (event.state !== 'queued' && event.state !== 'handing')) return 'skipped';
+  // Every task's nightly run has the same run id: the task names the run too, so two tasks of a link never share a claim.
+  const runKey = `${task.task_id}/${run.run_id}`;
   // Given back by this very run before a batch failed: its tries this run are spent and counted.
-  if (event.state === 'queued' && event.handed_run === run.run_id) return 'skipped';
+  if (event.state === 'queued' && event.tried_runs?.has(runKey)) return 'skipped';
   if (!passesFilters(task, event)) return 'filtered';
-  if (!(await deps.queue.claim(event, run.run_id, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
+  if (!(await deps.queue.claim(event, runKey, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
 
-  const sent = await readBody(deps, event);
   const previousFailures = event.delivery_failures ?? 0;
   // Each failure counts; the fifth in all is the last try.
   const attempts = Math.min(COLLECTION_ATTEMPTS_PER_RUN, MAX_DELIVERY_FAILURES_PER_EVENT - previousFailures);
+  let sent: StoredBody | undefined;
   let failures = 0;
   let reason = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
+      sent ??= await readBody(deps, event);
       await deps.handoffs.handOff(await normalize(deps, link, event, sent.event), sent.metadataJson);
-      await deps.queue.handedOff(event, run.run_id, new Date(deps.now()).toISOString());
-      return 'handed_off';
+      // A run whose claim went stale and was taken over leaves the count to the run that holds it now.
+      return (await deps.queue.handedOff(event, runKey, new Date(deps.now()).toISOString())) ? 'handed_off' : 'skipped';
     } catch (error) {
       if (!(error instanceof CollectionFailure)) throw error;
       failures += 1;
@@ -156,7 +159,7 @@ async function collectEvent(
     }
   }
   const abandon = previousFailures + failures >= MAX_DELIVERY_FAILURES_PER_EVENT;
-  await deps.queue.release(event, run.run_id, { reason, abandon, failures });
+  await deps.queue.release(event, runKey, { reason, abandon, failures });
   logger.warn('event not collected', { sourceId: event.source_id, eventId: event.event_id, reason, abandoned: abandon });
   return abandon ? 'abandoned' : 'retry';
 }
@@ -173,13 +176,28 @@ function passesFilters(task: CollectionTask, event: QueuedEvent): boolean {
  * source text (handed on as written). `occurred_at` was checked against the window around the time it arrived,
  * not now, so it is kept as sent.
  */
-async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<{ event: InboundEvent; metadataJson?: string }> {
+async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<StoredBody> {
+  // Reading the bucket can fail for the platform's reasons (and a missing object reads as AccessDenied, as an IAM
+  // fault does): the run fails, loudly. What the stored bytes themselves hold is the event's own problem: counted
+  // against it like a failed download, so one such event cannot stop its task night after night.
   const compressed = event.body_s3_key ? await deps.bodies.get(event.body_s3_key) : event.body_gzip!;
-  const text = gunzipSync(compressed).toString('utf8');
-  const sent = JSON.parse(text) as { occurred_at: string };
+  let text: string;
+  let sent: { occurred_at: string };
+  try {
+    text = gunzipSync(compressed).toString('utf8');
+    sent = JSON.parse(text) as { occurred_at: string };
+  } catch (error) {
+    throw new CollectionFailure(`stored body unreadable: ${(error as Error).message}`);
+  }
   const parsed = parseInboundEvent({ ...sent, occurred_at: new Date(deps.now()).toISOString() });
-  if (!parsed.ok) throw new Error(`Stored event ${event.event_id} no longer parses: ${parsed.issues.map((issue) => issue.field).join(', ')}`);
+  if (!parsed.ok) throw new CollectionFailure(`stored event no longer parses: ${parsed.issues.map((issue) => issue.field).join(', ')}`);
   return { event: { ...parsed.event, occurred_at: sent.occurred_at }, metadataJson: topLevelMemberText(text, 'metadata') };
+}
+
+interface StoredBody {
+  event: InboundEvent;
+  /** The metadata's source text in the body as received. */
+  metadataJson?: string;
 }
 
 async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, sent: InboundEvent): Promise<NormalizedConversation> {

@@ -12,7 +12,10 @@ import { BY_RECEIVED_INDEX, type StoredEvent } from '#inbound/events-repository.
 export type CollectionState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
 
 export interface QueuedEvent extends StoredEvent {
+  /** The run (`<task_id>/<run_id>`) holding or last holding the claim. */
   handed_run?: string;
+  /** The runs that gave the event back after trying it: each tries an event once, whatever retries its batch has. */
+  tried_runs?: Set<string>;
   claimed_at_ms?: number;
   last_error?: string;
   handed_at?: string;
@@ -90,10 +93,17 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
           new UpdateCommand({
             TableName: tableName,
             Key: key(event),
-            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures REMOVE claimed_at_ms',
+            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures, tried_runs :runs REMOVE claimed_at_ms',
             ConditionExpression: '#state = :handing AND handed_run = :run',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':next': failure.abandon ? 'abandoned' : 'queued', ':handing': 'handing', ':run': runId, ':reason': failure.reason, ':failures': failure.failures },
+            ExpressionAttributeValues: {
+              ':next': failure.abandon ? 'abandoned' : 'queued',
+              ':handing': 'handing',
+              ':run': runId,
+              ':reason': failure.reason,
+              ':failures': failure.failures,
+              ':runs': new Set([runId]),
+            },
           }),
         ),
       );

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCollectionRepository } from '#collection/collection-repository.ts';
 import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
@@ -280,6 +280,50 @@ describe('a collection run', () => {
     // The refused recording had its two tries of this run, not four.
     expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(2);
     expect(env.announced()).toHaveLength(5);
+  });
+
+  it('hands each event off once when two tasks of a link run the same night (one run id for every task)', async () => {
+    const env = setup();
+    for (let i = 0; i < 40; i++) await env.accept(textEvent(1), NIGHT - 10_000 + i);
+    const [first, second] = [await env.task(), await env.task()];
+    const [a, b] = await Promise.all([runTask(env.deps, first, 'night-x'), runTask(env.deps, second, 'night-x')]);
+    expect(a.handed_off + b.handed_off).toBe(40);
+    expect(env.announced()).toHaveLength(40);
+  });
+
+  it('keeps an event to its tries per run when another run tried it in between', async () => {
+    const tries = new Map<string, number>();
+    let failBatch = true;
+    const env = setup({
+      recording: async (url) => {
+        tries.set(url, (tries.get(url) ?? 0) + 1);
+        if (url.endsWith('/0.mp3')) throw new CollectionFailure('HTTP 404');
+        if (url.endsWith('/1.mp3') && failBatch) throw new Error('Runtime.ExitError');
+        return { bytes: 3, sha256: 'abc' };
+      },
+    });
+    for (let i = 0; i < 2; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    const taskId = await env.task();
+    await expect(runTask(env.deps, taskId, 'a')).rejects.toThrow('Runtime.ExitError');
+    // A manual run tries the refused recording meanwhile (and the failed batch's claim has gone stale).
+    env.clock.now += 16 * 60_000;
+    failBatch = false;
+    expect(await runTask(env.deps, taskId, 'b')).toMatchObject({ failed: 1, handed_off: 1 });
+
+    expect(await runTask(env.deps, taskId, 'a')).toMatchObject({ failed: 1, pending: 1 });
+    // Two tries in run a, two in run b: a's retry did not try it again.
+    expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(4);
+  });
+
+  it('counts a stored event that no longer reads against the event, and the run goes on with the others', async () => {
+    const env = setup();
+    const broken = await env.accept(textEvent(1), NIGHT - 2000);
+    await env.accept(textEvent(1), NIGHT - 1000);
+    await dynamo.send(new UpdateCommand({ TableName: localTableName('inboundEvents'), Key: { source_id: broken.source_id, external_id: broken.external_id }, UpdateExpression: 'SET body_gzip = :junk', ExpressionAttributeValues: { ':junk': gzipSync('{"type":"text"') } }));
+    const taskId = await env.task();
+
+    expect(await runTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 1, failed: 1, pending: 1 });
+    expect(await env.stateOf(broken)).toMatchObject({ state: 'queued', delivery_failures: 2, last_error: expect.stringContaining('stored body unreadable') });
   });
 
   it('never hands off an expired event (TTL deletes late)', async () => {

@@ -7,7 +7,6 @@ import { COLLECTION_EVENT_MAX_MS } from '#shared/limits.ts';
 
 const deps = collectionFromEnv();
 
-
 const batchSchema = z.object({ task_id: z.string().check(z.minLength(1)), run_id: z.string().check(z.minLength(1)) });
 
 /** CollectBatch task: as much of the run as fits in this invocation; the state machine loops until `done`. */
