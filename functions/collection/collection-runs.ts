@@ -1,5 +1,6 @@
 import { ExecutionAlreadyExists, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { COLLECTION_EXECUTION_PREFIX } from '#shared/resources.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 
 /**
  * A task's run is an execution of the platform's state machine in mode `collect` (CollectBatch until done),
@@ -15,7 +16,7 @@ export function createCollectionRuns(client: SFNClient, stateMachineArn: string)
       } catch (error) {
         if (!(error instanceof ExecutionAlreadyExists)) throw error;
       }
-      return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+      return executionArnOf(stateMachineArn, name);
     },
   };
 }

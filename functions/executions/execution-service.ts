@@ -14,7 +14,7 @@ import {
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
-import { executionArnOf } from './execution-arn.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 import type { StateMachine } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';

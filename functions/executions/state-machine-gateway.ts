@@ -5,7 +5,7 @@ import {
   StopExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
-import { executionArnOf } from './execution-arn.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 
 /**
  * The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`): ids and a

@@ -17,7 +17,6 @@ import * as z from '#shared/zod.ts';
 import { acceptedMessages } from './dialog-messages.ts';
 import { isIsoWithOffset } from './iso-timestamp.ts';
 
-
 /**
  * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`
  * for a string is refused; unknown fields are dropped. Dates must carry an explicit offset.

@@ -1,5 +1,5 @@
 import { compressBody } from './body-compression.ts';
-import { utf8Text } from '#shared/well-formed.ts';
+import { parseUtf8Json } from '#shared/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { addCostUnits, recordCost, type CostUnits } from '#shared/cost-meter.ts';
 import { expectedPutCost } from '#shared/item-size.ts';
@@ -48,10 +48,8 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
 
 /** The body's JSON: the bytes as sent (API Gateway hands every body over as base64), which must be UTF-8. */
 export function parseJsonBody(raw: Buffer): unknown {
-  const text = utf8Text(raw);
   try {
-    if (text === undefined) throw new Error('not UTF-8');
-    return JSON.parse(text);
+    return parseUtf8Json(raw);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
   }

@@ -7,7 +7,7 @@ import { toFieldIssues } from '#shared/field-issues.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
 import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
 import { nestsDeeperThan } from '#shared/json-object.ts';
-import { utf8Text } from '#shared/well-formed.ts';
+import { parseUtf8Json } from '#shared/well-formed.ts';
 import type * as z from '#shared/zod.ts';
 import type { Caller } from '#shared/access.ts';
 import { authenticate } from './api-keys-service.ts';
@@ -57,9 +57,7 @@ export function jsonBody<Schema extends z.ZodMiniType>(request: HttpRequest, sch
   let document: unknown = {};
   if (body.byteLength > 0) {
     try {
-      const text = utf8Text(body);
-      if (text === undefined) throw new Error('not UTF-8');
-      document = JSON.parse(text);
+      document = parseUtf8Json(body);
     } catch {
       throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
     }

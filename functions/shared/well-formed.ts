@@ -4,11 +4,10 @@ export const isWellFormed = (text: string): boolean => (text as string & { isWel
 /** `fatal`: invalid UTF-8 throws instead of becoming U+FFFD; `ignoreBOM`: a byte order mark stays in the text, where JSON refuses it. */
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The text of a request body that must be UTF-8, or undefined when it is not (a body is never silently altered). */
-export function utf8Text(bytes: Uint8Array): string | undefined {
-  try {
-    return strictDecoder.decode(bytes);
-  } catch {
-    return undefined;
-  }
+/**
+ * The JSON of a request body, which must be UTF-8: invalid bytes are refused (they would otherwise become U+FFFD,
+ * silently altering the body), as is invalid JSON. Throws on either; callers answer in their own spec's words.
+ */
+export function parseUtf8Json(bytes: Uint8Array): unknown {
+  return JSON.parse(strictDecoder.decode(bytes));
 }

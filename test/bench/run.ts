@@ -11,7 +11,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
 import { startLocalTwin } from '#lib/local/twin.ts';
 import type { ServedRequest } from '#lib/local/iam/front-door.ts';
 import { sequentialSteps } from '../support/round-trips.ts';
-import { executionArnOf } from '#executions/execution-arn.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { writeFileSync } from 'node:fs';
 import { callEvent, textEvent } from '../support/events.ts';

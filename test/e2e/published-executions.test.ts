@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { executionArnOf } from '#executions/execution-arn.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executionArnOf } from '#executions/execution-arn.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { createKey, pollExecution, publishedClient, WORKFLOW_FIXTURES } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';

@@ -46,8 +46,8 @@ describe('collection commands', () => {
     const dialogs = await link('dialogs');
     const calls = await link('calls');
     await expect(runTasksCommand(admin, ['create'], { link: dialogs, direction: 'inbound' })).rejects.toThrow(new UsageError(`--direction filters calls only; link ${dialogs} takes dialogs`));
-    for (const flags of [{ channel: '' }, { channel: 'a,,b' }, { direction: ' ' }]) {
-      await expect(runTasksCommand(admin, ['create'], { link: calls, ...flags })).rejects.toThrow(UsageError);
+    for (const [name, flags] of [['channel', { channel: '' }], ['channel', { channel: 'a,,b' }], ['direction', { direction: ' ' }]] as const) {
+      await expect(runTasksCommand(admin, ['create'], { link: calls, ...flags })).rejects.toThrow(new UsageError(`--${name} needs one or more values, separated by commas, none empty`));
     }
     expect(await runTasksCommand(admin, ['create'], { link: dialogs, channel: 'web, app' })).toMatchObject({ channels: ['web', 'app'], directions: [] });
   });
