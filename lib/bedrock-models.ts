@@ -1,23 +1,18 @@
+import { BEDROCK_CATALOG, catalogIds, lookUpModel, PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
+
 /**
  * The Bedrock models and inference profiles published workflows may name (llm, agent and image nodes): CDK grants
- * the step function exactly these, and the twin's IAM front door allows exactly these. Change the list with
- * `cdk deploy -c bedrockModels=id1,id2` (or the stack's `bedrockModels` prop).
+ * the step function exactly these, and the twin's IAM front door allows exactly these. By default every active
+ * model of the catalog (functions/shared/bedrock-catalog.ts), with its US inference profile (the price sheet is
+ * us-east-1's); change the list with `cdk deploy -c bedrockModels=id1,id2` (or the stack's `bedrockModels` prop),
+ * within the catalog.
  */
-export const DEFAULT_BEDROCK_MODELS: readonly string[] = [
-  'amazon.nova-micro-v1:0',
-  'amazon.nova-lite-v1:0',
-  'amazon.nova-pro-v1:0',
-  'us.amazon.nova-micro-v1:0',
-  'us.amazon.nova-lite-v1:0',
-  'us.amazon.nova-pro-v1:0',
-  'amazon.nova-canvas-v1:0',
-  'anthropic.claude-3-5-haiku-20241022-v1:0',
-  'us.anthropic.claude-3-5-haiku-20241022-v1:0',
-];
+export const DEFAULT_BEDROCK_MODELS: readonly string[] = catalogIds(
+  BEDROCK_CATALOG.filter((model) => model.endOfLife === undefined),
+  ['us'],
+);
 
 const MODEL_ID = /^[a-z0-9-]+(\.[A-Za-z0-9-]+)+(:[A-Za-z0-9-]+)*$/;
-/** Cross-region inference profiles are named by a geography before the model id. */
-const PROFILE_PREFIX = /^(us|eu|apac|us-gov|ca|jp|au|global)\./;
 
 export function isInferenceProfile(modelId: string): boolean {
   return PROFILE_PREFIX.test(modelId);
@@ -29,8 +24,11 @@ export function profileTarget(profileId: string): { geography: string; model: st
   return match ? { geography: match[1]!, model: profileId.slice(match[0].length) } : undefined;
 }
 
-/** A context value: an array of ids or a comma-separated string; undefined gives the default list. */
-export function parseBedrockModels(value: unknown): string[] {
+/**
+ * A context value: an array of ids or a comma-separated string; undefined gives the default list. Every id must be
+ * one the catalog allows and not past its end of life at `now` (Bedrock would refuse every call to it).
+ */
+export function parseBedrockModels(value: unknown, now: number = Date.now()): string[] {
   if (value === undefined) return [...DEFAULT_BEDROCK_MODELS];
   const entries: unknown[] | undefined = Array.isArray(value) ? (value as unknown[]) : typeof value === 'string' ? value.split(',') : undefined;
   if (!entries) throw new Error(`CDK context bedrockModels must be a list of model ids, got ${JSON.stringify(value)}`);
@@ -38,6 +36,12 @@ export function parseBedrockModels(value: unknown): string[] {
   const bad = models.find((model) => typeof model !== 'string' || !MODEL_ID.test(model));
   if (bad !== undefined) throw new Error(`CDK context bedrockModels: ${JSON.stringify(bad)} is not a Bedrock model id (e.g. amazon.nova-lite-v1:0)`);
   if (models.length === 0) throw new Error('CDK context bedrockModels is empty');
+  const allowed = catalogIds();
+  for (const model of models as string[]) {
+    const found = lookUpModel(model, now);
+    if (!found || !allowed.includes(model)) throw new Error(`CDK context bedrockModels: ${model} is not a model the product supports; choose from ${allowed.join(', ')}`);
+    if (found.state === 'ended') throw new Error(`CDK context bedrockModels: ${model} reached end of life on Bedrock on ${found.model.endOfLife}`);
+  }
   return [...new Set(models as string[])];
 }
 
@@ -52,4 +56,13 @@ export function bedrockModelArns(models: readonly string[], where: { partition: 
       ? [`arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`, `arn:${where.partition}:bedrock:*::foundation-model/${target.model}`]
       : [`arn:${where.partition}:bedrock:${where.region}::foundation-model/${model}`];
   });
+}
+
+/**
+ * The AWS Marketplace products of the third-party models in `models`: on an account's first call to one, Bedrock
+ * subscribes the account on behalf of the caller, which needs `aws-marketplace:Subscribe` on that product.
+ */
+export function marketplaceProductIds(models: readonly string[]): string[] {
+  const ids = models.flatMap((model) => lookUpModel(model, 0)?.model.marketplaceProductId ?? []);
+  return [...new Set(ids)].sort();
 }

@@ -4,6 +4,7 @@ import {
   MAX_HISTORY_TURNS,
   MAX_MEMORY_VALUE_BYTES,
   MAX_STEPS_PER_RUN,
+  NOVA_CANVAS_MAX_PROMPT_CHARS,
 } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
 import { conditionHolds } from '#workflows/condition.ts';
@@ -225,6 +226,10 @@ async function executeNode(
     }
     case 'image': {
       const prompt = renderText(node.prompt, scope);
+      // Checked on the rendered text: the definition's template may grow or vanish once its values are filled in.
+      if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
+        throw new RunFailure(`Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`);
+      }
       const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, modelId: node.model_id });
       usageIn(cursor).images += 1;
       const stored = await (await deps.images.store()).put(run.execution_id, `${nodeId}-${cursor.steps}`, png);

@@ -46,7 +46,7 @@ export interface StartDeps extends ExecutionDeps, PublicationDeps {
 
 export async function startExecution(deps: StartDeps, caller: Caller, workflowId: string, request: ExecuteRequest): Promise<ExecutionRecord> {
   const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
-  applyOverrides(workflow.definition, request.overrides);
+  applyOverrides(workflow.definition, request.overrides, deps.now());
   if (request.callback_url !== undefined) {
     const problem = callbackUrlProblem(request.callback_url, deps.allowLoopbackCallbacks);
     if (problem) throw new ValidationError([{ field: 'callback_url', message: problem }]);

@@ -252,6 +252,9 @@ export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
 export const MAX_TOOL_EVENT_RESULT_BYTES = 2 * 1024;
 /** Tools one MCP server entry may expose to an agent (its allow-list). */
 export const MAX_MCP_TOOLS_PER_SERVER = 32;
+/** Converse's tool names: 1-64 of `[a-zA-Z0-9_-]` (a hand-off's `transfer_to_<node>` included). */
+export const CONVERSE_TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+export const CONVERSE_TOOL_NAME_MAX = 64;
 /** Secret values are SSM SecureString parameters (Standard tier: 4 KB); names as SSM path segments allow. */
 export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 /** Secrets one tool call may resolve: one GetParameters call answers at most 10 names. */

@@ -1,3 +1,4 @@
+import { modelProblem } from '#shared/bedrock-catalog.ts';
 import { isJsonObject } from '#shared/json-object.ts';
 import {
   DEFAULT_AGENT_TURNS,
@@ -241,6 +242,17 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
     default:
       return [];
   }
+}
+
+/**
+ * A bedrock node's model at `now`: refusals (unknown to the catalog, of the other kind, served only through a
+ * profile, past its end of life) and warnings (Legacy, with its end date), each on `model_id`.
+ */
+export function modelIssues(node: WorkflowNode, now: number): { refuse: string[]; warn: string[] } {
+  const named = (node.type === 'llm' || node.type === 'agent' || node.type === 'image') && node.provider === 'bedrock' ? node.model_id : undefined;
+  if (named === undefined) return { refuse: [], warn: [] };
+  const { refuse, warn } = modelProblem(named, node.type === 'image' ? 'image' : 'text', now);
+  return { refuse: refuse ? [refuse] : [], warn: warn ? [warn] : [] };
 }
 
 /** The scripted provider draws small images; Nova Canvas has its own documented size rules. */

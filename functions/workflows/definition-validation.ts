@@ -1,21 +1,22 @@
 import jsonata from 'jsonata';
-import { ValidationError } from '#shared/errors.ts';
+import { ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
 import * as z from '#shared/zod.ts';
-import { MAX_SECRETS_PER_TOOL, SECRET_NAME_PATTERN } from '#shared/limits.ts';
+import { CONVERSE_TOOL_NAME_MAX, MAX_SECRETS_PER_TOOL, SECRET_NAME_PATTERN } from '#shared/limits.ts';
 import { HANDOFF_TOOL_PREFIX, secretReferencesIn } from './tool-references.ts';
-import { nodeProblems, workflowShape, type NodeOfType, type ToolDefinition, type WorkflowDefinition } from './definition-schema.ts';
+import { modelIssues, nodeProblems, workflowShape, type NodeOfType, type ToolDefinition, type WorkflowDefinition } from './definition-schema.ts';
 
 const SECRET_REFERENCE = /\{\{\s*secret\./;
+const SECRET_OUTSIDE_TEMPLATES = 'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event';
 import { toolUrlProblem } from '#shared/public-url.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 
 /**
  * Publish-time validation of a whole definition: every edge names a node, node rules hold, and every condition
- * parses as JSONata. Only the admin CLI loads this module (and the JSONata parser); the API reads definitions
- * that passed it.
+ * parses as JSONata, and every model is one Bedrock serves at `now`. Only the admin CLI loads this module (and the
+ * JSONata parser); the API reads definitions that passed it.
  */
-export function definitionSchema(options: { allowLoopbackTools: boolean }) {
+export function definitionSchema(options: DefinitionOptions) {
   return workflowShape.check(
   z.superRefine((definition, context) => {
     const known = new Set(Object.keys(definition.nodes));
@@ -23,6 +24,9 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
       const problem = toolUrlProblem(tool.url, options.allowLoopbackTools);
       if (problem) context.addIssue({ code: 'custom', path: ['tools', name, 'url'], message: problem });
       for (const { path, message } of toolSecretProblems(tool)) context.addIssue({ code: 'custom', path: ['tools', name, ...path], message });
+      for (const path of secretReferencePaths({ description: tool.description, ...(tool.type === 'http' ? { parameters: tool.parameters } : {}) })) {
+        context.addIssue({ code: 'custom', path: ['tools', name, ...path], message: SECRET_OUTSIDE_TEMPLATES });
+      }
     }
     const edge = (target: string, path: (string | number)[]) => {
       if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
@@ -31,8 +35,9 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
     for (const [id, node] of Object.entries(definition.nodes)) {
       const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
       for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
+      for (const message of modelIssues(node, options.now).refuse) context.addIssue({ code: 'custom', path: at('model_id'), message });
       if (SECRET_REFERENCE.test(JSON.stringify(node))) {
-        context.addIssue({ code: 'custom', path: at(), message: 'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event' });
+        context.addIssue({ code: 'custom', path: at(), message: SECRET_OUTSIDE_TEMPLATES });
       }
       switch (node.type) {
         case 'approval':
@@ -65,7 +70,19 @@ export function definitionSchema(options: { allowLoopbackTools: boolean }) {
   );
 }
 
-export const workflowDefinitionSchema = definitionSchema({ allowLoopbackTools: false });
+export interface DefinitionOptions {
+  allowLoopbackTools: boolean;
+  /** When publishing: decides which models have reached their end of life. */
+  now: number;
+}
+
+/**
+ * What publishing a valid definition should still tell its author: the nodes naming a Legacy model, with the day
+ * Bedrock stops answering (`<source>.nodes.<id>.model_id`).
+ */
+export function definitionWarnings(definition: WorkflowDefinition, source: string, now: number): FieldIssue[] {
+  return Object.entries(definition.nodes).flatMap(([id, node]) => modelIssues(node, now).warn.map((message) => ({ field: `${source}.nodes.${id}.model_id`, message })));
+}
 
 /**
  * An agent names tools the workflow defines, hands off only to agent nodes, and its script stays within both. The
@@ -87,6 +104,13 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
   node.handoffs.forEach((target, i) => {
     const targetNode = Object.hasOwn(definition.nodes, target) ? definition.nodes[target] : undefined;
     if (targetNode?.type !== 'agent') problems.push({ path: ['handoffs', i], message: `"${target}" is not an agent node` });
+    const toolName = `${HANDOFF_TOOL_PREFIX}${target}`;
+    if (node.provider === 'bedrock' && toolName.length > CONVERSE_TOOL_NAME_MAX) {
+      problems.push({
+        path: ['handoffs', i],
+        message: `the model sees this hand-off as the tool "${toolName}" (${toolName.length} characters), and Bedrock allows at most ${CONVERSE_TOOL_NAME_MAX}: name the node with at most ${CONVERSE_TOOL_NAME_MAX - HANDOFF_TOOL_PREFIX.length} characters`,
+      });
+    }
   });
   node.script.forEach((step, i) => {
     if ('tool_calls' in step) {
@@ -109,6 +133,14 @@ function toolSecretProblems(tool: ToolDefinition): { path: (string | number)[]; 
   return problems;
 }
 
+/** Where in a JSON value (a key or a string) `{{secret.` is written: a tool's description and schema go to the model as they are. */
+function secretReferencePaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return SECRET_REFERENCE.test(value) ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => secretReferencePaths(item, [...path, i]));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => [...(SECRET_REFERENCE.test(key) ? [[...path, key]] : []), ...secretReferencePaths(item, [...path, key])]);
+}
+
 function conditionSyntaxProblem(expression: string): string | undefined {
   try {
     jsonata(expression);
@@ -119,8 +151,8 @@ function conditionSyntaxProblem(expression: string): string | undefined {
 }
 
 /** Validates one definition document; `source` (a file name) prefixes every field so errors point at the file and node. */
-export function parseDefinition(document: unknown, source: string, options?: { allowLoopbackTools: boolean }): WorkflowDefinition {
-  const parsed = (options ? definitionSchema(options) : workflowDefinitionSchema).safeParse(document);
+export function parseDefinition(document: unknown, source: string, options: DefinitionOptions): WorkflowDefinition {
+  const parsed = definitionSchema(options).safeParse(document);
   if (!parsed.success) throw new ValidationError(toFieldIssues(parsed.error, [source]), `Invalid workflow definition in ${source}`);
   const tooLarge = definitionSizeProblem(parsed.data);
   if (tooLarge) throw new ValidationError([{ field: source, message: tooLarge }], `Invalid workflow definition in ${source}`);

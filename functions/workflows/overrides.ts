@@ -1,7 +1,7 @@
 import { ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/field-issues.ts';
 import { isJsonObject } from '#shared/json-object.ts';
-import { nodeProblems, nodeSchema, OVERRIDABLE_PARAMS, type WorkflowDefinition } from './definition-schema.ts';
+import { modelIssues, nodeProblems, nodeSchema, OVERRIDABLE_PARAMS, type WorkflowDefinition } from './definition-schema.ts';
 
 export type Overrides = Record<string, Record<string, unknown>>;
 
@@ -9,9 +9,10 @@ export type Overrides = Record<string, Record<string, unknown>>;
  * Applies a run's `overrides` (`{node_id: {param: value}}`) to a definition. Only parameters can change,
  * never edges; an unknown node or parameter, or a value the node's schema refuses, is a 400 naming it.
  * Node ids and parameter names are the caller's: they are only ever compared with the definition's own keys,
- * so `constructor`, `hasOwnProperty` or `__proto__` are unknown names like any other.
+ * so `constructor`, `hasOwnProperty` or `__proto__` are unknown names like any other. With `now` (a run being
+ * started), an overridden node's model must be one Bedrock still serves; the steps of a started run pass no clock.
  */
-export function applyOverrides(definition: WorkflowDefinition, overrides: Overrides): WorkflowDefinition {
+export function applyOverrides(definition: WorkflowDefinition, overrides: Overrides, now?: number): WorkflowDefinition {
   const issues: FieldIssue[] = [];
   const nodes = new Map(Object.entries(definition.nodes));
   for (const [nodeId, params] of Object.entries(overrides)) {
@@ -40,6 +41,7 @@ export function applyOverrides(definition: WorkflowDefinition, overrides: Overri
       continue;
     }
     for (const problem of nodeProblems(parsed.data)) issues.push({ field: `overrides.${nodeId}.${problem.field}`, message: problem.message });
+    if (now !== undefined) for (const message of modelIssues(parsed.data, now).refuse) issues.push({ field: `overrides.${nodeId}.model_id`, message });
     nodes.set(nodeId, parsed.data);
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Invalid overrides');

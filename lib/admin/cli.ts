@@ -5,6 +5,7 @@ import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands
 import { COLLECTION_USAGE, runCollectCommand, runEventsCommand, runHandoffsCommand, runTasksCommand } from './collection-commands.ts';
 import { runSecretsCommand, SECRETS_USAGE } from './secrets-commands.ts';
 import { COST_USAGE, runCostCommand } from './cost-commands.ts';
+import { MODELS_USAGE, runModelsCommand } from './models-commands.ts';
 import { CliText } from './cli-text.ts';
 import { resolveTarget, type AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
@@ -17,35 +18,44 @@ ${KEYS_USAGE}
 ${COLLECTION_USAGE}
 ${SECRETS_USAGE}
 ${COST_USAGE}
+${MODELS_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
 
 type Flags = Record<string, string | boolean | undefined>;
 type Command = (target: AdminTarget, args: string[], flags: Flags, io: CliInput) => Promise<object>;
 
-/** What a command may read besides its arguments: a secret's value, from stdin only. */
+/** What a command may read besides its arguments: a secret's value, from stdin only; and the time (tests move it). */
 export interface CliInput {
   stdin: () => Promise<string>;
+  now?: () => number;
 }
 
 /** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
 const COMMANDS = new Map<string, Command>([
   ['links', (target, args, flags) => runLinksCommand(target, args, flags)],
   ['keys', (target, args, flags) => runKeysCommand(target, args, flags)],
-  ['publish', (target, args, flags) => runPublicationCommand(target, 'publish', args, flags)],
-  ['unpublish', (target, args, flags) => runPublicationCommand(target, 'unpublish', args, flags)],
+  ['publish', (target, args, flags, io) => runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
+  ['unpublish', (target, args, flags, io) => runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
   ['tasks', runTasksCommand],
   ['collect', runCollectCommand],
   ['events', runEventsCommand],
   ['handoffs', runHandoffsCommand],
   ['secrets', (target, args, flags, io) => runSecretsCommand(target, args, flags, io.stdin)],
   ['cost', (target, args, flags) => runCostCommand(target, args, flags)],
+  ['models', (_target, args, _flags, io) => Promise.resolve(runModelsCommand(args, (io.now ?? Date.now)()))],
 ]);
 
 export interface CliResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+}
+
+/** A result's `warnings` (a Legacy model at publish), repeated on stderr where a person reading the terminal sees them. */
+function warningLines(result: object): string {
+  const warnings = (result as { warnings?: unknown }).warnings;
+  return Array.isArray(warnings) ? warnings.map((warning) => `warning: ${String(warning)}\n`).join('') : '';
 }
 
 /** Runs one admin command; with --json stdout is exactly one JSON object, errors included. */
@@ -87,7 +97,7 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     try {
       const result = await command(target, rest, values, io);
       if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: '' };
-      return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: '' };
+      return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: warningLines(result) };
     } finally {
       await target.close();
     }

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createPublicationsRepository } from '#workflows/publications-repository.ts';
-import { parseDefinition } from '#workflows/definition-validation.ts';
+import { definitionWarnings, parseDefinition } from '#workflows/definition-validation.ts';
 import { publish, unpublish } from '#workflows/publication-service.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
@@ -21,8 +21,8 @@ export function projectOption(flag: string | undefined): string {
   return flag;
 }
 
-/** A file, or every *.json file of a directory: each holds one workflow definition. */
-function readDefinitions(path: string): WorkflowDefinition[] {
+/** A file, or every *.json file of a directory: each holds one workflow definition, with what to warn about it. */
+function readDefinitions(path: string, now: number): { definitions: WorkflowDefinition[]; warnings: string[] } {
   let files: string[];
   try {
     files = statSync(path).isDirectory()
@@ -31,7 +31,8 @@ function readDefinitions(path: string): WorkflowDefinition[] {
   } catch {
     throw new UsageError(`cannot read ${path}`);
   }
-  return files.map((file) => {
+  const warnings: string[] = [];
+  const definitions = files.map((file) => {
     let document: unknown;
     try {
       document = JSON.parse(readFileSync(file, 'utf8'));
@@ -39,13 +40,18 @@ function readDefinitions(path: string): WorkflowDefinition[] {
       throw new UsageError(`${basename(file)} is not valid JSON: ${(error as Error).message}`);
     }
     // Test-only, as ALLOW_LOOPBACK_CALLBACKS: tool URLs on a loopback host pass publish.
-    return parseDefinition(document, basename(file), { allowLoopbackTools: optionalFlag('ALLOW_LOOPBACK_TOOLS') });
+    const definition = parseDefinition(document, basename(file), { allowLoopbackTools: optionalFlag('ALLOW_LOOPBACK_TOOLS'), now });
+    warnings.push(...definitionWarnings(definition, basename(file), now).map((issue) => `${issue.field}: ${issue.message}`));
+    return definition;
   });
+  return { definitions, warnings };
 }
 
-export async function runPublicationCommand(target: AdminTarget, verb: string, args: string[], flags: { project?: string }) {
-  const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now: Date.now };
+export async function runPublicationCommand(target: AdminTarget, verb: string, args: string[], flags: { project?: string }, now: () => number) {
+  const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now };
   const projectId = projectOption(flags.project);
   if (verb === 'unpublish') return unpublish(deps, projectId);
-  return publish(deps, projectId, readDefinitions(requireArgument(args[0], 'publish', 'file-or-directory')));
+  const { definitions, warnings } = readDefinitions(requireArgument(args[0], 'publish', 'file-or-directory'), deps.now());
+  const published = await publish(deps, projectId, definitions);
+  return warnings.length > 0 ? { ...published, warnings } : published;
 }

@@ -16,7 +16,7 @@ import { taskFunctions, type TaskFunction } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
 import { SECRETS_PREFIX_ENV, STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
 import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/stack-outputs.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/bedrock-models.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 
@@ -73,13 +73,26 @@ export class WorkflowEngine extends Construct {
     this.secretsPrefix = `/${stack.stackName}/secrets`;
     const models = (this.bedrockModels = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS);
     for (const task of taskFunctions) {
-      const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds) });
+      const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds), memorySize: task.memorySize });
       for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);
       for (const [bucket, grant] of Object.entries(task.buckets ?? {}) as [BucketName, BucketGrant][]) props.data.bindBucket(fn, bucket, grant);
       if (task.invokesBedrock) {
         // ConverseStream needs InvokeModelWithResponseStream; Nova Canvas images need InvokeModel.
         const resources = bedrockModelArns(models, { partition: stack.partition, region: stack.region, account: stack.account });
         fn.addToRolePolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }));
+        const products = marketplaceProductIds(models);
+        if (products.length > 0) {
+          // A third-party model's first call subscribes the account; Subscribe is held to those products (ViewSubscriptions
+          // takes no resource or condition). Unsubscribe stays with the operator.
+          fn.addToRolePolicy(
+            new PolicyStatement({
+              actions: ['aws-marketplace:Subscribe'],
+              resources: ['*'],
+              conditions: { StringEquals: { 'aws-marketplace:ProductId': products } },
+            }),
+          );
+          fn.addToRolePolicy(new PolicyStatement({ actions: ['aws-marketplace:ViewSubscriptions'], resources: ['*'] }));
+        }
       }
       if (task.readsSecrets) {
         fn.addEnvironment(SECRETS_PREFIX_ENV, this.secretsPrefix);

@@ -1,6 +1,7 @@
+import { CONVERSE_TOOL_NAME_PATTERN as TOOL_NAME } from '#shared/limits.ts';
+
 type Json = Record<string, unknown>;
 
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const BLOCK_KINDS = ['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'guardContent', 'reasoningContent', 'cachePoint'];
 
 /**

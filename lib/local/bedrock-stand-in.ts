@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { lookUpModel } from '#shared/bedrock-catalog.ts';
 import { conversationProblem } from './bedrock-converse-rules.ts';
 import { drawNovaCanvasImage, novaCanvasProblem } from './bedrock-nova-canvas.ts';
 
@@ -46,7 +47,8 @@ type Json = Record<string, unknown>;
  * `inferenceConfig.maxTokens` cuts the text and stops with `max_tokens` (a token counted as 4 characters).
  * The IAM front door before it checks signatures and which models the caller may invoke.
  */
-export async function startBedrockStandIn(options: { port?: number; host?: string } = {}): Promise<BedrockStandIn> {
+export async function startBedrockStandIn(options: { port?: number; host?: string; now?: () => number } = {}): Promise<BedrockStandIn> {
+  const now = options.now ?? Date.now;
   const queues = new Map<string, ConverseTurn[]>();
   const requests: BedrockStandIn['requests'] = [];
 
@@ -57,6 +59,8 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
     const match = /^\/model\/([^/?]+)\/(converse-stream|invoke)$/.exec(request.url ?? '');
     if (request.method !== 'POST' || !match) return refuse(response, 404, 'UnknownOperationException', 'The stand-in answers ConverseStream and InvokeModel only');
     const modelId = decodeURIComponent(match[1]!);
+    const refusal = modelRefusal(modelId, match[2] === 'invoke' ? 'image' : 'text', now());
+    if (refusal) return refuse(response, refusal.status, refusal.type, refusal.message);
     let body: Json;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
@@ -94,6 +98,29 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * What Bedrock answers for a model it will not serve: an id it does not know (or a model past its end of life that
+ * it no longer lists), a model that only an inference profile serves on demand, and an operation the model lacks.
+ */
+function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { status: number; type: string; message: string } | undefined {
+  const found = lookUpModel(modelId, at);
+  if (!found) return { status: 400, type: 'ValidationException', message: 'The provided model identifier is invalid.' };
+  if (found.state === 'ended') {
+    return { status: 404, type: 'ResourceNotFoundException', message: 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.' };
+  }
+  if (!found.viaProfile && !found.model.onDemand) {
+    return {
+      status: 400,
+      type: 'ValidationException',
+      message: `Invocation of model ID ${modelId} with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.`,
+    };
+  }
+  if (found.model.kind !== kind) {
+    return { status: 400, type: 'ValidationException', message: "This action doesn't support the model that you provided. Try again with a supported text or chat model." };
+  }
+  return undefined;
 }
 
 function refuse(response: ServerResponse, status: number, type: string, message: string): void {

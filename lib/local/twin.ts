@@ -47,6 +47,10 @@ export interface LocalTwinOptions {
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
+  /** The deployment's Bedrock allow-list, as CDK's `bedrockModels` context: the step function may invoke only these. */
+  bedrockModels?: readonly string[];
+  /** The Bedrock stand-in's clock, which decides when a model reaches its end of life. */
+  now?: () => number;
 }
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
@@ -103,13 +107,13 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   });
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
   const ssm = await startSsmStandIn({ dataDir: options.dataDir });
-  const bedrock = await startBedrockStandIn();
+  const bedrock = await startBedrockStandIn({ now: options.now });
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
   const principals: LocalPrincipal[] = [
     { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY },
-    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration) })),
+    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, options.bedrockModels) })),
   ];
   const accessDenials: AccessDenial[] = [];
   const frontDoor = (service: LocalService, upstream: string, offset: number) =>

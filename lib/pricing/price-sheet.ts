@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
 
 export interface PriceSheet {
@@ -8,6 +9,24 @@ export interface PriceSheet {
   source: string;
   units: Record<keyof CostUnits, { service: string; usd_per_unit: number; basis: string }>;
   fixed_monthly: Record<'alarm_metric' | 'dashboard' | 'kms_key', { usd: number; basis: string }>;
+  /** Per model or inference profile (a profile without its own entry costs what its model does). */
+  models: Record<string, ModelPrice>;
+}
+
+export interface ModelPrice {
+  input_usd_per_million?: number;
+  output_usd_per_million?: number;
+  /** Per image, by quality and size class. */
+  usd_per_image?: Record<string, number>;
+  source: string;
+  date: string;
+}
+
+/** A model id's price: its own entry, else its foundation model's (`us.<id>` → `<id>`); undefined when unpriced. */
+export function modelPriceOf(sheet: PriceSheet, modelId: string): ModelPrice | undefined {
+  const own = Object.hasOwn(sheet.models, modelId) ? sheet.models[modelId] : undefined;
+  const base = modelId.replace(PROFILE_PREFIX, '');
+  return own ?? (Object.hasOwn(sheet.models, base) ? sheet.models[base] : undefined);
 }
 
 /** `lib/pricing/<region>.json`: a price for every unit the product meters, with its source and date. */

@@ -108,7 +108,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => echoServer.listen(0, '127.0.0.1', resolve));
   echoUrl = `http://127.0.0.1:${(echoServer.address() as AddressInfo).port}`;
   twin = await startTestTwin();
-  const workflows = [crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow, bedrockWorkflow('amazon.nova-lite-v1:0'), bedrockWorkflow('amazon.titan-text-express-v1')];
+  const workflows = [crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow, bedrockWorkflow('amazon.nova-lite-v1:0'), bedrockWorkflow('eu.amazon.nova-pro-v1:0')];
   await twin.admin('publish', definitionsDir(workflows), '--project', PROJECT);
   key = (await createKey(twin, 'full', { project: PROJECT })).key;
   await setSecret('CRM_KEY', CRM_SECRET);
@@ -280,14 +280,15 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
 
   it("refuses a model outside the deployment's list, as the step function's role would", async () => {
     twin.bedrock.reset();
-    const run = await stream('bedrock-amazon-titan-text-express-v1', { user_id: 'u', input: { message: 'hello' } });
+    // A model the product supports, but not one this deployment's list (the default: US profiles) names.
+    const run = await stream('bedrock-eu-amazon-nova-pro-v1-0', { user_id: 'u', input: { message: 'hello' } });
     await run.ended;
     expect(run.events.at(-1)!.data).toMatchObject({ status: 'failed', error: expect.stringMatching(/AccessDenied.*bedrock:InvokeModelWithResponseStream/) });
     expect(twin.bedrock.requests).toEqual([]);
     expect(twin.accessDenials).toContainEqual({
       principal: 'WorkflowStep',
       action: 'bedrock:InvokeModelWithResponseStream',
-      resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-text-express-v1',
+      resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/eu.amazon.nova-pro-v1:0',
     });
   });
 });

@@ -274,15 +274,44 @@ describe('what agents may reach', () => {
 
   it('takes the model list from CDK context and refuses an id that is not one', () => {
     const app = templateApp();
-    app.node.setContext('bedrockModels', 'amazon.titan-text-express-v1,eu.amazon.nova-pro-v1:0');
+    app.node.setContext('bedrockModels', 'amazon.nova-micro-v1:0,eu.amazon.nova-pro-v1:0');
     const custom = new PlatformStack(app, 'Custom');
     const policy = policyOf(custom, 'WorkflowStep');
-    expect(policy).toContain('foundation-model/amazon.titan-text-express-v1');
+    expect(policy).toContain('foundation-model/amazon.nova-micro-v1:0');
     expect(policy).toContain('inference-profile/eu.amazon.nova-pro-v1:0');
     expect(policy).not.toContain('amazon.nova-lite');
+    expect(policy).not.toContain('aws-marketplace:');
     const bad = templateApp();
     bad.node.setContext('bedrockModels', 'amazon.nova-lite-v1:0,../*');
     expect(() => new PlatformStack(bad, 'Bad')).toThrow(/bedrockModels: "\.\.\/\*" is not a Bedrock model id/);
+  });
+
+  it('refuses a model outside the catalog, one past its end of life, and a profile-only model named without its profile', () => {
+    const stackWith = (models: string) => {
+      const app = templateApp();
+      app.node.setContext('bedrockModels', models);
+      return () => new PlatformStack(app, 'Models');
+    };
+    expect(stackWith('amazon.titan-text-express-v1')).toThrow(/amazon\.titan-text-express-v1 is not a model the product supports; choose from amazon\.nova-micro-v1:0/);
+    expect(stackWith('anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/reached end of life on Bedrock on 2026-06-19/);
+    expect(stackWith('anthropic.claude-haiku-4-5-20251001-v1:0')).toThrow(/is not a model the product supports/);
+    expect(stackWith('us.anthropic.claude-haiku-4-5-20251001-v1:0')).not.toThrow();
+  });
+
+  it("lets the step function subscribe the account to the allowed third-party models' Marketplace products only", () => {
+    const statements = (template.findResources('AWS::IAM::Policy') as Record<string, { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }>);
+    const all = Object.values(statements).flatMap((resource) => resource.Properties.PolicyDocument.Statement);
+    const subscribe = all.filter((statement) => JSON.stringify(statement.Action).includes('aws-marketplace:Subscribe'));
+    expect(subscribe).toEqual([
+      expect.objectContaining({
+        Action: 'aws-marketplace:Subscribe',
+        Resource: '*',
+        Condition: { StringEquals: { 'aws-marketplace:ProductId': ['prod-xdkflymybwmvi'] } },
+      }),
+    ]);
+    expect(policyOf(stack, 'WorkflowStep')).toContain('aws-marketplace:ViewSubscriptions');
+    expect(all.some((statement) => JSON.stringify(statement.Action).includes('aws-marketplace:Unsubscribe'))).toBe(false);
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('aws-marketplace');
   });
 
   it('lets only the step function read secrets, under the stack prefix, and tells it and the operator where', () => {

@@ -389,7 +389,7 @@ describe('cdk-nag AwsSolutions', () => {
     expect(places.length).toBeGreaterThan(routes.length + taskFunctions.length);
   });
 
-  it('accepts Resource::* only where active tracing and log delivery need it, with no other action', () => {
+  it('accepts Resource::* only where active tracing, log delivery and Marketplace subscriptions need it, with no other action', () => {
     const starScopes = stack.node
       .findAll()
       .filter((construct) =>
@@ -403,11 +403,15 @@ describe('cdk-nag AwsSolutions', () => {
     expect(starScopes.sort()).toEqual(roles.map((role) => `${role.node.path.replace(/^Test\//, '')}/DefaultPolicy`).sort());
 
     const stateMachineRole = stack.getLogicalId(stack.engine.stateMachine.role.node.defaultChild as never);
+    const stepRole = stack.getLogicalId(stack.engine.functions.WorkflowStep!.role!.node.defaultChild as never);
+    const hasRole = (policy: { [key: string]: any }, logicalId: string) => (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === logicalId);
     for (const [id, policy] of Object.entries(template.findResources('AWS::IAM::Policy'))) {
-      const allowed = policy.Properties.Roles.some((role: { Ref: string }) => role.Ref === stateMachineRole) ? /^(xray|logs):/ : /^xray:/;
-      for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]) {
+      // The step function's first call to a third-party model subscribes the account (Subscribe held to its products).
+      const allowed = hasRole(policy, stateMachineRole) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions)$)/ : /^xray:/;
+      for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Condition?: unknown }[]) {
         if (statement.Resource !== '*') continue;
         for (const action of [statement.Action].flat()) expect(action, id).toMatch(allowed);
+        if ([statement.Action].flat().includes('aws-marketplace:Subscribe')) expect(statement.Condition, id).toHaveProperty(['StringEquals', 'aws-marketplace:ProductId']);
       }
     }
   });

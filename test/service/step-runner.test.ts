@@ -131,3 +131,35 @@ describe("a run's first step", () => {
     expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
   });
 });
+
+describe('an image node on Bedrock', () => {
+  const DRAW: WorkflowDefinition = {
+    id: 'draw',
+    name: 'Draw',
+    description: '',
+    start: 'picture',
+    tools: {},
+    nodes: {
+      picture: { type: 'image', provider: 'bedrock', prompt: '{{input.message}}', width: 320, height: 320, model_id: 'amazon.nova-canvas-v1:0', next: 'done' },
+      done: { type: 'end', output: '{{nodes.picture.output.key}}' },
+    },
+  };
+
+  it('fails the run with a clear message when the rendered prompt is outside 1-1,024 characters, before calling the model', async () => {
+    const env = runEnvironment();
+    env.publications.seed(PROJECT, [DRAW]);
+    const prompts: string[] = [];
+    const images = { models: { scripted: {} as never, bedrock: { generate: async ({ prompt }: { prompt: string }) => (prompts.push(prompt), Buffer.from('png')) } }, store: () => Promise.reject(new Error('no image is stored')) };
+    const step: StepDeps = { ...env, providers: {} as never, agents: {} as never, images, now: env.clock.now };
+    for (const message of ['x'.repeat(1025), '']) {
+      const record = await startExecution(env.start, { projectId: PROJECT }, 'draw', { ...request, input: { message } });
+      const state = env.stateMachine.executions.get(record.execution_id)!.input as StepState;
+      expect(await runStep(step, state)).toMatchObject({ outcome: 'finished' });
+      expect(env.executions.stored(record.execution_id)).toMatchObject({
+        status: 'failed',
+        error: `Image node picture: the rendered prompt is ${message.length} characters; the image model takes 1-1024`,
+      });
+    }
+    expect(prompts).toEqual([]);
+  });
+});

@@ -65,6 +65,7 @@ describe('overrides naming prototype properties', () => {
   const definition = parseDefinition(
     { id: 'echo', name: 'Echo', start: 'answer', nodes: { answer: { type: 'llm', provider: 'scripted', reply: 'hi', next: 'done' }, done: { type: 'end', output: 'x' } } },
     'echo.json',
+    { allowLoopbackTools: false, now: Date.parse('2026-11-26T00:00:00Z') },
   );
 
   it.each(PROTOTYPE_NAMES)('names overrides.%s as an unknown node', (name) => {

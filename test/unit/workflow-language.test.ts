@@ -4,10 +4,12 @@ import { callbackUrlProblem } from '#executions/callback-url.ts';
 import { describeFailure } from '#engine/step-runner.ts';
 import { webhookHeaders } from '#executions/callback-signature.ts';
 import { conditionHolds } from '#workflows/condition.ts';
-import { workflowDefinitionSchema } from '#workflows/definition-validation.ts';
+import { definitionSchema } from '#workflows/definition-validation.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
 import { scopeNeeds } from '#workflows/scope-needs.ts';
+
+const workflowDefinitionSchema = definitionSchema({ allowLoopbackTools: false, now: Date.parse('2026-11-26T00:00:00Z') });
 import { ValidationError } from '#shared/errors.ts';
 
 const scope: TemplateScope = {

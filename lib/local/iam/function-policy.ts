@@ -11,7 +11,8 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/bedrock-models.ts';
+import { marketplaceProductResource } from './required-permissions.ts';
 import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf, parameterArnOf } from '#lib/local/local-arns.ts';
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/local/stores.ts';
 
@@ -57,7 +58,7 @@ function policyOf(statements: readonly Statement[]): Policy {
  * The local twin's copy of the role CDK gives the function: the same action lists (functions/shared/resources.ts)
  * on the local ARNs of the same tables, prefixes and state machine.
  */
-export function functionPolicy(declaration: FunctionDeclaration): Policy {
+export function functionPolicy(declaration: FunctionDeclaration, bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS): Policy {
   const statements: Statement[] = [];
   for (const [table, access] of Object.entries(declaration.tables) as [TableName, Access][]) {
     const arn = localTableArn(table);
@@ -73,8 +74,13 @@ export function functionPolicy(declaration: FunctionDeclaration): Policy {
     statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? LOCAL_EXECUTIONS_ARN : LOCAL_STATE_MACHINE_ARN]));
   }
   if (declaration.invokesBedrock) {
-    const models = bedrockModelArns(DEFAULT_BEDROCK_MODELS, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
+    const models = bedrockModelArns(bedrockModels, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
     statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], models));
+    const products = marketplaceProductIds(bedrockModels);
+    if (products.length > 0) {
+      statements.push(statement(['aws-marketplace:Subscribe'], products.map(marketplaceProductResource)));
+      statements.push(statement(['aws-marketplace:ViewSubscriptions'], ['*']));
+    }
   }
   if (declaration.readsSecrets) statements.push(statement(['ssm:GetParameter', 'ssm:GetParameters'], [`${parameterArnOf(LOCAL_SECRETS_PREFIX)}/*`]));
   return policyOf(statements);

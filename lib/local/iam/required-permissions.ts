@@ -1,4 +1,4 @@
-import { bedrockModelArns, profileTarget } from '#lib/bedrock-models.ts';
+import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/local/local-arns.ts';
 import { LOCAL_REGION } from '#lib/local/stores.ts';
 
@@ -149,5 +149,16 @@ export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const target = profileId === undefined ? undefined : profileTarget(profileId);
   const [own] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
   const routed = target ? (PROFILE_REGIONS[target.geography] ?? [LOCAL_REGION]).map((region) => `arn:aws:bedrock:${region}::foundation-model/${target.model}`) : [];
-  return [own!, ...routed].map((resource) => ({ action, resource }));
+  // Always, not only on the account's first call: the twin keeps no subscriptions, and a role that could not subscribe
+  // would fail on a fresh account.
+  const subscription = marketplaceProductIds([target?.model ?? profileId ?? modelId]).flatMap((product) => [
+    { action: 'aws-marketplace:Subscribe', resource: marketplaceProductResource(product) },
+    { action: 'aws-marketplace:ViewSubscriptions', resource: '*' },
+  ]);
+  return [...[own!, ...routed].map((resource) => ({ action, resource })), ...subscription];
+}
+
+/** IAM names no Marketplace resource; the twin writes the `aws-marketplace:ProductId` condition as one. */
+export function marketplaceProductResource(productId: string): string {
+  return `aws-marketplace:product/${productId}`;
 }
