@@ -56,8 +56,11 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
       });
     },
 
-    /** Every conversation handed off for a source, oldest event first (the operator's `handoffs` listing). */
-    async list(sourceId: string): Promise<NormalizedConversation[]> {
+    /**
+     * Every conversation handed off for a source, oldest event first (the operator's `handoffs` listing), as the text
+     * stored: parsed and written again, the sender's metadata numbers past double precision would be rounded.
+     */
+    async list(sourceId: string): Promise<{ event_id: number; text: string }[]> {
       const keys: string[] = [];
       let token: string | undefined;
       do {
@@ -65,10 +68,14 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
         keys.push(...(page.Contents ?? []).map((object) => object.Key!));
         token = page.NextContinuationToken;
       } while (token);
-      const conversations = await Promise.all(
-        keys.map(async (key) => JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString()) as NormalizedConversation),
+      const stored = await Promise.all(
+        keys.map(async (key) => {
+          const text = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+          // Parsed for its event id (a safe integer) to sort on, and to be sure the text is JSON before anyone splices it.
+          return { event_id: (JSON.parse(text) as NormalizedConversation).event_id, text };
+        }),
       );
-      return conversations.sort((a, b) => a.event_id - b.event_id);
+      return stored.sort((a, b) => a.event_id - b.event_id);
     },
   };
 }

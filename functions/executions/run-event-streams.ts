@@ -179,14 +179,17 @@ async function* tailLog(deps: TailDeps, executionId: string, options: TailOption
  * Before a stream opens (its errors are still JSON answers): the id a client resumes after must be one the
  * log has given out; a larger one is the client's error (400), never a wait for ids that may never come.
  */
-export async function checkResumePoint(deps: Pick<TailDeps, 'events'>, executionId: string, after: number): Promise<void> {
+export async function checkResumePoint(deps: Pick<TailDeps, 'events'>, executionId: string, after: number, field: ResumeField = 'Last-Event-ID'): Promise<void> {
   if (after === 0) return;
   const holding = await deps.events.batchHolding(executionId, after);
   const lastId = holding ? holding.firstId + holding.events.length - 1 : 0;
   if (lastId < after) {
-    throw new ValidationError([{ field: 'Last-Event-ID', message: `is ${after}, but the last event of this execution is ${lastId}` }]);
+    throw new ValidationError([{ field, message: `is ${after}, but the last event of this execution is ${lastId}` }]);
   }
 }
+
+/** Where a client gives the id it resumes after: the header EventSource sends, or the resume URL's query parameter. */
+export type ResumeField = 'Last-Event-ID' | 'after';
 
 /** The run sleeps (a wait node, an approval): nothing comes for a while. */
 function isWaiting(event: NumberedRunEvent): boolean {

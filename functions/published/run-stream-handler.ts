@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { routePath } from '#functions/routes.ts';
-import { assertLogOwner, checkResumePoint, type StreamedEvent, type StreamEnd, type TailDeps, type TailOptions } from '#executions/run-event-streams.ts';
+import { assertLogOwner, checkResumePoint, type ResumeField, type StreamedEvent, type StreamEnd, type TailDeps, type TailOptions } from '#executions/run-event-streams.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from '#shared/external-url.ts';
 import { header, type HttpRequest } from '#shared/http-handler.ts';
@@ -16,13 +16,19 @@ const EVENT_ID = /^\d{1,15}$/;
  * Where a stream resumes: `Last-Event-ID` (what EventSource sends when it reconnects, so it wins over the URL's
  * own `?after=`, which may be older), else `?after=`, else the start. A malformed id is a 400, never a replay.
  */
-export function resumePoint(request: HttpRequest): number {
+export function resumePoint(request: HttpRequest): ResumePoint {
   const fromHeader = header(request, 'last-event-id');
   const fromQuery = request.queryStringParameters?.after;
-  const [field, raw] = fromHeader !== undefined ? ['Last-Event-ID', fromHeader.trim()] : ['after', fromQuery];
-  if (raw === undefined || raw === null || raw === '') return 0;
+  const [field, raw] = fromHeader !== undefined ? (['Last-Event-ID', fromHeader.trim()] as const) : (['after', fromQuery] as const);
+  if (raw === undefined || raw === null || raw === '') return { after: 0, field };
   if (!EVENT_ID.test(raw)) throw new ValidationError([{ field, message: 'must be an event id: a whole number' }]);
-  return Number(raw);
+  return { after: Number(raw), field };
+}
+
+/** The id a stream resumes after, and where the caller gave it: a refusal names what the caller sent. */
+export interface ResumePoint {
+  after: number;
+  field: ResumeField;
 }
 
 /** The URL that continues a stream of this route after `lastEventId`. */
@@ -37,9 +43,9 @@ export function resumeUrl(request: HttpRequest, routeId: string, executionId: st
 export function followRunRoute(routeId: string, deps: TailDeps, timing: EventStreamTiming, view: StreamView) {
   return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
     const executionId = pathParameter(request, 'execution_id');
-    const after = resumePoint(request);
+    const { after, field } = resumePoint(request);
     await assertLogOwner(deps, caller, executionId);
-    await checkResumePoint(deps, executionId, after);
+    await checkResumePoint(deps, executionId, after, field);
     return respondWithEvents(
       context,
       timing,

@@ -8,6 +8,8 @@ import { createLinksRepository } from '#inbound/links-repository.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { newId } from '#shared/secrets.ts';
 import type { AdminTarget } from './target.ts';
+import { CliText } from './cli-text.ts';
+import { layOutJson } from './json-text.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
 export const COLLECTION_USAGE = `tasks create --link <link_id> [--channel a,b] [--direction inbound,outbound]
@@ -143,10 +145,15 @@ export async function runEventsCommand(target: AdminTarget, _args: string[], fla
   return { events };
 }
 
-export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
+/**
+ * The hand-offs as stored: their text is spliced into the answer, never parsed and written again, so metadata the
+ * sender wrote (a number past double precision, say) is printed as the analysis platform reads it.
+ */
+export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<CliText> {
   const link = await boundLink(target, requireId(flags.link as string | undefined, 'handoffs', '--link'));
-  if (!link.source_id) return { conversations: [] };
   const services = target.services();
   const store = createHandoffStore(services.s3, services.bucket, { announce: () => Promise.reject(new Error('read only')) });
-  return { conversations: await store.list(link.source_id) };
+  const texts = link.source_id ? (await store.list(link.source_id)).map((handoff) => handoff.text) : [];
+  const indent = flags.json === true ? 0 : 2;
+  return new CliText(`${layOutJson(`{"conversations":[${texts.join(',')}]}`, indent)}\n`);
 }

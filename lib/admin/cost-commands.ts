@@ -24,7 +24,11 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 function dayOption(value: string | undefined, fallback: string, name: string): string {
   if (value === undefined) return fallback;
-  if (!DAY.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new UsageError(`--${name} must be a date YYYY-MM-DD`);
+  const time = DAY.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
+  if (Number.isNaN(time)) throw new UsageError(`--${name} must be a date YYYY-MM-DD`);
+  // Date rolls a day the month does not have over into the next month (2026-02-30 reads as 2026-03-02), which
+  // would report on other days than asked: a date exists only if it comes back as written.
+  if (new Date(time).toISOString().slice(0, 10) !== value) throw new UsageError(`--${name} must be a date YYYY-MM-DD; ${value} does not exist`);
   return value;
 }
 

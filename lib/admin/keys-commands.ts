@@ -2,6 +2,7 @@ import { createApiKeysRepository } from '#published/api-keys-repository.ts';
 import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '#published/api-keys-service.ts';
 import { PRESETS, scopeSchema, type GrantedScope } from '#published/api-key-model.ts';
 import { createCounterStore } from '#shared/counter-store.ts';
+import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
@@ -35,11 +36,16 @@ function scopesOf(flags: KeyFlags): GrantedScope[] {
   });
 }
 
-function expiryOf(flags: KeyFlags): string | null {
-  if (!flags.expires) return null;
-  // An explicit offset (or Z) is required, so an expiry never depends on the operator's time zone.
-  const time = /(Z|[+-]\d\d:\d\d)$/.test(flags.expires) ? Date.parse(flags.expires) : Number.NaN;
-  if (Number.isNaN(time)) throw new UsageError('--expires must be an ISO 8601 time with an offset, e.g. 2027-01-31T00:00:00Z');
+function expiryOf(flags: KeyFlags, now: number): string | null {
+  if (flags.expires === undefined) return null;
+  // An explicit offset (or Z) is required, so an expiry never depends on the operator's time zone; a day the month
+  // does not have (2027-02-30) is refused rather than rolled over into the next month, as Date.parse would.
+  const time = parseIsoWithOffset(flags.expires);
+  if (time === undefined) throw new UsageError('--expires must be an ISO 8601 time with an offset, e.g. 2027-01-31T00:00:00Z');
+  // A key counts as expired from its expiry on (api-keys-service isExpired): such a key could never authenticate.
+  if (time <= now) {
+    throw new UsageError(`--expires ${flags.expires} is not in the future (now is ${new Date(now).toISOString()}): the key would be expired as soon as it is created`);
+  }
   return new Date(time).toISOString();
 }
 
@@ -54,7 +60,7 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
   switch (verb) {
     case 'create':
       if (!flags.name) throw new UsageError('keys create needs --name');
-      return createKey(deps, { name: flags.name, projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags) });
+      return createKey(deps, { name: flags.name, projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags, deps.now()) });
     case 'rotate':
       return rotateKey(deps, requireKeyId());
     case 'revoke':

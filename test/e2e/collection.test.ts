@@ -6,6 +6,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '#lib/admin/cli.ts';
 import { HANDOFF_EVENTS_FILE_NAME } from '#lib/local/twin.ts';
 import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { callEvent, textEvent } from '../support/events.ts';
@@ -77,6 +78,32 @@ describe('nightly collection on the twin', () => {
     expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_run: expect.objectContaining({ run_id: run.run_id, handed_off: 1 }) })]);
     // Nothing new: a second run hands nothing off again.
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0 });
+  });
+
+  it('prints hand-offs as stored: metadata numbers past double precision as the sender wrote them, in JSON and as text', async () => {
+    const link = await boundLink(twin, 'dialogs');
+    const dialog = textEvent(1, { metadata: { big: 0, n: 0 } });
+    // The sender's own layout around the metadata: the hand-off keeps its text, the listing lays it out.
+    const body = JSON.stringify(dialog).replace('{"big":0,"n":0}', '{ "big" : 12345678901234567890123,\n "n": 9007199254740993 }');
+    expect((await postJson(eventsUrl(link.token), body)).status).toBe(201);
+    const task = await twin.admin('tasks', 'create', '--link', link.linkId);
+    expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 1 });
+
+    const json = await runCli(['handoffs', '--link', link.linkId, '--json']);
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(json.stdout.trim().split('\n')).toHaveLength(1);
+    expect(json.stdout).toContain('"metadata":{"big":12345678901234567890123,"n":9007199254740993}');
+    const [conversation] = JSON.parse(json.stdout).conversations;
+    expectConforming(conversation);
+    expect(conversation).toMatchObject({ external_id: dialog.external_id, link_id: link.linkId, type: 'text' });
+
+    const text = await runCli(['handoffs', '--link', link.linkId]);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toContain('"metadata": {\n        "big": 12345678901234567890123,\n        "n": 9007199254740993\n      }');
+    // Otherwise the same layout as any other command's: JSON.stringify's, with the sender's numbers put back.
+    const rounded = (number: string) => `: ${JSON.stringify(JSON.parse(number))}`;
+    const laidOut = JSON.stringify(JSON.parse(json.stdout), null, 2).replace(rounded('12345678901234567890123'), ': 12345678901234567890123').replace(rounded('9007199254740993'), ': 9007199254740993');
+    expect(text.stdout).toBe(`${laidOut}\n`);
   });
 
   it('downloads a 2.5 MB recording byte for byte, with no credentials, and hands the call off with its SHA-256', async () => {

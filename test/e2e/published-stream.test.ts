@@ -200,6 +200,24 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     expect(JSON.parse(malformed.text)).toEqual({ detail: 'Validation error: after: must be an event id: a whole number' });
   });
 
+  it('names the field the resume id came in: the after query parameter, or the Last-Event-ID header, on both routes', async () => {
+    const live = await streamRun('echo', { user_id: 'u', input: { message: 'x' } });
+    await live.ended;
+    const executionId = live.events[0]!.data.execution_id as string;
+    const lastId = live.events.at(-1)!.id!;
+    for (const path of ['stream', 'events'] as const) {
+      const viaQuery = await followRun(executionId, { path, query: 'after=999' });
+      const viaHeader = await followRun(executionId, { path, headers: { 'last-event-id': '999' } });
+      // The header wins when both are sent, so it is the one named.
+      const viaBoth = await followRun(executionId, { path, query: 'after=1', headers: { 'last-event-id': '999' } });
+      await Promise.all([viaQuery.ended, viaHeader.ended, viaBoth.ended]);
+      expect([viaQuery.status, viaHeader.status, viaBoth.status], path).toEqual([400, 400, 400]);
+      expect(JSON.parse(viaQuery.text), path).toEqual({ detail: `Validation error: after: is 999, but the last event of this execution is ${lastId}` });
+      expect(JSON.parse(viaHeader.text), path).toEqual({ detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${lastId}` });
+      expect(JSON.parse(viaBoth.text), path).toEqual(JSON.parse(viaHeader.text));
+    }
+  });
+
   it('continues after an approval: the next segment after the interrupted complete, up to the end', async () => {
     const live = await streamRun('support-bot', { user_id: 'u', input: { message: 'ship it' } });
     await live.ended;

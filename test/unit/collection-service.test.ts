@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NormalizedConversation } from '#collection/conversation.ts';
 import { createCollectionRepository } from '#collection/collection-repository.ts';
 import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
 import { createHandoffStore, fileAnnouncer, handoffKey } from '#collection/handoff-store.ts';
@@ -117,7 +118,7 @@ describe('a collection run', () => {
     expect((await env.stateOf(call)).state).toBe('handed_off');
     expect((await env.stateOf(later)).state).toBe('queued');
 
-    const conversations = await env.handoffs.list(env.link.source_id!);
+    const conversations = (await env.handoffs.list(env.link.source_id!)).map((handoff) => JSON.parse(handoff.text) as NormalizedConversation);
     expect(conversations.map((c) => [c.event_id, c.type])).toEqual([[1, 'text'], [2, 'call']]);
     expect(conversations[0]!.messages!.map((m) => m.sequence_number)).toEqual([1, 2, 3]);
     expect(conversations[1]).toMatchObject({ link_id: env.link.link_id, source_channel: 'sip', recording: { key: `recordings/${env.link.source_id}/2.mp3`, bytes: 3, sha256: 'abc', format: 'mp3' } });
