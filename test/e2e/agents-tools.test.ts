@@ -12,6 +12,7 @@ import { scriptedImageModel } from '#engine/images/scripted-image.ts';
 import { createKey } from '../support/published.ts';
 import { refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { startMcpServer } from '../support/mcp-server.ts';
+import { leaksOf } from '../support/secret-echo.ts';
 import { openSse, tokensOf } from '../support/sse.ts';
 
 /**
@@ -21,9 +22,12 @@ import { openSse, tokensOf } from '../support/sse.ts';
 const PROJECT = 'tools';
 const CRM_SECRET = 'crm-secret-5f0c9a1e7d';
 const WEATHER_SECRET = 'weather-secret-77aa31';
+// JSON escapes both the quote and the backslash, so an echo of it in a JSON body never holds it as it is.
+const LEAKY_SECRET = 'p"ss\\w0rd/x';
 let twin: TestTwin;
 let key: string;
 let mcp: Awaited<ReturnType<typeof startMcpServer>>;
+let sessionsMcp: Awaited<ReturnType<typeof startMcpServer>>;
 let echoServer: Server;
 let echoUrl: string;
 const echoed: IncomingHttpHeaders[] = [];
@@ -60,6 +64,27 @@ const weatherWorkflow = (url: string) => ({
       script: [{ tool_calls: [{ tool: 'weather', arguments: {} }, { tool: 'unset', arguments: {} }] }, { reply: 'It is {{tool_results.weather.sky}}.' }],
     },
     done: { type: 'end', output: { reply: '{{nodes.agent.output}}', raw: '{{tool_results.weather}}' } },
+  },
+});
+
+/** Careless tools, HTTP and MCP (with sessions), echoing a key that JSON escapes. */
+const leakyWorkflow = (url: string, mcpUrl: string) => ({
+  id: 'leaky',
+  name: 'Leaky',
+  start: 'agent',
+  tools: {
+    echo: { type: 'http', url: `${url}/leaky`, headers: { 'x-api-key': '{{secret.LEAKY_KEY}}' } },
+    crm: { type: 'mcp', url: mcpUrl, headers: { 'x-key': '{{secret.LEAKY_KEY}}' }, tools: ['echo_key'] },
+  },
+  nodes: {
+    agent: {
+      type: 'agent', provider: 'scripted', tools: ['echo', 'crm'], next: 'done',
+      script: [
+        { tool_calls: [{ tool: 'echo', arguments: {} }, { tool: 'echo_key', arguments: { encoding: 'base64' } }, { tool: 'echo_key', arguments: { encoding: 'json' } }] },
+        { reply: 'Echoed {{tool_results.echo}} and {{tool_results.echo_key}}' },
+      ],
+    },
+    done: { type: 'end', output: { reply: '{{nodes.agent.output}}' } },
   },
 });
 
@@ -100,6 +125,7 @@ async function setSecret(name: string, value: string, project = PROJECT) {
 beforeAll(async () => {
   process.env.ALLOW_LOOPBACK_TOOLS = '1';
   mcp = await startMcpServer();
+  sessionsMcp = await startMcpServer({ sessions: true });
   // A careless tool that echoes the key it was sent: the agent must not pass it on.
   echoServer = createServer((request, response) => {
     echoed.push(request.headers);
@@ -109,14 +135,17 @@ beforeAll(async () => {
   echoUrl = `http://127.0.0.1:${(echoServer.address() as AddressInfo).port}`;
   twin = await startTestTwin();
   const workflows = [crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow, bedrockWorkflow('amazon.nova-lite-v1:0'), bedrockWorkflow('eu.amazon.nova-pro-v1:0')];
-  await twin.admin('publish', definitionsDir(workflows), '--project', PROJECT);
+  const published = [...workflows, leakyWorkflow(echoUrl, sessionsMcp.url)];
+  await twin.admin('publish', definitionsDir(published), '--project', PROJECT);
   key = (await createKey(twin, 'full', { project: PROJECT })).key;
   await setSecret('CRM_KEY', CRM_SECRET);
   await setSecret('WEATHER_KEY', WEATHER_SECRET);
+  await setSecret('LEAKY_KEY', LEAKY_SECRET);
 });
 afterAll(async () => {
   await twin?.close();
   await mcp?.close();
+  await sessionsMcp?.close();
   await new Promise((resolve) => echoServer?.close(resolve));
 });
 
@@ -139,7 +168,7 @@ describe('secrets', () => {
     expect(await setSecret('SPARE', 'first')).toEqual({ project_id: PROJECT, name: 'SPARE', version: 1 });
     expect(await setSecret('SPARE', 'second')).toEqual({ project_id: PROJECT, name: 'SPARE', version: 2 });
     const listed = await twin.admin('secrets', 'list', '--project', PROJECT);
-    expect(listed.secrets.map((secret: { name: string }) => secret.name).sort()).toEqual(['CRM_KEY', 'SPARE', 'WEATHER_KEY']);
+    expect(listed.secrets.map((secret: { name: string }) => secret.name).sort()).toEqual(['CRM_KEY', 'LEAKY_KEY', 'SPARE', 'WEATHER_KEY']);
     expect(JSON.stringify(listed)).not.toContain(CRM_SECRET);
     expect(await twin.admin('secrets', 'delete', 'SPARE', '--project', PROJECT)).toEqual({ project_id: PROJECT, name: 'SPARE', deleted: true });
     expect((await refusedAdmin('secrets', 'delete', 'SPARE', '--project', PROJECT)).error).toBe(`project ${PROJECT} has no secret SPARE`);
@@ -199,6 +228,46 @@ describe('secrets in HTTP tools', () => {
       const body = await (await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))).Body!.transformToString();
       expect(body, object.Key).not.toContain(WEATHER_SECRET);
     }
+  });
+});
+
+describe('a secret that JSON escapes, echoed by HTTP and MCP tools', () => {
+  it('reaches no event, replayed log, output, record or stored object, and every run ends its MCP session', async () => {
+    const runs = 4;
+    for (let i = 0; i < runs; i += 1) {
+      const run = await stream('leaky', { user_id: 'u' });
+      await run.ended;
+      expect(echoed.at(-1)!['x-api-key']).toBe(LEAKY_SECRET);
+      expect(sessionsMcp.calls.at(-1)!.headers['x-key']).toBe(LEAKY_SECRET);
+      const calls = run.events.filter((event) => event.event === 'tool_call' && event.data.status !== 'started');
+      expect(calls.map((event) => event.data.result)).toEqual([
+        { sky: 'clear', echo: '[secret]', url: '/leaky' },
+        { key: '[secret]', ctl: '' },
+        { key: '[secret]', ctl: '' },
+      ]);
+      const complete = run.events.at(-1)!.data;
+      expect(complete).toMatchObject({
+        status: 'completed',
+        output: { reply: 'Echoed {"sky":"clear","echo":"[secret]","url":"/leaky"} and {"key":"[secret]","ctl":""}' },
+      });
+      expect(leaksOf(JSON.stringify(run.events), LEAKY_SECRET), 'live events').toEqual([]);
+
+      const executionId = complete.execution_id as string;
+      expect(leaksOf(await rawStreamText(executionId), LEAKY_SECRET), 'replayed event log').toEqual([]);
+      expect(leaksOf(JSON.stringify(await statusOf(executionId)), LEAKY_SECRET), 'status and output').toEqual([]);
+      const objects = await twin.s3.send(new ListObjectsV2Command({ Bucket: twin.twin.bucket, Prefix: `executions/${executionId}` }));
+      for (const object of objects.Contents ?? []) {
+        const body = await (await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))).Body!.transformToString();
+        expect(leaksOf(body, LEAKY_SECRET), object.Key).toEqual([]);
+      }
+    }
+    for (const table of ['executions', 'conversations', 'runEvents'] as const) {
+      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables[table] }));
+      expect(leaksOf(JSON.stringify(Items), LEAKY_SECRET), table).toEqual([]);
+    }
+    // Each run's agent ended its session with the DELETE Streamable HTTP defines before its run completed.
+    expect(sessionsMcp.sessions.opened).toHaveLength(runs);
+    expect(sessionsMcp.sessions.open()).toBe(0);
   });
 });
 

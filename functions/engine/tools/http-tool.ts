@@ -11,7 +11,8 @@ const ARGUMENT_PLACEHOLDER = /\{\{\s*args\.([A-Za-z0-9_.-]+)\s*\}\}/g;
  * One HTTP tool call (arguments already checked against its schema). `{{args.x}}` in the URL are URL-encoded, in
  * headers kept as text; `{{secret.NAME}}` is read at call time. Non-GET calls send the arguments as the JSON
  * body. The rendered URL passes the public-address rule again, resolved and pinned by the fetch; redirects are
- * not followed; the call has the tool's deadline; the answer is cut to 64 KB before the model sees it.
+ * not followed; the call has the tool's deadline; the answer is masked of the secrets, then cut to 64 KB, before
+ * the model sees it.
  */
 export async function callHttpTool(
   tool: HttpTool,
@@ -38,9 +39,12 @@ export async function callHttpTool(
       body: tool.method === 'GET' ? undefined : JSON.stringify(args),
       signal: AbortSignal.timeout(tool.timeout_ms),
     });
-    const body = context.secrets.mask(await cappedText(response));
-    if (response.status < 200 || response.status > 299) return { ok: false, error: `HTTP ${response.status}${body ? `: ${body.slice(0, 200)}` : ''}` };
-    return { ok: true, result: parsed(body) };
+    const body = await maskedBody(response, context.secrets);
+    if (response.status < 200 || response.status > 299) {
+      const shown = body.text();
+      return { ok: false, error: `HTTP ${response.status}${shown ? `: ${shown.slice(0, 200)}` : ''}` };
+    }
+    return { ok: true, result: body.result() };
   } catch (error) {
     if (error instanceof AddressRefusedError) return { ok: false, error: `tool URL refused: ${error.reason}` };
     const name = (error as Error).name;
@@ -48,20 +52,45 @@ export async function callHttpTool(
   }
 }
 
-/** Reads at most the result limit and drops the rest unread: a tool answering gigabytes costs the step nothing more. */
-async function cappedText(response: Response): Promise<string> {
-  if (!response.body) return '';
+/**
+ * The answer masked of the scope's secrets, then cut to the result limit. Read past the limit by room for one secret
+ * in its longest form, so a secret crossing the cut is masked whole; the text after that room is dropped unread (a
+ * tool answering gigabytes costs the step nothing more). An answer within the limit that parses as JSON is masked
+ * string by string, where escapes are already undone.
+ */
+async function maskedBody(response: Response, secrets: SecretScope): Promise<{ text(): string; result(): unknown }> {
+  // A UTF-16 unit takes at most 3 UTF-8 bytes; 4 more for a character the read cut in two.
+  const room = 3 * secrets.longestForm() + 4;
+  const { bytes, whole } = await readUpTo(response, MAX_TOOL_RESULT_BYTES + room);
+  const body = bytes.toString('utf8');
+  // Short of the end of what was read, the last units may open a secret whose end was never read: drop them unmasked.
+  const maskedText = () => cutToResultLimit(secrets.mask(body, whole ? body.length : Math.max(0, body.length - secrets.longestForm())));
+  if (!whole || bytes.byteLength > MAX_TOOL_RESULT_BYTES) return { text: maskedText, result: maskedText };
+  return {
+    text: maskedText,
+    result() {
+      try {
+        return secrets.maskValue(JSON.parse(body));
+      } catch {
+        return maskedText();
+      }
+    },
+  };
+}
+
+async function readUpTo(response: Response, limit: number): Promise<{ bytes: Buffer; whole: boolean }> {
+  if (!response.body) return { bytes: Buffer.alloc(0), whole: true };
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  while (bytes <= MAX_TOOL_RESULT_BYTES) {
+  let read = 0;
+  while (read <= limit) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) return { bytes: Buffer.concat(chunks), whole: true };
     chunks.push(value);
-    bytes += value.byteLength;
+    read += value.byteLength;
   }
-  if (bytes > MAX_TOOL_RESULT_BYTES) await reader.cancel().catch(() => undefined);
-  return cutToResultLimit(Buffer.concat(chunks).toString('utf8'));
+  await reader.cancel().catch(() => undefined);
+  return { bytes: Buffer.concat(chunks).subarray(0, limit), whole: false };
 }
 
 const text = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
@@ -69,12 +98,4 @@ const text = (value: unknown) => (value === undefined || value === null ? '' : t
 export function cutToResultLimit(body: string): string {
   if (Buffer.byteLength(body, 'utf8') <= MAX_TOOL_RESULT_BYTES) return body;
   return Buffer.from(body, 'utf8').subarray(0, MAX_TOOL_RESULT_BYTES).toString('utf8').replace(/\uFFFD$/, '');
-}
-
-function parsed(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return body;
-  }
 }

@@ -8,8 +8,8 @@ const CLIENT_INFO = { name: 'workflow-ingest-agent', version: '1.0.0' };
 
 /**
  * One agent's session with one MCP server over Streamable HTTP (the official SDK client): connected and listed
- * on first use, then reused for every call the agent makes, and closed when the agent is done. Only the tools of
- * the entry's allow-list are visible, with the schemas the server lists.
+ * on first use, then reused for every call the agent makes, and ended when the agent is done (or when connecting
+ * or listing failed). Only the tools of the entry's allow-list are visible, with the schemas the server lists.
  */
 export async function openMcpSession(server: McpTool, url: string, headers: Record<string, string>, fetch: FetchLike) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -20,8 +20,15 @@ export async function openMcpSession(server: McpTool, url: string, headers: Reco
   });
   const client = new Client(CLIENT_INFO);
   const options = { timeout: server.timeout_ms, maxTotalTimeout: server.timeout_ms };
-  await client.connect(transport, options);
-  const listed = await client.listTools(undefined, options);
+  const end = () => endSession(client, transport, server.timeout_ms);
+  let listed: Awaited<ReturnType<Client['listTools']>>;
+  try {
+    await client.connect(transport, options);
+    listed = await client.listTools(undefined, options);
+  } catch (error) {
+    await end();
+    throw error;
+  }
   const allowed = new Set(server.tools);
   const tools = new Map(listed.tools.filter((tool) => allowed.has(tool.name)).map((tool) => [tool.name, tool]));
 
@@ -37,8 +44,26 @@ export async function openMcpSession(server: McpTool, url: string, headers: Reco
       if (result.isError) return { ok: false, error: text || 'the tool reported an error' };
       return { ok: true, result: result.structuredContent ?? parsedText(text, result.content) };
     },
-    close: () => client.close(),
+    close: end,
   };
+}
+
+/**
+ * Closing the client only drops the connection: the server keeps the session until it is told, with the DELETE the
+ * Streamable HTTP transport defines, or every run would leave one open there. A server without explicit termination
+ * answers 405, which the SDK takes as done; any other failure is the server's to clean up and does not fail the run.
+ * The DELETE has the tool's timeout: closing the client aborts one still pending, so a silent server cannot hold
+ * the step.
+ */
+async function endSession(client: Client, transport: StreamableHTTPClientTransport, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  try {
+    await Promise.race([transport.terminateSession().catch(() => undefined), deadline]);
+  } finally {
+    clearTimeout(timer);
+    await client.close().catch(() => undefined);
+  }
 }
 
 export type McpSession = Awaited<ReturnType<typeof openMcpSession>>;

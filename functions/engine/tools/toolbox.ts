@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
 import { pinnedFetch, type FetchLike } from '#shared/pinned-fetch.ts';
 import { toolUrlProblem } from '#shared/public-url.ts';
 import type { McpTool, ToolDefinition } from '#workflows/definition-schema.ts';
@@ -18,7 +19,8 @@ type Route = { kind: 'http'; tool: Extract<ToolDefinition, { type: 'http' }> } |
 
 /**
  * Agents' tools. Every call's arguments are checked against the tool's JSON Schema (ajv) before anything is sent,
- * and every answer, failure or not, is masked of the project's secrets and cut to 64 KB before the model sees it.
+ * and every answer, failure or not, is masked of the project's secrets and then cut to 64 KB before the model, an
+ * event or a record sees it.
  */
 export function createToolKit(options: ToolKitOptions): ToolKit {
   const ajv = new Ajv({ allErrors: true, strict: false });
@@ -76,16 +78,16 @@ export function createToolKit(options: ToolKitOptions): ToolKit {
           for (const [server, entry] of servers) {
             // A server that cannot be reached shows no tools; the model works with the others.
             const session = await sessionOf(server, entry).catch(() => undefined);
-            if (session) described.push(...session.describe());
+            // The server writes these and the model reads them: a server echoing its key there is masked too.
+            if (session) for (const tool of session.describe()) described.push({ ...tool, description: secrets.mask(tool.description), inputSchema: secrets.maskValue(tool.inputSchema) as Record<string, unknown> });
           }
           return described;
         },
         async call(name, args) {
           try {
-            const answer = await call(name, args);
-            return answer.ok ? { ok: true, result: maskedResult(answer.result, secrets) } : { ok: false, error: cutToResultLimit(secrets.mask(answer.error)) };
+            return maskedAnswer(await call(name, args), secrets);
           } catch (error) {
-            return { ok: false, error: cutToResultLimit(secrets.mask(describeError(error))) };
+            return { ok: false, error: describeError(error, secrets) };
           }
         },
         async close() {
@@ -118,21 +120,33 @@ async function connect(entry: McpTool, secrets: SecretScope, fetch: FetchLike, a
   return openMcpSession(entry, url, headers, fetch);
 }
 
-function maskedResult(result: unknown, secrets: SecretScope): unknown {
+/**
+ * Masked first, cut after: a cut text holds no start of a secret the masking would have caught whole. Strings are
+ * masked one by one (escapes undone); the JSON text is checked again for a value spread across strings and keys.
+ */
+function maskedAnswer(answer: ToolAnswer, secrets: SecretScope): ToolAnswer {
+  if (!answer.ok) return { ok: false, error: cutToResultLimit(maskedHead(answer.error, MAX_TOOL_RESULT_BYTES, secrets)) };
+  if (typeof answer.result === 'string') return { ok: true, result: cutToResultLimit(maskedHead(answer.result, MAX_TOOL_RESULT_BYTES, secrets)) };
+  const result = secrets.maskValue(answer.result);
   const json = JSON.stringify(result ?? null);
-  const masked = secrets.mask(json);
-  if (masked === json) return result;
-  try {
-    return JSON.parse(masked);
-  } catch {
-    return masked;
-  }
+  const checked = secrets.mask(json);
+  if (checked === json && Buffer.byteLength(json, 'utf8') <= MAX_TOOL_RESULT_BYTES) return { ok: true, result };
+  return { ok: true, result: cutToResultLimit(checked) };
 }
 
-function describeError(error: unknown): string {
+/**
+ * The first `units` of a text, masked: read one longest form further, a secret crossing the cut is masked whole, and
+ * the rest (an error body can be megabytes) is not worth masking.
+ */
+function maskedHead(text: string, units: number, secrets: SecretScope): string {
+  return secrets.mask(text.slice(0, units + secrets.longestForm()), units);
+}
+
+/** An error's message may quote the server (an HTTP error body): masked before it is shortened. */
+function describeError(error: unknown, secrets: SecretScope): string {
   if (error instanceof MissingSecretError) return error.message;
   const name = (error as Error | undefined)?.name ?? 'Error';
-  const message = (error as Error | undefined)?.message ?? '';
+  const message = String((error as Error | undefined)?.message ?? '');
   if (name === 'TimeoutError' || /timed out|RequestTimeout/i.test(message)) return 'timed out';
-  return `${name}: ${message.slice(0, 300)}`;
+  return maskedHead(`${name}: ${message}`, name.length + 302, secrets);
 }
