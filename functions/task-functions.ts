@@ -1,3 +1,4 @@
+import { COLLECT_BATCH_MEMORY_MB } from './shared/limits.ts';
 import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface TaskFunction {
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
   /** Seconds; the step runs llm calls, so it may take minutes. */
   readonly timeoutSeconds: number;
+  /** Lambda's memory size in MB (CDK and the twin); 256 when not set. */
+  readonly memorySize?: number;
   /** Whether it calls Amazon Bedrock (llm, agent and image nodes with provider bedrock), on the allowed models only. */
   readonly invokesBedrock?: boolean;
   /** Whether it reads projects' tool secrets (SSM parameters under the stack's secrets prefix). */
@@ -81,6 +84,8 @@ export const taskFunctions: readonly TaskFunction[] = [
     announcesHandoffs: true,
     // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the run checkpoints and loops.
     timeoutSeconds: 900,
+    // Eight recordings at once, each streaming through its upload's part buffers (limits.ts says how it was measured).
+    memorySize: COLLECT_BATCH_MEMORY_MB,
   },
   {
     id: 'CollectionNightly',

@@ -6,6 +6,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
 import { AddressRefusedError, pinnedLookup, resolvePublicAddresses } from '#shared/pinned-fetch.ts';
 import { bareHost, recordingUrlProblem } from '#shared/public-url.ts';
 
@@ -71,6 +72,8 @@ export function s3RecordingSink(s3: S3Client, bucket: string, key: string): Reco
     const upload = new Upload({
       client: s3,
       params: { Bucket: bucket, Key: key, Body: body, ...(context.contentType ? { ContentType: context.contentType } : {}) },
+      queueSize: RECORDING_UPLOAD_QUEUE_SIZE,
+      partSize: RECORDING_UPLOAD_PART_BYTES,
     });
     // Without this the upload would wait for a part that never comes; abort() also drops the parts sent so far.
     const abort = () => void upload.abort();

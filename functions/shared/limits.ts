@@ -221,6 +221,25 @@ export const COLLECTION_RETRY_PAUSE_MS = 1 * SECOND_MS;
 export const COLLECTION_PAGE_SIZE = 200;
 /** Events (recordings) fetched at once: bounded so memory and the sender's server stay calm. */
 export const COLLECTION_CONCURRENCY = 8;
+/**
+ * Each recording streams into a multipart upload (@aws-sdk/lib-storage) whose buffers live outside the V8 heap: per
+ * recording up to QUEUE_SIZE parts being sent, the part being gathered, and its copy while Buffer.concat joins it,
+ * (QUEUE_SIZE + 2) x PART_BYTES = 15 MiB (lib-storage's default queue of 4: 30 MiB). On AWS the TLS layer also holds
+ * an encrypted copy of each part being sent. Parts are S3's minimum size (but for the last); with one at a time a
+ * recording's download waits while its part goes out, a pause that S3 within the region keeps short next to a
+ * sender's transfer, and the price of fitting eight transfers into COLLECT_BATCH_MEMORY_MB.
+ */
+export const RECORDING_UPLOAD_PART_BYTES = 5 * 1024 * 1024;
+export const RECORDING_UPLOAD_QUEUE_SIZE = 1;
+/**
+ * CollectBatch's memory size (MB), from the peak measured with COLLECTION_CONCURRENCY recordings of 50 MiB at once
+ * (`BENCH_ONLY=collection BENCH_COLLECTION=memory npm run bench`): 228-251 MiB as the twin counts it, 285-299 MiB
+ * resident (VmHWM) for the deployed bundle in a process of its own with S3 over TLS. That leaves about 40% of 512 for
+ * what neither sees (Lambda's runtime client, a GC that comes later). lib-storage's default queue of 4 peaks at
+ * 313 MiB counted and 446 MiB resident: at 256 MB it dies with Runtime.OutOfMemory. Lambda bills GB-seconds: per
+ * recording in flight, 512 MB for 8 costs what 256 MB for 4 would, at twice the throughput.
+ */
+export const COLLECT_BATCH_MEMORY_MB = 512;
 /** One recording transfer, whole (connect to last byte). */
 export const RECORDING_TRANSFER_TIMEOUT_MS = 120 * SECOND_MS;
 /**

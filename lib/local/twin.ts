@@ -22,7 +22,7 @@ import { writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 const STATE_MACHINE_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
-/** What CDK gives every function (lib/constructs/handler-function.ts). */
+/** What CDK gives a function whose entry names no memory size (lib/constructs/handler-function.ts). */
 const FUNCTION_MEMORY_MB = 256;
 
 export interface LocalTwinOptions {
@@ -72,6 +72,8 @@ export interface LocalTwin {
   credentialsOf(functionId: string): LocalCredentials;
   /** How many invocations of a function are still running their handler. */
   invocationsInFlight(functionId: string): number;
+  /** The most memory a function's environments have used so far, counted as against its memory size (MB). */
+  maxMemoryUsedMb(functionId: string): number;
   /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow (at 04:00 with `{check: 'deadline'}`). */
   runNightly(input?: object): Promise<unknown>;
   close(): Promise<void>;
@@ -135,14 +137,14 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
 
   const localFiles = { handoffEvents: join(options.dataDir, HANDOFF_EVENTS_FILE_NAME) };
   const lambdas = new Map<string, LocalLambda>();
-  const lambdaOf = (declaration: FunctionDeclaration & { handler: string }, timeoutSeconds: number, streaming: boolean) => {
+  const lambdaOf = (declaration: FunctionDeclaration & { handler: string; memorySize?: number }, timeoutSeconds: number, streaming: boolean) => {
     const lambda = new LocalLambda({
       functionName: declaration.id,
       handlerFile: join(FUNCTIONS_DIR, declaration.handler),
       environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!, localFiles),
       timeoutSeconds,
       streaming,
-      memoryMb: FUNCTION_MEMORY_MB,
+      memoryMb: declaration.memorySize ?? FUNCTION_MEMORY_MB,
       onLogLine: options.onFunctionLog ? (line) => options.onFunctionLog!(declaration.id, line) : undefined,
     });
     lambdas.set(declaration.id, lambda);
@@ -199,6 +201,11 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       const lambda = lambdas.get(functionId);
       if (!lambda) throw new Error(`No function ${functionId} on the twin`);
       return lambda.inFlight;
+    },
+    maxMemoryUsedMb(functionId) {
+      const lambda = lambdas.get(functionId);
+      if (!lambda) throw new Error(`No function ${functionId} on the twin`);
+      return lambda.maxMemoryUsedMb;
     },
     credentialsOf(functionId) {
       const found = credentials.get(functionId);

@@ -2,17 +2,20 @@ import { gzipSync } from 'node:zlib';
 import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { receivedKey } from '#inbound/event-record.ts';
 import type { StoredEvent } from '#inbound/events-repository.ts';
-import { QUEUE_RETENTION_MS } from '#shared/limits.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { COLLECTION_CONCURRENCY, QUEUE_RETENTION_MS, RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
 import type { LocalTwin } from '#lib/local/twin.ts';
 import { callEvent, textEvent } from '../support/events.ts';
-import { startRecordingServer } from '../support/https-recording-server.ts';
+import { startRecordingServer, type RecordingServer } from '../support/https-recording-server.ts';
+import { collectBatchInOwnProcess, runtimeBaselineMb, twinCollectBatchPeakMb, worstCaseUploadBuffersMb } from './collection-memory.ts';
 
 /**
  * Collection throughput on the local twin: a run over 10,000 queued dialogs, and over calls whose recordings come
  * from a local HTTPS server, with the process's peak RSS sampled during each run (the twin, its functions and the
  * stores share this process). The queue is written straight into the table (what ingest would have stored), so the
- * figures are the collection's alone.
+ * figures are the collection's alone. First, CollectBatch's own memory with a page of large recordings
+ * (`BENCH_COLLECTION=memory` runs only that part).
  */
 export interface CollectionBenchContext {
   twin: LocalTwin;
@@ -22,10 +25,14 @@ export interface CollectionBenchContext {
 
 const DIALOGS = Number(process.env.BENCH_QUEUED_DIALOGS ?? 10_000);
 const CALLS = Number(process.env.BENCH_RECORDED_CALLS ?? 1_000);
+/** The recordings of the memory measurement: as many as one batch fetches at once, each this many MiB. */
+const LARGE_RECORDING_MIB = Number(process.env.BENCH_RECORDING_MIB ?? 50);
 
 export async function collectionBench(context: CollectionBenchContext): Promise<void> {
   const recordings = await startRecordingServer();
   try {
+    await memoryBench(context, recordings);
+    if (process.env.BENCH_COLLECTION === 'memory') return;
     const dialogs = await queuedLink(context, 'dialogs', DIALOGS, () => textEvent(20));
     report('queued dialogs', DIALOGS, await timedRun(context, dialogs));
     for (const [count, bytes] of [[Math.min(200, CALLS), 256 * 1024], [CALLS, 1024 * 1024]] as const) {
@@ -36,6 +43,38 @@ export async function collectionBench(context: CollectionBenchContext): Promise<
   } finally {
     await recordings.close();
   }
+}
+
+/**
+ * One batch of COLLECTION_CONCURRENCY recordings of LARGE_RECORDING_MIB each, on the twin at CollectBatch's memory
+ * size (a batch past it fails with Runtime.OutOfMemory), then the same in a process of its own (collection-memory.ts).
+ */
+async function memoryBench(context: CollectionBenchContext, recordings: RecordingServer): Promise<void> {
+  const memorySizeMb = taskFunctions.find((task) => task.id === 'CollectBatch')?.memorySize ?? 256;
+  const bytes = LARGE_RECORDING_MIB * 2 ** 20;
+  recordings.file(`/bench/large.mp3`, bytes);
+  const event = () => callEvent({ audio: { url: recordings.href('/bench/large.mp3'), format: 'mp3' } });
+  const label = `${COLLECTION_CONCURRENCY} calls with ${LARGE_RECORDING_MIB} MiB recordings`;
+  console.log(
+    `CollectBatch memory: ${memorySizeMb} MB, ${COLLECTION_CONCURRENCY} recordings at once, uploads of ${RECORDING_UPLOAD_PART_BYTES / 2 ** 20} MiB parts, ` +
+      `${RECORDING_UPLOAD_QUEUE_SIZE} at a time (worst case ${worstCaseUploadBuffersMb().toFixed(0)} MiB of part buffers); Node runtime's own share ${(await runtimeBaselineMb()).toFixed(0)} MiB`,
+  );
+  const onTwin = await queuedLink(context, 'calls', COLLECTION_CONCURRENCY, event);
+  try {
+    const run = await timedRun(context, onTwin);
+    report(`${label}, twin`, COLLECTION_CONCURRENCY, run);
+  } catch (error) {
+    console.log(`${label}, twin: the run failed: ${(error as Error).message.slice(0, 300)}`);
+  }
+  const twinPeakMb = await twinCollectBatchPeakMb(context.twin);
+  console.log(`  CollectBatch on the twin, counted against its memory size: peak ${twinPeakMb.toFixed(0)} MiB of ${memorySizeMb} MB (${((100 * twinPeakMb) / memorySizeMb).toFixed(0)}%)`);
+  const ownProcess = await queuedLink(context, 'calls', COLLECTION_CONCURRENCY, event);
+  const started = performance.now();
+  const alone = await collectBatchInOwnProcess(context.twin, ownProcess, 'bench-own-process');
+  console.log(
+    `  CollectBatch bundle in a process of its own, S3 over TLS (${((performance.now() - started) / 1000).toFixed(1)} s, ${JSON.stringify(alone.result)}): ` +
+      `VmHWM ${alone.vmHwmMb.toFixed(0)} MiB (${((100 * alone.vmHwmMb) / memorySizeMb).toFixed(0)}% of ${memorySizeMb} MB); its heap and external memory at most ${alone.accountedMb.toFixed(0)} MiB (heap ${alone.heapAtPeakMb.toFixed(0)})`,
+  );
 }
 
 function report(label: string, count: number, run: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> }) {

@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/local/lambda/function-host.ts';
 
-/** The twin's Lambda host: Lambda's timeout, payload limit and failed initializations, with fixture functions. */
+/** The twin's Lambda host: Lambda's timeout, payload limit, memory size and failed initializations, with fixture functions. */
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}.ts`, import.meta.url));
 const hosts: LocalLambda[] = [];
-const host = (name: string, timeoutSeconds = 5) => {
-  const lambda = new LocalLambda({ functionName: name, handlerFile: fixture(name), environment: {}, timeoutSeconds, streaming: false, memoryMb: 256 });
+const host = (name: string, timeoutSeconds = 5, memoryMb = 256) => {
+  const lambda = new LocalLambda({ functionName: name, handlerFile: fixture(name), environment: {}, timeoutSeconds, streaming: false, memoryMb });
   hosts.push(lambda);
   return lambda;
 };
@@ -50,6 +50,28 @@ describe('the local Lambda host', () => {
     // What the Node.js runtime's bootstrap gives a 256 MB function: a tenth as new space (semi-spaces of half that).
     const lambdaHeap = execFileSync(process.execPath, ['--max-semi-space-size=12', '--max-old-space-size=231', '-p', 'require("v8").getHeapStatistics().heap_size_limit'], { encoding: 'utf8' });
     expect(await host('heap-probe').invoke({})).toEqual({ heapSizeLimit: Number(lambdaHeap) });
+  }, 20_000);
+
+  it('holds a function to its memory size with its Buffers counted: past it, Runtime.OutOfMemory and a fresh environment next', async () => {
+    // 128 MB: the heap may grow to 116 MB, and Buffers live outside it, so only counting them makes 160 MiB fail.
+    const hog = host('buffer-hog', 20, 128);
+    expect(await hog.invoke({ mb: 16 })).toEqual({ held: 16, invocations: 1 });
+    expect(await hog.invoke({ mb: 16 })).toEqual({ held: 16, invocations: 2 });
+    const killed = await failureOf(hog.invoke({ mb: 160 }));
+    // What Lambda reports when the kernel kills the function's process at its memory size.
+    expect(killed.name).toBe('Runtime.OutOfMemory');
+    expect(killed.message).toMatch(/^RequestId: [0-9a-f-]{36} Error: Runtime exited with error: signal: killed$/);
+    expect(hog.maxMemoryUsedMb).toBeGreaterThan(128);
+    // The environment died with it: the next invocation is a cold start.
+    expect(await hog.invoke({ mb: 16 })).toEqual({ held: 16, invocations: 1 });
+  }, 30_000);
+
+  it('counts the resident memory of the Node runtime itself, as a Lambda process has it besides the function', async () => {
+    const hog = host('buffer-hog', 20, 128);
+    await hog.invoke({ mb: 0 });
+    // A bare Node process's own resident memory (about 34 MB on Node 20) and the worker's heap, with nothing held.
+    expect(hog.maxMemoryUsedMb).toBeGreaterThan(30);
+    expect(hog.maxMemoryUsedMb).toBeLessThan(128);
   }, 20_000);
 
   it('fails every invocation of a function whose initialization fails, with the initialization error', async () => {

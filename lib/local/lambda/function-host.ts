@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { reportRequestCost } from '#shared/cost-meter.ts';
 import type { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
-import { exceedsPayloadBytes, toInvokePayload } from './invoke-payload.ts';
+import { MEMORY_SAMPLE_MS, MiB, outOfMemoryMessage, runtimeBaselineBytes } from './function-memory.ts';
+import { exceedsPayloadBytes, toInvokePayload, type InvokePayload } from './invoke-payload.ts';
 import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';
 
 /** Lambda's limit on a synchronous invocation's event and on its response (6 MB each). */
@@ -15,7 +17,11 @@ export interface LocalLambdaOptions {
   environment: Record<string, string>;
   timeoutSeconds: number;
   streaming: boolean;
-  /** Lambda's memory size; the worker's heap is held to it. */
+  /**
+   * Lambda's memory size. The worker's heap is held where the Lambda runtime holds it, and everything the function
+   * holds (heap, Buffers, the runtime's own share: function-memory.ts) to the size itself: past it, the invocation
+   * fails with `Runtime.OutOfMemory` and the environment is replaced.
+   */
   memoryMb: number;
   /** Each line the function writes to stdout or stderr (what CloudWatch Logs would get); also echoed to the twin's own. */
   onLogLine?: (line: string) => void;
@@ -41,6 +47,7 @@ export class LambdaInvokeError extends Error {
 }
 
 interface Pending {
+  requestId: string;
   resolve(payload: unknown): void;
   reject(error: Error): void;
   stream?: LocalResponseStream;
@@ -60,20 +67,31 @@ function toError(error: SerializedError): Error {
 
 /**
  * One function on the twin, isolated as on Lambda: a worker thread started on first use (a cold start), with its
- * own module instances and only its own environment. A crashed or failed-to-initialize worker is replaced at the
- * next invocation, as Lambda replaces an execution environment.
+ * own module instances and only its own environment, held to its memory size. A crashed, failed-to-initialize or
+ * out-of-memory worker is replaced at the next invocation, as Lambda replaces an execution environment.
  */
 export class LocalLambda {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private peakBytes = 0;
+  private readonly baseline: Promise<number>;
 
-  constructor(private readonly options: LocalLambdaOptions) {}
+  constructor(private readonly options: LocalLambdaOptions) {
+    // Measured while the twin starts, so a first invocation seldom waits for it; a failure is the invocation's to report.
+    this.baseline = runtimeBaselineBytes();
+    this.baseline.catch(() => undefined);
+  }
 
   /** Invocations whose handler has not finished (a streaming one runs until the handler returns, not until the client leaves). */
   get inFlight(): number {
     return this.pending.size;
+  }
+
+  /** The most memory any environment of this function has used so far, as counted against its memory size (MB of 2^20 bytes). */
+  get maxMemoryUsedMb(): number {
+    return this.peakBytes / MiB;
   }
 
   /**
@@ -102,20 +120,26 @@ export class LocalLambda {
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }
+    // Invocations wait for the same measurement, so they still reach the worker in the order they came.
+    return this.baseline.then((baselineBytes) => this.dispatch(invocation, baselineBytes, stream));
+  }
+
+  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream): Promise<unknown> {
     if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
-    const worker = this.ensureWorker();
+    const worker = this.ensureWorker(baselineBytes);
     const id = this.nextId++;
+    const requestId = randomUUID();
     const timeoutMs = this.options.timeoutSeconds * 1000;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         // Lambda stops the invocation at its timeout; whatever the handler does next is lost.
         this.settle(id)?.reject(new LambdaInvokeError('Sandbox.Timedout', `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`));
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, stream, timer });
+      this.pending.set(id, { requestId, resolve, reject, stream, timer });
       stream?.once('close', () => {
         if (this.pending.has(id)) this.post({ kind: 'streamClosed', id });
       });
-      this.post({ kind: 'invoke', id, ...invocation, timeoutMs }, worker);
+      this.post({ kind: 'invoke', id, requestId, ...invocation, timeoutMs }, worker);
     });
   }
 
@@ -131,16 +155,21 @@ export class LocalLambda {
     return pending;
   }
 
-  private failAll(error: Error): void {
-    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(error);
+  private failAll(error: Error | ((pending: Pending) => Error)): void {
+    for (const id of [...this.pending.keys()]) {
+      const pending = this.settle(id);
+      pending?.reject(typeof error === 'function' ? error(pending) : error);
+    }
   }
 
-  private ensureWorker(): Worker {
+  private ensureWorker(baselineBytes: number): Worker {
     if (this.worker) return this.worker;
     const setup: WorkerSetup = {
       functionName: this.options.functionName,
       handlerUrl: new URL(`file://${this.options.handlerFile}`).href,
       streaming: this.options.streaming,
+      memoryMb: this.options.memoryMb,
+      memory: { limitBytes: this.options.memoryMb * MiB, baselineBytes, sampleMs: MEMORY_SAMPLE_MS },
     };
     const worker = new Worker(BOOTSTRAP, {
       eval: true,
@@ -152,7 +181,7 @@ export class LocalLambda {
     });
     forwardLines(worker.stdout, process.stdout, this.options.onLogLine);
     forwardLines(worker.stderr, process.stderr, this.options.onLogLine);
-    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('message', (message: FromWorker) => this.receive(worker, message));
     worker.on('error', (error) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)));
     worker.on('exit', (code) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)));
     this.worker = worker;
@@ -160,21 +189,27 @@ export class LocalLambda {
   }
 
   /** The environment is gone: its invocations fail, and the next one starts a fresh environment. */
-  private discard(worker: Worker, error: Error): void {
+  private discard(worker: Worker, error: Error | ((pending: Pending) => Error)): void {
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.failAll(error);
     void worker.terminate();
   }
 
-  private receive(message: FromWorker): void {
+  private receive(worker: Worker, message: FromWorker): void {
     switch (message.kind) {
       case 'cost':
         return reportRequestCost(message.operation, message.units);
+      case 'memoryPeak':
+        this.peakBytes = Math.max(this.peakBytes, message.bytes);
+        return;
+      case 'outOfMemory':
+        // As Lambda reports an environment the kernel killed at its memory size, to each invocation it was running.
+        this.peakBytes = Math.max(this.peakBytes, message.bytes);
+        return this.discard(worker, (pending) => new LambdaInvokeError('Runtime.OutOfMemory', outOfMemoryMessage(pending.requestId)));
       case 'initError':
         // Lambda reports an initialization error to the invocation and tries a fresh environment next time.
-        if (this.worker) this.discard(this.worker, toError(message.error));
-        return;
+        return this.discard(worker, toError(message.error));
       case 'started':
         return this.pending.get(message.id)?.stream?.startIdleClock();
       case 'prelude':

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { onRequestCost } from '#shared/cost-meter.ts';
 import { localContext } from '#lib/local/api-gateway-event.ts';
 import { installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
+import { freezeThread, MemoryWatch } from './function-memory.ts';
 import { eventOf } from './invoke-payload.ts';
 import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';
 
@@ -37,6 +38,13 @@ class WorkerResponseStream extends Writable {
   }
 }
 
+// Lambda counts initialization against the memory size too: the watch starts before the handler's module loads.
+const memory = new MemoryWatch(setup.memory, (bytes) => {
+  post({ kind: 'outOfMemory', bytes });
+  return freezeThread();
+});
+memory.enter();
+
 installLambdaStreamingGlobals();
 onRequestCost((operation, units) => post({ kind: 'cost', operation, units: { ...units } }));
 
@@ -49,9 +57,15 @@ const loading = import(setup.handlerUrl).then((module: { handler?: Handler }) =>
   }
   return handler;
 });
-loading.catch((error: unknown) => post({ kind: 'initError', error: serializeError(error) }));
+loading.then(
+  () => memory.leave(),
+  (error: unknown) => {
+    memory.leave();
+    post({ kind: 'initError', error: serializeError(error) });
+  },
+);
 
-const streams = new Map<number, WorkerResponseStream>();
+const streams = new Map<number, Writable>();
 
 // Deliberately not awaited: the port ignores a listener's result; onMessage() posts each outcome, failures included, to the host.
 port.on('message', (message: ToWorker) => void onMessage(message));
@@ -59,23 +73,29 @@ port.on('message', (message: ToWorker) => void onMessage(message));
 async function onMessage(message: ToWorker): Promise<void> {
   if (message.kind === 'streamClosed') return void streams.get(message.id)?.destroy();
   const { id } = message;
+  memory.enter();
+  let outcome: FromWorker;
   try {
     const handler = await loading;
     const event = eventOf(message);
-    const context = localContext(setup.functionName, message.timeoutMs);
+    const context = { ...localContext(setup.functionName, message.timeoutMs), awsRequestId: message.requestId, memoryLimitInMB: String(setup.memoryMb) };
     if (setup.streaming) {
       const stream = new WorkerResponseStream(id);
       streams.set(id, stream);
       post({ kind: 'started', id });
       await handler(event, stream, context);
-      post({ kind: 'result', id, payload: 'null' });
+      outcome = { kind: 'result', id, payload: 'null' };
     } else {
       // Lambda hands back the JSON of what the handler returned.
-      post({ kind: 'result', id, payload: JSON.stringify((await handler(event, context)) ?? null) });
+      outcome = { kind: 'result', id, payload: JSON.stringify((await handler(event, context)) ?? null) };
     }
   } catch (error) {
-    post({ kind: 'error', id, error: serializeError(error) });
+    outcome = { kind: 'error', id, error: serializeError(error) };
   } finally {
     streams.delete(id);
   }
+  // Checked before the outcome goes out: past the limit, the environment dies here and the caller gets no result.
+  memory.leave();
+  post({ kind: 'memoryPeak', bytes: memory.peakBytes });
+  post(outcome);
 }

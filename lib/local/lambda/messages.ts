@@ -1,5 +1,6 @@
 import type { CostUnits } from '#shared/cost-meter.ts';
 import type { InvokePayload } from './invoke-payload.ts';
+import type { MemoryLimit } from './function-memory.ts';
 
 /** What the twin and a function's worker thread say to each other: invocations one way, results and stream bytes back. */
 export interface WorkerSetup {
@@ -8,6 +9,9 @@ export interface WorkerSetup {
   handlerUrl: string;
   /** Whether the route table says the function streams its response. */
   streaming: boolean;
+  /** The function's memory size (the context's `memoryLimitInMB`) and what the worker holds itself to. */
+  memoryMb: number;
+  memory: MemoryLimit;
 }
 
 export interface SerializedError {
@@ -23,7 +27,7 @@ export interface StreamPrelude {
 }
 
 export type ToWorker =
-  | ({ kind: 'invoke'; id: number; timeoutMs: number } & InvokePayload)
+  | ({ kind: 'invoke'; id: number; requestId: string; timeoutMs: number } & InvokePayload)
   /** The client went away, or the gateway cut the stream: the handler's writes now fail, as on Lambda. */
   | { kind: 'streamClosed'; id: number };
 
@@ -36,7 +40,11 @@ export type FromWorker =
   | { kind: 'prelude'; id: number; prelude: StreamPrelude }
   | { kind: 'chunk'; id: number; data: Uint8Array }
   | { kind: 'end'; id: number }
-  | { kind: 'cost'; operation: string; units: CostUnits };
+  | { kind: 'cost'; operation: string; units: CostUnits }
+  /** The most memory the environment has used so far, sent as each invocation ends (Lambda's "Max Memory Used"). */
+  | { kind: 'memoryPeak'; bytes: number }
+  /** Past the memory size: the worker runs nothing more and waits to be terminated. */
+  | { kind: 'outOfMemory'; bytes: number };
 
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
