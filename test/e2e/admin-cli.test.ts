@@ -8,6 +8,8 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http } from '../support/http.ts';
 
 const run = promisify(execFile);
+/** Each call starts npm and the CLI in a process of its own: seconds quiet, many more on a loaded machine. */
+const CLI_PROCESS_TIMEOUT_MS = 180_000;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** The CLI exactly as an operator runs it, in its own process. */
@@ -41,13 +43,13 @@ describe('admin CLI against a running local twin', () => {
     expect(link).toMatchObject({ state: 'issued', connector_type: 'dialogs', url: expect.stringContaining(twin.url) });
     expect(bound).toEqual({ link_id: link.link_id, state: 'bound', source_id: expect.stringMatching(/^src_/) });
     expect(ping.body).toEqual({ status: 'ok', state: 'bound', connector_type: 'dialogs' });
-  });
+  }, CLI_PROCESS_TIMEOUT_MS);
 
   it('prints an error object and exits non-zero on a bad command', async () => {
     const result = await admin(twin.dataDir, 'links', 'issue', '--type', 'video', '--json');
     expect(result.exitCode).toBe(2);
     expect(JSON.parse(result.stdout)).toEqual({ error: 'links issue needs --type calls or --type dialogs' });
-  });
+  }, CLI_PROCESS_TIMEOUT_MS);
 });
 
 describe('admin CLI with no server running', () => {
@@ -59,5 +61,5 @@ describe('admin CLI with no server running', () => {
     const { links } = JSON.parse((await admin(dataDir, 'links', 'list', '--json')).stdout);
     expect(issued.url).toMatch(/^http:\/\/127\.0\.0\.1:3999\/api\/v1\/webhooks\/whk_/);
     expect(links).toEqual([expect.objectContaining({ link_id: issued.link_id, state: 'issued' })]);
-  });
+  }, CLI_PROCESS_TIMEOUT_MS);
 });
