@@ -1,8 +1,9 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
 import { serveEventStream, type HttpResponse } from '#shared/http-handler.ts';
+import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
-import { SSE_HEARTBEAT, sseEvent } from '#shared/sse.ts';
+import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent } from '#shared/sse.ts';
 
 export interface EventStreamTiming {
   /** A comment goes out after this long without a byte. */
@@ -11,15 +12,52 @@ export interface EventStreamTiming {
   maxStreamMs: number;
 }
 
+/**
+ * When the filler after a burst of events may go: at once while the budget lasts; the budget grows by one every
+ * `refillMs`, up to `burst`.
+ */
+export class FillerPacing {
+  private available: number;
+  private since: number;
+
+  constructor(
+    private readonly burst: number,
+    private readonly refillMs: number,
+    now: number,
+  ) {
+    this.available = burst;
+    this.since = now;
+  }
+
+  private refill(now: number): void {
+    const gained = Math.floor((now - this.since) / this.refillMs);
+    if (gained <= 0) return;
+    this.available = Math.min(this.burst, this.available + gained);
+    this.since += gained * this.refillMs;
+  }
+
+  waitMs(now: number): number {
+    this.refill(now);
+    return this.available > 0 ? 0 : this.since + this.refillMs - now;
+  }
+
+  spend(now: number): void {
+    this.refill(now);
+    this.available -= 1;
+  }
+}
+
 /** Time kept back from the function's own deadline to write the `resume` notice and end the response. */
 const END_MARGIN_MS = 5000;
 
 /**
  * Serves a run's events as server-sent events. The first byte (a comment) goes out at once, so the status and
  * headers reach the client even when the first event is far off. A comment follows after every `heartbeatMs`
- * of silence. When the stream must end early (its time is up, or the log could not be read), its last event
- * is `resume`, with no id: `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after
- * the last event sent. A caller that goes away stops the reading at once; the run goes on regardless.
+ * of silence. Lambda may hold small writes back until more bytes follow, so each comment and each burst of events
+ * is followed by filler comments (`SSE_FLUSH_PADDING`), paced for events (limits.ts). When the stream must end
+ * early (its time is up, or the log could not be read), its last event is `resume`, with no id:
+ * `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after the last event sent. A caller
+ * that goes away stops the reading at once; the run goes on regardless.
  */
 export function respondWithEvents(
   context: Context,
@@ -31,15 +69,37 @@ export function respondWithEvents(
     const deadlineMs = start.now() + Math.min(timing.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
     let lastEventId = start.after;
     let heartbeat: NodeJS.Timeout | undefined;
+    let filler: NodeJS.Timeout | undefined;
+    const pacing = new FillerPacing(STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_MS, start.now());
+    const pad = () => {
+      clearTimeout(filler);
+      filler = undefined;
+      sink.write(SSE_FLUSH_PADDING);
+    };
+    const armHeartbeat = () => {
+      clearTimeout(heartbeat);
+      heartbeat = setTimeout(beat, timing.heartbeatMs);
+    };
+    // Nothing else is on its way after a heartbeat: its filler goes with it, unpaced (heartbeats pace themselves).
+    function beat() {
+      sink.write(SSE_HEARTBEAT);
+      pad();
+      armHeartbeat();
+    }
     const send = (text: string) => {
       sink.write(text);
-      clearTimeout(heartbeat);
-      heartbeat = setTimeout(() => send(SSE_HEARTBEAT), timing.heartbeatMs);
+      // Once per burst (the events of one read go out together), and as a write of its own: Lambda sends on what
+      // came before it, whether it waits for enough bytes or for the next chunk to begin.
+      filler ??= setTimeout(() => {
+        pacing.spend(start.now());
+        pad();
+      }, pacing.waitMs(start.now()));
+      armHeartbeat();
     };
     const resume = (reason: 'time_limit' | 'unavailable') =>
       send(sseEvent({ event: 'resume', data: { last_event_id: lastEventId, resume_url: start.resumeUrl(lastEventId), reason } }));
 
-    send(SSE_HEARTBEAT);
+    beat();
     metrics.addMetric('EventStreamsOpened', MetricUnit.Count, 1);
     const events = produce({ signal: sink.callerGone, deadlineMs });
     try {
@@ -59,6 +119,8 @@ export function respondWithEvents(
       resume('unavailable');
     } finally {
       clearTimeout(heartbeat);
+      // The end of the response sends everything still held: no filler needed.
+      clearTimeout(filler);
     }
   });
 }

@@ -8,6 +8,7 @@ import { emptyCostUnits, runMetered } from './cost-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
 import { DomainError } from './errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
+import { STREAM_FLUSH_PADDING_BYTES } from './limits.ts';
 import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from './powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 
@@ -148,10 +149,13 @@ function streamified(stack: (request: HttpRequest, context: Context) => Promise<
   });
 }
 
+/** Enough whitespace that Lambda sends it on at once rather than holding it (see STREAM_FLUSH_PADDING_BYTES). */
+const JSON_KEEP_ALIVE = Buffer.alloc(STREAM_FLUSH_PADDING_BYTES, ' ');
+
 /**
- * For a streaming route: sends `statusCode` with `content-type: application/json` now, then one space (JSON
- * whitespace, legal before a value) every `heartbeatMs` until `document` settles, so API Gateway's idle timeout
- * and proxies never see a silent response. Any JSON parser reads the body as the one document that follows.
+ * For a streaming route: sends `statusCode` with `content-type: application/json` now, then JSON whitespace (legal
+ * before a value) every `heartbeatMs` until `document` settles, so API Gateway's idle timeout and proxies never see
+ * a silent response. Any JSON parser reads the body as the one document that follows.
  * The status is final from here on: call it only once nothing can refuse the request any more.
  * `document` gets a signal that aborts when the caller goes away.
  */
@@ -164,9 +168,9 @@ export async function keepJsonResponseAlive(
   const streamed = streamedResponses.get(context);
   if (!streamed) throw new Error('keepJsonResponseAlive is only for streaming routes');
   streamed.open({ statusCode, headers: { 'content-type': 'application/json' } });
-  // The runtime sends the status line with the first byte of the body: send one now.
-  streamed.write(' ');
-  const heartbeat = setInterval(() => streamed.write(' '), heartbeatMs);
+  // The runtime sends the status line with the first bytes of the body: send them now.
+  streamed.write(JSON_KEEP_ALIVE);
+  const heartbeat = setInterval(() => streamed.write(JSON_KEEP_ALIVE), heartbeatMs);
   try {
     const response = jsonResponse(statusCode, await document(streamed.closed.signal));
     // The caller has its answer now: what the invocation still does (its usage write) no longer holds it up.

@@ -85,8 +85,9 @@ export const MAX_CALLER_ID_LENGTH = 256;
  */
 export const MAX_BLOCKING_EXECUTE_MS = 14 * MINUTE_MS;
 /**
- * A blocking execute sends one byte of JSON whitespace this often while it waits: REST API response streaming
- * ends a response after 5 minutes without a byte (REGIONAL endpoint idle timeout), and proxies give up sooner.
+ * A blocking execute sends JSON whitespace this often while it waits (STREAM_FLUSH_PADDING_BYTES of it, so that it
+ * leaves Lambda at once): REST API response streaming ends a response after 5 minutes without a byte (REGIONAL
+ * endpoint idle timeout), and proxies give up sooner.
  */
 export const EXECUTE_HEARTBEAT_INTERVAL_MS = 20 * SECOND_MS;
 /**
@@ -193,6 +194,24 @@ export const RUN_EVENT_BATCH_GZIP_FROM_BYTES = 1024;
 export const RUN_EVENT_ITEM_BODY_MAX_BYTES = 256 * 1024;
 /** Proxies and API Gateway drop silent responses: a comment line goes out after this long without an event. */
 export const STREAM_HEARTBEAT_INTERVAL_MS = 15 * SECOND_MS;
+/**
+ * Lambda response streaming may hold a small write back until more bytes follow or the response ends (the Node.js
+ * runtime sends each write to the Runtime API at once; the holding is in the service behind it, undocumented, and
+ * reported from about 15 KB up to 100 KB). Every streamed write that must reach the client now (a heartbeat, the
+ * last events of a burst, the first bytes that carry the status) is followed by this much filler that clients
+ * ignore: SSE comment lines, or JSON whitespace before the execute document. Lowering it below what Lambda holds
+ * brings the delays back; `LAMBDA_STREAM_HOLD_BYTES` is the twin's model of that.
+ */
+export const STREAM_FLUSH_PADDING_BYTES = 100 * 1024;
+/**
+ * Filler after events is paced (a heartbeat's is not: heartbeats are 15 s apart). The first STREAM_FLUSH_BURST bursts
+ * of events get theirs at once, then one burst per STREAM_FLUSH_REFILL_MS does and the events in between wait for it
+ * (at most 1 s, and only if Lambda holds by size rather than until the next write). Unpaced, a generating model's ten
+ * bursts a second would stream 1 MB/s of filler and reach Lambda's 200 MB response limit in about three minutes;
+ * paced, a 14-minute stream stays under 90 MB.
+ */
+export const STREAM_FLUSH_BURST = 5;
+export const STREAM_FLUSH_REFILL_MS = 1 * SECOND_MS;
 /**
  * A stream ends itself after this long, with a `resume` event naming where to continue: API Gateway's
  * integration timeout for streamed responses, and the function's, is 15 minutes.

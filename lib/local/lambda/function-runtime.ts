@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import { onRequestCost } from '#shared/cost-meter.ts';
 import { localContext } from '#lib/local/api-gateway-event.ts';
-import { installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
+import { HeldResponseStream, installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
 import { freezeThread, MemoryWatch } from './function-memory.ts';
 import { eventOf } from './invoke-payload.ts';
 import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';
@@ -80,7 +80,8 @@ async function onMessage(message: ToWorker): Promise<void> {
     const event = eventOf(message);
     const context = { ...localContext(setup.functionName, message.timeoutMs), awsRequestId: message.requestId, memoryLimitInMB: String(setup.memoryMb) };
     if (setup.streaming) {
-      const stream = new WorkerResponseStream(id);
+      // Lambda passes a small write on only once more bytes follow or the response ends (lambda-streaming.ts).
+      const stream = new HeldResponseStream(new WorkerResponseStream(id));
       streams.set(id, stream);
       post({ kind: 'started', id });
       await handler(event, stream, context);

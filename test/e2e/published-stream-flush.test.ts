@@ -1,0 +1,108 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
+import { createKey, publishFixtures } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { openSse, type SseStream } from '../support/sse.ts';
+
+/**
+ * Lambda may hold a small streamed write back until more bytes follow or the response ends, and the twin's functions
+ * do the same (lambda-streaming.ts). Here every run waits for ten minutes in a `wait` node, so nothing but the
+ * product's own writes (and their filler) can get its first events, heartbeats and status out before the end.
+ * Heartbeats come every 300 ms (on AWS: 15 s for the SSE routes, 20 s for execute).
+ */
+let twin: TestTwin;
+let key: string;
+beforeAll(async () => {
+  process.env.STREAM_HEARTBEAT_MS = '300';
+  process.env.EXECUTE_HEARTBEAT_MS = '300';
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  key = (await createKey(twin, 'full')).key;
+});
+afterAll(() => twin?.close());
+
+const stage = () => `${twin.url}/prod/api/v1/published`;
+const auth = () => ({ authorization: `Bearer ${key}` });
+const waitingRun = { user_id: 'u', input: { kind: 'slow' }, overrides: { pause: { seconds: 600 } } };
+
+/** Resolves once `check` holds, looking again each time the loop turns; rejects after `timeoutMs`. */
+async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Drops the connection, as a client that goes away, and waits until the function has stopped answering it. */
+async function hangUp(functionId: string, close: () => void): Promise<void> {
+  close();
+  await until(() => twin.invocationsInFlight(functionId) === 0, `${functionId} to notice the client is gone`);
+}
+
+const keepAlives = (stream: SseStream) => stream.comments.filter((comment) => comment.trim() === 'keep-alive').length;
+
+/** A raw response: the status as soon as it arrives, then the body bytes as they come. */
+function openRaw(url: string, body: unknown): Promise<{ status: number; headers: IncomingHttpHeaders; body: () => string; ended: () => boolean; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() } }, (res) => {
+      const chunks: Buffer[] = [];
+      let ended = false;
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (ended = true));
+      res.on('error', () => undefined);
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, body: () => Buffer.concat(chunks).toString('utf8'), ended: () => ended, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('streamed answers reach the client while the run still goes on', () => {
+  it('POST /stream: the status, the events so far and each heartbeat arrive while the run waits', async () => {
+    const stream = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
+    try {
+      expect(stream.status).toBe(200);
+      const waiting = await stream.waitFor((event) => event.event === 'node_update' && event.data.status === 'waiting');
+      expect(waiting.data).toMatchObject({ node_id: 'pause', seconds: 600 });
+      expect(stream.events.map((event) => event.event)).toEqual(['start', 'node_update', 'node_update', 'node_update', 'node_update']);
+
+      // A heartbeat after the last event comes through too, each on its own.
+      const before = keepAlives(stream);
+      await until(() => keepAlives(stream) >= before + 2, 'two more heartbeats');
+      expect(stream.events.some((event) => event.event === 'complete')).toBe(false);
+    } finally {
+      await hangUp('PublishedStreamWorkflow', () => stream.close());
+    }
+  });
+
+  it('GET /executions/{id}/events: the run state arrives at once, not when the stream ends', async () => {
+    const started = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
+    const { data } = await started.waitFor((event) => event.event === 'start');
+    await hangUp('PublishedStreamWorkflow', () => started.close());
+
+    const subscription = await openSse(`${stage()}/executions/${data.execution_id}/events`, { headers: auth() });
+    try {
+      const status = await subscription.waitFor((event) => event.event === 'status');
+      expect(status.data).toMatchObject({ execution_id: data.execution_id, status: 'running' });
+      const before = keepAlives(subscription);
+      await until(() => keepAlives(subscription) > before, 'a heartbeat');
+    } finally {
+      await hangUp('PublishedExecutionEvents', () => subscription.close());
+    }
+  });
+
+  it('POST /execute: the 200 and each whitespace heartbeat arrive before the document', async () => {
+    const response = await openRaw(`${stage()}/workflows/router/execute`, waitingRun);
+    try {
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json');
+      await until(() => response.body().length >= 2 * STREAM_FLUSH_PADDING_BYTES, 'two heartbeats');
+      expect(response.body()).toMatch(/^ +$/);
+      expect(response.ended()).toBe(false);
+    } finally {
+      await hangUp('PublishedExecute', () => response.close());
+    }
+  });
+});

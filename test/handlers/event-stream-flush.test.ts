@@ -1,0 +1,98 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localContext } from '#lib/local/api-gateway-event.ts';
+import { HeldResponseStream, LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import { createKey, publishFixtures } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { openSse } from '../support/sse.ts';
+
+/**
+ * The SSE handler in this process with its heartbeat ten minutes away, through a stream that holds small writes as
+ * Lambda may: only the filler after an event can get that event out before the next heartbeat.
+ */
+type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
+
+let twin: TestTwin;
+let key: string;
+let events: StreamingHandler;
+beforeAll(async () => {
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  key = (await createKey(twin, 'full')).key;
+  const { followRunRoute } = await import('#published/run-stream-handler.ts');
+  const { lifecycleStream } = await import('#executions/run-event-streams.ts');
+  const { runTailFromEnv } = await import('#executions/wiring.ts');
+  events = followRunRoute('PublishedExecutionEvents', runTailFromEnv(), { heartbeatMs: 600_000, maxStreamMs: 600_000 }, lifecycleStream) as unknown as StreamingHandler;
+});
+afterAll(() => twin?.close());
+
+/** A run in a ten-minute `wait` node: its log says nothing more for that long. */
+async function waitingRun(): Promise<string> {
+  const stream = await openSse(`${twin.url}/api/v1/published/workflows/router/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: { user_id: 'u', input: { kind: 'slow' }, overrides: { pause: { seconds: 600 } } },
+  });
+  await stream.waitFor((event) => event.event === 'node_update' && event.data.status === 'waiting');
+  stream.close();
+  return stream.events[0]!.data.execution_id as string;
+}
+
+/** The client's side: each chunk as it arrives, and a way to hang up. */
+function client() {
+  const chunks: string[] = [];
+  const response = Object.assign(new EventEmitter(), {
+    headersSent: false,
+    writeHead() {
+      this.headersSent = true;
+    },
+    flushHeaders() {},
+    write(chunk: Buffer, done: () => void) {
+      chunks.push(chunk.toString('utf8'));
+      response.emit('chunk');
+      done();
+    },
+    end(done: () => void) {
+      done();
+    },
+    destroy() {},
+  });
+  const received = (text: string) =>
+    new Promise<void>((found) => {
+      const check = () => {
+        if (!chunks.join('').includes(text)) return;
+        response.off('chunk', check);
+        found();
+      };
+      response.on('chunk', check);
+      check();
+    });
+  return { chunks, received, hangUp: () => response.emit('close'), stream: new HeldResponseStream(new LocalResponseStream(response as unknown as ServerResponse)) };
+}
+
+describe('an event reaches the client at once, not with the next heartbeat', () => {
+  it('GET /executions/{id}/events sends the run state on while the run waits', async () => {
+    const executionId = await waitingRun();
+    const { received, hangUp, stream, chunks } = client();
+    const path = `/api/v1/published/executions/${executionId}/events`;
+    const event = {
+      resource: '/api/v1/published/executions/{execution_id}/events',
+      path,
+      httpMethod: 'GET',
+      headers: { Authorization: `Bearer ${key}` },
+      pathParameters: { execution_id: executionId },
+      requestContext: { path, identity: { sourceIp: '198.51.100.10' } },
+      body: null,
+      isBase64Encoded: false,
+    } as unknown as APIGatewayProxyEvent;
+
+    const answered = events(event, stream, localContext('PublishedExecutionEvents', 900_000));
+    await received('event: status');
+    expect(chunks.join('')).toContain(`"execution_id":"${executionId}"`);
+    hangUp();
+    await answered;
+  });
+});
