@@ -34,7 +34,7 @@ export interface CliInput {
 /** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
 const COMMANDS = new Map<string, Command>([
   ['links', (target, args, flags) => runLinksCommand(target, args, flags)],
-  ['keys', (target, args, flags) => runKeysCommand(target, args, flags)],
+  ['keys', (target, args, flags, io) => runKeysCommand(target, args, flags, io.now ?? Date.now)],
   ['publish', (target, args, flags, io) => runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
   ['unpublish', (target, args, flags, io) => runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
   ['tasks', runTasksCommand],

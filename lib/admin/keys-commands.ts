@@ -49,11 +49,11 @@ function expiryOf(flags: KeyFlags, now: number): string | null {
   return new Date(time).toISOString();
 }
 
-export async function runKeysCommand(target: AdminTarget, args: string[], flags: KeyFlags) {
+export async function runKeysCommand(target: AdminTarget, args: string[], flags: KeyFlags, now: () => number) {
   const deps: ApiKeysDeps = {
     keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys),
     counters: createCounterStore(target.dynamo, target.tables.counters),
-    now: Date.now,
+    now,
   };
   const [verb, keyId] = args;
   const requireKeyId = () => requireId(keyId, `keys ${verb}`, 'key_id');

@@ -6,7 +6,7 @@ import { hashSecret } from '#shared/secrets.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';
 import { MINUTE_MS } from '#shared/time.ts';
 import { http } from '../support/http.ts';
-import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
+import { createExpiredKey, createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 let twin: TestTwin;
@@ -78,7 +78,7 @@ describe('authentication on every endpoint (spec section 5)', () => {
   });
 
   it('answers 401 with detail for a missing header, a malformed header, an unknown key, an expired key and a revoked key', async () => {
-    const expired = await createKey(twin, 'full', { expires: '2020-01-01T00:00:00Z' });
+    const expired = await createExpiredKey('full');
     const revoked = await createKey(twin, 'full');
     await twin.admin('keys', 'revoke', revoked.keyId);
     const rotatedAway = await createKey(twin, 'full');
@@ -199,7 +199,7 @@ describe('authentication on every endpoint (spec section 5)', () => {
   });
 
   it('refuses to rotate an expired key: expiry ends a key for good, and a new value would be dead on arrival', async () => {
-    const expired = await createKey(twin, 'full', { expires: '2020-01-01T00:00:00Z' });
+    const expired = await createExpiredKey('full');
     expect(await refusedAdmin('keys', 'rotate', expired.keyId)).toEqual({ exitCode: 1, error: `API key ${expired.keyId} is expired` });
     expect((await publishedClient(twin, expired.key).listWorkflows()).status).toBe(401);
   });

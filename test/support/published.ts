@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { runCli } from '#lib/admin/cli.ts';
 import { http, type HttpResult } from './http.ts';
 import type { TestTwin } from './local-twin.ts';
 
@@ -17,6 +18,15 @@ export async function createKey(twin: TestTwin, access: string[] | 'read' | 'exe
     ...(options.expires ? ['--expires', options.expires] : []),
   );
   return { keyId: created.key_id as string, key: created.key as string };
+}
+
+/** A key that has expired: made by the CLI as it would have been made the day before its expiry (the CLI refuses a past one). */
+export async function createExpiredKey(access: 'read' | 'execute' | 'full', expires = '2020-01-01T00:00:00Z') {
+  const dayBefore = Date.parse(expires) - 24 * 3_600_000;
+  const result = await runCli(['keys', 'create', '--name', 'expired key', '--preset', access, '--expires', expires, '--json'], { stdin: () => Promise.resolve(''), now: () => dayBefore });
+  const created = JSON.parse(result.stdout) as { key_id?: string; key?: string; error?: string };
+  if (result.exitCode !== 0) throw new Error(`keys create failed: ${created.error}`);
+  return { keyId: created.key_id!, key: created.key! };
 }
 
 /** A client of the Published Workflow API with one key. */
