@@ -95,3 +95,44 @@ describe('the layers of functions/', () => {
     expect(wrong.map(show)).toEqual([]);
   });
 });
+
+/**
+ * The tiers a developer runs on save (`npm run test:unit`: test/unit and test/service) stay in memory: no store,
+ * stand-in, twin, socket, child process or worker. Tests that need one live in test/local, test/handlers or test/e2e.
+ */
+describe('the pure test tiers', () => {
+  const TESTS = join(ROOT, 'test');
+  const SUPPORT = join(TESTS, 'support');
+  /** Support modules that start servers or stores; fakes and plain helpers stay allowed. */
+  const IMPURE_SUPPORT = ['local-twin.ts', 'embedded-dynamo.ts', 'mcp-server.ts', 'https-recording-server.ts', 'secret-echo.ts', 'http.ts', 'sse.ts'];
+  const IMPURE_PACKAGES = /^(node:)?(http|https|http2|net|tls|dgram|child_process|worker_threads|cluster)$|^(dynalite|s3rver)$/;
+  /** What a file loads at run time: `import type` loads nothing. */
+  const specifiersOf = (file: string) => {
+    const code = readFileSync(file, 'utf8');
+    const statements = [...code.matchAll(/^\s*(?:import|export)\s+(type\s+)?(?:[^;'"]*?\sfrom\s*)?'([^']+)'/gm)].filter((match) => !match[1]);
+    const dynamic = [...code.matchAll(/import\s*\(\s*'([^']+)'/g)];
+    return [...statements.map((match) => match[2]!), ...dynamic.map((match) => match[1]!)];
+  };
+  /** A twin module a pure test may use: one that itself loads no socket, process or other twin module (a pure helper). */
+  const isPureTwinModule = (specifier: string) =>
+    specifiersOf(resolveImport(FUNCTIONS, specifier)).every((inner) => !IMPURE_PACKAGES.test(inner) && !inner.startsWith('#lib/local/') && !inner.startsWith('.'));
+  const pureFiles = ['unit', 'service'].flatMap((tier) => sources(join(TESTS, tier)));
+
+  it('reads the files it checks', () => {
+    expect(pureFiles.length).toBeGreaterThan(20);
+  });
+
+  it('imports nothing that opens a store, a stand-in, the twin or a socket', () => {
+    const impure = pureFiles.flatMap((file) =>
+      specifiersOf(file)
+        .filter((specifier) => {
+          if (IMPURE_PACKAGES.test(specifier)) return true;
+          if (specifier.startsWith('#lib/local/')) return !isPureTwinModule(specifier);
+          const resolved = specifier.startsWith('.') ? resolveImport(file, specifier) : '';
+          return resolved.startsWith(SUPPORT) && IMPURE_SUPPORT.includes(relative(SUPPORT, resolved));
+        })
+        .map((specifier) => `${relative(ROOT, file)} -> ${specifier}`),
+    );
+    expect(impure).toEqual([]);
+  });
+});
