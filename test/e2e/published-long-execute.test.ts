@@ -5,10 +5,12 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 /**
  * A blocking execute that lasts longer than the streaming idle limit. The twin here ends a streamed response
- * after 1 s without a byte (API Gateway: 5 minutes), and the execute route sends its whitespace every 200 ms
- * (on AWS: every 20 s), so a 3-second `wait` node outlives the idle limit three times over.
+ * after 4 s without a byte (API Gateway: 5 minutes), and the execute route sends its whitespace every 200 ms
+ * (on AWS: every 20 s), twenty times as often as the limit, so a loaded machine's delays cannot cut it; a 6-second
+ * `wait` node outlives the idle limit.
  */
-const IDLE_TIMEOUT_MS = 1_000;
+const IDLE_TIMEOUT_MS = 4_000;
+const WAIT_SECONDS = 6;
 
 let twin: TestTwin;
 let key: string;
@@ -28,7 +30,7 @@ describe('a blocking execute longer than the streaming idle limit', () => {
     const response = await execute('/prod/api/v1/published/workflows/router/execute', {
       user_id: 'u',
       input: { kind: 'slow' },
-      overrides: { pause: { seconds: 3 } },
+      overrides: { pause: { seconds: WAIT_SECONDS } },
     });
 
     expect(response.status).toBe(200);
@@ -38,12 +40,12 @@ describe('a blocking execute longer than the streaming idle limit', () => {
     const document = JSON.parse(response.text);
     expect(document).toMatchObject({ status: 'completed', output: 'waited', workflow_id: 'router', total_steps: 3, error: null });
     expect(document).not.toHaveProperty('poll_url');
-    expect(document.elapsed_time).toBeGreaterThanOrEqual(3);
+    expect(document.elapsed_time).toBeGreaterThanOrEqual(WAIT_SECONDS);
 
     const polled = await http(`${twin.url}/prod/api/v1/published/executions/${document.execution_id}`, { headers: { authorization: `Bearer ${key}` } });
     expect(polled.status).toBe(200);
     expect(polled.body).toEqual(document);
-  });
+  }, 120_000);
 
   it('still answers refusals before the run starts with their own status and a plain JSON body', async () => {
     const missing = await execute('/prod/api/v1/published/workflows/no-such-workflow/execute', { user_id: 'u' });

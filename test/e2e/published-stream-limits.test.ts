@@ -5,11 +5,13 @@ import { openSse } from '../support/sse.ts';
 
 /**
  * Streams against the platform's limits, with the limits scaled down: the twin ends a streamed response after
- * 1 s without a byte (API Gateway: 5 minutes), the SSE routes send their comment heartbeat every 200 ms
- * (on AWS: 15 s) and end themselves after 3 s (on AWS: 14 minutes, before the 15-minute integration timeout).
+ * 4 s without a byte (API Gateway: 5 minutes), the SSE routes send their comment heartbeat every 200 ms
+ * (on AWS: 15 s) and end themselves after 9 s (on AWS: 14 minutes, before the 15-minute integration timeout).
+ * A heartbeat twenty times as often as the idle limit keeps the stream open on a loaded machine too.
  */
-const IDLE_TIMEOUT_MS = 1_000;
-const STREAM_MAX_MS = 3_000;
+const IDLE_TIMEOUT_MS = 4_000;
+const STREAM_MAX_MS = 9_000;
+const TEST_TIMEOUT_MS = 120_000;
 
 let twin: TestTwin;
 let key: string;
@@ -53,7 +55,7 @@ describe('SSE streams at the platform limits', () => {
       resume_url: `${stage()}/executions/${executionId}/events?after=${lastId}`,
       reason: 'time_limit',
     });
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('resumes at the URL the notice names and follows the run to its end', async () => {
     const { executionId, lastId } = await waitingRun();
@@ -68,5 +70,5 @@ describe('SSE streams at the platform limits', () => {
     await next.ended;
     expect(next.events.map((event) => event.id)).toEqual(next.events.map((_, index) => lastId + 1 + index));
     expect(next.events.at(-1)!.data).toMatchObject({ status: 'completed', output: 'You said: hold' });
-  });
+  }, TEST_TIMEOUT_MS);
 });
