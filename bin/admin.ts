@@ -1,4 +1,4 @@
-import '#lib/local/untraced-process.ts';
+import '#lib/twin/untraced-process.ts';
 import { runCli } from '#lib/admin/cli.ts';
 
 /** Operator CLI: `npm run --silent admin -- <command> [--json]`. */

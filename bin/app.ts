@@ -1,6 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { PlatformStack } from '#lib/stack.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 
 const app = new App();
 new PlatformStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'WorkflowIngestPlatform');

@@ -1,7 +1,7 @@
-import '#lib/local/untraced-process.ts';
+import '#lib/twin/untraced-process.ts';
 import { resolve } from 'node:path';
 import { API_STAGE } from '#functions/routes.ts';
-import { startLocalTwin } from '#lib/local/twin.ts';
+import { startLocalTwin } from '#lib/twin/twin.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.

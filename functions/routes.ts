@@ -6,8 +6,8 @@ import { WEBHOOKS_PREFIX } from './shared/route-groups.ts';
 export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/route-groups.ts';
 
 /**
- * The route table: the one list of HTTP routes. `lib/constructs/api.ts` builds API Gateway resources
- * and Lambda functions from it; `lib/local` serves the same handlers from it on localhost.
+ * The route table: the one list of HTTP routes. `lib/cdk/constructs/api.ts` builds API Gateway resources
+ * and Lambda functions from it; `lib/twin` serves the same handlers from it on localhost.
  */
 export interface Route {
   /** Stable name: the Lambda function's construct id. */

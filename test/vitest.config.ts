@@ -10,7 +10,7 @@ export default defineConfig({
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       POWERTOOLS_METRICS_DISABLED: 'true',
-      // The tests host the twin: no X-Ray context tracking (async hooks) in their process, as lib/local/untraced-process.ts.
+      // The tests host the twin: no X-Ray context tracking (async hooks) in their process, as lib/twin/untraced-process.ts.
       AWS_XRAY_MANUAL_MODE: '1',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       CDK_DISABLE_CLI_TELEMETRY: 'true',

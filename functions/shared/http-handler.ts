@@ -86,7 +86,7 @@ interface Prelude {
   multiValueHeaders?: Record<string, string[]>;
 }
 
-/** What the Lambda Node.js runtime provides as the global `awslambda` (locally `lib/local/lambda-streaming.ts`). */
+/** What the Lambda Node.js runtime provides as the global `awslambda` (locally `lib/twin/lambda-streaming.ts`). */
 interface LambdaStreamingRuntime {
   streamifyResponse<Handler>(handler: Handler): Handler;
   HttpResponseStream: { from(stream: Writable, prelude: Prelude): Writable };

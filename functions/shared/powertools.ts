@@ -20,7 +20,7 @@ export const metrics = new Metrics();
  * Outgoing HTTP is not traced: a traced request records its URL path, and callback URLs are the caller's, with
  * whatever secret their path holds. AWS calls are traced through the SDK clients instead (`traced()`), which
  * record the operation and the table, never a URL. Response and error capture are off in the functions'
- * environment (lib/constructs/handler-function.ts).
+ * environment (lib/cdk/constructs/handler-function.ts).
  */
 export const tracer = new Tracer({ captureHTTPsRequests: false });
 

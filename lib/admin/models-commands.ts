@@ -1,5 +1,5 @@
 import { BEDROCK_CATALOG, catalogIds, lookUpModel } from '#shared/bedrock-catalog.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
+import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
 import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
 import { UsageError } from './usage-error.ts';
 

@@ -3,9 +3,9 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/local/stores.ts';
-import { readLiveTwinFile } from '#lib/local/twin-file.ts';
-import { API_URL_OUTPUT, BUCKET_OUTPUTS, SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/twin/stores.ts';
+import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
+import { API_URL_OUTPUT, BUCKET_OUTPUTS, SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';

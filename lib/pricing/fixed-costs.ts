@@ -1,7 +1,7 @@
 import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
-import { LATENCY_P99_MS } from '#lib/constructs/operations.ts';
+import { LATENCY_P99_MS } from '#lib/cdk/constructs/operations.ts';
 import type { PriceSheet } from './price-sheet.ts';
 
 /**

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LocalTwin } from '#lib/local/twin.ts';
+import type { LocalTwin } from '#lib/twin/twin.ts';
 import { percentile } from './stats.ts';
 
 /**

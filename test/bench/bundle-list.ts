@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { staticImports } from '#lib/bundling/bundle.ts';
+import { staticImports } from '#lib/cdk/bundling/bundle.ts';
 
 /** One Lambda function of a synthesized cloud assembly and the code asset CDK bundled for it. */
 export interface FunctionBundle {

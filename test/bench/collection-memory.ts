@@ -7,10 +7,10 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import { fileURLToPath } from 'node:url';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { COLLECTION_CONCURRENCY, RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
-import { bundleFunction } from '#lib/bundling/bundle.ts';
-import { functionEnvironment } from '#lib/local/lambda/function-environment.ts';
-import { runtimeBaselineBytes } from '#lib/local/lambda/function-memory.ts';
-import { HANDOFF_EVENTS_FILE_NAME, type LocalTwin } from '#lib/local/twin.ts';
+import { bundleFunction } from '#lib/cdk/bundling/bundle.ts';
+import { functionEnvironment } from '#lib/twin/lambda/function-environment.ts';
+import { runtimeBaselineBytes } from '#lib/twin/lambda/function-memory.ts';
+import { HANDOFF_EVENTS_FILE_NAME, type LocalTwin } from '#lib/twin/twin.ts';
 import { TEST_CA_PATH } from '../support/https-recording-server.ts';
 
 /**

@@ -5,7 +5,7 @@ import type { StoredEvent } from '#inbound/events-repository.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { COLLECTION_CONCURRENCY, QUEUE_RETENTION_MS, RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
-import type { LocalTwin } from '#lib/local/twin.ts';
+import type { LocalTwin } from '#lib/twin/twin.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 import { startRecordingServer, type RecordingServer } from '../support/https-recording-server.ts';
 import { collectBatchInOwnProcess, runtimeBaselineMb, twinCollectBatchPeakMb, worstCaseUploadBuffersMb } from './collection-memory.ts';

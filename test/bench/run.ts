@@ -1,4 +1,4 @@
-import '#lib/local/untraced-process.ts';
+import '#lib/twin/untraced-process.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +7,9 @@ import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dy
 import { emptyCostUnits, onRequestCost, type CostUnits } from '#shared/cost-meter.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { runCli } from '#lib/admin/cli.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
-import { startLocalTwin } from '#lib/local/twin.ts';
-import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
+import { startLocalTwin } from '#lib/twin/twin.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 import { sequentialSteps } from '../support/round-trips.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_KEY } from '#shared/limits.ts';

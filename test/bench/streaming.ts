@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CostUnits } from '#shared/cost-meter.ts';
-import type { LocalTwin } from '#lib/local/twin.ts';
+import type { LocalTwin } from '#lib/twin/twin.ts';
 import { openSse } from '../support/sse.ts';
 import { percentile } from './stats.ts';
 

@@ -7,7 +7,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
-import { HANDOFF_EVENTS_FILE_NAME } from '#lib/local/twin.ts';
+import { HANDOFF_EVENTS_FILE_NAME } from '#lib/twin/twin.ts';
 import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';

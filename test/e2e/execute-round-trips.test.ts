@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { sequentialSteps, storeRequestRecorder } from '../support/round-trips.ts';

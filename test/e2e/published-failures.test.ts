@@ -4,7 +4,7 @@ import { SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionArnOf } from '#shared/execution-arn.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 

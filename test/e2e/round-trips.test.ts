@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';

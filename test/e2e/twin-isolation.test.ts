@@ -4,10 +4,10 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeById, routes, type Route } from '#functions/routes.ts';
-import { LAMBDA_SYNC_PAYLOAD_BYTES } from '#lib/local/lambda/function-host.ts';
-import { localTableArn } from '#lib/local/local-arns.ts';
-import type { LocalCredentials } from '#lib/local/lambda/function-environment.ts';
-import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LAMBDA_SYNC_PAYLOAD_BYTES } from '#lib/twin/lambda/function-host.ts';
+import { localTableArn } from '#lib/twin/local-arns.ts';
+import type { LocalCredentials } from '#lib/twin/lambda/function-environment.ts';
+import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http } from '../support/http.ts';
 

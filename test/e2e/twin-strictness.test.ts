@@ -4,10 +4,10 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Route } from '#functions/routes.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { localContext } from '#lib/local/api-gateway-event.ts';
-import { createApiServer, type RouteFunction } from '#lib/local/http-server.ts';
-import { eventOf, toInvokePayload } from '#lib/local/lambda/invoke-payload.ts';
-import { installLambdaStreamingGlobals, type LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
+import { createApiServer, type RouteFunction } from '#lib/twin/http-server.ts';
+import { eventOf, toInvokePayload } from '#lib/twin/lambda/invoke-payload.ts';
+import { installLambdaStreamingGlobals, type LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { http } from '../support/http.ts';
 
 /** The twin's API adapter against probe handlers: the stage prefix, the proxy event, and the streaming idle limit. */

@@ -5,7 +5,7 @@ import { usageAttribute } from '#shared/usage-meter.ts';
 import { callEvent } from '../support/events.ts';
 import { http, postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 
 /**
  * A webhook request's usage rides in the update of its link's day item (no usage write of its own); what the

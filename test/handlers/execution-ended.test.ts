@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '#lib/local/api-gateway-event.ts';
-import { installLambdaStreamingGlobals, LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
+import { installLambdaStreamingGlobals, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { createKey, publishFixtures, publishedClient, pollExecution } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 

@@ -6,7 +6,7 @@ import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
 vi.stubEnv('USAGE_TABLE', 'usage-not-written');
-import { localContext } from '#lib/local/api-gateway-event.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
 
 const event = { headers: {}, body: null } as unknown as APIGatewayProxyEvent;
 const context: Context = localContext('test', 1000);

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '#lib/local/api-gateway-event.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { callEvent } from '../support/events.ts';
 

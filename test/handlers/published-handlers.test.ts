@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '#lib/local/api-gateway-event.ts';
-import { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
+import { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 

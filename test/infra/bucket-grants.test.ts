@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { BUCKET_ENV, OBJECT_ACTIONS, type BucketGrant } from '#shared/resources.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /** Each function's S3 grant is exactly its declaration in the route or task table: those prefixes, those actions. */
 let stack: PlatformStack;

@@ -7,12 +7,12 @@ import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
-import { bundleFunction } from '#lib/bundling/bundle.ts';
-import { sdkTracingOf } from '#lib/constructs/handler-function.ts';
-import { defaultProvider } from '#lib/bundling/lambda-credentials.ts';
-import { gte } from '#lib/bundling/semver-gte.ts';
-import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/local/stores.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { bundleFunction } from '#lib/cdk/bundling/bundle.ts';
+import { sdkTracingOf } from '#lib/cdk/constructs/handler-function.ts';
+import { defaultProvider } from '#lib/cdk/bundling/lambda-credentials.ts';
+import { gte } from '#lib/cdk/bundling/semver-gte.ts';
+import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/twin/stores.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 import { BUNDLE_BUDGET_BYTES, importInFreshNode, listFunctionBundles, staticImportClosure, type FunctionBundle } from '../bench/bundle-list.ts';
 
 /**

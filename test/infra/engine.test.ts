@@ -6,9 +6,9 @@ import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reco
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
-import { Data } from '#lib/constructs/data.ts';
-import { WorkflowEngine } from '#lib/constructs/workflow-engine.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { Data } from '#lib/cdk/constructs/data.ts';
+import { WorkflowEngine } from '#lib/cdk/constructs/workflow-engine.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /** Skips Lambda bundling: these tests look at the template, not the code assets. */
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });

@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { COLLECT_BATCH_MEMORY_MB } from '#shared/limits.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /**
  * The memory size a task function is deployed with is the one the twin holds it to (both read the task table), so a

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 
 /** What the on-call engineer and finance get from a deploy: alarms, the dashboard, tags and the budget. */

@@ -8,7 +8,7 @@ import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '#shared/resources.ts';
 import { APPROVAL_TIMEOUT_SECONDS } from '#shared/limits.ts';
-import { PlatformStack } from '#lib/stack.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /**
  * Skips Lambda bundling (these tests look at the template, not the code assets; test/infra/bundles.test.ts does)

@@ -7,11 +7,11 @@ import { GetParameterCommand, GetParametersCommand, ParameterNotFound, PutParame
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { startBedrockStandIn, type BedrockStandIn } from '#lib/local/bedrock-stand-in.ts';
-import { startFrontDoor, type AccessDenial } from '#lib/local/iam/front-door.ts';
-import { functionPolicy } from '#lib/local/iam/function-policy.ts';
-import { startSsmStandIn } from '#lib/local/ssm-stand-in.ts';
-import { LOCAL_BUCKET, LOCAL_CREDENTIALS, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
+import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
+import { functionPolicy } from '#lib/twin/iam/function-policy.ts';
+import { startSsmStandIn } from '#lib/twin/ssm-stand-in.ts';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
 /**
  * The twin's stand-ins for agents (Bedrock Runtime, SSM Parameter Store) and presigned S3 URLs, through the real SDK

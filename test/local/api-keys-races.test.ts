@@ -4,7 +4,7 @@ import { createApiKeysRepository } from '#published/api-keys-repository.ts';
 import { createKey, revokeKey, rotateKey } from '#published/api-keys-service.ts';
 import { hashSecret } from '#shared/secrets.ts';
 import { ConflictError } from '#shared/errors.ts';
-import { localTableName } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /**

@@ -9,7 +9,7 @@ import { bedrockAgentModel } from '#engine/agents/bedrock-agent.ts';
 import { scriptedAgentModel } from '#engine/agents/scripted-agent.ts';
 import type { ToolKit } from '#engine/tools/tool-types.ts';
 import { workflowShape, type WorkflowDefinition } from '#workflows/definition-schema.ts';
-import { startBedrockStandIn, type BedrockStandIn } from '#lib/local/bedrock-stand-in.ts';
+import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
 
 /**
  * The Bedrock agent provider with the real `@aws-sdk/client-bedrock-runtime` and the real stream parsing, against the

@@ -1,10 +1,10 @@
 import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
-import { startBedrockStandIn, type BedrockStandIn } from '#lib/local/bedrock-stand-in.ts';
-import { startFrontDoor, type AccessDenial } from '#lib/local/iam/front-door.ts';
-import { functionPolicy } from '#lib/local/iam/function-policy.ts';
+import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
+import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
+import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
+import { functionPolicy } from '#lib/twin/iam/function-policy.ts';
 
 /**
  * What Bedrock refuses about the model a call names, through the real SDK: the stand-in must refuse it too, or a

@@ -4,7 +4,7 @@ import { createLinksRepository } from '#inbound/links-repository.ts';
 import { runCollectCommand, runTasksCommand } from '#lib/admin/collection-commands.ts';
 import type { AdminTarget } from '#lib/admin/target.ts';
 import { UsageError } from '#lib/admin/usage-error.ts';
-import { localTableName } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /** The operator's collection commands against the embedded DynamoDB, with Step Functions answering as each test says. */

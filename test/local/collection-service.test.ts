@@ -16,7 +16,7 @@ import { createEventsRepository, type StoredEvent } from '#inbound/events-reposi
 import type { Link } from '#inbound/link-model.ts';
 import { MAX_DELIVERY_FAILURES_PER_EVENT, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
-import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 
 /**

@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/twin/stores.ts';
 
 /**
  * The embedded DynamoDB runs in a child process of the twin: it must persist as before, stop with close(), and
  * never outlive the twin, even one killed with SIGKILL (nothing else would ever stop it or release its LevelDB lock).
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
-const STORES = new URL('../../lib/local/stores.ts', import.meta.url).href;
+const STORES = new URL('../../lib/twin/stores.ts', import.meta.url).href;
 let dataDir: string;
 
 /** A zombie counts as gone: an orphan is reaped by whatever PID 1 the machine has, perhaps never in a container. */

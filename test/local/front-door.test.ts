@@ -9,11 +9,11 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/bedrock-models.ts';
-import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from '#lib/local/iam/front-door.ts';
-import { ADMINISTRATOR_POLICY, functionPolicy } from '#lib/local/iam/function-policy.ts';
-import { bedrockPermissions } from '#lib/local/iam/required-permissions.ts';
-import { LOCAL_BUCKET, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
+import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from '#lib/twin/iam/front-door.ts';
+import { ADMINISTRATOR_POLICY, functionPolicy } from '#lib/twin/iam/function-policy.ts';
+import { bedrockPermissions } from '#lib/twin/iam/required-permissions.ts';
+import { LOCAL_BUCKET, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
 /**
  * The IAM front door for Bedrock Runtime and for presigned S3 URLs: which action and ARNs each request needs, and

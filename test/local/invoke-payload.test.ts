@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventOf, exceedsPayloadBytes, toInvokePayload } from '#lib/local/lambda/invoke-payload.ts';
+import { eventOf, exceedsPayloadBytes, toInvokePayload } from '#lib/twin/lambda/invoke-payload.ts';
 
 const BODIES = ['', '{"type":"text","messages":[{"text":"a \\"quoted\\" word"}]}', 'línea\nnueva\t"ё" 😀', '\u0000\u001f\u007f', 'lone \ud800 surrogate \udfff'];
 const proxyEvent = (body: unknown) => ({ resource: '/x', httpMethod: 'POST', headers: { a: 'b' }, body, isBase64Encoded: false, requestContext: { authorizer: undefined, requestId: 'r' } });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLinkLimits } from '#inbound/link-limits.ts';
 import { emptyCostUnits, type CarriedUsage } from '#shared/cost-meter.ts';
 import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
-import { localTableName } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /** A link's limits and usage in its day item, against the embedded DynamoDB (the conditions and ALL_OLD answers are the store's). */

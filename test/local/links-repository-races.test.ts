@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { describe, expect, it } from 'vitest';
 import type { Link } from '#inbound/link-model.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
-import { localTableName } from '#lib/local/stores.ts';
+import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /**

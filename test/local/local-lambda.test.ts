@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/local/lambda/function-host.ts';
+import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/twin/lambda/function-host.ts';
 
 /** The twin's Lambda host: Lambda's timeout, payload limit, memory size and failed initializations, with fixture functions. */
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}.ts`, import.meta.url));

@@ -10,7 +10,7 @@ import { createRunEventsRepository } from '#executions/run-events-repository.ts'
 import { settledEvents } from '#executions/run-events.ts';
 import { emptyUsage } from '#executions/run-usage.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
 /** The run events repository against the embedded DynamoDB, which refuses items over 400 KB as DynamoDB does. */
 describe('run events table (embedded DynamoDB)', () => {

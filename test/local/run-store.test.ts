@@ -21,7 +21,7 @@ import {
   MAX_MEMORY_KEY_BYTES,
   RUN_VALUE_INLINE_MAX_BYTES,
 } from '#shared/limits.ts';
-import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 

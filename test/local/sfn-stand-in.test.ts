@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { retryDelayMs } from '#lib/local/asl/run-state.ts';
-import { LocalStepFunctions, type LocalFunction } from '#lib/local/sfn-stand-in.ts';
+import { retryDelayMs } from '#lib/twin/asl/run-state.ts';
+import { LocalStepFunctions, type LocalFunction } from '#lib/twin/sfn-stand-in.ts';
 
 const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:test';
 const FN = 'arn:aws:lambda:us-east-1:000000000000:function:work';

@@ -14,10 +14,10 @@ import {
   ValidationException,
 } from '@aws-sdk/client-ssm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFrontDoor, type AccessDenial } from '#lib/local/iam/front-door.ts';
-import { ADMINISTRATOR_POLICY, functionPolicy } from '#lib/local/iam/function-policy.ts';
-import { LOCAL_SECRETS_PREFIX } from '#lib/local/local-arns.ts';
-import { startSsmStandIn } from '#lib/local/ssm-stand-in.ts';
+import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
+import { ADMINISTRATOR_POLICY, functionPolicy } from '#lib/twin/iam/function-policy.ts';
+import { LOCAL_SECRETS_PREFIX } from '#lib/twin/local-arns.ts';
+import { startSsmStandIn } from '#lib/twin/ssm-stand-in.ts';
 
 /**
  * The twin's Parameter Store through the real SSMClient: it must refuse what SSM refuses, keep what it is given

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalStores, type LocalStores } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
 /**
  * The embedded stores for one test file (its tables created, in a directory of its own, removed afterwards), and a

@@ -5,10 +5,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '#lib/admin/cli.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { LINK_CACHE_MS } from '#shared/limits.ts';
-import { installLambdaStreamingGlobals } from '#lib/local/lambda-streaming.ts';
-import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '#lib/local/twin.ts';
+import { installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
+import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '#lib/twin/twin.ts';
 
 export interface TestTwin extends LocalTwin {
   dataDir: string;

@@ -1,4 +1,4 @@
-import type { ServedRequest } from '#lib/local/iam/front-door.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 
 /**
  * Sequential round trips in a set of store requests: requests that overlap in time ran side by side and count as one

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BEDROCK_CATALOG, catalogIds, lookUpModel, modelProblem } from '#shared/bedrock-catalog.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { DEFAULT_BEDROCK_MODELS, parseBedrockModels } from '#lib/bedrock-models.ts';
+import { DEFAULT_BEDROCK_MODELS, parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
 import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
 import { runModelsCommand } from '#lib/admin/models-commands.ts';
 import { definitionSchema, definitionWarnings, parseDefinition } from '#workflows/definition-validation.ts';

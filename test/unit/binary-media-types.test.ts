@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBinaryMediaType } from '#lib/local/api-gateway-event.ts';
+import { isBinaryMediaType } from '#lib/twin/api-gateway-event.ts';
 
 describe("API Gateway's binary media types, as the twin matches them", () => {
   it('matches the same type in any case and with parameters, its top-level wildcard, and the wildcard of all', () => {

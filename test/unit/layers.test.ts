@@ -115,7 +115,7 @@ describe('the pure test tiers', () => {
   };
   /** A twin module a pure test may use: one that itself loads no socket, process or other twin module (a pure helper). */
   const isPureTwinModule = (specifier: string) =>
-    specifiersOf(resolveImport(FUNCTIONS, specifier)).every((inner) => !IMPURE_PACKAGES.test(inner) && !inner.startsWith('#lib/local/') && !inner.startsWith('.'));
+    specifiersOf(resolveImport(FUNCTIONS, specifier)).every((inner) => !IMPURE_PACKAGES.test(inner) && !inner.startsWith('#lib/twin/') && !inner.startsWith('.'));
   const pureFiles = ['unit', 'service'].flatMap((tier) => sources(join(TESTS, tier)));
 
   it('reads the files it checks', () => {
@@ -127,12 +127,35 @@ describe('the pure test tiers', () => {
       specifiersOf(file)
         .filter((specifier) => {
           if (IMPURE_PACKAGES.test(specifier)) return true;
-          if (specifier.startsWith('#lib/local/')) return !isPureTwinModule(specifier);
+          if (specifier.startsWith('#lib/twin/')) return !isPureTwinModule(specifier);
           const resolved = specifier.startsWith('.') ? resolveImport(file, specifier) : '';
           return resolved.startsWith(SUPPORT) && IMPURE_SUPPORT.includes(relative(SUPPORT, resolved));
         })
         .map((specifier) => `${relative(ROOT, file)} -> ${specifier}`),
     );
     expect(impure).toEqual([]);
+  });
+});
+
+/** The products side by side in lib/ (each folder's README says what it may import). */
+describe('the products of lib/', () => {
+  const LIB = join(ROOT, 'lib');
+  const FORBIDDEN: Record<string, readonly string[]> = {
+    cdk: ['twin', 'admin', 'pricing'],
+    twin: ['admin', 'pricing', 'cdk/constructs', 'cdk/bundling', 'cdk/stack.ts'],
+    pricing: ['twin', 'admin'],
+    admin: ['cdk/constructs', 'cdk/bundling'],
+  };
+  const libEdges = Object.keys(FORBIDDEN).flatMap((product) =>
+    sources(join(LIB, product)).flatMap((from) => importsOf(from).map((to) => ({ product, from, to }))),
+  );
+
+  it('reads the imports it checks', () => {
+    expect(libEdges.some((edge) => edge.product === 'twin' && edge.to.startsWith(FUNCTIONS))).toBe(true);
+  });
+
+  it('imports only what each product may', () => {
+    const wrong = libEdges.filter(({ product, to }) => FORBIDDEN[product]!.some((part) => to.startsWith(join(LIB, part))));
+    expect(wrong.map(show)).toEqual([]);
   });
 });

@@ -20,7 +20,7 @@ import * as z from '#shared/zod.ts';
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
 vi.stubEnv('USAGE_TABLE', 'usage-not-written');
-import { localContext } from '#lib/local/api-gateway-event.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
 
 const metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });
 const s3Error = (name: string, status: number) => new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', ...metadata(status) });

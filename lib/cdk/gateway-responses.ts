@@ -3,7 +3,7 @@
  * that failed or timed out, the stage throttle. One REST API serves both specs and a gateway response cannot tell
  * them apart, so its body carries the message under both names the specs' clients read: `error` (webhook spec,
  * section 7: `{error: string}`) and `detail` (published spec, section 7). CDK writes these bodies as the gateway
- * responses' templates (lib/constructs/api.ts); the twin's API server answers them (lib/local/http-server.ts).
+ * responses' templates (lib/cdk/constructs/api.ts); the twin's API server answers them (lib/twin/http-server.ts).
  */
 export const GATEWAY_MESSAGES = {
   /** MISSING_AUTHENTICATION_TOKEN, which the API answers with 404 instead of API Gateway's 403. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
 import { oldItemRequest, withOldItem } from './dynamodb-old-item.ts';
 import { bedrockPermissions, dynamodbPermissions, s3Permissions, ssmPermissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
-import { LOCAL_REGION } from '#lib/local/stores.ts';
+import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import {
   checkQuerySignature,
   checkSignature,

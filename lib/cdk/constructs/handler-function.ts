@@ -4,11 +4,11 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { bundleFunction } from '#lib/bundling/bundle.ts';
-import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
+import { bundleFunction } from '#lib/cdk/bundling/bundle.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 
-const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FUNCTIONS_DIR = fileURLToPath(new URL('../../../functions/', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 
 export interface HandlerFunctionProps {
@@ -22,7 +22,7 @@ export interface HandlerFunctionProps {
 
 /**
  * Conventions every product function shares: newest Node runtime, arm64 (cheaper per ms), minified ESM with only
- * the code it reaches and what it reaches lazily in chunks of its own (lib/bundling/bundle.ts), Powertools
+ * the code it reaches and what it reaches lazily in chunks of its own (lib/cdk/bundling/bundle.ts), Powertools
  * settings, bounded log retention.
  */
 export class HandlerFunction extends LambdaFunction {
@@ -64,7 +64,7 @@ export class HandlerFunction extends LambdaFunction {
 /**
  * CDK context `sdkTracing` (`cdk deploy -c sdkTracing=true`): bundle Powertools Tracer for X-Ray subsegments of
  * every AWS SDK call. Off by default: Lambda's active tracing records each invocation either way
- * (lib/bundling/tracer-off.ts says what the Tracer costs).
+ * (lib/cdk/bundling/tracer-off.ts says what the Tracer costs).
  */
 export function sdkTracingOf(scope: Construct): boolean {
   const value: unknown = scope.node.tryGetContext('sdkTracing');

@@ -10,13 +10,13 @@ import {
   type StateMachineAccess,
   type TableName,
 } from '#shared/resources.ts';
-import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/bedrock-models.ts';
+import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
 import { marketplaceProductResource } from './required-permissions.ts';
-import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf, parameterArnOf } from '#lib/local/local-arns.ts';
-import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/local/stores.ts';
+import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
+import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 
-/** What a route or task entry declares; CDK turns the same fields into the function's role (lib/constructs). */
+/** What a route or task entry declares; CDK turns the same fields into the function's role (lib/cdk/constructs). */
 export interface FunctionDeclaration {
   readonly id: string;
   readonly tables: Partial<Record<TableName, Access>>;
@@ -24,7 +24,7 @@ export interface FunctionDeclaration {
   readonly stateMachine?: readonly StateMachineAccess[];
   /** Announces collection hand-offs (on AWS a PutEvents grant on the hand-off bus; locally a file). */
   readonly announcesHandoffs?: boolean;
-  /** Invokes the allowed Bedrock models (lib/bedrock-models.ts). */
+  /** Invokes the allowed Bedrock models (lib/cdk/bedrock-models.ts). */
   readonly invokesBedrock?: boolean;
   /** Reads projects' tool secrets under the secrets prefix. */
   readonly readsSecrets?: boolean;

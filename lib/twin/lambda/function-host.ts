@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { reportRequestCost } from '#shared/cost-meter.ts';
-import type { LocalResponseStream } from '#lib/local/lambda-streaming.ts';
+import type { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { MEMORY_SAMPLE_MS, MiB, outOfMemoryMessage, runtimeBaselineBytes } from './function-memory.ts';
 import { exceedsPayloadBytes, toInvokePayload, type InvokePayload } from './invoke-payload.ts';
 import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';

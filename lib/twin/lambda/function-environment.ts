@@ -1,8 +1,8 @@
 import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
-import type { FunctionDeclaration } from '#lib/local/iam/function-policy.ts';
-import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN } from '#lib/local/local-arns.ts';
-import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
-import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/local/stores.ts';
+import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
+import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN } from '#lib/twin/local-arns.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
+import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/twin/stores.ts';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -52,7 +52,7 @@ export function functionEnvironment(
     POWERTOOLS_TRACE_ENABLED: 'false',
     // The twin runs the sources, so the real Tracer loads the X-Ray SDK, whose context tracking puts async hooks on
     // every request (about a fifth of the twin's CPU) although nothing is traced. Bundles on AWS carry no X-Ray SDK
-    // unless -c sdkTracing=true (lib/bundling/tracer-off.ts); in manual mode the SDK tracks no context either.
+    // unless -c sdkTracing=true (lib/cdk/bundling/tracer-off.ts); in manual mode the SDK tracks no context either.
     AWS_XRAY_MANUAL_MODE: '1',
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: 'WARN',

@@ -1,6 +1,6 @@
-import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/bedrock-models.ts';
-import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/local/local-arns.ts';
-import { LOCAL_REGION } from '#lib/local/stores.ts';
+import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
+import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
+import { LOCAL_REGION } from '#lib/twin/stores.ts';
 
 /** One IAM check a request needs: the action and the ARN it acts on. */
 export interface Permission {

@@ -17,8 +17,8 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { EXECUTION_RETENTION_MS, HANDOFF_RETENTION_MS, QUEUE_RETENTION_MS } from '#shared/limits.ts';
-import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '#lib/stack-outputs.ts';
-import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
+import { BUCKET_OUTPUTS, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
+import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
 
 export interface DataProps {
   /**

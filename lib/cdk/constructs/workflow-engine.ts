@@ -15,12 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { taskFunctions, type TaskFunction } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
 import { SECRETS_PREFIX_ENV, STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
-import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/stack-outputs.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/bedrock-models.ts';
+import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 
-const DEFINITION_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
+const DEFINITION_FILE = fileURLToPath(new URL('../../../statemachines/workflow.asl.json', import.meta.url));
 
 export interface WorkflowEngineProps {
   readonly data: Data;
@@ -34,7 +34,7 @@ export interface WorkflowEngineProps {
   /**
    * The Bedrock models and inference profiles published workflows may name (llm, agent and image nodes): the step
    * function may invoke these and no others.
-   * @default DEFAULT_BEDROCK_MODELS (lib/bedrock-models.ts)
+   * @default DEFAULT_BEDROCK_MODELS (lib/cdk/bedrock-models.ts)
    */
   readonly bedrockModels?: readonly string[];
 }

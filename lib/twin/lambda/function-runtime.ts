@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import { onRequestCost } from '#shared/cost-meter.ts';
-import { localContext } from '#lib/local/api-gateway-event.ts';
-import { HeldResponseStream, installLambdaStreamingGlobals, isStreamingHandler } from '#lib/local/lambda-streaming.ts';
+import { localContext } from '#lib/twin/api-gateway-event.ts';
+import { HeldResponseStream, installLambdaStreamingGlobals, isStreamingHandler } from '#lib/twin/lambda-streaming.ts';
 import { freezeThread, MemoryWatch } from './function-memory.ts';
 import { eventOf } from './invoke-payload.ts';
 import { serializeError, type FromWorker, type StreamPrelude, type ToWorker, type WorkerSetup } from './messages.ts';

@@ -18,7 +18,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { ROUTE_GROUPS } from '#functions/routes.ts';
-import { POWERTOOLS_ENVIRONMENT } from '#lib/powertools-environment.ts';
+import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 import type { Api } from './api.ts';
 import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';

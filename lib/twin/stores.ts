@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { TABLE_ENV, type TableName } from '#shared/resources.ts';
-import { TABLE_DEFINITIONS } from '#lib/table-definitions.ts';
+import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
 import { startDynamoProcess } from './dynamo-process.ts';
 
 // Node 20 is what the local twin runs on; the SDK's notice about its future Node 22 floor is known (see README).

@@ -22,7 +22,7 @@ import { writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 const STATE_MACHINE_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
-/** What CDK gives a function whose entry names no memory size (lib/constructs/handler-function.ts). */
+/** What CDK gives a function whose entry names no memory size (lib/cdk/constructs/handler-function.ts). */
 const FUNCTION_MEMORY_MB = 256;
 
 export interface LocalTwinOptions {
