@@ -1,9 +1,9 @@
-import type { ErrorBodyShape } from './shared/http-errors.ts';
+import type { ErrorBodyShape } from './shared/http/http-errors.ts';
 import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
-import { WEBHOOKS_PREFIX } from './shared/route-groups.ts';
+import { WEBHOOKS_PREFIX } from './shared/http/route-groups.ts';
 
-export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/route-groups.ts';
+export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/http/route-groups.ts';
 
 /**
  * The route table: the one list of HTTP routes. `lib/cdk/constructs/api.ts` builds API Gateway resources

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ifConditionHolds } from '#shared/conditional-write.ts';
+import { ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { meterSubject, recordCost } from '#shared/cost-meter.ts';
+import { meterSubject, recordCost } from '#shared/metering/cost-meter.ts';
 import { gunzipSync } from 'node:zlib';
 import { parseInboundEvent, type InboundEvent } from '#inbound/event-schema.ts';
 import { isLive } from '#inbound/events-repository.ts';
@@ -13,8 +13,8 @@ import {
   COLLECTION_RUN_RETENTION_MS,
   MAX_DELIVERY_FAILURES_PER_EVENT,
 } from '#shared/limits.ts';
-import { logger } from '#shared/powertools.ts';
-import { topLevelMemberText } from '#shared/raw-json.ts';
+import { logger } from '#shared/lambda/powertools.ts';
+import { topLevelMemberText } from './raw-json.ts';
 import type { CollectionRepository, CollectionTask, RunCheckpoint, RunSummary } from './collection-repository.ts';
 import { normalizeCall, normalizeDialog, type NormalizedConversation, type Recording } from './conversation.ts';
 import type { QueuedEvent, QueueRepository } from './queue-repository.ts';

@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionHeld } from '#shared/conditional-write.ts';
+import { conditionHeld } from '#shared/store/conditional-write.ts';
 import { BY_RECEIVED_INDEX, type StoredEvent } from '#inbound/events-repository.ts';
 
 /**

@@ -7,8 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
-import { AddressRefusedError, pinnedLookup, resolvePublicAddresses } from '#shared/pinned-fetch.ts';
-import { bareHost, recordingUrlProblem } from '#shared/public-url.ts';
+import { AddressRefusedError, pinnedLookup, resolvePublicAddresses } from '#shared/network/pinned-fetch.ts';
+import { bareHost, recordingUrlProblem } from '#shared/network/public-url.ts';
 
 /** A recording link that could not be fetched; `reason` is short enough to show the sender. */
 export class RecordingDownloadError extends Error {

@@ -2,7 +2,7 @@ import { dynamo } from '#shared/clients/dynamodb.ts';
 import { eventBridge } from '#shared/clients/eventbridge.ts';
 import { s3 } from '#shared/clients/s3.ts';
 import { sfn } from '#shared/clients/sfn.ts';
-import { createBodyStore } from '#shared/body-store.ts';
+import { createBodyStore } from '#shared/store/body-store.ts';
 import { optionalFlag, requireEnv, shortenedMilliseconds } from '#shared/config.ts';
 import { RECORDING_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
 import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';

@@ -1,4 +1,4 @@
-import { meterSubject } from '#shared/cost-meter.ts';
+import { meterSubject } from '#shared/metering/cost-meter.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import { runEventAppender } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';

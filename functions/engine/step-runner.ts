@@ -21,14 +21,14 @@ import { runAgent, type AgentDeps } from './agent-runner.ts';
 import type { ImageModel } from './images/image-model.ts';
 import type { ImageStore } from './images/image-store.ts';
 import { usageOf, type RunUsage } from '#executions/run-usage.ts';
-import { addCostUnits, meteredSoFar, meterSubject, recordCost, type CostUnits } from '#shared/cost-meter.ts';
+import { addCostUnits, meteredSoFar, meterSubject, recordCost, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
 import { endLogAsRecorded, runEventAppender, runEventBuffer, type RunEventAppender, type RunEventBuffer } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
-import { logger } from '#shared/powertools.ts';
+import { logger } from '#shared/lambda/powertools.ts';
 
 /**
  * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`

@@ -1,4 +1,4 @@
-import { meterSubject, recordCost } from '#shared/cost-meter.ts';
+import { meterSubject, recordCost } from '#shared/metering/cost-meter.ts';
 import { CALLBACK_ATTEMPT_TIMEOUT_MS } from '#shared/limits.ts';
 import { callbackUrlProblem, resolvedAddressProblem } from './callback-url.ts';
 import { FINISHED_STATUSES, executionView, type ExecutionStatus } from './execution-model.ts';

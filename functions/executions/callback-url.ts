@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
-import { isPublicIPv4, isPublicIPv6 } from '#shared/ip-addresses.ts';
-import { publicUrlProblem, urlTextProblem } from '#shared/public-url.ts';
+import { isPublicIPv4, isPublicIPv6 } from '#shared/network/ip-addresses.ts';
+import { publicUrlProblem, urlTextProblem } from '#shared/network/public-url.ts';
 
 /**
  * Callback URLs follow the recording-link rule: https to a public host. The local server may allow

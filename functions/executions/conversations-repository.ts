@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchPut } from '#shared/batch-put.ts';
+import { batchPut } from '#shared/store/batch-put.ts';
 import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './conversation-keys.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';

@@ -1,5 +1,5 @@
 import { isJsonObject, jsonObjectSchema } from '#shared/json-object.ts';
-import { isWellFormed } from '#shared/well-formed.ts';
+import { isWellFormed } from '#shared/http/well-formed.ts';
 import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from '#workflows/memory-key.ts';

@@ -1,7 +1,7 @@
 /** Published Workflow API, section 3: an execution's statuses. */
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type RunUsage } from './run-usage.ts';
-import type { CostUnits } from '#shared/cost-meter.ts';
+import type { CostUnits } from '#shared/metering/cost-meter.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];

@@ -18,7 +18,7 @@ import { executionArnOf } from '#shared/execution-arn.ts';
 import type { StateMachine } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
-import { logger } from '#shared/powertools.ts';
+import { logger } from '#shared/lambda/powertools.ts';
 import { endLogAsRecorded, runEventAppender } from './run-event-log.ts';
 import type { RunEventsRepository } from './run-events-repository.ts';
 import { settledEvents, startEvent } from './run-events.ts';

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ifConditionHolds } from '#shared/conditional-write.ts';
+import { ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';

@@ -1,6 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionHeld } from '#shared/conditional-write.ts';
+import { conditionHeld } from '#shared/store/conditional-write.ts';
 import { RUN_EVENT_BATCH_GZIP_FROM_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
 import { ttlSeconds } from '#shared/time.ts';

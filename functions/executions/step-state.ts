@@ -1,6 +1,6 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import type { RunUsage } from './run-usage.ts';
-import type { CostUnits } from '#shared/cost-meter.ts';
+import type { CostUnits } from '#shared/metering/cost-meter.ts';
 
 /**
  * The contract between the state machine and the step function: what a Step Functions state holds (ids and a

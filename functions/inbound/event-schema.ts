@@ -1,5 +1,5 @@
 import type { FieldIssue } from '#shared/errors.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
 import { jsonObjectSchema, nestsDeeperThan } from '#shared/json-object.ts';
 import {
   AUDIO_FORMAT_PATTERN,

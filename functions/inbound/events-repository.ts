@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isConditionFailure } from '#shared/conditional-write.ts';
+import { isConditionFailure } from '#shared/store/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds, SECOND_MS } from '#shared/time.ts';
 

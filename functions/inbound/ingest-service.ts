@@ -1,9 +1,9 @@
 import { compressBody } from './body-compression.ts';
-import { parseUtf8Json } from '#shared/well-formed.ts';
+import { parseUtf8Json } from '#shared/http/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { addCostUnits, recordCost, type CostUnits } from '#shared/cost-meter.ts';
-import { expectedPutCost } from '#shared/item-size.ts';
-import type { BodyStore } from '#shared/body-store.ts';
+import { addCostUnits, recordCost, type CostUnits } from '#shared/metering/cost-meter.ts';
+import { expectedPutCost } from '#shared/store/item-size.ts';
+import type { BodyStore } from '#shared/store/body-store.ts';
 import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
 import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
@@ -11,8 +11,8 @@ import type { EventsRepository, StoredEvent } from './events-repository.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type LinkView } from './link-model.ts';
 import type { OpenedLink } from './link-access.ts';
 import type { LinksRepository } from './links-repository.ts';
-import { recordingUrlProblem } from '#shared/public-url.ts';
-import { logger } from '#shared/powertools.ts';
+import { recordingUrlProblem } from '#shared/network/public-url.ts';
+import { logger } from '#shared/lambda/powertools.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 export interface IngestDeps {

@@ -1,6 +1,6 @@
-import { addCostUnits, usageToCarry, type CostUnits } from '#shared/cost-meter.ts';
+import { addCostUnits, usageToCarry, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { NotFoundError, ServiceUnavailableError } from '#shared/errors.ts';
-import type { CounterStore } from '#shared/counter-store.ts';
+import type { CounterStore } from '#shared/store/counter-store.ts';
 import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
 import type { LinkCache } from './link-cache.ts';

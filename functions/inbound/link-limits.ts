@@ -1,10 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '#shared/conditional-write.ts';
-import { COST_UNIT_NAMES, type CarriedUsage } from '#shared/cost-meter.ts';
+import { isConditionFailure } from '#shared/store/conditional-write.ts';
+import { COST_UNIT_NAMES, type CarriedUsage } from '#shared/metering/cost-meter.ts';
 import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
 import { DAY_MS, epochSeconds, MINUTE_MS } from '#shared/time.ts';
-import { USAGE_RETENTION_MS, usageAttribute } from '#shared/usage-meter.ts';
+import { USAGE_RETENTION_MS, usageAttribute } from '#shared/metering/usage-meter.ts';
 
 /**
  * A link's two limits, requests per minute and accepted events per UTC day (webhook spec section 8), kept in the

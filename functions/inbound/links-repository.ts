@@ -5,12 +5,12 @@ import {
   paginateScan,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '#shared/batch-get.ts';
-import type { BatchRetryOptions } from '#shared/batch-retry.ts';
-import { conditionHeld, ifConditionHolds } from '#shared/conditional-write.ts';
+import { batchGet } from '#shared/store/batch-get.ts';
+import type { BatchRetryOptions } from '#shared/store/batch-retry.ts';
+import { conditionHeld, ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import { linkView, type Link, type LinkView } from './link-model.ts';
-import { logger } from '#shared/powertools.ts';
+import { logger } from '#shared/lambda/powertools.ts';
 import { DAY_MS, ttlSeconds } from '#shared/time.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { ValidationError } from '#shared/errors.ts';
-import type { HttpRequest } from '#shared/http-handler.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
+import type { HttpRequest } from '#shared/http/http-handler.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
 import * as z from '#shared/zod.ts';
 
 /** What the webhook routes take from an API Gateway request: the token in the path and the caller's address. */

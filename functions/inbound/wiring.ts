@@ -1,9 +1,9 @@
-import type { BodyStore } from '#shared/body-store.ts';
+import type { BodyStore } from '#shared/store/body-store.ts';
 import { dynamo } from '#shared/clients/dynamodb.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
-import { createCounterStore } from '#shared/counter-store.ts';
-import { createIdAllocator } from '#shared/id-allocator.ts';
+import { createCounterStore } from '#shared/store/counter-store.ts';
+import { createIdAllocator } from './id-allocator.ts';
 import { EVENT_ID_BLOCK_SIZE, LINK_CACHE_ENTRIES, LINK_CACHE_MS } from '#shared/limits.ts';
 import { createLinkCache } from './link-cache.ts';
 import { createLinkLimits } from './link-limits.ts';
@@ -47,7 +47,7 @@ function bodiesFromEnv(): BodyStore {
   const bucket = requireEnv('BODIES_BUCKET');
   let store: Promise<BodyStore> | undefined;
   const load = () =>
-    (store ??= Promise.all([import('#shared/clients/s3.ts'), import('#shared/body-store.ts')]).then(([{ s3 }, { createBodyStore }]) =>
+    (store ??= Promise.all([import('#shared/clients/s3.ts'), import('#shared/store/body-store.ts')]).then(([{ s3 }, { createBodyStore }]) =>
       createBodyStore(s3, bucket),
     ));
   return {

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, KeyHashItem, RetiredKeyHash } from './api-key-model.ts';
 import { ttlSeconds } from '#shared/time.ts';
-import { isConditionFailure } from '#shared/conditional-write.ts';
+import { isConditionFailure } from '#shared/store/conditional-write.ts';
 
 const recordKey = (keyId: string) => ({ pk: `keyid#${keyId}` });
 const hashKey = (keyHash: string) => ({ pk: `key#${keyHash}` });

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/errors.ts';
-import type { CounterStore } from '#shared/counter-store.ts';
-import { isConditionFailure } from '#shared/conditional-write.ts';
+import type { CounterStore } from '#shared/store/counter-store.ts';
+import { isConditionFailure } from '#shared/store/conditional-write.ts';
 import { API_KEY_ROTATION_GRACE_MS } from '#shared/limits.ts';
 import { RATE_LIMITS, takeUnitOrRefuse } from '#shared/rate-limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';

@@ -1,7 +1,7 @@
 import { decisionRequestSchema } from '#executions/execute-request.ts';
 import { decideApproval } from '#executions/execution-service.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-handler.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
 

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
-import { serveEventStream, type HttpResponse } from '#shared/http-handler.ts';
+import { serveEventStream, type HttpResponse } from '#shared/http/http-handler.ts';
 import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
-import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
-import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent } from '#shared/sse.ts';
+import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
+import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent } from './sse.ts';
 
 export interface EventStreamTiming {
   /** A comment goes out after this long without a byte. */

@@ -1,13 +1,13 @@
-import { logger } from '#shared/powertools.ts';
-import { meterSubject } from '#shared/cost-meter.ts';
+import { logger } from '#shared/lambda/powertools.ts';
+import { meterSubject } from '#shared/metering/cost-meter.ts';
 import type { Context } from 'aws-lambda';
 import { routeById } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
-import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http-handler.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
+import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http/http-handler.ts';
 import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
 import { nestsDeeperThan } from '#shared/json-object.ts';
-import { parseUtf8Json } from '#shared/well-formed.ts';
+import { parseUtf8Json } from '#shared/http/well-formed.ts';
 import type * as z from '#shared/zod.ts';
 import type { Caller } from '#shared/access.ts';
 import { authenticate } from './api-keys-service.ts';

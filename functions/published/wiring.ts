@@ -1,6 +1,6 @@
 import { dynamo } from '#shared/clients/dynamodb.ts';
 import { requireEnv, shortenedMilliseconds } from '#shared/config.ts';
-import { createCounterStore } from '#shared/counter-store.ts';
+import { createCounterStore } from '#shared/store/counter-store.ts';
 import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_STREAM_MS, STREAM_HEARTBEAT_INTERVAL_MS } from '#shared/limits.ts';
 import type { EventStreamTiming } from './event-stream-response.ts';
 import { TABLE_ENV } from '#shared/resources.ts';

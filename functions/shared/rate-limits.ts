@@ -1,4 +1,4 @@
-import type { CounterStore } from './counter-store.ts';
+import type { CounterStore } from './store/counter-store.ts';
 import { RateLimitedError } from './errors.ts';
 import {
   MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK,

@@ -1,6 +1,6 @@
 import jsonata from 'jsonata';
 import { ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
 import * as z from '#shared/zod.ts';
 import { CONVERSE_TOOL_NAME_MAX, MAX_SECRETS_PER_TOOL, SECRET_NAME_PATTERN } from '#shared/limits.ts';
 import { HANDOFF_TOOL_PREFIX, secretReferencesIn } from './tool-references.ts';
@@ -8,7 +8,7 @@ import { modelIssues, nodeProblems, workflowShape, type NodeOfType, type ToolDef
 
 const SECRET_REFERENCE = /\{\{\s*secret\./;
 const SECRET_OUTSIDE_TEMPLATES = 'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event';
-import { toolUrlProblem } from '#shared/public-url.ts';
+import { toolUrlProblem } from '#shared/network/public-url.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { ValidationError, type FieldIssue } from '#shared/errors.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
 import { isJsonObject } from '#shared/json-object.ts';
 import { modelIssues, nodeProblems, nodeSchema, OVERRIDABLE_PARAMS, type WorkflowDefinition } from './definition-schema.ts';
 

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchPut } from '#shared/batch-put.ts';
+import { batchPut } from '#shared/store/batch-put.ts';
 import { storedDefinitionJson, type WorkflowDefinition } from './definition-schema.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
+import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
-import { usageAttribute } from '#shared/usage-meter.ts';
+import { usageAttribute } from '#shared/metering/usage-meter.ts';
 import { costReport, costReportCsv, type UsageRow } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import type { AdminTarget } from './target.ts';

@@ -1,7 +1,7 @@
 import { createApiKeysRepository } from '#published/api-keys-repository.ts';
 import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '#published/api-keys-service.ts';
 import { PRESETS, scopeSchema, type GrantedScope } from '#published/api-key-model.ts';
-import { createCounterStore } from '#shared/counter-store.ts';
+import { createCounterStore } from '#shared/store/counter-store.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';

@@ -3,7 +3,7 @@ import { connectorTypeSchema } from '#inbound/link-model.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { createLinksService } from '#inbound/links-service.ts';
 import { isIPv6 } from 'node:net';
-import { publicUrlProblem } from '#shared/public-url.ts';
+import { publicUrlProblem } from '#shared/network/public-url.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
 

@@ -1,4 +1,4 @@
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
+import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
 import { priceOf, type PriceSheet } from './price-sheet.ts';
 

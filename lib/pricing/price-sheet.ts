@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
+import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 
 export interface PriceSheet {
   region: string;

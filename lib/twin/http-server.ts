@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
-import { errorResponse } from '#shared/http-errors.ts';
+import { errorResponse } from '#shared/http/http-errors.ts';
 import { GATEWAY_MESSAGES, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';

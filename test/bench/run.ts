@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { emptyCostUnits, onRequestCost, type CostUnits } from '#shared/cost-meter.ts';
+import { emptyCostUnits, onRequestCost, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { runCli } from '#lib/admin/cli.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { CostUnits } from '#shared/cost-meter.ts';
+import type { CostUnits } from '#shared/metering/cost-meter.ts';
 import type { LocalTwin } from '#lib/twin/twin.ts';
 import { openSse } from '../support/sse.ts';
 import { percentile } from './stats.ts';

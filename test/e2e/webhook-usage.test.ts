@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/cost-meter.ts';
-import { usageAttribute } from '#shared/usage-meter.ts';
+import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
+import { usageAttribute } from '#shared/metering/usage-meter.ts';
 import { callEvent } from '../support/events.ts';
 import { http, postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';

@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
+import { httpHandler, jsonResponse } from '#shared/http/http-handler.ts';
 import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.

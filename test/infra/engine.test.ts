@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reconciler.ts';
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
-import { TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
+import { TRANSIENT_SERVICE_ERROR } from '#shared/store/transient-errors.ts';
 import { Data } from '#lib/cdk/constructs/data.ts';
 import { WorkflowEngine } from '#lib/cdk/constructs/workflow-engine.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';

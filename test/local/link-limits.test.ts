@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createLinkLimits } from '#inbound/link-limits.ts';
-import { emptyCostUnits, type CarriedUsage } from '#shared/cost-meter.ts';
+import { emptyCostUnits, type CarriedUsage } from '#shared/metering/cost-meter.ts';
 import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK } from '#shared/limits.ts';
 import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';

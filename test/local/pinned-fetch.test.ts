@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressRefusedError, pinnedFetch } from '#shared/pinned-fetch.ts';
+import { AddressRefusedError, pinnedFetch } from '#shared/network/pinned-fetch.ts';
 
 /** Agents' tool calls connect only to the addresses checked for them: the lookup is done once and pinned. */
 let server: Server;

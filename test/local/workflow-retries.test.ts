@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CALLBACK_ABANDONED_ERROR } from '#engine/execution-reconciler.ts';
-import { TransientServiceError } from '#shared/transient-errors.ts';
+import { TransientServiceError } from '#shared/store/transient-errors.ts';
 import { LocalStepFunctions, type LocalFunction } from '#lib/twin/sfn-stand-in.ts';
 
 /** The product's own ASL file on the strict local Step Functions, with stand-in task functions. */

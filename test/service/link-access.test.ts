@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openLink, type LinkAccessDeps } from '#inbound/link-access.ts';
 import { createLinkCache } from '#inbound/link-cache.ts';
 import type { Link } from '#inbound/link-model.ts';
-import { emptyCostUnits, runMetered, type Metering } from '#shared/cost-meter.ts';
+import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost-meter.ts';
 import { BatchIncompleteError, NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
 import { LINK_CACHE_MS, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP, UNKNOWN_TOKEN_WINDOW_MS } from '#shared/limits.ts';
 import { hashSecret, newSecret } from '#shared/secrets.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { acceptedMessages } from '#inbound/dialog-messages.ts';
 import { parseInboundEvent, textEventSchema } from '#inbound/event-schema.ts';
-import { toFieldIssues } from '#shared/field-issues.ts';
+import { toFieldIssues } from '#shared/http/field-issues.ts';
 
 const now = () => new Date().toISOString();
 const valid = (i = 0) => ({ text: `hi ${i}`, timestamp: now(), author_name: 'Ann', author_role: 'client' });

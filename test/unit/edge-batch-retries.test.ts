@@ -11,12 +11,12 @@ async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string
   return opened.link;
 }
 import { createLinksRepository } from '#inbound/links-repository.ts';
-import { batchGet } from '#shared/batch-get.ts';
-import { batchPut } from '#shared/batch-put.ts';
-import { fullJitterDelay } from '#shared/batch-retry.ts';
-import { createCounterStore } from '#shared/counter-store.ts';
+import { batchGet } from '#shared/store/batch-get.ts';
+import { batchPut } from '#shared/store/batch-put.ts';
+import { fullJitterDelay } from '#shared/store/batch-retry.ts';
+import { createCounterStore } from '#shared/store/counter-store.ts';
 import { BatchIncompleteError, ServiceUnavailableError } from '#shared/errors.ts';
-import { errorResponse } from '#shared/http-errors.ts';
+import { errorResponse } from '#shared/http/http-errors.ts';
 import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS, MAX_UNKNOWN_TOKENS_PER_IP } from '#shared/limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
 

@@ -5,11 +5,11 @@ import { executeRequestSchema } from '#executions/execute-request.ts';
 import { metadataFieldTypes, storedMetadataFields } from '#inbound/event-record.ts';
 import { parseInboundEvent } from '#inbound/event-schema.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
-import { publicUrlProblem } from '#shared/public-url.ts';
+import { publicUrlProblem } from '#shared/network/public-url.ts';
 import { pathParameter } from '#published/published-handler.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { parseDefinition } from '#workflows/definition-validation.ts';
-import type { HttpRequest } from '#shared/http-handler.ts';
+import type { HttpRequest } from '#shared/http/http-handler.ts';
 
 /**
  * Caller strings that become object keys or DynamoDB keys. Bodies are JSON text: JSON.parse makes `__proto__`

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { expectedPutCost, itemBytes, itemWriteUnits } from '#shared/item-size.ts';
+import { expectedPutCost, itemBytes, itemWriteUnits } from '#shared/store/item-size.ts';
 
 /**
  * A webhook request bills its put before sending it, from the item's size: the size must be the store's. dynalite

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publicUrlProblem } from '#shared/public-url.ts';
+import { publicUrlProblem } from '#shared/network/public-url.ts';
 
 describe('recording link rules', () => {
   it.each([

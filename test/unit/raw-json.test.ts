@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topLevelMemberText } from '#shared/raw-json.ts';
+import { topLevelMemberText } from '#collection/raw-json.ts';
 
 describe('the source text of a top-level member', () => {
   it('answers a value exactly as written, numbers JSON.parse would round included', () => {

@@ -14,8 +14,8 @@ import {
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
 import { BatchIncompleteError, NotFoundError } from '#shared/errors.ts';
-import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '#shared/transient-errors.ts';
-import { taskHandler } from '#shared/task-handler.ts';
+import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '#shared/store/transient-errors.ts';
+import { taskHandler } from '#shared/lambda/task-handler.ts';
 import * as z from '#shared/zod.ts';
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.

@@ -1,5 +1,5 @@
-import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
-import { taskHandler } from '#shared/task-handler.ts';
+import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
+import { taskHandler } from '#shared/lambda/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { nightlyRunId } from '#collection/collection-runs.ts';
 import { nightlyFromEnv } from '#collection/wiring.ts';

@@ -1,5 +1,5 @@
-import { metrics, MetricUnit } from '#shared/powertools.ts';
-import { taskHandler } from '#shared/task-handler.ts';
+import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
+import { taskHandler } from '#shared/lambda/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { recordApprovalWait } from '#engine/approval-wait.ts';
 import { approvalWaitFromEnv } from '#engine/wiring.ts';

@@ -1,5 +1,5 @@
-import { metrics, MetricUnit } from '#shared/powertools.ts';
-import { taskHandler } from '#shared/task-handler.ts';
+import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
+import { taskHandler } from '#shared/lambda/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { abandonPendingCallback, deliverCallback } from '#executions/callback-delivery.ts';
 import { callbackDeliveryFromEnv } from '#executions/wiring.ts';

@@ -1,5 +1,5 @@
-import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
-import { taskHandler } from '#shared/task-handler.ts';
+import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
+import { taskHandler } from '#shared/lambda/task-handler.ts';
 import * as z from '#shared/zod.ts';
 import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus } from '#engine/execution-reconciler.ts';
 import { reconcilerFromEnv } from '#engine/wiring.ts';

@@ -1,6 +1,6 @@
 import { MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
-import { AddressRefusedError, type FetchLike } from '#shared/pinned-fetch.ts';
-import { toolUrlProblem } from '#shared/public-url.ts';
+import { AddressRefusedError, type FetchLike } from '#shared/network/pinned-fetch.ts';
+import { toolUrlProblem } from '#shared/network/public-url.ts';
 import type { HttpTool } from '#workflows/definition-schema.ts';
 import { fillSecrets, MissingSecretError, type SecretScope } from './tool-secrets.ts';
 import type { ToolAnswer } from './tool-types.ts';

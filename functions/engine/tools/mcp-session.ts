@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '#shared/pinned-fetch.ts';
+import type { FetchLike } from '#shared/network/pinned-fetch.ts';
 import type { McpTool } from '#workflows/definition-schema.ts';
 import type { ToolAnswer, ToolDescriptor } from './tool-types.ts';
 

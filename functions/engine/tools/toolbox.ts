@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
-import { pinnedFetch, type FetchLike } from '#shared/pinned-fetch.ts';
-import { toolUrlProblem } from '#shared/public-url.ts';
+import { pinnedFetch, type FetchLike } from '#shared/network/pinned-fetch.ts';
+import { toolUrlProblem } from '#shared/network/public-url.ts';
 import type { McpTool, ToolDefinition } from '#workflows/definition-schema.ts';
 import { callHttpTool, cutToResultLimit } from './http-tool.ts';
 import type { McpSession } from './mcp-session.ts';

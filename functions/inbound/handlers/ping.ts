@@ -1,5 +1,5 @@
-import { logger } from '#shared/powertools.ts';
-import { httpHandler, jsonResponse } from '#shared/http-handler.ts';
+import { logger } from '#shared/lambda/powertools.ts';
+import { httpHandler, jsonResponse } from '#shared/http/http-handler.ts';
 import { openLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { linkAccessFromEnv } from '#inbound/wiring.ts';

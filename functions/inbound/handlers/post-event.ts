@@ -1,7 +1,7 @@
 import { PayloadTooLargeError } from '#shared/errors.ts';
-import { httpHandler, jsonResponse, rawBody } from '#shared/http-handler.ts';
+import { httpHandler, jsonResponse, rawBody } from '#shared/http/http-handler.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
-import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
+import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { ingestEvent } from '#inbound/ingest-service.ts';
 import { openLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';

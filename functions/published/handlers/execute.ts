@@ -4,10 +4,10 @@ import { startExecution, waitUntilSettled, type StartDeps } from '#executions/ex
 import { executionStartFromEnv } from '#executions/wiring.ts';
 import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
-import { externalUrl } from '#shared/external-url.ts';
-import { keepJsonResponseAlive } from '#shared/http-handler.ts';
+import { externalUrl } from '#published/external-url.ts';
+import { keepJsonResponseAlive } from '#shared/http/http-handler.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
-import { logger, metrics, MetricUnit } from '#shared/powertools.ts';
+import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 /** Time kept back from the function's own deadline to end the document. */

@@ -1,7 +1,7 @@
 import { executionView } from '#executions/execution-model.ts';
 import { ownedExecution } from '#executions/execution-service.ts';
 import { executionReadsFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-handler.ts';
 import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 const deps = executionReadsFromEnv();

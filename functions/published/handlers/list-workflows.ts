@@ -1,4 +1,4 @@
-import { jsonResponse } from '#shared/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-handler.ts';
 import { activeWorkflows } from '#workflows/publication-service.ts';
 import { publicationReadsFromEnv } from '#workflows/wiring.ts';
 import { publishedRoute } from '#published/published-handler.ts';

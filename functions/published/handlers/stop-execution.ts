@@ -1,6 +1,6 @@
 import { stopExecution } from '#executions/execution-service.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-handler.ts';
 import { pathParameter, publishedRoute } from '#published/published-handler.ts';
 
 const deps = executionServiceFromEnv();

@@ -3,7 +3,7 @@ import { startExecution, type StartDeps } from '#executions/execution-service.ts
 import { runStream, type TailDeps } from '#executions/run-event-streams.ts';
 import { executionStartFromEnv, runTailFromEnv } from '#executions/wiring.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
-import { metrics, MetricUnit } from '#shared/powertools.ts';
+import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { respondWithEvents, type EventStreamTiming } from '#published/event-stream-response.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
 import { resumeUrl } from '#published/run-stream-handler.ts';

@@ -1,6 +1,6 @@
 import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { traced } from '#shared/powertools.ts';
+import { traced } from '../lambda/powertools.ts';
 
 /**
  * The Bedrock runtime client, created once per process; only the step function (llm, agent and image nodes) uses

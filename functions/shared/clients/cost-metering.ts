@@ -1,5 +1,5 @@
 import type { InitializeHandler, InitializeHandlerArguments, InitializeHandlerOutput, InitializeMiddleware } from '@smithy/types';
-import { recordCost, type CostUnits } from '#shared/cost-meter.ts';
+import { recordCost, type CostUnits } from '../metering/cost-meter.ts';
 
 /** The part of an SDK v3 client that metering needs, so this module imports no client package. */
 export interface MeterableClient {

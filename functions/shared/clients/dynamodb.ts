@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '#shared/conditional-write.ts';
-import { recordCost } from '#shared/cost-meter.ts';
-import { WRITE_UNIT_BYTES } from '#shared/item-size.ts';
-import { traced } from '#shared/powertools.ts';
+import { isConditionFailure } from '../store/conditional-write.ts';
+import { recordCost } from '../metering/cost-meter.ts';
+import { WRITE_UNIT_BYTES } from '../store/item-size.ts';
+import { traced } from '../lambda/powertools.ts';
 import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
 import { metered } from './cost-metering.ts';
 

@@ -1,8 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { optionalFlag } from '#shared/config.ts';
-import { traced } from '#shared/powertools.ts';
+import { traced } from '../lambda/powertools.ts';
 import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
-import { recordCost } from '#shared/cost-meter.ts';
+import { recordCost } from '../metering/cost-meter.ts';
 import { metered } from './cost-metering.ts';
 
 /**

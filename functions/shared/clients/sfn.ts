@@ -1,5 +1,5 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { traced } from '#shared/powertools.ts';
+import { traced } from '../lambda/powertools.ts';
 import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
 import { meteredPerRequest } from './cost-metering.ts';
 

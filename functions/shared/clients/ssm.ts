@@ -1,5 +1,5 @@
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { traced } from '#shared/powertools.ts';
+import { traced } from '../lambda/powertools.ts';
 
 /** The SSM client (secrets of agents' tools), created once per process, on the first tool that uses a secret. */
 function tracedSsmClient(): SSMClient {

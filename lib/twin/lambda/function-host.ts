@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { reportRequestCost } from '#shared/cost-meter.ts';
+import { reportRequestCost } from '#shared/metering/cost-meter.ts';
 import type { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { MEMORY_SAMPLE_MS, MiB, outOfMemoryMessage, runtimeBaselineBytes } from './function-memory.ts';
 import { exceedsPayloadBytes, toInvokePayload, type InvokePayload } from './invoke-payload.ts';

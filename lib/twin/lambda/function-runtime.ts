@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Writable } from 'node:stream';
-import { onRequestCost } from '#shared/cost-meter.ts';
+import { onRequestCost } from '#shared/metering/cost-meter.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
 import { HeldResponseStream, installLambdaStreamingGlobals, isStreamingHandler } from '#lib/twin/lambda-streaming.ts';
 import { freezeThread, MemoryWatch } from './function-memory.ts';

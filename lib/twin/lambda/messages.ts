@@ -1,4 +1,4 @@
-import type { CostUnits } from '#shared/cost-meter.ts';
+import type { CostUnits } from '#shared/metering/cost-meter.ts';
 import type { InvokePayload } from './invoke-payload.ts';
 import type { MemoryLimit } from './function-memory.ts';
 

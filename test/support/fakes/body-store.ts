@@ -1,4 +1,4 @@
-import type { BodyStore } from '#shared/body-store.ts';
+import type { BodyStore } from '#shared/store/body-store.ts';
 import { awsError, Faults } from './faults.ts';
 
 /** The bodies bucket in memory; `deleted` keeps every key deleted, so a test can tell a cleanup from a key never written. */

@@ -1,4 +1,4 @@
-import type { CounterStore } from '#shared/counter-store.ts';
+import type { CounterStore } from '#shared/store/counter-store.ts';
 import { Faults } from './faults.ts';
 
 /**

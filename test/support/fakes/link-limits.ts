@@ -1,5 +1,5 @@
 import type { Admission, LinkLimits, LinkLimitTicket } from '#inbound/link-limits.ts';
-import type { CarriedUsage } from '#shared/cost-meter.ts';
+import type { CarriedUsage } from '#shared/metering/cost-meter.ts';
 import { RATE_LIMITS, rateWindow } from '#shared/rate-limits.ts';
 import type { InMemoryCounterStore } from './counter-store.ts';
 

@@ -4,12 +4,12 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { emptyCostUnits, runMetered } from './cost-meter.ts';
-import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
-import { DomainError } from './errors.ts';
+import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
+import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
+import { DomainError } from '../errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
-import { STREAM_FLUSH_PADDING_BYTES } from './limits.ts';
-import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from './powertools.ts';
+import { STREAM_FLUSH_PADDING_BYTES } from '../limits.ts';
+import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from '../lambda/powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;

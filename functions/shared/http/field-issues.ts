@@ -1,5 +1,5 @@
-import type { FieldIssue } from './errors.ts';
-import type * as z from './zod.ts';
+import type { FieldIssue } from '../errors.ts';
+import type * as z from '../zod.ts';
 
 /** Zod issues as the field list both APIs report: dot-notation paths (`messages.0.text`), `body` for the whole document. */
 export function toFieldIssues(error: z.core.$ZodError, prefix: readonly (string | number)[] = []): FieldIssue[] {

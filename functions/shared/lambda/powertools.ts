@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import type { CostUnits } from './cost-meter.ts';
+import type { CostUnits } from '../metering/cost-meter.ts';
 
 /**
  * A Logger that never logs the invocation event, whatever POWERTOOLS_LOGGER_LOG_EVENT or a middleware option

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DAY_MS, epochSeconds } from './time.ts';
+import { DAY_MS, epochSeconds } from '../time.ts';
 import { COST_UNIT_NAMES, type CostUnits } from './cost-meter.ts';
 
 /** Usage items are kept 400 days: a year of reports, and last year's same month. */

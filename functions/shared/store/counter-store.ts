@@ -1,6 +1,6 @@
 import { conditionHeld } from './conditional-write.ts';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ttlSeconds } from './time.ts';
+import { ttlSeconds } from '../time.ts';
 
 /**
  * Counters in the on-demand counters table: API keys' rate-limit windows, token-guessing counters, id blocks (a

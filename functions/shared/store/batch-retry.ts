@@ -1,5 +1,5 @@
-import { BatchIncompleteError } from './errors.ts';
-import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS } from './limits.ts';
+import { BatchIncompleteError } from '../errors.ts';
+import { BATCH_MAX_ATTEMPTS, BATCH_RETRY_BASE_MS, BATCH_RETRY_MAX_DELAY_MS } from '../limits.ts';
 
 /**
  * How batch requests are sent again. Defaults from limits.ts; tests pass their own `sleep` and `random`.

@@ -4,7 +4,7 @@
  * published ones: names and strings in UTF-8 bytes, binary in bytes, numbers by significant digits, lists and maps
  * 3 bytes plus 1 per element, sets the sum of their members.
  */
-import type { CostUnits } from './cost-meter.ts';
+import type { CostUnits } from '../metering/cost-meter.ts';
 
 /** A write unit covers up to 1 KB of item: what a put may add to storage, at most. */
 export const WRITE_UNIT_BYTES = 1024;

@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from './errors.ts';
+import { ServiceUnavailableError } from '../errors.ts';
 
 /**
  * Throttling and service-unavailable answers of DynamoDB, S3 and Bedrock inside a state machine task. The SDK

@@ -1,4 +1,4 @@
-import { STREAM_FLUSH_PADDING_BYTES } from './limits.ts';
+import { STREAM_FLUSH_PADDING_BYTES } from '../shared/limits.ts';
 
 /**
  * The text/event-stream wire format (WHATWG HTML, server-sent events). `data` is one line of JSON:

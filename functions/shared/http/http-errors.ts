@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DomainError, RateLimitedError, ValidationError } from './errors.ts';
+import { DomainError, RateLimitedError, ValidationError } from '../errors.ts';
 
 /**
  * The one place that maps errors to HTTP. Each API has its own body shape:

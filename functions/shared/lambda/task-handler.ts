@@ -2,11 +2,11 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
-import { emptyCostUnits, runMetered } from './cost-meter.ts';
+import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
 import { logger, publishMetricsAtEnd, tracer } from './powertools.ts';
-import { invocationMetering, settleUsage, usageMeterFromEnv } from './usage-settlement.ts';
-import { forStateMachine } from './transient-errors.ts';
-import type * as z from './zod.ts';
+import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
+import { forStateMachine } from '../store/transient-errors.ts';
+import type * as z from '../zod.ts';
 
 /**
  * The middy stack of functions the state machine invokes: validated input, Powertools, cost metering.
