@@ -1,9 +1,46 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
-import { serveEventStream, type HttpResponse } from '#shared/http/http-handler.ts';
-import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
+import { serveStream, type HttpResponse } from '#shared/http/http-handler.ts';
+import { STREAM_FLUSH_BURST, STREAM_FLUSH_PADDING_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent } from './sse.ts';
+
+/*
+ * The published API's server-sent events, whole: the wire format, the response headers, the heartbeat, the filler
+ * that gets small writes past Lambda, and the resume notice. What the events say comes from the run event log.
+ */
+
+/**
+ * The text/event-stream wire format (WHATWG HTML, server-sent events). `data` is one line of JSON:
+ * JSON.stringify escapes CR and LF, the only line breaks of the format.
+ */
+export function sseEvent(event: { id?: number; event: string; data: unknown }): string {
+  const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+  return `${id}event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+/** A comment line: clients ignore it, proxies and API Gateway see bytes flowing. */
+export const SSE_HEARTBEAT = ': keep-alive\n\n';
+
+/** Some SSE clients read line by line into a fixed buffer (Go's bufio.Scanner stops at 64 KiB): filler lines stay short. */
+const PADDING_LINE_BYTES = 1024;
+
+/** At least `bytes` of comment lines (`:` and spaces): nothing for EventSource, neither an event nor a field. */
+export function ssePadding(bytes: number): string {
+  const line = (length: number) => `:${' '.repeat(length - 2)}\n`;
+  const remainder = bytes % PADDING_LINE_BYTES;
+  return line(PADDING_LINE_BYTES).repeat(Math.floor(bytes / PADDING_LINE_BYTES)) + (remainder === 0 ? '' : line(Math.max(2, remainder)));
+}
+
+/** Written after the last event of a burst so that Lambda sends the burst on instead of holding it (see limits.ts). */
+export const SSE_FLUSH_PADDING = ssePadding(STREAM_FLUSH_PADDING_BYTES);
+
+/** Server-sent events: no caching, and no buffering by nginx-style proxies (`X-Accel-Buffering`). */
+const EVENT_STREAM_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 
 export interface EventStreamTiming {
   /** A comment goes out after this long without a byte. */
@@ -65,7 +102,7 @@ export function respondWithEvents(
   start: { after: number; now: () => number; resumeUrl: (lastEventId: number) => string },
   produce: (options: { signal: AbortSignal; deadlineMs: number }) => AsyncGenerator<StreamedEvent, StreamEnd>,
 ): Promise<HttpResponse> {
-  return serveEventStream(context, async (sink) => {
+  return serveStream(context, EVENT_STREAM_HEADERS, async (sink) => {
     const deadlineMs = start.now() + Math.min(timing.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
     let lastEventId = start.after;
     let heartbeat: NodeJS.Timeout | undefined;

@@ -8,7 +8,7 @@ import { LocalLambda } from '#lib/twin/lambda/function-host.ts';
 import { HeldResponseStream, LAMBDA_STREAM_HOLD_BYTES, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { FillerPacing } from '#published/event-stream-response.ts';
 import { MAX_STREAM_MS, STREAM_FLUSH_BURST, STREAM_FLUSH_PADDING_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
-import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent, ssePadding } from '#published/sse.ts';
+import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent, ssePadding } from '#published/event-stream-response.ts';
 
 /**
  * Lambda response streaming may hold small writes back until more bytes follow or the response ends; the twin does

@@ -181,31 +181,23 @@ export async function keepJsonResponseAlive(
   }
 }
 
-/** Server-sent events: no caching, and no buffering by nginx-style proxies (`X-Accel-Buffering`). */
-const EVENT_STREAM_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-};
-
-export interface EventStreamSink {
+export interface StreamSink {
   write(text: string): void;
   /** Aborts when the caller goes away. */
   readonly callerGone: AbortSignal;
 }
 
 /**
- * For a streaming route: answers 200 with the event-stream headers now, and lets `produce` write the body;
+ * For a streaming route: answers 200 with `headers` now, and lets `produce` write the body;
  * the response ends when it returns. Call it once nothing can refuse the request any more: from here on,
  * an error can only end the stream.
  */
-export async function serveEventStream(context: Context, produce: (sink: EventStreamSink) => Promise<void>): Promise<HttpResponse> {
+export async function serveStream(context: Context, headers: Record<string, string>, produce: (sink: StreamSink) => Promise<void>): Promise<HttpResponse> {
   const streamed = streamedResponses.get(context);
-  if (!streamed) throw new Error('serveEventStream is only for streaming routes');
-  streamed.open({ statusCode: 200, headers: EVENT_STREAM_HEADERS });
+  if (!streamed) throw new Error('serveStream is only for streaming routes');
+  streamed.open({ statusCode: 200, headers });
   await produce({ write: (text) => streamed.write(text), callerGone: streamed.closed.signal });
-  const response = { statusCode: 200, headers: EVENT_STREAM_HEADERS, body: '' };
+  const response = { statusCode: 200, headers, body: '' };
   // The stream ends when its last event is out, not after the invocation's own bookkeeping.
   await streamed.finish(response);
   return response;
