@@ -1,5 +1,6 @@
 import '#lib/twin/untraced-process.ts';
 import { runCli } from '#lib/admin/cli.ts';
+import { readHidden } from '#lib/admin/hidden-prompt.ts';
 
 /** Operator CLI: `npm run --silent admin -- <command> [--json]`. */
 async function readStdin(): Promise<string> {
@@ -8,7 +9,10 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const result = await runCli(process.argv.slice(2), { stdin: readStdin });
+/** A value a command reads: typed at a prompt that does not echo when stdin is a terminal, else piped in. */
+const input = (prompt?: string) => (process.stdin.isTTY && prompt ? readHidden(process.stdin, process.stderr, prompt) : readStdin());
+
+const result = await runCli(process.argv.slice(2), { stdin: input, terminal: process.stdout.isTTY === true });
 process.stdout.write(result.stdout);
 process.stderr.write(result.stderr);
 process.exitCode = result.exitCode;

@@ -25,10 +25,14 @@ Without --stack it acts on the local twin of $DATA_DIR (default .local/data), ru
 type Flags = Record<string, string | boolean | undefined>;
 type Command = (target: AdminTarget, args: string[], flags: Flags, io: CliInput) => Promise<object>;
 
-/** What a command may read besides its arguments: a secret's value, from stdin only; and the time (tests move it). */
+/**
+ * What a command may read besides its arguments: a secret's value, from stdin only (`prompt`: what to ask when
+ * stdin is a terminal); the time (tests move it); whether stdout is a terminal (a person reads a table there).
+ */
 export interface CliInput {
-  stdin: () => Promise<string>;
+  stdin: (prompt?: string) => Promise<string>;
   now?: () => number;
+  terminal?: boolean;
 }
 
 /** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
@@ -42,7 +46,7 @@ const COMMANDS = new Map<string, Command>([
   ['events', runEventsCommand],
   ['handoffs', runHandoffsCommand],
   ['secrets', (target, args, flags, io) => runSecretsCommand(target, args, flags, io.stdin)],
-  ['cost', (target, args, flags) => runCostCommand(target, args, flags)],
+  ['cost', (target, args, flags, io) => runCostCommand(target, args, flags, io.terminal ?? false)],
   ['models', (_target, args, _flags, io) => Promise.resolve(runModelsCommand(args, (io.now ?? Date.now)()))],
 ]);
 

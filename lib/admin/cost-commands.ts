@@ -2,14 +2,15 @@ import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInpu
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { usageAttribute } from '#shared/metering/usage-meter.ts';
-import { costReport, costReportCsv, type UsageRow } from '#lib/pricing/cost-report.ts';
+import { costReport, costReportCsv, costReportTable, type UsageRow } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
 export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv]
-                                     (dates in UTC, both included; default: this month so far)`;
+                                     (dates in UTC, both included; default: this month so far; a table
+                                     on a terminal, JSON with --json or into a pipe)`;
 
 interface CostFlags {
   from?: string;
@@ -17,6 +18,7 @@ interface CostFlags {
   project?: string;
   link?: string;
   csv?: boolean;
+  json?: boolean;
   region?: string;
 }
 
@@ -36,7 +38,7 @@ function dayOption(value: string | undefined, fallback: string, name: string): s
  * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
  * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records.
  */
-export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags): Promise<object> {
+export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags, terminal: boolean): Promise<object> {
   if (args[0] !== 'report') throw new UsageError(`unknown cost action ${args[0] ?? ''}; use report`);
   if (flags.project && flags.link) throw new UsageError('give --project or --link, not both');
   if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
@@ -51,7 +53,9 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
   const report = costReport({ from, to, sheet, usage, runCosts });
-  return flags.csv ? new CliText(costReportCsv(report)) : report;
+  if (flags.csv) return new CliText(costReportCsv(report));
+  // A person at a terminal reads a table; --json, and any pipe, gets the report as JSON.
+  return terminal && !flags.json ? new CliText(costReportTable(report)) : report;
 }
 
 async function usageRows(target: AdminTarget, from: string, to: string, subject: string | undefined): Promise<UsageRow[]> {

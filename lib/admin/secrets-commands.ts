@@ -5,7 +5,7 @@ import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireArgument, UsageError } from './usage-error.ts';
 
-export const SECRETS_USAGE = `secrets set <NAME> [--project P]     (the value is read from stdin, never from the command line)
+export const SECRETS_USAGE = `secrets set <NAME> [--project P]     (the value from stdin, or typed at a hidden prompt; never the command line)
 secrets list [--project P]           (names and versions, never values)
 secrets delete <NAME> [--project P]`;
 
@@ -20,17 +20,17 @@ function secretName(value: string | undefined, command: string): string {
 
 /**
  * The `{{secret.NAME}}` values of a project's tools: SSM SecureString parameters under the stack's prefix (on the
- * twin, its SSM stand-in). A value comes from stdin, so it is in no shell history and no process list, and it is
- * never printed back.
+ * twin, its SSM stand-in). A value comes from stdin (at a terminal, a prompt that does not echo), so it is in no
+ * shell history and no process list, and it is never printed back.
  */
-export async function runSecretsCommand(target: AdminTarget, args: string[], flags: { project?: string }, stdin: () => Promise<string>): Promise<object> {
+export async function runSecretsCommand(target: AdminTarget, args: string[], flags: { project?: string }, stdin: (prompt?: string) => Promise<string>): Promise<object> {
   const [action, name] = args;
   const project = projectOption(flags.project);
   const { ssm, prefix } = target.secrets();
   switch (action) {
     case 'set': {
       const secret = secretName(name, 'secrets set');
-      const value = (await stdin()).replace(/\r?\n$/, '');
+      const value = (await stdin(`Value of secret ${secret} for project ${project} (not shown): `)).replace(/\r?\n$/, '');
       if (value.length === 0) throw new UsageError('secrets set reads the value from stdin, and stdin was empty');
       if (value.length > MAX_SECRET_VALUE_CHARS) throw new UsageError(`a secret value is at most ${MAX_SECRET_VALUE_CHARS} characters`);
       const answer = await ssm.send(new PutParameterCommand({ Name: secretParameterName(prefix, project, secret), Value: value, Type: 'SecureString', Overwrite: true }));

@@ -65,15 +65,34 @@ export function sumUnits(rows: Partial<CostUnits>[]): CostUnits {
 /** Dollars to a millionth of a cent: per-request figures are that small. */
 const money = (usd: number) => Math.round(usd * 1e8) / 1e8;
 
+/** The report's figures as rows (label, count, dollars): what the CSV and the terminal table both show. */
+function reportRows(report: CostReport): [string, string, string][] {
+  const dollars = (usd: number | null, digits: number) => (usd === null ? '' : usd.toFixed(digits));
+  return [
+    ...report.services.map((service): [string, string, string] => [service.service, String(service.units), dollars(service.usd, 8)]),
+    ['total', '', dollars(report.total_usd, 8)],
+    ['per million webhook events', '', dollars(report.per_million_webhook_events, 6)],
+    ['per run (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)],
+    ['per run (p95)', String(report.per_run.runs), dollars(report.per_run.p95_usd, 8)],
+    ...report.fixed_monthly_usd.map((fixed): [string, string, string] => [`fixed monthly: ${fixed.item}`, String(fixed.count), dollars(fixed.usd, 2)]),
+  ];
+}
+
 /** The CSV a spreadsheet opens: a header row, one row per service, then the totals. */
 export function costReportCsv(report: CostReport): string {
-  const rows = [['service', 'units', 'usd'], ...report.services.map((service) => [service.service, String(service.units), service.usd.toFixed(8)])];
-  rows.push(['total', '', report.total_usd.toFixed(8)]);
-  rows.push(['per million webhook events', '', report.per_million_webhook_events === null ? '' : report.per_million_webhook_events.toFixed(6)]);
-  rows.push(['per run (mean)', String(report.per_run.runs), report.per_run.mean_usd === null ? '' : report.per_run.mean_usd.toFixed(8)]);
-  rows.push(['per run (p95)', String(report.per_run.runs), report.per_run.p95_usd === null ? '' : report.per_run.p95_usd.toFixed(8)]);
-  for (const fixed of report.fixed_monthly_usd) rows.push([`fixed monthly: ${fixed.item}`, String(fixed.count), fixed.usd.toFixed(2)]);
+  const rows = [['service', 'units', 'usd'], ...reportRows(report)];
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+
+/** What a person at a terminal reads: the same rows as the CSV, aligned, under a line saying what they cover. */
+export function costReportTable(report: CostReport, topSubjects = 10): string {
+  const rows: [string, string, string][] = [['', 'units', 'USD'], ...reportRows(report)];
+  const subjects = report.subjects.slice(0, topSubjects);
+  if (subjects.length > 0) rows.push(['', '', ''], [`most expensive subjects (${subjects.length} of ${report.subjects.length})`, '', ''], ...subjects.map((subject): [string, string, string] => [`  ${subject.subject}`, '', subject.usd.toFixed(8)]));
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const lines = rows.map(([label, count, usd]) => `${label.padEnd(widths[0]!)}  ${count.padStart(widths[1]!)}  ${usd.padStart(widths[2]!)}`.trimEnd());
+  const heading = `Cost ${report.from} to ${report.to} (UTC days), ${report.price_sheet.region} prices of ${report.price_sheet.date}`;
+  return `${heading}\n\n${lines.join('\n')}\n`;
+}
