@@ -1,7 +1,6 @@
 import { meterSubject, recordCost } from '#shared/metering/cost-meter.ts';
-import { gunzipSync } from 'node:zlib';
-import { parseInboundEvent, type InboundEvent } from '#inbound/event-schema.ts';
-import { isLive } from '#inbound/events-repository.ts';
+import type { InboundEvent } from '#inbound/event-schema.ts';
+import { isLive, readBody, type StoredEvent } from '#inbound/stored-event.ts';
 import type { Link } from '#inbound/link-model.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import {
@@ -17,7 +16,7 @@ import { logger } from '#shared/lambda/powertools.ts';
 import { topLevelMemberText } from './raw-json.ts';
 import type { CollectionRepository, CollectionTask, RunCheckpoint, RunSummary } from './collection-repository.ts';
 import { normalizeCall, normalizeDialog, type NormalizedConversation, type Recording } from './conversation.ts';
-import type { QueuedEvent, QueueRepository } from './queue-repository.ts';
+import type { QueueRepository } from './queue-repository.ts';
 
 /** A recording that could not be fetched: the sender's problem, counted against the event. */
 export class CollectionFailure extends Error {
@@ -31,7 +30,7 @@ export interface CollectionDeps {
   tasks: CollectionRepository;
   links: { getLink(linkId: string): Promise<Link | undefined> };
   queue: QueueRepository;
-  /** Webhook bodies kept in S3 (over 16 KB gzip). */
+  /** The bodies too large for their item (#inbound/stored-event.ts). */
   bodies: { get(key: string): Promise<Uint8Array> };
   /** Fetches a call's recording into the bucket; throws CollectionFailure for what counts against the event. */
   recordings: { fetch(url: string, key: string): Promise<{ bytes: number; sha256: string }> };
@@ -127,7 +126,7 @@ async function collectEvent(
   task: CollectionTask,
   link: Link,
   run: RunCheckpoint,
-  ref: Pick<QueuedEvent, 'source_id' | 'external_id'>,
+  ref: Pick<StoredEvent, 'source_id' | 'external_id'>,
 ): Promise<Outcome> {
   const event = await deps.queue.get(ref);
   // Expired (30 days, TTL deletes late), or taken meanwhile by another run.
@@ -142,12 +141,12 @@ async function collectEvent(
   const previousFailures = event.delivery_failures ?? 0;
   // Each failure counts; the fifth in all is the last try.
   const attempts = Math.min(COLLECTION_ATTEMPTS_PER_RUN, MAX_DELIVERY_FAILURES_PER_EVENT - previousFailures);
-  let sent: StoredBody | undefined;
+  let sent: SentEvent | undefined;
   let failures = 0;
   let reason = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      sent ??= await readBody(deps, event);
+      sent ??= await readSent(deps, event);
       await deps.handoffs.handOff(await normalize(deps, link, event, sent.event), sent.metadataJson);
       // A run whose claim went stale and was taken over leaves the count to the run that holds it now.
       return (await deps.queue.handedOff(event, runKey, new Date(deps.now()).toISOString())) ? 'handed_off' : 'skipped';
@@ -165,42 +164,31 @@ async function collectEvent(
 }
 
 /** Channel uses `source_channel`; Direction uses `metadata.direction` (calls). An empty filter lets everything through. */
-function passesFilters(task: CollectionTask, event: QueuedEvent): boolean {
+function passesFilters(task: CollectionTask, event: StoredEvent): boolean {
   if (task.channels.length > 0 && !task.channels.includes(event.source_channel ?? '')) return false;
   if (task.directions.length > 0 && !task.directions.includes(event.direction ?? '')) return false;
   return true;
 }
 
 /**
- * The body as accepted, through the same schema (unknown fields dropped as at acceptance), and its metadata's
- * source text (handed on as written). `occurred_at` was checked against the window around the time it arrived,
- * not now, so it is kept as sent.
+ * The event as accepted and its metadata's source text (handed on as written). What the stored bytes themselves hold
+ * is the event's own problem: counted against it like a failed download, so one such event cannot stop its task night
+ * after night. Reading the bucket can fail for the platform's reasons (and a missing object reads as AccessDenied, as
+ * an IAM fault does): that fails the run, loudly.
  */
-async function readBody(deps: CollectionDeps, event: QueuedEvent): Promise<StoredBody> {
-  // Reading the bucket can fail for the platform's reasons (and a missing object reads as AccessDenied, as an IAM
-  // fault does): the run fails, loudly. What the stored bytes themselves hold is the event's own problem: counted
-  // against it like a failed download, so one such event cannot stop its task night after night.
-  const compressed = event.body_s3_key ? await deps.bodies.get(event.body_s3_key) : event.body_gzip!;
-  let text: string;
-  let sent: { occurred_at: string };
-  try {
-    text = gunzipSync(compressed).toString('utf8');
-    sent = JSON.parse(text) as { occurred_at: string };
-  } catch (error) {
-    throw new CollectionFailure(`stored body unreadable: ${(error as Error).message}`);
-  }
-  const parsed = parseInboundEvent({ ...sent, occurred_at: new Date(deps.now()).toISOString() });
-  if (!parsed.ok) throw new CollectionFailure(`stored event no longer parses: ${parsed.issues.map((issue) => issue.field).join(', ')}`);
-  return { event: { ...parsed.event, occurred_at: sent.occurred_at }, metadataJson: topLevelMemberText(text, 'metadata') };
+async function readSent(deps: CollectionDeps, event: StoredEvent): Promise<SentEvent> {
+  const read = await readBody(deps.bodies, event);
+  if (!read.ok) throw new CollectionFailure(read.problem);
+  return { event: read.event, metadataJson: topLevelMemberText(read.text, 'metadata') };
 }
 
-interface StoredBody {
+interface SentEvent {
   event: InboundEvent;
   /** The metadata's source text in the body as received. */
   metadataJson?: string;
 }
 
-async function normalize(deps: CollectionDeps, link: Link, event: QueuedEvent, sent: InboundEvent): Promise<NormalizedConversation> {
+async function normalize(deps: CollectionDeps, link: Link, event: StoredEvent, sent: InboundEvent): Promise<NormalizedConversation> {
   const ids = { event_id: Number(event.event_id), source_id: event.source_id, link_id: link.link_id };
   if (sent.type === 'text') return normalizeDialog(ids, sent);
   const key = `recordings/${event.source_id}/${event.event_id}.${sent.audio.format}`;

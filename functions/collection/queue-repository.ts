@@ -1,25 +1,18 @@
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionHeld } from '#shared/store/conditional-write.ts';
-import { BY_RECEIVED_INDEX, type StoredEvent } from '#inbound/events-repository.ts';
+import { BY_RECEIVED_INDEX } from '#inbound/events-repository.ts';
+import type { EventState, StoredEvent } from '#inbound/stored-event.ts';
 
 /**
- * The inbound events table as the collection sees it: a queue. An event moves `queued → handing → handed_off`,
- * or back to `queued` with one more failure, or to `abandoned` at the last one. Every move is a conditional
- * write naming the run, so two runs can never both hand an event off:
+ * The inbound events table as the collection sees it: a queue of stored events (#inbound/stored-event.ts). An event
+ * moves `queued → handing → handed_off`, or back to `queued` with one more failure, or to `abandoned` at the last one.
+ * Every move is a conditional write naming the run, so two runs can never both hand an event off:
  * - `claim` takes a queued event for a run (or an event a run left `handing` longer than the lease ago: that run died);
  * - `handedOff` and `release` succeed only for the run holding the claim.
  */
-export type CollectionState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
 
-export interface QueuedEvent extends StoredEvent {
-  /** The run (`<task_id>/<run_id>`) holding or last holding the claim. */
-  handed_run?: string;
-  /** The runs that gave the event back after trying it: each tries an event once, whatever retries its batch has. */
-  tried_runs?: Set<string>;
-  claimed_at_ms?: number;
-  last_error?: string;
-  handed_at?: string;
-}
+/** lib/admin/collection-commands.ts still imports the state under this name; EventState is the one to use. */
+export type CollectionState = EventState;
 
 export interface QueuePage {
   events: Pick<StoredEvent, 'source_id' | 'external_id' | 'received_key' | 'state'>[];
@@ -42,7 +35,13 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
           FilterExpression: '#state IN (:queued, :handing)',
           ExpressionAttributeNames: { '#state': 'state' },
           // `\u0001` after the key: the first key after it (received keys never contain control characters).
-          ExpressionAttributeValues: { ':source': sourceId, ':from': `${afterKey}\u0001`, ':to': cutoffKey, ':queued': 'queued', ':handing': 'handing' },
+          ExpressionAttributeValues: {
+            ':source': sourceId,
+            ':from': `${afterKey}\u0001`,
+            ':to': cutoffKey,
+            ':queued': 'queued' satisfies EventState,
+            ':handing': 'handing' satisfies EventState,
+          },
           Limit: limit,
         }),
       );
@@ -51,12 +50,12 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
     },
 
     /** The whole item (its body inline or the S3 key), strongly consistent. */
-    async get(event: Pick<StoredEvent, 'source_id' | 'external_id'>): Promise<QueuedEvent | undefined> {
+    async get(event: Pick<StoredEvent, 'source_id' | 'external_id'>): Promise<StoredEvent | undefined> {
       const result = await client.send(new GetCommand({ TableName: tableName, Key: key(event), ConsistentRead: true }));
-      return result.Item as QueuedEvent | undefined;
+      return result.Item as StoredEvent | undefined;
     },
 
-    claim(event: QueuedEvent, runId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    claim(event: StoredEvent, runId: string, nowMs: number, leaseMs: number): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
@@ -65,13 +64,19 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
             UpdateExpression: 'SET #state = :handing, handed_run = :run, claimed_at_ms = :now',
             ConditionExpression: '#state = :queued OR (#state = :handing AND (handed_run = :run OR claimed_at_ms < :stale))',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':handing': 'handing', ':queued': 'queued', ':run': runId, ':now': nowMs, ':stale': nowMs - leaseMs },
+            ExpressionAttributeValues: {
+              ':handing': 'handing' satisfies EventState,
+              ':queued': 'queued' satisfies EventState,
+              ':run': runId,
+              ':now': nowMs,
+              ':stale': nowMs - leaseMs,
+            },
           }),
         ),
       );
     },
 
-    handedOff(event: QueuedEvent, runId: string, handedAt: string): Promise<boolean> {
+    handedOff(event: StoredEvent, runId: string, handedAt: string): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
@@ -80,14 +85,19 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
             UpdateExpression: 'SET #state = :handed, handed_at = :at REMOVE claimed_at_ms',
             ConditionExpression: '#state = :handing AND handed_run = :run',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':handed': 'handed_off', ':handing': 'handing', ':run': runId, ':at': handedAt },
+            ExpressionAttributeValues: {
+              ':handed': 'handed_off' satisfies EventState,
+              ':handing': 'handing' satisfies EventState,
+              ':run': runId,
+              ':at': handedAt,
+            },
           }),
         ),
       );
     },
 
     /** Gives the event back with one more failure, or abandons it at the last one. */
-    release(event: QueuedEvent, runId: string, failure: { reason: string; abandon: boolean; failures: number }): Promise<boolean> {
+    release(event: StoredEvent, runId: string, failure: { reason: string; abandon: boolean; failures: number }): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
@@ -97,8 +107,8 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
             ConditionExpression: '#state = :handing AND handed_run = :run',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
-              ':next': failure.abandon ? 'abandoned' : 'queued',
-              ':handing': 'handing',
+              ':next': (failure.abandon ? 'abandoned' : 'queued') satisfies EventState,
+              ':handing': 'handing' satisfies EventState,
               ':run': runId,
               ':reason': failure.reason,
               ':failures': failure.failures,
@@ -110,8 +120,8 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
     },
 
     /** Every event of a source, newest first (the operator's `events` listing), from the base table. */
-    async listBySource(sourceId: string): Promise<QueuedEvent[]> {
-      const events: QueuedEvent[] = [];
+    async listBySource(sourceId: string): Promise<StoredEvent[]> {
+      const events: StoredEvent[] = [];
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await client.send(
@@ -124,7 +134,7 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
             ExclusiveStartKey: startKey,
           }),
         );
-        events.push(...((page.Items ?? []) as QueuedEvent[]));
+        events.push(...((page.Items ?? []) as StoredEvent[]));
         startKey = page.LastEvaluatedKey;
       } while (startKey);
       return events;

@@ -26,7 +26,11 @@ const timestampWithOffset = z
   .string()
   .check(z.refine(isIsoWithOffset, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'));
 
-const occurredAt = timestampWithOffset.check(
+/**
+ * A rule on when the event arrives, not on what it holds: checked at acceptance only. A body read again later (the
+ * nightly collection) keeps the `occurred_at` that was inside the window when it came.
+ */
+const occurredWithinWindow = timestampWithOffset.check(
   z.refine((text) => {
     if (!isIsoWithOffset(text)) return true; // reported by the format check
     const epoch = Date.parse(text);
@@ -38,21 +42,6 @@ const occurredAt = timestampWithOffset.check(
 );
 
 const int32 = z.number().check(z.int(), z.minimum(0), z.maximum(MAX_INT32));
-
-const baseFields = {
-  external_id: z.string().check(z.regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$')),
-  occurred_at: occurredAt,
-  source_channel: z.optional(z.string().check(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH))),
-  status: z.optional(z.string().check(z.maxLength(MAX_STATUS_LENGTH))),
-  /**
-   * Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. Bounded in
-   * depth: the collection hands metadata on as JSON, and a value nested thousands deep would overflow the stack there
-   * (five failures, then never handed on) after its event was acknowledged.
-   */
-  metadata: z.optional(
-    jsonObjectSchema.check(z.refine((metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH), `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`)),
-  ),
-};
 
 const audioSchema = z.object({
   url: z.string().check(z.maxLength(MAX_AUDIO_URL_LENGTH)),
@@ -71,19 +60,47 @@ const messageSchema = z.object({
   author_id: z.optional(z.string()),
 });
 
-export const callEventSchema = z.object({ type: z.literal('call'), ...baseFields, audio: audioSchema });
-/** A dialog without its messages: what the schema checks once acceptedMessages has passed them all. */
-const textEnvelopeSchema = z.object({ type: z.literal('text'), ...baseFields });
-export const textEventSchema = z.object({
-  type: z.literal('text'),
-  ...baseFields,
-  messages: z
-    .array(messageSchema)
-    .check(
-      z.minLength(1, 'must hold at least one message'),
-      z.maxLength(MAX_MESSAGES_PER_DIALOG, `must hold at most ${MAX_MESSAGES_PER_DIALOG} messages`),
+/** The event schemas, the same but for what `occurred_at` must be. */
+function eventSchemas(occurredAt: typeof timestampWithOffset) {
+  const baseFields = {
+    external_id: z.string().check(z.regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$')),
+    occurred_at: occurredAt,
+    source_channel: z.optional(z.string().check(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH))),
+    status: z.optional(z.string().check(z.maxLength(MAX_STATUS_LENGTH))),
+    /**
+     * Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. Bounded in
+     * depth: the collection hands metadata on as JSON, and a value nested thousands deep would overflow the stack there
+     * (five failures, then never handed on) after its event was acknowledged.
+     */
+    metadata: z.optional(
+      jsonObjectSchema.check(z.refine((metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH), `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`)),
     ),
-});
+  };
+  return {
+    call: z.object({ type: z.literal('call'), ...baseFields, audio: audioSchema }),
+    /** A dialog without its messages: what the schema checks once acceptedMessages has passed them all. */
+    textEnvelope: z.object({ type: z.literal('text'), ...baseFields }),
+    text: z.object({
+      type: z.literal('text'),
+      ...baseFields,
+      messages: z
+        .array(messageSchema)
+        .check(
+          z.minLength(1, 'must hold at least one message'),
+          z.maxLength(MAX_MESSAGES_PER_DIALOG, `must hold at most ${MAX_MESSAGES_PER_DIALOG} messages`),
+        ),
+    }),
+  };
+}
+
+type EventSchemas = ReturnType<typeof eventSchemas>;
+/** What a request must hold to be accepted now. */
+const arriving = eventSchemas(occurredWithinWindow);
+/** What an accepted body holds, whenever it is read. */
+const accepted = eventSchemas(timestampWithOffset);
+
+export const callEventSchema = arriving.call;
+export const textEventSchema = arriving.text;
 
 export type CallEvent = z.infer<typeof callEventSchema>;
 export type TextEvent = z.infer<typeof textEventSchema>;
@@ -93,7 +110,21 @@ const typeOnlySchema = z.object({ type: z.enum(['call', 'text']) });
 
 export type ParseResult = { ok: true; event: InboundEvent } | { ok: false; issues: FieldIssue[] };
 
+/** The event a request's body holds, or why it cannot be accepted now. */
 export function parseInboundEvent(body: unknown): ParseResult {
+  return parseWith(arriving, body);
+}
+
+/**
+ * The event a body accepted earlier holds, exactly as parseInboundEvent output it then: the same fields, unknown ones
+ * dropped, but no acceptance window on `occurred_at`. The other rules depend on the body alone, so an accepted body
+ * passes them again (unless one is tightened while the event is still queued).
+ */
+export function parseAcceptedBody(body: unknown): ParseResult {
+  return parseWith(accepted, body);
+}
+
+function parseWith(schemas: EventSchemas, body: unknown): ParseResult {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, issues: [{ field: 'body', message: 'must be a JSON object' }] };
   }
@@ -103,12 +134,11 @@ export function parseInboundEvent(body: unknown): ParseResult {
     // With every message valid, the whole schema's issues are the envelope's: the messages add none.
     const messages = acceptedMessages((body as { messages?: unknown }).messages);
     if (messages) {
-      const envelope = textEnvelopeSchema.safeParse(body);
+      const envelope = schemas.textEnvelope.safeParse(body);
       return envelope.success ? { ok: true, event: { ...envelope.data, messages } } : { ok: false, issues: toFieldIssues(envelope.error) };
     }
   }
-  const schema = typed.data.type === 'call' ? callEventSchema : textEventSchema;
+  const schema = typed.data.type === 'call' ? schemas.call : schemas.text;
   const parsed = schema.safeParse(body);
   return parsed.success ? { ok: true, event: parsed.data } : { ok: false, issues: toFieldIssues(parsed.error) };
 }
-

@@ -2,51 +2,15 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { epochSeconds, SECOND_MS } from '#shared/time.ts';
+import { epochSeconds } from '#shared/time.ts';
+import { isLive, type StoredEvent } from './stored-event.ts';
 
 /**
- * Inbound events table: one item per (source_id, external_id), which makes the item itself the
- * deduplication record. The `by_received` index lists a source's events newest first for the
+ * The inbound events table for ingest and the links service (the collection's view: functions/collection/queue-repository.ts):
+ * one item per (source_id, external_id) (stored-event.ts), which makes the item itself the deduplication record. The `by_received` index lists a source's events newest first for the
  * metadata schema, the filters and the nightly collection.
  */
 export const BY_RECEIVED_INDEX = 'by_received';
-
-/** Ingest writes `queued`; the nightly collection moves it on (functions/collection/queue-repository.ts). */
-export type EventState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
-
-export type MetadataFieldType = 'number' | 'boolean' | 'string';
-/**
- * One first-level metadata key and its type. Stored as a list of pairs, never as a map: caller keys as map
- * keys break the SDK's marshalling (an own `constructor` key fails it, `__proto__` is dropped).
- */
-export type MetadataField = [key: string, type: MetadataFieldType];
-
-export interface StoredEvent {
-  source_id: string;
-  external_id: string;
-  event_id: number;
-  type: 'call' | 'text';
-  state: EventState;
-  received_at: string;
-  received_key: string;
-  occurred_at: string;
-  message_count: number;
-  source_channel?: string;
-  direction?: string;
-  metadata_fields: MetadataField[];
-  /** The request body exactly as received, gzip-compressed, when small enough to keep inline. */
-  body_gzip?: Uint8Array;
-  /** Where the compressed body lives in the bodies bucket otherwise. */
-  body_s3_key?: string;
-  body_bytes: number;
-  delivery_failures: number;
-  /** TTL, epoch seconds. DynamoDB deletes late, so readers check it too. */
-  expires_at: number;
-}
-
-export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): boolean {
-  return event.expires_at * SECOND_MS > nowMs;
-}
 
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {

@@ -1,19 +1,16 @@
-import { compressBody } from './body-compression.ts';
 import { parseUtf8Json } from '#shared/http/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { addCostUnits, recordCost, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { expectedPutCost } from '#shared/store/item-size.ts';
 import type { BodyStore } from '#shared/store/body-store.ts';
-import { INLINE_BODY_MAX_BYTES, QUEUE_RETENTION_MS } from '#shared/limits.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
-import { directionOf, isFilterValue, metadataFieldTypes, receivedKey } from './event-record.ts';
-import type { EventsRepository, StoredEvent } from './events-repository.ts';
+import type { EventsRepository } from './events-repository.ts';
+import { isFilterValue, newStoredEvent, packBody, writeBody, type PackedBody, type StoredEvent } from './stored-event.ts';
 import { EVENT_TYPE_OF_CONNECTOR, type LinkView } from './link-model.ts';
 import type { OpenedLink } from './link-access.ts';
 import type { LinksRepository } from './links-repository.ts';
 import { recordingUrlProblem } from '#shared/network/public-url.ts';
 import { logger } from '#shared/lambda/powertools.ts';
-import { ttlSeconds } from '#shared/time.ts';
 
 export interface IngestDeps {
   links: LinksRepository;
@@ -29,7 +26,7 @@ export type IngestOutcome =
   | { status: 'accepted'; external_id: string; event_id: number; messages: number }
   | { status: 'duplicate'; external_id: string; event_id: number };
 
-/** Validates an event for a link: the schema, then the rules that depend on the link. */
+/** The acceptance rules: the schema (with the window of `occurred_at`), then the rules that depend on the link. */
 export function validateForLink(body: unknown, link: LinkView, allowLoopbackRecordings = false): InboundEvent {
   const parsed = parseInboundEvent(body);
   const issues: FieldIssue[] = parsed.ok ? [] : [...parsed.issues];
@@ -122,63 +119,43 @@ function duplicate(existing: Pick<StoredEvent, 'external_id' | 'event_id'>): Ing
 
 interface PreparedEvent {
   stored: StoredEvent;
-  compressed: Buffer;
-  bodyKey?: string;
+  body: PackedBody;
   /** What storing it will be billed, known before it is sent: the usage the admission carries. */
   expectedCost: Partial<CostUnits>;
 }
 
 /**
- * The event's item, its compressed body, and whether that body goes to S3 (over the inline limit), or the refusal.
- * The parsed event stays here: only its item outlives the call, so a dialog's 2000 parsed messages are garbage before
- * the first store request is sent.
+ * The event's item and its packed body (inline, or an object to write to S3), or the refusal. The parsed event stays
+ * here: only its item outlives the call, so a dialog's 2000 parsed messages are garbage before the first store request
+ * is sent.
  */
 async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, nowMs: number): Promise<PreparedEvent | { refusal: Error }> {
   const checked = checkEvent(deps, link, rawBody);
   if ('refusal' in checked) return checked;
   const { event, sourceId } = checked;
   const eventId = await deps.nextEventId();
-  const receivedAt = new Date(nowMs).toISOString();
-  const compressed = compressBody(rawBody);
-  const bodyKey = compressed.byteLength > INLINE_BODY_MAX_BYTES ? `inbound/${sourceId}/${eventId}.json.gz` : undefined;
-  const stored: StoredEvent = {
-    source_id: sourceId,
-    external_id: event.external_id,
-    event_id: eventId,
-    type: event.type,
-    state: 'queued',
-    received_at: receivedAt,
-    received_key: receivedKey(receivedAt, eventId),
-    occurred_at: event.occurred_at,
-    message_count: event.type === 'text' ? event.messages.length : 0,
-    source_channel: event.source_channel,
-    direction: directionOf(event),
-    metadata_fields: metadataFieldTypes(event.metadata),
-    body_gzip: bodyKey ? undefined : compressed,
-    body_s3_key: bodyKey,
-    body_bytes: rawBody.byteLength,
-    delivery_failures: 0,
-    expires_at: ttlSeconds(nowMs + QUEUE_RETENTION_MS),
-  };
-  const bodyCost = bodyKey ? { s3WriteRequests: 1, storedBytes: compressed.byteLength } : {};
+  const body = packBody(rawBody, sourceId, eventId);
+  const stored = newStoredEvent(event, { sourceId, eventId }, body, nowMs);
+  const bodyCost = body.object ? { s3WriteRequests: 1, storedBytes: body.object.gzip.byteLength } : {};
   const expectedCost = addCostUnits(addCostUnits(expectedPutCost(stored), bodyCost), { webhookEvents: 1 });
-  return { stored, compressed, bodyKey, expectedCost };
+  return { stored, body, expectedCost };
 }
 
 /** Stores the event, or answers the live one that already holds (source, external_id) when the write was refused. */
 async function storeEvent(
   deps: IngestDeps,
   opened: OpenedLink,
-  { stored, compressed, bodyKey }: PreparedEvent,
+  { stored, body }: PreparedEvent,
   nowMs: number,
 ): Promise<{ stored: true } | { stored: false; existing?: StoredEvent }> {
   // Body first: once the item exists it must point at something durable.
-  if (bodyKey) await deps.bodies.put(bodyKey, compressed, 'gzip');
+  await writeBody(deps.bodies, body);
   // Filter values the event brings are written beside it.
   const [written] = await Promise.all([deps.events.putIfNew(stored, nowMs), rememberFilterValues(deps, opened, stored)]);
   // Billed in advance by the admission; a duplicate's give-back takes it back.
   if (written.stored) recordCost({ webhookEvents: 1 });
-  if (!written.stored && bodyKey) {
+  if (!written.stored && body.object) {
+    const bodyKey = body.object.key;
     // The sender's answer is decided (a duplicate): a copy that cannot be deleted now is left to the bucket's
     // lifecycle rule for inbound/ rather than turned into a 500 that makes the sender retry a stored event.
     await deps.bodies.delete(bodyKey).catch((error: unknown) => {

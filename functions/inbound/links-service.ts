@@ -1,8 +1,8 @@
 import { ConflictError, NotFoundError } from '#shared/errors.ts';
 import { LINK_REISSUE_GRACE_MS, METADATA_SCHEMA_SAMPLE_EVENTS } from '#shared/limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
-import { storedMetadataFields } from './event-record.ts';
-import type { EventsRepository, MetadataFieldType, StoredEvent } from './events-repository.ts';
+import type { EventsRepository } from './events-repository.ts';
+import { storedMetadataFields, type MetadataFieldType, type StoredEvent } from './stored-event.ts';
 import { LINK_TOKEN_PREFIX, type ConnectorType, type Link } from './link-model.ts';
 import type { LinksRepository } from './links-repository.ts';
 import { routePath } from '#functions/routes.ts';

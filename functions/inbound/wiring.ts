@@ -51,7 +51,7 @@ function bodiesFromEnv(): BodyStore {
       createBodyStore(s3, bucket),
     ));
   return {
-    put: async (key, body, contentEncoding) => (await load()).put(key, body, contentEncoding),
+    put: async (key, body, encoding) => (await load()).put(key, body, encoding),
     get: async (key) => (await load()).get(key),
     delete: async (key) => (await load()).delete(key),
   };

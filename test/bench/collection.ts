@@ -1,7 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { receivedKey } from '#inbound/event-record.ts';
-import type { StoredEvent } from '#inbound/events-repository.ts';
+import { receivedKey, type StoredEvent } from '#inbound/stored-event.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { COLLECTION_CONCURRENCY, QUEUE_RETENTION_MS, RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';

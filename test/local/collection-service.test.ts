@@ -11,11 +11,11 @@ import { createCollectionRepository } from '#collection/collection-repository.ts
 import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
 import { createHandoffStore, fileAnnouncer, handoffKey } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
-import { receivedKey } from '#inbound/event-record.ts';
-import { createEventsRepository, type StoredEvent } from '#inbound/events-repository.ts';
+import { parseAcceptedBody } from '#inbound/event-schema.ts';
+import { createEventsRepository } from '#inbound/events-repository.ts';
+import { newStoredEvent, packBody, type StoredEvent } from '#inbound/stored-event.ts';
 import type { Link } from '#inbound/link-model.ts';
 import { MAX_DELIVERY_FAILURES_PER_EVENT, QUEUE_RETENTION_MS } from '#shared/limits.ts';
-import { ttlSeconds } from '#shared/time.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 
@@ -74,17 +74,18 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
   };
   const events = createEventsRepository(dynamo, localTableName('inboundEvents'));
   let eventId = 0;
-  /** `body`: the event, or its JSON text exactly as a sender wrote it. */
+  /**
+   * Stores `body` (the event, or its JSON text exactly as a sender wrote it) as ingest does once it has accepted it, at
+   * `receivedAtMs`: the acceptance rules themselves are ingest's (test/service/ingest-service.test.ts).
+   */
   const accept = async (body: object | string, receivedAtMs: number) => {
     eventId += 1;
-    const sent = (typeof body === 'string' ? JSON.parse(body) : body) as { type: 'call' | 'text'; external_id: string; source_channel?: string; metadata?: { direction?: string } };
-    const receivedAt = new Date(receivedAtMs).toISOString();
-    const stored: StoredEvent = {
-      source_id: link.source_id!, external_id: sent.external_id, event_id: eventId, type: sent.type, state: 'queued',
-      received_at: receivedAt, received_key: receivedKey(receivedAt, eventId), occurred_at: receivedAt, message_count: 0,
-      source_channel: sent.source_channel, direction: sent.metadata?.direction, metadata_fields: [],
-      body_gzip: gzipSync(typeof body === 'string' ? body : JSON.stringify(body)), body_bytes: 0, delivery_failures: 0, expires_at: ttlSeconds(receivedAtMs + QUEUE_RETENTION_MS),
-    };
+    const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    const parsed = parseAcceptedBody(JSON.parse(raw.toString('utf8')));
+    if (!parsed.ok) throw new Error(`not an event: ${JSON.stringify(parsed.issues)}`);
+    const packed = packBody(raw, link.source_id!, eventId);
+    expect(packed.object).toBeUndefined();
+    const stored = newStoredEvent(parsed.event, { sourceId: link.source_id!, eventId }, packed, receivedAtMs);
     expect(await events.putIfNew(stored, receivedAtMs)).toEqual({ stored: true });
     return stored;
   };
@@ -255,6 +256,19 @@ describe('a collection run', () => {
     const handedOn = await object.Body!.transformToString();
     expect(handedOn).toContain('"metadata":{"big":12345678901234567890123,"n":9007199254740993,"nested":{"x":1.00000000000000000001}}');
     expect(JSON.parse(handedOn)).toMatchObject({ type: 'text', external_id: stored.external_id, messages: [expect.any(Object)] });
+  });
+
+  it('hands an event off with occurred_at as sent when it has left the acceptance window since it was accepted', async () => {
+    const env = setup();
+    // Accepted 364 days after it occurred (inside the window then); at the run, 367 days after.
+    const occurredAt = '2025-11-20T00:00:00+03:00';
+    const stored = await env.accept(callEvent({ occurred_at: occurredAt }), NIGHT - 3 * 86_400_000);
+
+    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1, failed: 0 });
+
+    const [handedOff] = (await env.handoffs.list(env.link.source_id!)).map((handoff) => JSON.parse(handoff.text) as NormalizedConversation);
+    expect(handedOff).toMatchObject({ event_id: stored.event_id, occurred_at: occurredAt });
+    expect((await env.stateOf(stored)).state).toBe('handed_off');
   });
 
   it('neither tries again nor counts twice what a batch did before it failed: the retry goes on from there', async () => {

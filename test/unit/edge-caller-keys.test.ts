@@ -2,7 +2,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { callbackUrlProblem } from '#executions/callback-url.ts';
 import { executeRequestSchema } from '#executions/execute-request.ts';
-import { metadataFieldTypes, storedMetadataFields } from '#inbound/event-record.ts';
+import { metadataFieldTypes, storedMetadataFields } from '#inbound/stored-event.ts';
 import { parseInboundEvent } from '#inbound/event-schema.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 import { publicUrlProblem } from '#shared/network/public-url.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseInboundEvent } from '#inbound/event-schema.ts';
+import { parseAcceptedBody, parseInboundEvent } from '#inbound/event-schema.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 
 const now = () => new Date().toISOString();
@@ -92,5 +92,30 @@ describe('inbound event schema', () => {
     expect(parseIsoWithOffset('2026-03-01 10:00:00Z')).toBeUndefined();
     expect(parseIsoWithOffset('2026-03-01T10:00:00+0300')).toBeUndefined();
     expect(parseIsoWithOffset('2026-03-01T24:00:00Z')).toBeUndefined();
+  });
+});
+
+describe('an accepted body read again (the nightly collection)', () => {
+  it('gives the event acceptance gave, unknown fields dropped', () => {
+    for (const body of [call({ surprise: true, metadata: { direction: 'inbound' } }), text({ messages: [{ text: 'hi', timestamp: now(), author_name: 'A', author_role: 'r', extra: 1 }] })]) {
+      const atAcceptance = parseInboundEvent(body);
+      expect(atAcceptance.ok).toBe(true);
+      expect(parseAcceptedBody(body)).toEqual(atAcceptance);
+    }
+  });
+
+  it('has no window on occurred_at: one accepted a year ago is read as sent', () => {
+    const body = call({ occurred_at: '2019-06-01T10:00:00+03:00' });
+    expect(issuesOf(body)).toEqual([{ field: 'occurred_at', message: 'must be between one year ago and one day ahead' }]);
+    expect(parseAcceptedBody(body)).toMatchObject({ ok: true, event: { occurred_at: '2019-06-01T10:00:00+03:00' } });
+  });
+
+  it('keeps every rule on what the body holds', () => {
+    const refused = [call({ occurred_at: '2019-06-01T10:00:00' }), call({ external_id: 'has space' }), text({ messages: [] }), call({ metadata: [] }), { type: 'video' }, []];
+    for (const body of refused) {
+      const read = parseAcceptedBody(body);
+      expect(read.ok).toBe(false);
+      expect(read).toEqual(parseInboundEvent(body));
+    }
   });
 });

@@ -1,15 +1,15 @@
-import type { BodyStore } from '#shared/store/body-store.ts';
+import type { BodyStore, ObjectEncoding } from '#shared/store/body-store.ts';
 import { awsError, Faults } from './faults.ts';
 
 /** The bodies bucket in memory; `deleted` keeps every key deleted, so a test can tell a cleanup from a key never written. */
 export class InMemoryBodyStore implements BodyStore {
-  readonly objects = new Map<string, { body: Uint8Array; contentEncoding: string }>();
+  readonly objects = new Map<string, { body: Uint8Array } & ObjectEncoding>();
   readonly deleted: string[] = [];
   readonly faults = new Faults<keyof BodyStore>();
 
-  async put(key: string, body: Uint8Array, contentEncoding: string): Promise<void> {
+  async put(key: string, body: Uint8Array, encoding: ObjectEncoding): Promise<void> {
     await this.faults.enter('put');
-    this.objects.set(key, { body: Uint8Array.from(body), contentEncoding });
+    this.objects.set(key, { body: Uint8Array.from(body), ...encoding });
   }
 
   async get(key: string): Promise<Uint8Array> {

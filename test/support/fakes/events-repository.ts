@@ -1,10 +1,9 @@
-import type { EventsRepository, StoredEvent } from '#inbound/events-repository.ts';
-import { epochSeconds, SECOND_MS } from '#shared/time.ts';
+import type { EventsRepository } from '#inbound/events-repository.ts';
+import { isLive, type StoredEvent } from '#inbound/stored-event.ts';
+import { epochSeconds } from '#shared/time.ts';
 import { Faults } from './faults.ts';
 
 const keyOf = (sourceId: string, externalId: string) => `${sourceId}\u0000${externalId}`;
-/** Same rule as the repository's `isLive` (restated here so the fake does not load the DynamoDB client). */
-const live = (event: Pick<StoredEvent, 'expires_at'>, nowMs: number) => event.expires_at * SECOND_MS > nowMs;
 
 /**
  * The inbound events table in memory: one item per (source_id, external_id), and `putIfNew` is the
@@ -27,7 +26,7 @@ export class InMemoryEventsRepository implements EventsRepository {
   async findLive(sourceId: string, externalId: string, nowMs: number): Promise<StoredEvent | undefined> {
     await this.faults.enter('findLive');
     const event = this.items.get(keyOf(sourceId, externalId));
-    if (!event || !live(event, nowMs)) return undefined;
+    if (!event || !isLive(event, nowMs)) return undefined;
     const { source_id, external_id, event_id, expires_at } = event;
     return { source_id, external_id, event_id, expires_at } as StoredEvent;
   }
@@ -35,7 +34,7 @@ export class InMemoryEventsRepository implements EventsRepository {
   async recent(sourceId: string, count: number, nowMs: number): Promise<StoredEvent[]> {
     await this.faults.enter('recent');
     return [...this.items.values()]
-      .filter((event) => event.source_id === sourceId && live(event, nowMs))
+      .filter((event) => event.source_id === sourceId && isLive(event, nowMs))
       .sort((a, b) => b.received_key.localeCompare(a.received_key))
       .slice(0, count)
       .map((event) => structuredClone(event));
