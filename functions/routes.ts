@@ -1,5 +1,5 @@
 import type { ErrorBodyShape } from './shared/http/http-errors.ts';
-import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
+import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineGrant, type TableName } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
 import { WEBHOOKS_PREFIX } from './shared/http/route-groups.ts';
 
@@ -22,8 +22,8 @@ export interface Route {
   readonly tables: Partial<Record<TableName, Access>>;
   /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
-  /** What the handler does with the workflow state machine (each a grant of exactly those actions). */
-  readonly stateMachine?: readonly StateMachineAccess[];
+  /** Per state machine, what the handler does with it: each a grant of exactly those actions, and the machine's ARN variable. */
+  readonly stateMachines?: StateMachineGrant;
   /** Published Workflow API: the scope the caller's key needs (spec section 4). */
   readonly scope?: Scope;
   /**
@@ -110,7 +110,7 @@ export const routes: readonly Route[] = [
     tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
     // Writes a large run context; reads a large output or approval message back for the answer.
     buckets: { bodies: { 'executions/': 'readWrite' } },
-    stateMachine: ['start'],
+    stateMachines: { workflow: ['start'] },
   },
   {
     id: 'PublishedStreamWorkflow',
@@ -123,7 +123,7 @@ export const routes: readonly Route[] = [
     // Starts the run as execute does, then tails its log.
     tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
-    stateMachine: ['start'],
+    stateMachines: { workflow: ['start'] },
   },
   {
     id: 'PublishedGetExecution',
@@ -167,7 +167,7 @@ export const routes: readonly Route[] = [
     tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads the execution whole (a finished one's large output too) before answering 409.
     buckets: { bodies: { 'executions/': 'read' } },
-    stateMachine: ['stop', 'start'],
+    stateMachines: { workflow: ['stop', 'start'] },
   },
   {
     id: 'PublishedApprove',
@@ -181,7 +181,7 @@ export const routes: readonly Route[] = [
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
-    stateMachine: ['taskResponse', 'start'],
+    stateMachines: { workflow: ['taskResponse', 'start'] },
   },
   {
     id: 'PublishedReject',
@@ -195,7 +195,7 @@ export const routes: readonly Route[] = [
     // Reads a large approval message; giving an approval back (or failing the run) writes it again.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
-    stateMachine: ['taskResponse', 'start'],
+    stateMachines: { workflow: ['taskResponse', 'start'] },
   },
 ];
 

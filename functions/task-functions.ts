@@ -1,24 +1,31 @@
 import { COLLECT_BATCH_MEMORY_MB } from './shared/limits.ts';
-import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from './shared/resources.ts';
+import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineGrant, type StateMachineName, type TableName } from './shared/resources.ts';
 
 /**
- * The functions the workflow state machine invokes, and the ASL substitution that names each one
- * (`${WorkflowStepFunctionArn}` and so on in `statemachines/workflow.asl.json`). The CDK stack creates them from
- * this table; the local Step Functions stand-in binds the same substitutions to the same handlers.
+ * The functions the state machines invoke, and the ASL substitution that names each one (`${WorkflowStepFunctionArn}`
+ * and so on in `statemachines/<machine>.asl.json`), beside the functions that start their executions or react to
+ * them. The CDK stack creates each in its machine's construct from this table; the local Step Functions stand-in
+ * binds the same substitutions to the same handlers.
  */
 export interface TaskFunction {
   readonly id: string;
   readonly handler: string;
-  /** The ASL substitution naming it; none for a function the state machine does not invoke (a `trigger`). */
+  /** The state machine it belongs to: the one whose definition names it, whose executions or schedule trigger it. */
+  readonly machine: StateMachineName;
+  /** The ASL substitution naming it in its machine's definition; none for a function no Task state invokes (a `trigger`). */
   readonly arnSubstitution?: string;
   /**
-   * `executionEnded`: not a Task state but the EventBridge rule for this state machine's executions that end
-   * FAILED, TIMED_OUT or ABORTED (locally the stand-in calls it with the same event).
+   * `executionEnded`: not a Task state but the EventBridge rule for its machine's executions that end FAILED,
+   * TIMED_OUT or ABORTED (locally the stand-in calls it with the same event).
    * `nightly`: the EventBridge Scheduler schedule at 00:00 Europe/Moscow (locally a timer of the twin).
    */
   readonly trigger?: 'executionEnded' | 'nightly';
-  /** What it does with the workflow state machine (a grant of exactly those actions, and STATE_MACHINE_ARN). */
-  readonly stateMachine?: readonly StateMachineAccess[];
+  /**
+   * Per state machine, what it does with it: a grant of exactly those actions, and the machine's ARN variable. A
+   * function its own machine invokes cannot hold one on that machine (the definition would name the function and the
+   * function the machine).
+   */
+  readonly stateMachines?: StateMachineGrant;
   readonly tables: Partial<Record<TableName, Access>>;
   /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
@@ -37,6 +44,7 @@ export interface TaskFunction {
 export const taskFunctions: readonly TaskFunction[] = [
   {
     id: 'WorkflowStep',
+    machine: 'workflow',
     handler: 'engine/handlers/workflow-step.ts',
     arnSubstitution: 'WorkflowStepFunctionArn',
     tables: { ...METERED, publications: 'read', executions: 'readWrite', conversations: 'readWrite', runEvents: 'readWrite' },
@@ -48,6 +56,7 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'WorkflowAwaitApproval',
+    machine: 'workflow',
     handler: 'engine/handlers/await-approval.ts',
     arnSubstitution: 'AwaitApprovalFunctionArn',
     tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
@@ -57,6 +66,7 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'WorkflowDeliverCallback',
+    machine: 'workflow',
     handler: 'engine/handlers/deliver-callback.ts',
     arnSubstitution: 'DeliverCallbackFunctionArn',
     tables: { ...METERED, executions: 'readWrite' },
@@ -66,16 +76,19 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'WorkflowExecutionEnded',
+    machine: 'workflow',
     handler: 'engine/handlers/execution-ended.ts',
     trigger: 'executionEnded',
     tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
     // Reads a finished record whole (a long error) to end its run's log as recorded.
     buckets: { bodies: { 'executions/': 'read' } },
-    stateMachine: ['start'],
+    // A failed run's callback is an execution of the workflow machine (`callback-<id>`).
+    stateMachines: { workflow: ['start'] },
     timeoutSeconds: 30,
   },
   {
     id: 'CollectBatch',
+    machine: 'collection',
     handler: 'collection/handlers/collect-batch.ts',
     arnSubstitution: 'CollectBatchFunctionArn',
     // Reads the link, moves queued events on (conditional writes naming the run), keeps the run's checkpoint.
@@ -89,10 +102,11 @@ export const taskFunctions: readonly TaskFunction[] = [
   },
   {
     id: 'CollectionNightly',
+    machine: 'collection',
     handler: 'collection/handlers/nightly.ts',
     trigger: 'nightly',
     tables: { ...METERED, collection: 'read' },
-    stateMachine: ['start'],
+    stateMachines: { collection: ['start'] },
     timeoutSeconds: 60,
   },
 ];

@@ -11,9 +11,6 @@ import type { EventState, StoredEvent } from '#inbound/stored-event.ts';
  * - `handedOff` and `release` succeed only for the run holding the claim.
  */
 
-/** lib/admin/collection-commands.ts still imports the state under this name; EventState is the one to use. */
-export type CollectionState = EventState;
-
 export interface QueuePage {
   events: Pick<StoredEvent, 'source_id' | 'external_id' | 'received_key' | 'state'>[];
   /** The received key up to which the index was read (the checkpoint after this page); undefined at the end. */

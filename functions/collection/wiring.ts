@@ -5,7 +5,7 @@ import { sfn } from '#shared/clients/sfn.ts';
 import { createBodyStore } from '#shared/store/body-store.ts';
 import { optionalFlag, requireEnv, shortenedMilliseconds } from '#shared/config.ts';
 import { RECORDING_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
-import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
+import { BUCKET_ENV, COLLECTION_STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { createCollectionRepository } from './collection-repository.ts';
 import type { CollectionDeps } from './collection-service.ts';
@@ -46,11 +46,11 @@ export function collectionFromEnv(): CollectionDeps {
   };
 }
 
-/** The nightly trigger: lists the tasks and starts their runs. */
+/** The nightly trigger: lists the tasks and starts their runs on the collection state machine. */
 export function nightlyFromEnv() {
   return {
     tasks: createCollectionRepository(dynamo, requireEnv(TABLE_ENV.collection)),
-    runs: createCollectionRuns(sfn, requireEnv(STATE_MACHINE_ENV)),
+    runs: createCollectionRuns(sfn, requireEnv(COLLECTION_STATE_MACHINE_ENV)),
     now: Date.now,
   };
 }

@@ -4,16 +4,17 @@ import type { StateMachine } from '#executions/state-machine-gateway.ts';
 import { endLogAsRecorded, runEventAppender } from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
-import { COLLECTION_EXECUTION_PREFIX } from '#shared/resources.ts';
 
 /**
- * The execution-ended reconciler. A run's own path records every ending it can see (RunStep, RecordFailure,
- * GiveUpCallback); some endings it cannot: RecordFailure's retries running out, `States.DataLimitExceeded`
- * (which `States.ALL` does not catch), an execution timeout, an abort in the console, a give-up that could not
- * be written. Step Functions reports each of them (FAILED, TIMED_OUT, ABORTED) to EventBridge, and this turns
- * the report into the record: a run still queued, running or interrupted ends `failed` and its callback starts;
- * a callback whose delivery died is abandoned for good. Every write is conditional, so a late or repeated event
- * never overwrites an outcome (a cancelled run stays cancelled, a delivered callback stays delivered).
+ * The execution-ended reconciler of the workflow state machine (runs and their callbacks; a collection run is an
+ * execution of another machine and keeps its own checkpoint). A run's own path records every ending it can see
+ * (RunStep, RecordFailure, GiveUpCallback); some endings it cannot: RecordFailure's retries running out,
+ * `States.DataLimitExceeded` (which `States.ALL` does not catch), an execution timeout, an abort in the console, a
+ * give-up that could not be written. Step Functions reports each of them (FAILED, TIMED_OUT, ABORTED) to
+ * EventBridge, and this turns the report into the record: a run still queued, running or interrupted ends `failed`
+ * and its callback starts; a callback whose delivery died is abandoned for good. Every write is conditional, so a
+ * late or repeated event never overwrites an outcome (a cancelled run stays cancelled, a delivered callback stays
+ * delivered).
  */
 export const ENDED_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 export type EndedStatus = (typeof ENDED_STATUSES)[number];
@@ -44,8 +45,6 @@ export type Reconciled =
 const MAX_CAUSE_CHARACTERS = 300;
 
 export async function reconcileEndedExecution(deps: ReconcilerDeps, ended: EndedExecution): Promise<Reconciled> {
-  // A collection run keeps its own checkpoint: the next night (or the operator) starts it again from there.
-  if (ended.name.startsWith(COLLECTION_EXECUTION_PREFIX)) return { execution_id: ended.name, outcome: 'unchanged' };
   const isCallbackExecution = ended.name.startsWith(CALLBACK_EXECUTION_PREFIX);
   const executionId = isCallbackExecution ? ended.name.slice(CALLBACK_EXECUTION_PREFIX.length) : ended.name;
 

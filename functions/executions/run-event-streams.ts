@@ -178,14 +178,23 @@ async function* tailLog(deps: TailDeps, executionId: string, options: TailOption
 /**
  * Before a stream opens (its errors are still JSON answers): the id a client resumes after must be one the
  * log has given out; a larger one is the client's error (400), never a wait for ids that may never come.
+ * Answers `ended` when the client already has the run's last event: the log ended at its final `complete`
+ * (completed, failed, cancelled; not an approval's pause) and that is the id it resumes after.
  */
-export async function checkResumePoint(deps: Pick<TailDeps, 'events'>, executionId: string, after: number, field: ResumeField = 'Last-Event-ID'): Promise<void> {
-  if (after === 0) return;
+export async function checkResumePoint(
+  deps: Pick<TailDeps, 'events'>,
+  executionId: string,
+  after: number,
+  field: ResumeField = 'Last-Event-ID',
+): Promise<'continues' | 'ended'> {
+  if (after === 0) return 'continues';
   const holding = await deps.events.batchHolding(executionId, after);
   const lastId = holding ? holding.firstId + holding.events.length - 1 : 0;
   if (lastId < after) {
     throw new ValidationError([{ field, message: `is ${after}, but the last event of this execution is ${lastId}` }]);
   }
+  // Nothing is ever appended after a final batch (run-events.ts), so its last id is the log's last.
+  return holding!.final && after === lastId ? 'ended' : 'continues';
 }
 
 /** Where a client gives the id it resumes after: the header EventSource sends, or the resume URL's query parameter. */

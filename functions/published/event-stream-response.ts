@@ -42,6 +42,13 @@ const EVENT_STREAM_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
+/**
+ * The answer to a client that already has a stream's last event: 204 No Content, with no body and no event-stream
+ * type. WHATWG HTML's EventSource fails the connection on any answer but a 200 event stream and never reconnects
+ * after it; 204 is the status the standard names for telling a client to stop.
+ */
+export const NOTHING_MORE: HttpResponse = Object.freeze({ statusCode: 204, headers: {}, body: '' });
+
 export interface EventStreamTiming {
   /** A comment goes out after this long without a byte. */
   heartbeatMs: number;

@@ -1,9 +1,10 @@
 import { logger } from '#shared/lambda/powertools.ts';
 import { meterSubject } from '#shared/metering/cost-meter.ts';
 import type { Context } from 'aws-lambda';
-import { routeById } from '#functions/routes.ts';
+import { routeById, routes } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/http/field-issues.ts';
+import { corsPolicyFromEnv } from '#shared/http/cors.ts';
 import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http/http-handler.ts';
 import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
 import { nestsDeeperThan } from '#shared/json-object.ts';
@@ -15,7 +16,8 @@ import { apiKeysFromEnv } from './wiring.ts';
 
 /**
  * A Published Workflow API route: the shared HTTP stack, then the caller's key checked against the scope
- * the route table names for this route, before the adapter runs.
+ * the route table names for this route, before the adapter runs. Browsers on the deployment's allowed origins
+ * (CORS_ORIGINS) may call it: its function also answers the preflights of its resource.
  */
 export function publishedRoute(
   routeId: string,
@@ -25,12 +27,17 @@ export function publishedRoute(
   if (!route.scope) throw new Error(`Route ${routeId} has no scope`);
   const scope = route.scope;
   const keys = apiKeysFromEnv();
-  return httpHandler(route, async (request, context) => {
-    const caller = await authenticate(keys, header(request, 'authorization'), scope);
-    meterSubject({ project: caller.projectId });
-    logger.appendKeys({ project_id: caller.projectId, key_id: caller.keyId });
-    return adapter(request, caller, context);
-  });
+  const methods = routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method);
+  return httpHandler(
+    route,
+    async (request, context) => {
+      const caller = await authenticate(keys, header(request, 'authorization'), scope);
+      meterSubject({ project: caller.projectId });
+      logger.appendKeys({ project_id: caller.projectId, key_id: caller.keyId });
+      return adapter(request, caller, context);
+    },
+    { cors: corsPolicyFromEnv(methods) },
+  );
 }
 
 /**

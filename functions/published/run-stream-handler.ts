@@ -5,7 +5,7 @@ import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from './external-url.ts';
 import { header, type HttpRequest } from '#shared/http/http-handler.ts';
 import type { Caller } from '#shared/access.ts';
-import { respondWithEvents, type EventStreamTiming } from './event-stream-response.ts';
+import { NOTHING_MORE, respondWithEvents, type EventStreamTiming } from './event-stream-response.ts';
 import { pathParameter, publishedRoute } from './published-handler.ts';
 
 type StreamView = (deps: TailDeps, executionId: string, options: TailOptions) => AsyncGenerator<StreamedEvent, StreamEnd>;
@@ -38,14 +38,16 @@ export function resumeUrl(request: HttpRequest, routeId: string, executionId: st
 
 /**
  * GET routes that follow an existing run's log (`/executions/{id}/stream`, `/executions/{id}/events`): they read
- * the run events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON.
+ * the run events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON. A
+ * caller resuming after the last event of a run that has ended gets 204: the answer that stops EventSource's
+ * reconnecting (an empty 200 stream would be retried every few seconds, for ever).
  */
 export function followRunRoute(routeId: string, deps: TailDeps, timing: EventStreamTiming, view: StreamView) {
   return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
     const executionId = pathParameter(request, 'execution_id');
     const { after, field } = resumePoint(request);
     await assertLogOwner(deps, caller, executionId);
-    await checkResumePoint(deps, executionId, after, field);
+    if ((await checkResumePoint(deps, executionId, after, field)) === 'ended') return NOTHING_MORE;
     return respondWithEvents(
       context,
       timing,

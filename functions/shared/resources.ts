@@ -55,11 +55,20 @@ export const OBJECT_ACTIONS: Record<ObjectAccess, readonly string[]> = {
 /** What a function may do in a bucket, per key prefix (a grant on `<prefix>*` only). Plain data, read by CDK and the local twin. */
 export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;
 
-/** The workflow state machine, and what a function may do with it. */
-export const STATE_MACHINE_ENV = 'STATE_MACHINE_ARN';
-/** Collection runs share the state machine (mode `collect`); their executions are named with this prefix. */
-export const COLLECTION_EXECUTION_PREFIX = 'collect-';
+/**
+ * The product's state machines, one ASL file each (`statemachines/<name>.asl.json`): `workflow` runs published
+ * workflows and their callbacks, `collection` runs collection tasks. A function that declares one is told its ARN
+ * in this variable, and is granted exactly the declared actions on it and on nothing else.
+ */
+export const STATE_MACHINE_ENVS = { workflow: 'STATE_MACHINE_ARN', collection: 'COLLECTION_STATE_MACHINE_ARN' } as const;
+export type StateMachineName = keyof typeof STATE_MACHINE_ENVS;
+export const STATE_MACHINE_NAMES = Object.keys(STATE_MACHINE_ENVS) as StateMachineName[];
+/** The workflow state machine's variable (runs and their callbacks). */
+export const STATE_MACHINE_ENV = STATE_MACHINE_ENVS.workflow;
+export const COLLECTION_STATE_MACHINE_ENV = STATE_MACHINE_ENVS.collection;
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';
+/** What a function may do, per state machine it declares. Plain data, read by CDK and the local twin. */
+export type StateMachineGrant = Readonly<Partial<Record<StateMachineName, readonly StateMachineAccess[]>>>;
 /** The Step Functions actions of each access: start and taskResponse on the state machine, stop on its executions. */
 export const STATE_MACHINE_ACTIONS: Record<StateMachineAccess, readonly string[]> = {
   start: ['states:StartExecution'],

@@ -1,13 +1,7 @@
 import { parseArgs } from 'node:util';
-import { runLinksCommand, LINKS_USAGE } from './links-commands.ts';
-import { KEYS_USAGE, runKeysCommand } from './keys-commands.ts';
-import { PUBLICATION_USAGE, runPublicationCommand } from './publication-commands.ts';
-import { COLLECTION_USAGE, runCollectCommand, runEventsCommand, runHandoffsCommand, runTasksCommand } from './collection-commands.ts';
-import { runSecretsCommand, SECRETS_USAGE } from './secrets-commands.ts';
-import { COST_USAGE, runCostCommand } from './cost-commands.ts';
-import { MODELS_USAGE, runModelsCommand } from './models-commands.ts';
 import { CliText } from './cli-text.ts';
-import { resolveTarget, type AdminTarget } from './target.ts';
+import type { AdminTarget } from './target.ts';
+import { COLLECTION_USAGE, COST_USAGE, KEYS_USAGE, LINKS_USAGE, MODELS_USAGE, PUBLICATION_USAGE, SECRETS_USAGE } from './usage.ts';
 import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json] [--stack NAME [--region R]]
@@ -35,25 +29,42 @@ export interface CliInput {
   terminal?: boolean;
 }
 
-/** A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. */
+/**
+ * A Map: `admin constructor` or `admin toString` must be unknown commands, not Object.prototype's functions. Each
+ * command's module is loaded when it runs, so a call loads the SDK clients and services of its command only.
+ */
 const COMMANDS = new Map<string, Command>([
-  ['links', (target, args, flags) => runLinksCommand(target, args, flags)],
-  ['keys', (target, args, flags, io) => runKeysCommand(target, args, flags, io.now ?? Date.now)],
-  ['publish', (target, args, flags, io) => runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
-  ['unpublish', (target, args, flags, io) => runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
-  ['tasks', runTasksCommand],
-  ['collect', runCollectCommand],
-  ['events', runEventsCommand],
-  ['handoffs', runHandoffsCommand],
-  ['secrets', (target, args, flags, io) => runSecretsCommand(target, args, flags, io.stdin)],
-  ['cost', (target, args, flags, io) => runCostCommand(target, args, flags, io.terminal ?? false)],
-  ['models', (_target, args, _flags, io) => Promise.resolve(runModelsCommand(args, (io.now ?? Date.now)()))],
+  ['links', async (target, args, flags) => (await import('./links-commands.ts')).runLinksCommand(target, args, flags)],
+  ['keys', async (target, args, flags, io) => (await import('./keys-commands.ts')).runKeysCommand(target, args, flags, io.now ?? Date.now)],
+  ['publish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
+  ['unpublish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
+  ['tasks', async (target, args, flags) => (await import('./collection-commands.ts')).runTasksCommand(target, args, flags)],
+  ['collect', async (target, args, flags) => (await import('./collection-commands.ts')).runCollectCommand(target, args, flags)],
+  ['events', async (target, args, flags) => (await import('./collection-commands.ts')).runEventsCommand(target, args, flags)],
+  ['handoffs', async (target, args, flags) => (await import('./collection-commands.ts')).runHandoffsCommand(target, args, flags)],
+  ['secrets', async (target, args, flags, io) => (await import('./secrets-commands.ts')).runSecretsCommand(target, args, flags, io.stdin)],
+  ['cost', async (target, args, flags, io) => (await import('./cost-commands.ts')).runCostCommand(target, args, flags, io.terminal ?? false)],
+  ['models', async (_target, args, _flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)())],
 ]);
 
 export interface CliResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+}
+
+/** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
+const OFFLINE_COMMANDS = new Set(['models']);
+
+/** The twin's stores or the deployed stack, open for the command and closed after it. */
+async function withTarget<T>(where: { stack?: string; region?: string }, command: (target: AdminTarget) => Promise<T>): Promise<T> {
+  const { resolveTarget } = await import('./target.ts');
+  const target = await resolveTarget({ stack: where.stack, region: where.region });
+  try {
+    return await command(target);
+  } finally {
+    await target.close();
+  }
 }
 
 /** A result's `warnings` (a Legacy model at publish), repeated on stderr where a person reading the terminal sees them. */
@@ -97,14 +108,9 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     const [area, ...rest] = positionals;
     const command = COMMANDS.get(area ?? '');
     if (!command) throw new UsageError(`unknown command ${area}`);
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
-    try {
-      const result = await command(target, rest, values, io);
-      if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: '' };
-      return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: warningLines(result) };
-    } finally {
-      await target.close();
-    }
+    const result = OFFLINE_COMMANDS.has(area!) ? await command(undefined as never, rest, values, io) : await withTarget(values, (target) => command(target, rest, values, io));
+    if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: '' };
+    return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: warningLines(result) };
   } catch (error) {
     const details = (error as { details?: { field: string; message: string }[] }).details;
     const message = details?.length

@@ -3,7 +3,8 @@ import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { createCollectionRepository, type CollectionTask } from '#collection/collection-repository.ts';
 import { createCollectionRuns } from '#collection/collection-runs.ts';
 import { createHandoffStore } from '#collection/handoff-store.ts';
-import { createQueueRepository, type CollectionState } from '#collection/queue-repository.ts';
+import { createQueueRepository } from '#collection/queue-repository.ts';
+import type { EventState } from '#inbound/stored-event.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { newId } from '#shared/secrets.ts';
@@ -11,13 +12,6 @@ import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { layOutJson } from './json-text.ts';
 import { requireId, UsageError } from './usage-error.ts';
-
-export const COLLECTION_USAGE = `tasks create --link <link_id> [--channel a,b] [--direction inbound,outbound]
-tasks create --link <link_id> --once --from ISO --to ISO
-tasks list [--link <link_id>]
-collect --task <task_id>          starts the task's run now and waits for it
-events --link <link_id> [--state queued|handed_off|abandoned]
-handoffs --link <link_id>`;
 
 const RUN_POLL_MS = 250;
 /** How often the wait also asks Step Functions whether the run's execution ended without finishing the run. */
@@ -88,7 +82,7 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
 }
 
 /**
- * Starts the run on the state machine, as the nightly schedule does, and waits for its checkpoint to say it finished,
+ * Starts the run on the collection state machine, as the nightly schedule does, and waits for its checkpoint to say it finished,
  * or for its execution to end without finishing it (failed, timed out, stopped), which it reports with the reason.
  */
 export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
@@ -117,7 +111,7 @@ export async function runCollectCommand(target: AdminTarget, _args: string[], fl
   }
 }
 
-const SHOWN_STATE: Record<CollectionState, 'queued' | 'handed_off' | 'abandoned'> = {
+const SHOWN_STATE: Record<EventState, 'queued' | 'handed_off' | 'abandoned'> = {
   queued: 'queued',
   // Claimed by a run that has not finished with it: not handed off yet.
   handing: 'queued',

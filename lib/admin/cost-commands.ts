@@ -8,10 +8,6 @@ import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
-export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv]
-                                     (dates in UTC, both included; default: this month so far; a table
-                                     on a terminal, JSON with --json or into a pipe)`;
-
 interface CostFlags {
   from?: string;
   to?: string;

@@ -7,11 +7,6 @@ import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
-export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
-keys rotate <key_id>
-keys revoke <key_id>
-keys list [--project P]`;
-
 interface KeyFlags {
   name?: string;
   preset?: string;

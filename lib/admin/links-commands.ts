@@ -7,14 +7,6 @@ import { publicUrlProblem } from '#shared/network/public-url.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
-export const LINKS_USAGE = `links issue --type calls|dialogs [--allow-hosts h1,*.h2]
-links bind <link_id>
-links reissue <link_id>
-links revoke <link_id>
-links list
-links schema <link_id>
-links filters <link_id>`;
-
 /**
  * `--allow-hosts`: what ingest compares each call's recording link with (hostMatches, after publicUrlProblem): the
  * link's host as the URL parser spells it, equal to an entry or, for `*.example.com`, ending in `.example.com`.

@@ -3,8 +3,6 @@ import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
 import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
 import { UsageError } from './usage-error.ts';
 
-export const MODELS_USAGE = `models [list]                       the Bedrock models workflows may name: state, end of life, price`;
-
 /**
  * Every id a workflow may name (foundation models and inference profiles), with its lifecycle state today, whether
  * a deployment allows it by default, and its price from the price sheet (`null` where the sheet has none).

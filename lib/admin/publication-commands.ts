@@ -9,9 +9,6 @@ import { optionalFlag } from '#shared/config.ts';
 import type { AdminTarget } from './target.ts';
 import { requireArgument, UsageError } from './usage-error.ts';
 
-export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
-unpublish [--project P]`;
-
 export const DEFAULT_PROJECT = 'default';
 
 /** `--project`: part of partition keys (`project#<id>`, memory and history keys), so it is bounded here. */

@@ -5,10 +5,6 @@ import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireArgument, UsageError } from './usage-error.ts';
 
-export const SECRETS_USAGE = `secrets set <NAME> [--project P]     (the value from stdin, or typed at a hidden prompt; never the command line)
-secrets list [--project P]           (names and versions, never values)
-secrets delete <NAME> [--project P]`;
-
 /** SSM SecureString values of the Standard tier. */
 const MAX_SECRET_VALUE_CHARS = 4096;
 

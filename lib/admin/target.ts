@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/twin/stores.ts';
 import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
-import { API_URL_OUTPUT, BUCKET_OUTPUTS, SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
+import { API_URL_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -15,7 +15,7 @@ export interface AdminTarget {
   dynamo: DynamoDBDocumentClient;
   tables: Record<TableName, string>;
   publicBaseUrl: string;
-  /** The bucket and the state machine, for the collection commands; locally only while the twin runs. */
+  /** The bucket and the collection state machine, for the collection commands; locally only while the twin runs. */
   services(): { s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string };
   /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
   secrets(): { ssm: SSMClient; prefix: string };
@@ -53,7 +53,7 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     secrets: () => (secrets ??= { ssm: new SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
     deployed: true,
     services: () =>
-      (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(STATE_MACHINE_OUTPUT) }),
+      (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(COLLECTION_STATE_MACHINE_OUTPUT) }),
     close: async () => {
       client.destroy();
       services?.s3.destroy();
@@ -98,7 +98,7 @@ async function localTarget(): Promise<AdminTarget> {
         s3: new S3Client({ ...config, endpoint: twin.s3_endpoint, forcePathStyle: true }),
         bucket: twin.bucket,
         sfn: new SFNClient({ ...config, endpoint: twin.step_functions_endpoint }),
-        stateMachineArn: twin.state_machine_arn,
+        stateMachineArn: twin.collection_state_machine_arn,
       });
     },
     async close() {

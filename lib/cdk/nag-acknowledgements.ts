@@ -2,17 +2,20 @@ import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
-import type { BucketGrant, BucketName, StateMachineAccess, TableName } from '#shared/resources.ts';
+import type { BucketGrant, BucketName, StateMachineGrant, StateMachineName, TableName } from '#shared/resources.ts';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Api } from './constructs/api.ts';
 import type { Data } from './constructs/data.ts';
 import type { HandlerFunction } from './constructs/handler-function.ts';
 import type { WorkflowEngine } from './constructs/workflow-engine.ts';
+import type { Collection } from './constructs/collection.ts';
 import { TABLE_DEFINITIONS } from './table-definitions.ts';
 import { isInferenceProfile } from './bedrock-models.ts';
 
 export interface NaggedParts {
   readonly data: Data;
   readonly engine: WorkflowEngine;
+  readonly collection: Collection;
   readonly api: Api;
 }
 
@@ -20,18 +23,18 @@ export interface NaggedParts {
 interface Declared {
   readonly tables: Partial<Record<TableName, unknown>>;
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
-  readonly stateMachine?: readonly StateMachineAccess[];
+  readonly stateMachines?: StateMachineGrant;
   readonly invokesBedrock?: boolean;
   readonly readsSecrets?: boolean;
 }
 
 /**
  * cdk-nag findings this product accepts on purpose, each with its reason, each acknowledged on the construct it
- * is about (a function role or its grants policy, the state machine, the stage, a method), never on the stack: a new resource with
+ * is about (a function role or its grants policy, a state machine, the stage, a method), never on the stack: a new resource with
  * the same finding still fails synthesis. Wildcard findings are acknowledged only where the route or task table
  * declares the grant that produces them.
  */
-export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: NaggedParts): void {
+export function acknowledgeNagFindings(stack: Stack, { data, engine, collection, api }: NaggedParts): void {
   const acknowledge = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
   const logicalId = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
   const wildcard = (resource: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
@@ -44,11 +47,11 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs would double the request bill.',
   );
 
-  if (engine.nightlyDeadLetters && engine.nightlyScheduleRole) {
-    acknowledge(engine.nightlyDeadLetters, 'AwsSolutions-SQS3', 'This queue is itself the dead-letter queue of the nightly collection schedule.');
+  if (collection.nightly) {
+    acknowledge(collection.nightly.deadLetters, 'AwsSolutions-SQS3', 'This queue is itself the dead-letter queue of the nightly collection schedule.');
     acknowledge(
-      grantsOf(engine.nightlyScheduleRole),
-      wildcard(`<${logicalId(engine.functions.CollectionNightly!)}.Arn>:*`),
+      grantsOf(collection.nightly.role),
+      wildcard(`<${logicalId(collection.functions.CollectionNightly!)}.Arn>:*`),
       "The schedule's role may invoke the nightly function and its versions; CDK's grantInvoke names both.",
     );
   }
@@ -78,10 +81,16 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     acknowledge(method, 'AwsSolutions-APIG4', `Authenticated by ${authentication}`);
     acknowledge(method, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${authentication}`);
   }
+  for (const method of Object.values(api.preflightMethods)) {
+    const reason = 'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and headers the API allows; the request that follows is authenticated by its API key.';
+    acknowledge(method, 'AwsSolutions-APIG4', reason);
+    acknowledge(method, 'AwsSolutions-COG4', reason);
+  }
 
+  const stateMachines: Record<StateMachineName, StateMachine> = { workflow: engine.stateMachine, collection: collection.stateMachine };
   const declared: [HandlerFunction, Declared][] = [
     ...routes.map((route) => [api.functions[route.id]!, route] as [HandlerFunction, Declared]),
-    ...taskFunctions.map((task) => [engine.functions[task.id]!, task] as [HandlerFunction, Declared]),
+    ...taskFunctions.map((task) => [(engine.functions[task.id] ?? collection.functions[task.id])!, task] as [HandlerFunction, Declared]),
   ];
   for (const [fn, declaration] of declared) {
     const role = fn.role!;
@@ -113,13 +122,14 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
         );
       }
     }
-    if (declaration.stateMachine?.includes('stop')) {
+    for (const [machine, access] of Object.entries(declaration.stateMachines ?? {}) as [StateMachineName, readonly string[]][]) {
+      if (!access.includes('stop')) continue;
       acknowledge(
         grants,
         wildcard(
-          `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(engine.stateMachine)}"}]}]}:*`,
+          `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
         ),
-        'Stopping is granted on the executions of the one workflow state machine; execution names are per run.',
+        `Stopping is granted on the executions of the ${machine} state machine only; execution names are per run.`,
       );
     }
     if (declaration.invokesBedrock) {
@@ -140,23 +150,24 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, api }: Nagg
     }
   }
 
-  const stateMachine = engine.stateMachine;
-  acknowledge(
-    stateMachine,
-    'AwsSolutions-SF1',
-    'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
-  );
-  acknowledge(
-    grantsOf(stateMachine.role),
-    wildcard('*'),
-    'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) accept no resource but *.',
-  );
-  for (const task of taskFunctions) {
-    if (!task.arnSubstitution) continue;
+  for (const [machine, stateMachine] of Object.entries(stateMachines) as [StateMachineName, StateMachine][]) {
+    acknowledge(
+      stateMachine,
+      'AwsSolutions-SF1',
+      'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
+    );
     acknowledge(
       grantsOf(stateMachine.role),
-      wildcard(`<${logicalId(engine.functions[task.id]!)}.Arn>:*`),
-      `Step Functions invokes the ${task.id} function's versions and aliases; the wildcard never reaches another function.`,
+      wildcard('*'),
+      'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) accept no resource but *.',
     );
+    for (const task of taskFunctions) {
+      if (!task.arnSubstitution || task.machine !== machine) continue;
+      acknowledge(
+        grantsOf(stateMachine.role),
+        wildcard(`<${logicalId((engine.functions[task.id] ?? collection.functions[task.id])!)}.Arn>:*`),
+        `Step Functions invokes the ${task.id} function's versions and aliases; the wildcard never reaches another function.`,
+      );
+    }
   }
 }

@@ -16,7 +16,10 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   usage: 'UsageTableName',
 };
 
+/** The workflow state machine (runs and their callbacks). */
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
+/** The collection state machine, which the admin CLI's `collect` starts a task's run on. */
+export const COLLECTION_STATE_MACHINE_OUTPUT = 'CollectionStateMachineArn';
 
 export const BUCKET_OUTPUTS: Record<BucketName, string> = {
   bodies: 'BodiesBucketName',

@@ -4,6 +4,7 @@ import { routes } from '#functions/routes.ts';
 import { Api } from './constructs/api.ts';
 import { Data } from './constructs/data.ts';
 import { WorkflowEngine } from './constructs/workflow-engine.ts';
+import { Collection } from './constructs/collection.ts';
 import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
 import { Operations, PROJECT_TAG_VALUE } from './constructs/operations.ts';
 import { parseBedrockModels } from './bedrock-models.ts';
@@ -34,6 +35,7 @@ export class PlatformStack extends Stack {
   public readonly data: Data;
   public readonly api: Api;
   public readonly engine: WorkflowEngine;
+  public readonly collection: Collection;
   public readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps = {}) {
@@ -44,10 +46,12 @@ export class PlatformStack extends Stack {
       stepReservedConcurrency: props.stepReservedConcurrency ?? numberFromContext(this, 'stepReservedConcurrency'),
       bedrockModels: props.bedrockModels ?? parseBedrockModels(this.node.tryGetContext('bedrockModels')),
     });
-    this.api = new Api(this, 'Api', { routes, data: this.data, engine: this.engine });
+    this.collection = new Collection(this, 'Collection', { data: this.data });
+    this.api = new Api(this, 'Api', { routes, data: this.data, stateMachines: { workflow: this.engine, collection: this.collection } });
     this.operations = new Operations(this, 'Operations', {
       api: this.api,
       engine: this.engine,
+      collection: this.collection,
       data: this.data,
       alarmEmail: props.alarmEmail ?? stringFromContext(this, 'alarmEmail'),
       monthlyBudgetUsd: props.monthlyBudgetUsd ?? numberFromContext(this, 'monthlyBudgetUsd'),
@@ -55,9 +59,9 @@ export class PlatformStack extends Stack {
     // Cost allocation tags on every taggable resource: finance splits the bill by project, component and cost center.
     Tags.of(this).add('Project', PROJECT_TAG_VALUE);
     Tags.of(this).add('CostCenter', props.costCenter ?? stringFromContext(this, 'costCenter') ?? 'unassigned');
-    const components = { data: this.data, engine: this.engine, api: this.api, operations: this.operations };
+    const components = { data: this.data, engine: this.engine, collection: this.collection, api: this.api, operations: this.operations };
     for (const [component, construct] of Object.entries(components)) Tags.of(construct).add('Component', component);
-    acknowledgeNagFindings(this, { data: this.data, engine: this.engine, api: this.api });
+    acknowledgeNagFindings(this, { data: this.data, engine: this.engine, collection: this.collection, api: this.api });
   }
 }
 

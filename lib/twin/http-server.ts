@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
 import { errorResponse } from '#shared/http/http-errors.ts';
-import { GATEWAY_MESSAGES, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { CORS_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
@@ -25,12 +26,22 @@ interface CompiledRoute extends BoundRoute {
   parameterNames: string[];
 }
 
-/** API Gateway's own answer (a gateway response) with `status` and `message`. */
-const gatewayAnswer = (statusCode: number, message: string): APIGatewayProxyResult => ({
+/** API Gateway's own answer (a gateway response) with `status` and `message`, and the headers every gateway response carries. */
+const gatewayAnswer = (statusCode: number, message: string, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
-  headers: { 'content-type': 'application/json' },
+  headers: { ...headers, 'content-type': 'application/json' },
   body: gatewayErrorBody(message),
 });
+
+/** The gateway responses' CORS headers (lib/cdk/gateway-responses.ts), their request values taken from `request`. */
+function gatewayHeaders(origins: readonly string[], request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(gatewayCorsHeaders(origins))) {
+    const resolved = 'fixed' in value ? value.fixed : request.headers[value.requestHeader.toLowerCase()];
+    if (typeof resolved === 'string') headers[name] = resolved;
+  }
+  return headers;
+}
 
 function compile(bound: BoundRoute): CompiledRoute {
   const parameterNames: string[] = [];
@@ -66,10 +77,12 @@ function readBody(
   response: ServerResponse,
   route: Route,
   bodyTimeoutMs: number,
+  refusalHeaders: Record<string, string>,
 ): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const refuse = (error: Error) => {
-      send(response, errorResponse(error, route.errorShape), true);
+      const refusal = errorResponse(error, route.errorShape);
+      send(response, { ...refusal, headers: { ...refusalHeaders, ...refusal.headers } }, true);
       request.unpipe();
       request.removeAllListeners('data');
       request.resume();
@@ -134,9 +147,15 @@ function targetOf(pathname: string, stage: string): RequestTarget {
   return { stage, path: pathname, requestPath: pathname };
 }
 
-/** Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send. */
+/**
+ * Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send.
+ * `CORS_ORIGINS` (cors.ts) is read here as the CDK stack reads its `corsOrigins` context: with origins, `OPTIONS`
+ * on a browser-serving route's resource goes to that route's function, as the OPTIONS method CDK adds does, and the
+ * gateway's own answers carry the gateway responses' CORS headers. The functions get the same variable.
+ */
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
+  const corsOrigins = parseCorsOrigins(process.env[CORS_ORIGINS_ENV], CORS_ORIGINS_ENV);
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
   const server = createServer((request, response) => void serve(request, response));
   // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
@@ -151,14 +170,28 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       const values = candidate.pattern.exec(target.path);
       if (values && candidate.route.method === request.method) match = { route: candidate, values: values.slice(1) };
     }
+    // CDK gives each browser-serving resource one OPTIONS method, integrated with the first route's function there.
+    if (!match && request.method === 'OPTIONS' && corsOrigins.length > 0) {
+      for (const candidate of compiled) {
+        const values = candidate.pattern.exec(target.path);
+        if (values && servesBrowsers(candidate.route)) {
+          match = { route: candidate, values: values.slice(1) };
+          break;
+        }
+      }
+    }
+    const fromGateway = gatewayHeaders(corsOrigins, request);
     if (!match) {
       request.resume();
       // A path or method the API has no resource for (the gateway response maps it to 404).
-      send(response, gatewayAnswer(404, GATEWAY_MESSAGES.unknownRoute));
+      send(response, gatewayAnswer(404, GATEWAY_MESSAGES.unknownRoute, fromGateway));
       return;
     }
     const { route: compiledRoute, values } = match;
-    const body = await readBody(request, response, compiledRoute.route, options.bodyTimeoutMs);
+    // On AWS most oversized bodies reach the function, which refuses them with its own CORS headers.
+    const fromFunction =
+      corsOrigins.length > 0 && servesBrowsers(compiledRoute.route) ? corsResponseHeaders(corsOrigins, { headers: { origin: request.headers.origin } }) : {};
+    const body = await readBody(request, response, compiledRoute.route, options.bodyTimeoutMs, fromFunction);
     if (!body) return;
     const pathParameters = Object.fromEntries(
       compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
@@ -172,14 +205,15 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
         await fn.invokeStreaming(event, stream, sent);
       } else {
-        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent), routeTimeoutSeconds(route) * 1000)));
+        const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
+        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent), routeTimeoutSeconds(route) * 1000, timeout)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
       console.error(`handler ${route.id} threw`, error);
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
-      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure));
+      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
     }
   }
 }
@@ -194,13 +228,10 @@ function proxyResult(result: unknown): APIGatewayProxyResult {
 }
 
 /** API Gateway gives up on a non-streaming integration after 29 s and answers 504, whatever the function does next. */
-async function withIntegrationTimeout(invoke: () => Promise<unknown>, timeoutMs: number): Promise<unknown> {
+async function withIntegrationTimeout(invoke: () => Promise<unknown>, timeoutMs: number, timeoutAnswer: APIGatewayProxyResult): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<APIGatewayProxyResult>((resolve) => {
-    timer = setTimeout(
-      () => resolve(gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => resolve(timeoutAnswer), timeoutMs);
   });
   try {
     // The gateway's clock starts before the function's, so at the same limit the gateway's 504 comes first, as on AWS.

@@ -1,12 +1,14 @@
-import type { TableName } from '#shared/resources.ts';
+import type { StateMachineName, TableName } from '#shared/resources.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './stores.ts';
 
 /** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */
 export const LOCAL_ACCOUNT = '000000000000';
-const STATE_MACHINE_NAME = 'local-workflow';
-export const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${STATE_MACHINE_NAME}`;
-/** Every execution of the local state machine (what a `stop` grant covers). */
-export const LOCAL_EXECUTIONS_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${STATE_MACHINE_NAME}:*`;
+export const localStateMachineArn = (machine: StateMachineName) => `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:local-${machine}`;
+/** Every execution of one local state machine (what a `stop` grant covers). */
+export const localExecutionsArn = (machine: StateMachineName) => `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:local-${machine}:*`;
+/** The workflow state machine (runs and their callbacks). */
+export const LOCAL_STATE_MACHINE_ARN = localStateMachineArn('workflow');
+export const LOCAL_COLLECTION_STATE_MACHINE_ARN = localStateMachineArn('collection');
 
 export const localFunctionArn = (id: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}`;
 export const localTableArn = (table: TableName) => tableArnOf(localTableName(table));

@@ -7,26 +7,37 @@ import { checkPayload, matchingIndex, retryDelayMs, runState, type StateHooks } 
 import { MAX_PAYLOAD_BYTES, payloadBytes, StatesError } from './asl/states-error.ts';
 
 /**
- * The local Step Functions: runs the product's ASL file state by state, binding each Lambda task to the local
- * function its ARN names. As strict as the service where the product relies on it: 256 KiB payloads
- * (`States.DataLimitExceeded`, which `States.ALL` does not catch), no default Task timeout, `.waitForTaskToken`
- * with per-attempt tokens, Retry with backoff, MaxDelaySeconds and jitter, durable executions, tokens and timers
- * (they survive a kill of `npm start`), and the EventBridge notice of executions that end badly.
+ * The local Step Functions: runs the product's ASL files state by state, one state machine per file, binding each
+ * Lambda task to the local function its ARN names. As strict as the service where the product relies on it: 256 KiB
+ * payloads (`States.DataLimitExceeded`, which `States.ALL` does not catch), no default Task timeout,
+ * `.waitForTaskToken` with per-attempt tokens, Retry with backoff, MaxDelaySeconds and jitter, durable executions,
+ * tokens and timers (they survive a kill of `npm start`), execution names unique per state machine, and the
+ * EventBridge notice of a machine's executions that end badly to the rules on that machine.
  */
 export type LocalFunction = (payload: unknown) => Promise<unknown>;
 
 export { StatesError as StepFunctionsError };
 
-export interface LocalStepFunctionsOptions {
-  definitionFile: string;
+export interface LocalStateMachine {
   stateMachineArn: string;
+  definitionFile: string;
+  /** Its DefinitionSubstitutions (as CloudFormation's); a `${Name}` none provides fails the load. */
   substitutions: Record<string, string>;
+  /** The EventBridge rule on this machine: functions invoked with "Step Functions Execution Status Change" for FAILED, TIMED_OUT and ABORTED. */
+  executionEndedSubscribers?: () => LocalFunction[];
+}
+
+export interface LocalStepFunctionsOptions {
+  stateMachines: readonly LocalStateMachine[];
   functions: Record<string, LocalFunction>;
   dataDir: string;
-  /** Functions EventBridge invokes with "Step Functions Execution Status Change" for FAILED, TIMED_OUT and ABORTED. */
-  executionEndedSubscribers?: () => LocalFunction[];
   /** Tests only: replaces every Retry backoff. */
   retryIntervalMs?: number;
+}
+
+interface HostedMachine {
+  options: LocalStateMachine;
+  definition: MachineDefinition;
 }
 
 interface PendingToken {
@@ -41,7 +52,7 @@ const NOTIFIED_STATUSES: ExecutionStatus[] = ['FAILED', 'TIMED_OUT', 'ABORTED'];
 const MAX_TIMER_MS = 2_147_000_000;
 
 export class LocalStepFunctions {
-  private readonly definition: MachineDefinition;
+  private readonly machines = new Map<string, HostedMachine>();
   private readonly journal: ExecutionJournal;
   private readonly executions = new Map<string, ExecutionRecord>();
   private readonly pendingTokens = new Map<string, PendingToken>();
@@ -51,25 +62,33 @@ export class LocalStepFunctions {
   private closed = false;
 
   constructor(private readonly options: LocalStepFunctionsOptions) {
-    this.definition = loadDefinition(substitute(readFileSync(options.definitionFile, 'utf8'), options.substitutions));
+    for (const machine of options.stateMachines) {
+      const definition = loadDefinition(substitute(readFileSync(machine.definitionFile, 'utf8'), machine.substitutions));
+      this.machines.set(machine.stateMachineArn, { options: machine, definition });
+    }
     this.journal = new ExecutionJournal(options.dataDir);
-  }
-
-  get stateMachineArn(): string {
-    return this.options.stateMachineArn;
   }
 
   /** Picks up what the previous process left: running executions continue where they were, tokens stay valid. */
   resume(): void {
     for (const record of this.journal.loadAll()) {
+      const machine = this.machines.get(record.stateMachineArn);
+      // An execution of a state machine this process does not host: kept on disk, not run.
+      if (!machine) continue;
       this.executions.set(record.executionArn, record);
-      if (record.status === 'RUNNING') void this.drive(record);
-      else if (!record.endNotified && NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
+      if (record.status === 'RUNNING') {
+        const state = record.position?.state;
+        // Saved under an earlier definition that had this state (a collection run from when it shared the workflow machine).
+        if (state !== undefined && !machine.definition.States[state]) {
+          this.finish(record, { status: 'FAILED', error: 'States.Runtime', cause: `The state machine's definition has no state '${state}' any more` });
+        } else void this.drive(record);
+      } else if (!record.endNotified && NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
     }
   }
 
   startExecution(stateMachineArn: string, name: string | undefined, input: string) {
-    if (stateMachineArn !== this.options.stateMachineArn) throw new StatesError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
+    const machine = this.machines.get(stateMachineArn);
+    if (!machine) throw new StatesError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
     const executionName = name ?? randomUUID();
     if (!EXECUTION_NAME.test(executionName)) throw new StatesError('InvalidName', `Invalid Name: '${executionName}'`);
     let parsed: Json;
@@ -99,7 +118,7 @@ export class LocalStepFunctions {
       stateTransitions: 0,
     };
     this.executions.set(executionArn, record);
-    this.enter(record, this.definition.StartAt, parsed);
+    this.enter(record, machine.definition.StartAt, parsed);
     void this.drive(record);
     return { executionArn, startDate: record.startDate / 1000 };
   }
@@ -236,8 +255,13 @@ export class LocalStepFunctions {
     }
   }
 
+  /** The definition an execution runs: its machine's (an execution keeps its machine for life). */
+  private definitionOf(record: ExecutionRecord): MachineDefinition {
+    return this.machines.get(record.stateMachineArn)!.definition;
+  }
+
   private async step(record: ExecutionRecord, position: Position, signal: AbortSignal): Promise<void> {
-    const state = this.definition.States[position.state]!;
+    const state = this.definitionOf(record).States[position.state]!;
     if (position.retryAt !== undefined) {
       await sleepUntil(position.retryAt, signal);
       position.retryAt = undefined;
@@ -261,7 +285,7 @@ export class LocalStepFunctions {
   }
 
   private handleFailure(record: ExecutionRecord, position: Position, failure: StatesError): void {
-    const state = this.definition.States[position.state]!;
+    const state = this.definitionOf(record).States[position.state]!;
     const isTask = state.Type === 'Task';
     const retryIndex = isTask ? matchingIndex(state.Retry, failure, true) : -1;
     const retrier = state.Retry?.[retryIndex];
@@ -297,10 +321,10 @@ export class LocalStepFunctions {
   }
 
   private contextOf(record: ExecutionRecord, position: Position): Json {
-    const stateMachineName = this.options.stateMachineArn.split(':').pop()!;
+    const stateMachineName = record.stateMachineArn.split(':').pop()!;
     return {
       Execution: { Id: record.executionArn, Name: record.name, Input: JSON.parse(record.input) as Json, StartTime: new Date(record.startDate).toISOString() },
-      StateMachine: { Id: this.options.stateMachineArn, Name: stateMachineName },
+      StateMachine: { Id: record.stateMachineArn, Name: stateMachineName },
       State: { Name: position.state, EnteredTime: new Date(position.startedAt).toISOString(), RetryCount: position.attempts.reduce((a, b) => a + b, 0) },
     };
   }
@@ -350,17 +374,20 @@ export class LocalStepFunctions {
     }
   }
 
-  /** EventBridge's "Step Functions Execution Status Change", delivered at least once (retried, and again after a restart). */
+  /**
+   * EventBridge's "Step Functions Execution Status Change", delivered at least once (retried, and again after a
+   * restart) to the rule on the execution's own state machine.
+   */
   private async notifyEnded(record: ExecutionRecord): Promise<void> {
-    const subscribers = this.options.executionEndedSubscribers?.() ?? [];
+    const subscribers = this.machines.get(record.stateMachineArn)?.options.executionEndedSubscribers?.() ?? [];
     const event = {
       version: '0',
       id: randomUUID(),
       'detail-type': 'Step Functions Execution Status Change',
       source: 'aws.states',
-      account: this.options.stateMachineArn.split(':')[4],
+      account: record.stateMachineArn.split(':')[4],
       time: new Date(record.stopDate ?? Date.now()).toISOString(),
-      region: this.options.stateMachineArn.split(':')[3],
+      region: record.stateMachineArn.split(':')[3],
       resources: [record.executionArn],
       detail: {
         executionArn: record.executionArn,

@@ -15,7 +15,10 @@ export interface TwinFile {
   ssm_endpoint: string;
   /** Where projects' tool secrets are kept in the SSM stand-in. */
   secrets_prefix: string;
+  /** The workflow state machine (runs and their callbacks). */
   state_machine_arn: string;
+  /** The collection state machine, which `admin collect` starts a task's run on. */
+  collection_state_machine_arn: string;
   region: string;
   tables: Record<TableName, string>;
   bucket: string;

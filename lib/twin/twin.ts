@@ -5,14 +5,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_STAGE, routeTimeoutSeconds, routes as productRoutes, type Route } from '#functions/routes.ts';
 import { taskFunctions as productTaskFunctions, type TaskFunction } from '#functions/task-functions.ts';
-import { BUCKET_PREFIXES, TABLE_ENV, type TableName } from '#shared/resources.ts';
+import { BUCKET_PREFIXES, STATE_MACHINE_NAMES, TABLE_ENV, type StateMachineName, type TableName } from '#shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
 import { createApiServer, type BoundRoute } from './http-server.ts';
 import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService, type ServedRequest } from './iam/front-door.ts';
 import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
 import { LocalLambda } from './lambda/function-host.ts';
-import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn } from './local-arns.ts';
+import { LOCAL_COLLECTION_STATE_MACHINE_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn, localStateMachineArn } from './local-arns.ts';
 import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
 import { startSsmStandIn } from './ssm-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
@@ -21,7 +21,8 @@ import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLoc
 import { writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
-const STATE_MACHINE_FILE = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
+/** The ASL file CDK deploys for each state machine. */
+const definitionFileOf = (machine: StateMachineName) => fileURLToPath(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url));
 /** What CDK gives a function whose entry names no memory size (lib/cdk/constructs/handler-function.ts). */
 const FUNCTION_MEMORY_MB = 256;
 
@@ -94,17 +95,22 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)]),
   ) as Record<TableName, string>;
   const functions: Record<string, LocalFunction> = {};
+  // One stand-in, one definition per state machine, each with only its own tasks' substitutions (as CDK writes them).
   const stepFunctions = new LocalStepFunctions({
-    definitionFile: STATE_MACHINE_FILE,
-    stateMachineArn: LOCAL_STATE_MACHINE_ARN,
-    substitutions: {
-      Partition: 'aws',
-      ...Object.fromEntries(taskFunctions.flatMap((task) => (task.arnSubstitution ? [[task.arnSubstitution, localFunctionArn(task.id)]] : []))),
-    },
+    stateMachines: STATE_MACHINE_NAMES.map((machine) => {
+      const own = taskFunctions.filter((task) => task.machine === machine);
+      return {
+        stateMachineArn: localStateMachineArn(machine),
+        definitionFile: definitionFileOf(machine),
+        substitutions: {
+          Partition: 'aws',
+          ...Object.fromEntries(own.flatMap((task) => (task.arnSubstitution ? [[task.arnSubstitution, localFunctionArn(task.id)]] : []))),
+        },
+        executionEndedSubscribers: () => own.filter((task) => task.trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
+      };
+    }),
     functions,
     dataDir: options.dataDir,
-    executionEndedSubscribers: () =>
-      taskFunctions.filter((task) => task.trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
     retryIntervalMs: options.retryIntervalMs,
   });
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
@@ -178,6 +184,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     ssm_endpoint: endpoints.ssm,
     secrets_prefix: LOCAL_SECRETS_PREFIX,
     state_machine_arn: LOCAL_STATE_MACHINE_ARN,
+    collection_state_machine_arn: LOCAL_COLLECTION_STATE_MACHINE_ARN,
     region: LOCAL_REGION,
     tables,
     bucket: LOCAL_BUCKET,
@@ -187,7 +194,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     id: 'Operator',
     tables: Object.fromEntries(Object.keys(TABLE_ENV).map((table) => [table, 'readWrite'])),
     buckets: { bodies: Object.fromEntries(BUCKET_PREFIXES.map((prefix) => [prefix, 'readWriteDelete'])) },
-    stateMachine: ['start', 'stop', 'taskResponse'],
+    stateMachines: Object.fromEntries(STATE_MACHINE_NAMES.map((machine) => [machine, ['start', 'stop', 'taskResponse']])),
   };
   return {
     url,

@@ -3,10 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
+import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import { HANDOFF_EVENTS_FILE_NAME } from '#lib/twin/twin.ts';
 import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { callEvent, textEvent } from '../support/events.ts';
@@ -14,8 +17,8 @@ import { postJson } from '../support/http.ts';
 import { startRecordingServer, type RecordingServer } from '../support/https-recording-server.ts';
 
 /**
- * The nightly collection end to end on the twin: tasks through the admin CLI, the run on the local state machine
- * (CollectBatch in mode collect), recordings from a local HTTPS server (trusted through NODE_EXTRA_CA_CERTS, as any
+ * The nightly collection end to end on the twin: tasks through the admin CLI, the run on the local collection state
+ * machine (CollectBatch until done), recordings from a local HTTPS server (trusted through NODE_EXTRA_CA_CERTS, as any
  * Node process trusts a private CA), hand-offs in the local S3 and announced in a file under DATA_DIR.
  */
 let twin: TestTwin;
@@ -73,6 +76,15 @@ describe('nightly collection on the twin', () => {
     expect(conversations[0]).toMatchObject({ external_id: dialog.external_id, link_id: link.linkId, source_channel: 'web', type: 'text', recording: null });
     expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual([1, 2, 3].map((n) => `${dialog.external_id}:${n}`));
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
+
+    // The run was an execution of the collection state machine, never of the workflow one.
+    const executionName = `collect-${task.task_id}-${run.run_id}`;
+    expect(twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, executionName))).toMatchObject({
+      stateMachineArn: twin.twin.collection_state_machine_arn,
+      status: 'SUCCEEDED',
+      input: JSON.stringify({ task_id: task.task_id, run_id: run.run_id }),
+    });
+    expect(() => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionName))).toThrow(/Execution Does Not Exist/);
 
     const listed = await twin.admin('tasks', 'list', '--link', link.linkId);
     expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_run: expect.objectContaining({ run_id: run.run_id, handed_off: 1 }) })]);
@@ -238,11 +250,42 @@ describe('nightly collection on the twin', () => {
     const again = (await twin.runNightly()) as { run_id: string; started: string[] };
     expect(first.started).toContain(task.task_id);
     expect(again.run_id).toBe(first.run_id);
+    // The night's run is one execution of the collection state machine, whichever trigger started it.
+    const night = twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, `collect-${task.task_id}-${first.run_id}`));
+    expect(night.stateMachineArn).toBe(twin.twin.collection_state_machine_arn);
     await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_run?.run_id, { timeout: 15_000 }).toBe(first.run_id);
     expect((await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events).toHaveLength(1);
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
     const checked = (await twin.runNightly({ check: 'deadline' })) as { run_id: string; late: string[] };
     expect(checked.run_id).toBe(first.run_id);
     expect(checked.late).not.toContain(task.task_id);
+  });
+});
+
+describe('who may start collection runs on the twin', () => {
+  /** What the front door answers a StartExecution signed with a function's own key: a refusal, or the stand-in's verdict on a bad input. */
+  async function startAs(functionId: string, stateMachineArn: string): Promise<string> {
+    const sfn = new SFNClient({ endpoint: twin.twin.step_functions_endpoint, region: LOCAL_REGION, credentials: twin.credentialsOf(functionId), maxAttempts: 1 });
+    try {
+      // Input that is not JSON: a call the front door lets through is refused by the stand-in, so nothing starts.
+      await sfn.send(new StartExecutionCommand({ stateMachineArn, input: 'not json' }));
+      return 'started';
+    } catch (error) {
+      return (error as Error).name;
+    } finally {
+      sfn.destroy();
+    }
+  }
+
+  it('lets the nightly trigger start executions of the collection state machine only', async () => {
+    expect(await startAs('CollectionNightly', twin.twin.collection_state_machine_arn)).toBe('InvalidExecutionInput');
+    expect(await startAs('CollectionNightly', twin.twin.state_machine_arn)).toBe('AccessDeniedException');
+  });
+
+  it('lets no API or workflow function start a collection run', async () => {
+    for (const functionId of ['PublishedExecute', 'PublishedStopExecution', 'WorkflowExecutionEnded', 'WorkflowStep']) {
+      expect(await startAs(functionId, twin.twin.collection_state_machine_arn), functionId).toBe('AccessDeniedException');
+    }
+    expect(await startAs('PublishedExecute', twin.twin.state_machine_arn)).toBe('InvalidExecutionInput');
   });
 });

@@ -180,10 +180,10 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     const both = await followRun(executionId, { query: 'after=2', headers: { 'last-event-id': '6' } });
     await both.ended;
     expect(both.events).toEqual(viaQuery.events);
-    // After the last event there is nothing more: the stream closes empty.
+    // After the last event of an ended run there is nothing more: 204, which stops EventSource from reconnecting.
     const atEnd = await followRun(executionId, { headers: { 'last-event-id': String(whole.at(-1)!.id) } });
     await atEnd.ended;
-    expect(atEnd.status).toBe(200);
+    expect(atEnd.status).toBe(204);
     expect(atEnd.events).toEqual([]);
   });
 

@@ -210,6 +210,10 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     const executionId = await startWaitingRun();
     const other = twin.twin.state_machine_arn.replace(/:[^:]+$/, ':someone-else');
     expect(await reconcile(statusChange(executionId, 'FAILED', null, null, other), context())).toEqual({ outcome: 'ignored' });
+    // A collection run is an execution of the collection state machine: its rule never names the reconciler, and the
+    // reconciler would not take it for a run if it came.
+    const collectionArn = twin.twin.collection_state_machine_arn;
+    expect(await reconcile(statusChange(`collect-tsk_1-${executionId}`, 'FAILED', 'States.TaskFailed', null, collectionArn), context())).toEqual({ outcome: 'ignored' });
     expect(await reconcile(statusChange(executionId, 'SUCCEEDED'), context())).toEqual({ outcome: 'ignored' });
     expect((await stored(executionId)).status).toBe('running');
     await expect(reconcile({ 'detail-type': 'Something else', source: 'aws.states', detail: {} }, context())).rejects.toMatchObject({ name: 'ZodError' });

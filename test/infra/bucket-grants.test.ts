@@ -22,7 +22,7 @@ interface Statement {
 
 /** The S3 statements of a function's role, as `<actions> on <prefix>` lines. */
 function s3GrantsOf(id: string): string[] {
-  const fn = stack.api.functions[id] ?? stack.engine.functions[id]!;
+  const fn = stack.api.functions[id] ?? stack.engine.functions[id] ?? stack.collection.functions[id]!;
   const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
   const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
   const statements = policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
@@ -42,7 +42,7 @@ const declared = (grant: BucketGrant | undefined) =>
     .sort();
 
 function environmentOf(id: string): Record<string, unknown> {
-  const fn = stack.api.functions[id] ?? stack.engine.functions[id]!;
+  const fn = stack.api.functions[id] ?? stack.engine.functions[id] ?? stack.collection.functions[id]!;
   return template.findResources('AWS::Lambda::Function')[stack.getLogicalId(fn.node.defaultChild as never)]!.Properties.Environment.Variables;
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reconciler.ts';
@@ -13,9 +13,12 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 /** Skips Lambda bundling: these tests look at the template, not the code assets. */
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
 
-const ASL = JSON.parse(readFileSync(new URL('../../statemachines/workflow.asl.json', import.meta.url), 'utf8')) as {
+type Asl = {
   States: Record<string, { Type: string; Resource?: string; Retry?: Retrier[]; Catch?: { ErrorEquals: string[]; Next: string }[]; Error?: string }>;
 };
+const aslText = (machine: string) => readFileSync(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url), 'utf8');
+const ASL = JSON.parse(aslText('workflow')) as Asl;
+const COLLECTION_ASL = JSON.parse(aslText('collection')) as Asl;
 interface Retrier {
   ErrorEquals: string[];
   IntervalSeconds?: number;
@@ -25,7 +28,12 @@ interface Retrier {
   JitterStrategy?: string;
 }
 const LAMBDA_SERVICE_ERRORS = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
-const taskStates = Object.entries(ASL.States).filter(([, state]) => state.Type === 'Task');
+/** Every Task state of both state machines, named `<machine>.<state>`. */
+const taskStates = Object.entries({ workflow: ASL, collection: COLLECTION_ASL }).flatMap(([machine, asl]) =>
+  Object.entries(asl.States)
+    .filter(([, state]) => state.Type === 'Task')
+    .map(([name, state]) => [`${machine}.${name}`, state] as const),
+);
 
 let stack: PlatformStack;
 let template: Template;
@@ -37,13 +45,20 @@ beforeAll(() => {
   template = Template.fromStack(stack);
 });
 
-function stateMachineProperties() {
-  return Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties;
+function stateMachineProperties(machine: 'engine' | 'collection' = 'engine') {
+  return template.findResources('AWS::StepFunctions::StateMachine')[logicalIdOf(stack[machine].stateMachine)]!.Properties;
 }
 
-describe('retries in the workflow state machine', () => {
+describe('retries in the state machines', () => {
   it('retries Lambda service errors, throttling included, 6 to 8 times with full jitter and a capped delay in every task', () => {
-    expect(taskStates.length).toBe(6);
+    expect(taskStates.map(([name]) => name)).toEqual([
+      'workflow.RunStep',
+      'workflow.AwaitApproval',
+      'workflow.RecordFailure',
+      'workflow.DeliverCallback',
+      'workflow.GiveUpCallback',
+      'collection.CollectBatch',
+    ]);
     for (const [name, state] of taskStates) {
       const retrier = state.Retry?.find((candidate) => candidate.ErrorEquals.includes('Lambda.TooManyRequestsException'));
       expect(retrier, name).toBeDefined();
@@ -74,25 +89,22 @@ describe('retries in the workflow state machine', () => {
     expect(ASL.States.CallbackNotRecorded).toMatchObject({ Type: 'Fail', Error: CALLBACK_ABANDONED_ERROR });
   });
 
-  it('deploys exactly the ASL file', () => {
-    const definition = JSON.stringify(stateMachineProperties().DefinitionString);
-    expect(definition).toContain('TransientServiceError');
-    expect(definition).toContain('JitterStrategy');
-    expect(definition).toContain('CallbackAbandoned');
+  it('deploys exactly the ASL files, each on its own state machine', () => {
+    expect(stateMachineProperties('engine').DefinitionString).toBe(aslText('workflow'));
+    expect(stateMachineProperties('collection').DefinitionString).toBe(aslText('collection'));
   });
 });
 
 describe('partition', () => {
-  it('names no partition in the ASL file: resources use the Partition substitution, which is the stack partition', () => {
-    const text = readFileSync(new URL('../../statemachines/workflow.asl.json', import.meta.url), 'utf8');
-    expect(text).not.toContain('arn:aws:');
+  it('names no partition in the ASL files: resources use the Partition substitution, which is the stack partition', () => {
+    for (const machine of ['workflow', 'collection']) expect(aslText(machine), machine).not.toContain('arn:aws:');
     for (const [name, state] of taskStates) expect(state.Resource, name).toMatch(/^arn:\$\{Partition\}:states:::lambda:invoke/);
-    expect(stateMachineProperties().DefinitionSubstitutions.Partition).toEqual({ Ref: 'AWS::Partition' });
+    for (const machine of ['engine', 'collection'] as const) expect(stateMachineProperties(machine).DefinitionSubstitutions.Partition).toEqual({ Ref: 'AWS::Partition' });
   });
 });
 
 describe('execution-ended reconciler', () => {
-  it('is triggered by EventBridge for this state machine’s FAILED, TIMED_OUT and ABORTED executions', () => {
+  it('is triggered by EventBridge for the workflow state machine’s FAILED, TIMED_OUT and ABORTED executions', () => {
     const stateMachineId = logicalIdOf(stack.engine.stateMachine);
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
@@ -109,6 +121,10 @@ describe('execution-ended reconciler', () => {
       ],
     });
     expect([...ENDED_STATUSES]).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
+    // The one rule on Step Functions events: the collection's executions never reach the reconciler.
+    const statusRules = Object.values(template.findResources('AWS::Events::Rule')).filter((rule) => JSON.stringify(rule.Properties.EventPattern).includes('aws.states'));
+    expect(statusRules).toHaveLength(1);
+    expect(JSON.stringify(statusRules)).not.toContain(logicalIdOf(stack.collection.stateMachine));
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
       Principal: 'events.amazonaws.com',
@@ -121,11 +137,12 @@ describe('execution-ended reconciler', () => {
     });
   });
 
-  it('may read and write executions and their logs, read large values, and start executions of this state machine, nothing else', () => {
+  it('may read and write executions and their logs, read large values, and start executions of the workflow state machine, nothing else', () => {
     const roleId = stack.getLogicalId(reconciler().role!.node.defaultChild as never);
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
     expect(policy).toContain('states:StartExecution');
     expect(policy).toContain(logicalIdOf(stack.engine.stateMachine));
+    expect(policy).not.toContain(logicalIdOf(stack.collection.stateMachine));
     expect(policy).toContain(logicalIdOf(stack.data.tables.executions));
     expect(policy).toContain('dynamodb:UpdateItem');
     expect(policy).toContain(logicalIdOf(stack.data.tables.runEvents));
@@ -136,13 +153,14 @@ describe('execution-ended reconciler', () => {
     expect(policy).not.toMatch(/states:StopExecution|states:SendTask|s3:PutObject|s3:DeleteObject|bedrock:/);
     const variables = template.findResources('AWS::Lambda::Function')[logicalIdOf(reconciler())]!.Properties.Environment.Variables;
     expect(variables).toHaveProperty('STATE_MACHINE_ARN', { Ref: logicalIdOf(stack.engine.stateMachine) });
+    expect(variables).not.toHaveProperty('COLLECTION_STATE_MACHINE_ARN');
   });
 
   it('is not a task of the state machine: no substitution, and the state machine cannot invoke it', () => {
-    const substitutions = stateMachineProperties().DefinitionSubstitutions;
     for (const task of taskFunctions) {
+      const owner = task.machine === 'workflow' ? 'engine' : 'collection';
       if (task.trigger) expect(task.arnSubstitution).toBeUndefined();
-      else expect(substitutions[task.arnSubstitution!]).toEqual({ 'Fn::GetAtt': [logicalIdOf(stack.engine.functions[task.id]!), 'Arn'] });
+      else expect(stateMachineProperties(owner).DefinitionSubstitutions[task.arnSubstitution!]).toEqual({ 'Fn::GetAtt': [logicalIdOf(stack[owner].functions[task.id]!), 'Arn'] });
     }
     const roleId = Object.keys(template.findResources('AWS::IAM::Role')).find((id) => id.includes('WorkflowStateMachineRole'))!;
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
@@ -155,9 +173,11 @@ describe('deploy order', () => {
   it('updates every function that starts runs after the step function, and only those', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     const step = logicalIdOf(stack.engine.functions.WorkflowStep!);
-    const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachine?.includes('start')).map((declared) => declared.id);
+    const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachines?.workflow?.includes('start')).map((declared) => declared.id);
     expect(startsRuns).toContain('PublishedExecute');
-    for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions)]) {
+    // Starting a collection run is not starting a workflow run.
+    expect(startsRuns).not.toContain('CollectionNightly');
+    for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions), ...Object.entries(stack.collection.functions)]) {
       const dependsOn = functions[logicalIdOf(fn)]!.DependsOn ?? [];
       expect(dependsOn.includes(step), id).toBe(startsRuns.includes(id));
     }
@@ -197,7 +217,7 @@ describe('step function reserved concurrency', () => {
 });
 
 describe('nightly collection', () => {
-  const functionOf = (id: string) => stack.engine.functions[id]!;
+  const functionOf = (id: string) => stack.collection.functions[id]!;
   const logicalIdOfFn = (id: string) => stack.getLogicalId(functionOf(id).node.defaultChild as never);
   const policyOfFn = (id: string) => {
     const roleId = stack.getLogicalId(functionOf(id).role!.node.defaultChild as never);
@@ -219,7 +239,7 @@ describe('nightly collection', () => {
     expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
     expect(schedule.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 2 });
     expect(JSON.stringify(schedule.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));
-    const queueId = stack.getLogicalId(stack.engine.nightlyDeadLetters!.node.defaultChild as never);
+    const queueId = stack.getLogicalId(stack.collection.nightly!.deadLetters.node.defaultChild as never);
     expect(JSON.stringify(schedule.Target.DeadLetterConfig)).toContain(queueId);
     template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
   });
@@ -227,6 +247,8 @@ describe('nightly collection', () => {
   it('gives the nightly trigger the task list and StartExecution only, and the collector 15 minutes and exactly its grants', () => {
     const nightly = policyOfFn('CollectionNightly');
     expect(nightly).toContain('states:StartExecution');
+    expect(nightly).toContain(logicalIdOf(stack.collection.stateMachine));
+    expect(nightly).not.toContain(logicalIdOf(stack.engine.stateMachine));
     expect(nightly).not.toMatch(/s3:|events:PutEvents|states:StopExecution/);
     // Its only writes are its own usage items.
     const writes = JSON.parse(nightly) as Record<string, { Properties: { PolicyDocument: { Statement: { Action: string[] | string; Resource: unknown }[] } } }>;
@@ -237,7 +259,8 @@ describe('nightly collection', () => {
     expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Timeout).toBe(900);
     const collector = policyOfFn('CollectBatch');
     expect(collector).toContain('events:PutEvents');
-    expect(collector).toContain(stack.getLogicalId(stack.engine.handoffBus.node.defaultChild as never));
+    // The bus keeps the logical id it was deployed with (test/infra/state-machines.test.ts), which getLogicalId does not report.
+    expect(collector).toContain(stack.resolve((stack.collection.handoffBus.node.defaultChild as CfnElement).logicalId) as string);
     for (const prefix of ['/inbound/*', '/recordings/*', '/handoff/*']) expect(collector).toContain(prefix);
     expect(collector).not.toMatch(/s3:DeleteObject|states:|bedrock:/);
     expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Environment.Variables).toHaveProperty('HANDOFF_BUS_NAME');
@@ -255,8 +278,8 @@ describe('nightly collection', () => {
 });
 
 describe('what agents may reach', () => {
-  const policyOf = (target: Stack & { engine: WorkflowEngine }, id: string) => {
-    const fn = target.engine.functions[id]!;
+  const policyOf = (target: PlatformStack, id: string) => {
+    const fn = target.engine.functions[id] ?? target.collection.functions[id]!;
     const roleId = target.getLogicalId(fn.role!.node.defaultChild as never);
     return JSON.stringify(Template.fromStack(target).findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
   };

@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 
 const memorySizeOf = (functionId: string) => {
-  const fn = stack.engine.functions[functionId]!;
+  const fn = stack.engine.functions[functionId] ?? stack.collection.functions[functionId]!;
   const logicalId = stack.getLogicalId(fn.node.defaultChild as never);
   return (template.toJSON() as { Resources: Record<string, { Properties: { MemorySize?: number } }> }).Resources[logicalId]!.Properties.MemorySize;
 };

@@ -23,7 +23,8 @@ beforeAll(() => {
 
 const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties as Record<string, any>);
 const alarmNamed = (id: string) => {
-  const found = Object.entries(resources).find(([logicalId, resource]) => resource.Type === 'AWS::CloudWatch::Alarm' && logicalId.includes(id.replace(/[^A-Za-z0-9]/g, '')));
+  const logicalIdPattern = new RegExp(`^Operations${id.replace(/[^A-Za-z0-9]/g, '')}[0-9A-F]{8}$`);
+  const found = Object.entries(resources).find(([logicalId, resource]) => resource.Type === 'AWS::CloudWatch::Alarm' && logicalIdPattern.test(logicalId));
   expect(found, id).toBeDefined();
   return found![1].Properties!;
 };
@@ -76,9 +77,13 @@ describe('alarms', () => {
   });
 
   it('watch executions, callbacks, the nightly collection and every table', () => {
-    expect(alarmNamed('ExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1 });
-    expect(alarmNamed('ExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1 });
-    expect(alarmNamed('ExecutionsAborted')).toMatchObject({ MetricName: 'ExecutionsAborted', Threshold: 20, Period: 900 });
+    const onMachine = (owner: 'engine' | 'collection') => [{ Name: 'StateMachineArn', Value: { Ref: idOf(stack[owner].stateMachine) } }];
+    expect(alarmNamed('ExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('engine') });
+    expect(alarmNamed('ExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('engine') });
+    expect(alarmNamed('ExecutionsAborted')).toMatchObject({ MetricName: 'ExecutionsAborted', Threshold: 20, Period: 900, Dimensions: onMachine('engine') });
+    // The collection's executions have alarms of their own: a failed collection run is not a broken workflow engine.
+    expect(alarmNamed('CollectionExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('collection') });
+    expect(alarmNamed('CollectionExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('collection') });
     expect(alarmNamed('CallbacksAbandoned')).toMatchObject({ Namespace: 'WorkflowIngest', MetricName: 'CallbacksAbandoned', Threshold: 1 });
     expect(metricNamesOf(alarmNamed('NightlyScheduleFailed')).sort()).toEqual(['InvocationDroppedCount', 'TargetErrorCount']);
     expect(alarmNamed('NightlyDeadLetters')).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
@@ -124,7 +129,7 @@ describe('cost allocation tags', () => {
       expect(byKey, `${logicalId} (${resource.Type})`).toMatchObject({ Project: 'workflow-ingest', CostCenter: 'cc-42', Component: expect.any(String) });
       components.add(byKey.Component!);
     }
-    expect([...components].sort()).toEqual(['api', 'data', 'engine', 'operations']);
+    expect([...components].sort()).toEqual(['api', 'collection', 'data', 'engine', 'operations']);
   });
 
   it('tags cost center "unassigned" when the context names none', () => {

@@ -41,7 +41,7 @@ function functionOf(routeId: string) {
 }
 
 function policyOf(routeId: string): string {
-  const fn = stack.api.functions[routeId] ?? stack.engine.functions[routeId]!;
+  const fn = stack.api.functions[routeId] ?? stack.engine.functions[routeId] ?? stack.collection.functions[routeId]!;
   const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
   const policies = template.findResources('AWS::IAM::Policy', {
     Properties: { Roles: [{ Ref: roleId }] },
@@ -149,6 +149,14 @@ describe('api', () => {
     }
   });
 
+  it('adds no CORS without corsOrigins: no OPTIONS method, no CORS header on gateway responses, no CORS_ORIGINS', () => {
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    expect(methods.filter((method) => method.Properties.HttpMethod === 'OPTIONS')).toEqual([]);
+    expect(JSON.stringify(template.findResources('AWS::ApiGateway::GatewayResponse'))).not.toContain('Access-Control');
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions.filter((fn) => fn.Properties.Environment?.Variables?.CORS_ORIGINS !== undefined)).toEqual([]);
+  });
+
   it('hands every request body to the functions as base64, the bytes as sent', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
   });
@@ -228,7 +236,7 @@ describe('least privilege per route', () => {
 
   it('grants each function exactly the DynamoDB actions of its declared access, the list the front door of the twin enforces', () => {
     for (const entry of [...routes, ...taskFunctions]) {
-      const fn = stack.api.functions[entry.id] ?? stack.engine.functions[entry.id]!;
+      const fn = stack.api.functions[entry.id] ?? stack.engine.functions[entry.id] ?? stack.collection.functions[entry.id]!;
       const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
       const statements = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } })).flatMap(
         (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
@@ -258,18 +266,20 @@ describe('least privilege per route', () => {
 });
 
 describe('workflow engine', () => {
+  const workflowTasks = taskFunctions.filter((candidate) => candidate.machine === 'workflow' && candidate.arnSubstitution);
   const definition = () => {
     const machines = template.findResources('AWS::StepFunctions::StateMachine');
-    expect(Object.keys(machines)).toHaveLength(1);
-    return Object.values(machines)[0]!.Properties;
+    expect(Object.keys(machines)).toHaveLength(2);
+    return machines[stack.getLogicalId(stack.engine.stateMachine.node.defaultChild as never)]!.Properties;
   };
 
-  it('is one Standard state machine from the ASL file, with every task function substituted', () => {
+  it('is a Standard state machine from workflow.asl.json, with every workflow task function substituted', () => {
     const properties = definition();
     expect(properties.StateMachineType).toBe('STANDARD');
     expect(properties.TracingConfiguration).toEqual({ Enabled: true });
     const substitutions = properties.DefinitionSubstitutions;
-    for (const task of taskFunctions.filter((candidate) => candidate.arnSubstitution)) {
+    expect(Object.keys(substitutions).sort()).toEqual(['Partition', ...workflowTasks.map((task) => task.arnSubstitution!)].sort());
+    for (const task of workflowTasks) {
       const logicalId = stack.getLogicalId(stack.engine.functions[task.id]!.node.defaultChild as never);
       expect(substitutions[task.arnSubstitution!]).toEqual({ 'Fn::GetAtt': [logicalId, 'Arn'] });
     }
@@ -284,11 +294,12 @@ describe('workflow engine', () => {
   it('lets the state machine invoke exactly its task functions', () => {
     const roleId = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) => id.includes('WorkflowStateMachineRole'))![0];
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
-    for (const task of taskFunctions.filter((candidate) => candidate.arnSubstitution)) {
+    for (const task of workflowTasks) {
       expect(policy).toContain(stack.getLogicalId(stack.engine.functions[task.id]!.node.defaultChild as never));
     }
     expect(policy).toContain('lambda:InvokeFunction');
     expect(policy).not.toContain('PublishedExecute');
+    expect(policy).not.toContain(stack.getLogicalId(stack.collection.functions.CollectBatch!.node.defaultChild as never));
   });
 
   it('grants StartExecution, StopExecution and task responses only to the routes that need them', () => {
@@ -308,6 +319,9 @@ describe('workflow engine', () => {
       }
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(route.id).logicalId]!.Properties.Environment.Variables;
       expect(Boolean(variables.STATE_MACHINE_ARN), route.id).toBe(expected.length > 0);
+      // No route may start, stop or even name a collection run.
+      expect(variables, route.id).not.toHaveProperty('COLLECTION_STATE_MACHINE_ARN');
+      expect(policy, route.id).not.toContain(stack.getLogicalId(stack.collection.stateMachine.node.defaultChild as never));
     }
   });
 
@@ -398,16 +412,20 @@ describe('cdk-nag AwsSolutions', () => {
         ),
       )
       .map((construct) => construct.node.path.replace(/^Test\//, ''));
-    const roles = [...Object.values(stack.api.functions).map((fn) => fn.role!), ...Object.values(stack.engine.functions).map((fn) => fn.role!), stack.engine.stateMachine.role];
+    const roles = [
+      ...[stack.api.functions, stack.engine.functions, stack.collection.functions].flatMap((functions) => Object.values(functions).map((fn) => fn.role!)),
+      stack.engine.stateMachine.role,
+      stack.collection.stateMachine.role,
+    ];
     // On each role's grants policy (DefaultPolicy), not on the role, the function or anything wider.
     expect(starScopes.sort()).toEqual(roles.map((role) => `${role.node.path.replace(/^Test\//, '')}/DefaultPolicy`).sort());
 
-    const stateMachineRole = stack.getLogicalId(stack.engine.stateMachine.role.node.defaultChild as never);
+    const stateMachineRoles = [stack.engine, stack.collection].map((owner) => stack.getLogicalId(owner.stateMachine.role.node.defaultChild as never));
     const stepRole = stack.getLogicalId(stack.engine.functions.WorkflowStep!.role!.node.defaultChild as never);
     const hasRole = (policy: { [key: string]: any }, logicalId: string) => (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === logicalId);
     for (const [id, policy] of Object.entries(template.findResources('AWS::IAM::Policy'))) {
       // The step function's first call to a third-party model subscribes the account (Subscribe held to its products).
-      const allowed = hasRole(policy, stateMachineRole) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions)$)/ : /^xray:/;
+      const allowed = stateMachineRoles.some((role) => hasRole(policy, role)) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions)$)/ : /^xray:/;
       for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Condition?: unknown }[]) {
         if (statement.Resource !== '*') continue;
         for (const action of [statement.Action].flat()) expect(action, id).toMatch(allowed);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -23,15 +23,19 @@ afterEach(() => {
 });
 
 function machine(definition: object, functions: Record<string, LocalFunction>, subscribers: LocalFunction[] = []) {
-  const file = join(dataDir, 'machine.asl.json');
-  writeFileSync(file, JSON.stringify(definition));
+  return host([{ arn: ARN, definition, subscribers }], functions);
+}
+
+/** One stand-in hosting each of `hosted`, as the twin hosts the workflow and collection state machines. */
+function host(hosted: { arn: string; definition: object; subscribers?: LocalFunction[] }[], functions: Record<string, LocalFunction>) {
   const sfn = new LocalStepFunctions({
-    definitionFile: file,
-    stateMachineArn: ARN,
-    substitutions: { Partition: 'aws', WorkArn: FN },
+    stateMachines: hosted.map(({ arn, definition, subscribers = [] }) => {
+      const file = join(dataDir, `${arn.split(':').pop()}.asl.json`);
+      writeFileSync(file, JSON.stringify(definition));
+      return { stateMachineArn: arn, definitionFile: file, substitutions: { Partition: 'aws', WorkArn: FN }, executionEndedSubscribers: () => subscribers };
+    }),
     functions,
     dataDir,
-    executionEndedSubscribers: () => subscribers,
   });
   machines.push(sfn);
   sfn.resume();
@@ -198,5 +202,74 @@ describe('the local Step Functions survives a restart, as executions on AWS do',
   it('answers InvalidToken for a token it never issued', () => {
     const sfn = machine(approvalMachine, {});
     expect(() => sfn.sendTaskSuccess('made-up', '{}')).toThrow(expect.objectContaining({ name: 'InvalidToken' }));
+  });
+});
+
+describe('the local Step Functions hosts several state machines, as an account does', () => {
+  const OTHER = 'arn:aws:states:us-east-1:000000000000:stateMachine:other';
+  const executionArn = (stateMachineArn: string, name: string) => `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+  const failing = { StartAt: 'Fail', States: { Fail: { Type: 'Fail', Error: 'Broken', Cause: 'on purpose' } } };
+  const passing = { StartAt: 'Done', States: { Done: { Type: 'Pass', Result: 'other', End: true } } };
+
+  it('runs each execution on its own machine, keeps names unique per machine, and tells only that machine’s rule it ended', async () => {
+    const heardByFirst = vi.fn(async (_event: unknown) => undefined);
+    const heardByOther = vi.fn(async (_event: unknown) => undefined);
+    const sfn = host(
+      [
+        { arn: ARN, definition: failing, subscribers: [heardByFirst] },
+        { arn: OTHER, definition: passing, subscribers: [heardByOther] },
+      ],
+      {},
+    );
+    // The same name on two machines is two executions.
+    const first = sfn.startExecution(ARN, 'same-name', '{}').executionArn;
+    const other = sfn.startExecution(OTHER, 'same-name', '{}').executionArn;
+    expect([first, other]).toEqual([executionArn(ARN, 'same-name'), executionArn(OTHER, 'same-name')]);
+    expect(await settled(sfn, first)).toMatchObject({ status: 'FAILED', error: 'Broken', stateMachineArn: ARN });
+    expect(await settled(sfn, other)).toMatchObject({ status: 'SUCCEEDED', output: '"other"', stateMachineArn: OTHER });
+    expect(heardByFirst).toHaveBeenCalledTimes(1);
+    expect(heardByFirst.mock.calls[0]![0]).toMatchObject({ detail: { stateMachineArn: ARN, name: 'same-name', status: 'FAILED' } });
+    expect(heardByOther).not.toHaveBeenCalled();
+    expect(() => sfn.startExecution('arn:aws:states:us-east-1:000000000000:stateMachine:nowhere', 'x', '{}')).toThrow(
+      expect.objectContaining({ name: 'StateMachineDoesNotExist' }),
+    );
+  });
+
+  it('keeps each machine’s executions apart across a restart', async () => {
+    const waiting = { StartAt: 'Wait', States: { Wait: { Type: 'Wait', Seconds: 3600, End: true } } };
+    const first = host([{ arn: ARN, definition: waiting }, { arn: OTHER, definition: waiting }], {});
+    first.startExecution(ARN, 'same-name', JSON.stringify({ on: 'first' }));
+    first.startExecution(OTHER, 'same-name', JSON.stringify({ on: 'other' }));
+    first.close();
+
+    const second = host([{ arn: ARN, definition: waiting }, { arn: OTHER, definition: waiting }], {});
+    expect(second.describeExecution(executionArn(ARN, 'same-name'))).toMatchObject({ status: 'RUNNING', input: '{"on":"first"}' });
+    expect(second.describeExecution(executionArn(OTHER, 'same-name'))).toMatchObject({ status: 'RUNNING', input: '{"on":"other"}' });
+  });
+
+  it('resumes an execution saved when the twin hosted one machine, and fails one whose state its definition no longer has', async () => {
+    const journal = join(dataDir, 'step-functions');
+    mkdirSync(journal, { recursive: true });
+    const saved = (name: string, state: string) => ({
+      executionArn: executionArn(ARN, name),
+      stateMachineArn: ARN,
+      name,
+      input: '{}',
+      status: 'RUNNING',
+      startDate: Date.now(),
+      stateTransitions: 1,
+      position: { state, input: {}, startedAt: Date.now(), attempts: [] },
+    });
+    // Named after the execution alone, as the journal named its files before.
+    writeFileSync(join(journal, 'kept.json'), JSON.stringify(saved('kept', 'Done')));
+    writeFileSync(join(journal, 'collect-tsk_1-night.json'), JSON.stringify(saved('collect-tsk_1-night', 'CollectBatch')));
+    const ended = vi.fn(async (_event: unknown) => undefined);
+
+    const sfn = host([{ arn: ARN, definition: passing, subscribers: [ended] }], {});
+    expect(await settled(sfn, executionArn(ARN, 'kept'))).toMatchObject({ status: 'SUCCEEDED' });
+    expect(sfn.describeExecution(executionArn(ARN, 'collect-tsk_1-night'))).toMatchObject({ status: 'FAILED', error: 'States.Runtime' });
+    expect(sfn.describeExecution(executionArn(ARN, 'collect-tsk_1-night')).cause).toMatch(/no state 'CollectBatch'/);
+    expect(ended).toHaveBeenCalledTimes(1);
+    expect(readdirSync(journal).sort()).toEqual(['test.collect-tsk_1-night.json', 'test.kept.json']);
   });
 });

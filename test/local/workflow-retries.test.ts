@@ -8,9 +8,10 @@ import { CALLBACK_ABANDONED_ERROR } from '#engine/execution-reconciler.ts';
 import { TransientServiceError } from '#shared/store/transient-errors.ts';
 import { LocalStepFunctions, type LocalFunction } from '#lib/twin/sfn-stand-in.ts';
 
-/** The product's own ASL file on the strict local Step Functions, with stand-in task functions. */
-const DEFINITION = fileURLToPath(new URL('../../statemachines/workflow.asl.json', import.meta.url));
+/** The product's own ASL files on the strict local Step Functions, with stand-in task functions. */
+const definitionOf = (machine: string) => fileURLToPath(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url));
 const ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:workflow';
+const COLLECTION_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:collection';
 const fnArn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
 
 let dataDir: string;
@@ -24,24 +25,29 @@ afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function workflow(functions: { step: LocalFunction; callback?: LocalFunction }, ended: unknown[] = []) {
+function workflow(functions: { step: LocalFunction; callback?: LocalFunction; collect?: LocalFunction }, ended: unknown[] = []) {
   machine = new LocalStepFunctions({
-    definitionFile: DEFINITION,
-    stateMachineArn: ARN,
-    substitutions: {
-      Partition: 'aws',
-      WorkflowStepFunctionArn: fnArn('step'),
-      AwaitApprovalFunctionArn: fnArn('await'),
-      DeliverCallbackFunctionArn: fnArn('callback'),
-      CollectBatchFunctionArn: fnArn('collect'),
-    },
+    stateMachines: [
+      {
+        stateMachineArn: ARN,
+        definitionFile: definitionOf('workflow'),
+        substitutions: {
+          Partition: 'aws',
+          WorkflowStepFunctionArn: fnArn('step'),
+          AwaitApprovalFunctionArn: fnArn('await'),
+          DeliverCallbackFunctionArn: fnArn('callback'),
+        },
+        executionEndedSubscribers: () => [async (event) => void ended.push(event)],
+      },
+      { stateMachineArn: COLLECTION_ARN, definitionFile: definitionOf('collection'), substitutions: { Partition: 'aws', CollectBatchFunctionArn: fnArn('collect') } },
+    ],
     functions: {
       [fnArn('step')]: functions.step,
       [fnArn('await')]: async () => ({ recorded: true }),
       [fnArn('callback')]: functions.callback ?? (async () => ({ delivered: true })),
+      [fnArn('collect')]: functions.collect ?? (async (payload) => ({ ...(payload as object), done: true })),
     },
     dataDir,
-    executionEndedSubscribers: () => [async (event) => void ended.push(event)],
     retryIntervalMs: 1,
   });
   machine.resume();
@@ -133,5 +139,39 @@ describe('retries of the workflow state machine, on the strict local Step Functi
     for (let i = 0; i < 100 && ended.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(ended).toHaveLength(1);
     expect(ended[0].detail).toMatchObject({ name: 'give-up-fails', status: 'FAILED', error: CALLBACK_ABANDONED_ERROR, stateMachineArn: ARN });
+  });
+});
+
+describe('the collection state machine, on the strict local Step Functions', () => {
+  const unusedStep: LocalFunction = async () => expect.fail('a collection run never reaches the workflow step');
+  const collectInput = JSON.stringify({ task_id: 'tsk_1', run_id: 'night-2026-11-24' });
+
+  it('invokes CollectBatch with the task and run until a batch says the run is done', async () => {
+    const payloads: unknown[] = [];
+    const collect: LocalFunction = async (payload) => {
+      payloads.push(payload);
+      return { ...(payload as object), done: payloads.length === 3 };
+    };
+    const sfn = workflow({ step: unusedStep, collect });
+    const described = await settled(sfn, sfn.startExecution(COLLECTION_ARN, 'collect-tsk_1-night', collectInput).executionArn);
+    expect(described.status).toBe('SUCCEEDED');
+    expect(payloads).toEqual(Array(3).fill({ task_id: 'tsk_1', run_id: 'night-2026-11-24' }));
+  });
+
+  it('retries a batch that is throttled, and fails the execution after three retries of any other error, telling no reconciler', async () => {
+    const ended: unknown[] = [];
+    let calls = 0;
+    const collect: LocalFunction = async () => {
+      calls += 1;
+      if (calls <= 2) throw new TransientServiceError(named('ThrottlingException'));
+      throw named('AccessDenied', 'the bucket refused');
+    };
+    const sfn = workflow({ step: unusedStep, collect }, ended);
+    const described = await settled(sfn, sfn.startExecution(COLLECTION_ARN, 'collect-fails', collectInput).executionArn);
+    expect(described).toMatchObject({ status: 'FAILED', error: 'AccessDenied' });
+    // Two throttled attempts, then the first attempt of the real error and its three retries.
+    expect(calls).toBe(6);
+    // The notice goes out as an execution ends, to the rule on its own machine: the workflow's hears nothing.
+    expect(ended).toEqual([]);
   });
 });

@@ -18,5 +18,5 @@ export const handler = taskHandler(batchSchema, async ({ task_id, run_id }, cont
     metrics.addMetric('ConversationsHandedOff', MetricUnit.Count, summary.handed_off);
     metrics.addMetric('CollectionFailures', MetricUnit.Count, summary.failed);
   }
-  return { mode: 'collect', task_id, run_id, done };
+  return { task_id, run_id, done };
 });

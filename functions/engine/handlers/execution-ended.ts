@@ -21,8 +21,8 @@ const statusChangeSchema = z.looseObject({
 });
 
 /**
- * The execution-ended reconciler (task table trigger `executionEnded`): invoked by the EventBridge rule for
- * this state machine's executions that end FAILED, TIMED_OUT or ABORTED. See execution-reconciler.ts.
+ * The execution-ended reconciler (task table trigger `executionEnded`): invoked by the EventBridge rule for the
+ * workflow state machine's executions that end FAILED, TIMED_OUT or ABORTED. See execution-reconciler.ts.
  */
 export const handler = taskHandler(statusChangeSchema, async ({ detail }) => {
   if (detail.stateMachineArn !== deps.stateMachineArn || !(ENDED_STATUSES as readonly string[]).includes(detail.status)) {

@@ -11,6 +11,7 @@ import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
 import { STREAM_FLUSH_PADDING_BYTES } from '../limits.ts';
 import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from '../lambda/powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
+import { corsResponseHeaders, preflightResponse, type CorsPolicy } from './cors.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;
 export type HttpResponse = APIGatewayProxyResult;
@@ -22,11 +23,19 @@ export interface HttpRoute {
   readonly path: string;
 }
 
+export interface HttpHandlerOptions {
+  /**
+   * Browsers on the listed origins may call the route (cors.ts): `OPTIONS` is answered as a preflight, and every
+   * answer, refusals and streams included, carries the CORS headers. None: the route ignores browsers.
+   */
+  readonly cors?: CorsPolicy;
+}
+
 /**
  * Wraps a route's adapter function in the middy stack every API handler shares:
  * Powertools context/metrics/tracing, cost metering, and the one error-to-HTTP mapping.
  */
-export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>) {
+export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>, options: HttpHandlerOptions = {}) {
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
@@ -54,8 +63,22 @@ export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, co
         request.response = errorResponse(error, errorShape);
       },
     });
+  const { cors } = options;
+  // A preflight is the browser asking, not a request of the API: no key, no metering, no request metrics.
+  const answer = cors
+    ? (request: HttpRequest, context: Context) => (request.httpMethod === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context))
+    : stack;
+  const routeHeaders = (request: HttpRequest) => (cors ? corsResponseHeaders(cors.origins, request) : {});
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
-  return route.streaming ? (streamified(stack) as unknown as typeof stack) : stack;
+  if (route.streaming) return streamified(answer, routeHeaders) as unknown as typeof stack;
+  if (!cors) return stack;
+  const buffered = async (request: HttpRequest, context: Context) => withHeaders(await answer(request, context), routeHeaders(request));
+  return buffered as unknown as typeof stack;
+}
+
+/** `extra` under the response's own headers: a preflight's answer already says what it allows. */
+function withHeaders(response: HttpResponse, extra: Record<string, string>): HttpResponse {
+  return { ...response, headers: { ...extra, ...response.headers } };
 }
 
 /** Requests, server errors and latency per route group, which the operator's alarms watch. */
@@ -98,16 +121,23 @@ function lambdaStreamingRuntime(): LambdaStreamingRuntime {
   return runtime;
 }
 
-/** One streaming invocation's response: the status and headers go out once, at `open`. */
+/**
+ * One streaming invocation's response: the status and headers go out once, at `open`, with the headers every
+ * answer of the route carries (CORS), whichever path opens it.
+ */
 class StreamedResponse {
   private body: Writable | undefined;
   readonly closed = new AbortController();
 
-  constructor(private readonly responseStream: Writable) {}
+  constructor(
+    private readonly responseStream: Writable,
+    private readonly routeHeaders: Record<string, string>,
+  ) {}
 
   open(prelude: Prelude): void {
     if (this.body) return;
-    this.body = lambdaStreamingRuntime().HttpResponseStream.from(this.responseStream, prelude);
+    const headers = { ...this.routeHeaders, ...prelude.headers };
+    this.body = lambdaStreamingRuntime().HttpResponseStream.from(this.responseStream, { ...prelude, headers });
     // A caller that went away ends the stream with an error: there is nobody left to answer.
     this.body.on('error', () => this.closed.abort());
     this.body.once('close', () => this.closed.abort());
@@ -137,9 +167,12 @@ function preludeOf(response: HttpResponse): Prelude {
 
 const streamedResponses = new WeakMap<Context, StreamedResponse>();
 
-function streamified(stack: (request: HttpRequest, context: Context) => Promise<HttpResponse>) {
+function streamified(
+  stack: (request: HttpRequest, context: Context) => Promise<HttpResponse>,
+  routeHeaders: (request: HttpRequest) => Record<string, string>,
+) {
   return lambdaStreamingRuntime().streamifyResponse(async (request: HttpRequest, responseStream: Writable, context: Context) => {
-    const streamed = new StreamedResponse(responseStream);
+    const streamed = new StreamedResponse(responseStream, routeHeaders(request));
     streamedResponses.set(context, streamed);
     try {
       await streamed.finish(await stack(request, context));

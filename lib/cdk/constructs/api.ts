@@ -14,23 +14,33 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
-import type { Access, BucketGrant, BucketName, TableName } from '#shared/resources.ts';
+import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
-import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { CORS_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
-import type { WorkflowEngine } from './workflow-engine.ts';
+import { bindStateMachines, type StateMachineOwner } from './state-machines.ts';
 import { STAGE_THROTTLE } from '#shared/rate-limits.ts';
 
 export interface ApiProps {
   readonly routes: readonly Route[];
   readonly data: Data;
-  readonly engine: WorkflowEngine;
+  /** The constructs that own the state machines routes may declare. */
+  readonly stateMachines: Readonly<Record<StateMachineName, StateMachineOwner>>;
   /**
    * Stage-wide throttle, a backstop in front of the per-link and per-key limits the handlers enforce.
    * @default 200 requests/s steady, 400 burst
    */
   readonly throttle?: { rateLimit: number; burstLimit: number };
+  /**
+   * Origins whose pages may call the Published Workflow API from a browser (CORS). Each browser-serving resource
+   * gets an OPTIONS method integrated with its route's function (a Lambda proxy like every route: under binary media
+   * types of every type API Gateway is reported to answer MOCK integrations with 500), its functions get
+   * `CORS_ORIGINS`, and the gateway responses carry CORS headers.
+   * @default CDK context `corsOrigins` (`cdk deploy -c corsOrigins=https://a.example,https://b.example`), else none: no CORS
+   */
+  readonly corsOrigins?: readonly string[];
 }
 
 /**
@@ -63,10 +73,22 @@ export class Api extends Construct {
   public readonly functions: Record<string, HandlerFunction> = {};
   /** Each route's method, by route id. */
   public readonly methods: Record<string, Method> = {};
+  /** The OPTIONS method of each browser-serving resource, by resource path; none without CORS origins. */
+  public readonly preflightMethods: Record<string, Method> = {};
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const throttle = props.throttle ?? STAGE_THROTTLE;
+    const corsOrigins = props.corsOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsOrigins'), 'CDK context corsOrigins');
+    // CORS headers ride on every gateway response: without them a page sees a throttle or a 502 as `Failed to fetch`.
+    // Without origins the responses stay exactly as they were (an empty map would still change the deployment).
+    const corsHeaders = Object.fromEntries(
+      Object.entries(gatewayCorsHeaders(corsOrigins)).map(([name, value]) => [name, 'fixed' in value ? `'${value.fixed}'` : `method.request.header.${value.requestHeader}`]),
+    );
+    const gatewayHeaders = (own: Record<string, string> = {}) => {
+      const headers = { ...corsHeaders, ...own };
+      return Object.keys(headers).length > 0 ? headers : undefined;
+    };
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
 
     this.restApi = new RestApi(this, 'RestApi', {
@@ -94,17 +116,18 @@ export class Api extends Construct {
     this.restApi.addGatewayResponse('UnknownRoute', {
       type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
       statusCode: '404',
+      responseHeaders: gatewayHeaders(),
       templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.unknownRoute) },
     });
     // Every 429 carries Retry-After, including the stage throttle's.
     this.restApi.addGatewayResponse('Throttled', {
       type: ResponseType.THROTTLED,
       statusCode: '429',
-      responseHeaders: { 'Retry-After': "'1'" },
+      responseHeaders: gatewayHeaders({ 'Retry-After': "'1'" }),
       templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.throttled) },
     });
     // Whatever else the gateway answers by itself (a failed or timed-out integration, an oversized request) in the same body.
-    const sameBody = { templates: { 'application/json': GATEWAY_ERROR_TEMPLATE } };
+    const sameBody = { responseHeaders: gatewayHeaders(), templates: { 'application/json': GATEWAY_ERROR_TEMPLATE } };
     this.restApi.addGatewayResponse('Other4xx', { type: ResponseType.DEFAULT_4XX, ...sameBody });
     this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, ...sameBody });
 
@@ -118,12 +141,18 @@ export class Api extends Construct {
       for (const [bucket, grant] of Object.entries(route.buckets ?? {}) as [BucketName, BucketGrant][]) {
         props.data.bindBucket(fn, bucket, grant);
       }
-      if (route.stateMachine) props.engine.bind(fn, route.stateMachine);
+      bindStateMachines(fn, route.stateMachines, props.stateMachines);
       const integration = route.streaming
         ? new LambdaIntegration(fn, { responseTransferMode: ResponseTransferMode.STREAM, timeout })
         : new LambdaIntegration(fn);
-      this.methods[route.id] = this.restApi.root.resourceForPath(route.path).addMethod(route.method, integration);
+      const resource = this.restApi.root.resourceForPath(route.path);
+      this.methods[route.id] = resource.addMethod(route.method, integration);
       this.functions[route.id] = fn;
+      if (corsOrigins.length > 0 && servesBrowsers(route)) {
+        fn.addEnvironment(CORS_ORIGINS_ENV, corsOrigins.join(','));
+        // The resource's first route answers its preflights (functions/shared/http/cors.ts), through its own integration.
+        this.preflightMethods[route.path] ??= resource.addMethod('OPTIONS', integration);
+      }
     }
 
     new CfnOutput(this, API_URL_OUTPUT, { key: API_URL_OUTPUT, value: this.restApi.url });

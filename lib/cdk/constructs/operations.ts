@@ -22,11 +22,13 @@ import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 import type { Api } from './api.ts';
 import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
+import type { Collection } from './collection.ts';
 import type { HandlerFunction } from './handler-function.ts';
 
 export interface OperationsProps {
   readonly api: Api;
   readonly engine: WorkflowEngine;
+  readonly collection: Collection;
   readonly data: Data;
   /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). */
   readonly alarmEmail?: string;
@@ -85,8 +87,9 @@ export class Operations extends Construct {
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
 
     this.apiAlarms(props.api);
-    this.functionAlarms({ ...props.api.functions, ...props.engine.functions });
+    this.functionAlarms({ ...props.api.functions, ...props.engine.functions, ...props.collection.functions });
     this.engineAlarms(props.engine);
+    this.collectionAlarms(props.collection);
     this.dataAlarms(props.data);
     this.dashboard = this.buildDashboard(props);
     this.budget = props.monthlyBudgetUsd === undefined ? undefined : this.buildBudget(props.monthlyBudgetUsd);
@@ -169,22 +172,40 @@ export class Operations extends Construct {
     this.alarm('ExecutionsTimedOut', 'A workflow execution TIMED OUT: a run outlived the state machine timeout.', machine.metricTimedOut({ period: FIVE_MINUTES }), { threshold: 1 });
     this.alarm(
       'ExecutionsAborted',
-      `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more executions ABORTED in 15 minutes: stops through the API abort executions, so only a burst is unusual.`,
+      `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more workflow executions ABORTED in 15 minutes: stops through the API abort executions, so only a burst is unusual.`,
       machine.metricAborted({ period: Duration.minutes(15) }),
       { threshold: ABORTED_EXECUTIONS_PER_15_MINUTES },
     );
     this.alarm('CallbacksAbandoned', 'A completion callback gave up after its retries: a caller was not told its run ended.', this.productMetric('CallbacksAbandoned'), {
       threshold: 1,
     });
-    if (engine.nightlyScheduleGroup && engine.nightlyDeadLetters) {
+  }
+
+  /**
+   * The collection's own executions: one that fails or times out is a run that a batch's retries could not finish (a
+   * platform error, never a sender's). No abort alarm: only an operator stops a collection run.
+   */
+  private collectionAlarms(collection: Collection): void {
+    const machine = collection.stateMachine;
+    this.alarm(
+      'CollectionExecutionsFailed',
+      "A collection run's execution FAILED: a batch failed after its retries with an error that is not a sender's (S3, DynamoDB, EventBridge, the function itself). The task's next run takes up its events; `admin collect` starts one now.",
+      machine.metricFailed({ period: FIVE_MINUTES }),
+      { threshold: 1 },
+    );
+    this.alarm('CollectionExecutionsTimedOut', "A collection run's execution TIMED OUT: a run outlived the state machine timeout.", machine.metricTimedOut({ period: FIVE_MINUTES }), {
+      threshold: 1,
+    });
+    const nightly = collection.nightly;
+    if (nightly) {
       this.alarm(
         'NightlyScheduleFailed',
         'The nightly collection schedule could not invoke its function (after its retries): tonight\'s collection did not start.',
         new MathExpression({
           expression: 'errors + dropped',
           usingMetrics: {
-            errors: engine.nightlyScheduleGroup.metricTargetErrors({ period: Duration.hours(1), statistic: 'Sum' }),
-            dropped: engine.nightlyScheduleGroup.metricDropped({ period: Duration.hours(1), statistic: 'Sum' }),
+            errors: nightly.group.metricTargetErrors({ period: Duration.hours(1), statistic: 'Sum' }),
+            dropped: nightly.group.metricDropped({ period: Duration.hours(1), statistic: 'Sum' }),
           },
           period: Duration.hours(1),
         }),
@@ -193,7 +214,7 @@ export class Operations extends Construct {
       this.alarm(
         'NightlyDeadLetters',
         'A nightly trigger landed in the dead-letter queue: look at its message, then start the night\'s runs with `admin collect`.',
-        engine.nightlyDeadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        nightly.deadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         { threshold: 1 },
       );
       this.alarm(
@@ -235,7 +256,7 @@ export class Operations extends Construct {
       new GraphWidget({ title: 'Webhook events', left: sums('EventsAccepted', 'EventsDuplicate'), width: 8 }),
       new GraphWidget({ title: 'Workflow runs', left: sums('WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'CallbacksDelivered', 'CallbacksAbandoned'), width: 8 }),
       new GraphWidget({
-        title: 'Executions',
+        title: 'Workflow executions',
         left: [
           props.engine.stateMachine.metricSucceeded({ period: FIVE_MINUTES }),
           props.engine.stateMachine.metricFailed({ period: FIVE_MINUTES }),
@@ -248,6 +269,14 @@ export class Operations extends Construct {
       new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned'), width: 8 }),
       new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlyRunsLate'), width: 8 }),
       new GraphWidget({ title: 'Cost units', left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'), width: 8 }),
+    );
+    const collection = props.collection.stateMachine;
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Collection executions',
+        left: [collection.metricSucceeded({ period: FIVE_MINUTES }), collection.metricFailed({ period: FIVE_MINUTES }), collection.metricAborted({ period: FIVE_MINUTES })],
+        width: 8,
+      }),
     );
     return dashboard;
   }

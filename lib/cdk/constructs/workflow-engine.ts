@@ -1,26 +1,19 @@
-import { Aws, Duration, Fn, Stack, TimeZone } from 'aws-cdk-lib';
-import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { Schedule, ScheduleExpression, ScheduleGroup, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
-import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
-import { CfnOutput } from 'aws-cdk-lib';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { taskFunctions, type TaskFunction } from '#functions/task-functions.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
-import { SECRETS_PREFIX_ENV, STATE_MACHINE_ACTIONS, STATE_MACHINE_ENV, type Access, type BucketGrant, type BucketName, type StateMachineAccess, type TableName } from '#shared/resources.ts';
+import { SECRETS_PREFIX_ENV, type StateMachineAccess } from '#shared/resources.ts';
 import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
 import type { Data } from './data.ts';
-import { HandlerFunction } from './handler-function.ts';
-
-const DEFINITION_FILE = fileURLToPath(new URL('../../../statemachines/workflow.asl.json', import.meta.url));
+import type { HandlerFunction } from './handler-function.ts';
+import { bindStateMachines, grantStateMachine, standardStateMachine, type StateMachineOwner } from './state-machines.ts';
+import { createTaskFunction, tasksOf } from './task-function.ts';
 
 export interface WorkflowEngineProps {
   readonly data: Data;
@@ -46,21 +39,12 @@ const EXECUTION_ENDED_DELIVERY = { retryAttempts: 185, maxEventAge: Duration.hou
 const EXECUTION_ENDED_INVOCATION = { retryAttempts: 2, maxEventAge: Duration.hours(6) };
 
 /**
- * The workflow engine: one Standard state machine from `statemachines/workflow.asl.json` (pay per state
- * transition, nothing while a run waits), and the functions its tasks invoke, from the task-function table.
+ * The workflow engine: the Standard state machine of `statemachines/workflow.asl.json` (published workflow runs and
+ * their callbacks), the functions its tasks invoke and the reconciler of its executions, from the task-function table.
  */
-export class WorkflowEngine extends Construct {
+export class WorkflowEngine extends Construct implements StateMachineOwner {
   public readonly stateMachine: StateMachine;
   public readonly functions: Record<string, HandlerFunction> = {};
-  /** Collection hand-offs are announced here, for the analysis platform's rules. */
-  public readonly handoffBus: EventBus;
-  public nightlySchedule: Schedule | undefined;
-  /** The nightly schedules' own group, so their metrics are theirs alone. */
-  public nightlyScheduleGroup: ScheduleGroup | undefined;
-  /** 04:00 Moscow: counts tonight's runs still unfinished (`NightlyRunsLate`), which an alarm watches. */
-  public nightlyDeadlineCheck: Schedule | undefined;
-  public nightlyDeadLetters: Queue | undefined;
-  public nightlyScheduleRole: Role | undefined;
   /** Projects' tool secrets: SSM SecureString parameters `<prefix>/<project>/<NAME>`, read by the step function only. */
   public readonly secretsPrefix: string;
   /** The Bedrock models the step function may invoke. */
@@ -68,14 +52,13 @@ export class WorkflowEngine extends Construct {
 
   constructor(scope: Construct, id: string, props: WorkflowEngineProps) {
     super(scope, id);
-    this.handoffBus = new EventBus(this, 'HandoffBus', { description: 'Conversations handed off by the nightly collection' });
     const stack = Stack.of(this);
     this.secretsPrefix = `/${stack.stackName}/secrets`;
     const models = (this.bedrockModels = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS);
-    for (const task of taskFunctions) {
-      const fn = new HandlerFunction(this, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds), memorySize: task.memorySize });
-      for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) props.data.bindTable(fn, table, access);
-      for (const [bucket, grant] of Object.entries(task.buckets ?? {}) as [BucketName, BucketGrant][]) props.data.bindBucket(fn, bucket, grant);
+    const { own, invoked } = tasksOf(taskFunctions, 'workflow');
+    for (const task of own) {
+      if (task.announcesHandoffs || task.trigger === 'nightly') throw new Error(`${task.id}: hand-offs and the nightly schedule are the collection's`);
+      const fn = createTaskFunction(this, task, props.data);
       if (task.invokesBedrock) {
         // ConverseStream needs InvokeModelWithResponseStream; Nova Canvas images need InvokeModel.
         const resources = bedrockModelArns(models, { partition: stack.partition, region: stack.region, account: stack.account });
@@ -104,10 +87,6 @@ export class WorkflowEngine extends Construct {
           }),
         );
       }
-      if (task.announcesHandoffs) {
-        fn.addEnvironment('HANDOFF_BUS_NAME', this.handoffBus.eventBusName);
-        this.handoffBus.grantPutEventsTo(fn);
-      }
       this.functions[task.id] = fn;
     }
     if (props.stepReservedConcurrency !== undefined) {
@@ -116,36 +95,16 @@ export class WorkflowEngine extends Construct {
       }
       (this.functions[STEP_FUNCTION_ID]!.node.defaultChild as CfnFunction).reservedConcurrentExecutions = props.stepReservedConcurrency;
     }
-    const invoked = taskFunctions.filter((task): task is TaskFunction & { arnSubstitution: string } => task.arnSubstitution !== undefined);
 
-    this.stateMachine = new StateMachine(this, 'WorkflowStateMachine', {
-      stateMachineType: StateMachineType.STANDARD,
-      // Inline rather than an S3 asset: the template then shows exactly what runs.
-      definitionBody: DefinitionBody.fromString(readFileSync(DEFINITION_FILE, 'utf8')),
-      definitionSubstitutions: {
-        Partition: Stack.of(this).partition,
-        ...Object.fromEntries(invoked.map((task) => [task.arnSubstitution, this.functions[task.id]!.functionArn])),
-      },
-      tracingEnabled: true,
-      logs: {
-        destination: new LogGroup(this, 'StateMachineLogs', {
-          // Under /aws/vendedlogs/ one account-wide resource policy covers Step Functions' log delivery; any other
-          // name adds a statement per log group to a policy capped at 5,120 characters. The stack's id keeps the
-          // name new for a stack created again after a deletion (the group is retained, as the others are).
-          logGroupName: `/aws/vendedlogs/states/${Stack.of(this).stackName}-workflow-${Fn.select(2, Fn.split('/', Aws.STACK_ID))}`,
-          retention: RetentionDays.ONE_MONTH,
-        }),
-        level: LogLevel.ERROR,
-        includeExecutionData: false,
-      },
+    this.stateMachine = standardStateMachine(this, 'WorkflowStateMachine', {
+      machine: 'workflow',
+      tasks: Object.fromEntries(invoked.map((task) => [task.arnSubstitution, this.functions[task.id]!])),
+      logsId: 'StateMachineLogs',
     });
-    for (const task of invoked) this.functions[task.id]!.grantInvoke(this.stateMachine);
 
-    for (const task of taskFunctions) {
-      // Only functions outside the definition may know the state machine; a task function would make a cycle.
-      if (task.stateMachine) this.bind(this.functions[task.id]!, task.stateMachine);
+    for (const task of own) {
+      bindStateMachines(this.functions[task.id]!, task.stateMachines, { workflow: this });
       if (task.trigger === 'executionEnded') this.onExecutionEnded(this.functions[task.id]!);
-      if (task.trigger === 'nightly') this.onNightly(this.functions[task.id]!);
     }
 
     new CfnOutput(this, STATE_MACHINE_OUTPUT, { key: STATE_MACHINE_OUTPUT, value: this.stateMachine.stateMachineArn });
@@ -154,7 +113,8 @@ export class WorkflowEngine extends Construct {
 
   /**
    * Step Functions sends every status change of a Standard execution to the default event bus at no charge;
-   * this rule passes the endings the run's own path may not have recorded to the reconciler.
+   * this rule passes the endings a run's own path may not have recorded to the reconciler. It names this state
+   * machine only: the collection's executions are not runs.
    */
   private onExecutionEnded(fn: HandlerFunction): void {
     const rule = new Rule(this, 'ExecutionEndedRule', {
@@ -170,53 +130,12 @@ export class WorkflowEngine extends Construct {
   }
 
   /**
-   * The nightly collection: EventBridge Scheduler at 00:00 Europe/Moscow, no flexible window. A failed invocation
-   * is retried at most twice within an hour, so no retry starts the night's runs after the 04:00 window; what
-   * still fails lands in the dead-letter queue.
-   */
-  private onNightly(fn: HandlerFunction): void {
-    this.nightlyDeadLetters = new Queue(this, 'NightlyDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    // Its own role, invoking this one function only (the default is one shared role per stack).
-    this.nightlyScheduleRole = new Role(this, 'NightlyScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
-    this.nightlyScheduleGroup = new ScheduleGroup(this, 'NightlyScheduleGroup', {});
-    this.nightlySchedule = new Schedule(this, 'NightlyCollection', {
-      description: 'Nightly collection of webhook conversations, 00:00 Europe/Moscow',
-      scheduleGroup: this.nightlyScheduleGroup,
-      schedule: ScheduleExpression.cron({ minute: '0', hour: '0', timeZone: TimeZone.EUROPE_MOSCOW }),
-      timeWindow: TimeWindow.off(),
-      target: new LambdaInvoke(fn, { role: this.nightlyScheduleRole, deadLetterQueue: this.nightlyDeadLetters, maxEventAge: Duration.hours(1), retryAttempts: 2 }),
-    });
-    this.nightlyDeadlineCheck = new Schedule(this, 'NightlyDeadlineCheck', {
-      description: 'Counts nightly collection runs not finished by 04:00 Europe/Moscow',
-      scheduleGroup: this.nightlyScheduleGroup,
-      schedule: ScheduleExpression.cron({ minute: '0', hour: '4', timeZone: TimeZone.EUROPE_MOSCOW }),
-      timeWindow: TimeWindow.off(),
-      target: new LambdaInvoke(fn, {
-        role: this.nightlyScheduleRole,
-        input: ScheduleTargetInput.fromObject({ check: 'deadline' }),
-        deadLetterQueue: this.nightlyDeadLetters,
-        maxEventAge: Duration.minutes(30),
-        retryAttempts: 2,
-      }),
-    });
-  }
-
-  /**
-   * Tells a function the state machine's ARN and grants exactly the listed actions. A function that starts runs is
-   * deployed after the step function, so a run always meets a step that knows how it was started (when execute took
-   * over writing the user's message, a step from before would have written it a second time).
+   * Tells a function the workflow state machine's ARN and grants exactly the listed actions. A function that starts
+   * runs is deployed after the step function, so a run always meets a step that knows how it was started (when execute
+   * took over writing the user's message, a step from before would have written it a second time).
    */
   public bind(fn: LambdaFunction, access: readonly StateMachineAccess[]): void {
-    fn.addEnvironment(STATE_MACHINE_ENV, this.stateMachine.stateMachineArn);
+    grantStateMachine(fn, 'workflow', this.stateMachine, access);
     if (access.includes('start')) fn.node.addDependency(this.functions[STEP_FUNCTION_ID]!);
-    for (const action of access) {
-      // Stop acts on executions of this state machine only (arn:...:execution:<name>:*).
-      if (action === 'stop') this.stateMachine.grantExecution(fn, ...STATE_MACHINE_ACTIONS.stop);
-      else this.stateMachine.grant(fn, ...STATE_MACHINE_ACTIONS[action]);
-    }
   }
 }

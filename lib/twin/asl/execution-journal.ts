@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { Json } from './paths.ts';
 
 /**
- * Executions of the local Step Functions, one JSON file each under `$DATA_DIR/step-functions/`, rewritten at
- * every state transition (write, then rename: a killed process leaves the previous version, never half a file).
- * On AWS executions, task tokens and timers are durable; this makes them durable on the twin too.
+ * Executions of the local Step Functions, one JSON file each under `$DATA_DIR/step-functions/`, named after the state
+ * machine and the execution (names are unique per state machine), rewritten at every state transition (write, then
+ * rename: a killed process leaves the previous version, never half a file). On AWS executions, task tokens and timers
+ * are durable; this makes them durable on the twin too.
  */
 export interface Position {
   state: string;
@@ -53,7 +54,7 @@ export class ExecutionJournal {
   }
 
   save(record: ExecutionRecord): void {
-    const file = join(this.directory, `${encodeURIComponent(record.name)}.json`);
+    const file = join(this.directory, fileNameOf(record));
     writeFileSync(`${file}.tmp`, JSON.stringify(record));
     renameSync(`${file}.tmp`, file);
   }
@@ -61,6 +62,16 @@ export class ExecutionJournal {
   loadAll(): ExecutionRecord[] {
     return readdirSync(this.directory)
       .filter((file) => file.endsWith('.json'))
-      .map((file) => JSON.parse(readFileSync(join(this.directory, file), 'utf8')) as ExecutionRecord);
+      .map((file) => {
+        const record = JSON.parse(readFileSync(join(this.directory, file), 'utf8')) as ExecutionRecord;
+        // Files written when the twin had one state machine are named after the execution alone.
+        if (file !== fileNameOf(record)) renameSync(join(this.directory, file), join(this.directory, fileNameOf(record)));
+        return record;
+      });
   }
+}
+
+/** `<state machine name>.<execution name>.json`: neither name can hold a dot. */
+function fileNameOf(record: ExecutionRecord): string {
+  return `${encodeURIComponent(record.stateMachineArn.split(':').pop()!)}.${encodeURIComponent(record.name)}.json`;
 }

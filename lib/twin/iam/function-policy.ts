@@ -8,12 +8,14 @@ import {
   type BucketPrefix,
   type ObjectAccess,
   type StateMachineAccess,
+  type StateMachineGrant,
+  type StateMachineName,
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
 import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
 import { marketplaceProductResource } from './required-permissions.ts';
-import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
+import { LOCAL_ACCOUNT, LOCAL_SECRETS_PREFIX, localExecutionsArn, localStateMachineArn, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 
 /** What a route or task entry declares; CDK turns the same fields into the function's role (lib/cdk/constructs). */
@@ -21,7 +23,7 @@ export interface FunctionDeclaration {
   readonly id: string;
   readonly tables: Partial<Record<TableName, Access>>;
   readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
-  readonly stateMachine?: readonly StateMachineAccess[];
+  readonly stateMachines?: StateMachineGrant;
   /** Announces collection hand-offs (on AWS a PutEvents grant on the hand-off bus; locally a file). */
   readonly announcesHandoffs?: boolean;
   /** Invokes the allowed Bedrock models (lib/cdk/bedrock-models.ts). */
@@ -56,7 +58,7 @@ function policyOf(statements: readonly Statement[]): Policy {
 
 /**
  * The local twin's copy of the role CDK gives the function: the same action lists (functions/shared/resources.ts)
- * on the local ARNs of the same tables, prefixes and state machine.
+ * on the local ARNs of the same tables, prefixes and state machines.
  */
 export function functionPolicy(declaration: FunctionDeclaration, bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS): Policy {
   const statements: Statement[] = [];
@@ -70,8 +72,10 @@ export function functionPolicy(declaration: FunctionDeclaration, bedrockModels: 
       statements.push(statement(OBJECT_ACTIONS[access], [objectArnOf(LOCAL_BUCKET, `${prefix}*`)]));
     }
   }
-  for (const access of declaration.stateMachine ?? []) {
-    statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? LOCAL_EXECUTIONS_ARN : LOCAL_STATE_MACHINE_ARN]));
+  for (const [machine, accesses] of Object.entries(declaration.stateMachines ?? {}) as [StateMachineName, readonly StateMachineAccess[]][]) {
+    for (const access of accesses) {
+      statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? localExecutionsArn(machine) : localStateMachineArn(machine)]));
+    }
   }
   if (declaration.invokesBedrock) {
     const models = bedrockModelArns(bedrockModels, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });

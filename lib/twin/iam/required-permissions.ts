@@ -1,5 +1,5 @@
 import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
-import { LOCAL_ACCOUNT, LOCAL_EXECUTIONS_ARN, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
+import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 
 /** One IAM check a request needs: the action and the ARN it acts on. */
@@ -65,9 +65,9 @@ export function stepFunctionsPermissions(request: ServiceRequest): Permission[] 
   const action = `states:${operation}`;
   if (operation === 'StartExecution') return [{ action, resource: String(input.stateMachineArn) }];
   if (operation === 'StopExecution' || operation === 'DescribeExecution') return [{ action, resource: String(input.executionArn) }];
-  // A task token belongs to an execution of the one local state machine.
+  // Task tokens come only from the workflow state machine (AwaitApproval); the collection's definition has no token task.
   if (operation.startsWith('SendTask')) return [{ action, resource: LOCAL_STATE_MACHINE_ARN }];
-  return [{ action, resource: LOCAL_EXECUTIONS_ARN.replace(/execution:.*$/, '*') }];
+  return [{ action, resource: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:*` }];
 }
 
 /** S3 (path-style URLs): object operations on `bucket/key`; anything on the bucket itself is a bucket action. */

@@ -1,6 +1,6 @@
-import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENV, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
+import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENVS, TABLE_ENV, type BucketName, type StateMachineName, type TableName } from '#shared/resources.ts';
 import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
-import { LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN } from '#lib/twin/local-arns.ts';
+import { LOCAL_SECRETS_PREFIX, localStateMachineArn } from '#lib/twin/local-arns.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/twin/stores.ts';
 
@@ -19,10 +19,12 @@ export interface LocalCredentials {
 
 /**
  * Developer settings of the machine running the twin that reach every function, as a deployer would set them on a
- * function: callbacks to a loopback receiver, a shorter execute heartbeat for tests, and how chatty Powertools is.
+ * function: callbacks to a loopback receiver, a shorter execute heartbeat for tests, how chatty Powertools is, and
+ * the origins browsers may call from (read by the published functions only, as CDK sets it on those only).
  */
 const HOST_SETTINGS = [
   'ALLOW_LOOPBACK_CALLBACKS',
+  'CORS_ORIGINS',
   'ALLOW_LOOPBACK_RECORDINGS',
   'ALLOW_LOOPBACK_TOOLS',
   'RECORDING_TIMEOUT_MS',
@@ -73,7 +75,9 @@ export function functionEnvironment(
   };
   for (const table of Object.keys(declaration.tables) as TableName[]) environment[TABLE_ENV[table]] = localTableName(table);
   for (const bucket of Object.keys(declaration.buckets ?? {}) as BucketName[]) environment[BUCKET_ENV[bucket]] = LOCAL_BUCKET;
-  if (declaration.stateMachine?.length) environment[STATE_MACHINE_ENV] = LOCAL_STATE_MACHINE_ARN;
+  for (const [machine, access] of Object.entries(declaration.stateMachines ?? {}) as [StateMachineName, readonly string[]][]) {
+    if (access.length > 0) environment[STATE_MACHINE_ENVS[machine]] = localStateMachineArn(machine);
+  }
   if (declaration.readsSecrets) environment[SECRETS_PREFIX_ENV] = LOCAL_SECRETS_PREFIX;
   // Where CDK names the hand-off bus, the twin names the file the announcements go to.
   if (declaration.announcesHandoffs) environment.HANDOFF_EVENTS_FILE = localFiles.handoffEvents;

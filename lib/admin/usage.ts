@@ -1,0 +1,36 @@
+/**
+ * The CLI's help, one block per command group. It lives apart from the commands so that `--help` and a usage
+ * mistake load none of them (each command loads only what it needs).
+ */
+export const LINKS_USAGE = `links issue --type calls|dialogs [--allow-hosts h1,*.h2]
+links bind <link_id>
+links reissue <link_id>
+links revoke <link_id>
+links list
+links schema <link_id>
+links filters <link_id>`;
+
+export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
+unpublish [--project P]`;
+
+export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
+keys rotate <key_id>
+keys revoke <key_id>
+keys list [--project P]`;
+
+export const COLLECTION_USAGE = `tasks create --link <link_id> [--channel a,b] [--direction inbound,outbound]
+tasks create --link <link_id> --once --from ISO --to ISO
+tasks list [--link <link_id>]
+collect --task <task_id>          starts the task's run now and waits for it
+events --link <link_id> [--state queued|handed_off|abandoned]
+handoffs --link <link_id>`;
+
+export const SECRETS_USAGE = `secrets set <NAME> [--project P]     (the value from stdin, or typed at a hidden prompt; never the command line)
+secrets list [--project P]           (names and versions, never values)
+secrets delete <NAME> [--project P]`;
+
+export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv]
+                                     (dates in UTC, both included; default: this month so far; a table
+                                     on a terminal, JSON with --json or into a pipe)`;
+
+export const MODELS_USAGE = `models [list]                       the Bedrock models workflows may name: state, end of life, price`;

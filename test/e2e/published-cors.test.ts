@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { createKey, publishFixtures } from '../support/published.ts';
+import { http, type HttpResult } from '../support/http.ts';
+import { openSse } from '../support/sse.ts';
+
+/**
+ * A page on another origin calling the Published Workflow API, as a browser would: a preflight, then the request
+ * with `Origin`. The twin reads CORS_ORIGINS as `npm start` does (set here before it starts; each test file runs in
+ * a process of its own). Without a real browser on this machine, the test reads the headers a browser decides by.
+ */
+const DASHBOARD = 'https://dashboard.example';
+const DEV_SERVER = 'http://localhost:5173';
+const ELSEWHERE = 'https://elsewhere.example';
+
+let twin: TestTwin;
+let key: string;
+
+/** A twin started with `origins` as its CORS_ORIGINS (none: unset), for the tests of one describe block. */
+function twinWithOrigins(origins: string | undefined) {
+  beforeAll(async () => {
+    if (origins === undefined) delete process.env.CORS_ORIGINS;
+    else process.env.CORS_ORIGINS = origins;
+    twin = await startTestTwin();
+    await publishFixtures(twin);
+    key = (await createKey(twin, 'full')).key;
+  });
+  afterAll(async () => {
+    await twin?.close();
+    delete process.env.CORS_ORIGINS;
+  });
+}
+
+const base = () => `${twin.url}/prod/api/v1/published`;
+
+/** What a browser sends before a request with an Authorization header (a non-simple request). */
+function preflight(url: string, origin: string, method: string, headers = 'authorization, content-type'): Promise<HttpResult> {
+  return http(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+}
+
+/** The request itself, as fetch() on the page sends it. */
+function crossOrigin(url: string, origin: string, options: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  return http(url, { ...options, headers: { origin, authorization: `Bearer ${key}`, ...options.headers } });
+}
+
+describe('with CORS_ORIGINS', () => {
+  twinWithOrigins(`${DASHBOARD}, ${DEV_SERVER}`);
+
+  describe('preflights', () => {
+    it('allows a listed origin: its methods, the key, the JSON body and the resume id, cached for two hours', async () => {
+      const answer = await preflight(`${base()}/workflows`, DASHBOARD, 'GET', 'authorization, last-event-id');
+      expect(answer.status).toBe(204);
+      expect(answer.text).toBe('');
+      expect(answer.headers).toMatchObject({
+        'access-control-allow-origin': DASHBOARD,
+        'access-control-allow-methods': 'GET, OPTIONS',
+        'access-control-allow-headers': 'authorization, content-type, last-event-id, idempotency-key',
+        'access-control-max-age': '7200',
+        vary: 'Origin',
+      });
+      // Never with credentials: the key travels in Authorization, set by the page, not in a cookie.
+      expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
+    });
+
+    it('is answered by each resource with its own method, streaming routes included', async () => {
+      const cases: [string, string][] = [
+        ['/workflows/echo/execute', 'POST'],
+        ['/workflows/echo/stream', 'POST'],
+        ['/executions/any-id/stream', 'GET'],
+        ['/executions/any-id/events', 'GET'],
+        ['/executions/any-id/approve', 'POST'],
+      ];
+      for (const [path, method] of cases) {
+        const answer = await preflight(`${base()}${path}`, DEV_SERVER, method);
+        expect(answer.status, path).toBe(204);
+        expect(answer.headers['access-control-allow-origin'], path).toBe(DEV_SERVER);
+        expect(answer.headers['access-control-allow-methods'], path).toBe(`${method}, OPTIONS`);
+      }
+    });
+
+    it('refuses an origin not on the list with 403 and no CORS header, so the browser never sends the request', async () => {
+      const answer = await preflight(`${base()}/workflows/echo/execute`, ELSEWHERE, 'POST');
+      expect(answer.status).toBe(403);
+      expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+      expect(answer.headers['access-control-allow-methods']).toBeUndefined();
+      expect(answer.body).toEqual({ detail: 'This origin may not call the API from a browser' });
+    });
+
+    it('gives the webhook API none: it is called by servers, never by pages', async () => {
+      const { token } = await boundLink(twin, 'calls');
+      const answer = await preflight(`${twin.url}/prod/api/v1/webhooks/${token}/events`, DASHBOARD, 'POST');
+      expect(answer.status).toBe(404);
+      expect(answer.headers['access-control-allow-methods']).toBeUndefined();
+      const ping = await http(`${twin.url}/prod/api/v1/webhooks/${token}/ping`, { headers: { origin: DASHBOARD } });
+      expect(ping.status).toBe(200);
+      expect(ping.headers['access-control-allow-origin']).toBeUndefined();
+    });
+  });
+
+  describe('cross-origin requests', () => {
+    it('lets a listed origin read the answer, and tells caches it varies by origin', async () => {
+      const answer = await crossOrigin(`${base()}/workflows`, DASHBOARD);
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-expose-headers': 'retry-after', vary: 'Origin' });
+      expect(answer.body.workflows.length).toBeGreaterThan(0);
+    });
+
+    it('names no origin for another page (its browser hides the answer), still varying by origin', async () => {
+      const answer = await crossOrigin(`${base()}/workflows`, ELSEWHERE);
+      expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+      expect(answer.headers.vary).toBe('Origin');
+    });
+
+    it('lets the page read refusals too: a 401 is a 401, not "Failed to fetch"', async () => {
+      const answer = await http(`${base()}/workflows`, { headers: { origin: DASHBOARD, authorization: 'Bearer wrong' } });
+      expect(answer.status).toBe(401);
+      expect(answer.headers['access-control-allow-origin']).toBe(DASHBOARD);
+      expect(answer.body).toHaveProperty('detail');
+    });
+
+    it('sends a stream with the CORS headers in its first bytes, and the 204 that ends a finished stream with them too', async () => {
+      const stream = await openSse(`${base()}/workflows/echo/stream`, {
+        method: 'POST',
+        headers: { origin: DASHBOARD, authorization: `Bearer ${key}` },
+        body: { user_id: 'u', input: { message: 'hi' } },
+      });
+      expect(stream.status).toBe(200);
+      expect(stream.headers['content-type']).toBe('text/event-stream');
+      expect(stream.headers['access-control-allow-origin']).toBe(DASHBOARD);
+      await stream.ended;
+      const last = stream.events.at(-1)!;
+      const ended = await crossOrigin(`${base()}/executions/${last.data.execution_id}/stream`, DASHBOARD, { headers: { 'last-event-id': String(last.id) } });
+      expect(ended.status).toBe(204);
+      expect(ended.headers['access-control-allow-origin']).toBe(DASHBOARD);
+    });
+
+    it('lets the page read the blocking execute, whose status goes out before the run ends', async () => {
+      const answer = await crossOrigin(`${base()}/workflows/echo/execute`, DEV_SERVER, { method: 'POST', body: JSON.stringify({ user_id: 'u', input: { message: 'hi' } }) });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['access-control-allow-origin']).toBe(DEV_SERVER);
+      expect(answer.body).toMatchObject({ status: 'completed' });
+      // The invocation writes its usage after the answer; let it finish before the twin closes under it.
+      const deadline = Date.now() + 10_000;
+      while (twin.invocationsInFlight('PublishedExecute') > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+
+    it('puts the header on the gateway\'s own answers: with two origins it echoes the caller\'s', async () => {
+      const unknown = await http(`${base()}/no-such-thing`, { headers: { origin: DEV_SERVER } });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers).toMatchObject({ 'access-control-allow-origin': DEV_SERVER, 'access-control-expose-headers': 'retry-after', vary: 'Origin' });
+      const unknownPreflight = await preflight(`${base()}/no-such-thing`, DEV_SERVER, 'GET');
+      expect(unknownPreflight.status).toBe(404);
+    });
+  });
+});
+
+describe('without CORS_ORIGINS (the default)', () => {
+  twinWithOrigins(undefined);
+
+  it('answers no preflight and names no origin: a page on another origin cannot read anything', async () => {
+    const answer = await preflight(`${base()}/workflows`, DASHBOARD, 'GET');
+    expect(answer.status).toBe(404);
+    expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+    const read = await crossOrigin(`${base()}/workflows`, DASHBOARD);
+    expect(read.status).toBe(200);
+    expect(read.headers['access-control-allow-origin']).toBeUndefined();
+    expect(read.headers.vary).toBeUndefined();
+    const unknown = await http(`${base()}/no-such-thing`, { headers: { origin: DASHBOARD } });
+    expect(unknown.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

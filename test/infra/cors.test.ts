@@ -1,0 +1,79 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '#functions/routes.ts';
+import { servesBrowsers } from '#shared/http/cors.ts';
+import { PlatformStack } from '#lib/cdk/stack.ts';
+
+/**
+ * `cdk deploy -c corsOrigins=...`: the template a deployment that lets two dashboards call the Published Workflow
+ * API gets. One synthesis, with cdk-nag as on every `cdk synth`; assets are not bundled (the template is the subject).
+ */
+const ORIGINS = 'https://dashboard.example,http://localhost:5173';
+
+let stack: PlatformStack;
+let template: Template;
+beforeAll(() => {
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], corsOrigins: ORIGINS } });
+  stack = new PlatformStack(app, 'Cors');
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  // Throws on any finding nobody acknowledged, the OPTIONS methods' included.
+  app.synth();
+  template = Template.fromStack(stack);
+});
+
+const browserRoutes = routes.filter(servesBrowsers);
+const logicalIdOf = (routeId: string) => stack.getLogicalId(stack.api.functions[routeId]!.node.defaultChild as never);
+const optionsMethods = () => Object.values(template.findResources('AWS::ApiGateway::Method')).filter((method) => method.Properties.HttpMethod === 'OPTIONS');
+const invokes = (method: Record<string, any>, routeId: string) => JSON.stringify(method.Properties.Integration.Uri).includes(`"${logicalIdOf(routeId)}"`);
+
+describe('preflights on AWS', () => {
+  it('gives each Published API resource one OPTIONS method, a Lambda proxy to its route\'s function, and the webhook API none', () => {
+    const paths = [...new Set(browserRoutes.map((route) => route.path))];
+    expect(Object.keys(stack.api.preflightMethods).sort()).toEqual([...paths].sort());
+    expect(optionsMethods()).toHaveLength(paths.length);
+    for (const route of browserRoutes) {
+      const method = optionsMethods().find((candidate) => invokes(candidate, route.id));
+      expect(method?.Properties, route.id).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
+      // A streaming function answers through its streaming integration, preflights included.
+      if (route.streaming) expect(method?.Properties.Integration, route.id).toMatchObject({ ResponseTransferMode: 'STREAM' });
+    }
+    for (const route of routes.filter((candidate) => !servesBrowsers(candidate))) {
+      expect(optionsMethods().some((method) => invokes(method, route.id)), route.id).toBe(false);
+    }
+  });
+
+  it('uses no MOCK integration, which API Gateway answers with 500 under binary media types of every type', () => {
+    const integrations = Object.values(template.findResources('AWS::ApiGateway::Method')).map((method) => method.Properties.Integration?.Type);
+    expect(new Set(integrations)).toEqual(new Set(['AWS_PROXY']));
+  });
+
+  it('tells the Published API functions the origins, and no other function', () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    for (const route of routes) {
+      const variables = functions[logicalIdOf(route.id)]!.Properties.Environment.Variables;
+      expect(variables.CORS_ORIGINS, route.id).toBe(servesBrowsers(route) ? ORIGINS : undefined);
+    }
+    const withOrigins = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables?.CORS_ORIGINS !== undefined);
+    expect(withOrigins).toHaveLength(browserRoutes.length);
+  });
+});
+
+describe('the gateway\'s own answers', () => {
+  it('carry the caller\'s Origin (two origins: a gateway response cannot check a list), the exposed headers and Vary', () => {
+    const cors = {
+      'gatewayresponse.header.Access-Control-Allow-Origin': 'method.request.header.Origin',
+      'gatewayresponse.header.Access-Control-Expose-Headers': "'retry-after'",
+      'gatewayresponse.header.Vary': "'Origin'",
+    };
+    for (const type of ['MISSING_AUTHENTICATION_TOKEN', 'DEFAULT_4XX', 'DEFAULT_5XX']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: type, ResponseParameters: cors });
+    }
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'THROTTLED',
+      ResponseParameters: { ...cors, 'gatewayresponse.header.Retry-After': "'1'" },
+      ResponseTemplates: Match.anyValue(),
+    });
+  });
+});

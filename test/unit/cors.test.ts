@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { corsResponseHeaders, parseCorsOrigins, preflightResponse, servesBrowsers } from '#shared/http/cors.ts';
+import { gatewayCorsHeaders } from '#lib/cdk/gateway-responses.ts';
+import { routes } from '#functions/routes.ts';
+
+const request = (origin?: string) => ({ headers: origin === undefined ? {} : { Origin: origin } });
+const policy = { origins: ['https://a.example', 'http://localhost:5173'], methods: ['POST'] };
+
+describe('the corsOrigins setting (CDK context, CORS_ORIGINS)', () => {
+  it('is off when unset or empty', () => {
+    expect(parseCorsOrigins(undefined, 'corsOrigins')).toEqual([]);
+    expect(parseCorsOrigins('', 'corsOrigins')).toEqual([]);
+    expect(parseCorsOrigins(' , ', 'corsOrigins')).toEqual([]);
+  });
+
+  it('reads a comma-separated list or an array, trimmed and without repeats', () => {
+    expect(parseCorsOrigins(' https://a.example, http://localhost:5173 ,https://a.example', 'corsOrigins')).toEqual(['https://a.example', 'http://localhost:5173']);
+    expect(parseCorsOrigins(['https://a.example:8443'], 'corsOrigins')).toEqual(['https://a.example:8443']);
+  });
+
+  it('refuses what a browser never sends as Origin, saying what to write', () => {
+    expect(() => parseCorsOrigins('https://a.example/', 'corsOrigins')).toThrow('corsOrigins: https://a.example/ is not an origin as a browser sends it: http(s)://host[:port] (write https://a.example)');
+    expect(() => parseCorsOrigins('https://A.example', 'corsOrigins')).toThrow('(write https://a.example)');
+    expect(() => parseCorsOrigins('https://a.example:443', 'corsOrigins')).toThrow('(write https://a.example)');
+    expect(() => parseCorsOrigins('https://a.example/app', 'corsOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins('a.example', 'corsOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins('ftp://a.example', 'corsOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins({ origin: 'https://a.example' }, 'corsOrigins')).toThrow('must be a comma-separated list');
+  });
+
+  it('refuses *: keys belong on servers, so each page\'s origin is named', () => {
+    expect(() => parseCorsOrigins('https://a.example,*', 'corsOrigins')).toThrow('* is not allowed');
+  });
+});
+
+describe('which routes answer browsers', () => {
+  it('is every Published Workflow API route and no webhook route', () => {
+    const browserRoutes = routes.filter(servesBrowsers).map((route) => route.id);
+    expect(browserRoutes).toEqual(routes.filter((route) => route.path.startsWith('/api/v1/published/')).map((route) => route.id));
+    expect(browserRoutes).not.toContain('WebhookPostEvent');
+    expect(browserRoutes).not.toContain('WebhookPing');
+  });
+});
+
+describe('a function\'s answers', () => {
+  it('answers a listed origin\'s preflight with what it may send', () => {
+    expect(preflightResponse(policy, request('http://localhost:5173'))).toEqual({
+      statusCode: 204,
+      headers: {
+        'access-control-allow-origin': 'http://localhost:5173',
+        'access-control-allow-methods': 'POST, OPTIONS',
+        'access-control-allow-headers': 'authorization, content-type, last-event-id, idempotency-key',
+        'access-control-max-age': '7200',
+        allow: 'POST, OPTIONS',
+        vary: 'Origin',
+      },
+      body: '',
+    });
+  });
+
+  it('refuses another origin\'s preflight with 403 and no CORS header; answers a plain OPTIONS with Allow', () => {
+    const refused = preflightResponse(policy, request('https://a.example.evil'));
+    expect(refused.statusCode).toBe(403);
+    expect(Object.keys(refused.headers!).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    expect(preflightResponse(policy, request())).toMatchObject({ statusCode: 204, headers: { allow: 'POST, OPTIONS' } });
+  });
+
+  it('echoes a listed origin on every answer, and only a listed one, always varying by origin', () => {
+    expect(corsResponseHeaders(policy.origins, request('https://a.example'))).toEqual({
+      'access-control-allow-origin': 'https://a.example',
+      'access-control-expose-headers': 'retry-after',
+      vary: 'Origin',
+    });
+    expect(corsResponseHeaders(policy.origins, request('https://a.example:444'))).toEqual({ vary: 'Origin' });
+    expect(corsResponseHeaders(policy.origins, request())).toEqual({ vary: 'Origin' });
+  });
+});
+
+describe('the gateway responses\' headers', () => {
+  it('are none without origins', () => {
+    expect(gatewayCorsHeaders([])).toEqual({});
+  });
+
+  it('name the one allowed origin, which no other page can then use', () => {
+    expect(gatewayCorsHeaders(['https://a.example'])).toEqual({
+      'Access-Control-Allow-Origin': { fixed: 'https://a.example' },
+      'Access-Control-Expose-Headers': { fixed: 'retry-after' },
+      Vary: { fixed: 'Origin' },
+    });
+  });
+
+  it('echo the caller\'s Origin when there are several (a gateway response cannot check a list)', () => {
+    expect(gatewayCorsHeaders(policy.origins)['Access-Control-Allow-Origin']).toEqual({ requestHeader: 'Origin' });
+  });
+});
