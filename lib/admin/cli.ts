@@ -56,10 +56,11 @@ export interface CliResult {
 /** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
 const OFFLINE_COMMANDS = new Set(['models']);
 
-/** The twin's stores or the deployed stack, open for the command and closed after it. */
-async function withTarget<T>(where: { stack?: string; region?: string }, command: (target: AdminTarget) => Promise<T>): Promise<T> {
+/** The twin's stores or the deployed stack, open for the command and closed after it; `notes` gets its notice. */
+async function withTarget<T>(where: { stack?: string; region?: string }, notes: string[], command: (target: AdminTarget) => Promise<T>): Promise<T> {
   const { resolveTarget } = await import('./target.ts');
   const target = await resolveTarget({ stack: where.stack, region: where.region });
+  if (target.notice) notes.push(`note: ${target.notice}\n`);
   try {
     return await command(target);
   } finally {
@@ -108,9 +109,10 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     const [area, ...rest] = positionals;
     const command = COMMANDS.get(area ?? '');
     if (!command) throw new UsageError(`unknown command ${area}`);
-    const result = OFFLINE_COMMANDS.has(area!) ? await command(undefined as never, rest, values, io) : await withTarget(values, (target) => command(target, rest, values, io));
-    if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: '' };
-    return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: warningLines(result) };
+    const notes: string[] = [];
+    const result = OFFLINE_COMMANDS.has(area!) ? await command(undefined as never, rest, values, io) : await withTarget(values, notes, (target) => command(target, rest, values, io));
+    if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: notes.join('') };
+    return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };
   } catch (error) {
     const details = (error as { details?: { field: string; message: string }[] }).details;
     const message = details?.length

@@ -4,7 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/twin/stores.ts';
-import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
+import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
+import { UsageError } from './usage-error.ts';
 import { API_URL_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -21,6 +22,8 @@ export interface AdminTarget {
   secrets(): { ssm: SSMClient; prefix: string };
   /** A deployed stack (--stack), or the local twin. */
   deployed: boolean;
+  /** What the operator should know about where the command acts (the CLI opened the data directory itself). */
+  notice?: string;
   close(): Promise<void>;
 }
 
@@ -67,6 +70,15 @@ async function localTarget(): Promise<AdminTarget> {
   const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
   const port = Number(process.env.PORT ?? 3000);
   const twin = readLiveTwinFile(dataDir);
+  if (!twin) {
+    // A twin answering on this port from another directory would never see what the command writes here.
+    const other = liveTwinOnPort(port);
+    if (other && resolve(other.dataDir) !== dataDir) {
+      throw new UsageError(
+        `the twin on port ${port} serves DATA_DIR=${other.dataDir}, but this command would use DATA_DIR=${dataDir}; run it with DATA_DIR=${other.dataDir} (or PORT set to this directory's twin)`,
+      );
+    }
+  }
   // A running twin holds the data files; otherwise the CLI opens them itself for the length of one command.
   const embedded = twin ? undefined : await startDynamo(dataDir, 0);
   const client = new DynamoDBClient({
@@ -84,6 +96,7 @@ async function localTarget(): Promise<AdminTarget> {
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
     deployed: false,
+    notice: twin ? undefined : `no twin is running for DATA_DIR=${dataDir}: opened its data directly (URLs name port ${port}, where npm start will serve it)`,
     secrets() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
       return (secrets ??= {

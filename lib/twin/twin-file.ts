@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TableName } from '#shared/resources.ts';
 
@@ -26,8 +27,42 @@ export interface TwinFile {
 
 const FILE_NAME = 'twin.json';
 
+/**
+ * Which data directory the twin listening on a port serves, under the machine's temporary directory: the admin
+ * CLI, run with another DATA_DIR, would otherwise write to files that twin never reads and print its URLs.
+ */
+const PORTS_DIR = join(tmpdir(), 'workflow-ingest-twins');
+const portFile = (port: number) => join(PORTS_DIR, `${port}.json`);
+
 export function writeTwinFile(dataDir: string, twin: TwinFile): void {
   writeFileSync(join(dataDir, FILE_NAME), `${JSON.stringify(twin, null, 2)}\n`);
+  mkdirSync(PORTS_DIR, { recursive: true });
+  writeFileSync(portFile(Number(new URL(twin.api_url).port)), JSON.stringify({ pid: twin.pid, data_dir: dataDir }));
+}
+
+export function removeTwinFile(dataDir: string, twin: TwinFile): void {
+  rmSync(join(dataDir, FILE_NAME), { force: true });
+  rmSync(portFile(Number(new URL(twin.api_url).port)), { force: true });
+}
+
+/** The data directory of a twin still running on `port`, or undefined. */
+export function liveTwinOnPort(port: number): { dataDir: string } | undefined {
+  let entry: { pid: number; data_dir: string };
+  try {
+    entry = JSON.parse(readFileSync(portFile(port), 'utf8')) as { pid: number; data_dir: string };
+  } catch {
+    return undefined;
+  }
+  return isRunning(entry.pid) ? { dataDir: entry.data_dir } : undefined;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The twin file of a process that is still running, or undefined. */
@@ -38,10 +73,5 @@ export function readLiveTwinFile(dataDir: string): TwinFile | undefined {
   } catch {
     return undefined;
   }
-  try {
-    process.kill(twin.pid, 0);
-    return twin;
-  } catch {
-    return undefined;
-  }
+  return isRunning(twin.pid) ? twin : undefined;
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +17,7 @@ import { startSsmStandIn } from './ssm-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
-import { writeTwinFile, type TwinFile } from './twin-file.ts';
+import { removeTwinFile, writeTwinFile, type TwinFile } from './twin-file.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 /** The ASL file CDK deploys for each state machine. */
@@ -229,7 +228,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
       await Promise.all([stores.close(), ssm.close(), bedrock.close()]);
-      rmSync(join(options.dataDir, 'twin.json'), { force: true });
+      removeTwinFile(options.dataDir, twin);
     },
   };
 }

@@ -19,6 +19,7 @@ import { runAtConcurrency, type RunStats } from './stats.ts';
 import { streamingBench } from './streaming.ts';
 import { collectionBench } from './collection.ts';
 import { agentsBench } from './agents.ts';
+import { cliBench } from './cli.ts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -248,7 +249,7 @@ async function baselineRun(total: number, keys: string[]): Promise<RunStats> {
 const format = (label: string, stats: RunStats) =>
   `${label.padEnd(34)} ${stats.perSecond.toFixed(0).padStart(6)} req/s   p50 ${stats.p50Ms.toFixed(1).padStart(6)} ms   p99 ${stats.p99Ms.toFixed(1).padStart(6)} ms   (${stats.requests} in ${stats.seconds.toFixed(1)} s)`;
 
-/** `BENCH_ONLY=streaming npm run bench` runs one part (ingest, execute, streaming, agents, collection). */
+/** `BENCH_ONLY=streaming npm run bench` runs one part (ingest, execute, streaming, agents, collection, cli). */
 const only = process.env.BENCH_ONLY;
 /**
  * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks (round trips and reads are counted
@@ -334,6 +335,10 @@ try {
     });
     await collectionBench({ twin, dynamo, admin });
     dynamo.destroy();
+  }
+  if (only === undefined || only === 'cli') {
+    console.log(`\nAdmin CLI (each call a process of its own, as an operator runs it)`);
+    summary.cli = await cliBench(dataDir);
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(summary));
 } finally {
