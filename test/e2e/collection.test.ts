@@ -35,7 +35,7 @@ afterAll(async () => {
   await twin?.close();
 });
 
-/** The published format of a hand-off (README, "Nightly collection"): every conversation handed off must match it. */
+/** The published format of a hand-off (functions/collection/README.md): every conversation handed off must match it. */
 const conformsToSchema = new Ajv2020({ allErrors: true }).compile(
   JSON.parse(readFileSync(new URL('../../functions/collection/conversation.schema.json', import.meta.url), 'utf8')) as object,
 );

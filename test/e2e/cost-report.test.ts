@@ -12,7 +12,7 @@ import { openSse } from '../support/sse.ts';
 
 /**
  * The cost report against a known mix on the twin: N webhook call events, M runs with an approval, K streamed runs.
- * The expected figure is worked out here by hand from the price sheet and the units per operation the README
+ * The expected figure is worked out here by hand from the price sheet and the units per operation lib/pricing/README.md
  * documents ("What it costs"); the report must agree within 10 %.
  */
 const N = 20;
@@ -23,7 +23,7 @@ const sheet = loadPriceSheet();
 const price = (units: Record<string, number>) => Object.entries(units).reduce((sum, [name, count]) => sum + count * sheet.units[name as keyof typeof sheet.units].usd_per_unit, 0);
 
 /**
- * Units per operation, as the README documents them. Lambda time is the one figure that varies with the machine;
+ * Units per operation, as lib/pricing/README.md documents them. Lambda time is the one figure that varies with the machine;
  * it is a small share of each total, so it is taken as documented (GB-ms at 256 MB).
  */
 const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 0.5, dynamoWriteUnits: 2, storedBytes: 1024 };

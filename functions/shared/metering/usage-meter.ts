@@ -13,7 +13,7 @@ export const USAGE_SHARDS = 8;
 /** The usage write itself: one small UpdateItem. */
 const USAGE_WRITE_UNITS = 1;
 
-/** A usage item's counter for each unit (snake case, as the report and the README name them). */
+/** A usage item's counter for each unit (snake case, as the report and lib/pricing/README.md name them). */
 export const usageAttribute = (name: keyof CostUnits) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
 /**

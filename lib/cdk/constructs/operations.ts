@@ -36,7 +36,7 @@ export interface OperationsProps {
   readonly monthlyBudgetUsd?: number;
 }
 
-/** Why each alarm exists and what it means when it fires; the README's operator table is this list. */
+/** Why each alarm exists and what it means when it fires; lib/cdk/README.md's operator table is this list. */
 export interface AlarmDescription {
   readonly id: string;
   readonly reason: string;
@@ -55,7 +55,7 @@ export const SERVER_ERROR_PERCENT = 1;
 /**
  * What the on-call engineer and finance see after `cdk deploy`: one SNS topic (KMS-encrypted) that every alarm
  * notifies, one dashboard, and an optional monthly budget. Everything here is priced per alarm, per dashboard and per
- * key per month: the product's only fixed cost (see the README's "What it costs").
+ * key per month: the product's only fixed cost (see lib/pricing/README.md, "What it costs").
  */
 export class Operations extends Construct {
   public readonly topic: Topic;
@@ -246,7 +246,7 @@ export class Operations extends Construct {
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
     const perGroup = (name: string, statistic = 'Sum') => ROUTE_GROUPS.map((group) => this.productMetric(name, { group, statistic }).with({ label: `${group} ${name}` }));
     const sums = (...names: string[]) => names.map((name) => this.productMetric(name).with({ label: name }));
-    dashboard.addWidgets(new TextWidget({ markdown: `# ${Stack.of(this).stackName}\nAlarms notify the SNS topic; the README explains each one and what it costs.`, width: 24, height: 2 }));
+    dashboard.addWidgets(new TextWidget({ markdown: `# ${Stack.of(this).stackName}\nAlarms notify the SNS topic; lib/cdk/README.md in the repository explains each one.`, width: 24, height: 2 }));
     dashboard.addWidgets(
       new GraphWidget({ title: 'Requests per route group', left: perGroup('HttpRequests'), width: 8 }),
       new GraphWidget({ title: 'Latency p50 / p99 (ms)', left: [...perGroup('HttpLatency', 'p50'), ...perGroup('HttpLatency', 'p99')], width: 8 }),
