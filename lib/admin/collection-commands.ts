@@ -89,7 +89,7 @@ export async function runCollectCommand(target: AdminTarget, _args: string[], fl
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
   if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
-  const services = target.services();
+  const services = await target.services();
   const runId = `manual-${randomUUID()}`;
   const executionArn = await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
   const deadline = Date.now() + RUN_WAIT_MS;
@@ -145,7 +145,7 @@ export async function runEventsCommand(target: AdminTarget, _args: string[], fla
  */
 export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<CliText> {
   const link = await boundLink(target, requireId(flags.link as string | undefined, 'handoffs', '--link'));
-  const services = target.services();
+  const services = await target.services();
   const store = createHandoffStore(services.s3, services.bucket, { announce: () => Promise.reject(new Error('read only')) });
   const texts = link.source_id ? (await store.list(link.source_id)).map((handoff) => handoff.text) : [];
   const indent = flags.json === true ? 0 : 2;

@@ -22,7 +22,7 @@ function secretName(value: string | undefined, command: string): string {
 export async function runSecretsCommand(target: AdminTarget, args: string[], flags: { project?: string }, stdin: (prompt?: string) => Promise<string>): Promise<object> {
   const [action, name] = args;
   const project = projectOption(flags.project);
-  const { ssm, prefix } = target.secrets();
+  const { ssm, prefix } = await target.secrets();
   switch (action) {
     case 'set': {
       const secret = secretName(name, 'secrets set');

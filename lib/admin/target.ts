@@ -1,15 +1,14 @@
 import { resolve } from 'node:path';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startDynamo } from '#lib/twin/stores.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName } from '#lib/twin/local-names.ts';
 import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { UsageError } from './usage-error.ts';
 import { API_URL_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
-import { SSMClient } from '@aws-sdk/client-ssm';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 
 /** Where the admin CLI acts: a deployed stack, a running local twin, or the local data directory directly. */
 export interface AdminTarget {
@@ -17,9 +16,9 @@ export interface AdminTarget {
   tables: Record<TableName, string>;
   publicBaseUrl: string;
   /** The bucket and the collection state machine, for the collection commands; locally only while the twin runs. */
-  services(): { s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string };
+  services(): Promise<{ s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string }>;
   /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
-  secrets(): { ssm: SSMClient; prefix: string };
+  secrets(): Promise<{ ssm: SSMClient; prefix: string }>;
   /** A deployed stack (--stack), or the local twin. */
   deployed: boolean;
   /** What the operator should know about where the command acts (the CLI opened the data directory itself). */
@@ -35,6 +34,8 @@ export async function resolveTarget(options: { stack?: string; region?: string }
 }
 
 async function deployedTarget(stackName: string, region: string | undefined): Promise<AdminTarget> {
+  // Each SDK client is loaded by the command that uses it: a call pays only for its own.
+  const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const cloudFormation = new CloudFormationClient({ region });
   const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
   const outputs = new Map((Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
@@ -47,16 +48,21 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     Object.entries(TABLE_OUTPUTS).map(([table, key]) => [table, output(key)]),
   ) as Record<TableName, string>;
   const client = new DynamoDBClient({ region });
-  let services: ReturnType<AdminTarget['services']> | undefined;
-  let secrets: ReturnType<AdminTarget['secrets']> | undefined;
+  let services: Awaited<ReturnType<AdminTarget['services']>> | undefined;
+  let secrets: Awaited<ReturnType<AdminTarget['secrets']>> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
-    secrets: () => (secrets ??= { ssm: new SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
+    secrets: async () => (secrets ??= { ssm: new (await import('@aws-sdk/client-ssm')).SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
     deployed: true,
-    services: () =>
-      (services ??= { s3: new S3Client({ region }), bucket: output(BUCKET_OUTPUTS.bodies), sfn: new SFNClient({ region }), stateMachineArn: output(COLLECTION_STATE_MACHINE_OUTPUT) }),
+    services: async () =>
+      (services ??= {
+        s3: new (await import('@aws-sdk/client-s3')).S3Client({ region }),
+        bucket: output(BUCKET_OUTPUTS.bodies),
+        sfn: new (await import('@aws-sdk/client-sfn')).SFNClient({ region }),
+        stateMachineArn: output(COLLECTION_STATE_MACHINE_OUTPUT),
+      }),
     close: async () => {
       client.destroy();
       services?.s3.destroy();
@@ -80,7 +86,7 @@ async function localTarget(): Promise<AdminTarget> {
     }
   }
   // A running twin holds the data files; otherwise the CLI opens them itself for the length of one command.
-  const embedded = twin ? undefined : await startDynamo(dataDir, 0);
+  const embedded = twin ? undefined : await (await import('#lib/twin/stores.ts')).startDynamo(dataDir, 0);
   const client = new DynamoDBClient({
     endpoint: twin?.dynamodb_endpoint ?? embedded!.endpoint,
     region: LOCAL_REGION,
@@ -89,23 +95,25 @@ async function localTarget(): Promise<AdminTarget> {
   const tables = Object.fromEntries(
     Object.keys(TABLE_OUTPUTS).map((table) => [table, twin?.tables[table as TableName] ?? localTableName(table as TableName)]),
   ) as Record<TableName, string>;
-  let services: ReturnType<AdminTarget['services']> | undefined;
-  let secrets: ReturnType<AdminTarget['secrets']> | undefined;
+  let services: Awaited<ReturnType<AdminTarget['services']>> | undefined;
+  let secrets: Awaited<ReturnType<AdminTarget['secrets']>> | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
     deployed: false,
     notice: twin ? undefined : `no twin is running for DATA_DIR=${dataDir}: opened its data directly (URLs name port ${port}, where npm start will serve it)`,
-    secrets() {
+    async secrets() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
+      const { SSMClient } = await import('@aws-sdk/client-ssm');
       return (secrets ??= {
         ssm: new SSMClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: twin.ssm_endpoint }),
         prefix: twin.secrets_prefix,
       });
     },
-    services() {
+    async services() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
+      const [{ S3Client }, { SFNClient }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/client-sfn')]);
       const config = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
       return (services ??= {
         s3: new S3Client({ ...config, endpoint: twin.s3_endpoint, forcePathStyle: true }),

@@ -1,5 +1,5 @@
 import type { StateMachineName, TableName } from '#shared/resources.ts';
-import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './stores.ts';
+import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './local-names.ts';
 
 /** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */
 export const LOCAL_ACCOUNT = '000000000000';

@@ -17,19 +17,14 @@ import { startDynamoProcess } from './dynamo-process.ts';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const require = createRequire(import.meta.url);
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
+type S3rverServer = new (options: Record<string, unknown>) => {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
 };
 
-/** The local S3 store accepts only its fixed credentials; the local DynamoDB accepts any. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-export const LOCAL_REGION = 'us-east-1';
-export const LOCAL_BUCKET = 'local-bodies';
+import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName } from './local-names.ts';
 
-export function localTableName(table: TableName): string {
-  return `local-${table}`;
-}
+export { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName };
 
 export interface LocalStores {
   dynamodbEndpoint: string;
@@ -54,6 +49,7 @@ export async function startLocalStores(dataDir: string, ports: { dynamodb: numbe
   const dynamo = await startDynamo(dataDir, ports.dynamodb);
   const s3Dir = join(dataDir, 's3');
   mkdirSync(s3Dir, { recursive: true });
+  const S3rver = require('s3rver') as S3rverServer;
   const s3rver = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: s3Dir, silent: true });
   const s3Address = await s3rver.run();
   const s3Endpoint = `http://127.0.0.1:${s3Address.port}`;

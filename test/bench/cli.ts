@@ -31,12 +31,17 @@ export async function cliBench(dataDir: string): Promise<Record<string, number>>
     node_e_0_ms: await medianMs(process.execPath, ['-e', '0'], env),
     admin_help_ms: await medianMs(process.execPath, ['bin/admin.mjs', '--help'], env),
     admin_links_list_ms: await medianMs(process.execPath, ['bin/admin.mjs', 'links', 'list', '--json'], env),
+    npm_run_env_ms: await medianMs('npm', ['run', '--silent', 'env'], env),
     npm_run_admin_help_ms: await medianMs('npm', ['run', '--silent', 'admin', '--', '--help'], env),
+    npm_run_admin_links_list_ms: await medianMs('npm', ['run', '--silent', 'admin', '--', 'links', 'list', '--json'], env),
   };
   const round = (ms: number) => Math.round(ms);
   console.log(`  node -e 0                          ${round(figures.node_e_0_ms)} ms (median of ${RUNS})`);
   console.log(`  admin --help                       ${round(figures.admin_help_ms)} ms`);
   console.log(`  admin links list --json            ${round(figures.admin_links_list_ms)} ms (the running twin's stores)`);
-  console.log(`  npm run --silent admin -- --help   ${round(figures.npm_run_admin_help_ms)} ms (npm's own start included)`);
+  const times = (ms: number) => (ms / figures.npm_run_env_ms).toFixed(2);
+  console.log(`  npm run --silent env                ${round(figures.npm_run_env_ms)} ms (npm's own start)`);
+  console.log(`  npm run --silent admin -- --help   ${round(figures.npm_run_admin_help_ms)} ms (${times(figures.npm_run_admin_help_ms)}x npm's start)`);
+  console.log(`  npm run ... links list --json      ${round(figures.npm_run_admin_links_list_ms)} ms (${times(figures.npm_run_admin_links_list_ms)}x npm's start)`);
   return figures;
 }

@@ -1,0 +1,15 @@
+import type { TableName } from '#shared/resources.ts';
+
+/*
+ * The names of the twin's stores, in a module that loads nothing: the admin CLI needs them on every call, the
+ * stores themselves (and their SDK clients) only when no twin is running.
+ */
+
+/** The local S3 store accepts only its fixed credentials; the local DynamoDB accepts any. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+export const LOCAL_REGION = 'us-east-1';
+export const LOCAL_BUCKET = 'local-bodies';
+
+export function localTableName(table: TableName): string {
+  return `local-${table}`;
+}
