@@ -10,7 +10,7 @@ import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 import { newId } from '#shared/secrets.ts';
 import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
-import { layOutJson } from './json-text.ts';
+import { layOutJson } from '#collection/raw-json.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
 const RUN_POLL_MS = 250;
