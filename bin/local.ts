@@ -2,6 +2,7 @@ import '#lib/twin/untraced-process.ts';
 import { resolve } from 'node:path';
 import { API_STAGE } from '#functions/routes.ts';
 import { startLocalTwin } from '#lib/twin/twin.ts';
+import { parseTwinLog, TWIN_LOG_ENV, twinLogSinks, type TwinLogLevel } from '#lib/twin/twin-log.ts';
 import { CORS_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
 
 /**
@@ -30,7 +31,15 @@ try {
   process.exit(1);
 }
 
-const twin = await startLocalTwin({ dataDir, host, port, stage, nightlySchedule: true });
+let twinLog: TwinLogLevel;
+try {
+  twinLog = parseTwinLog(process.env[TWIN_LOG_ENV]);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
+
+const twin = await startLocalTwin({ dataDir, host, port, stage, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
@@ -38,6 +47,8 @@ console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s
 console.log(`  Browsers:      ${corsOrigins.length > 0 ? `CORS for ${corsOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ORIGINS_ENV}=https://tool.example to allow a page)`}`);
 console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
+const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];
+console.log(`  Lines here:    ${shown} (${TWIN_LOG_ENV}=requests|executions|off)`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -27,6 +27,27 @@ export interface CliInput {
   stdin: (prompt?: string) => Promise<string>;
   now?: () => number;
   terminal?: boolean;
+  /**
+   * Where a long wait (`collect`) says how it is going. Unset: one line on stderr, rewritten in place, when stderr is
+   * a terminal; nothing at all into a pipe or a file, where scripts and tests read stderr.
+   */
+  status?: (text: string) => void;
+}
+
+/** Runs `work` with a status line on `stream` if it is a terminal, and clears the line after, so the answer starts clean. */
+export async function withTerminalStatus<T>(stream: NodeJS.WriteStream, work: (status: ((text: string) => void) | undefined) => Promise<T>): Promise<T> {
+  if (!stream.isTTY) return work(undefined);
+  const CLEAR_LINE = '\r\x1b[K';
+  let shown = false;
+  try {
+    return await work((text) => {
+      shown = true;
+      // A line wider than the terminal wraps, and `\r` would then rewrite only its last row.
+      stream.write(`${CLEAR_LINE}${text.slice(0, Math.max(1, (stream.columns || 80) - 1))}`);
+    });
+  } finally {
+    if (shown) stream.write(CLEAR_LINE);
+  }
 }
 
 /**
@@ -39,7 +60,13 @@ const COMMANDS = new Map<string, Command>([
   ['publish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
   ['unpublish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
   ['tasks', async (target, args, flags) => (await import('./collection-commands.ts')).runTasksCommand(target, args, flags)],
-  ['collect', async (target, args, flags) => (await import('./collection-commands.ts')).runCollectCommand(target, args, flags)],
+  [
+    'collect',
+    async (target, args, flags, io) => {
+      const { runCollectCommand } = await import('./collection-commands.ts');
+      return io.status ? runCollectCommand(target, args, flags, io.status) : withTerminalStatus(process.stderr, (status) => runCollectCommand(target, args, flags, status));
+    },
+  ],
   ['events', async (target, args, flags) => (await import('./collection-commands.ts')).runEventsCommand(target, args, flags)],
   ['handoffs', async (target, args, flags) => (await import('./collection-commands.ts')).runHandoffsCommand(target, args, flags)],
   ['secrets', async (target, args, flags, io) => (await import('./secrets-commands.ts')).runSecretsCommand(target, args, flags, io.stdin)],

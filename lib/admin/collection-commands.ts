@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { createCollectionRepository, type CollectionTask } from '#collection/collection-repository.ts';
+import { createCollectionRepository, type CollectionTask, type RunCheckpoint } from '#collection/collection-repository.ts';
 import { createCollectionRuns } from '#collection/collection-runs.ts';
 import { createHandoffStore } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
@@ -17,6 +17,8 @@ const RUN_POLL_MS = 250;
 /** How often the wait also asks Step Functions whether the run's execution ended without finishing the run. */
 const EXECUTION_CHECK_EVERY = 8;
 const RUN_WAIT_MS = 30 * 60_000;
+/** How often, in polls, the wait tells a person at a terminal how far the run has come. */
+const STATUS_EVERY = 4;
 const ENDED_UNFINISHED = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -81,24 +83,33 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
   }
 }
 
+/** What a run's wait shows of it, from its checkpoint (written after each batch), if it has one yet. */
+function runStatus(runId: string, elapsedMs: number, run: RunCheckpoint | undefined): string {
+  const progress = run ? `${run.handed_off} handed off, ${run.failed} failed, ${run.filtered} filtered so far` : 'no batch finished yet';
+  return `collect: run ${runId} still running after ${Math.round(elapsedMs / 1000)} s: ${progress}`;
+}
+
 /**
  * Starts the run on the collection state machine, as the nightly schedule does, and waits for its checkpoint to say it finished,
  * or for its execution to end without finishing it (failed, timed out, stopped), which it reports with the reason.
+ * `status` gets a line now and then while it waits (the CLI passes one only when stderr is a terminal).
  */
-export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<object> {
+export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags, status?: (text: string) => void): Promise<object> {
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
   if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
   const services = await target.services();
   const runId = `manual-${randomUUID()}`;
   const executionArn = await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
-  const deadline = Date.now() + RUN_WAIT_MS;
+  const startedAt = Date.now();
+  const deadline = startedAt + RUN_WAIT_MS;
   for (let poll = 1; ; poll += 1) {
     const run = await tasks.getRun(taskId, runId);
     if (run?.finished_at) {
       const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
       return summary;
     }
+    if (status && poll % STATUS_EVERY === 0) status(runStatus(runId, Date.now() - startedAt, run));
     if (poll % EXECUTION_CHECK_EVERY === 0) {
       const execution = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
       // The checkpoint is read once more: a run may finish between the two reads.

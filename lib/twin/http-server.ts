@@ -8,12 +8,41 @@ import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
+import type { InvocationTrace } from './lambda/function-host.ts';
 
 /** A route's function as API Gateway invokes it (a LocalLambda on the twin). */
 export interface RouteFunction {
-  /** `body`: the request's bytes, which the function's runtime puts into the event's `body` (null until then). */
-  invoke(event: APIGatewayProxyEvent, body?: Uint8Array): Promise<unknown>;
-  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, body?: Uint8Array): Promise<void>;
+  /**
+   * `body`: the request's bytes, which the function's runtime puts into the event's `body` (null until then).
+   * `trace`: filled in for the request's log line, when the twin shows one.
+   */
+  invoke(event: APIGatewayProxyEvent, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown>;
+  invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<void>;
+}
+
+/** A request the API server answered, as its response ended (lib/twin/twin-log.ts writes its line). */
+export interface ServedApiRequest {
+  method: string;
+  /** As the client sent it, query included: whoever shows it must cut the secrets in it. */
+  url: string;
+  /** Undefined when the response ended before its status went out. */
+  status: number | undefined;
+  /** The route's function, when it was invoked; undefined for the gateway's own answers and refused bodies. */
+  functionName: string | undefined;
+  /** The invocation started the function's environment. */
+  cold: boolean;
+  streaming: boolean;
+  /** False when the connection closed before the response's end: the client left, or a stream limit cut it. */
+  finished: boolean;
+  /** From the request's arrival to the response's end. */
+  durationMs: number;
+}
+
+/** What serve() learns about a request for its log line. */
+interface RequestWatch {
+  functionName?: string;
+  streaming: boolean;
+  trace: InvocationTrace;
 }
 
 export interface BoundRoute {
@@ -137,6 +166,8 @@ export interface ApiServerOptions {
   stage: string;
   /** REST response streaming ends a response after this long without a byte (5 minutes on a REGIONAL endpoint). */
   streamIdleTimeoutMs: number;
+  /** Every request, as its response ends. Without it the server keeps no clock and no record per request. */
+  onServed?: (served: ServedApiRequest) => void;
 }
 
 
@@ -156,13 +187,14 @@ function targetOf(pathname: string, stage: string): RequestTarget {
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
   const corsOrigins = parseCorsOrigins(process.env[CORS_ORIGINS_ENV], CORS_ORIGINS_ENV);
+  const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
-  const server = createServer((request, response) => void serve(request, response));
+  const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
   // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
   server.requestTimeout = 0;
   return server;
 
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function serve(request: IncomingMessage, response: ServerResponse, watched: RequestWatch | undefined): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const target = targetOf(url.pathname, options.stage);
     let match: { route: CompiledRoute; values: string[] } | undefined;
@@ -200,13 +232,17 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const binary = sent !== undefined && isBinaryMediaType(request.headers['content-type'], BINARY_MEDIA_TYPES);
     const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, binary);
     const { route, fn } = compiledRoute;
+    if (watched) {
+      watched.functionName = route.id;
+      watched.streaming = Boolean(route.streaming);
+    }
     try {
       if (route.streaming) {
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
-        await fn.invokeStreaming(event, stream, sent);
+        await fn.invokeStreaming(event, stream, sent, watched?.trace);
       } else {
         const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
-        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent), routeTimeoutSeconds(route) * 1000, timeout)));
+        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
@@ -216,6 +252,25 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
     }
   }
+}
+
+/** Reports the request once its response has ended, however it ended (a streamed response may run for minutes). */
+function watch(request: IncomingMessage, response: ServerResponse, onServed: (served: ServedApiRequest) => void): RequestWatch {
+  const startedAt = performance.now();
+  const watched: RequestWatch = { streaming: false, trace: { cold: false } };
+  response.once('close', () =>
+    onServed({
+      method: request.method ?? '-',
+      url: request.url ?? '/',
+      status: response.headersSent ? response.statusCode : undefined,
+      functionName: watched.functionName,
+      cold: watched.trace.cold,
+      streaming: watched.streaming,
+      finished: response.writableFinished,
+      durationMs: performance.now() - startedAt,
+    }),
+  );
+  return watched;
 }
 
 /** A Lambda proxy integration accepts only a result with a numeric status code; anything else is a 502. */

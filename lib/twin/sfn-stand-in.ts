@@ -33,6 +33,19 @@ export interface LocalStepFunctionsOptions {
   dataDir: string;
   /** Tests only: replaces every Retry backoff. */
   retryIntervalMs?: number;
+  /** Each execution as it starts, resumes after a restart, and ends (the twin's terminal shows them). */
+  onExecution?: (activity: ExecutionActivity) => void;
+}
+
+export interface ExecutionActivity {
+  event: 'started' | 'resumed' | 'ended';
+  stateMachineArn: string;
+  name: string;
+  status: ExecutionStatus;
+  /** The error name of an execution that ended badly (never its cause, which may quote the input). */
+  error?: string;
+  startDate: number;
+  stopDate?: number;
 }
 
 interface HostedMachine {
@@ -81,7 +94,10 @@ export class LocalStepFunctions {
         // Saved under an earlier definition that had this state (a collection run from when it shared the workflow machine).
         if (state !== undefined && !machine.definition.States[state]) {
           this.finish(record, { status: 'FAILED', error: 'States.Runtime', cause: `The state machine's definition has no state '${state}' any more` });
-        } else void this.drive(record);
+        } else {
+          this.report('resumed', record);
+          void this.drive(record);
+        }
       } else if (!record.endNotified && NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
     }
   }
@@ -118,6 +134,8 @@ export class LocalStepFunctions {
       stateTransitions: 0,
     };
     this.executions.set(executionArn, record);
+    // Before entering the first state, which may already end the execution.
+    this.report('started', record);
     this.enter(record, machine.definition.StartAt, parsed);
     void this.drive(record);
     return { executionArn, startDate: record.startDate / 1000 };
@@ -233,7 +251,15 @@ export class LocalStepFunctions {
       pending.reject(new StatesError('States.Aborted', 'The execution ended'));
     }
     this.save(record);
+    this.report('ended', record);
     if (NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
+  }
+
+  private report(event: ExecutionActivity['event'], record: ExecutionRecord): void {
+    const { onExecution } = this.options;
+    if (!onExecution) return;
+    const { stateMachineArn, name, status, error, startDate, stopDate } = record;
+    onExecution({ event, stateMachineArn, name, status, error, startDate, stopDate });
   }
 
   /** Runs the execution from its current position until it ends, waits for good, or the process closes. */

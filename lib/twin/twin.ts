@@ -18,6 +18,7 @@ import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
 import { removeTwinFile, writeTwinFile, type TwinFile } from './twin-file.ts';
+import { executionLine, requestLine } from './twin-log.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 /** The ASL file CDK deploys for each state machine. */
@@ -44,6 +45,13 @@ export interface LocalTwinOptions {
   onStoreRequest?: (served: ServedRequest) => void;
   /** Every log line of every function, with the function's name (tests look for what must never be logged). */
   onFunctionLog?: (functionName: string, line: string) => void;
+  /**
+   * A line per API request as its response ends (twin-log.ts: time, method, path with its secrets cut, status,
+   * function, duration, `cold`); `npm start` prints them. Unset, the server does no per-request work for it.
+   */
+  onRequestLine?: (line: string) => void;
+  /** A line as each Step Functions execution starts, resumes after a restart, and ends (with its status and duration). */
+  onExecutionLine?: (line: string) => void;
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
@@ -87,6 +95,7 @@ export interface LocalTwin {
  */
 export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTwin> {
   const routes = options.routes ?? productRoutes;
+  const { onRequestLine, onExecutionLine } = options;
   const taskFunctions = options.taskFunctions ?? productTaskFunctions;
   const publicPort = (offset: number) => (options.port === 0 ? 0 : options.port + offset);
   const stores = await startLocalStores(options.dataDir, { dynamodb: 0, s3: 0 });
@@ -111,6 +120,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     functions,
     dataDir: options.dataDir,
     retryIntervalMs: options.retryIntervalMs,
+    onExecution: onExecutionLine ? (activity) => onExecutionLine(executionLine(activity)) : undefined,
   });
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
   const ssm = await startSsmStandIn({ dataDir: options.dataDir });
@@ -168,6 +178,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
     stage: options.stage ?? API_STAGE,
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS,
+    onServed: onRequestLine ? (served) => onRequestLine(requestLine(served)) : undefined,
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);

@@ -38,6 +38,12 @@ export function lambdaHeapLimits(memoryMb: number): { maxOldGenerationSizeMb: nu
   return { maxOldGenerationSizeMb: memoryMb - newSpaceMb, maxYoungGenerationSizeMb: 3 * Math.floor(newSpaceMb / 2) };
 }
 
+/** What an invocation's caller may learn about how it ran (the twin's request lines show it). */
+export interface InvocationTrace {
+  /** This invocation started the function's environment: its first, or the first after a crash, a failed init or OOM. */
+  cold: boolean;
+}
+
 /** An error the Lambda service reports instead of the function's result. */
 export class LambdaInvokeError extends Error {
   constructor(name: string, message: string) {
@@ -98,13 +104,13 @@ export class LocalLambda {
    * A request-response invocation; resolves with the handler's JSON result, rejects with its error. `body`: the
    * bytes of a proxy event's request body (its `body` is null), put into the event in the function's worker.
    */
-  invoke(event: unknown, body?: Uint8Array): Promise<unknown> {
-    return this.start(event, undefined, body);
+  invoke(event: unknown, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown> {
+    return this.start(event, undefined, body, trace);
   }
 
   /** A response-streaming invocation: the handler's prelude and bytes go to `stream` as it writes them. */
-  async invokeStreaming(event: unknown, stream: LocalResponseStream, body?: Uint8Array): Promise<void> {
-    await this.start(event, stream, body);
+  async invokeStreaming(event: unknown, stream: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<void> {
+    await this.start(event, stream, body, trace);
   }
 
   async close(): Promise<void> {
@@ -115,17 +121,18 @@ export class LocalLambda {
     await worker?.terminate();
   }
 
-  private start(event: unknown, stream?: LocalResponseStream, body?: Uint8Array): Promise<unknown> {
+  private start(event: unknown, stream?: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown> {
     const invocation = toInvokePayload(event, body);
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }
     // Invocations wait for the same measurement, so they still reach the worker in the order they came.
-    return this.baseline.then((baselineBytes) => this.dispatch(invocation, baselineBytes, stream));
+    return this.baseline.then((baselineBytes) => this.dispatch(invocation, baselineBytes, stream, trace));
   }
 
-  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream): Promise<unknown> {
+  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream, trace?: InvocationTrace): Promise<unknown> {
     if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
+    if (trace) trace.cold = this.worker === undefined;
     const worker = this.ensureWorker(baselineBytes);
     const id = this.nextId++;
     const requestId = randomUUID();
