@@ -81,6 +81,26 @@ export const routes: readonly Route[] = [
   },
 
   {
+    // Literal beside `{token}`: API Gateway matches a literal segment before a parameter, and every token route
+    // has a segment after the token, so neither can take the other's requests.
+    id: 'WebhookOpenApi',
+    method: 'GET',
+    path: `${WEBHOOKS_PREFIX}/openapi.json`,
+    handler: 'inbound/handlers/openapi.ts',
+    errorShape: 'webhook',
+    tables: { ...METERED },
+  },
+
+  {
+    // The API's description: public, like the spec it restates, so it has no scope and asks for no key.
+    id: 'PublishedOpenApi',
+    method: 'GET',
+    path: `${PUBLISHED}/openapi.json`,
+    handler: 'published/handlers/openapi.ts',
+    errorShape: 'published',
+    tables: { ...METERED },
+  },
+  {
     id: 'PublishedListWorkflows',
     method: 'GET',
     path: `${PUBLISHED}/workflows`,
@@ -107,6 +127,7 @@ export const routes: readonly Route[] = [
     scope: 'workflows.execute',
     streaming: true,
     // runEvents: writes the run log's first event (start), at id 1, without reading the log.
+    // executions: the run's items, and its Idempotency-Key's reservation (`idempotency#<project>#<key>`).
     tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
     // Writes a large run context; reads a large output or approval message back for the answer.
     buckets: { bodies: { 'executions/': 'readWrite' } },
@@ -120,7 +141,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.stream',
     streaming: true,
-    // Starts the run as execute does, then tails its log.
+    // Starts the run as execute does (its Idempotency-Key too), then tails its log.
     tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachines: { workflow: ['start'] },

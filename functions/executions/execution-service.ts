@@ -44,7 +44,14 @@ export interface StartDeps extends ExecutionDeps, PublicationDeps {
   allowLoopbackCallbacks: boolean;
 }
 
-export async function startExecution(deps: StartDeps, caller: Caller, workflowId: string, request: ExecuteRequest): Promise<ExecutionRecord> {
+/** `executionId` is made beforehand when something must name the run before it exists (an Idempotency-Key's reservation). */
+export async function startExecution(
+  deps: StartDeps,
+  caller: Caller,
+  workflowId: string,
+  request: ExecuteRequest,
+  executionId: string = randomUUID(),
+): Promise<ExecutionRecord> {
   const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
   applyOverrides(workflow.definition, request.overrides, deps.now());
   if (request.callback_url !== undefined) {
@@ -53,7 +60,6 @@ export async function startExecution(deps: StartDeps, caller: Caller, workflowId
   }
   const now = deps.now();
   const expiresAtMs = now + EXECUTION_RETENTION_MS;
-  const executionId = randomUUID();
   const ids = {
     execution_id: executionId,
     project_id: caller.projectId,

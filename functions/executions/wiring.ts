@@ -6,6 +6,8 @@ import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createConversationsRepository } from './conversations-repository.ts';
 import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
+import { createIdempotencyRepository } from './idempotency-repository.ts';
+import type { StartOnceDeps } from './idempotency-service.ts';
 import { createRunStore } from './run-store.ts';
 import { createRunEventsRepository } from './run-events-repository.ts';
 import type { TailDeps } from './run-event-streams.ts';
@@ -84,14 +86,17 @@ export function executionServiceFromEnv(): ExecutionDeps {
   };
 }
 
-export function executionStartFromEnv(): StartDeps {
-  return {
+export function executionStartFromEnv(): StartOnceDeps {
+  const start: StartDeps = {
     ...executionServiceFromEnv(),
     publications: publicationsFromEnv(),
     conversations: conversationsFromEnv(),
     runs: runStoreFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };
+  // Idempotency-Key reservations are items of the executions table (`idempotency#<project>#<key>`): the routes that
+  // start runs already read and write it, so keys need no table, variable or grant of their own.
+  return { ...start, idempotency: createIdempotencyRepository(dynamo, requireEnv(TABLE_ENV.executions)) };
 }
 
 /** DeliverCallback: the executions (large outputs too), the loopback switch for local receivers, a clock and fetch. */

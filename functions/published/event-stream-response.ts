@@ -101,15 +101,17 @@ const END_MARGIN_MS = 5000;
  * is followed by filler comments (`SSE_FLUSH_PADDING`), paced for events (limits.ts). When the stream must end
  * early (its time is up, or the log could not be read), its last event is `resume`, with no id:
  * `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after the last event sent. A caller
- * that goes away stops the reading at once; the run goes on regardless.
+ * that goes away stops the reading at once; the run goes on regardless. `headers` go out with the status, beside the
+ * event stream's own.
  */
 export function respondWithEvents(
   context: Context,
   timing: EventStreamTiming,
   start: { after: number; now: () => number; resumeUrl: (lastEventId: number) => string },
   produce: (options: { signal: AbortSignal; deadlineMs: number }) => AsyncGenerator<StreamedEvent, StreamEnd>,
+  headers: Record<string, string> = {},
 ): Promise<HttpResponse> {
-  return serveStream(context, EVENT_STREAM_HEADERS, async (sink) => {
+  return serveStream(context, { ...headers, ...EVENT_STREAM_HEADERS }, async (sink) => {
     const deadlineMs = start.now() + Math.min(timing.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
     let lastEventId = start.after;
     let heartbeat: NodeJS.Timeout | undefined;

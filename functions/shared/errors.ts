@@ -53,6 +53,14 @@ export class PayloadTooLargeError extends DomainError {
   readonly statusCode = 413;
 }
 
+/**
+ * 422 Unprocessable Content (RFC 9110): the request is well-formed but cannot be done as asked, such as an
+ * `Idempotency-Key` already used for a different request.
+ */
+export class UnprocessableContentError extends DomainError {
+  readonly statusCode = 422;
+}
+
 export class RateLimitedError extends DomainError {
   readonly statusCode = 429;
   /** Whole seconds, at least 1, as the `Retry-After` header wants. */

@@ -102,6 +102,27 @@ export const EXECUTE_POLL_MAX_MS = 1000;
 /** Recent runs per workflow the first read is timed from, and workflows a function instance keeps them for. */
 export const EXECUTE_POLL_HISTORY_RUNS = 8;
 export const EXECUTE_POLL_HISTORY_WORKFLOWS = 200;
+/**
+ * `Idempotency-Key` on execute and stream: 1-255 printable ASCII characters (space to tilde), as most clients and
+ * the IETF draft's examples send them (a UUID, a ULID); a key is a partition key part, far under DynamoDB's 2,048 bytes.
+ */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export const IDEMPOTENCY_KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
+/** A key names the same execution this long after the first request that used it; then it is free again. */
+export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * HOUR_MS;
+/**
+ * A repeated request waits this long for the first request with its key to start the run (normally a few round
+ * trips), reading the key with pauses growing by half from FIRST to MAX; past it the answer is 503 (retry later).
+ */
+export const IDEMPOTENT_START_WAIT_MS = 20 * SECOND_MS;
+export const IDEMPOTENT_START_POLL_FIRST_MS = 20;
+export const IDEMPOTENT_START_POLL_MAX_MS = 500;
+/**
+ * A key whose first request never said its run started is taken over once that request's invocation has certainly
+ * ended (its deadline) plus this margin, for a call it sent just before the end to land: Lambda stops an invocation at
+ * its timeout, so nothing of it can start a run later.
+ */
+export const IDEMPOTENT_START_ABANDONED_MARGIN_MS = 10 * SECOND_MS;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */

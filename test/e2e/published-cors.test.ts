@@ -101,7 +101,7 @@ describe('with CORS_ORIGINS', () => {
     it('lets a listed origin read the answer, and tells caches it varies by origin', async () => {
       const answer = await crossOrigin(`${base()}/workflows`, DASHBOARD);
       expect(answer.status).toBe(200);
-      expect(answer.headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-expose-headers': 'retry-after', vary: 'Origin' });
+      expect(answer.headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-expose-headers': 'retry-after, x-execution-id, content-location', vary: 'Origin' });
       expect(answer.body.workflows.length).toBeGreaterThan(0);
     });
 
@@ -147,7 +147,7 @@ describe('with CORS_ORIGINS', () => {
     it('puts the header on the gateway\'s own answers: with two origins it echoes the caller\'s', async () => {
       const unknown = await http(`${base()}/no-such-thing`, { headers: { origin: DEV_SERVER } });
       expect(unknown.status).toBe(404);
-      expect(unknown.headers).toMatchObject({ 'access-control-allow-origin': DEV_SERVER, 'access-control-expose-headers': 'retry-after', vary: 'Origin' });
+      expect(unknown.headers).toMatchObject({ 'access-control-allow-origin': DEV_SERVER, 'access-control-expose-headers': 'retry-after, x-execution-id, content-location', vary: 'Origin' });
       const unknownPreflight = await preflight(`${base()}/no-such-thing`, DEV_SERVER, 'GET');
       expect(unknownPreflight.status).toBe(404);
     });

@@ -64,7 +64,7 @@ describe('the gateway\'s own answers', () => {
   it('carry the caller\'s Origin (two origins: a gateway response cannot check a list), the exposed headers and Vary', () => {
     const cors = {
       'gatewayresponse.header.Access-Control-Allow-Origin': 'method.request.header.Origin',
-      'gatewayresponse.header.Access-Control-Expose-Headers': "'retry-after'",
+      'gatewayresponse.header.Access-Control-Expose-Headers': "'retry-after, x-execution-id, content-location'",
       'gatewayresponse.header.Vary': "'Origin'",
     };
     for (const type of ['MISSING_AUTHENTICATION_TOKEN', 'DEFAULT_4XX', 'DEFAULT_5XX']) {

@@ -7,6 +7,17 @@ export interface HttpResult {
   text: string;
 }
 
+/** Sees every answer `http` receives; what it throws fails the request's promise, and so the test awaiting it. */
+export type ResponseObserver = (request: { method: string; url: string }, result: HttpResult) => void;
+
+const observers = new Set<ResponseObserver>();
+
+/** Shows `observer` every answer from now on (this test file's, as each file runs in a process of its own); answers how to stop. */
+export function observeResponses(observer: ResponseObserver): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
 /**
  * A plain HTTP request from a chosen local address (any 127.x.y.z reaches the twin on Linux),
  * so tests can play several client IPs.
@@ -34,7 +45,14 @@ export function http(
           } catch {
             // not JSON; tests look at text
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+          const result = { status: res.statusCode ?? 0, headers: res.headers, body, text };
+          try {
+            for (const observer of observers) observer({ method: options.method ?? 'GET', url }, result);
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+          resolve(result);
         });
       },
     );

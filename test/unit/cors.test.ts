@@ -68,7 +68,7 @@ describe('a function\'s answers', () => {
   it('echoes a listed origin on every answer, and only a listed one, always varying by origin', () => {
     expect(corsResponseHeaders(policy.origins, request('https://a.example'))).toEqual({
       'access-control-allow-origin': 'https://a.example',
-      'access-control-expose-headers': 'retry-after',
+      'access-control-expose-headers': 'retry-after, x-execution-id, content-location',
       vary: 'Origin',
     });
     expect(corsResponseHeaders(policy.origins, request('https://a.example:444'))).toEqual({ vary: 'Origin' });
@@ -84,7 +84,7 @@ describe('the gateway responses\' headers', () => {
   it('name the one allowed origin, which no other page can then use', () => {
     expect(gatewayCorsHeaders(['https://a.example'])).toEqual({
       'Access-Control-Allow-Origin': { fixed: 'https://a.example' },
-      'Access-Control-Expose-Headers': { fixed: 'retry-after' },
+      'Access-Control-Expose-Headers': { fixed: 'retry-after, x-execution-id, content-location' },
       Vary: { fixed: 'Origin' },
     });
   });

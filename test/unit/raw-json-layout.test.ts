@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layOutJson } from '#lib/admin/json-text.ts';
+import { layOutJson } from '#collection/raw-json.ts';
 
 describe('layOutJson', () => {
   const samples: unknown[] = [

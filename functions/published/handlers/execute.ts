@@ -1,10 +1,12 @@
 import { executeRequestSchema } from '#executions/execute-request.ts';
 import { SETTLED_STATUSES, executionView, type ExecutionRecord } from '#executions/execution-model.ts';
-import { startExecution, waitUntilSettled, type StartDeps } from '#executions/execution-service.ts';
+import { ownedExecution, waitUntilSettled } from '#executions/execution-service.ts';
+import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service.ts';
 import { executionStartFromEnv } from '#executions/wiring.ts';
 import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#published/external-url.ts';
+import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
 import { keepJsonResponseAlive } from '#shared/http/http-handler.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
@@ -20,29 +22,43 @@ export interface ExecuteOptions {
 
 /**
  * POST /api/v1/published/workflows/{workflow_id}/execute: starts the run and answers when it settles.
- * Refusals (401, 403, 404, 400, 413, 429, 503) are ordinary JSON answers with their status. Once the run has
- * started, the answer is 200 at once, kept alive with JSON whitespace while the run goes on; a run still going
- * at the deadline ends the document with its current status (`running`) and the `poll_url` to follow it.
+ * Refusals (401, 403, 404, 400, 413, 422, 429, 503) are ordinary JSON answers with their status. Once the run has
+ * started, the answer is 200 at once, naming the run in its headers, kept alive with JSON whitespace while the run goes
+ * on; a run still going at the deadline ends the document with its current status (`running`) and the `poll_url` to
+ * follow it. With an `Idempotency-Key` already used for the same request, the answer is that key's run, waited for
+ * exactly as the first request waited.
  */
-export function createExecuteHandler(deps: StartDeps, options: ExecuteOptions) {
+export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOptions) {
   return publishedRoute('PublishedExecute', async (request, caller, context) => {
     const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
-    const started = await startExecution(deps, caller, pathParameter(request, 'workflow_id'), body);
-    metrics.addMetric('WorkflowRunsStarted', MetricUnit.Count, 1);
+    const workflowId = pathParameter(request, 'workflow_id');
+    const key = idempotencyKey(request);
+    const run = await startOrJoin(deps, caller, workflowId, body, { key, invocationDeadlineMs: invocationDeadline(deps.now(), context) });
+    metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
+    // A joined run is read before the status goes out, so a read that fails is still an ordinary JSON refusal.
+    const first = run.started ?? (await ownedExecution(deps, caller, run.executionId, true));
+    // A joined run began before this request: its settling time says nothing about how long the workflow's runs take.
+    const waitDeps = run.started ? deps : { ...deps, settleTimes: undefined };
     const deadline = deps.now() + Math.min(MAX_BLOCKING_EXECUTE_MS, context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
-    const pollUrl = externalUrl(request, routePath('PublishedGetExecution', { execution_id: started.execution_id }));
+    const pollUrl = externalUrl(request, routePath('PublishedGetExecution', { execution_id: run.executionId }));
 
-    return keepJsonResponseAlive(context, 200, options.heartbeatMs, async (callerGone) => {
-      let record: ExecutionRecord = started;
-      try {
-        record = await waitUntilSettled(deps, started, deadline, callerGone);
-      } catch (error) {
-        // The status line is out: the run goes on, so the answer is what is known of it and where to poll.
-        logger.error('execution status could not be read while waiting', error as Error);
-      }
-      const view = executionView(record, deps.now());
-      return SETTLED_STATUSES.includes(record.status) ? view : { ...view, poll_url: pollUrl };
-    });
+    return keepJsonResponseAlive(
+      context,
+      200,
+      options.heartbeatMs,
+      async (callerGone) => {
+        let record: ExecutionRecord = first;
+        try {
+          if (!SETTLED_STATUSES.includes(record.status)) record = await waitUntilSettled(waitDeps, first, deadline, callerGone);
+        } catch (error) {
+          // The status line is out: the run goes on, so the answer is what is known of it and where to poll.
+          logger.error('execution status could not be read while waiting', error as Error);
+        }
+        const view = executionView(record, deps.now());
+        return SETTLED_STATUSES.includes(record.status) ? view : { ...view, poll_url: pollUrl };
+      },
+      runHeaders(request, 'PublishedGetExecution', run.executionId),
+    );
   });
 }
 

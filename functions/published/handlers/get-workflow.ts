@@ -2,6 +2,7 @@ import { jsonResponse } from '#shared/http/http-handler.ts';
 import { publishedWorkflow } from '#workflows/publication-service.ts';
 import { publicationReadsFromEnv } from '#workflows/wiring.ts';
 import { pathParameter, publishedRoute } from '#published/published-handler.ts';
+import type { WorkflowDetail } from '#published/workflow-views.ts';
 
 const deps = publicationReadsFromEnv();
 
@@ -9,5 +10,5 @@ const deps = publicationReadsFromEnv();
 export const handler = publishedRoute('PublishedGetWorkflow', async (request, caller) => {
   const workflow = await publishedWorkflow(deps, caller.projectId, pathParameter(request, 'workflow_id'));
   const { id, name, description } = workflow.definition;
-  return jsonResponse(200, { id, name, description, created_at: workflow.created_at, updated_at: workflow.updated_at });
+  return jsonResponse(200, { id, name, description, created_at: workflow.created_at, updated_at: workflow.updated_at } satisfies WorkflowDetail);
 });

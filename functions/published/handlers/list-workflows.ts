@@ -2,6 +2,7 @@ import { jsonResponse } from '#shared/http/http-handler.ts';
 import { activeWorkflows } from '#workflows/publication-service.ts';
 import { publicationReadsFromEnv } from '#workflows/wiring.ts';
 import { publishedRoute } from '#published/published-handler.ts';
+import type { WorkflowList } from '#published/workflow-views.ts';
 
 const deps = publicationReadsFromEnv();
 
@@ -12,5 +13,5 @@ export const handler = publishedRoute('PublishedListWorkflows', async (_request,
     workflows: workflows.map(({ id, name, description }) => ({ id, name, description })),
     publication_id,
     project_id: caller.projectId,
-  });
+  } satisfies WorkflowList);
 });

@@ -1,30 +1,44 @@
 import { executeRequestSchema } from '#executions/execute-request.ts';
-import { startExecution, type StartDeps } from '#executions/execution-service.ts';
-import { runStream, type TailDeps } from '#executions/run-event-streams.ts';
+import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service.ts';
+import { checkResumePoint, runStream, type TailDeps } from '#executions/run-event-streams.ts';
 import { executionStartFromEnv, runTailFromEnv } from '#executions/wiring.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { respondWithEvents, type EventStreamTiming } from '#published/event-stream-response.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
-import { resumeUrl } from '#published/run-stream-handler.ts';
+import { resumePoint, resumeUrl } from '#published/run-stream-handler.ts';
+import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
 import { eventStreamTimingFromEnv } from '#published/wiring.ts';
 
 /**
  * POST /api/v1/published/workflows/{workflow_id}/stream: starts the run exactly as execute does (same body,
- * same refusals as JSON), then streams its log until `complete`. The run does not depend on the stream: a
- * dropped connection resumes at GET /executions/{id}/stream with Last-Event-ID.
+ * same refusals as JSON), then streams its log until `complete`, naming the run in the response headers. The run does
+ * not depend on the stream: a dropped connection resumes at GET /executions/{id}/stream with Last-Event-ID, or by
+ * sending this request again with its `Idempotency-Key`, which joins the key's run instead of starting another: from
+ * its first event, or after `Last-Event-ID` when sent (what fetch-event-source sends when it retries).
  */
-export function createStreamWorkflowHandler(deps: { start: StartDeps; tail: TailDeps }, timing: EventStreamTiming) {
+export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: TailDeps }, timing: EventStreamTiming) {
   return publishedRoute('PublishedStreamWorkflow', async (request, caller, context) => {
     const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
-    const started = await startExecution(deps.start, caller, pathParameter(request, 'workflow_id'), body);
-    metrics.addMetric('WorkflowRunsStarted', MetricUnit.Count, 1);
-    const executionId = started.execution_id;
+    const workflowId = pathParameter(request, 'workflow_id');
+    const key = idempotencyKey(request);
+    // A resume id means something only for a run the key already names; it is checked before the key is used, and a
+    // request without a key ignores it as before (a new run's events are all new to the caller).
+    const resume = key === undefined ? undefined : resumePoint(request);
+    const run = await startOrJoin(deps.start, caller, workflowId, body, { key, invocationDeadlineMs: invocationDeadline(deps.start.now(), context) });
+    metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
+    const executionId = run.executionId;
+    const after = !run.started && resume ? resume.after : 0;
+    // Past the log's end is a 400. A caller that already has the run's last event gets a stream that ends at once
+    // (not GET's 204: this route's clients are fetch-based, such as fetch-event-source, which retries a non-stream
+    // answer for ever and stops at a stream's end; EventSource cannot POST).
+    if (after > 0) await checkResumePoint(deps.tail, executionId, after, resume!.field);
     return respondWithEvents(
       context,
       timing,
-      { after: 0, now: deps.tail.now, resumeUrl: (lastEventId) => resumeUrl(request, 'PublishedStreamExecution', executionId, lastEventId) },
-      (options) => runStream(deps.tail, executionId, { ...options, after: 0 }),
+      { after, now: deps.tail.now, resumeUrl: (lastEventId) => resumeUrl(request, 'PublishedStreamExecution', executionId, lastEventId) },
+      (options) => runStream(deps.tail, executionId, { ...options, after }),
+      runHeaders(request, 'PublishedStreamExecution', executionId),
     );
   });
 }

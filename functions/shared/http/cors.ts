@@ -14,16 +14,17 @@ export const CORS_ORIGINS_ENV = 'CORS_ORIGINS';
 
 /**
  * Request headers a page may send: the key, the JSON body's type, the resume id of a stream, and the
- * `Idempotency-Key` some HTTP clients add to every POST on their own (the API ignores it; refusing it would fail
- * the preflight of such a client).
+ * `Idempotency-Key` that makes a repeated execute or stream the same run (other routes ignore it; some HTTP clients
+ * add it to every POST on their own, and refusing it would fail the preflight of such a client).
  */
 export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'last-event-id', 'idempotency-key'] as const;
 
 /**
  * Response headers a page may read beyond the CORS-safelisted ones (content-type, cache-control, ...): a 429's
- * `Retry-After`. The streams' event ids travel in the body (`id:` lines), not in a header.
+ * `Retry-After`, and the headers execute and stream name their run with (`X-Execution-Id`, `Content-Location`). The
+ * streams' event ids travel in the body (`id:` lines), not in a header.
  */
-export const CORS_EXPOSE_HEADERS = ['retry-after'] as const;
+export const CORS_EXPOSE_HEADERS = ['retry-after', 'x-execution-id', 'content-location'] as const;
 
 /**
  * How long a browser may reuse a preflight answer. Each preflight is a function invocation; Chromium caps the

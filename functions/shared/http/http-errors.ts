@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DomainError, RateLimitedError, ValidationError } from '../errors.ts';
+import * as z from '../zod.ts';
 
 /**
  * The one place that maps errors to HTTP. Each API has its own body shape:
@@ -9,19 +10,45 @@ import { DomainError, RateLimitedError, ValidationError } from '../errors.ts';
  */
 export type ErrorBodyShape = 'webhook' | 'published';
 
+/** API Gateway's own answers (lib/cdk/gateway-responses.ts) carry the message under both names, whichever API it is. */
+const GATEWAY_TWIN = 'Only in API Gateway\'s own answers (unknown route, stage throttle, failed or timed-out integration): the same message';
+
+export const fieldIssueSchema = z.object({
+  field: z.string().check(z.meta({ description: 'The field in dot notation (`messages.0.text`, `audio.url`), or `body` for the body as a whole', examples: ['audio.url'] })),
+  message: z.string(),
+});
+
+export const webhookErrorBodySchema = z.object({
+  error: z.string().check(z.meta({ examples: ['Validation error'] })),
+  details: z.optional(z.array(fieldIssueSchema).check(z.meta({ description: 'With 400 only: what is wrong, field by field' }))),
+  detail: z.optional(z.string().check(z.meta({ description: GATEWAY_TWIN }))),
+});
+
+export const publishedErrorBodySchema = z.object({
+  detail: z.string().check(z.meta({ description: 'What went wrong, for people; a 400 names the fields (`user_id: Too small: ...`)', examples: ['Workflow not found'] })),
+  error: z.optional(z.string().check(z.meta({ description: GATEWAY_TWIN }))),
+});
+
+type WebhookErrorBody = z.output<typeof webhookErrorBodySchema>;
+type PublishedErrorBody = z.output<typeof publishedErrorBodySchema>;
+
 const GENERIC_SERVER_ERROR = 'Internal server error';
 
 export function errorResponse(error: unknown, shape: ErrorBodyShape): APIGatewayProxyResult {
   const statusCode = error instanceof DomainError ? error.statusCode : 500;
   const message = error instanceof DomainError ? error.message : GENERIC_SERVER_ERROR;
-  const body: Record<string, unknown> = shape === 'webhook' ? { error: message } : { detail: message };
-  if (error instanceof ValidationError) {
-    if (shape === 'webhook') body.details = error.details;
-    else body.detail = error.details.length > 0 ? `${message}: ${formatIssues(error)}` : message;
-  }
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
-  return { statusCode, headers, body: JSON.stringify(body) };
+  return { statusCode, headers, body: JSON.stringify(shape === 'webhook' ? webhookBody(error, message) : publishedBody(error, message)) };
+}
+
+function webhookBody(error: unknown, message: string): WebhookErrorBody {
+  return error instanceof ValidationError ? { error: message, details: error.details } : { error: message };
+}
+
+function publishedBody(error: unknown, message: string): PublishedErrorBody {
+  if (error instanceof ValidationError && error.details.length > 0) return { detail: `${message}: ${formatIssues(error)}` };
+  return { detail: message };
 }
 
 function formatIssues(error: ValidationError): string {

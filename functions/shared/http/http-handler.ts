@@ -190,17 +190,18 @@ const JSON_KEEP_ALIVE = Buffer.alloc(STREAM_FLUSH_PADDING_BYTES, ' ');
  * before a value) every `heartbeatMs` until `document` settles, so API Gateway's idle timeout and proxies never see
  * a silent response. Any JSON parser reads the body as the one document that follows.
  * The status is final from here on: call it only once nothing can refuse the request any more.
- * `document` gets a signal that aborts when the caller goes away.
+ * `document` gets a signal that aborts when the caller goes away. `headers` go out with the status.
  */
 export async function keepJsonResponseAlive(
   context: Context,
   statusCode: number,
   heartbeatMs: number,
   document: (callerGone: AbortSignal) => Promise<unknown>,
+  headers: Record<string, string> = {},
 ): Promise<HttpResponse> {
   const streamed = streamedResponses.get(context);
   if (!streamed) throw new Error('keepJsonResponseAlive is only for streaming routes');
-  streamed.open({ statusCode, headers: { 'content-type': 'application/json' } });
+  streamed.open({ statusCode, headers: { ...headers, 'content-type': 'application/json' } });
   // The runtime sends the status line with the first bytes of the body: send them now.
   streamed.write(JSON_KEEP_ALIVE);
   const heartbeat = setInterval(() => streamed.write(JSON_KEEP_ALIVE), heartbeatMs);

@@ -1,0 +1,133 @@
+import { routes } from '#functions/routes.ts';
+import { webhookErrorBodySchema } from '#shared/http/http-errors.ts';
+import { OPENAPI_DOCUMENT_SCHEMA, openApiDocument, schemaComponents, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import { WEBHOOKS_PREFIX } from '#shared/http/route-groups.ts';
+import { MAX_REQUEST_BODY_BYTES, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } from '#shared/limits.ts';
+import * as z from '#shared/zod.ts';
+import { callEventSchema, textEventSchema } from './event-schema.ts';
+import { LINK_TOKEN_PATTERN } from './link-model.ts';
+import { acceptedResponseSchema, duplicateResponseSchema, pingResponseSchema } from './webhook-views.ts';
+
+/**
+ * The Inbound Conversation Webhook API's OpenAPI document (GET /api/v1/webhooks/openapi.json): its operations are
+ * the route table's, the event schemas the ones ingest validates with, the answers the ones ingest returns.
+ */
+
+const requests = schemaComponents('input', {
+  CallEvent: callEventSchema,
+  TextEvent: textEventSchema,
+  Event: z.discriminatedUnion('type', [callEventSchema, textEventSchema]),
+});
+
+const responses = schemaComponents('output', {
+  PingResponse: pingResponseSchema,
+  Accepted: acceptedResponseSchema,
+  Duplicate: duplicateResponseSchema,
+  Error: webhookErrorBodySchema,
+});
+
+const error = (description: string, headers?: string[]): ResponseDoc => ({ json: 'Error', description, ...(headers ? { headers } : {}) });
+
+const LIMITED = error(
+  `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
+  ['Retry-After'],
+);
+const UNKNOWN_LINK = error('Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link');
+const SERVER_ERRORS: Record<string, ResponseDoc> = {
+  '500': error('Internal error: retry with the same external_id, with growing delays'),
+  '503': error('The service is busy: retry with the same external_id, with growing delays'),
+};
+
+const NOW = '2026-05-01T12:30:00+03:00';
+
+const operations: Record<string, OperationDoc> = {
+  WebhookOpenApi: {
+    summary: 'This document',
+    description: 'The OpenAPI description of the Inbound Conversation Webhook API. Needs no token.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': error('The stage throttle', ['Retry-After']) },
+  },
+  WebhookPing: {
+    summary: 'Check a link',
+    tags: ['webhook'],
+    responses: { '200': { description: 'The link is known', json: 'PingResponse' }, '404': UNKNOWN_LINK, '429': LIMITED, ...SERVER_ERRORS },
+  },
+  WebhookPostEvent: {
+    summary: 'Send one finished conversation',
+    description:
+      `One call or dialog per request, at most ${MAX_REQUEST_BODY_BYTES} bytes, fully sent within 30 seconds. Deduplicated on (link's source, external_id): a repeat passes the same checks and answers 200 duplicate. A 201 or 200 confirms queueing for the nightly collection. Unknown fields are ignored; strings are never coerced.`,
+    tags: ['webhook'],
+    requestBody: {
+      schema: 'Event',
+      required: true,
+      description: 'The type must match the link\'s connector type (call for calls, text for dialogs)',
+      examples: {
+        call: {
+          type: 'call', external_id: 'call-1', occurred_at: NOW, source_channel: 'site', metadata: { direction: 'inbound' },
+          audio: { url: 'https://records.example.com/call-1.mp3', format: 'mp3', duration_seconds: 63, channels: 2 },
+        },
+        dialog: {
+          type: 'text', external_id: 'chat-1', occurred_at: NOW,
+          messages: [
+            { text: 'Hello', timestamp: NOW, author_name: 'Ann', author_role: 'client' },
+            { text: 'Hi, how can I help?', timestamp: NOW, author_name: 'Bob', author_role: 'operator' },
+          ],
+        },
+      },
+    },
+    responses: {
+      '201': { description: 'Accepted and queued', json: 'Accepted', examples: { call: { status: 'accepted', external_id: 'call-1', event_id: 1042, messages: 0 } } },
+      '200': { description: 'Duplicate external_id: already accepted, this content ignored', json: 'Duplicate', examples: { call: { status: 'duplicate', external_id: 'call-1', event_id: 1042 } } },
+      '400': {
+        ...error('Invalid JSON, a schema violation, the other type than the link\'s, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id'),
+        examples: { recording: { error: 'Validation error', details: [{ field: 'audio.url', message: 'must use https' }] } },
+      },
+      '404': UNKNOWN_LINK,
+      '408': error('The body was not fully received within 30 seconds: resend the whole request with the same external_id'),
+      '409': error('The link is issued but no source is connected yet: ask the administrator, check ping, retry'),
+      '413': error(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes: make it smaller and retry with the same external_id`),
+      '429': LIMITED,
+      ...SERVER_ERRORS,
+    },
+  },
+};
+
+let built: JsonSchema | undefined;
+
+/** Built once per process: the route table and the schemas do not change while it runs. */
+export function webhookApiDocument(): JsonSchema {
+  built ??= openApiDocument({
+    info: {
+      title: 'Inbound Conversation Webhook API',
+      version: '1',
+      summary: 'Receives finished calls and text dialogs for the nightly collection',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    basePath: WEBHOOKS_PREFIX,
+    servers: [
+      {
+        url: `{webhook_base_url}${WEBHOOKS_PREFIX}`,
+        variables: {
+          webhook_base_url: {
+            default: 'http://127.0.0.1:3000',
+            description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS, the twin locally',
+          },
+        },
+      },
+    ],
+    tags: [
+      { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
+      { name: 'meta', description: 'About the API itself' },
+    ],
+    routes,
+    operations,
+    pathParameters: {
+      token: { description: 'The secret part of the personal link: treat it like a password', schema: { type: 'string', pattern: LINK_TOKEN_PATTERN.source } },
+    },
+    schemas: { ...requests, ...responses, OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA },
+    headers: {
+      'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true },
+    },
+  });
+  return built;
+}

@@ -1,0 +1,348 @@
+import { decisionRequestSchema, executeRequestSchema } from '#executions/execute-request.ts';
+import {
+  decisionResponseSchema,
+  executeResponseSchema,
+  executionStatusSchema,
+  executionViewSchema,
+  pendingApprovalSchema,
+  runUsageSchema,
+  stopResponseSchema,
+} from '#executions/execution-views.ts';
+import {
+  agentHandoffDataSchema,
+  completeDataSchema,
+  errorDataSchema,
+  imageDataSchema,
+  lifecycleDecisionDataSchema,
+  lifecycleStatusDataSchema,
+  nodeUpdateDataSchema,
+  resumeDataSchema,
+  startDataSchema,
+  tokenDataSchema,
+  toolCallDataSchema,
+} from '#executions/run-event-schemas.ts';
+import { routes } from '#functions/routes.ts';
+import { publishedErrorBodySchema } from '#shared/http/http-errors.ts';
+import { OPENAPI_DOCUMENT_SCHEMA, openApiDocument, schemaComponents, sseEventSchema, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import {
+  EXECUTION_ID_PATTERN,
+  MAX_BLOCKING_EXECUTE_MS,
+  MAX_EXECUTE_BODY_BYTES,
+  MAX_REQUESTS_PER_MINUTE_PER_KEY,
+  WORKFLOW_ID_PATTERN,
+} from '#shared/limits.ts';
+import { MINUTE_MS } from '#shared/time.ts';
+import { workflowDetailSchema, workflowListSchema, workflowSummarySchema } from './workflow-views.ts';
+
+/**
+ * The Published Workflow API's OpenAPI document (GET /api/v1/published/openapi.json): its operations are the route
+ * table's, its schemas the zod schemas that validate the requests and type the answers.
+ */
+
+export const PUBLISHED_BASE_PATH = '/api/v1/published';
+
+/**
+ * The execute body's fields as the spec explains them. execute-request.ts holds the rules; these are words for
+ * callers, and a word for a field the schema no longer has fails the build (describeProperties).
+ */
+const EXECUTE_FIELDS: Record<string, string> = {
+  input: 'Input data for the workflow\'s start node; `message`, when present, must be a string. Every key is kept',
+  user_id: 'External user identifier: isolates memory between users (1-256 characters of well-formed Unicode)',
+  thread_id: 'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)',
+  initial_memory: 'Key-value pairs written into the user\'s memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)',
+  callback_url: 'Receives a POST with the status response when the run finishes (signed with webhook_secret when given)',
+  webhook_secret: 'Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url',
+  overrides: 'Node parameter overrides `{node_id: {param: value}}`, checked against the workflow\'s nodes and their parameters',
+};
+
+const requests = schemaComponents('input', {
+  ExecuteRequest: executeRequestSchema,
+  DecisionRequest: decisionRequestSchema,
+});
+
+const responses = schemaComponents('output', {
+  WorkflowSummary: workflowSummarySchema,
+  WorkflowList: workflowListSchema,
+  WorkflowDetail: workflowDetailSchema,
+  ExecutionStatus: executionStatusSchema,
+  PendingApproval: pendingApprovalSchema,
+  RunUsage: runUsageSchema,
+  Execution: executionViewSchema,
+  ExecuteResult: executeResponseSchema,
+  StopResult: stopResponseSchema,
+  DecisionResult: decisionResponseSchema,
+  Error: publishedErrorBodySchema,
+  StartEvent: startDataSchema,
+  TokenEvent: tokenDataSchema,
+  ToolCallEvent: toolCallDataSchema,
+  AgentHandoffEvent: agentHandoffDataSchema,
+  NodeUpdateEvent: nodeUpdateDataSchema,
+  ImageEvent: imageDataSchema,
+  ErrorEvent: errorDataSchema,
+  CompleteEvent: completeDataSchema,
+  ResumeEvent: resumeDataSchema,
+  StatusEvent: lifecycleStatusDataSchema,
+  DecisionEvent: lifecycleDecisionDataSchema,
+});
+
+function describeProperties(schema: JsonSchema, descriptions: Record<string, string>): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema>;
+  for (const name of Object.keys(descriptions)) if (!properties[name]) throw new Error(`No property ${name} to describe`);
+  return { ...schema, properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, { description: descriptions[name], ...property }])) };
+}
+
+/** A run's events on `/stream` and `/executions/{id}/stream` (README, Streaming). */
+const RUN_EVENTS: [event: string, component: string, description: string][] = [
+  ['start', 'StartEvent', 'The execution began (always id 1)'],
+  ['token', 'TokenEvent', 'A fragment of text from a language model'],
+  ['tool_call', 'ToolCallEvent', 'An agent\'s tool call: started, then succeeded or failed'],
+  ['agent_handoff', 'AgentHandoffEvent', 'Control passed to another agent'],
+  ['node_update', 'NodeUpdateEvent', 'A node started, completed, waits, or an approval was decided'],
+  ['image', 'ImageEvent', 'A generated image'],
+  ['error', 'ErrorEvent', 'The run failed (sent before its complete)'],
+  ['complete', 'CompleteEvent', 'The run finished, or paused at an approval (status interrupted): the stream ends'],
+];
+
+const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
+  withId: false,
+  description: 'The stream had to end early (its 14 minutes are up, or the log could not be read): resume at resume_url. Not part of the run, so it has no id',
+});
+
+const runEvents: JsonSchema = {
+  oneOf: [...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })), RESUME_EVENT],
+};
+
+const lifecycleEvents: JsonSchema = {
+  oneOf: [
+    sseEventSchema('status', 'StatusEvent', { withId: true, description: 'The run\'s state: first at subscription, then at each change; a final status ends the stream' }),
+    sseEventSchema('decision', 'DecisionEvent', { withId: true, description: 'An approval was answered' }),
+    RESUME_EVENT,
+  ],
+};
+
+const error = (description: string, headers?: string[]): ResponseDoc => ({ json: 'Error', description, ...(headers ? { headers } : {}) });
+
+/** What every authenticated operation may answer (spec sections 5 and 7). */
+const AUTHENTICATED: Record<string, ResponseDoc> = {
+  '401': error('No Authorization header, or an invalid, revoked or expired key'),
+  '403': error('The key lacks the scope the operation needs'),
+  '429': error(`Rate limit exceeded: ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute per key, or the stage throttle`, ['Retry-After']),
+  '500': error('Internal error (details only in the service\'s log)'),
+  '503': error('A service the API depends on is unavailable or throttled: retry the request as it is'),
+};
+
+const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields');
+const START_REFUSED = error('The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields');
+const KEY_REUSED = error('The Idempotency-Key was used in the last 24 hours for a different request');
+const TOO_LARGE = error(`The body is larger than ${MAX_EXECUTE_BODY_BYTES} bytes`);
+const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the last event of the execution');
+const NO_EXECUTION = error('No such execution in this project');
+const NO_WORKFLOW = error('No such workflow in the active publication');
+const STREAM_HEADERS = ['Cache-Control', 'X-Accel-Buffering'];
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  description:
+    'Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a different request is refused with 422.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
+} as const;
+
+const RESUME_PARAMETERS = [
+  {
+    name: 'Last-Event-ID',
+    in: 'header',
+    description: 'Resume after this event id (what EventSource sends when it reconnects); wins over `after`',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  { name: 'after', in: 'query', description: 'Resume after this event id (the resume URL\'s form)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+] as const;
+
+const ENDED = { description: 'The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here)' };
+
+const EXECUTE_EXAMPLE = { user_id: 'u1', thread_id: 'thread-42', input: { message: 'hello' }, initial_memory: { name: 'Ann' } };
+
+const operations: Record<string, OperationDoc> = {
+  PublishedOpenApi: {
+    summary: 'This document',
+    description: 'The OpenAPI description of the Published Workflow API. Needs no key.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': error('The stage throttle', ['Retry-After']) },
+  },
+  PublishedListWorkflows: {
+    summary: 'List the workflows of the active publication',
+    tags: ['workflows'],
+    responses: { '200': { description: 'The workflows', json: 'WorkflowList' }, '400': NO_PUBLICATION, ...AUTHENTICATED },
+  },
+  PublishedGetWorkflow: {
+    summary: 'Workflow details',
+    tags: ['workflows'],
+    responses: { '200': { description: 'The workflow', json: 'WorkflowDetail' }, '400': NO_PUBLICATION, '404': NO_WORKFLOW, ...AUTHENTICATED },
+  },
+  PublishedExecute: {
+    summary: 'Run a workflow and wait for the result',
+    description:
+      `Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
+    tags: ['executions'],
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: { schema: 'ExecuteRequest', required: true, examples: { message: EXECUTE_EXAMPLE } },
+    responses: {
+      '200': {
+        description: 'The execution as it settled (or, past the wait, as it stands, with poll_url)',
+        json: 'ExecuteResult',
+        headers: ['X-Execution-Id', ['Content-Location', 'ExecutionLocation']],
+        examples: {
+          completed: {
+            execution_id: 'V1StGXR8_Z5jdHi6B-myT', thread_id: 'thread-42', workflow_id: 'support-bot', status: 'completed', output: 'Hello Ann!', error: null,
+            elapsed_time: 0.42, total_steps: 3, created_at: '2026-05-01T09:30:00.000Z', finished_at: '2026-05-01T09:30:00.420Z', pending_approval: null,
+            usage: { model_calls: 1, input_tokens: 12, output_tokens: 3, tool_calls: 0, images: 0 },
+          },
+        },
+      },
+      '400': START_REFUSED,
+      '404': NO_WORKFLOW,
+      '413': TOO_LARGE,
+      '422': KEY_REUSED,
+      ...AUTHENTICATED,
+    },
+  },
+  PublishedStreamWorkflow: {
+    summary: 'Run a workflow and stream its events',
+    description: 'Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
+    tags: ['executions'],
+    parameters: [IDEMPOTENCY_KEY, { ...RESUME_PARAMETERS[0], description: 'With an Idempotency-Key that names a run already: resume its stream after this event id' }],
+    requestBody: { schema: 'ExecuteRequest', required: true, examples: { message: EXECUTE_EXAMPLE } },
+    responses: {
+      '200': { description: 'Server-sent events: `id`, `event`, and `data` as one line of JSON; comment lines keep the connection alive', events: runEvents, headers: [...STREAM_HEADERS, 'X-Execution-Id', ['Content-Location', 'StreamLocation']] },
+      '400': START_REFUSED,
+      '404': NO_WORKFLOW,
+      '413': TOO_LARGE,
+      '422': KEY_REUSED,
+      ...AUTHENTICATED,
+    },
+  },
+  PublishedGetExecution: {
+    summary: 'Status and result of an execution (polling)',
+    tags: ['executions'],
+    responses: { '200': { description: 'The execution', json: 'Execution' }, '404': NO_EXECUTION, ...AUTHENTICATED },
+  },
+  PublishedStreamExecution: {
+    summary: 'An execution\'s whole event stream, replayed and then live',
+    description: 'The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.',
+    tags: ['executions'],
+    parameters: RESUME_PARAMETERS,
+    responses: {
+      '200': { description: 'Server-sent events until `complete`', events: runEvents, headers: STREAM_HEADERS },
+      '204': ENDED,
+      '400': RESUME_REFUSED,
+      '404': NO_EXECUTION,
+      ...AUTHENTICATED,
+    },
+  },
+  PublishedExecutionEvents: {
+    summary: 'Subscribe to an execution\'s lifecycle',
+    description: 'Subscribe-then-fetch: the first event is the execution\'s current status; an execution already finished gets that one event and the stream closes.',
+    tags: ['executions'],
+    parameters: RESUME_PARAMETERS,
+    responses: {
+      '200': { description: 'Server-sent events until the final status', events: lifecycleEvents, headers: STREAM_HEADERS },
+      '204': ENDED,
+      '400': RESUME_REFUSED,
+      '404': NO_EXECUTION,
+      ...AUTHENTICATED,
+    },
+  },
+  PublishedStopExecution: {
+    summary: 'Stop an execution',
+    description: 'Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.',
+    tags: ['executions'],
+    responses: { '200': { description: 'Stopped', json: 'StopResult' }, '404': NO_EXECUTION, '409': error('The execution is neither queued nor running'), ...AUTHENTICATED },
+  },
+  PublishedApprove: decision('Approve the pending step', 'The run resumes along the approval\'s `approved` edge.'),
+  PublishedReject: decision('Reject the pending step', 'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.'),
+};
+
+function decision(summary: string, description: string): OperationDoc {
+  return {
+    summary,
+    description,
+    tags: ['executions'],
+    requestBody: { schema: 'DecisionRequest', required: false, description: 'May be omitted: feedback defaults to empty', examples: { feedback: { feedback: 'Looks good' } } },
+    responses: {
+      '200': { description: 'The decision was delivered; the run goes on', json: 'DecisionResult' },
+      '400': error('The body is invalid: `detail` names the fields'),
+      '404': NO_EXECUTION,
+      '409': error('The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)'),
+      '413': TOO_LARGE,
+      ...AUTHENTICATED,
+    },
+  };
+}
+
+let built: JsonSchema | undefined;
+
+/** Built once per process: the route table and the schemas do not change while it runs. */
+export function publishedApiDocument(): JsonSchema {
+  built ??= openApiDocument({
+    info: {
+      title: 'Published Workflow API',
+      version: '1',
+      summary: 'List, run, stream, poll, stop and approve the workflows of a published project with an API key',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    basePath: PUBLISHED_BASE_PATH,
+    servers: [
+      {
+        url: `{base_url}${PUBLISHED_BASE_PATH}`,
+        variables: {
+          base_url: {
+            default: 'http://127.0.0.1:3000',
+            description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS (https://<id>.execute-api.<region>.amazonaws.com/prod), the twin locally',
+          },
+        },
+      },
+    ],
+    tags: [
+      { name: 'workflows', description: 'The workflows of the project\'s active publication' },
+      { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
+      { name: 'meta', description: 'About the API itself' },
+    ],
+    routes,
+    operations,
+    pathParameters: {
+      workflow_id: { description: 'A workflow of the active publication', schema: { type: 'string', pattern: WORKFLOW_ID_PATTERN.source } },
+      execution_id: { description: 'An execution of this project', schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source } },
+    },
+    schemas: {
+      ...requests,
+      ExecuteRequest: describeProperties(requests.ExecuteRequest!, EXECUTE_FIELDS),
+      ...responses,
+      OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA,
+    },
+    headers: {
+      'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true },
+      'X-Execution-Id': {
+        description: 'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
+        schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },
+        required: true,
+      },
+      ExecutionLocation: {
+        description: 'Where the execution\'s status continues: its GET /executions/{execution_id} URL, to poll if the connection drops',
+        schema: { type: 'string' },
+        required: true,
+      },
+      StreamLocation: {
+        description: 'Where the stream continues: the execution\'s GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops',
+        schema: { type: 'string' },
+        required: true,
+      },
+      'Cache-Control': { description: 'no-cache', schema: { type: 'string', const: 'no-cache' } },
+      'X-Accel-Buffering': { description: 'no: proxies must not buffer the stream', schema: { type: 'string', const: 'no' } },
+    },
+    securitySchemes: {
+      apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key: `Authorization: Bearer <API_KEY>`. Each operation lists the one scope it needs (`*` holds them all).' },
+    },
+    scopedScheme: 'apiKey',
+  });
+  return built;
+}

@@ -1,0 +1,215 @@
+import { isJsonObject } from '../json-object.ts';
+import * as z from '../zod.ts';
+
+/*
+ * OpenAPI 3.2 documents built from the route table and the zod schemas that validate requests and shape responses,
+ * so a document cannot describe an API the code no longer has. Each API assembles its own document
+ * (published/openapi.ts, inbound/openapi.ts); this module only knows OpenAPI and zod.
+ *
+ * What zod's JSON Schema cannot carry: refinements (`z.refine`, `z.superRefine`) are checks in code, so a rule that
+ * lives only there (an acceptance window, "well-formed Unicode") reaches the document only as the description the
+ * schema's own module gives it with `z.meta`. `z.custom` has no JSON Schema at all; the one custom schema the APIs
+ * use, a JSON object with every key kept (shared/json-object.ts), is written as `{type: object}`, and any other makes
+ * the build throw rather than publish a schema that says nothing.
+ */
+
+/** OpenAPI 3.2: `itemSchema` describes each server-sent event of a `text/event-stream` response. */
+export const OPENAPI_VERSION = '3.2.0';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** Where a schema's JSON Schema describes what a caller sends (`input`: defaults optional) or receives (`output`). */
+export type SchemaDirection = 'input' | 'output';
+
+/** The schema of the document itself, for the operation that serves it. */
+export const OPENAPI_DOCUMENT_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: `An OpenAPI ${OPENAPI_VERSION} document`,
+  properties: { openapi: { type: 'string', const: OPENAPI_VERSION }, info: { type: 'object' }, paths: { type: 'object' } },
+  required: ['openapi', 'info', 'paths'],
+};
+
+export const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+/**
+ * Components from zod schemas, by id. Schemas registered together reference each other by `$ref` (a schema used
+ * inside another registered one is not written twice); anything unregistered is inlined where it is used.
+ */
+export function schemaComponents(direction: SchemaDirection, schemas: Readonly<Record<string, z.ZodMiniType>>): Record<string, JsonSchema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: direction,
+    uri: (id) => `#/components/schemas/${id}`,
+    // Custom schemas come out as `{}` here, for the override to name or refuse.
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => {
+      const def = (zodSchema as unknown as { _zod: { def: { type: string; fn?: unknown } } })._zod.def;
+      if (def.type !== 'custom') return;
+      if (def.fn !== isJsonObject) throw new Error('A z.custom schema other than jsonObjectSchema has no JSON Schema; describe it in its module');
+      jsonSchema.type = 'object';
+    },
+  });
+  return Object.fromEntries(
+    Object.entries(generated.schemas).map(([id, schema]) => {
+      // Components sit inside the document: no dialect or identity of their own.
+      const { $schema: _dialect, $id: _id, ...rest } = schema as JsonSchema;
+      return [id, rest];
+    }),
+  );
+}
+
+export interface HeaderDoc {
+  readonly description: string;
+  readonly schema: JsonSchema;
+  readonly required?: boolean;
+}
+
+export interface ResponseDoc {
+  readonly description: string;
+  /** `application/json` body: a component id. */
+  readonly json?: string;
+  /** `text/event-stream` body: the schema of one event (OpenAPI 3.2 `itemSchema`). */
+  readonly events?: JsonSchema;
+  /** Headers: a component's name, which is also the header's, or `[header, component]` where one header means different things. */
+  readonly headers?: readonly (string | readonly [header: string, component: string])[];
+  readonly examples?: Readonly<Record<string, unknown>>;
+}
+
+export interface ParameterDoc {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly description: string;
+  readonly schema: JsonSchema;
+  readonly required?: boolean;
+}
+
+export interface OperationDoc {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  readonly parameters?: readonly ParameterDoc[];
+  readonly requestBody?: { readonly schema: string; readonly required: boolean; readonly description?: string; readonly examples?: Readonly<Record<string, unknown>> };
+  readonly responses: Readonly<Record<string, ResponseDoc>>;
+}
+
+/** What a document needs of a route table entry (functions/routes.ts). */
+export interface DocumentedRoute {
+  readonly id: string;
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly scope?: string;
+}
+
+export interface DocumentParts {
+  readonly info: JsonSchema;
+  /** The API's base path; operations' paths are relative to it (as in the specs). */
+  readonly basePath: string;
+  readonly servers: readonly JsonSchema[];
+  readonly tags: readonly JsonSchema[];
+  readonly routes: readonly DocumentedRoute[];
+  readonly operations: Readonly<Record<string, OperationDoc>>;
+  /** Path parameters by name, shared by every operation whose path has them. */
+  readonly pathParameters: Readonly<Record<string, Omit<ParameterDoc, 'name' | 'in'>>>;
+  readonly schemas: Readonly<Record<string, JsonSchema>>;
+  readonly headers: Readonly<Record<string, HeaderDoc>>;
+  readonly securitySchemes?: Readonly<Record<string, JsonSchema>>;
+  /** The security requirement of a route with a scope: the scheme's name (the scope goes in its list). */
+  readonly scopedScheme?: string;
+}
+
+/**
+ * The document: every route of the table under `basePath`, each with its operation's description. A route without
+ * one, or a description without its route, throws: the table is the list of operations, and the document follows it.
+ */
+export function openApiDocument(parts: DocumentParts): JsonSchema {
+  const routes = parts.routes.filter((route) => route.path.startsWith(`${parts.basePath}/`));
+  const documented = new Set(Object.keys(parts.operations));
+  const missing = routes.filter((route) => !documented.has(route.id)).map((route) => route.id);
+  const stale = [...documented].filter((id) => !routes.some((route) => route.id === id));
+  if (missing.length > 0 || stale.length > 0) {
+    throw new Error(`The OpenAPI operations do not match the route table: undocumented ${missing.join(', ') || '-'}; unknown ${stale.join(', ') || '-'}`);
+  }
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.path.slice(parts.basePath.length);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operationObject(route, parts.operations[route.id]!, parts);
+  }
+  return {
+    openapi: OPENAPI_VERSION,
+    info: parts.info,
+    servers: parts.servers,
+    tags: parts.tags,
+    paths,
+    components: {
+      schemas: parts.schemas,
+      headers: Object.fromEntries(Object.entries(parts.headers).map(([name, header]) => [name, { ...header }])),
+      ...(parts.securitySchemes ? { securitySchemes: parts.securitySchemes } : {}),
+    },
+  };
+}
+
+function operationObject(route: DocumentedRoute, operation: OperationDoc, parts: DocumentParts): JsonSchema {
+  const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => {
+    const parameter = parts.pathParameters[name!];
+    if (!parameter) throw new Error(`Route ${route.id}: path parameter ${name} has no description`);
+    return { name, in: 'path', required: true, ...parameter };
+  });
+  const security = route.scope && parts.scopedScheme ? [{ [parts.scopedScheme]: [route.scope] }] : [];
+  return {
+    operationId: route.id,
+    summary: operation.summary,
+    ...(operation.description ? { description: operation.description } : {}),
+    tags: operation.tags,
+    security,
+    ...(route.scope ? { 'x-scope': route.scope } : {}),
+    parameters: [...pathParameters, ...(operation.parameters ?? []).map((parameter) => ({ required: false, ...parameter }))],
+    ...(operation.requestBody
+      ? {
+          requestBody: {
+            required: operation.requestBody.required,
+            ...(operation.requestBody.description ? { description: operation.requestBody.description } : {}),
+            content: { 'application/json': { schema: componentRef(operation.requestBody.schema), ...examplesObject(operation.requestBody.examples) } },
+          },
+        }
+      : {}),
+    responses: Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, responseObject(response, parts)])),
+  };
+}
+
+function responseObject(response: ResponseDoc, parts: DocumentParts): JsonSchema {
+  const headers = (response.headers ?? []).map((entry) => (typeof entry === 'string' ? [entry, entry] : entry));
+  for (const [, component] of headers) if (!parts.headers[component]) throw new Error(`Header ${component} is not a component`);
+  const content: Record<string, unknown> = {};
+  if (response.json) content['application/json'] = { schema: componentRef(response.json), ...examplesObject(response.examples) };
+  if (response.events) content['text/event-stream'] = { itemSchema: response.events, ...examplesObject(response.examples) };
+  return {
+    description: response.description,
+    ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) } : {}),
+    ...(Object.keys(content).length > 0 ? { content } : {}),
+  };
+}
+
+function examplesObject(examples: Readonly<Record<string, unknown>> | undefined) {
+  if (!examples) return {};
+  return { examples: Object.fromEntries(Object.entries(examples).map(([name, value]) => [name, { value }])) };
+}
+
+/**
+ * One server-sent event as OpenAPI 3.2's `itemSchema` describes it: the `event` name, the `id` when the event has
+ * one, and `data`, a line of JSON whose own schema is `contentSchema`.
+ */
+export function sseEventSchema(event: string, dataComponent: string, options: { withId: boolean; description: string }): JsonSchema {
+  return {
+    type: 'object',
+    description: options.description,
+    properties: {
+      event: { const: event },
+      ...(options.withId ? { id: { type: 'string', pattern: '^[1-9][0-9]*$', description: 'The event\'s place in the execution\'s event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it' } } : {}),
+      data: { type: 'string', contentMediaType: 'application/json', contentSchema: componentRef(dataComponent) },
+    },
+    required: ['event', 'data', ...(options.withId ? ['id'] : [])],
+  };
+}

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '#functions/routes.ts';
+import { webhookApiDocument } from '#inbound/openapi.ts';
+import { publishedApiDocument } from '#published/openapi.ts';
+import { http, type HttpResult } from '../support/http.ts';
+import { expectDocumented, parseEventStream } from '../support/openapi.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+
+let twin: TestTwin;
+beforeAll(async () => {
+  twin = await startTestTwin();
+});
+afterAll(() => twin?.close());
+
+/** What a JSON document looks like after the trip over HTTP. */
+const overTheWire = (document: unknown) => JSON.parse(JSON.stringify(document)) as unknown;
+
+describe('the OpenAPI documents, served', () => {
+  it.each([
+    ['published', '/api/v1/published/openapi.json', publishedApiDocument],
+    ['webhooks', '/api/v1/webhooks/openapi.json', webhookApiDocument],
+  ])('serves the %s document without a key or token, at both the local and the AWS-shaped URL', async (_name, path, document) => {
+    for (const url of [`${twin.url}${path}`, `${twin.url}/prod${path}`]) {
+      const response = await http(url);
+
+      expect(response.status, url).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json');
+      expect(response.body).toEqual(overTheWire(document()));
+      expect(response.body.openapi).toBe('3.2.0');
+    }
+  });
+
+  it('keeps webhooks/openapi.json apart from the token routes, which still answer under any token', async () => {
+    const document = await http(`${twin.url}/api/v1/webhooks/openapi.json`);
+    const ping = await http(`${twin.url}/api/v1/webhooks/openapi.json/ping`);
+    const post = await http(`${twin.url}/api/v1/webhooks/openapi.json`, { method: 'POST', body: '{}' });
+
+    expect(document.body.info.title).toBe('Inbound Conversation Webhook API');
+    expect(ping.status).toBe(404);
+    expect(ping.body).toEqual({ error: 'Unknown webhook link' });
+    expect(post.status).toBe(404);
+  });
+});
+
+describe('what the documents say', () => {
+  const published = publishedApiDocument() as any;
+  const webhooks = webhookApiDocument() as any;
+  const operationOf = (route: (typeof routes)[number]) => {
+    const [document, base] = route.path.startsWith('/api/v1/published/') ? [published, '/api/v1/published'] : [webhooks, '/api/v1/webhooks'];
+    return document.paths[route.path.slice(base.length)]?.[route.method.toLowerCase()];
+  };
+
+  it('describe every route of the route table, each with the scope its key needs', () => {
+    for (const route of routes) {
+      const operation = operationOf(route);
+      expect(operation?.operationId, route.id).toBe(route.id);
+      expect(operation.security, route.id).toEqual(route.scope ? [{ apiKey: [route.scope] }] : []);
+    }
+  });
+
+  it('give every refusal the error shape of its spec', () => {
+    for (const route of routes) {
+      for (const [status, response] of Object.entries<any>(operationOf(route).responses)) {
+        if (Number(status) >= 400) expect(response.content['application/json'].schema, `${route.id} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+      }
+    }
+    expect(published.components.schemas.Error.required).toEqual(['detail']);
+    expect(webhooks.components.schemas.Error.properties.details.items.required).toEqual(['field', 'message']);
+  });
+
+  it('send Retry-After with every 429, and take an Idempotency-Key on execute and stream', () => {
+    for (const route of routes) expect(operationOf(route).responses['429'].headers, route.id).toEqual({ 'Retry-After': { $ref: '#/components/headers/Retry-After' } });
+    for (const path of ['/workflows/{workflow_id}/execute', '/workflows/{workflow_id}/stream']) {
+      const operation = published.paths[path].post;
+      expect(operation.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header', schema: expect.objectContaining({ maxLength: 255 }) }));
+      expect(Object.keys(operation.responses)).toContain('422');
+    }
+  });
+
+  it('describe the events of both streams as items of text/event-stream, each event\'s data a schema of its own', () => {
+    const names = (path: string) =>
+      published.paths[path].get?.responses['200'].content['text/event-stream'].itemSchema.oneOf.map((event: any) => event.properties.event.const);
+    expect(names('/executions/{execution_id}/stream')).toEqual(['start', 'token', 'tool_call', 'agent_handoff', 'node_update', 'image', 'error', 'complete', 'resume']);
+    expect(names('/executions/{execution_id}/events')).toEqual(['status', 'decision', 'resume']);
+  });
+
+  it('take the request bodies from the schemas that validate them: defaults optional, refinements as words', () => {
+    const execute = published.components.schemas.ExecuteRequest;
+    expect(execute.required).toEqual(['user_id']);
+    expect(execute.properties.initial_memory.type).toBe('object');
+    const call = webhooks.components.schemas.CallEvent;
+    expect(call.properties.external_id.pattern).toBe('^[A-Za-z0-9._:-]{1,255}$');
+    expect(call.properties.occurred_at.description).toMatch(/one year before to one day after/);
+    expect(webhooks.components.schemas.Event.oneOf).toHaveLength(2);
+  });
+});
+
+describe('the response check the e2e tests use', () => {
+  const answer = (status: number, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): HttpResult => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    return { status, headers, body, text };
+  };
+  const request = (method: string, path: string) => ({ method, url: `http://127.0.0.1:3000${path}` });
+
+  it('passes an answer the document describes, at the AWS-shaped URL too', () => {
+    expect(() => expectDocumented(request('GET', '/prod/api/v1/published/executions/abc'), answer(404, { detail: 'Execution not found' }))).not.toThrow();
+    expect(() => expectDocumented(request('POST', '/api/v1/webhooks/whk_x/events'), answer(200, { status: 'duplicate', external_id: 'e', event_id: 3 }))).not.toThrow();
+  });
+
+  it('fails a status the operation does not list, a body that breaks its schema, and a missing Retry-After', () => {
+    expect(() => expectDocumented(request('GET', '/api/v1/published/workflows'), answer(418, { detail: 'teapot' }))).toThrow(/does not list status 418/);
+    expect(() => expectDocumented(request('GET', '/api/v1/published/workflows'), answer(200, { workflows: [], project_id: 'p' }))).toThrow(/publication_id/);
+    expect(() => expectDocumented(request('POST', '/api/v1/webhooks/whk_x/events'), answer(201, { status: 'accepted', external_id: 'e', event_id: 3, messages: 0, extra: 1 }))).toThrow(/additional/);
+    expect(() => expectDocumented(request('GET', '/api/v1/webhooks/whk_x/ping'), answer(429, { error: 'Rate limit' }))).toThrow(/Retry-After is missing/);
+  });
+
+  it('checks each server-sent event and its data against the event\'s schema', () => {
+    const stream = (events: string) => answer(200, events, { 'content-type': 'text/event-stream' });
+    const start = 'id: 1\nevent: start\ndata: {"execution_id":"e","thread_id":"t","workflow_id":"w"}\n\n';
+    const path = '/api/v1/published/executions/e/stream';
+
+    expect(() => expectDocumented(request('GET', path), stream(`: keep-alive\n\n${start}`))).not.toThrow();
+    expect(() => expectDocumented(request('GET', path), stream('id: 2\nevent: token\ndata: {"content":1,"node_id":"n"}\n\n'))).toThrow(/token data/);
+    expect(() => expectDocumented(request('GET', path), stream('id: 2\nevent: surprise\ndata: {}\n\n'))).toThrow(/does not match/);
+    expect(parseEventStream(start)).toEqual([{ id: '1', event: 'start', data: '{"execution_id":"e","thread_id":"t","workflow_id":"w"}' }]);
+  });
+});

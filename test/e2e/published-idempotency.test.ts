@@ -1,0 +1,203 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from '../support/http.ts';
+import { createKey, publishFixtures } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse.ts';
+
+/**
+ * Idempotent starts on the twin: a request sent again with its `Idempotency-Key` (a retried execute whose answer was
+ * lost, fetch-event-source retrying a dropped POST stream with Last-Event-ID) is the same run, never a second one.
+ * Every test uses its own user, and counts the runs stored for that user.
+ */
+let twin: TestTwin;
+let apiKey: string;
+beforeAll(async () => {
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  apiKey = (await createKey(twin, 'full')).key;
+});
+afterAll(async () => {
+  // Invocations write their usage after the answer; let them finish before the twin closes under them.
+  const deadline = Date.now() + 10_000;
+  const busy = () => ['PublishedExecute', 'PublishedStreamWorkflow'].some((id) => twin.invocationsInFlight(id) > 0);
+  while (twin && busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await twin?.close();
+});
+
+const base = () => `${twin.url}/api/v1/published`;
+const headersWith = (key?: string, extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${apiKey}`,
+  ...(key === undefined ? {} : { 'idempotency-key': key }),
+  ...extra,
+});
+
+const execute = (workflowId: string, body: unknown, key?: string) =>
+  http(`${base()}/workflows/${workflowId}/execute`, { method: 'POST', headers: headersWith(key), body: JSON.stringify(body) });
+
+const stream = (workflowId: string, body: unknown, key?: string, extra: Record<string, string> = {}): Promise<SseStream> =>
+  openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers: headersWith(key, extra), body });
+
+/** The runs stored for a user: each start writes one `execution#<id>` record. */
+async function runsOf(userId: string): Promise<string[]> {
+  const { Items } = await twin.dynamo.send(
+    new ScanCommand({
+      TableName: twin.twin.tables.executions,
+      FilterExpression: 'begins_with(pk, :record) AND user_id = :user',
+      ExpressionAttributeValues: { ':record': 'execution#', ':user': userId },
+    }),
+  );
+  return (Items ?? []).map((item) => item.execution_id as string);
+}
+
+const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
+/** The echo workflow generating slowly, so a stream can be dropped in the middle of the run. */
+const slowEcho = (userId: string) => ({ user_id: userId, input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } } });
+
+const ids = (events: SseEvent[]) => events.map((event) => event.id);
+const consecutiveFrom = (from: number, count: number) => Array.from({ length: count }, (_, index) => from + index);
+
+describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
+  it('answers a retry with the same execution and result, and starts one run', async () => {
+    const body = { user_id: 'retry-execute', input: { message: 'hello' } };
+    const first = await execute('echo', body, 'execute-retry-1');
+    const retried = await execute('echo', body, 'execute-retry-1');
+
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ status: 'completed', output: 'Echo: hello' });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual(first.body);
+    expect(retried.headers['x-execution-id']).toBe(first.body.execution_id);
+    expect(await runsOf('retry-execute')).toEqual([first.body.execution_id]);
+  });
+
+  it('names the run in its headers, with a key or without', async () => {
+    for (const key of ['execute-headers-1', undefined]) {
+      const response = await execute('echo', { user_id: 'headers', input: { message: 'x' } }, key);
+      expect(response.status).toBe(200);
+      expect(response.headers['x-execution-id']).toBe(response.body.execution_id);
+      expect(response.headers['content-location']).toBe(`${base()}/executions/${response.body.execution_id}`);
+    }
+  });
+
+  it('refuses the same key with a different body or workflow with 422 naming Idempotency-Key, starting nothing more', async () => {
+    const body = { user_id: 'different-body', input: { message: 'first' } };
+    const first = await execute('echo', body, 'execute-422');
+    const otherBody = await execute('echo', { ...body, input: { message: 'second' } }, 'execute-422');
+    const otherWorkflow = await execute('router', body, 'execute-422');
+
+    for (const refused of [otherBody, otherWorkflow]) {
+      expect(refused.status).toBe(422);
+      expect(refused.headers['content-type']).toBe('application/json');
+      expect(refused.body).toEqual({ detail: expect.stringMatching(/^Idempotency-Key: was used in the last 24 hours for a different request/) });
+      expect(refused.headers['x-execution-id']).toBeUndefined();
+    }
+    expect(await runsOf('different-body')).toEqual([first.body.execution_id]);
+  });
+
+  it('starts one run for five concurrent first calls with one key, and answers each with it', async () => {
+    const body = { user_id: 'concurrent', input: { message: 'at once' } };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => execute('echo', body, 'execute-concurrent')));
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    const runs = await runsOf('concurrent');
+    expect(runs).toHaveLength(1);
+    expect(answers.map((answer) => answer.body.execution_id)).toEqual(Array(5).fill(runs[0]));
+    expect(answers.map((answer) => answer.body.output)).toEqual(Array(5).fill('Echo: at once'));
+  });
+
+  it('waits for the run a retry joins while it is still going, as the first call would, and answers its result', async () => {
+    const body = slowEcho('join-running');
+    const streamed = await stream('echo', body, 'execute-join-running');
+    await streamed.waitFor((event) => event.event === 'token');
+
+    const joined = await execute('echo', body, 'execute-join-running');
+
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ execution_id: streamed.headers['x-execution-id'], status: 'completed', output: SLOW_REPLY });
+    expect(joined.body).not.toHaveProperty('poll_url');
+    await streamed.ended;
+    expect(await runsOf('join-running')).toEqual([joined.body.execution_id]);
+  });
+
+  it('refuses a key of 256 characters or with non-ASCII characters with 400, on execute and stream, before any run', async () => {
+    const body = { user_id: 'bad-key', input: { message: 'x' } };
+    // The header's bytes as a client sends UTF-8: Node writes a string's code units below 256 as single bytes.
+    const nonAscii = Buffer.from('ключ', 'utf8').toString('latin1');
+    for (const key of ['k'.repeat(256), nonAscii, 'clé']) {
+      const refused = await execute('echo', body, key);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ detail: 'Validation error: Idempotency-Key: must be 1 to 255 printable ASCII characters' });
+      const refusedStream = await stream('echo', body, key);
+      await refusedStream.ended;
+      expect(refusedStream.status).toBe(400);
+      expect(JSON.parse(refusedStream.text)).toEqual({ detail: 'Validation error: Idempotency-Key: must be 1 to 255 printable ASCII characters' });
+    }
+    expect(await runsOf('bad-key')).toEqual([]);
+  });
+});
+
+describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
+  it('names the run in the headers, before the first event', async () => {
+    const opened = await stream('echo', slowEcho('stream-headers'), 'stream-headers-1');
+    // The status line and headers arrive with the stream's opening comment, before any event of the run.
+    const executionId = opened.headers['x-execution-id'] as string;
+    expect(opened.status).toBe(200);
+    expect(executionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(opened.headers['content-location']).toBe(`${base()}/executions/${executionId}/stream`);
+    await opened.ended;
+    expect(opened.events[0]).toMatchObject({ id: 1, event: 'start', data: { execution_id: executionId } });
+  });
+
+  it('joins the same run when retried with Last-Event-ID, and sends only the events after that id', async () => {
+    const body = slowEcho('stream-retry');
+    const dropped = await stream('echo', body, 'stream-retry-1');
+    await dropped.waitFor((event) => event.id === 3);
+    const executionId = dropped.headers['x-execution-id'] as string;
+    dropped.close();
+
+    const retried = await stream('echo', body, 'stream-retry-1', { 'last-event-id': '3' });
+    await retried.ended;
+
+    expect(retried.status).toBe(200);
+    expect(retried.headers['x-execution-id']).toBe(executionId);
+    expect(ids(retried.events)).toEqual(consecutiveFrom(4, retried.events.length));
+    expect(retried.events.at(-1)).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'completed', output: SLOW_REPLY } });
+    expect(await runsOf('stream-retry')).toEqual([executionId]);
+  });
+
+  it('joins from the first event when retried without Last-Event-ID, and is the run an execute with the same key answers', async () => {
+    const body = { user_id: 'stream-then-execute', input: { message: 'both ways' } };
+    const first = await stream('echo', body, 'stream-execute-1');
+    await first.ended;
+    const executionId = first.headers['x-execution-id'] as string;
+
+    const again = await stream('echo', body, 'stream-execute-1');
+    await again.ended;
+    const executed = await execute('echo', body, 'stream-execute-1');
+
+    expect(again.events).toEqual(first.events);
+    expect(tokensOf(again.events, 'answer')).toBe('Echo: both ways');
+    expect(executed.body).toMatchObject({ execution_id: executionId, status: 'completed', output: 'Echo: both ways' });
+    expect(await runsOf('stream-then-execute')).toEqual([executionId]);
+  });
+
+  it('ends at once for a retry that already has the last event, and refuses an id the run never gave out', async () => {
+    const body = { user_id: 'stream-end', input: { message: 'short' } };
+    const first = await stream('echo', body, 'stream-end-1');
+    await first.ended;
+    const lastId = first.events.at(-1)!.id!;
+
+    const nothingMore = await stream('echo', body, 'stream-end-1', { 'last-event-id': String(lastId) });
+    await nothingMore.ended;
+    const pastTheEnd = await stream('echo', body, 'stream-end-1', { 'last-event-id': String(lastId + 5) });
+    await pastTheEnd.ended;
+
+    expect(nothingMore.status).toBe(200);
+    expect(nothingMore.headers['content-type']).toBe('text/event-stream');
+    expect(nothingMore.events).toEqual([]);
+    expect(pastTheEnd.status).toBe(400);
+    expect(JSON.parse(pastTheEnd.text)).toEqual({ detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}` });
+    expect(await runsOf('stream-end')).toHaveLength(1);
+  });
+});
