@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { API_STAGE } from '#functions/routes.ts';
 import { startLocalTwin } from '#lib/twin/twin.ts';
 import { parseTwinLog, TWIN_LOG_ENV, twinLogSinks, type TwinLogLevel } from '#lib/twin/twin-log.ts';
-import { CORS_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
+import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
@@ -23,9 +23,9 @@ if (!/^[A-Za-z0-9_]{1,128}$/.test(stage)) {
   process.exit(1);
 }
 
-let corsOrigins: readonly string[];
+let corsAllowedOrigins: readonly string[];
 try {
-  corsOrigins = parseCorsOrigins(process.env[CORS_ORIGINS_ENV], CORS_ORIGINS_ENV);
+  corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);
@@ -44,7 +44,7 @@ console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/$
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
 console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`);
-console.log(`  Browsers:      ${corsOrigins.length > 0 ? `CORS for ${corsOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ORIGINS_ENV}=https://tool.example to allow a page)`}`);
+console.log(`  Browsers:      ${corsAllowedOrigins.length > 0 ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`}`);
 console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];

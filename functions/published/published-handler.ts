@@ -17,7 +17,7 @@ import { apiKeysFromEnv } from './wiring.ts';
 /**
  * A Published Workflow API route: the shared HTTP stack, then the caller's key checked against the scope
  * the route table names for this route, before the adapter runs. Browsers on the deployment's allowed origins
- * (CORS_ORIGINS) may call it: its function also answers the preflights of its resource.
+ * (CORS_ALLOWED_ORIGINS) may call it: its function also answers the preflights of its resource.
  */
 export function publishedRoute(
   routeId: string,

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
 import { errorResponse } from '#shared/http/http-errors.ts';
 import { GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
-import { CORS_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
+import { CORS_ALLOWED_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
@@ -180,13 +180,13 @@ function targetOf(pathname: string, stage: string): RequestTarget {
 
 /**
  * Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send.
- * `CORS_ORIGINS` (cors.ts) is read here as the CDK stack reads its `corsOrigins` context: with origins, `OPTIONS`
+ * `CORS_ALLOWED_ORIGINS` (cors.ts) is read here as the CDK stack reads its `corsAllowedOrigins` context: with origins, `OPTIONS`
  * on a browser-serving route's resource goes to that route's function, as the OPTIONS method CDK adds does, and the
  * gateway's own answers carry the gateway responses' CORS headers. The functions get the same variable.
  */
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
-  const corsOrigins = parseCorsOrigins(process.env[CORS_ORIGINS_ENV], CORS_ORIGINS_ENV);
+  const corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
   const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
   const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
@@ -203,7 +203,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       if (values && candidate.route.method === request.method) match = { route: candidate, values: values.slice(1) };
     }
     // CDK gives each browser-serving resource one OPTIONS method, integrated with the first route's function there.
-    if (!match && request.method === 'OPTIONS' && corsOrigins.length > 0) {
+    if (!match && request.method === 'OPTIONS' && corsAllowedOrigins.length > 0) {
       for (const candidate of compiled) {
         const values = candidate.pattern.exec(target.path);
         if (values && servesBrowsers(candidate.route)) {
@@ -212,7 +212,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         }
       }
     }
-    const fromGateway = gatewayHeaders(corsOrigins, request);
+    const fromGateway = gatewayHeaders(corsAllowedOrigins, request);
     if (!match) {
       request.resume();
       // A path or method the API has no resource for (the gateway response maps it to 404).
@@ -222,7 +222,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const { route: compiledRoute, values } = match;
     // On AWS most oversized bodies reach the function, which refuses them with its own CORS headers.
     const fromFunction =
-      corsOrigins.length > 0 && servesBrowsers(compiledRoute.route) ? corsResponseHeaders(corsOrigins, { headers: { origin: request.headers.origin } }) : {};
+      corsAllowedOrigins.length > 0 && servesBrowsers(compiledRoute.route) ? corsResponseHeaders(corsAllowedOrigins, { headers: { origin: request.headers.origin } }) : {};
     const body = await readBody(request, response, compiledRoute.route, options.bodyTimeoutMs, fromFunction);
     if (!body) return;
     const pathParameters = Object.fromEntries(

@@ -6,7 +6,7 @@ import { openSse } from '../support/sse.ts';
 
 /**
  * A page on another origin calling the Published Workflow API, as a browser would: a preflight, then the request
- * with `Origin`. The twin reads CORS_ORIGINS as `npm start` does (set here before it starts; each test file runs in
+ * with `Origin`. The twin reads CORS_ALLOWED_ORIGINS as `npm start` does (set here before it starts; each test file runs in
  * a process of its own). Without a real browser on this machine, the test reads the headers a browser decides by.
  */
 const DASHBOARD = 'https://dashboard.example';
@@ -16,18 +16,18 @@ const ELSEWHERE = 'https://elsewhere.example';
 let twin: TestTwin;
 let key: string;
 
-/** A twin started with `origins` as its CORS_ORIGINS (none: unset), for the tests of one describe block. */
+/** A twin started with `origins` as its CORS_ALLOWED_ORIGINS (none: unset), for the tests of one describe block. */
 function twinWithOrigins(origins: string | undefined) {
   beforeAll(async () => {
-    if (origins === undefined) delete process.env.CORS_ORIGINS;
-    else process.env.CORS_ORIGINS = origins;
+    if (origins === undefined) delete process.env.CORS_ALLOWED_ORIGINS;
+    else process.env.CORS_ALLOWED_ORIGINS = origins;
     twin = await startTestTwin();
     await publishFixtures(twin);
     key = (await createKey(twin, 'full')).key;
   });
   afterAll(async () => {
     await twin?.close();
-    delete process.env.CORS_ORIGINS;
+    delete process.env.CORS_ALLOWED_ORIGINS;
   });
 }
 
@@ -43,7 +43,7 @@ function crossOrigin(url: string, origin: string, options: { method?: string; bo
   return http(url, { ...options, headers: { origin, authorization: `Bearer ${key}`, ...options.headers } });
 }
 
-describe('with CORS_ORIGINS', () => {
+describe('with CORS_ALLOWED_ORIGINS', () => {
   twinWithOrigins(`${DASHBOARD}, ${DEV_SERVER}`);
 
   describe('preflights', () => {
@@ -154,7 +154,7 @@ describe('with CORS_ORIGINS', () => {
   });
 });
 
-describe('without CORS_ORIGINS (the default)', () => {
+describe('without CORS_ALLOWED_ORIGINS (the default)', () => {
   twinWithOrigins(undefined);
 
   it('answers no preflight and names no origin: a page on another origin cannot read anything', async () => {

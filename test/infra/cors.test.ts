@@ -7,7 +7,7 @@ import { servesBrowsers } from '#shared/http/cors.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /**
- * `cdk deploy -c corsOrigins=...`: the template a deployment that lets two dashboards call the Published Workflow
+ * `cdk deploy -c corsAllowedOrigins=...`: the template a deployment that lets two dashboards call the Published Workflow
  * API gets. One synthesis, with cdk-nag as on every `cdk synth`; assets are not bundled (the template is the subject).
  */
 const ORIGINS = 'https://dashboard.example,http://localhost:5173';
@@ -15,7 +15,7 @@ const ORIGINS = 'https://dashboard.example,http://localhost:5173';
 let stack: PlatformStack;
 let template: Template;
 beforeAll(() => {
-  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], corsOrigins: ORIGINS } });
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], corsAllowedOrigins: ORIGINS } });
   stack = new PlatformStack(app, 'Cors');
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   // Throws on any finding nobody acknowledged, the OPTIONS methods' included.
@@ -53,9 +53,9 @@ describe('preflights on AWS', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     for (const route of routes) {
       const variables = functions[logicalIdOf(route.id)]!.Properties.Environment.Variables;
-      expect(variables.CORS_ORIGINS, route.id).toBe(servesBrowsers(route) ? ORIGINS : undefined);
+      expect(variables.CORS_ALLOWED_ORIGINS, route.id).toBe(servesBrowsers(route) ? ORIGINS : undefined);
     }
-    const withOrigins = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables?.CORS_ORIGINS !== undefined);
+    const withOrigins = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables?.CORS_ALLOWED_ORIGINS !== undefined);
     expect(withOrigins).toHaveLength(browserRoutes.length);
   });
 });

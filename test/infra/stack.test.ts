@@ -149,12 +149,12 @@ describe('api', () => {
     }
   });
 
-  it('adds no CORS without corsOrigins: no OPTIONS method, no CORS header on gateway responses, no CORS_ORIGINS', () => {
+  it('adds no CORS without corsAllowedOrigins: no OPTIONS method, no CORS header on gateway responses, no CORS_ALLOWED_ORIGINS', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     expect(methods.filter((method) => method.Properties.HttpMethod === 'OPTIONS')).toEqual([]);
     expect(JSON.stringify(template.findResources('AWS::ApiGateway::GatewayResponse'))).not.toContain('Access-Control');
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions.filter((fn) => fn.Properties.Environment?.Variables?.CORS_ORIGINS !== undefined)).toEqual([]);
+    expect(functions.filter((fn) => fn.Properties.Environment?.Variables?.CORS_ALLOWED_ORIGINS !== undefined)).toEqual([]);
   });
 
   it('hands every request body to the functions as base64, the bytes as sent', () => {

@@ -6,30 +6,30 @@ import { routes } from '#functions/routes.ts';
 const request = (origin?: string) => ({ headers: origin === undefined ? {} : { Origin: origin } });
 const policy = { origins: ['https://a.example', 'http://localhost:5173'], methods: ['POST'] };
 
-describe('the corsOrigins setting (CDK context, CORS_ORIGINS)', () => {
+describe('the corsAllowedOrigins setting (CDK context, CORS_ALLOWED_ORIGINS)', () => {
   it('is off when unset or empty', () => {
-    expect(parseCorsOrigins(undefined, 'corsOrigins')).toEqual([]);
-    expect(parseCorsOrigins('', 'corsOrigins')).toEqual([]);
-    expect(parseCorsOrigins(' , ', 'corsOrigins')).toEqual([]);
+    expect(parseCorsOrigins(undefined, 'corsAllowedOrigins')).toEqual([]);
+    expect(parseCorsOrigins('', 'corsAllowedOrigins')).toEqual([]);
+    expect(parseCorsOrigins(' , ', 'corsAllowedOrigins')).toEqual([]);
   });
 
   it('reads a comma-separated list or an array, trimmed and without repeats', () => {
-    expect(parseCorsOrigins(' https://a.example, http://localhost:5173 ,https://a.example', 'corsOrigins')).toEqual(['https://a.example', 'http://localhost:5173']);
-    expect(parseCorsOrigins(['https://a.example:8443'], 'corsOrigins')).toEqual(['https://a.example:8443']);
+    expect(parseCorsOrigins(' https://a.example, http://localhost:5173 ,https://a.example', 'corsAllowedOrigins')).toEqual(['https://a.example', 'http://localhost:5173']);
+    expect(parseCorsOrigins(['https://a.example:8443'], 'corsAllowedOrigins')).toEqual(['https://a.example:8443']);
   });
 
   it('refuses what a browser never sends as Origin, saying what to write', () => {
-    expect(() => parseCorsOrigins('https://a.example/', 'corsOrigins')).toThrow('corsOrigins: https://a.example/ is not an origin as a browser sends it: http(s)://host[:port] (write https://a.example)');
-    expect(() => parseCorsOrigins('https://A.example', 'corsOrigins')).toThrow('(write https://a.example)');
-    expect(() => parseCorsOrigins('https://a.example:443', 'corsOrigins')).toThrow('(write https://a.example)');
-    expect(() => parseCorsOrigins('https://a.example/app', 'corsOrigins')).toThrow('is not an origin');
-    expect(() => parseCorsOrigins('a.example', 'corsOrigins')).toThrow('is not an origin');
-    expect(() => parseCorsOrigins('ftp://a.example', 'corsOrigins')).toThrow('is not an origin');
-    expect(() => parseCorsOrigins({ origin: 'https://a.example' }, 'corsOrigins')).toThrow('must be a comma-separated list');
+    expect(() => parseCorsOrigins('https://a.example/', 'corsAllowedOrigins')).toThrow('corsAllowedOrigins: https://a.example/ is not an origin as a browser sends it: http(s)://host[:port] (write https://a.example)');
+    expect(() => parseCorsOrigins('https://A.example', 'corsAllowedOrigins')).toThrow('(write https://a.example)');
+    expect(() => parseCorsOrigins('https://a.example:443', 'corsAllowedOrigins')).toThrow('(write https://a.example)');
+    expect(() => parseCorsOrigins('https://a.example/app', 'corsAllowedOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins('a.example', 'corsAllowedOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins('ftp://a.example', 'corsAllowedOrigins')).toThrow('is not an origin');
+    expect(() => parseCorsOrigins({ origin: 'https://a.example' }, 'corsAllowedOrigins')).toThrow('must be a comma-separated list');
   });
 
   it('refuses *: keys belong on servers, so each page\'s origin is named', () => {
-    expect(() => parseCorsOrigins('https://a.example,*', 'corsOrigins')).toThrow('* is not allowed');
+    expect(() => parseCorsOrigins('https://a.example,*', 'corsAllowedOrigins')).toThrow('* is not allowed');
   });
 });
 

@@ -5,12 +5,12 @@ import { WEBHOOKS_PREFIX } from './route-groups.ts';
  * Cross-origin requests from browsers (Fetch standard, CORS protocol). Off unless a deployment names the origins it
  * allows: API keys belong on servers (spec section 5), so a browser page is an exception a deployment opts into,
  * for its own internal tools and dashboards. One setting feeds every place that answers: the CDK context
- * `corsOrigins` (lib/cdk/constructs/api.ts), the twin's `CORS_ORIGINS` (lib/twin/http-server.ts), and the
- * functions' `CORS_ORIGINS`, which both of those set.
+ * `corsAllowedOrigins` (lib/cdk/constructs/api.ts), the twin's `CORS_ALLOWED_ORIGINS` (lib/twin/http-server.ts), and the
+ * functions' `CORS_ALLOWED_ORIGINS`, which both of those set.
  */
 
 /** The functions' variable (and the twin's): the allowed origins, comma-separated; unset or empty is off. */
-export const CORS_ORIGINS_ENV = 'CORS_ORIGINS';
+export const CORS_ALLOWED_ORIGINS_ENV = 'CORS_ALLOWED_ORIGINS';
 
 /**
  * Request headers a page may send: the key, the JSON body's type, the resume id of a stream, and the
@@ -83,7 +83,7 @@ export interface CorsPolicy {
 
 /** The policy from the function's environment, read once at cold start; none when no origin is configured. */
 export function corsPolicyFromEnv(methods: readonly string[]): CorsPolicy | undefined {
-  const origins = parseCorsOrigins(process.env[CORS_ORIGINS_ENV], CORS_ORIGINS_ENV);
+  const origins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
   return origins.length > 0 ? { origins, methods } : undefined;
 }
 

@@ -17,7 +17,7 @@ import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/
 import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
-import { CORS_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
+import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import { bindStateMachines, type StateMachineOwner } from './state-machines.ts';
@@ -37,10 +37,10 @@ export interface ApiProps {
    * Origins whose pages may call the Published Workflow API from a browser (CORS). Each browser-serving resource
    * gets an OPTIONS method integrated with its route's function (a Lambda proxy like every route: under binary media
    * types of every type API Gateway is reported to answer MOCK integrations with 500), its functions get
-   * `CORS_ORIGINS`, and the gateway responses carry CORS headers.
-   * @default CDK context `corsOrigins` (`cdk deploy -c corsOrigins=https://a.example,https://b.example`), else none: no CORS
+   * `CORS_ALLOWED_ORIGINS`, and the gateway responses carry CORS headers.
+   * @default CDK context `corsAllowedOrigins` (`cdk deploy -c corsAllowedOrigins=https://a.example,https://b.example`), else none: no CORS
    */
-  readonly corsOrigins?: readonly string[];
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /**
@@ -79,11 +79,11 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const throttle = props.throttle ?? STAGE_THROTTLE;
-    const corsOrigins = props.corsOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsOrigins'), 'CDK context corsOrigins');
+    const corsAllowedOrigins = props.corsAllowedOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsAllowedOrigins'), 'CDK context corsAllowedOrigins');
     // CORS headers ride on every gateway response: without them a page sees a throttle or a 502 as `Failed to fetch`.
     // Without origins the responses stay exactly as they were (an empty map would still change the deployment).
     const corsHeaders = Object.fromEntries(
-      Object.entries(gatewayCorsHeaders(corsOrigins)).map(([name, value]) => [name, 'fixed' in value ? `'${value.fixed}'` : `method.request.header.${value.requestHeader}`]),
+      Object.entries(gatewayCorsHeaders(corsAllowedOrigins)).map(([name, value]) => [name, 'fixed' in value ? `'${value.fixed}'` : `method.request.header.${value.requestHeader}`]),
     );
     const gatewayHeaders = (own: Record<string, string> = {}) => {
       const headers = { ...corsHeaders, ...own };
@@ -148,8 +148,8 @@ export class Api extends Construct {
       const resource = this.restApi.root.resourceForPath(route.path);
       this.methods[route.id] = resource.addMethod(route.method, integration);
       this.functions[route.id] = fn;
-      if (corsOrigins.length > 0 && servesBrowsers(route)) {
-        fn.addEnvironment(CORS_ORIGINS_ENV, corsOrigins.join(','));
+      if (corsAllowedOrigins.length > 0 && servesBrowsers(route)) {
+        fn.addEnvironment(CORS_ALLOWED_ORIGINS_ENV, corsAllowedOrigins.join(','));
         // The resource's first route answers its preflights (functions/shared/http/cors.ts), through its own integration.
         this.preflightMethods[route.path] ??= resource.addMethod('OPTIONS', integration);
       }
