@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules', '.cache', 'admin-cli');
 const CURRENT = join(CACHE, 'current.json');
-const SOURCES = ['bin/admin.ts', 'lib', 'functions', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const SOURCES = ['bin/admin.ts', 'bin/admin.mjs', 'lib', 'functions', 'package.json', 'package-lock.json', 'tsconfig.json'];
 
 /** The newest modification time of anything the bundle is made from. */
 function newestSource() {
@@ -60,7 +60,11 @@ async function rebuild(sourcesAt) {
     format: 'esm',
     target: 'node20',
     outdir,
-    packages: 'external',
+    // The SDK bundled too: one parsed file per chunk loads faster than hundreds of small modules resolved one by one.
+    external: ['esbuild', 'dynalite', 's3rver', 'aws-cdk-lib', 'constructs', 'tsx'],
+    mainFields: ['module', 'main'],
+    // The SDK's CommonJS parts require Node's built-ins, which an ES module bundle does through createRequire.
+    banner: { js: "import { createRequire as __adminRequire } from 'node:module'; const require = __adminRequire(import.meta.url);" },
     plugins: [sourceUrls],
     logLevel: 'error',
   });
