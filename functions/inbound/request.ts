@@ -1,5 +1,5 @@
 import { ValidationError } from '#shared/errors.ts';
-import type { HttpRequest } from '#shared/http/http-handler.ts';
+import type { HttpRequest } from '#shared/http/http-stack.ts';
 import { toFieldIssues } from '#shared/http/field-issues.ts';
 import * as z from '#shared/zod.ts';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
-import { serveStream, type HttpResponse } from '#shared/http/http-handler.ts';
+import { serveStream, type HttpResponse } from '#shared/http/http-stack.ts';
 import { STREAM_FLUSH_BURST, STREAM_FLUSH_PADDING_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 

@@ -1,4 +1,4 @@
-import { header, type HttpRequest } from '../shared/http/http-handler.ts';
+import { header, type HttpRequest } from '../shared/http/http-stack.ts';
 
 /**
  * URLs the API hands back (poll URLs) must work from where the caller stands. API Gateway's `path` lacks the

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { routePath } from '#functions/routes.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { header, type HttpRequest } from '#shared/http/http-handler.ts';
+import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/limits.ts';
 import { externalUrl } from './external-url.ts';
 

@@ -22,7 +22,7 @@ beforeAll(async () => {
   twin = await startTestTwin();
   await publishFixtures(twin);
   key = (await createKey(twin, 'full')).key;
-  const { followRunRoute } = await import('#published/run-stream-handler.ts');
+  const { followRunRoute } = await import('#published/run-stream-route.ts');
   const { lifecycleStream } = await import('#executions/run-event-streams.ts');
   const { runTailFromEnv } = await import('#executions/wiring.ts');
   events = followRunRoute('PublishedExecutionEvents', runTailFromEnv(), { heartbeatMs: 600_000, maxStreamMs: 600_000 }, lifecycleStream) as unknown as StreamingHandler;

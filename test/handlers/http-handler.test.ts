@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { httpHandler, jsonResponse } from '#shared/http/http-handler.ts';
+import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
 import { NotFoundError, RateLimitedError, ValidationError } from '#shared/errors.ts';
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
@@ -13,12 +13,12 @@ const context: Context = localContext('test', 1000);
 
 describe('the shared middy stack maps errors to each API\'s body shape', () => {
   it('passes a successful response through', async () => {
-    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, { ok: true }));
+    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, { ok: true }));
     expect(await handler(event, context)).toEqual({ statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
   });
 
   it('gives webhook validation errors as {error, details}', async () => {
-    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
+    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new ValidationError([{ field: 'audio.url', message: 'scheme must be https' }]);
     });
     const response = await handler(event, context);
@@ -27,7 +27,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('gives published-API errors as {detail}', async () => {
-    const handler = httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
+    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new NotFoundError('Workflow not found');
     });
     const response = await handler(event, context);
@@ -36,7 +36,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('adds an integer Retry-After to 429 answers, rounded up to at least one second', async () => {
-    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
+    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new RateLimitedError('slow down', 1200);
     });
     const response = await handler(event, context);
@@ -46,7 +46,7 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
   });
 
   it('hides unexpected errors behind a generic 500', async () => {
-    const handler = httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
+    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => {
       throw new Error('connection string with a password in it');
     });
     const response = await handler(event, context);
@@ -76,11 +76,11 @@ describe('request metrics per route group', () => {
 
   it('counts a request, its server error and its latency under its group, also when the answer is an error response', async () => {
     const recorded = recordedMetrics();
-    await httpHandler({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(event, context);
-    await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
+    await withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(event, context);
+    await withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new Error('boom');
     })(event, context);
-    await httpHandler({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
+    await withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new NotFoundError('nope');
     })(event, context);
     const records = recorded.records();

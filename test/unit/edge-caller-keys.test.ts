@@ -6,10 +6,10 @@ import { metadataFieldTypes, storedMetadataFields } from '#inbound/stored-event.
 import { parseInboundEvent } from '#inbound/event-schema.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 import { publicUrlProblem } from '#shared/network/public-url.ts';
-import { pathParameter } from '#published/published-handler.ts';
+import { pathParameter } from '#published/published-route.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { parseDefinition } from '#workflows/definition-validation.ts';
-import type { HttpRequest } from '#shared/http/http-handler.ts';
+import type { HttpRequest } from '#shared/http/http-stack.ts';
 
 /**
  * Caller strings that become object keys or DynamoDB keys. Bodies are JSON text: JSON.parse makes `__proto__`

@@ -3,7 +3,7 @@ import { executeRequestSchema, type ExecuteRequest } from '#executions/execute-r
 import { canonicalJson, requestFingerprint } from '#executions/request-fingerprint.ts';
 import { idempotencyKey, parseIdempotencyKey } from '#published/run-start.ts';
 import { ValidationError } from '#shared/errors.ts';
-import type { HttpRequest } from '#shared/http/http-handler.ts';
+import type { HttpRequest } from '#shared/http/http-stack.ts';
 
 const refusal = (value: string) => {
   try {

@@ -53,8 +53,11 @@ const areaOf = (file: string) => {
   return inFunctions.includes('/') ? inFunctions.split('/')[0]! : '.';
 };
 const isHandler = (file: string) => relative(FUNCTIONS, file).split('/')[1] === 'handlers';
-/** Entry points, and the factories that build them (`*-handler.ts`): the only places that wire dependencies. */
-const isHandlerSide = (file: string) => isHandler(file) || /-handler\.ts$/.test(file);
+/**
+ * Entry points, and the factories that build them (`*-route.ts`, `*-stack.ts`): the only places that wire
+ * dependencies. "Handler" names only the entry points in `handlers/`.
+ */
+const isHandlerSide = (file: string) => isHandler(file) || /-(route|stack)\.ts$/.test(file);
 const base = (file: string) => file.split('/').at(-1)!;
 
 const edges = sources(FUNCTIONS).flatMap((from) => importsOf(from).map((to) => ({ from, to })));
@@ -81,6 +84,10 @@ describe('the layers of functions/', () => {
 
   it('imports a handler from nowhere: handlers are entry points only', () => {
     expect(edges.filter((edge) => isHandler(edge.to)).map(show)).toEqual([]);
+  });
+
+  it('calls only entry points handlers: no module outside handlers/ is named *-handler.ts', () => {
+    expect(sources(FUNCTIONS).filter((file) => !isHandler(file) && /-handler\.ts$/.test(file)).map((file) => relative(ROOT, file))).toEqual([]);
   });
 
   it('keeps repositories and clients below services, and wiring for handlers only', () => {

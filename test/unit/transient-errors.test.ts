@@ -15,7 +15,7 @@ import { S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
 import { BatchIncompleteError, NotFoundError } from '#shared/errors.ts';
 import { isTransientServiceError, TRANSIENT_SERVICE_ERROR } from '#shared/store/transient-errors.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 
 // Every handler stack needs its usage table; these requests bill nobody, so nothing is written to it.
@@ -66,7 +66,7 @@ describe('transient service errors', () => {
   it('reach the state machine under the one name its Retry knows, through the task middy stack; others keep their own', async () => {
     const context = localContext('test-task', 5_000);
     const failing = (error: unknown) =>
-      taskHandler(z.object({ id: z.string() }), async () => {
+      withTaskStack(z.object({ id: z.string() }), async () => {
         throw error;
       });
 

@@ -1,5 +1,5 @@
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { collectUntil } from '#collection/collection-service.ts';
 import { collectionFromEnv } from '#collection/wiring.ts';
@@ -10,7 +10,7 @@ const deps = collectionFromEnv();
 const batchSchema = z.object({ task_id: z.string().check(z.minLength(1)), run_id: z.string().check(z.minLength(1)) });
 
 /** CollectBatch task: as much of the run as fits in this invocation; the state machine loops until `done`. */
-export const handler = taskHandler(batchSchema, async ({ task_id, run_id }, context) => {
+export const handler = withTaskStack(batchSchema, async ({ task_id, run_id }, context) => {
   // No event starts later than its longest possible collection before the timeout: the batch always saves its checkpoint.
   const deadlineMs = deps.now() + context.getRemainingTimeInMillis() - COLLECTION_EVENT_MAX_MS;
   const { done, summary } = await collectUntil(deps, task_id, run_id, deadlineMs);

@@ -1,5 +1,5 @@
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { nightlyRunId } from '#collection/collection-runs.ts';
 import { nightlyFromEnv } from '#collection/wiring.ts';
@@ -14,7 +14,7 @@ const deadlineCheck = z.object({ check: z.literal('deadline') });
  * run only when the operator starts them. At 04:00 the same function counts tonight's runs that have not finished
  * (`NightlyRunsLate`, which an alarm watches): the night's date, hence the run id, is the same at both hours.
  */
-export const handler = taskHandler(z.unknown(), async (input) => {
+export const handler = withTaskStack(z.unknown(), async (input) => {
   const runId = nightlyRunId(deps.now());
   const tasks = (await deps.tasks.listTasks()).filter((task) => task.kind === 'periodic');
   if (deadlineCheck.safeParse(input).success) {

@@ -1,5 +1,5 @@
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { recordApprovalWait } from '#engine/approval-wait.ts';
 import { approvalWaitFromEnv } from '#engine/wiring.ts';
@@ -13,7 +13,7 @@ const awaitApprovalSchema = z.object({
 });
 
 /** AwaitApproval task (`lambda:invoke.waitForTaskToken`); see approval-wait.ts. */
-export const handler = taskHandler(awaitApprovalSchema, async (wait) => {
+export const handler = withTaskStack(awaitApprovalSchema, async (wait) => {
   const recorded = await recordApprovalWait(deps, wait);
   metrics.addMetric('ApprovalsAwaited', MetricUnit.Count, 1);
   return recorded;

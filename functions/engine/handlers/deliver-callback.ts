@@ -1,5 +1,5 @@
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { abandonPendingCallback, deliverCallback } from '#executions/callback-delivery.ts';
 import { callbackDeliveryFromEnv } from '#executions/wiring.ts';
@@ -13,7 +13,7 @@ const callbackTaskSchema = z.object({ execution_id: z.string().check(z.minLength
  * If even that record cannot be written, the execution fails (CallbackAbandoned) and the execution-ended
  * reconciler writes it, so a callback never stays `pending`.
  */
-export const handler = taskHandler(callbackTaskSchema, async ({ execution_id, give_up }) => {
+export const handler = withTaskStack(callbackTaskSchema, async ({ execution_id, give_up }) => {
   if (give_up) {
     if (await abandonPendingCallback(deps.executions, execution_id)) metrics.addMetric('CallbacksAbandoned', MetricUnit.Count, 1);
     return { delivered: false };

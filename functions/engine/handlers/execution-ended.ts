@@ -1,5 +1,5 @@
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { ENDED_STATUSES, reconcileEndedExecution, type EndedStatus } from '#engine/execution-reconciler.ts';
 import { reconcilerFromEnv } from '#engine/wiring.ts';
@@ -24,7 +24,7 @@ const statusChangeSchema = z.looseObject({
  * The execution-ended reconciler (task table trigger `executionEnded`): invoked by the EventBridge rule for the
  * workflow state machine's executions that end FAILED, TIMED_OUT or ABORTED. See execution-reconciler.ts.
  */
-export const handler = taskHandler(statusChangeSchema, async ({ detail }) => {
+export const handler = withTaskStack(statusChangeSchema, async ({ detail }) => {
   if (detail.stateMachineArn !== deps.stateMachineArn || !(ENDED_STATUSES as readonly string[]).includes(detail.status)) {
     logger.info('status change ignored', { stateMachineArn: detail.stateMachineArn, status: detail.status });
     return { outcome: 'ignored' as const };

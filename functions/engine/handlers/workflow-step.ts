@@ -1,5 +1,5 @@
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { taskHandler } from '#shared/lambda/task-handler.ts';
+import { withTaskStack } from '#shared/lambda/task-stack.ts';
 import * as z from '#shared/zod.ts';
 import { runStep } from '#engine/step-runner.ts';
 import { stepFromEnv } from '#engine/step-wiring.ts';
@@ -19,7 +19,7 @@ const stepStateSchema = z.looseObject({
 });
 
 /** RunStep and RecordFailure tasks of the workflow state machine. */
-export const handler = taskHandler(stepStateSchema, async (state) => {
+export const handler = withTaskStack(stepStateSchema, async (state) => {
   const next = await runStep(deps, state);
   if (next.outcome === 'finished') metrics.addMetric('WorkflowRunsFinished', MetricUnit.Count, 1);
   return next;

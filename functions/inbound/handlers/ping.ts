@@ -1,5 +1,5 @@
 import { logger } from '#shared/lambda/powertools.ts';
-import { httpHandler, jsonResponse } from '#shared/http/http-handler.ts';
+import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
 import { openLink } from '#inbound/link-access.ts';
 import { webhookCaller } from '#inbound/request.ts';
 import { linkAccessFromEnv } from '#inbound/wiring.ts';
@@ -8,7 +8,7 @@ import { routeById } from '#functions/routes.ts';
 const access = linkAccessFromEnv();
 
 /** GET /api/v1/webhooks/{token}/ping */
-export const handler = httpHandler(routeById('WebhookPing'), async (request) => {
+export const handler = withHttpStack(routeById('WebhookPing'), async (request) => {
   const { token, clientIp } = webhookCaller(request);
   const opened = await openLink(access, token, clientIp);
   const { link } = opened;

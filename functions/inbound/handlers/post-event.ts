@@ -1,5 +1,5 @@
 import { PayloadTooLargeError } from '#shared/errors.ts';
-import { httpHandler, jsonResponse, rawBody } from '#shared/http/http-handler.ts';
+import { withHttpStack, jsonResponse, rawBody } from '#shared/http/http-stack.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { ingestEvent } from '#inbound/ingest-service.ts';
@@ -12,7 +12,7 @@ const access = linkAccessFromEnv();
 const ingest = ingestFromEnv(access);
 
 /** POST /api/v1/webhooks/{token}/events */
-export const handler = httpHandler(routeById('WebhookPostEvent'), async (request) => {
+export const handler = withHttpStack(routeById('WebhookPostEvent'), async (request) => {
   const body = rawBody(request);
   if (body.byteLength > MAX_REQUEST_BODY_BYTES) throw new PayloadTooLargeError('Request body exceeds 1 MiB');
   const { token, clientIp } = webhookCaller(request);

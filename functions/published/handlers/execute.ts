@@ -7,10 +7,10 @@ import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#published/external-url.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
-import { keepJsonResponseAlive } from '#shared/http/http-handler.ts';
+import { keepJsonResponseAlive } from '#shared/http/http-stack.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
+import { jsonBody, pathParameter, publishedRoute } from '#published/published-route.ts';
 
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;

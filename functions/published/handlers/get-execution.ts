@@ -1,8 +1,8 @@
 import { executionView } from '#executions/execution-model.ts';
 import { ownedExecution } from '#executions/execution-service.ts';
 import { executionReadsFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http/http-handler.ts';
-import { pathParameter, publishedRoute } from '#published/published-handler.ts';
+import { jsonResponse } from '#shared/http/http-stack.ts';
+import { pathParameter, publishedRoute } from '#published/published-route.ts';
 
 const deps = executionReadsFromEnv();
 

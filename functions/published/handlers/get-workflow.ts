@@ -1,7 +1,7 @@
-import { jsonResponse } from '#shared/http/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-stack.ts';
 import { publishedWorkflow } from '#workflows/publication-service.ts';
 import { publicationReadsFromEnv } from '#workflows/wiring.ts';
-import { pathParameter, publishedRoute } from '#published/published-handler.ts';
+import { pathParameter, publishedRoute } from '#published/published-route.ts';
 import type { WorkflowDetail } from '#published/workflow-views.ts';
 
 const deps = publicationReadsFromEnv();

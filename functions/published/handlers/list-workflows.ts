@@ -1,7 +1,7 @@
-import { jsonResponse } from '#shared/http/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-stack.ts';
 import { activeWorkflows } from '#workflows/publication-service.ts';
 import { publicationReadsFromEnv } from '#workflows/wiring.ts';
-import { publishedRoute } from '#published/published-handler.ts';
+import { publishedRoute } from '#published/published-route.ts';
 import type { WorkflowList } from '#published/workflow-views.ts';
 
 const deps = publicationReadsFromEnv();

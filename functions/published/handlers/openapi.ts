@@ -1,12 +1,12 @@
 import { routeById, routes } from '#functions/routes.ts';
 import { corsPolicyFromEnv } from '#shared/http/cors.ts';
-import { httpHandler, jsonResponse } from '#shared/http/http-handler.ts';
+import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
 
 const route = routeById('PublishedOpenApi');
 const document = publishedApiDocument();
 
 /** GET /api/v1/published/openapi.json: no key; a browser tool on an allowed origin (Swagger UI, say) may read it. */
-export const handler = httpHandler(route, async () => jsonResponse(200, document), {
+export const handler = withHttpStack(route, async () => jsonResponse(200, document), {
   cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
 });

@@ -1,7 +1,7 @@
 import { stopExecution } from '#executions/execution-service.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http/http-handler.ts';
-import { pathParameter, publishedRoute } from '#published/published-handler.ts';
+import { jsonResponse } from '#shared/http/http-stack.ts';
+import { pathParameter, publishedRoute } from '#published/published-route.ts';
 
 const deps = executionServiceFromEnv();
 

@@ -5,8 +5,8 @@ import { executionStartFromEnv, runTailFromEnv } from '#executions/wiring.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { respondWithEvents, type EventStreamTiming } from '#published/event-stream-response.ts';
-import { jsonBody, pathParameter, publishedRoute } from '#published/published-handler.ts';
-import { resumePoint, resumeUrl } from '#published/run-stream-handler.ts';
+import { jsonBody, pathParameter, publishedRoute } from '#published/published-route.ts';
+import { resumePoint, resumeUrl } from '#published/run-stream-route.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
 import { eventStreamTimingFromEnv } from '#published/wiring.ts';
 

@@ -3,10 +3,10 @@ import { routePath } from '#functions/routes.ts';
 import { assertLogOwner, checkResumePoint, type ResumeField, type StreamedEvent, type StreamEnd, type TailDeps, type TailOptions } from '#executions/run-event-streams.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from './external-url.ts';
-import { header, type HttpRequest } from '#shared/http/http-handler.ts';
+import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import type { Caller } from '#shared/access.ts';
 import { NOTHING_MORE, respondWithEvents, type EventStreamTiming } from './event-stream-response.ts';
-import { pathParameter, publishedRoute } from './published-handler.ts';
+import { pathParameter, publishedRoute } from './published-route.ts';
 
 type StreamView = (deps: TailDeps, executionId: string, options: TailOptions) => AsyncGenerator<StreamedEvent, StreamEnd>;
 

@@ -35,7 +35,7 @@ export interface HttpHandlerOptions {
  * Wraps a route's adapter function in the middy stack every API handler shares:
  * Powertools context/metrics/tracing, cost metering, and the one error-to-HTTP mapping.
  */
-export function httpHandler(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>, options: HttpHandlerOptions = {}) {
+export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>, options: HttpHandlerOptions = {}) {
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {

@@ -13,7 +13,7 @@ import type * as z from '../zod.ts';
  * Errors propagate: the state machine's Retry and Catch decide what a failure means; throttling and
  * unavailable services arrive there as `TransientServiceError`, which its Retry waits out.
  */
-export function taskHandler<Schema extends z.ZodMiniType, Result>(
+export function withTaskStack<Schema extends z.ZodMiniType, Result>(
   inputSchema: Schema,
   task: (input: z.infer<Schema>, context: Context) => Promise<Result>,
 ) {

@@ -5,7 +5,7 @@ import { routeById, routes } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/http/field-issues.ts';
 import { corsPolicyFromEnv } from '#shared/http/cors.ts';
-import { header, httpHandler, rawBody, type HttpRequest, type HttpResponse } from '#shared/http/http-handler.ts';
+import { header, withHttpStack, rawBody, type HttpRequest, type HttpResponse } from '#shared/http/http-stack.ts';
 import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
 import { nestsDeeperThan } from '#shared/json-object.ts';
 import { parseUtf8Json } from '#shared/http/well-formed.ts';
@@ -28,7 +28,7 @@ export function publishedRoute(
   const scope = route.scope;
   const keys = apiKeysFromEnv();
   const methods = routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method);
-  return httpHandler(
+  return withHttpStack(
     route,
     async (request, context) => {
       const caller = await authenticate(keys, header(request, 'authorization'), scope);

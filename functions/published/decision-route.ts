@@ -1,9 +1,9 @@
 import { decisionRequestSchema } from '#executions/execute-request.ts';
 import { decideApproval } from '#executions/execution-service.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
-import { jsonResponse } from '#shared/http/http-handler.ts';
+import { jsonResponse } from '#shared/http/http-stack.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
-import { jsonBody, pathParameter, publishedRoute } from './published-handler.ts';
+import { jsonBody, pathParameter, publishedRoute } from './published-route.ts';
 
 /** approve and reject differ only in the decision they send through the task token. */
 export function decisionRoute(routeId: string, decision: 'approved' | 'rejected') {
