@@ -3,8 +3,8 @@ import type { RunUsage } from '#executions/run-usage.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { renderText, type TemplateScope } from '#workflows/template.ts';
 import type { RunEventBuffer } from '#executions/run-event-log.ts';
-import type { AgentModel, AgentNode, ConversationMessage, ToolCallRequest } from './agents/agent-model.ts';
-import { carriedConversation } from './agents/conversation.ts';
+import type { AgentModel, AgentNode, TranscriptMessage, ToolCallRequest } from './agents/agent-model.ts';
+import { carriedTranscript } from './agents/transcript.ts';
 import type { ToolDescriptor, ToolKit, Toolbox } from './tools/tool-types.ts';
 import { RunFailure } from './run-failure.ts';
 
@@ -28,7 +28,7 @@ export interface AgentDeps {
 /**
  * An agent node's loop of model turns. Text ends the loop as the agent's output; tool calls run (each with a
  * `tool_call` event as it starts and as it ends) and their results go back to the model, and to the scope as
- * `{{tool_results.<tool>}}`; a hand-off moves control, and the conversation so far, to another agent node, whose
+ * `{{tool_results.<tool>}}`; a hand-off moves control, and the transcript so far, to another agent node, whose
  * `next` the run then follows. Each agent has its own `max_turns`; running out of them fails the run.
  */
 export async function runAgent(run: AgentRun, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
@@ -37,17 +37,17 @@ export async function runAgent(run: AgentRun, deps: AgentDeps): Promise<{ output
   const agents = [run.nodeId];
   let current = run.nodeId;
   let agent = run.node;
-  let conversation: ConversationMessage[] = [{ role: 'user', content: [{ text: renderText(agent.prompt ?? DEFAULT_PROMPT, scope) }] }];
+  let transcript: TranscriptMessage[] = [{ role: 'user', content: [{ text: renderText(agent.prompt ?? DEFAULT_PROMPT, scope) }] }];
   for (;;) {
     const toolbox = deps.tools.open({ definition: run.definition, toolNames: agent.tools, projectId: run.projectId });
     try {
-      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, { nodeId: current, node: agent, scope, conversation, toolResults });
+      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, { nodeId: current, node: agent, scope, transcript, toolResults });
       if (ended.kind === 'reply') return { output: ended.text, next: agent.next, agents };
       run.events.push({ type: 'agent_handoff', data: { from: current, to: ended.to } });
       current = ended.to;
       agent = run.definition.nodes[current] as AgentNode;
       agents.push(current);
-      conversation = carriedConversation(conversation);
+      transcript = carriedTranscript(transcript);
     } finally {
       await toolbox.close();
     }
@@ -58,7 +58,7 @@ interface AgentState {
   nodeId: string;
   node: AgentNode;
   scope: TemplateScope;
-  conversation: ConversationMessage[];
+  transcript: TranscriptMessage[];
   toolResults: Record<string, unknown>;
 }
 
@@ -72,7 +72,7 @@ async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, st
       node,
       scope: state.scope,
       turn,
-      conversation: state.conversation,
+      transcript: state.transcript,
       describeTools: () => (described ??= toolbox.describe()),
       onToken: (content) => run.events.push({ type: 'token', data: { content, node_id: nodeId } }),
       usage: run.usage,
@@ -82,13 +82,13 @@ async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, st
       if (!node.handoffs.includes(decided.to)) throw new RunFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
       return decided;
     }
-    state.conversation.push({
+    state.transcript.push({
       role: 'assistant',
       content: [...(decided.text ? [{ text: decided.text }] : []), ...decided.calls.map((call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.args } }))],
     });
     const results = [];
     for (const call of decided.calls) results.push({ toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(run, nodeId, call, toolbox, state.toolResults) } });
-    state.conversation.push({ role: 'user', content: results });
+    state.transcript.push({ role: 'user', content: results });
   }
 }
 

@@ -6,7 +6,7 @@ import type { RunEventBuffer } from '#executions/run-event-log.ts';
 import type { RunEvent } from '#executions/run-events.ts';
 import { emptyUsage } from '#executions/run-usage.ts';
 import { runAgent, type AgentRun } from '#engine/agent-runner.ts';
-import type { AgentModel, ConversationMessage } from '#engine/agents/agent-model.ts';
+import type { AgentModel, TranscriptMessage } from '#engine/agents/agent-model.ts';
 import { scriptedAgentModel } from '#engine/agents/scripted-agent.ts';
 import { createToolKit } from '#engine/tools/toolbox.ts';
 import type { ToolAnswer } from '#engine/tools/tool-types.ts';
@@ -84,10 +84,10 @@ function definition(): WorkflowDefinition {
 async function runEcho(nodeId: 'http' | 'mcp', encoding: string) {
   const workflow = definition();
   const events: RunEvent[] = [];
-  const seen: ConversationMessage[][] = [];
+  const seen: TranscriptMessage[][] = [];
   const model: AgentModel = {
     turn(request) {
-      seen.push(structuredClone([...request.conversation]));
+      seen.push(structuredClone([...request.transcript]));
       return scriptedAgentModel.turn(request);
     },
   };

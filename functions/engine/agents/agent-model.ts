@@ -5,13 +5,13 @@ import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
 
 export type AgentNode = NodeOfType<'agent'>;
 
-/** The conversation of an agent run, provider-neutral (the shapes of Bedrock's Converse content blocks). */
+/** The transcript of an agent run, provider-neutral (the shapes of Bedrock's Converse content blocks). */
 export type ContentBlock =
   | { text: string }
   | { toolUse: { toolUseId: string; name: string; input: Record<string, unknown> } }
   | { toolResult: { toolUseId: string; name: string; answer: ToolAnswer } };
 
-export interface ConversationMessage {
+export interface TranscriptMessage {
   role: 'user' | 'assistant';
   content: ContentBlock[];
 }
@@ -24,7 +24,7 @@ export interface AgentTurnRequest {
   /** This agent's turn, from 0 (a hand-off starts the next agent at 0). */
   turn: number;
   /** Ends with a user message: the prompt, or the results of the last tool calls. */
-  conversation: readonly ConversationMessage[];
+  transcript: readonly TranscriptMessage[];
   /** The agent's tools as its model sees them (an MCP server is asked only when a model needs the list). */
   describeTools: () => Promise<ToolDescriptor[]>;
   onToken: (content: string) => void;

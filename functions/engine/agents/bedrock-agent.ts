@@ -5,7 +5,7 @@ import { renderText } from '#workflows/template.ts';
 import { RunFailure } from '../run-failure.ts';
 import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
 import { HANDOFF_TOOL_PREFIX } from '#workflows/tool-references.ts';
-import type { AgentModel, AgentNode, AgentTurn, ContentBlock, ConversationMessage, ToolCallRequest } from './agent-model.ts';
+import type { AgentModel, AgentNode, AgentTurn, ContentBlock, TranscriptMessage, ToolCallRequest } from './agent-model.ts';
 
 
 /**
@@ -16,13 +16,13 @@ import type { AgentModel, AgentNode, AgentTurn, ContentBlock, ConversationMessag
  */
 export function bedrockAgentModel(client: BedrockRuntimeClient): AgentModel {
   return {
-    async turn({ nodeId, node, scope, conversation, describeTools, onToken, usage }) {
+    async turn({ nodeId, node, scope, transcript, describeTools, onToken, usage }) {
       const tools = [...(await describeTools()).map(toolSpec), ...node.handoffs.map(handoffSpec)];
       const response = await client.send(
         new ConverseStreamCommand({
           modelId: node.model_id,
           system: node.instructions ? [{ text: renderText(node.instructions, scope) }] : undefined,
-          messages: conversation.map(asBedrockMessage),
+          messages: transcript.map(asBedrockMessage),
           toolConfig: tools.length > 0 ? { tools } : undefined,
           inferenceConfig: { maxTokens: node.max_tokens, temperature: node.temperature },
         }),
@@ -51,7 +51,7 @@ function handoffSpec(target: string): Tool {
   };
 }
 
-function asBedrockMessage(message: ConversationMessage): Message {
+function asBedrockMessage(message: TranscriptMessage): Message {
   return { role: message.role, content: message.content.map(asBedrockBlock) };
 }
 

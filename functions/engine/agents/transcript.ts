@@ -1,13 +1,13 @@
-import type { ContentBlock, ConversationMessage } from './agent-model.ts';
+import type { ContentBlock, TranscriptMessage } from './agent-model.ts';
 
 /**
- * What a hand-off gives the next agent: the conversation so far, with the earlier agent's tool uses and results
+ * What a hand-off gives the next agent: the transcript so far, with the earlier agent's tool uses and results
  * told as text. The next agent has other tools (or none), and a model refuses tool blocks its request does not
- * declare. The turn that handed off is not part of it, so the conversation still ends with the user's turn.
+ * declare. The turn that handed off is not part of it, so the transcript still ends with the user's turn.
  */
-export function carriedConversation(conversation: readonly ConversationMessage[]): ConversationMessage[] {
-  const told: ConversationMessage[] = [];
-  for (const message of conversation) {
+export function carriedTranscript(transcript: readonly TranscriptMessage[]): TranscriptMessage[] {
+  const told: TranscriptMessage[] = [];
+  for (const message of transcript) {
     const text = message.content.map(asText).join('\n');
     const previous = told.at(-1);
     if (previous?.role === message.role) previous.content = [{ text: `${(previous.content[0] as { text: string }).text}\n${text}` }];
