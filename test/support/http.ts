@@ -18,6 +18,11 @@ export function observeResponses(observer: ResponseObserver): () => void {
   return () => observers.delete(observer);
 }
 
+/** Shows an answer received some other way (the typed client's fetch) to the observers; throws what they throw. */
+export function showObservers(request: { method: string; url: string }, result: HttpResult): void {
+  for (const observer of observers) observer(request, result);
+}
+
 /**
  * A plain HTTP request from a chosen local address (any 127.x.y.z reaches the twin on Linux),
  * so tests can play several client IPs.
@@ -47,7 +52,7 @@ export function http(
           }
           const result = { status: res.statusCode ?? 0, headers: res.headers, body, text };
           try {
-            for (const observer of observers) observer({ method: options.method ?? 'GET', url }, result);
+            showObservers({ method: options.method ?? 'GET', url }, result);
           } catch (error) {
             reject(error instanceof Error ? error : new Error(String(error)));
             return;

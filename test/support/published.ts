@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { runCli } from '#lib/admin/cli.ts';
-import { http, type HttpResult } from './http.ts';
+import { createPublishedClient } from '#lib/client/published-client.ts';
+import { http, showObservers, type HttpResult } from './http.ts';
 import type { TestTwin } from './local-twin.ts';
 
 export const WORKFLOW_FIXTURES = fileURLToPath(new URL('../fixtures/workflows/', import.meta.url));
@@ -61,4 +62,29 @@ export async function pollExecution(
     if (done(response.body) || Date.now() > deadline) return response.body;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The typed client of lib/client (what callers copy) with one key, over `fetch` (default: the global one). Every JSON
+ * answer is shown to the response observers, so a file that holds answers to the OpenAPI documents checks these too.
+ */
+export function typedClient(twin: TestTwin, key: string, fetch: (request: Request) => Promise<Response> = (request) => globalThis.fetch(request)) {
+  return createPublishedClient({
+    baseUrl: twin.url,
+    key,
+    fetch: async (request) => {
+      const response = await fetch(request);
+      if (response.headers.get('content-type')?.startsWith('application/json')) {
+        const text = await response.clone().text();
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON; the observers say so
+        }
+        showObservers({ method: request.method, url: request.url }, { status: response.status, headers: Object.fromEntries(response.headers), body, text });
+      }
+      return response;
+    },
+  });
 }

@@ -152,6 +152,8 @@ describe('the products of lib/', () => {
     twin: ['admin', 'pricing', 'cdk/constructs', 'cdk/bundling', 'cdk/stack.ts'],
     pricing: ['twin', 'admin'],
     admin: ['cdk/constructs', 'cdk/bundling'],
+    // What callers copy: nothing of the product but its own generated types.
+    client: ['twin', 'admin', 'pricing', 'cdk'],
   };
   const libEdges = Object.keys(FORBIDDEN).flatMap((product) =>
     sources(join(LIB, product)).flatMap((from) => importsOf(from).map((to) => ({ product, from, to }))),
@@ -164,5 +166,11 @@ describe('the products of lib/', () => {
   it('imports only what each product may', () => {
     const wrong = libEdges.filter(({ product, to }) => FORBIDDEN[product]!.some((part) => to.startsWith(join(LIB, part))));
     expect(wrong.map(show)).toEqual([]);
+  });
+
+  it('keeps lib/client to its own folder: it imports nothing of functions/ or the other products', () => {
+    const client = libEdges.filter((edge) => edge.product === 'client');
+    expect(client.map((edge) => relative(ROOT, edge.to))).toContain('lib/client/published-api.d.ts');
+    expect(client.filter((edge) => !edge.to.startsWith(join(LIB, 'client'))).map(show)).toEqual([]);
   });
 });

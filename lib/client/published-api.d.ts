@@ -1,0 +1,1515 @@
+/**
+ * The Published Workflow API's types, generated from its OpenAPI document by openapi-typescript.
+ * Do not edit: `npm run client:types` writes this file, and a unit test fails when it differs from a fresh generation.
+ */
+
+export interface paths {
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document
+         * @description The OpenAPI description of the Published Workflow API. Needs no key.
+         */
+        get: operations["PublishedOpenApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workflows of the active publication */
+        get: operations["PublishedListWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Workflow details */
+        get: operations["PublishedGetWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow and wait for the result
+         * @description Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after 14 minutes is answered with its current status and poll_url.
+         */
+        post: operations["PublishedExecute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow and stream its events
+         * @description Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.
+         */
+        post: operations["PublishedStreamWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Status and result of an execution (polling) */
+        get: operations["PublishedGetExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An execution's whole event stream, replayed and then live
+         * @description The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.
+         */
+        get: operations["PublishedStreamExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscribe to an execution's lifecycle
+         * @description Subscribe-then-fetch: the first event is the execution's current status; an execution already finished gets that one event and the stream closes.
+         */
+        get: operations["PublishedExecutionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an execution
+         * @description Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.
+         */
+        post: operations["PublishedStopExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the pending step
+         * @description The run resumes along the approval's `approved` edge.
+         */
+        post: operations["PublishedApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/{execution_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject the pending step
+         * @description The run follows the `rejected` edge, or fails with the feedback as its error when there is none.
+         */
+        post: operations["PublishedReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        ExecuteRequest: {
+            /**
+             * @description Input data for the workflow's start node; `message`, when present, must be a string. Every key is kept
+             * @default {}
+             */
+            input?: Record<string, unknown>;
+            /** @description External user identifier: isolates memory between users (1-256 characters of well-formed Unicode) */
+            user_id: string;
+            /** @description Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode) */
+            thread_id?: string;
+            /** @description Key-value pairs written into the user's memory before the run (keys 1-256 bytes of UTF-8; other keys are kept) */
+            initial_memory?: Record<string, unknown>;
+            /** @description Receives a POST with the status response when the run finishes (signed with webhook_secret when given) */
+            callback_url?: string;
+            /** @description Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url */
+            webhook_secret?: string;
+            /**
+             * @description Node parameter overrides `{node_id: {param: value}}`, checked against the workflow's nodes and their parameters
+             * @default {}
+             */
+            overrides?: Record<string, unknown>;
+        };
+        DecisionRequest: {
+            /** @default  */
+            feedback?: string;
+        };
+        WorkflowSummary: {
+            /** @example support-bot */
+            id: string;
+            name: string;
+            /** @description Empty when the definition has none */
+            description: string;
+        };
+        WorkflowList: {
+            /** @description All workflows of the active publication, by id */
+            workflows: components["schemas"]["WorkflowSummary"][];
+            publication_id: string;
+            project_id: string;
+        };
+        WorkflowDetail: {
+            /** @example support-bot */
+            id: string;
+            name: string;
+            /** @description Empty when the definition has none */
+            description: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+        };
+        /**
+         * @description queued, running; interrupted while an approval is awaited; completed, failed and cancelled are final
+         * @enum {string}
+         */
+        ExecutionStatus: "queued" | "running" | "completed" | "failed" | "interrupted" | "cancelled";
+        PendingApproval: {
+            approval_id: string;
+            /** @description The prompt for the approver */
+            message: string;
+            /** @description The node awaiting approval */
+            node_id: string;
+        };
+        /** @description What the run spent on models and tools so far */
+        RunUsage: {
+            model_calls: number;
+            input_tokens: number;
+            output_tokens: number;
+            tool_calls: number;
+            images: number;
+        };
+        Execution: {
+            execution_id: string;
+            /** @description Generated when the request named none */
+            thread_id: string;
+            workflow_id: string;
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description The answer text or structured data; null until the execution has completed */
+            output: unknown;
+            /** @description Why the execution failed; null unless status is failed */
+            error: string | null;
+            /** @description Seconds from creation to finish (to now while not finished) */
+            elapsed_time: number;
+            /** @description Executed nodes; an approval counts once, when reached */
+            total_steps: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             * @example 2026-05-01T09:30:00.000Z
+             */
+            created_at: string;
+            finished_at: string | null;
+            /** @description The approval awaited while status is interrupted; null otherwise */
+            pending_approval: components["schemas"]["PendingApproval"] | null;
+            usage: components["schemas"]["RunUsage"];
+        };
+        ExecuteResult: {
+            execution_id: string;
+            /** @description Generated when the request named none */
+            thread_id: string;
+            workflow_id: string;
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description The answer text or structured data; null until the execution has completed */
+            output: unknown;
+            /** @description Why the execution failed; null unless status is failed */
+            error: string | null;
+            /** @description Seconds from creation to finish (to now while not finished) */
+            elapsed_time: number;
+            /** @description Executed nodes; an approval counts once, when reached */
+            total_steps: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             * @example 2026-05-01T09:30:00.000Z
+             */
+            created_at: string;
+            finished_at: string | null;
+            /** @description The approval awaited while status is interrupted; null otherwise */
+            pending_approval: components["schemas"]["PendingApproval"] | null;
+            usage: components["schemas"]["RunUsage"];
+            /** @description Present only when the run outlived the blocking wait (status running or queued): where to poll it */
+            poll_url?: string;
+        };
+        StopResult: {
+            execution_id: string;
+            /** @constant */
+            status: "cancelled";
+        };
+        DecisionResult: {
+            execution_id: string;
+            approval_id: string;
+            /** @enum {string} */
+            decision: "approved" | "rejected";
+            /** @constant */
+            status: "running";
+        };
+        Error: {
+            /**
+             * @description What went wrong, for people; a 400 names the fields (`user_id: Too small: ...`)
+             * @example Workflow not found
+             */
+            detail: string;
+            /** @description Only in API Gateway's own answers (unknown route, stage throttle, failed or timed-out integration): the same message */
+            error?: string;
+        };
+        StartEvent: {
+            execution_id: string;
+            thread_id: string;
+            workflow_id: string;
+        };
+        TokenEvent: {
+            /** @description A fragment of text; one node's fragments, concatenated, are its output */
+            content: string;
+            /** @description The workflow node the event comes from */
+            node_id: string;
+        };
+        ToolCallEvent: {
+            /** @description The workflow node the event comes from */
+            node_id: string;
+            call_id: string;
+            tool: string;
+            /** @enum {string} */
+            status: "started" | "succeeded" | "failed";
+            /** @description With started: the arguments the model chose */
+            arguments?: unknown;
+            /** @description With succeeded and failed */
+            duration_ms?: number;
+            /** @description With succeeded: the tool's result, cut to 2 KB of JSON text when longer */
+            result?: unknown;
+            /** @constant */
+            result_truncated?: true;
+            /** @description With failed */
+            error?: string;
+        };
+        AgentHandoffEvent: {
+            from: string;
+            to: string;
+        };
+        NodeUpdateEvent: {
+            /** @description The workflow node the event comes from */
+            node_id: string;
+            /** @description The node's type (llm, agent, condition, wait, approval, ...) */
+            type: string;
+            /** @enum {string} */
+            status: "started" | "completed" | "waiting" | "approved" | "rejected";
+            /** @description A completed condition: the node it chose */
+            next?: string;
+            /** @description A waiting wait node: how long */
+            seconds?: number;
+            /** @description An approval waiting, approved or rejected */
+            approval_id?: string;
+            /** @description An approval approved or rejected: the approver's comment */
+            feedback?: string;
+        };
+        ImageEvent: {
+            /** @description The workflow node the event comes from */
+            node_id: string;
+            key: string;
+            /** @description A presigned GET URL, valid for an hour */
+            url: string;
+            /** @constant */
+            mime_type: "image/png";
+            width: number;
+            height: number;
+        };
+        ErrorEvent: {
+            /** @description The same text as the execution's error */
+            message: string;
+        };
+        CompleteEvent: {
+            /** @description The answer text or structured data; null unless completed */
+            output: unknown;
+            execution_id: string;
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description With failed */
+            error?: string;
+            /** @description With interrupted: the stream ends at the approval */
+            pending_approval?: components["schemas"]["PendingApproval"];
+            usage: components["schemas"]["RunUsage"];
+        };
+        ResumeEvent: {
+            last_event_id: number;
+            /** @description Continues exactly after the last event sent (stage path included) */
+            resume_url: string;
+            /** @enum {string} */
+            reason: "time_limit" | "unavailable";
+        };
+        StatusEvent: {
+            execution_id: string;
+            workflow_id: string | null;
+            thread_id: string | null;
+            status: components["schemas"]["ExecutionStatus"];
+            output: unknown;
+            error: string | null;
+            pending_approval: components["schemas"]["PendingApproval"] | null;
+        };
+        DecisionEvent: {
+            execution_id: string;
+            approval_id: string;
+            node_id: string;
+            /** @enum {string} */
+            decision: "approved" | "rejected";
+            feedback: string;
+            /** @constant */
+            status: "running";
+        };
+        /** @description An OpenAPI 3.2.0 document */
+        OpenApiDocument: {
+            /** @constant */
+            openapi: "3.2.0";
+            info: Record<string, unknown>;
+            paths: Record<string, unknown>;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: {
+        /** @description Seconds to wait before retrying */
+        "Retry-After": number;
+        /** @description The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did) */
+        "X-Execution-Id": string;
+        /** @description Where the execution's status continues: its GET /executions/{execution_id} URL, to poll if the connection drops */
+        ExecutionLocation: string;
+        /** @description Where the stream continues: the execution's GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops */
+        StreamLocation: string;
+        /** @description no-cache */
+        "Cache-Control": "no-cache";
+        /** @description no: proxies must not buffer the stream */
+        "X-Accel-Buffering": "no";
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    PublishedOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description The stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedListWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowList"];
+                };
+            };
+            /** @description The project has no active publication, or (with a body) the body is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedGetWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow of the active publication */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowDetail"];
+                };
+            };
+            /** @description The project has no active publication, or (with a body) the body is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workflow in the active publication */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedExecute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a different request is refused with 422. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description A workflow of the active publication */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description The execution as it settled (or, past the wait, as it stands, with poll_url) */
+            200: {
+                headers: {
+                    "X-Execution-Id": components["headers"]["X-Execution-Id"];
+                    "Content-Location": components["headers"]["ExecutionLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecuteResult"];
+                };
+            };
+            /** @description The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workflow in the active publication */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 131072 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used in the last 24 hours for a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedStreamWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a different request is refused with 422. */
+                "Idempotency-Key"?: string;
+                /** @description With an Idempotency-Key that names a run already: resume its stream after this event id */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description A workflow of the active publication */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-sent events: `id`, `event`, and `data` as one line of JSON; comment lines keep the connection alive */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                    "X-Execution-Id": components["headers"]["X-Execution-Id"];
+                    "Content-Location": components["headers"]["StreamLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workflow in the active publication */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 131072 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used in the last 24 hours for a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedGetExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The execution */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedStreamExecution: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (the resume URL's form) */
+                after?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (what EventSource sends when it reconnects); wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events until `complete` */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Last-Event-ID or after is malformed, or past the last event of the execution */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedExecutionEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (the resume URL's form) */
+                after?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (what EventSource sends when it reconnects); wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events until the final status */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Last-Event-ID or after is malformed, or past the last event of the execution */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedStopExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stopped */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StopResult"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The execution is neither queued nor running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description May be omitted: feedback defaults to empty */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision was delivered; the run goes on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionResult"];
+                };
+            };
+            /** @description The body is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 131072 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An execution of this project */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description May be omitted: feedback defaults to empty */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision was delivered; the run goes on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionResult"];
+                };
+            };
+            /** @description The body is invalid: `detail` names the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such execution in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 131072 bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,175 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PublishedApiError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
+import { createKey, publishFixtures, typedClient } from '../support/published.ts';
+import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { holdResponsesToDocuments } from '../support/openapi.ts';
+
+/**
+ * lib/client's `streamRun` against the twin, through a fetch that drops streams part-way: the client resumes with
+ * GET /executions/{id}/stream and Last-Event-ID (or a `resume` event's URL), gets every event exactly once, and the
+ * start is sent once: one run.
+ */
+beforeAll(holdResponsesToDocuments);
+
+let twin: TestTwin;
+let apiKey: string;
+beforeAll(async () => {
+  twin = await startTestTwin();
+  await publishFixtures(twin);
+  apiKey = (await createKey(twin, 'full')).key;
+});
+afterAll(async () => {
+  // Invocations write their usage after the answer; let them finish before the twin closes under them.
+  const deadline = Date.now() + 10_000;
+  const busy = () => ['PublishedStreamWorkflow', 'PublishedStreamExecution'].some((id) => twin.invocationsInFlight(id) > 0);
+  while (twin && busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await twin?.close();
+});
+
+const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
+/** The echo workflow generating slowly, so its stream can be cut in the middle of the run. */
+const slowEcho = (userId: string) => ({ user_id: userId, input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } } });
+
+/** The runs stored for a user: each start writes one `execution#<id>` record. */
+async function runsOf(userId: string): Promise<string[]> {
+  const { Items } = await twin.dynamo.send(
+    new ScanCommand({
+      TableName: twin.twin.tables.executions,
+      FilterExpression: 'begins_with(pk, :record) AND user_id = :user',
+      ExpressionAttributeValues: { ':record': 'execution#', ':user': userId },
+    }),
+  );
+  return (Items ?? []).map((item) => item.execution_id as string);
+}
+
+/** How the n-th event stream answered is cut: after `events` whole events, mid-way through the next (a dropped connection), or ended with a `resume` event. */
+interface Cut {
+  events: number;
+  withResumeEvent?: boolean;
+}
+
+/**
+ * A fetch that records every request and cuts the event streams it passes on as `cuts` say, the first stream by
+ * `cuts[0]`, the second by `cuts[1]`, and so on; later streams pass whole.
+ */
+function cuttingFetch(cuts: Cut[]) {
+  const requests: { method: string; path: string; search: string; lastEventId: string | null }[] = [];
+  let streams = 0;
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    requests.push({ method: request.method, path: url.pathname, search: url.search, lastEventId: request.headers.get('last-event-id') });
+    const response = await globalThis.fetch(request);
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) return response;
+    const cut = cuts[streams++];
+    if (!cut) return response;
+    const executionId = response.headers.get('x-execution-id') ?? url.pathname.split('/').at(-2)!;
+    return new Response(cutStream(response.body as ReadableStream<Uint8Array>, cut, executionId), { status: response.status, headers: response.headers });
+  };
+  return { fetch, requests };
+}
+
+function cutStream(body: ReadableStream<Uint8Array>, cut: Cut, executionId: string): ReadableStream<Uint8Array> {
+  const upstream = body.getReader();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let text = '';
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await upstream.read();
+      if (done) {
+        controller.close();
+        return;
+      }
+      text += decoder.decode(value, { stream: true });
+      // The start of event `cut.events + 1`: its `id:` line.
+      const next = [...text.matchAll(/^id: /gm)][cut.events];
+      if (next === undefined) {
+        controller.enqueue(encoder.encode(text.slice(sent)));
+        sent = text.length;
+        return;
+      }
+      await upstream.cancel();
+      if (cut.withResumeEvent) {
+        const resume = { last_event_id: cut.events, resume_url: `/api/v1/published/executions/${executionId}/stream?after=${cut.events}`, reason: 'time_limit' };
+        controller.enqueue(encoder.encode(`${text.slice(sent, next.index)}\nevent: resume\ndata: ${JSON.stringify(resume)}\n\n`));
+        controller.close();
+      } else {
+        controller.enqueue(encoder.encode(text.slice(sent, next.index + 'id: '.length)));
+        controller.error(new TypeError('terminated'));
+      }
+    },
+    async cancel() {
+      await upstream.cancel();
+    },
+  });
+}
+
+const consecutiveFrom1 = (count: number) => Array.from({ length: count }, (_, index) => index + 1);
+const tokens = (events: RunEvent[]) => events.map((event) => (event.event === 'token' ? event.data.content : '')).join('');
+
+describe('streamRun (lib/client)', () => {
+  it('resumes a stream dropped twice with GET and Last-Event-ID: every event once, one POST, one run', async () => {
+    const { fetch, requests } = cuttingFetch([{ events: 3 }, { events: 4 }]);
+    const client = typedClient(twin, apiKey, fetch);
+    const events: RunEvent[] = [];
+
+    const result = await streamRun(client, 'echo', slowEcho('client-resume'), { onEvent: (event) => events.push(event), resumeDelayMs: 0 });
+
+    expect(result.complete).toMatchObject({ execution_id: result.executionId, status: 'completed', output: SLOW_REPLY });
+    expect(events.map((event) => event.id)).toEqual(consecutiveFrom1(events.length));
+    expect(result.lastEventId).toBe(events.length);
+    expect(events[0]).toMatchObject({ id: 1, event: 'start', data: { execution_id: result.executionId, workflow_id: 'echo' } });
+    expect(events.at(-1)!.event).toBe('complete');
+    expect(tokens(events)).toBe(SLOW_REPLY);
+
+    const streamPath = `/api/v1/published/executions/${result.executionId}/stream`;
+    expect(requests.filter((request) => request.method === 'POST')).toEqual([{ method: 'POST', path: '/api/v1/published/workflows/echo/stream', search: '', lastEventId: null }]);
+    expect(requests.filter((request) => request.method === 'GET')).toEqual([
+      { method: 'GET', path: streamPath, search: '', lastEventId: '3' },
+      { method: 'GET', path: streamPath, search: '', lastEventId: '7' },
+    ]);
+    expect(await runsOf('client-resume')).toEqual([result.executionId]);
+    const status = await client.GET('/executions/{execution_id}', { params: { path: { execution_id: result.executionId } } });
+    expect(status.data).toMatchObject({ execution_id: result.executionId, status: 'completed', output: SLOW_REPLY });
+  });
+
+  it('follows a resume event to its URL, with an Idempotency-Key on the start', async () => {
+    const { fetch, requests } = cuttingFetch([{ events: 2, withResumeEvent: true }]);
+    const client = typedClient(twin, apiKey, fetch);
+    const events: RunEvent[] = [];
+
+    const result = await streamRun(client, 'echo', slowEcho('client-resume-event'), { idempotencyKey: 'client-resume-event-1', onEvent: (event) => events.push(event) });
+
+    expect(result.complete).toMatchObject({ status: 'completed', output: SLOW_REPLY });
+    expect(events.map((event) => event.id)).toEqual(consecutiveFrom1(events.length));
+    expect(tokens(events)).toBe(SLOW_REPLY);
+    expect(requests.map(({ method, path, search }) => `${method} ${path}${search}`)).toEqual([
+      'POST /api/v1/published/workflows/echo/stream',
+      `GET /api/v1/published/executions/${result.executionId}/stream?after=2`,
+    ]);
+    expect(requests[1]!.lastEventId).toBe('2');
+    expect(await runsOf('client-resume-event')).toEqual([result.executionId]);
+  });
+
+  it('streams a run that is never cut in one request', async () => {
+    const { fetch, requests } = cuttingFetch([]);
+    const events: RunEvent[] = [];
+    const result = await streamRun(typedClient(twin, apiKey, fetch), 'echo', { user_id: 'client-whole', input: { message: 'whole' } }, { onEvent: (event) => events.push(event) });
+
+    expect(result.complete).toMatchObject({ status: 'completed', output: 'Echo: whole' });
+    expect(events.map((event) => event.id)).toEqual(consecutiveFrom1(events.length));
+    expect(requests).toHaveLength(1);
+  });
+
+  it('throws the refusal of a start, with its detail, and sends nothing more', async () => {
+    const { fetch, requests } = cuttingFetch([]);
+    const refused = streamRun(typedClient(twin, apiKey, fetch), 'nope', { user_id: 'client-refused' }, { onEvent: () => undefined });
+
+    await expect(refused).rejects.toThrow(PublishedApiError);
+    await expect(refused).rejects.toMatchObject({ status: 404, detail: 'Workflow nope not found' });
+    expect(requests).toHaveLength(1);
+    expect(await runsOf('client-refused')).toEqual([]);
+  });
+});
