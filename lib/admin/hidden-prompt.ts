@@ -13,8 +13,9 @@ export interface TerminalInput extends NodeJS.EventEmitter {
  * scrollback. Enter ends it; Backspace takes back one character; Ctrl-C and Ctrl-D on an empty line cancel.
  */
 export function readHidden(input: TerminalInput, output: Writable, prompt: string): Promise<string> {
-  output.write(prompt);
+  // Echo goes off before the prompt shows: what is typed as soon as it appears must not reach the screen.
   input.setRawMode(true);
+  output.write(prompt);
   input.resume();
   return new Promise((resolve, reject) => {
     let typed: string[] = [];
