@@ -185,7 +185,7 @@ export async function checkResumePoint(
   deps: Pick<TailDeps, 'events'>,
   executionId: string,
   after: number,
-  field: ResumeField = 'Last-Event-ID',
+  field: ResumeField,
 ): Promise<'continues' | 'ended'> {
   if (after === 0) return 'continues';
   const holding = await deps.events.batchHolding(executionId, after);

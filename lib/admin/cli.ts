@@ -71,7 +71,11 @@ const COMMANDS = new Map<string, Command>([
   ['handoffs', async (target, args, flags) => (await import('./collection-commands.ts')).runHandoffsCommand(target, args, flags)],
   ['secrets', async (target, args, flags, io) => (await import('./secrets-commands.ts')).runSecretsCommand(target, args, flags, io.stdin)],
   ['cost', async (target, args, flags, io) => (await import('./cost-commands.ts')).runCostCommand(target, args, flags, io.terminal ?? false)],
-  ['models', async (_target, args, _flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)())],
+]);
+
+/** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
+const OFFLINE_COMMANDS = new Map<string, (args: string[], flags: Flags, io: CliInput) => Promise<object>>([
+  ['models', async (args, _flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)())],
 ]);
 
 export interface CliResult {
@@ -79,9 +83,6 @@ export interface CliResult {
   stdout: string;
   stderr: string;
 }
-
-/** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
-const OFFLINE_COMMANDS = new Set(['models']);
 
 /** The twin's stores or the deployed stack, open for the command and closed after it; `notes` gets its notice. */
 async function withTarget<T>(where: { stack?: string; region?: string }, notes: string[], command: (target: AdminTarget) => Promise<T>): Promise<T> {
@@ -135,9 +136,10 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     if (values.help || positionals.length === 0) return { exitCode: values.help ? 0 : 2, stdout: `${USAGE}\n`, stderr: '' };
     const [area, ...rest] = positionals;
     const command = COMMANDS.get(area ?? '');
-    if (!command) throw new UsageError(`unknown command ${area}`);
+    const offline = OFFLINE_COMMANDS.get(area ?? '');
+    if (!command && !offline) throw new UsageError(`unknown command ${area}`);
     const notes: string[] = [];
-    const result = OFFLINE_COMMANDS.has(area!) ? await command(undefined as never, rest, values, io) : await withTarget(values, notes, (target) => command(target, rest, values, io));
+    const result = offline ? await offline(rest, values, io) : await withTarget(values, notes, (target) => command!(target, rest, values, io));
     if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: notes.join('') };
     return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };
   } catch (error) {

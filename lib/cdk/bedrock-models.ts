@@ -63,6 +63,7 @@ export function bedrockModelArns(models: readonly string[], where: { partition: 
  * subscribes the account on behalf of the caller, which needs `aws-marketplace:Subscribe` on that product.
  */
 export function marketplaceProductIds(models: readonly string[]): string[] {
+  // Only the catalog entry is read, so the time given is beside the point.
   const ids = models.flatMap((model) => lookUpModel(model, 0)?.model.marketplaceProductId ?? []);
   return [...new Set(ids)].sort();
 }

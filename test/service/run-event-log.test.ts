@@ -170,16 +170,16 @@ describe('reading a log', () => {
   it('refuses to resume after an id the log never gave out', async () => {
     const env = setup();
     await finishedRun(env);
-    await expect(checkResumePoint(env, RUN, 5)).rejects.toBeInstanceOf(ValidationError);
-    await expect(checkResumePoint(env, 'no-log', 1)).rejects.toBeInstanceOf(ValidationError);
+    await expect(checkResumePoint(env, RUN, 5, 'after')).rejects.toBeInstanceOf(ValidationError);
+    await expect(checkResumePoint(env, 'no-log', 1, 'after')).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('says a resume after the final complete of an ended run has nothing more, and any other resume continues', async () => {
     const env = setup();
     await finishedRun(env);
-    expect(await checkResumePoint(env, RUN, 4)).toBe('ended');
-    expect(await checkResumePoint(env, RUN, 3)).toBe('continues');
-    expect(await checkResumePoint(env, RUN, 0)).toBe('continues');
+    expect(await checkResumePoint(env, RUN, 4, 'after')).toBe('ended');
+    expect(await checkResumePoint(env, RUN, 3, 'after')).toBe('continues');
+    expect(await checkResumePoint(env, RUN, 0, 'after')).toBe('continues');
   });
 
   it('keeps a resume after an approval\'s complete open: the run is paused, not ended', async () => {
@@ -188,7 +188,7 @@ describe('reading a log', () => {
     await appender.append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
     const pendingApproval = { approval_id: 'a1', node_id: 'confirm', message: 'ok?' };
     await appender.append(settledEvents({ execution_id: RUN, status: 'interrupted', output: null, error: null, pending_approval: pendingApproval }));
-    expect(await checkResumePoint(env, RUN, 2)).toBe('continues');
+    expect(await checkResumePoint(env, RUN, 2, 'after')).toBe('continues');
   });
 
   it('says the same of a failed and a cancelled run, whose last event is their complete', async () => {
@@ -197,8 +197,8 @@ describe('reading a log', () => {
       await env.appender().append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
       await env.appender().append(settledEvents({ execution_id: RUN, status, output: null, error: status === 'failed' ? 'Broken' : null, pending_approval: null }));
       const lastId = env.events.eventsOf(RUN).at(-1)!.id;
-      expect(await checkResumePoint(env, RUN, lastId), status).toBe('ended');
-      expect(await checkResumePoint(env, RUN, lastId - 1), status).toBe('continues');
+      expect(await checkResumePoint(env, RUN, lastId, 'after'), status).toBe('ended');
+      expect(await checkResumePoint(env, RUN, lastId - 1, 'after'), status).toBe('continues');
     }
   });
 });
