@@ -13,7 +13,7 @@ import { applyOverrides } from '#workflows/overrides.ts';
 import { scopeNeeds } from '#workflows/scope-needs.ts';
 import type { PublicationsRepository } from '#workflows/publications-repository.ts';
 import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
-import type { ConversationsRepository, Turn } from '#executions/conversations-repository.ts';
+import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { RunContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
@@ -41,7 +41,7 @@ import { logger } from '#shared/lambda/powertools.ts';
  */
 export interface StepDeps {
   executions: ExecutionsRepository;
-  conversations: ConversationsRepository;
+  userState: UserStateRepository;
   publications: PublicationsRepository;
   runs: RunStore;
   events: RunEventsRepository;
@@ -129,7 +129,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     const now = deps.now();
     cursor.turns += 1;
     const turn: Turn = { role, text, execution_id: executionId, at: new Date(now).toISOString() };
-    await deps.conversations.appendTurn(run.project_id, run.user_id, run.thread_id, turn, cursor.turns, now + HISTORY_RETENTION_MS);
+    await deps.userState.appendTurn(run.project_id, run.user_id, run.thread_id, turn, cursor.turns, now + HISTORY_RETENTION_MS);
     if (role === 'assistant') ending.replies.push({ projectId: run.project_id, userId: run.user_id, threadId: run.thread_id, turn, sequence: cursor.turns });
   };
 
@@ -249,7 +249,7 @@ async function executeNode(
         }
         values[name] = value;
       }
-      await deps.conversations.writeMemory(run.project_id, run.user_id, values);
+      await deps.userState.writeMemory(run.project_id, run.user_id, values);
       Object.assign(scope.memory, values);
       setOutput(values);
       cursor.node = node.next;
@@ -327,8 +327,8 @@ async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefi
   const { run } = step;
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
-    needs.memory ? deps.conversations.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
-    needs.history ? deps.conversations.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, { executionId: run.execution_id, startedAt: run.created_at }) : [],
+    needs.memory ? deps.userState.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
+    needs.history ? deps.userState.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, { executionId: run.execution_id, startedAt: run.created_at }) : [],
   ]);
   return {
     input: run.input,
@@ -403,7 +403,7 @@ async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string)
   if (record) await endLogAsRecorded(ending.appender, record);
   await Promise.all(
     ending.replies.splice(0).map(({ projectId, userId, threadId, turn, sequence }) =>
-      deps.conversations.removeTurn(projectId, userId, threadId, turn, sequence).catch((error: unknown) => {
+      deps.userState.removeTurn(projectId, userId, threadId, turn, sequence).catch((error: unknown) => {
         logger.warn('could not take back the reply of a run that had ended', { executionId, error: error as Error });
       }),
     ),

@@ -1,7 +1,7 @@
 import { bedrock } from '#shared/clients/bedrock.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { BUCKET_ENV, SECRETS_PREFIX_ENV } from '#shared/resources.ts';
-import { conversationsFromEnv, executionsFromEnv, runEventsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
+import { userStateFromEnv, executionsFromEnv, runEventsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
 import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';
 import { scriptedProvider } from './llm-provider.ts';
@@ -17,7 +17,7 @@ import type { ToolKit, Toolbox } from './tools/tool-types.ts';
 export function stepFromEnv(): StepDeps {
   return {
     executions: executionsFromEnv(),
-    conversations: conversationsFromEnv(),
+    userState: userStateFromEnv(),
     publications: publicationsFromEnv(),
     runs: runStoreFromEnv(),
     events: runEventsFromEnv(),

@@ -11,7 +11,7 @@ import { memoryKeyProblem } from '#workflows/memory-key.ts';
  * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.
  */
 
-/** A caller's id becomes part of a DynamoDB key (conversation-keys.ts), which must be valid Unicode. */
+/** A caller's id becomes part of a DynamoDB key (user-state-keys.ts), which must be valid Unicode. */
 const callerId = z
   .string()
   .check(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH), z.refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate)' }));

@@ -5,7 +5,7 @@ import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
-import type { ConversationsRepository, Turn } from './conversations-repository.ts';
+import type { UserStateRepository, Turn } from './user-state-repository.ts';
 import {
   SETTLED_STATUSES,
   STOPPABLE_STATUSES,
@@ -39,7 +39,7 @@ export interface ExecutionDeps {
 
 /** Starting one also reads the publication, writes initial memory and the run context. */
 export interface StartDeps extends ExecutionDeps, PublicationDeps {
-  conversations: ConversationsRepository;
+  userState: UserStateRepository;
   runs: RunStore;
   allowLoopbackCallbacks: boolean;
 }
@@ -98,10 +98,10 @@ export async function startExecution(
     attempt(() => deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs })),
     attempt(() =>
       request.initial_memory && Object.keys(request.initial_memory).length > 0
-        ? deps.conversations.writeMemory(caller.projectId, request.user_id, request.initial_memory)
+        ? deps.userState.writeMemory(caller.projectId, request.user_id, request.initial_memory)
         : undefined,
     ),
-    attempt(() => (userTurn ? deps.conversations.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS) : undefined)),
+    attempt(() => (userTurn ? deps.userState.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS) : undefined)),
   ]);
   const [recordWrite, , , , turnWrite] = written;
   const recordWritten = recordWrite.status === 'fulfilled';
@@ -129,7 +129,7 @@ export async function startExecution(
 const attempt = async <T>(write: () => Promise<T> | undefined): Promise<T | undefined> => write();
 
 async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: string, threadId: string, turn: Turn): Promise<void> {
-  await deps.conversations
+  await deps.userState
     .removeTurn(projectId, userId, threadId, turn, 1)
     .catch((removeError: unknown) => logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }));
 }

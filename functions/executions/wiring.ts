@@ -3,7 +3,7 @@ import { sfn } from '#shared/clients/sfn.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { BUCKET_ENV, STATE_MACHINE_ENV, TABLE_ENV } from '#shared/resources.ts';
 import { publicationsFromEnv } from '#workflows/wiring.ts';
-import { createConversationsRepository } from './conversations-repository.ts';
+import { createUserStateRepository } from './user-state-repository.ts';
 import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { createIdempotencyRepository } from './idempotency-repository.ts';
@@ -69,8 +69,8 @@ export function executionReadsFromEnv() {
   return { executions: executionsFromEnv(), now: Date.now };
 }
 
-export function conversationsFromEnv() {
-  return createConversationsRepository(dynamo, requireEnv(TABLE_ENV.conversations), runValuesFromEnv());
+export function userStateFromEnv() {
+  return createUserStateRepository(dynamo, requireEnv(TABLE_ENV.conversations), runValuesFromEnv());
 }
 
 export function executionServiceFromEnv(): ExecutionDeps {
@@ -90,7 +90,7 @@ export function executionStartFromEnv(): StartOnceDeps {
   const start: StartDeps = {
     ...executionServiceFromEnv(),
     publications: publicationsFromEnv(),
-    conversations: conversationsFromEnv(),
+    userState: userStateFromEnv(),
     runs: runStoreFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };

@@ -6,8 +6,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '#executions/conversation-keys.ts';
-import { createConversationsRepository } from '#executions/conversations-repository.ts';
+import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '#executions/user-state-keys.ts';
+import { createUserStateRepository } from '#executions/user-state-repository.ts';
 import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { createExecutionsRepository } from '#executions/executions-repository.ts';
 import { initialCursor } from '#executions/step-state.ts';
@@ -225,30 +225,30 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   });
 
   it('keeps memory under bounded keys with its names, and long turns in S3', async () => {
-    const conversations = createConversationsRepository(dynamo, localTableName('conversations'), values());
+    const userState = createUserStateRepository(dynamo, localTableName('conversations'), values());
     const user = 'ж'.repeat(MAX_CALLER_ID_LENGTH);
     const longName = 'я'.repeat(MAX_MEMORY_KEY_BYTES);
-    await conversations.writeMemory('p', user, JSON.parse(`{"__proto__":{"a":1},"constructor":"c","${longName}":2}`));
-    const memory = await conversations.readMemory('p', user);
+    await userState.writeMemory('p', user, JSON.parse(`{"__proto__":{"a":1},"constructor":"c","${longName}":2}`));
+    const memory = await userState.readMemory('p', user);
     expect(Object.getPrototypeOf(memory)).toBeNull();
     expect({ ...memory }).toEqual(JSON.parse(`{"__proto__":{"a":1},"constructor":"c","${longName}":2}`));
 
     const executionId = randomUUID();
     const long = 't'.repeat(RUN_VALUE_INLINE_MAX_BYTES + 1);
     const at = new Date().toISOString();
-    await conversations.appendTurn('p', user, 'thread', { role: 'user', text: 'short', execution_id: executionId, at }, 1, Date.now() + 60_000);
-    await conversations.appendTurn('p', user, 'thread', { role: 'assistant', text: long, execution_id: executionId, at }, 2, Date.now() + 60_000);
-    await conversations.appendTurn('p', user, 'thread', { role: 'user', text: 'mine', execution_id: 'current', at }, 1, Date.now() + 60_000);
-    const history = await conversations.readHistory('p', user, 'thread', 10, { executionId: 'current' });
+    await userState.appendTurn('p', user, 'thread', { role: 'user', text: 'short', execution_id: executionId, at }, 1, Date.now() + 60_000);
+    await userState.appendTurn('p', user, 'thread', { role: 'assistant', text: long, execution_id: executionId, at }, 2, Date.now() + 60_000);
+    await userState.appendTurn('p', user, 'thread', { role: 'user', text: 'mine', execution_id: 'current', at }, 1, Date.now() + 60_000);
+    const history = await userState.readHistory('p', user, 'thread', 10, { executionId: 'current' });
     expect(history.map((turn) => [turn.role, turn.text])).toEqual([['user', 'short'], ['assistant', long]]);
     expect(await object(`executions/${executionId}/turn-2.json`)).toBe(JSON.stringify(long));
   });
 
   it("reads a run's history as the thread stood when the run started: no later run, no later reply", async () => {
-    const conversations = createConversationsRepository(dynamo, localTableName('conversations'), values());
+    const userState = createUserStateRepository(dynamo, localTableName('conversations'), values());
     const thread = `thread-${randomUUID()}`;
     const turn = (executionId: string, role: 'user' | 'assistant', text: string, at: string, sequence: number) =>
-      conversations.appendTurn('p', 'u', thread, { role, text, execution_id: executionId, at }, sequence, Date.now() + 60_000);
+      userState.appendTurn('p', 'u', thread, { role, text, execution_id: executionId, at }, sequence, Date.now() + 60_000);
     await turn('earlier', 'user', 'first question', '2026-11-24T10:00:00.000Z', 1);
     await turn('earlier', 'assistant', 'first answer', '2026-11-24T10:00:01.000Z', 2);
     await turn('slow', 'user', 'slow question', '2026-11-24T10:00:02.000Z', 1);
@@ -258,9 +258,9 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     await turn('later', 'user', 'a later run', '2026-11-24T10:00:05.000Z', 1);
     await turn('later', 'assistant', 'its answer', '2026-11-24T10:00:06.000Z', 2);
 
-    const history = await conversations.readHistory('p', 'u', thread, 10, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' });
+    const history = await userState.readHistory('p', 'u', thread, 10, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' });
     expect(history.map((entry) => entry.text)).toEqual(['first question', 'first answer', 'slow question']);
-    expect((await conversations.readHistory('p', 'u', thread, 2, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' })).map((entry) => entry.text)).toEqual([
+    expect((await userState.readHistory('p', 'u', thread, 2, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' })).map((entry) => entry.text)).toEqual([
       'first answer',
       'slow question',
     ]);

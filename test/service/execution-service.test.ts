@@ -49,7 +49,7 @@ describe('startExecution', () => {
     const record = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, webhook_secret: 'whsec_x' }));
 
     // The user's message is the run's first history turn, written before the state machine starts (the cursor counts it).
-    const thread = env.conversations.turns.get(JSON.stringify([caller.projectId, record.user_id, record.thread_id]));
+    const thread = env.userState.turns.get(JSON.stringify([caller.projectId, record.user_id, record.thread_id]));
     expect(thread?.map(({ turn, sequence }) => ({ ...turn, sequence }))).toEqual([
       { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at, sequence: 1 },
     ]);
@@ -85,14 +85,14 @@ describe('startExecution', () => {
     // No run and no callback execution exist; the run context and the initial memory written before stay.
     expect(env.stateMachine.startedNames()).toEqual([]);
     expect([...env.runs.contexts.keys()]).toEqual([record!.execution_id]);
-    expect(env.conversations.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
+    expect(env.userState.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
     // The message leaves its thread again: a retry of the 503 sends it anew, and it must not be there twice.
-    expect(env.conversations.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
+    expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
   });
 
   for (const [cleanUp, fail, statuses] of [
     ['the run cannot be marked failed (the record stays queued)', (env: ReturnType<typeof setup>) => env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')), ['queued']],
-    ['the user turn cannot be taken back', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException')), ['failed']],
+    ['the user turn cannot be taken back', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException')), ['failed']],
   ] as const) {
     it(`still answers 503 (not 500) when ${cleanUp}`, async () => {
       const env = setup();
@@ -133,8 +133,8 @@ describe('startExecution', () => {
     env.executions.faults.beforeNext('create', hold('record'));
     env.runs.faults.beforeNext('createContext', hold('context'));
     env.events.faults.beforeNext('putBatch', hold('log'));
-    env.conversations.faults.beforeNext('writeMemory', hold('memory'));
-    env.conversations.faults.beforeNext('appendTurn', hold('user turn'));
+    env.userState.faults.beforeNext('writeMemory', hold('memory'));
+    env.userState.faults.beforeNext('appendTurn', hold('user turn'));
     env.stateMachine.faults.beforeNext('start', () => void entered.push('start'));
 
     const record = await startExecution(env.deps, caller, 'echo', request({ initial_memory: { plan: 'gold' } }));
@@ -147,12 +147,12 @@ describe('startExecution', () => {
   for (const [write, fail] of [
     ['the run context', (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'))],
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
-    ['the initial memory', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('writeMemory', awsError('ThrottlingException'))],
-    ['the user turn', (env: ReturnType<typeof setup>) => env.conversations.faults.failNext('appendTurn', awsError('ThrottlingException'))],
+    ['the initial memory', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('writeMemory', awsError('ThrottlingException'))],
+    ['the user turn', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('appendTurn', awsError('ThrottlingException'))],
     [
       'the initial memory, whose items cannot even be built (a throw before any promise)',
       (env: ReturnType<typeof setup>) => {
-        env.conversations.writeMemory = () => {
+        env.userState.writeMemory = () => {
           throw new RangeError('Maximum call stack size exceeded');
         };
       },
@@ -169,7 +169,7 @@ describe('startExecution', () => {
       ]);
       expect(env.stateMachine.faults.count('start')).toBe(0);
       const [record] = env.executions.all();
-      expect(env.conversations.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
+      expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
     });
   }
 
@@ -190,7 +190,7 @@ describe('startExecution', () => {
     expect((error as ValidationError).details.map((issue) => issue.field)).toEqual(['callback_url']);
     expect(env.executions.items.size).toBe(0);
     expect(env.runs.contexts.size).toBe(0);
-    expect(env.conversations.memory.size).toBe(0);
+    expect(env.userState.memory.size).toBe(0);
     expect(env.stateMachine.faults.count('start')).toBe(0);
   });
 });

@@ -30,16 +30,16 @@ function setup() {
       return scriptedProvider.generate(call);
     },
   };
-  const { executions, conversations, publications, runs, events, clock } = env;
+  const { executions, userState, publications, runs, events, clock } = env;
   // The echo workflow calls no agent, tool or image model.
-  const step: StepDeps = { executions, conversations, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
+  const step: StepDeps = { executions, userState, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
   const started = async (extra: Partial<ExecuteRequest> = {}, workflowId = 'echo') => {
     const record = await startExecution(env.start, { projectId: PROJECT }, workflowId, { ...request, ...extra });
     return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
   };
-  const thread = (threadId: string) => conversations.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
+  const thread = (threadId: string) => userState.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
   const whileTheModelAnswers = (action: () => Promise<void>) => (duringModelCall = action);
-  return { clock, executions, conversations, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
+  return { clock, executions, userState, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
 }
 
 describe("a run's first step", () => {
@@ -57,7 +57,7 @@ describe("a run's first step", () => {
   it('writes the message itself for a run started before execute wrote it (a cursor with no turns)', async () => {
     const env = setup();
     const { record, state } = await env.started();
-    await env.conversations.removeTurn(PROJECT, 'user-1', record.thread_id, { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at }, 1);
+    await env.userState.removeTurn(PROJECT, 'user-1', record.thread_id, { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at }, 1);
     await runStep(env.step, { ...state, cursor: { ...state.cursor, turns: 0 } });
     expect(env.thread(record.thread_id)).toEqual([
       { role: 'user', text: 'hi', sequence: 1 },
@@ -68,7 +68,7 @@ describe("a run's first step", () => {
   it('retried after a failed reply write, leaves the message in the thread once', async () => {
     const env = setup();
     const { record, state } = await env.started();
-    env.conversations.faults.failNext('appendTurn', awsError('ProvisionedThroughputExceededException'));
+    env.userState.faults.failNext('appendTurn', awsError('ProvisionedThroughputExceededException'));
     await expect(runStep(env.step, state)).rejects.toThrow();
     // The state machine retries the task with the same input.
     await runStep(env.step, state);

@@ -1,7 +1,7 @@
 import type { StartDeps } from '#executions/execution-service.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { ManualClock } from './clock.ts';
-import { InMemoryConversationsRepository } from './conversations-repository.ts';
+import { InMemoryUserStateRepository } from './user-state-repository.ts';
 import { InMemoryExecutionsRepository } from './executions-repository.ts';
 import { InMemoryPublicationsRepository } from './publications-repository.ts';
 import { InMemoryRunStore } from './run-store.ts';
@@ -30,7 +30,7 @@ export function runEnvironment() {
   const stateMachine = new FakeStateMachine();
   const publications = new InMemoryPublicationsRepository();
   const runs = new InMemoryRunStore();
-  const conversations = new InMemoryConversationsRepository();
+  const userState = new InMemoryUserStateRepository();
   const events = new InMemoryRunEventsRepository();
   publications.seed(PROJECT, [ECHO]);
   const start: StartDeps = {
@@ -42,8 +42,8 @@ export function runEnvironment() {
     now: clock.now,
     publications,
     runs,
-    conversations,
+    userState,
     allowLoopbackCallbacks: false,
   };
-  return { start, clock, executions, stateMachine, publications, runs, conversations, events };
+  return { start, clock, executions, stateMachine, publications, runs, userState, events };
 }

@@ -1,14 +1,14 @@
 import { DeleteCommand, PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPut } from '#shared/store/batch-put.ts';
 import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
-import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './conversation-keys.ts';
+import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './user-state-keys.ts';
 import { runObjectKey, type RunValues } from './run-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 /**
- * Conversations table: user memory per (project, user_id), one item per key so concurrent runs that set
+ * A user's state, in the table deployed as `conversations` (its name kept so existing stacks keep their data): user memory per (project, user_id), one item per key so concurrent runs that set
  * different keys never lose each other's writes; history per (project, user_id, thread_id), one item per turn.
- * Keys are bounded whatever the ids (see conversation-keys.ts). Memory values are JSON text (`value_json`),
+ * Keys are bounded whatever the ids (see user-state-keys.ts). Memory values are JSON text (`value_json`),
  * so any value a caller sends is kept as it is; a turn's text over RUN_VALUE_INLINE_MAX_BYTES is kept in S3
  * under its execution (`executions/<id>/turn-<n>.json`, same retention as the turn) with the key in `text_s3`.
  */
@@ -24,9 +24,9 @@ interface StoredTurn extends Omit<Turn, 'text'> {
   text_s3?: string;
 }
 
-export type ConversationsRepository = ReturnType<typeof createConversationsRepository>;
+export type UserStateRepository = ReturnType<typeof createUserStateRepository>;
 
-export function createConversationsRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+export function createUserStateRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
   return {
     /** A null-prototype map: memory names are the caller's (`constructor`, `__proto__` included). */
     async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {

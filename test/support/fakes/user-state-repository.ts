@@ -1,11 +1,11 @@
-import type { ConversationsRepository, Turn } from '#executions/conversations-repository.ts';
+import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
 import { Faults } from './faults.ts';
 
 /** The conversations table in memory: memory per (project, user), turns per (project, user, thread). */
-export class InMemoryConversationsRepository implements ConversationsRepository {
+export class InMemoryUserStateRepository implements UserStateRepository {
   readonly memory = new Map<string, Map<string, unknown>>();
   readonly turns = new Map<string, { turn: Turn; sequence: number; expiresAtMs: number }[]>();
-  readonly faults = new Faults<keyof ConversationsRepository>();
+  readonly faults = new Faults<keyof UserStateRepository>();
 
   async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
     await this.faults.enter('readMemory');
