@@ -27,6 +27,10 @@ export interface CostUnits {
   callbackDeliveries: number;
   /** Bytes put to S3 (objects) and DynamoDB (1 KB per write unit, an upper bound): what storage is billed on. */
   storedBytes: number;
+  /** Bytes the invocation wrote to its log (CloudWatch Logs bills ingestion per GB). */
+  logBytes: number;
+  /** Events put on an EventBridge bus (the collection's hand-offs). */
+  eventBridgeEvents: number;
   /** Webhook events accepted (the denominator of the cost per million events). */
   webhookEvents: number;
   /** Workflow runs that finished (the denominator of the cost per run). */
@@ -36,7 +40,7 @@ export interface CostUnits {
 export const COST_UNIT_NAMES = [
   'dynamoReadUnits', 'dynamoWriteUnits', 's3WriteRequests', 's3ReadRequests', 'stepFunctionsRequests', 'apiRequests', 'lambdaInvocations',
   'lambdaGbMs', 'stateTransitions', 'modelCalls', 'inputTokens', 'outputTokens', 'toolCalls', 'images', 'callbackDeliveries', 'storedBytes',
-  'webhookEvents', 'runsFinished',
+  'logBytes', 'eventBridgeEvents', 'webhookEvents', 'runsFinished',
 ] as const satisfies readonly (keyof CostUnits)[];
 
 export interface Metering {
