@@ -2,7 +2,7 @@ import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInpu
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { usageAttribute } from '#shared/metering/usage-meter.ts';
-import { costReport, costReportCsv, costReportTable, type UsageRow } from '#lib/pricing/cost-report.ts';
+import { costReport, costReportCsv, costReportTable, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
@@ -63,7 +63,7 @@ async function usageRows(target: AdminTarget, from: string, to: string, subject:
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await target.dynamo.send(subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }));
-    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), units: unitsOf(item) });
+    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item) });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return rows;
@@ -74,8 +74,8 @@ function unitsOf(item: Record<string, unknown>): Partial<CostUnits> {
 }
 
 /** Runs that finished in the period (their records keep the units their steps spent); a Scan, as reports are rare. */
-async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<Partial<CostUnits>[]> {
-  const costs: Partial<CostUnits>[] = [];
+async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<RunCost[]> {
+  const costs: RunCost[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await target.dynamo.send(
@@ -83,11 +83,11 @@ async function finishedRunCosts(target: AdminTarget, from: string, to: string, p
         TableName: target.tables.executions,
         FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${project ? ' AND project_id = :project' : ''}`,
         ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(project ? { ':project': project } : {}) },
-        ProjectionExpression: 'cost_units',
+        ProjectionExpression: 'cost_units, project_id, workflow_id',
         ExclusiveStartKey,
       }),
     );
-    for (const item of page.Items ?? []) costs.push(item.cost_units as Partial<CostUnits>);
+    for (const item of page.Items ?? []) costs.push({ project: String(item.project_id), workflow_id: String(item.workflow_id), units: item.cost_units as Partial<CostUnits> });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return costs;

@@ -47,16 +47,19 @@ describe('the cost report on a terminal', () => {
     to: '2026-11-26',
     sheet: loadPriceSheet(),
     usage: [
-      { subject: 'link#lnk_a', units: { apiRequests: 1000, lambdaInvocations: 1000, webhookEvents: 1000 } },
-      { subject: 'project#default', units: { apiRequests: 20, stateTransitions: 40 } },
+      { subject: 'link#lnk_a', day: '2026-11-02', units: { apiRequests: 1000, lambdaInvocations: 1000, webhookEvents: 1000 } },
+      { subject: 'project#default', day: '2026-11-03', units: { apiRequests: 20, stateTransitions: 40 } },
     ],
-    runCosts: [{ stateTransitions: 4 }, { stateTransitions: 8 }],
+    runCosts: [
+      { project: 'default', workflow_id: 'wf', units: { stateTransitions: 4 } },
+      { project: 'default', workflow_id: 'wf', units: { stateTransitions: 8 } },
+    ],
   });
 
   it('shows the rows of the CSV, aligned, with the most expensive subjects under them', () => {
     const table = costReportTable(report);
     const lines = table.split('\n');
-    expect(lines[0]).toBe('Cost 2026-11-01 to 2026-11-26 (UTC days), us-east-1 prices of 2026-11-01');
+    expect(lines[0]).toBe(`Cost 2026-11-01 to 2026-11-26 (UTC days), us-east-1 prices of ${loadPriceSheet().date}`);
     const csvRows = costReportCsv(report).trim().split('\r\n').slice(1).map((row) => row.split(','));
     for (const [label, count, usd] of csvRows) {
       const line = lines.find((candidate) => candidate.startsWith(`${label} `) || candidate === label);
