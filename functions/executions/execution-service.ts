@@ -15,10 +15,11 @@ import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
-import type { StateMachine } from './state-machine-gateway.ts';
+import type { StateMachine, StateMachineInput } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
 import { logger } from '#shared/lambda/powertools.ts';
+import { isConditionFailure } from '#shared/store/conditional-write.ts';
 import { endLogAsRecorded, runEventAppender } from './run-event-log.ts';
 import type { RunEventsRepository } from './run-events-repository.ts';
 import { settledEvents, startEvent } from './run-events.ts';
@@ -44,13 +45,35 @@ export interface StartDeps extends ExecutionDeps, PublicationDeps {
   allowLoopbackCallbacks: boolean;
 }
 
-/** `executionId` is made beforehand when something must name the run before it exists (an Idempotency-Key's reservation). */
+/**
+ * A run named before it exists (an Idempotency-Key's reservation names it first), and what the start owes whoever
+ * may have to finish it: the same ids, thread and creation time make the same items, so a start driven again after its
+ * first attempt died writes exactly what that attempt wrote, or would have.
+ */
+export interface PlannedRun {
+  executionId: string;
+  threadId: string;
+  createdAtMs: number;
+  /**
+   * The items may exist already, written by an attempt that died before the state machine started (so nothing has
+   * read or changed them): the record found `queued` is kept, the others are written again as they were.
+   */
+  again?: boolean;
+  /** Every item is written: called with the state machine input before the start is sent. A throw stops the start (503). */
+  launching?: (input: StateMachineInput) => Promise<void>;
+  /**
+   * The start failed (or `launching` threw): answers whether the run's items may be taken back (the record marked
+   * failed, the message out of its thread). False leaves them as they are, for a retry that drives the same start.
+   */
+  unstarted?: () => Promise<boolean>;
+}
+
 export async function startExecution(
   deps: StartDeps,
   caller: Caller,
   workflowId: string,
   request: ExecuteRequest,
-  executionId: string = randomUUID(),
+  planned?: PlannedRun,
 ): Promise<ExecutionRecord> {
   const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
   applyOverrides(workflow.definition, request.overrides, deps.now());
@@ -58,7 +81,8 @@ export async function startExecution(
     const problem = callbackUrlProblem(request.callback_url, deps.allowLoopbackCallbacks);
     if (problem) throw new ValidationError([{ field: 'callback_url', message: problem }]);
   }
-  const now = deps.now();
+  const executionId = planned?.executionId ?? randomUUID();
+  const now = planned?.createdAtMs ?? deps.now();
   const expiresAtMs = now + EXECUTION_RETENTION_MS;
   const ids = {
     execution_id: executionId,
@@ -66,7 +90,7 @@ export async function startExecution(
     publication_id: workflow.publication_id,
     workflow_id: workflowId,
     user_id: request.user_id,
-    thread_id: request.thread_id ?? randomUUID(),
+    thread_id: planned?.threadId ?? request.thread_id ?? randomUUID(),
   };
   const record: ExecutionRecord = {
     ...ids,
@@ -93,7 +117,7 @@ export async function startExecution(
   // Each write is attempted as its own promise: one that throws before it is sent (its item cannot be built) must not
   // stop the clean-up of those already on their way.
   const written = await Promise.allSettled([
-    attempt(() => deps.executions.create(record, expiresAtMs)),
+    attempt(() => (planned?.again ? createUnlessQueued(deps, record, expiresAtMs) : deps.executions.create(record, expiresAtMs))),
     attempt(() => deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs)),
     attempt(() => deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs })),
     attempt(() =>
@@ -111,11 +135,14 @@ export async function startExecution(
     if (failed) throw failed.reason;
     // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
-    await deps.stateMachine.start(executionId, { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) });
+    const input: StateMachineInput = { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) };
+    await planned?.launching?.(input);
+    await deps.stateMachine.start(executionId, input);
   } catch (error) {
     // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
     // listings and the operator's view honest. The message leaves its thread again: a retry of the 503 sends it
-    // anew. Neither clean-up may turn the 503 into a 500.
+    // anew. Neither clean-up may turn the 503 into a 500. A start someone else may still finish keeps its items.
+    if (planned?.unstarted && !(await planned.unstarted())) throw unavailable(error);
     await Promise.all([
       recordWritten ? markUnstarted(deps, executionId) : undefined,
       turnWritten ? removeUnstartedTurn(deps, caller.projectId, request.user_id, ids.thread_id, userTurn) : undefined,
@@ -123,6 +150,17 @@ export async function startExecution(
     throw unavailable(error);
   }
   return record;
+}
+
+/** The record of a start driven again: one its first attempt wrote is `queued` (nothing ran), and stays as it is. */
+async function createUnlessQueued(deps: StartDeps, record: ExecutionRecord, expiresAtMs: number): Promise<void> {
+  try {
+    await deps.executions.create(record, expiresAtMs);
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const existing = await deps.executions.get(record.execution_id, true);
+    if (existing?.status !== 'queued') throw new Error(`Execution ${record.execution_id} is ${existing?.status ?? 'gone'}, not queued: its start cannot be driven again`, { cause: error });
+  }
 }
 
 /** A write whose synchronous failure (building its item) becomes a rejection like any other. */

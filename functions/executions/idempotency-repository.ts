@@ -6,16 +6,28 @@ import { epochSeconds, ttlSeconds } from '#shared/time.ts';
 
 /**
  * One item per (project, Idempotency-Key) in the executions table, `idempotency#<project>#<key>` (project ids have no
- * `#`, so the key may): the execution the key names, reserved before that run is written, and the fingerprint of the
- * request that reserved it. `starting` until the run has started; while starting, `starting_until_ms` is when the
- * reserving invocation has certainly ended. Expires with the key (TTL); reads treat an item past it as gone, since
- * DynamoDB deletes expired items only eventually (and the twin's store never does).
+ * `#`, so the key may): the execution the key names, reserved before that run is written, the fingerprint of the
+ * request that reserved it, and what a retry needs to start that same run again if the request died on the way.
+ *
+ * States, in order: `starting` (reserved; the run's items may be partly written, the state machine is not started),
+ * `launching` (every item is written and `start_input` is the state machine input: the start may have been sent),
+ * `started` (the run is going). While not started, `starting_until_ms` is when the invocation driving the start has
+ * certainly ended; past it, a retry of the same request takes the key over (`takeOver`) and drives the start of the
+ * same execution to its end: from `starting` it writes the same items again (same ids, thread and creation time) and
+ * starts; from `launching` it sends the same StartExecution again (same name and input), which Step Functions answers
+ * with the one execution of that name. Expires with the key (TTL); reads treat an item past it as gone, since DynamoDB
+ * deletes expired items only eventually (and the twin's store never does).
  */
 export interface KeyReservation {
   execution_id: string;
   request_sha256: string;
-  state: 'starting' | 'started';
+  state: 'starting' | 'launching' | 'started';
   starting_until_ms?: number;
+  /** The run's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of the previous release. */
+  thread_id?: string;
+  created_at_ms?: number;
+  /** `launching`: the state machine input, as JSON. */
+  start_input?: string;
   /** TTL, epoch seconds. */
   expires_at: number;
 }
@@ -25,6 +37,8 @@ export interface NewReservation {
   key: string;
   executionId: string;
   requestSha256: string;
+  threadId: string;
+  createdAtMs: number;
   startingUntilMs: number;
   expiresAtMs: number;
 }
@@ -40,9 +54,9 @@ export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepositor
 export function createIdempotencyRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
     /**
-     * Reserves the key for `executionId` unless a live reservation holds it; one whose first request died before
-     * its run started (starting, past `starting_until_ms`) is taken over. A refused write answers what holds the key
-     * (`ALL_OLD` on the failed condition), so a repeated request costs no second read.
+     * Reserves the key for `executionId` unless a live reservation holds it (an abandoned one too: `takeOver` keeps its
+     * execution). A refused write answers what holds the key (`ALL_OLD` on the failed condition), so a repeated request
+     * costs no second read.
      */
     async reserve(reservation: NewReservation, nowMs: number): Promise<ReserveOutcome> {
       const item: KeyReservation = {
@@ -50,6 +64,8 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         request_sha256: reservation.requestSha256,
         state: 'starting',
         starting_until_ms: reservation.startingUntilMs,
+        thread_id: reservation.threadId,
+        created_at_ms: reservation.createdAtMs,
         expires_at: ttlSeconds(reservation.expiresAtMs),
       };
       try {
@@ -57,9 +73,8 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
           new PutCommand({
             TableName: tableName,
             Item: { ...itemKey(reservation.projectId, reservation.key), ...item },
-            ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :starting AND starting_until_ms <= :nowMs)',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':now': epochSeconds(nowMs), ':nowMs': nowMs, ':starting': 'starting' },
+            ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
+            ExpressionAttributeValues: { ':now': epochSeconds(nowMs) },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
@@ -78,6 +93,26 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
       return item && isLive(item, nowMs) ? item : undefined;
     },
 
+    /**
+     * Every item of the run is written and the state machine is about to be started with `input`: a retry that takes
+     * the key over from here sends the same start again instead of writing the items. False when the key no longer
+     * holds this execution while starting.
+     */
+    async markLaunching(projectId: string, key: string, executionId: string, input: string): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKey(projectId, key),
+            UpdateExpression: 'SET #state = :launching, start_input = :input',
+            ConditionExpression: 'execution_id = :execution AND #state = :starting',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':launching': 'launching', ':starting': 'starting', ':input': input, ':execution': executionId },
+          }),
+        ),
+      );
+    },
+
     /** The run has started: from now on the key names it for good. False when the key no longer holds this execution. */
     async markStarted(projectId: string, key: string, executionId: string): Promise<boolean> {
       return conditionHeld(
@@ -85,10 +120,62 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
           new UpdateCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
-            UpdateExpression: 'SET #state = :started REMOVE starting_until_ms',
+            UpdateExpression: 'SET #state = :started REMOVE starting_until_ms, start_input',
             ConditionExpression: 'execution_id = :execution',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':started': 'started', ':execution': executionId },
+          }),
+        ),
+      );
+    },
+
+    /**
+     * Takes over a reservation whose invocation has certainly ended before it said the run started (`holder` as read:
+     * same execution, same state, `starting_until_ms` passed), until `startingUntilMs`: one retry wins, and drives the
+     * start of the same execution. False when another retry took it first, or it moved on.
+     */
+    async takeOver(
+      projectId: string,
+      key: string,
+      holder: Pick<KeyReservation, 'execution_id' | 'state'>,
+      startingUntilMs: number,
+      nowMs: number,
+    ): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKey(projectId, key),
+            UpdateExpression: 'SET starting_until_ms = :until',
+            ConditionExpression: 'execution_id = :execution AND #state = :state AND starting_until_ms <= :nowMs AND expires_at > :now',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':until': startingUntilMs,
+              ':execution': holder.execution_id,
+              ':state': holder.state,
+              ':nowMs': nowMs,
+              ':now': epochSeconds(nowMs),
+            },
+          }),
+        ),
+      );
+    },
+
+    /**
+     * This invocation stops driving the start without knowing whether the run started (its StartExecution failed after
+     * every item was written): the next retry may take the key over at once rather than after this invocation's
+     * deadline. False when the key no longer holds this execution unstarted.
+     */
+    async handBack(projectId: string, key: string, executionId: string, nowMs: number): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKey(projectId, key),
+            UpdateExpression: 'SET starting_until_ms = :nowMs',
+            ConditionExpression: 'execution_id = :execution AND #state <> :started',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':nowMs': nowMs, ':execution': executionId, ':started': 'started' },
           }),
         ),
       );
@@ -101,9 +188,9 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
           new DeleteCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
-            ConditionExpression: 'execution_id = :execution AND #state = :starting',
+            ConditionExpression: 'execution_id = :execution AND #state <> :started',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':execution': executionId, ':starting': 'starting' },
+            ExpressionAttributeValues: { ':execution': executionId, ':started': 'started' },
           }),
         ),
       );

@@ -12,7 +12,8 @@ import {
 import { HOUR_MS } from '#shared/time.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { ExecutionRecord } from './execution-model.ts';
-import { startExecution, type StartDeps } from './execution-service.ts';
+import type { StateMachineInput } from './state-machine-gateway.ts';
+import { startExecution, type PlannedRun, type StartDeps } from './execution-service.ts';
 import type { IdempotencyRepository, KeyReservation } from './idempotency-repository.ts';
 import { requestFingerprint } from './request-fingerprint.ts';
 
@@ -23,9 +24,15 @@ import { requestFingerprint } from './request-fingerprint.ts';
  * 7 days at an approval), a second request must join it rather than be refused, and what it answers (the run's
  * state, its stream) is read fresh, not replayed.
  *
- * The execution id is made before the key is reserved, so the reservation names the run from its first moment and a
- * request that finds the key never has to guess which run is meant. The reservation says `started` only after the
- * state machine has started: a request that joins never joins a run that is not going to happen.
+ * The execution id (and the thread and creation time) are made before the key is reserved, so the reservation names
+ * the run from its first moment and a request that finds the key never has to guess which run is meant. The
+ * reservation says `started` only after the state machine has started: a request that joins never joins a run that is
+ * not going to happen. A request that dies on the way (its function timed out or crashed) leaves the key naming its
+ * run, in the state it reached (idempotency-repository.ts); once its invocation has certainly ended, a retry of the
+ * same request takes the key over and finishes starting that same run: it writes the same items again if the start
+ * was never sent, or sends the same start again (same execution name and input, which Step Functions answers with the
+ * one execution of that name) if it may have been. A retry never starts a second run, and never loses the run a first
+ * answer named.
  */
 
 export interface StartOnceDeps extends StartDeps {
@@ -46,8 +53,8 @@ export interface StartOptions {
  * Starts the run, or with a key already used by this project in the last 24 hours for the same request, answers that
  * key's run. Requests racing with one new key start one run: one reserves the key, the others wait (reading the key,
  * at most IDEMPOTENT_START_WAIT_MS) until it says the run started, then join it. A first request that is refused or
- * fails to start (4xx, 503) frees the key, so its retry starts anew; one that died before saying so leaves the key
- * to be taken over once its invocation has certainly ended.
+ * fails to start (4xx, 503) frees the key, so its retry starts anew; one that died before saying its run started
+ * leaves the key to a retry, which finishes starting that run once the dead invocation has certainly ended.
  */
 export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, options: StartOptions): Promise<RequestedRun> {
   const { key } = options;
@@ -57,7 +64,7 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
   }
   const projectId = caller.projectId;
   const requestSha256 = requestFingerprint(workflowId, request);
-  const executionId = randomUUID();
+  const startingUntilMs = options.invocationDeadlineMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS;
   const giveUpAtMs = deps.now() + IDEMPOTENT_START_WAIT_MS;
   let pause = IDEMPOTENT_START_POLL_FIRST_MS;
   const waitABit = async () => {
@@ -65,61 +72,123 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
     await deps.sleep(pause);
     pause = Math.min(IDEMPOTENT_START_POLL_MAX_MS, Math.ceil(pause * 1.5));
   };
+  let holder: KeyReservation | undefined;
   for (;;) {
-    const now = deps.now();
-    const outcome = await deps.idempotency.reserve(
-      {
-        projectId,
-        key,
-        executionId,
-        requestSha256,
-        startingUntilMs: options.invocationDeadlineMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS,
-        expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS,
-      },
-      now,
-    );
-    if (outcome.reserved) return { executionId, started: await startReserved(deps, caller, workflowId, request, key, executionId) };
-    // DynamoDB answers a refused write with the item that refused it; a read covers a store that did not.
-    let holder = outcome.existing ?? (await deps.idempotency.find(projectId, key, deps.now()));
-    while (holder?.state === 'starting' && !isAbandoned(holder, deps.now())) {
-      assertSameRequest(holder, requestSha256);
-      await waitABit();
-      holder = await deps.idempotency.find(projectId, key, deps.now());
+    if (!holder) {
+      const now = deps.now();
+      const run: PlannedRun = { executionId: randomUUID(), threadId: request.thread_id ?? randomUUID(), createdAtMs: now };
+      const outcome = await deps.idempotency.reserve(
+        { projectId, key, executionId: run.executionId, requestSha256, threadId: run.threadId, createdAtMs: now, startingUntilMs, expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS },
+        now,
+      );
+      if (outcome.reserved) return { executionId: run.executionId, started: await startReserved(deps, caller, workflowId, request, key, run) };
+      // DynamoDB answers a refused write with the item that refused it; a read covers a store that did not.
+      holder = outcome.existing ?? (await deps.idempotency.find(projectId, key, deps.now()));
+      if (!holder) {
+        // Freed by a first request that was refused or failed to start, or expired, between the write and the read:
+        // reserving it again decides who starts. The pause bounds the loop.
+        await waitABit();
+        continue;
+      }
     }
-    if (holder?.state === 'started') {
-      assertSameRequest(holder, requestSha256);
-      return { executionId: holder.execution_id };
+    assertSameRequest(holder, requestSha256);
+    if (holder.state === 'started') return { executionId: holder.execution_id };
+    if (isAbandoned(holder, deps.now()) && (await deps.idempotency.takeOver(projectId, key, holder, startingUntilMs, deps.now()))) {
+      return finishStart(deps, caller, workflowId, request, key, holder);
     }
-    // Freed by a first request that was refused or failed to start, expired, or abandoned by a request that died
-    // before its run started: reserving it again decides who starts. The pause bounds the loop.
+    // Still starting, or taken over by another retry (which is finishing the start): look again after a pause.
     await waitABit();
+    holder = await deps.idempotency.find(projectId, key, deps.now());
   }
 }
 
-/** Starts the reserved run; a start that fails frees the key again, since nothing ran under it. */
-async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, executionId: string): Promise<ExecutionRecord> {
+/**
+ * Starts the reserved run. A start that fails frees the key again, since nothing ran under it, and only once the key is
+ * free are its items taken back: a key that could not be freed keeps them for the retry that finishes the start.
+ */
+async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, run: PlannedRun): Promise<ExecutionRecord> {
+  const projectId = caller.projectId;
+  let released: Promise<boolean> | undefined;
+  // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until this
+  // invocation's deadline has passed, so the release may fail quietly.
+  const release = () =>
+    (released ??= deps.idempotency.release(projectId, key, run.executionId).then(
+      () => true,
+      (releaseError: unknown) => {
+        logger.error('could not free the Idempotency-Key of a run that did not start', { executionId: run.executionId, error: releaseError as Error });
+        return false;
+      },
+    ));
   let started: ExecutionRecord;
   try {
-    started = await startExecution(deps, caller, workflowId, request, executionId);
+    started = await startExecution(deps, caller, workflowId, request, {
+      ...run,
+      launching: async (input) => {
+        if (!(await deps.idempotency.markLaunching(projectId, key, run.executionId, JSON.stringify(input)))) {
+          throw new Error(`The Idempotency-Key no longer names execution ${run.executionId}`);
+        }
+      },
+      unstarted: release,
+    });
   } catch (error) {
-    // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until
-    // this invocation's deadline has passed, so the release may fail quietly.
-    await deps.idempotency
-      .release(caller.projectId, key, executionId)
-      .catch((releaseError: unknown) => logger.error('could not free the Idempotency-Key of a run that did not start', { executionId, error: releaseError as Error }));
+    await release();
     throw error;
   }
-  // The run is going: the caller gets it whatever happens here. A key left `starting` keeps repeated requests
-  // waiting, and after this invocation's deadline lets one start a second run, which is why this is logged loudly.
-  const marked = await deps.idempotency.markStarted(caller.projectId, key, executionId).catch((markError: unknown) => {
+  await markStarted(deps, projectId, key, run.executionId);
+  return started;
+}
+
+/**
+ * Finishes the start of the run `holder` names, whose invocation died before the run was marked started (this request
+ * has just taken the key over). `launching`: every item is written, and the start may have been sent, so the same start
+ * is sent again and the one execution of that name is the run. `starting`: the start was never sent, so nothing has
+ * read the items; they are written again as the first attempt wrote them (or would have), and the run starts.
+ */
+async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, holder: KeyReservation): Promise<RequestedRun> {
+  const projectId = caller.projectId;
+  const executionId = holder.execution_id;
+  logger.warn('finishing the start of a run whose first request ended before it was marked started', { executionId, state: holder.state });
+  if (holder.state === 'launching' && holder.start_input !== undefined) {
+    try {
+      await deps.stateMachine.start(executionId, JSON.parse(holder.start_input) as StateMachineInput);
+    } catch (error) {
+      // Whether the first attempt's start went through is still unknown: the next retry tries again, at once.
+      await deps.idempotency
+        .handBack(projectId, key, executionId, deps.now())
+        .catch((handBackError: unknown) => logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }));
+      throw unavailable(error);
+    }
+    await markStarted(deps, projectId, key, executionId);
+    return { executionId };
+  }
+  const record = await deps.executions.get(executionId, true);
+  if (record && record.status !== 'queued') {
+    // Only a key reserved by the previous release (which had no `launching`) can name a run that went on: it is the run.
+    await markStarted(deps, projectId, key, executionId);
+    return { executionId };
+  }
+  const run: PlannedRun = {
+    executionId,
+    threadId: holder.thread_id ?? record?.thread_id ?? request.thread_id ?? randomUUID(),
+    createdAtMs: holder.created_at_ms ?? (record ? Date.parse(record.created_at) : deps.now()),
+    again: true,
+  };
+  return { executionId, started: await startReserved(deps, caller, workflowId, request, key, run) };
+}
+
+/**
+ * The run is going: the caller gets it whatever happens here. A key left unmarked keeps repeated requests waiting until
+ * this invocation's deadline, when one of them sends the same start again (no second run), which is why it is logged.
+ */
+async function markStarted(deps: StartOnceDeps, projectId: string, key: string, executionId: string): Promise<void> {
+  const marked = await deps.idempotency.markStarted(projectId, key, executionId).catch((markError: unknown) => {
     logger.error('could not mark the Idempotency-Key of a started run', { executionId, error: markError as Error });
     return true;
   });
   if (!marked) logger.error('the Idempotency-Key of a started run names another execution', { executionId });
-  return started;
 }
 
-const isAbandoned = (holder: KeyReservation, nowMs: number) => holder.state === 'starting' && (holder.starting_until_ms ?? 0) <= nowMs;
+const isAbandoned = (holder: KeyReservation, nowMs: number) => holder.state !== 'started' && (holder.starting_until_ms ?? 0) <= nowMs;
 
 function assertSameRequest(holder: KeyReservation, requestSha256: string): void {
   if (holder.request_sha256 === requestSha256) return;
@@ -130,4 +199,11 @@ function assertSameRequest(holder: KeyReservation, requestSha256: string): void 
 
 function stillStarting(): ServiceUnavailableError {
   return new ServiceUnavailableError('The first request with this Idempotency-Key is still starting its run; retry later');
+}
+
+/** A 503 that says only what the caller can do; the cause stays in the log. */
+function unavailable(cause: unknown): ServiceUnavailableError {
+  const error = new ServiceUnavailableError('The execution service is unavailable; retry later');
+  error.cause = cause;
+  return error;
 }

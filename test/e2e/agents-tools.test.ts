@@ -9,6 +9,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import { scriptedImageModel } from '#engine/images/scripted-image.ts';
+import { documentedFetch } from '../support/fetch.ts';
 import { createKey } from '../support/published.ts';
 import { refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { startMcpServer } from '../support/mcp-server.ts';
@@ -153,12 +154,12 @@ const stream = (workflowId: string, body: object) =>
   openSse(`${twin.url}/api/v1/published/workflows/${workflowId}/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body });
 
 async function rawStreamText(executionId: string): Promise<string> {
-  const response = await fetch(`${twin.url}/api/v1/published/executions/${executionId}/stream`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}/stream`, { headers: { authorization: `Bearer ${key}` } });
   return response.text();
 }
 
 async function statusOf(executionId: string) {
-  const response = await fetch(`${twin.url}/api/v1/published/executions/${executionId}`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}`, { headers: { authorization: `Bearer ${key}` } });
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, any>;
 }

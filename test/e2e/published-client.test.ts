@@ -3,14 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PublishedApiError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
 import { createKey, publishFixtures, typedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { holdResponsesToDocuments } from '../support/openapi.ts';
+import { documentedFetch } from '../support/fetch.ts';
 
 /**
  * lib/client's `streamRun` against the twin, through a fetch that drops streams part-way: the client resumes with
  * GET /executions/{id}/stream and Last-Event-ID (or a `resume` event's URL), gets every event exactly once, and the
  * start is sent once: one run.
  */
-beforeAll(holdResponsesToDocuments);
 
 let twin: TestTwin;
 let apiKey: string;
@@ -59,7 +58,7 @@ function cuttingFetch(cuts: Cut[]) {
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     requests.push({ method: request.method, path: url.pathname, search: url.search, lastEventId: request.headers.get('last-event-id') });
-    const response = await globalThis.fetch(request);
+    const response = await documentedFetch(request);
     if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) return response;
     const cut = cuts[streams++];
     if (!cut) return response;

@@ -3,10 +3,6 @@ import { executionArnOf } from '#shared/execution-arn.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { holdResponsesToDocuments } from '../support/openapi.ts';
-
-// Every answer this file receives must be one the OpenAPI documents describe.
-beforeAll(holdResponsesToDocuments);
 
 let twin: TestTwin;
 let client: ReturnType<typeof publishedClient>;

@@ -1,5 +1,9 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executeRequestSchema } from '#executions/execute-request.ts';
+import { requestFingerprint } from '#executions/request-fingerprint.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
 import { http } from '../support/http.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -199,5 +203,88 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(pastTheEnd.status).toBe(400);
     expect(JSON.parse(pastTheEnd.text)).toEqual({ detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}` });
     expect(await runsOf('stream-end')).toHaveLength(1);
+  });
+});
+
+/**
+ * A first request that dies on the way (its function times out or is killed) leaves its key as it was at that moment.
+ * These tests put a key in the state such a request leaves, its invocation's deadline passed, and retry.
+ */
+describe('a retry after the first request died before marking its key started', () => {
+  const PROJECT = 'default';
+  const keyItem = (key: string) => ({ pk: `idempotency#${PROJECT}#${key}` });
+  const readKey = async (key: string) =>
+    (await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.executions, Key: keyItem(key), ConsistentRead: true }))).Item;
+  const rewriteKey = (key: string, item: Record<string, unknown>) => twin.dynamo.send(new PutCommand({ TableName: twin.twin.tables.executions, Item: { ...keyItem(key), ...item } }));
+  const startInputOf = (executionId: string) => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionId)).input;
+
+  it('joins the run a first request started when it died after StartExecution, on execute and on stream', async () => {
+    const body = { user_id: 'died-after-start', input: { message: 'once' } };
+    const first = await execute('echo', body, 'died-after-start');
+    const executionId = first.body.execution_id as string;
+    // What the first request left: every item written, StartExecution sent, the key never marked started.
+    const { state: _state, ...item } = (await readKey('died-after-start'))!;
+    await rewriteKey('died-after-start', { ...item, state: 'launching', start_input: startInputOf(executionId), starting_until_ms: Date.now() - 1 });
+
+    const retried = await execute('echo', body, 'died-after-start');
+    const streamed = await stream('echo', body, 'died-after-start');
+    await streamed.ended;
+
+    expect(retried.status).toBe(200);
+    expect(retried.headers['x-execution-id']).toBe(executionId);
+    expect(retried.body).toEqual(first.body);
+    expect(streamed.headers['x-execution-id']).toBe(executionId);
+    expect(streamed.events.at(-1)).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'completed' } });
+    expect(await runsOf('died-after-start')).toEqual([executionId]);
+    expect(await readKey('died-after-start')).toMatchObject({ execution_id: executionId, state: 'started' });
+    expect(await readKey('died-after-start')).not.toHaveProperty('start_input');
+  });
+
+  it('joins the run a key of the previous release names when it was left starting after its run began', async () => {
+    const body = { user_id: 'left-starting', input: { message: 'once' } };
+    const first = await execute('echo', body, 'left-starting');
+    const executionId = first.body.execution_id as string;
+    // The previous release had no `launching`: it left `starting`, its thread and creation time unrecorded.
+    const { state: _state, thread_id: _thread, created_at_ms: _created, ...item } = (await readKey('left-starting'))!;
+    await rewriteKey('left-starting', { ...item, state: 'starting', starting_until_ms: Date.now() - 1 });
+
+    const retried = await execute('echo', body, 'left-starting');
+
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual(first.body);
+    expect(await runsOf('left-starting')).toEqual([executionId]);
+  });
+
+  it('starts the run a first request reserved but never started, under the execution, thread and time its key names', async () => {
+    const body = { user_id: 'died-before-start', input: { message: 'late but once' } };
+    const parsed = executeRequestSchema.safeParse(body);
+    if (!parsed.success) throw parsed.error;
+    const executionId = randomUUID();
+    const createdAtMs = Date.now() - 60_000;
+    // What a first request that died right after reserving its key left: the key, nothing else.
+    await rewriteKey('died-before-start', {
+      execution_id: executionId,
+      request_sha256: requestFingerprint('echo', parsed.data),
+      state: 'starting',
+      starting_until_ms: Date.now() - 1,
+      thread_id: 'thread-of-the-dead-request',
+      created_at_ms: createdAtMs,
+      expires_at: Math.floor(Date.now() / 1000) + 3600,
+    });
+
+    const retried = await execute('echo', body, 'died-before-start');
+    const again = await execute('echo', body, 'died-before-start');
+
+    expect(retried.status).toBe(200);
+    expect(retried.headers['x-execution-id']).toBe(executionId);
+    expect(retried.body).toMatchObject({
+      execution_id: executionId,
+      thread_id: 'thread-of-the-dead-request',
+      status: 'completed',
+      output: 'Echo: late but once',
+      created_at: new Date(createdAtMs).toISOString(),
+    });
+    expect(again.body).toEqual(retried.body);
+    expect(await runsOf('died-before-start')).toEqual([executionId]);
   });
 });

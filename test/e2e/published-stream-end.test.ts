@@ -2,6 +2,7 @@ import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { documentedFetch } from '../support/fetch.ts';
 import { http } from '../support/http.ts';
 import { openSse } from '../support/sse.ts';
 
@@ -50,7 +51,7 @@ function subscribe(url: string, eventTypes: string[]) {
   const changed = () => listeners.forEach((listener) => listener());
   const source = new EventSource(url, {
     fetch: async (input, init) => {
-      const response = await fetch(input, { ...init, headers: { ...init.headers, authorization: `Bearer ${key}` } });
+      const response = await documentedFetch(input, { ...init, headers: { ...init.headers, authorization: `Bearer ${key}` } });
       exchanges.push({ lastEventId: init.headers['Last-Event-ID'], status: response.status, contentType: response.headers.get('content-type') });
       changed();
       return response;

@@ -1,8 +1,8 @@
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { openResponse } from '../support/http.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
 
 /**
@@ -43,22 +43,6 @@ async function hangUp(functionId: string, close: () => void): Promise<void> {
 
 const keepAlives = (stream: SseStream) => stream.comments.filter((comment) => comment.trim() === 'keep-alive').length;
 
-/** A raw response: the status as soon as it arrives, then the body bytes as they come. */
-function openRaw(url: string, body: unknown): Promise<{ status: number; headers: IncomingHttpHeaders; body: () => string; ended: () => boolean; close(): void }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() } }, (res) => {
-      const chunks: Buffer[] = [];
-      let ended = false;
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (ended = true));
-      res.on('error', () => undefined);
-      resolve({ status: res.statusCode ?? 0, headers: res.headers, body: () => Buffer.concat(chunks).toString('utf8'), ended: () => ended, close: () => req.destroy() });
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
 describe('streamed answers reach the client while the run still goes on', () => {
   it('POST /stream: the status, the events so far and each heartbeat arrive while the run waits', async () => {
     const stream = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
@@ -94,7 +78,7 @@ describe('streamed answers reach the client while the run still goes on', () => 
   });
 
   it('POST /execute: the 200 and each whitespace heartbeat arrive before the document', async () => {
-    const response = await openRaw(`${stage()}/workflows/router/execute`, waitingRun);
+    const response = await openResponse(`${stage()}/workflows/router/execute`, { method: 'POST', headers: auth(), body: JSON.stringify(waitingRun) });
     try {
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('application/json');

@@ -1,10 +1,9 @@
-import { connect } from 'node:net';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RATE_LIMITS, rateWindow } from '#shared/rate-limits.ts';
 import { MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP } from '#shared/limits.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { http, postJson } from '../support/http.ts';
+import { http, postJson, rawExchange } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';
 
 /** Today in UTC, and when it ends: the quota's window, written out here so the test checks the stored key's format. */
@@ -23,23 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => twin.close());
 
-/** Sends raw bytes and reads the raw answer, for bodies that are slow or larger than declared. */
-function rawExchange(port: number, head: string, body: Buffer | undefined, waitMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => (answer += chunk.toString()));
-    socket.on('error', () => resolve(answer));
-    socket.on('close', () => resolve(answer));
-    socket.on('connect', () => {
-      socket.write(head);
-      if (body) socket.write(body);
-      setTimeout(() => socket.destroy(), waitMs);
-    });
-    socket.setTimeout(10_000, () => reject(new Error('no answer')));
-  });
-}
-
 describe('body limits', () => {
   it('answers 413 for a body over 1 MiB, and accepts exactly 1 MiB of whitespace-padded JSON', async () => {
     const link = await boundLink(twin, 'calls');
@@ -57,23 +39,21 @@ describe('body limits', () => {
 
   it('answers 413 as soon as a chunked body passes 1 MiB', async () => {
     const link = await boundLink(twin, 'calls');
-    const port = Number(new URL(twin.url).port);
     const chunk = Buffer.alloc(1024 * 1024 + 10, 0x20);
     const head =
       `POST /api/v1/webhooks/${link.token}/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
       `Transfer-Encoding: chunked\r\n\r\n${chunk.byteLength.toString(16)}\r\n`;
-    const answer = await rawExchange(port, head, chunk, 2000);
+    const answer = await rawExchange(eventsUrl(link.token), 'POST', head, chunk, 2000);
     expect(answer).toMatch(/^HTTP\/1\.1 413/);
     expect(answer).toContain('{"error":"Request body exceeds 1 MiB"}');
   });
 
   it('answers 408 when the body is not fully received in time', async () => {
     const link = await boundLink(twin, 'calls');
-    const port = Number(new URL(twin.url).port);
     const head =
       `POST /api/v1/webhooks/${link.token}/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
       `Content-Length: 500\r\n\r\n{"type":"call",`;
-    const answer = await rawExchange(port, head, undefined, BODY_TIMEOUT_MS + 1500);
+    const answer = await rawExchange(eventsUrl(link.token), 'POST', head, undefined, BODY_TIMEOUT_MS + 1500);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toContain('"error"');
   });

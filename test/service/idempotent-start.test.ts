@@ -5,11 +5,12 @@ import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { NotFoundError, ServiceUnavailableError, UnprocessableContentError } from '#shared/errors.ts';
 import { IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_START_ABANDONED_MARGIN_MS, IDEMPOTENT_START_WAIT_MS } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
-import { awsError } from '../support/fakes/faults.ts';
+import { awsError, type Faults } from '../support/fakes/faults.ts';
 import { InMemoryIdempotencyRepository } from '../support/fakes/idempotency-repository.ts';
 import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 const KEY = 'order-1234';
+const INVOCATION_MS = 60_000;
 const request = (message = 'hi'): ExecuteRequest => ({ input: { message }, user_id: 'user-1', overrides: {} });
 
 function setup() {
@@ -22,11 +23,11 @@ function setup() {
     env.clock.advance(ms);
   };
   const deps: StartOnceDeps = { ...env.start, sleep, idempotency };
-  const invocationDeadlineMs = env.clock.now() + 60_000;
+  // Each request runs in an invocation of its own, which Lambda ends a minute after it began.
   const start = (options: { key?: string; body?: ExecuteRequest; workflowId?: string; project?: string } = {}) =>
     startOrJoin(deps, { projectId: options.project ?? PROJECT }, options.workflowId ?? 'echo', options.body ?? request(), {
       key: 'key' in options ? options.key : KEY,
-      invocationDeadlineMs,
+      invocationDeadlineMs: env.clock.now() + INVOCATION_MS,
     });
   return { ...env, idempotency, deps, start };
 }
@@ -42,6 +43,8 @@ describe('startOrJoin', () => {
       execution_id: run.executionId,
       request_sha256: requestFingerprint('echo', request()),
       state: 'started',
+      thread_id: run.started?.thread_id,
+      created_at_ms: env.clock.now(),
       expires_at: ttlSeconds(env.clock.now() + IDEMPOTENCY_KEY_RETENTION_MS),
     });
   });
@@ -116,7 +119,7 @@ describe('startOrJoin', () => {
     expect(env.stateMachine.startedNames()).toEqual([retried.executionId]);
   });
 
-  it('takes over a key whose first request died before its run started, once that invocation has certainly ended', async () => {
+  it('finishes starting the run a key names when its first request died before writing anything, once that invocation has certainly ended', async () => {
     const env = setup();
     const diedAtMs = env.clock.now() + 2000;
     env.idempotency.seed(PROJECT, KEY, {
@@ -124,15 +127,18 @@ describe('startOrJoin', () => {
       request_sha256: requestFingerprint('echo', request()),
       state: 'starting',
       starting_until_ms: diedAtMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS,
+      thread_id: 'thread-of-the-first',
+      created_at_ms: diedAtMs - 3000,
       expires_at: ttlSeconds(env.clock.now() + IDEMPOTENCY_KEY_RETENTION_MS),
     });
 
     const run = await env.start();
 
     expect(env.clock.now()).toBeGreaterThanOrEqual(diedAtMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
-    expect(run.started).toBeDefined();
-    expect(run.executionId).not.toBe('never-started');
-    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: run.executionId, state: 'started' });
+    expect(run.executionId).toBe('never-started');
+    expect(run.started).toMatchObject({ execution_id: 'never-started', thread_id: 'thread-of-the-first', created_at: new Date(diedAtMs - 3000).toISOString() });
+    expect(env.stateMachine.startedNames()).toEqual(['never-started']);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: 'never-started', state: 'started' });
   });
 
   it('answers 503 when the first request is still starting its run after the wait, and starts nothing', async () => {
@@ -160,5 +166,184 @@ describe('startOrJoin', () => {
     expect(a.started && b.started).toBeTruthy();
     expect(env.stateMachine.executions.size).toBe(2);
     expect(env.idempotency.items.size).toBe(0);
+  });
+});
+
+/**
+ * A request that dies on the way (its function times out or crashes) stops wherever it was: here its call at that
+ * point never returns, as nothing after it ever runs. Its key is left naming its run.
+ */
+function crashAt<Method extends string>(faults: Faults<Method>, method: Method): Promise<void> {
+  return new Promise((reached) => {
+    faults.beforeNext(method, () => {
+      reached();
+      return new Promise<void>(() => undefined);
+    });
+  });
+}
+
+/** Where a first request can die between reserving its key and marking it started, and what the fakes call there. */
+const CRASH_POINTS = [
+  { point: 'while writing the run (its record not yet)', at: (env: ReturnType<typeof setup>) => crashAt(env.executions.faults, 'create') },
+  { point: 'after writing the run, before saying it is about to start it', at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markLaunching') },
+  { point: 'about to send StartExecution', at: (env: ReturnType<typeof setup>) => crashAt(env.stateMachine.faults, 'start') },
+  { point: 'after StartExecution, before marking the key started', at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markStarted') },
+];
+
+/** The first request's run: the one execution the key names, whatever the crash left. */
+const keyRun = (env: ReturnType<typeof setup>) => env.idempotency.held(PROJECT, KEY)!.execution_id;
+
+describe('a retry after the first request died before its key said started', () => {
+  it.each(CRASH_POINTS)('converges on the one run when the first request died $point', async ({ at }) => {
+    const env = setup();
+    const body = request('only once');
+    const crashed = at(env);
+    void env.start({ body });
+    await crashed;
+    const executionId = keyRun(env);
+    const startedBefore = env.stateMachine.startedNames();
+
+    // Until the dead invocation has certainly ended, nobody can tell it from a slow one: a retry waits, then 503.
+    const early = await env.start({ body }).catch((caught: unknown) => caught);
+    expect(early).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.stateMachine.startedNames()).toEqual(startedBefore);
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const retried = await env.start({ body });
+
+    expect(retried.executionId).toBe(executionId);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect([...env.executions.items.keys()]).toEqual([executionId]);
+    expect(env.executions.items.get(executionId)?.record).toMatchObject({ status: 'queued', user_id: 'user-1' });
+    expect(env.runs.contexts.has(executionId)).toBe(true);
+    expect(env.events.logs.get(executionId)?.map((batch) => batch.firstId)).toEqual([1]);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+    // The message is the run's first turn in its thread, written once or written again as the same item.
+    const record = env.executions.items.get(executionId)!.record;
+    const turns = env.userState.threadOf(PROJECT, 'user-1', record.thread_id);
+    expect(new Set(turns.map((turn) => `${turn.at}#${turn.execution_id}#${turn.sequence}`))).toEqual(new Set([`${record.created_at}#${executionId}#1`]));
+  });
+
+  it('keeps the run a first answer named when its key could not be marked started', async () => {
+    const env = setup();
+    env.idempotency.faults.failNext('markStarted', awsError('ProvisionedThroughputExceededException'));
+    const first = await env.start();
+    expect(first.started).toBeDefined();
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const retried = await env.start();
+
+    expect(retried).toEqual({ executionId: first.executionId });
+    expect(env.stateMachine.startedNames()).toEqual([first.executionId]);
+    expect(env.executions.items.size).toBe(1);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: first.executionId, state: 'started' });
+  });
+
+  it('sends the same start again, rewriting nothing, when the run went on after the crash', async () => {
+    const env = setup();
+    const body: ExecuteRequest = { ...request(), initial_memory: { plan: 'gold' } };
+    const crashed = crashAt(env.idempotency.faults, 'markStarted');
+    void env.start({ body });
+    await crashed;
+    const executionId = keyRun(env);
+    const input = env.stateMachine.executions.get(executionId)!.input;
+    // The run goes on: its step marks it running, and a memory node changes what initial_memory wrote.
+    await env.executions.transition(executionId, ['queued'], { status: 'running', total_steps: 2 });
+    await env.userState.writeMemory(PROJECT, 'user-1', { plan: 'platinum' });
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const retried = await env.start({ body });
+
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.faults.count('start')).toBe(2);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.stateMachine.executions.get(executionId)!.input).toEqual(input);
+    expect(env.executions.items.get(executionId)?.record).toMatchObject({ status: 'running', total_steps: 2 });
+    expect(env.userState.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'platinum' });
+  });
+
+  it('lets one of several retries at once finish the start; the others join it', async () => {
+    const env = setup();
+    const crashed = crashAt(env.stateMachine.faults, 'start');
+    void env.start();
+    await crashed;
+    const executionId = keyRun(env);
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const retries = await Promise.all(Array.from({ length: 4 }, () => env.start()));
+
+    expect(retries.map((run) => run.executionId)).toEqual(Array.from({ length: 4 }, () => executionId));
+    expect(env.idempotency.faults.count('takeOver')).toBeGreaterThanOrEqual(1);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.executions.items.size).toBe(1);
+  });
+
+  it('still refuses another request with the key with 422, and starts nothing', async () => {
+    const env = setup();
+    const crashed = crashAt(env.executions.faults, 'create');
+    void env.start();
+    await crashed;
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const error = await env.start({ body: request('something else') }).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(UnprocessableContentError);
+    expect(env.stateMachine.startedNames()).toEqual([]);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ state: 'starting' });
+  });
+
+  it('hands the key back when its own start fails, so the next retry finishes it at once', async () => {
+    const env = setup();
+    const crashed = crashAt(env.stateMachine.faults, 'start');
+    void env.start();
+    await crashed;
+    const executionId = keyRun(env);
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+
+    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    const refused = await env.start().catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching', starting_until_ms: env.clock.now() });
+    expect(env.executions.items.get(executionId)?.record.status).toBe('queued');
+
+    const retried = await env.start();
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+  });
+
+  it('keeps the items of a start that failed when its key cannot be freed, for the retry that finishes it', async () => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    env.idempotency.faults.failNext('release', awsError('ProvisionedThroughputExceededException'));
+    const failed = await env.start().catch((caught: unknown) => caught);
+    expect(failed).toBeInstanceOf(ServiceUnavailableError);
+    const executionId = keyRun(env);
+    const record = env.executions.items.get(executionId)!.record;
+    expect(record.status).toBe('queued');
+    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+
+    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    const retried = await env.start();
+
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+  });
+
+  it('joins the run a key of the previous release names when that run went on', async () => {
+    const env = setup();
+    const first = await env.start({ key: undefined });
+    await env.executions.transition(first.executionId, ['queued'], { status: 'completed' });
+    env.idempotency.seed(PROJECT, KEY, {
+      execution_id: first.executionId,
+      request_sha256: requestFingerprint('echo', request()),
+      state: 'starting',
+      starting_until_ms: env.clock.now() - 1,
+      expires_at: ttlSeconds(env.clock.now() + IDEMPOTENCY_KEY_RETENTION_MS),
+    });
+
+    const retried = await env.start();
+
+    expect(retried).toEqual({ executionId: first.executionId });
+    expect(env.stateMachine.startedNames()).toEqual([first.executionId]);
   });
 });

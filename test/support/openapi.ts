@@ -2,15 +2,54 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { webhookApiDocument } from '#inbound/openapi.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
 import { API_STAGE } from '#functions/routes.ts';
-import { observeResponses, type HttpResult } from './http.ts';
 
 /**
- * Holds the APIs to their OpenAPI documents: every answer a test receives must be one its operation describes
- * (the status, the required headers, the JSON body against its schema, each server-sent event against its item
- * schema and its `data` against the event's own schema). An answer the document does not describe fails the test.
+ * Holds the APIs to their OpenAPI documents: every answer a test receives must be one its operation describes (the
+ * status, the required headers, the content type, the JSON body against its schema, each server-sent event against
+ * its item schema and its `data` against the event's own schema). An answer the document does not describe fails
+ * the test. The e2e helpers (http.ts, sse.ts, fetch.ts, published.ts) run every answer through here on their own;
+ * this module opens nothing, so a pure unit test can hold it to its word (test/unit/openapi-check.test.ts).
+ *
+ * Two kinds of request are outside the documents on purpose:
+ * - a request a test sends deliberately outside the contract at the gateway (a path or method the API does not have,
+ *   another stage): the caller says why (`undocumented`), and the answer must still be a refusal in the spec's error
+ *   shape (`{"detail"}` for the Workflow API, `{"error"}` for the webhooks; API Gateway's own body carries both);
+ * - a CORS preflight (`OPTIONS`): the browser's protocol, not an operation of the API. The documents describe what a
+ *   caller calls (and feed the typed client), and CORS is off unless a deployment names origins, so they leave it out;
+ *   a preflight is held to the Fetch standard instead: 204 with no body and the Access-Control-Allow-* headers, or a
+ *   refusal in the spec's error shape.
  */
 
 type Json = Record<string, any>;
+
+/** A request as the check needs it: the method and the whole URL (the stage prefix is taken off). */
+export interface ApiCall {
+  method: string;
+  url: string;
+}
+
+/** What arrives before the body: the status and the headers (names in lower case, as Node gives them). */
+export interface AnswerHead {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface Answer extends AnswerHead {
+  text: string;
+}
+
+/** One server-sent event as a parser hands it over: `data` still the text of the `data:` lines. */
+export interface RawEvent {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** Checks what follows the head: each event of a stream as it comes, or the whole body once it has ended. */
+export interface BodyCheck {
+  event(event: RawEvent): void;
+  body(text: string): void;
+}
 
 interface Document {
   basePath: string;
@@ -60,59 +99,158 @@ function templateOf(paths: Json, path: string): string | undefined {
   return candidates.sort((a, b) => literals(b) - literals(a))[0];
 }
 
-/** Throws unless the answer to `method url` is one the document describes. */
-export function expectDocumented(request: { method: string; url: string }, result: HttpResult): void {
-  const url = new URL(request.url);
-  const path = url.pathname.startsWith(`/${API_STAGE}/`) ? url.pathname.slice(API_STAGE.length + 1) : url.pathname;
-  const index = DOCUMENTS.findIndex((document) => path.startsWith(`${document.basePath}/`));
-  if (index < 0) return;
+/** The path as the API sees it (without the stage), and the document whose base path it is under, if any. */
+function locate(url: string): { path: string; index: number } {
+  const { pathname } = new URL(url);
+  const path = pathname.startsWith(`/${API_STAGE}/`) ? pathname.slice(API_STAGE.length + 1) : pathname;
+  const index = DOCUMENTS.findIndex((document) => path === document.basePath || path.startsWith(`${document.basePath}/`));
+  return { path, index };
+}
+
+const headerOf = (head: AnswerHead, name: string) => {
+  const value = head.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+};
+
+const mediaTypeOf = (head: AnswerHead) => String(headerOf(head, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+
+const NOTHING_TO_CHECK: BodyCheck = { event: () => undefined, body: () => undefined };
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${what}: the body is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+/**
+ * Checks the head of the answer to `call` against its operation (throws when the document does not describe it) and
+ * answers how to check the rest. A URL under neither API's base path (a callback receiver, a presigned S3 URL, a
+ * probe server) is not an answer of the APIs: nothing to check.
+ */
+export function documentedAnswer(call: ApiCall, head: AnswerHead): BodyCheck {
+  const { path, index } = locate(call.url);
+  if (index < 0) return NOTHING_TO_CHECK;
   const { basePath, json } = DOCUMENTS[index]!;
-  const what = `${request.method} ${path} -> ${result.status}`;
+  const what = `${call.method} ${path} -> ${head.status}`;
+  if (call.method.toUpperCase() === 'OPTIONS') return preflightAnswer(index, head, what);
   const template = templateOf(json.paths, path.slice(basePath.length));
-  const method = request.method.toLowerCase();
-  if (!template || !json.paths[template][method]) throw new Error(`${what}: the document has no operation ${request.method} ${path}`);
-  const response = json.paths[template][method].responses[String(result.status)];
-  if (!response) throw new Error(`${what}: the document does not list status ${result.status} for ${request.method} ${template}\n${result.text.slice(0, 500)}`);
-  const at = ['paths', template, method, 'responses', String(result.status)];
+  const method = call.method.toLowerCase();
+  if (!template || !json.paths[template][method]) throw new Error(`${what}: the document has no operation ${call.method} ${path}`);
+  const response = json.paths[template][method].responses[String(head.status)];
+  if (!response) throw new Error(`${what}: the document does not list status ${head.status} for ${call.method} ${template}`);
+  const at = ['paths', template, method, 'responses', String(head.status)];
 
   for (const [name, header] of Object.entries<Json>(response.headers ?? {})) {
     const definition = header.$ref ? json.components.headers[header.$ref.split('/').at(-1)] : header;
-    if (definition.required && result.headers[name.toLowerCase()] === undefined) throw new Error(`${what}: the header ${name} is missing`);
+    const value = headerOf(head, name);
+    if (value === undefined) {
+      if (definition.required) throw new Error(`${what}: the header ${name} is missing`);
+      continue;
+    }
+    const schemaAt = header.$ref ? ['components', 'headers', header.$ref.split('/').at(-1) as string, 'schema'] : [...at, 'headers', name, 'schema'];
+    check(validatorAt(index, schemaAt), headerValue(value, definition.schema), `${what}: header ${name}`);
   }
-  const contentType = String(result.headers['content-type'] ?? '').split(';')[0]!.trim();
   const media = Object.keys(response.content ?? {});
   if (media.length === 0) {
-    if (result.text !== '') throw new Error(`${what}: the document describes no body, got ${result.text.slice(0, 200)}`);
-    return;
+    return {
+      event: () => {
+        throw new Error(`${what}: the document describes no body, got an event`);
+      },
+      body: (text) => {
+        if (text !== '') throw new Error(`${what}: the document describes no body, got ${text.slice(0, 200)}`);
+      },
+    };
   }
+  const contentType = mediaTypeOf(head);
   if (!media.includes(contentType)) throw new Error(`${what}: content-type ${contentType || '(none)'}, the document says ${media.join(' or ')}`);
   if (contentType === 'application/json') {
-    let body: unknown;
-    try {
-      body = JSON.parse(result.text);
-    } catch {
-      throw new Error(`${what}: the body is not JSON: ${result.text.slice(0, 200)}`);
-    }
-    check(validatorAt(index, [...at, 'content', 'application/json', 'schema']), body, what);
-    return;
+    const schema = validatorAt(index, [...at, 'content', 'application/json', 'schema']);
+    return {
+      event: () => {
+        throw new Error(`${what}: a JSON answer has no events`);
+      },
+      body: (text) => check(schema, parseJson(text, what), what),
+    };
   }
-  checkEvents(index, json, [...at, 'content', 'text/event-stream', 'itemSchema'], result.text, what);
+  const checkEvent = eventCheck(index, json, [...at, 'content', 'text/event-stream', 'itemSchema'], what);
+  return { event: checkEvent, body: (text) => parseEventStream(text).forEach(checkEvent) };
+}
+
+/** A header's value as its schema types it: the text, or the number an integer header stands for. */
+function headerValue(value: string, schema: Json | undefined): unknown {
+  if (schema?.type === 'integer' || schema?.type === 'number') return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  return value;
 }
 
 /** Each event of a `text/event-stream` body against `itemSchema`, and its `data` against the event's `contentSchema`. */
-function checkEvents(index: number, json: Json, itemAt: string[], text: string, what: string): void {
+function eventCheck(index: number, json: Json, itemAt: string[], what: string): (event: RawEvent) => void {
   const itemSchema = itemAt.reduce<Json>((node, part) => node[part], json);
   const item = validatorAt(index, itemAt);
-  for (const event of parseEventStream(text)) {
+  return (event) => {
     check(item, event, `${what}: event ${JSON.stringify(event).slice(0, 120)}`);
     const branch = (itemSchema.oneOf as Json[]).findIndex((candidate) => candidate.properties.event.const === event.event);
-    check(validatorAt(index, [...itemAt, 'oneOf', String(branch), 'properties', 'data', 'contentSchema']), JSON.parse(event.data), `${what}: ${event.event} data`);
+    check(validatorAt(index, [...itemAt, 'oneOf', String(branch), 'properties', 'data', 'contentSchema']), parseJson(event.data, `${what}: ${event.event}`), `${what}: ${event.event} data`);
+  };
+}
+
+/** A CORS preflight: 204 with what a browser decides by and no body, or a refusal in the API's error shape. */
+function preflightAnswer(index: number, head: AnswerHead, what: string): BodyCheck {
+  if (head.status === 204) {
+    for (const name of ['access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers']) {
+      if (headerOf(head, name) === undefined) throw new Error(`${what}: a preflight's 204 without ${name}`);
+    }
+    return {
+      event: () => {
+        throw new Error(`${what}: a preflight has no events`);
+      },
+      body: (text) => {
+        if (text !== '') throw new Error(`${what}: a preflight's 204 with a body: ${text.slice(0, 200)}`);
+      },
+    };
   }
+  if (head.status !== 403 && head.status !== 404) throw new Error(`${what}: a preflight is answered 204, or refused with 403 (origin not allowed) or 404 (CORS off, no such resource)`);
+  return errorBodyCheck([index], head, what);
+}
+
+/** A refusal in the error shape of the APIs at `indexes`: JSON matching each document's `Error` component. */
+function errorBodyCheck(indexes: number[], head: AnswerHead, what: string): BodyCheck {
+  if (head.status < 400) throw new Error(`${what}: a request outside the document must be refused, not answered ${head.status}`);
+  if (mediaTypeOf(head) !== 'application/json') throw new Error(`${what}: a refusal must be application/json, got ${mediaTypeOf(head) || '(none)'}`);
+  return {
+    event: () => {
+      throw new Error(`${what}: a refusal has no events`);
+    },
+    body: (text) => {
+      const body = parseJson(text, what);
+      for (const index of indexes) check(validatorAt(index, ['components', 'schemas', 'Error']), body, `${what}: the error body`);
+    },
+  };
+}
+
+/**
+ * A request sent outside the contract on purpose (`why` says how): its answer must be a refusal in the error shape of
+ * the API it is under, or of both APIs for a path under neither (API Gateway answers those, one body for both).
+ */
+export function refusalOutsideDocument(call: ApiCall, head: AnswerHead, why: string): BodyCheck {
+  const { path, index } = locate(call.url);
+  return errorBodyCheck(index < 0 ? DOCUMENTS.map((_, i) => i) : [index], head, `${call.method} ${path} -> ${head.status} (${why})`);
+}
+
+/** The check of an answer: the document's, or with `undocumented` the refusal of a request outside it. */
+export function answerCheck(call: ApiCall, head: AnswerHead, undocumented?: string): BodyCheck {
+  return undocumented === undefined ? documentedAnswer(call, head) : refusalOutsideDocument(call, head, undocumented);
+}
+
+/** Throws unless the whole answer to `call` is one the document describes (or, with `undocumented`, a refusal in its shape). */
+export function expectDocumented(call: ApiCall, answer: Answer, undocumented?: string): void {
+  answerCheck(call, answer, undocumented).body(answer.text);
 }
 
 /** The events of a stream as WHATWG server-sent events frame them; comment lines (`:`) are not events. */
-export function parseEventStream(text: string): { id?: string; event: string; data: string }[] {
-  const events = [];
+export function parseEventStream(text: string): RawEvent[] {
+  const events: RawEvent[] = [];
   for (const block of text.split(/\r?\n\r?\n/)) {
     const fields: Record<string, string[]> = {};
     for (const line of block.split(/\r?\n/)) {
@@ -125,9 +263,4 @@ export function parseEventStream(text: string): { id?: string; event: string; da
     events.push({ ...(fields.id ? { id: fields.id.at(-1)! } : {}), event: fields.event?.at(-1) ?? 'message', data: fields.data.join('\n') });
   }
   return events;
-}
-
-/** From now on in this test file, every answer of either API must be one its document describes. */
-export function holdResponsesToDocuments(): () => void {
-  return observeResponses(expectDocumented);
 }

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { runCli } from '#lib/admin/cli.ts';
 import { createPublishedClient } from '#lib/client/published-client.ts';
-import { http, showObservers, type HttpResult } from './http.ts';
+import { documentedFetch } from './fetch.ts';
+import { http, type HttpResult } from './http.ts';
 import type { TestTwin } from './local-twin.ts';
 
 export const WORKFLOW_FIXTURES = fileURLToPath(new URL('../fixtures/workflows/', import.meta.url));
@@ -65,26 +66,10 @@ export async function pollExecution(
 }
 
 /**
- * The typed client of lib/client (what callers copy) with one key, over `fetch` (default: the global one). Every JSON
- * answer is shown to the response observers, so a file that holds answers to the OpenAPI documents checks these too.
+ * The typed client of lib/client (what callers copy) with one key, over `fetch` (default: documentedFetch, which holds
+ * every answer, streams included, to the OpenAPI document; a test that puts a fetch of its own in between passes
+ * documentedFetch on).
  */
-export function typedClient(twin: TestTwin, key: string, fetch: (request: Request) => Promise<Response> = (request) => globalThis.fetch(request)) {
-  return createPublishedClient({
-    baseUrl: twin.url,
-    key,
-    fetch: async (request) => {
-      const response = await fetch(request);
-      if (response.headers.get('content-type')?.startsWith('application/json')) {
-        const text = await response.clone().text();
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON; the observers say so
-        }
-        showObservers({ method: request.method, url: request.url }, { status: response.status, headers: Object.fromEntries(response.headers), body, text });
-      }
-      return response;
-    },
-  });
+export function typedClient(twin: TestTwin, key: string, fetch: (request: Request) => Promise<Response> = (request) => documentedFetch(request)) {
+  return createPublishedClient({ baseUrl: twin.url, key, fetch });
 }

@@ -1,5 +1,7 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { reportViolation } from './answer-violations.ts';
+import { answerCheck, type BodyCheck } from './openapi.ts';
 
 export interface SseEvent {
   id: number | undefined;
@@ -10,6 +12,11 @@ export interface SseEvent {
 /**
  * A server-sent events client over plain HTTP, parsing with `eventsource-parser` (the parser of the
  * `eventsource` polyfill): what a browser's EventSource would see, one connection, no automatic reconnect.
+ *
+ * Every answer is held to the OpenAPI documents (test/support/openapi.ts): a status, content type or header the
+ * operation does not describe rejects `openSse`; an answer that is not an event stream (a JSON refusal, a 204) is read
+ * to its end and checked before `openSse` resolves; each event is checked as it arrives, and one the document does not
+ * describe rejects `waitFor` and `ended` and fails the test.
  */
 export interface SseStream {
   status: number;
@@ -21,8 +28,10 @@ export interface SseStream {
   arrivals: { kind: 'event' | 'comment'; atMs: number }[];
   /** The whole body when the response is not an event stream (an error answer). */
   text: string;
-  /** Resolves when the server ends the response (or the connection drops). */
+  /** Resolves when the server ends the response (or the connection drops); rejects when an event broke the document. */
   ended: Promise<void>;
+  /** The first event the OpenAPI document does not describe, if any. */
+  violation: Error | undefined;
   /** Resolves with the first event that matches, or rejects after `timeoutMs`. */
   waitFor(match: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
   /** Drops the connection, as a client that goes away. */
@@ -31,12 +40,22 @@ export interface SseStream {
 
 export function openSse(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; undocumented?: string } = {},
 ): Promise<SseStream> {
+  const method = options.method ?? 'GET';
   return new Promise((resolve, reject) => {
     const sentAt = Date.now();
     const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    const req = request(url, { method: options.method ?? 'GET', headers: { 'content-type': 'application/json', ...options.headers } }, (res) => {
+    const req = request(url, { method, headers: { 'content-type': 'application/json', ...options.headers } }, (res) => {
+      let check: BodyCheck;
+      try {
+        check = answerCheck({ method, url }, { status: res.statusCode ?? 0, headers: res.headers }, options.undocumented);
+      } catch (error) {
+        req.destroy();
+        reject(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      const isEventStream = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
       const waiters = new Set<() => void>();
       const notify = () => waiters.forEach((wake) => wake());
       let endedFlag = false;
@@ -47,11 +66,13 @@ export function openSse(
         comments: [],
         arrivals: [],
         text: '',
-        ended: new Promise<void>((done) => {
+        violation: undefined,
+        ended: new Promise<void>((done, broken) => {
           const end = () => {
             endedFlag = true;
             notify();
-            done();
+            if (stream.violation) broken(stream.violation);
+            else done();
           };
           res.once('end', end);
           res.once('close', end);
@@ -61,7 +82,10 @@ export function openSse(
           return new Promise((found, fail) => {
             const check = () => {
               const event = stream.events.find(match);
-              if (event) {
+              if (stream.violation) {
+                cleanup();
+                fail(stream.violation);
+              } else if (event) {
                 cleanup();
                 found(event);
               } else if (endedFlag) {
@@ -85,9 +109,22 @@ export function openSse(
           req.destroy();
         },
       };
+      // Rejected only with a violation, which also fails the test on its own: a stream nobody awaits to its end is fine.
+      stream.ended.catch(() => undefined);
+      const violated = (error: unknown) => {
+        if (stream.violation) return;
+        stream.violation = error instanceof Error ? error : new Error(String(error));
+        reportViolation(stream.violation);
+        notify();
+      };
       const parser = createParser({
         onEvent(message: EventSourceMessage) {
-          stream.events.push({ id: message.id === undefined ? undefined : Number(message.id), event: message.event ?? 'message', data: JSON.parse(message.data) });
+          try {
+            check.event({ ...(message.id === undefined ? {} : { id: message.id }), event: message.event ?? 'message', data: message.data });
+          } catch (error) {
+            violated(error);
+          }
+          stream.events.push({ id: message.id === undefined ? undefined : Number(message.id), event: message.event ?? 'message', data: parsedData(message.data) });
           stream.arrivals.push({ kind: 'event', atMs: Date.now() - sentAt });
           notify();
         },
@@ -99,13 +136,39 @@ export function openSse(
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         stream.text += chunk;
-        parser.feed(chunk);
+        if (isEventStream) parser.feed(chunk);
       });
-      resolve(stream);
+      if (isEventStream) {
+        resolve(stream);
+        return;
+      }
+      // A refusal or a 204: short, and whole before the test looks at it.
+      let settled = false;
+      const whole = () => {
+        if (settled) return;
+        settled = true;
+        try {
+          check.body(stream.text);
+          resolve(stream);
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      };
+      res.once('end', whole);
+      res.once('close', whole);
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** An event's `data` as JSON; text that is not JSON (which the OpenAPI check reports) stays text. */
+function parsedData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
 }
 
 /** The concatenated `token` contents of one node, as a client rebuilding the text would. */

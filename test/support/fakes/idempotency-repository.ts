@@ -3,9 +3,11 @@ import { epochSeconds, ttlSeconds } from '#shared/time.ts';
 import { Faults } from './faults.ts';
 
 /**
- * Idempotency-Key reservations in memory, with the repository's conditions: `reserve` wins on a missing key, an expired
- * one or one abandoned while starting, and otherwise answers what holds the key; `find` leaves out expired items (as
- * the store keeps them until TTL deletes them); `markStarted` and `release` apply only to the execution named.
+ * Idempotency-Key reservations in memory, with the repository's conditions: `reserve` wins on a missing key or an
+ * expired one, and otherwise answers what holds the key; `find` leaves out expired items (as the store keeps them until
+ * TTL deletes them); `takeOver` wins only on the execution and state read, once `starting_until_ms` has passed;
+ * `markLaunching`, `markStarted`, `handBack` and `release` apply only to the execution named (and the states each
+ * allows).
  */
 export class InMemoryIdempotencyRepository implements IdempotencyRepository {
   readonly items = new Map<string, KeyReservation>();
@@ -15,13 +17,14 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     await this.faults.enter('reserve');
     const id = itemId(reservation.projectId, reservation.key);
     const held = this.items.get(id);
-    const free = !held || held.expires_at <= epochSeconds(nowMs) || (held.state === 'starting' && (held.starting_until_ms ?? 0) <= nowMs);
-    if (!free) return { reserved: false, existing: structuredClone(held) };
+    if (held && held.expires_at > epochSeconds(nowMs)) return { reserved: false, existing: structuredClone(held) };
     this.items.set(id, {
       execution_id: reservation.executionId,
       request_sha256: reservation.requestSha256,
       state: 'starting',
       starting_until_ms: reservation.startingUntilMs,
+      thread_id: reservation.threadId,
+      created_at_ms: reservation.createdAtMs,
       expires_at: ttlSeconds(reservation.expiresAtMs),
     });
     return { reserved: true };
@@ -33,12 +36,39 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     return held && held.expires_at > epochSeconds(nowMs) ? structuredClone(held) : undefined;
   }
 
+  async markLaunching(projectId: string, key: string, executionId: string, input: string): Promise<boolean> {
+    await this.faults.enter('markLaunching');
+    const held = this.items.get(itemId(projectId, key));
+    if (held?.execution_id !== executionId || held.state !== 'starting') return false;
+    held.state = 'launching';
+    held.start_input = input;
+    return true;
+  }
+
   async markStarted(projectId: string, key: string, executionId: string): Promise<boolean> {
     await this.faults.enter('markStarted');
     const held = this.items.get(itemId(projectId, key));
     if (held?.execution_id !== executionId) return false;
     held.state = 'started';
     delete held.starting_until_ms;
+    delete held.start_input;
+    return true;
+  }
+
+  async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, startingUntilMs: number, nowMs: number): Promise<boolean> {
+    await this.faults.enter('takeOver');
+    const held = this.items.get(itemId(projectId, key));
+    if (!held || held.execution_id !== holder.execution_id || held.state !== holder.state) return false;
+    if (held.starting_until_ms === undefined || held.starting_until_ms > nowMs || held.expires_at <= epochSeconds(nowMs)) return false;
+    held.starting_until_ms = startingUntilMs;
+    return true;
+  }
+
+  async handBack(projectId: string, key: string, executionId: string, nowMs: number): Promise<boolean> {
+    await this.faults.enter('handBack');
+    const held = this.items.get(itemId(projectId, key));
+    if (held?.execution_id !== executionId || held.state === 'started') return false;
+    held.starting_until_ms = nowMs;
     return true;
   }
 
@@ -46,7 +76,7 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     await this.faults.enter('release');
     const id = itemId(projectId, key);
     const held = this.items.get(id);
-    if (held?.execution_id !== executionId || held.state !== 'starting') return false;
+    if (held?.execution_id !== executionId || held.state === 'started') return false;
     this.items.delete(id);
     return true;
   }

@@ -35,13 +35,15 @@ export class InMemoryUserStateRepository implements UserStateRepository {
   async appendTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number, expiresAtMs: number): Promise<void> {
     await this.faults.enter('appendTurn');
     const key = JSON.stringify([projectId, userId, threadId]);
-    this.turns.set(key, [...(this.turns.get(key) ?? []), { turn: structuredClone(turn), sequence, expiresAtMs }]);
+    // A turn's item key is (at, execution, sequence): writing it again replaces it, as PutItem does.
+    const others = (this.turns.get(key) ?? []).filter((stored) => !sameTurnKey(stored, turn, sequence));
+    this.turns.set(key, [...others, { turn: structuredClone(turn), sequence, expiresAtMs }]);
   }
 
   async removeTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number): Promise<void> {
     await this.faults.enter('removeTurn');
     const key = JSON.stringify([projectId, userId, threadId]);
-    const kept = (this.turns.get(key) ?? []).filter((stored) => !(stored.turn.at === turn.at && stored.turn.execution_id === turn.execution_id && stored.sequence === sequence));
+    const kept = (this.turns.get(key) ?? []).filter((stored) => !sameTurnKey(stored, turn, sequence));
     this.turns.set(key, kept);
   }
 
@@ -55,3 +57,6 @@ export class InMemoryUserStateRepository implements UserStateRepository {
     return Object.fromEntries(this.memory.get(JSON.stringify([projectId, userId])) ?? []);
   }
 }
+
+const sameTurnKey = (stored: { turn: Turn; sequence: number }, turn: Turn, sequence: number) =>
+  stored.turn.at === turn.at && stored.turn.execution_id === turn.execution_id && stored.sequence === sequence;
