@@ -4,19 +4,19 @@ import { isLive, readBody, type StoredEvent } from '#inbound/stored-event.ts';
 import type { Link } from '#inbound/link-model.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import {
-  COLLECTION_ATTEMPTS_PER_RUN,
+  COLLECTION_ATTEMPTS_PER_SWEEP,
   COLLECTION_CLAIM_LEASE_MS,
   COLLECTION_CONCURRENCY,
   COLLECTION_PAGE_SIZE,
   COLLECTION_RETRY_PAUSE_MS,
-  COLLECTION_RUN_RETENTION_MS,
+  COLLECTION_SWEEP_RETENTION_MS,
   MAX_DELIVERY_FAILURES_PER_EVENT,
 } from '#shared/limits.ts';
 import { logger } from '#shared/lambda/powertools.ts';
 import { topLevelMemberText } from './raw-json.ts';
-import type { CollectionRepository, CollectionTask, RunCheckpoint, RunSummary } from './collection-repository.ts';
+import type { CollectionRepository, CollectionTask, SweepCheckpoint, SweepSummary } from './collection-repository.ts';
 import { normalizeCall, normalizeDialog, type NormalizedConversation, type Recording } from './conversation.ts';
-import type { QueueRepository } from './queue-repository.ts';
+import { givenBackBy, type QueueRepository } from './queue-repository.ts';
 
 /** A recording that could not be fetched: the sender's problem, counted against the event. */
 export class CollectionFailure extends Error {
@@ -40,26 +40,26 @@ export interface CollectionDeps {
   sleep: (ms: number) => Promise<void>;
 }
 
-/** `retry`: failed this run, queued for a later one; `abandoned`: failed for the last time. */
+/** `retry`: failed this sweep, queued for a later one; `abandoned`: failed for the last time. */
 type Outcome = 'handed_off' | 'filtered' | 'skipped' | 'retry' | 'abandoned';
 
 /**
- * One run of a task (webhook spec, section 1 items 4-8): the events of the task's link received before the run
+ * One sweep of a task (webhook spec, section 1 items 4-8): the events of the task's link received before the sweep
  * started, page by page through the `by_received` index, each filtered, fetched and handed off exactly once.
- * The run's checkpoint (cursor and counts) is saved after every page, so the same run started again (a retry,
+ * The sweep's checkpoint (cursor and counts) is saved after every page, so the same sweep started again (a retry,
  * a crash) resumes there and a finished one answers its summary without doing anything.
  */
-export async function runTask(deps: CollectionDeps, taskId: string, runId: string): Promise<RunSummary> {
-  return (await collectUntil(deps, taskId, runId, Number.POSITIVE_INFINITY)).summary;
+export async function sweepTask(deps: CollectionDeps, taskId: string, sweepId: string): Promise<SweepSummary> {
+  return (await collectUntil(deps, taskId, sweepId, Number.POSITIVE_INFINITY)).summary;
 }
 
 /**
- * As much of a run as fits before `deadlineMs`, after which no event starts: one CollectBatch invocation. `done`
- * false means the run saved its checkpoint and the state machine invokes it again. A page cut short by the deadline
+ * As much of a sweep as fits before `deadlineMs`, after which no event starts: one CollectBatch invocation. `done`
+ * false means the sweep saved its checkpoint and the state machine invokes it again. A page cut short by the deadline
  * is resumed after its last event started (events start in order, and every started one is finished first), so no
- * event is tried twice in a run and no count is lost or counted twice.
+ * event is tried twice in a sweep and no count is lost or counted twice.
  */
-export async function collectUntil(deps: CollectionDeps, taskId: string, runId: string, deadlineMs: number): Promise<{ done: boolean; summary: RunSummary }> {
+export async function collectUntil(deps: CollectionDeps, taskId: string, sweepId: string, deadlineMs: number): Promise<{ done: boolean; summary: SweepSummary }> {
   const task = await deps.tasks.getTask(taskId);
   if (!task) throw new NotFoundError(`Task ${taskId} not found`);
   // Collection is the link's: its downloads, hand-offs and the CollectBatch and CollectMore transitions.
@@ -67,57 +67,57 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, runId: 
   recordCost({ stateTransitions: 2 });
   const startedAtMs = deps.now();
   const startedAt = new Date(startedAtMs).toISOString();
-  const run = await deps.tasks.openRun(
-    { task_id: taskId, run_id: runId, started_at: startedAt, finished_at: null, cutoff_key: `${startedAt}#`, cursor_key: '', handed_off: 0, failed: 0, filtered: 0, pending: 0 },
-    startedAtMs + COLLECTION_RUN_RETENTION_MS,
+  const sweep = await deps.tasks.openSweep(
+    { task_id: taskId, sweep_id: sweepId, started_at: startedAt, finished_at: null, cutoff_key: `${startedAt}#`, cursor_key: '', handed_off: 0, failed: 0, filtered: 0, pending: 0 },
+    startedAtMs + COLLECTION_SWEEP_RETENTION_MS,
   );
-  if (run.finished_at) return { done: true, summary: summaryOf(run) };
+  if (sweep.finished_at) return { done: true, summary: summaryOf(sweep) };
 
   const link = await deps.links.getLink(task.link_id);
   // A webhook source has no history to fetch: a one-off task for a period collects nothing.
   if (task.kind === 'periodic' && link?.source_id) {
     for (;;) {
-      const page = await deps.queue.page(link.source_id, run.cursor_key, run.cutoff_key, COLLECTION_PAGE_SIZE);
+      const page = await deps.queue.page(link.source_id, sweep.cursor_key, sweep.cutoff_key, COLLECTION_PAGE_SIZE);
       const pastDeadline = () => deps.now() >= deadlineMs;
-      const { outcomes, failure } = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, run, event), pastDeadline);
+      const { outcomes, failure } = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, sweep, event), pastDeadline);
       if (failure) {
         // What the page did before the failure stays counted: the retry skips those events (handed off, or given
-        // back by this run), and resumes at the page's start for the rest. A filtered event stays queued, so the
+        // back by this sweep), and resumes at the page's start for the rest. A filtered event stays queued, so the
         // retry meets it again and counts it then.
-        tally(run, outcomes.filter((outcome) => outcome !== 'filtered'));
-        await deps.tasks.saveProgress(run).catch((saveError: unknown) => logger.error('could not save the counts of a failed batch', { taskId, runId, error: saveError as Error }));
+        tally(sweep, outcomes.filter((outcome) => outcome !== 'filtered'));
+        await deps.tasks.saveProgress(sweep).catch((saveError: unknown) => logger.error('could not save the counts of a failed batch', { taskId, sweepId, error: saveError as Error }));
         throw failure.error;
       }
-      tally(run, outcomes);
+      tally(sweep, outcomes);
       if (outcomes.length < page.events.length) {
-        run.cursor_key = page.events[outcomes.length - 1]?.received_key ?? run.cursor_key;
-        await deps.tasks.saveProgress(run);
-        return { done: false, summary: summaryOf(run) };
+        sweep.cursor_key = page.events[outcomes.length - 1]?.received_key ?? sweep.cursor_key;
+        await deps.tasks.saveProgress(sweep);
+        return { done: false, summary: summaryOf(sweep) };
       }
-      run.cursor_key = page.lastKey ?? run.cutoff_key;
+      sweep.cursor_key = page.lastKey ?? sweep.cutoff_key;
       if (!page.lastKey) break;
-      await deps.tasks.saveProgress(run);
-      if (pastDeadline()) return { done: false, summary: summaryOf(run) };
+      await deps.tasks.saveProgress(sweep);
+      if (pastDeadline()) return { done: false, summary: summaryOf(sweep) };
     }
   }
-  run.finished_at = new Date(deps.now()).toISOString();
-  await deps.tasks.saveProgress(run);
-  const summary = summaryOf(run);
-  await deps.tasks.recordLastRun(summary);
+  sweep.finished_at = new Date(deps.now()).toISOString();
+  await deps.tasks.saveProgress(sweep);
+  const summary = summaryOf(sweep);
+  await deps.tasks.recordLastSweep(summary);
   return { done: true, summary };
 }
 
-/** `failed` counts every event that failed this run; `pending` those of them a later run tries again. */
-function tally(run: RunCheckpoint, outcomes: readonly (Outcome | undefined)[]): void {
+/** `failed` counts every event that failed this sweep; `pending` those of them a later sweep tries again. */
+function tally(sweep: SweepCheckpoint, outcomes: readonly (Outcome | undefined)[]): void {
   for (const outcome of outcomes) {
-    if (outcome === 'handed_off' || outcome === 'filtered') run[outcome] += 1;
-    if (outcome === 'retry' || outcome === 'abandoned') run.failed += 1;
-    if (outcome === 'retry') run.pending += 1;
+    if (outcome === 'handed_off' || outcome === 'filtered') sweep[outcome] += 1;
+    if (outcome === 'retry' || outcome === 'abandoned') sweep.failed += 1;
+    if (outcome === 'retry') sweep.pending += 1;
   }
 }
 
-function summaryOf(run: RunCheckpoint): RunSummary {
-  const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
+function summaryOf(sweep: SweepCheckpoint): SweepSummary {
+  const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = sweep;
   return summary;
 }
 
@@ -125,22 +125,22 @@ async function collectEvent(
   deps: CollectionDeps,
   task: CollectionTask,
   link: Link,
-  run: RunCheckpoint,
+  sweep: SweepCheckpoint,
   ref: Pick<StoredEvent, 'source_id' | 'external_id'>,
 ): Promise<Outcome> {
   const event = await deps.queue.get(ref);
-  // Expired (30 days, TTL deletes late), or taken meanwhile by another run.
+  // Expired (30 days, TTL deletes late), or taken meanwhile by another sweep.
   if (!event || !isLive(event, deps.now()) || (event.state !== 'queued' && event.state !== 'handing')) return 'skipped';
-  // Every task's nightly run has the same run id: the task names the run too, so two tasks of a link never share a claim.
-  const runKey = `${task.task_id}/${run.run_id}`;
-  // Given back by this very run before a batch failed: its tries this run are spent and counted.
-  if (event.state === 'queued' && event.tried_runs?.has(runKey)) return 'skipped';
+  // Every task's nightly sweep has the same sweep id: the task names the sweep too, so two tasks of a link never share a claim.
+  const sweepKey = `${task.task_id}/${sweep.sweep_id}`;
+  // Given back by this very sweep before a batch failed: its tries this sweep are spent and counted.
+  if (event.state === 'queued' && givenBackBy(event, sweepKey)) return 'skipped';
   if (!passesFilters(task, event)) return 'filtered';
-  if (!(await deps.queue.claim(event, runKey, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
+  if (!(await deps.queue.claim(event, sweepKey, deps.now(), COLLECTION_CLAIM_LEASE_MS))) return 'skipped';
 
   const previousFailures = event.delivery_failures ?? 0;
   // Each failure counts; the fifth in all is the last try.
-  const attempts = Math.min(COLLECTION_ATTEMPTS_PER_RUN, MAX_DELIVERY_FAILURES_PER_EVENT - previousFailures);
+  const attempts = Math.min(COLLECTION_ATTEMPTS_PER_SWEEP, MAX_DELIVERY_FAILURES_PER_EVENT - previousFailures);
   let sent: SentEvent | undefined;
   let failures = 0;
   let reason = '';
@@ -148,8 +148,8 @@ async function collectEvent(
     try {
       sent ??= await readSent(deps, event);
       await deps.handoffs.handOff(await normalize(deps, link, event, sent.event), sent.metadataJson);
-      // A run whose claim went stale and was taken over leaves the count to the run that holds it now.
-      return (await deps.queue.handedOff(event, runKey, new Date(deps.now()).toISOString())) ? 'handed_off' : 'skipped';
+      // A sweep whose claim went stale and was taken over leaves the count to the sweep that holds it now.
+      return (await deps.queue.handedOff(event, sweepKey, new Date(deps.now()).toISOString())) ? 'handed_off' : 'skipped';
     } catch (error) {
       if (!(error instanceof CollectionFailure)) throw error;
       failures += 1;
@@ -158,7 +158,7 @@ async function collectEvent(
     }
   }
   const abandon = previousFailures + failures >= MAX_DELIVERY_FAILURES_PER_EVENT;
-  await deps.queue.release(event, runKey, { reason, abandon, failures });
+  await deps.queue.release(event, sweepKey, { reason, abandon, failures });
   logger.warn('event not collected', { sourceId: event.source_id, eventId: event.event_id, reason, abandoned: abandon });
   return abandon ? 'abandoned' : 'retry';
 }
@@ -174,7 +174,7 @@ function passesFilters(task: CollectionTask, event: StoredEvent): boolean {
  * The event as accepted and its metadata's source text (handed on as written). What the stored bytes themselves hold
  * is the event's own problem: counted against it like a failed download, so one such event cannot stop its task night
  * after night. Reading the bucket can fail for the platform's reasons (and a missing object reads as AccessDenied, as
- * an IAM fault does): that fails the run, loudly.
+ * an IAM fault does): that fails the sweep, loudly.
  */
 async function readSent(deps: CollectionDeps, event: StoredEvent): Promise<SentEvent> {
   const read = await readBody(deps.bodies, event);
@@ -201,7 +201,7 @@ async function normalize(deps: CollectionDeps, link: Link, event: StoredEvent, s
  * Runs `work` over `items` in their order, at most `limit` at a time, and answers the results of those it started:
  * all of them, or a first part once `stopStarting` holds (each started one is finished first). After a failure no
  * new item starts, and the failure is answered once the items in flight are done (nothing keeps working after the
- * run reported failing), with the results of those that finished (the failed one's place is empty).
+ * sweep reported failing), with the results of those that finished (the failed one's place is empty).
  */
 async function mapBounded<Item, Result>(
   items: readonly Item[],
@@ -214,7 +214,7 @@ async function mapBounded<Item, Result>(
   let failure: { error: unknown } | undefined;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
-      // The first item always starts: a batch whose deadline had already passed still moves the run on.
+      // The first item always starts: a batch whose deadline had already passed still moves the sweep on.
       while (!failure && next < items.length && !(next > 0 && stopStarting())) {
         const index = next++;
         try {

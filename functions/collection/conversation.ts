@@ -63,12 +63,12 @@ export function normalizeDialog(ids: EventIds, event: TextEvent): NormalizedConv
     .map((message, index) => ({ message, sequence: message.sequence_number ?? index + 1, index }))
     .sort((a, b) => a.sequence - b.sequence || a.index - b.index);
   const messages: NormalizedMessage[] = [];
-  // The latest message, and the latest one before the current run of messages of its role.
+  // The latest message, and the latest one before the current streak of messages of its role.
   let last: { role: string; atMs: number } | undefined;
-  let beforeRun: { role: string; atMs: number } | undefined;
+  let beforeStreak: { role: string; atMs: number } | undefined;
   for (const { message, sequence } of ordered) {
     const atMs = Date.parse(message.timestamp);
-    const answered = last && last.role !== message.author_role ? last : beforeRun;
+    const answered = last && last.role !== message.author_role ? last : beforeStreak;
     messages.push({
       sequence_number: sequence,
       external_id: message.external_id ?? `${event.external_id}:${sequence}`,
@@ -79,7 +79,7 @@ export function normalizeDialog(ids: EventIds, event: TextEvent): NormalizedConv
       author_id: message.author_id ?? null,
       response_time_seconds: answered ? (atMs - answered.atMs) / 1000 : null,
     });
-    if (last && last.role !== message.author_role) beforeRun = last;
+    if (last && last.role !== message.author_role) beforeStreak = last;
     last = { role: message.author_role, atMs };
   }
   const times = event.messages.map((message) => Date.parse(message.timestamp));

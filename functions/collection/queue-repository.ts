@@ -6,10 +6,22 @@ import type { EventState, StoredEvent } from '#inbound/stored-event.ts';
 /**
  * The inbound events table as the collection sees it: a queue of stored events (#inbound/stored-event.ts). An event
  * moves `queued → handing → handed_off`, or back to `queued` with one more failure, or to `abandoned` at the last one.
- * Every move is a conditional write naming the run, so two runs can never both hand an event off:
- * - `claim` takes a queued event for a run (or an event a run left `handing` longer than the lease ago: that run died);
- * - `handedOff` and `release` succeed only for the run holding the claim.
+ * Every move is a conditional write naming the sweep, so two sweeps can never both hand an event off:
+ * - `claim` takes a queued event for a sweep (or an event a sweep left `handing` longer than the lease ago: that sweep died);
+ * - `handedOff` and `release` succeed only for the sweep holding the claim.
+ * A sweep is named here by its key, `<task_id>/<sweep_id>` (every task's nightly sweep has the same sweep id).
  */
+
+// Stored names from when a sweep was called a run, kept so that tables deployed earlier read the same:
+/** The sweep holding, or last holding, the event's claim. */
+const CLAIMING_SWEEP = 'handed_run' satisfies keyof StoredEvent;
+/** The sweeps that gave the event back after trying it: each tries an event once, whatever retries its batch has. */
+const SWEEPS_GIVEN_BACK = 'tried_runs' satisfies keyof StoredEvent;
+
+/** Whether this sweep already tried the event and gave it back (before a batch of it failed): its tries are spent. */
+export function givenBackBy(event: StoredEvent, sweepKey: string): boolean {
+  return event[SWEEPS_GIVEN_BACK]?.has(sweepKey) ?? false;
+}
 
 export interface QueuePage {
   events: Pick<StoredEvent, 'source_id' | 'external_id' | 'received_key' | 'state'>[];
@@ -52,19 +64,19 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
       return result.Item as StoredEvent | undefined;
     },
 
-    claim(event: StoredEvent, runId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    claim(event: StoredEvent, sweepKey: string, nowMs: number, leaseMs: number): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: key(event),
-            UpdateExpression: 'SET #state = :handing, handed_run = :run, claimed_at_ms = :now',
-            ConditionExpression: '#state = :queued OR (#state = :handing AND (handed_run = :run OR claimed_at_ms < :stale))',
-            ExpressionAttributeNames: { '#state': 'state' },
+            UpdateExpression: 'SET #state = :handing, #claimedBy = :sweep, claimed_at_ms = :now',
+            ConditionExpression: '#state = :queued OR (#state = :handing AND (#claimedBy = :sweep OR claimed_at_ms < :stale))',
+            ExpressionAttributeNames: { '#state': 'state', '#claimedBy': CLAIMING_SWEEP },
             ExpressionAttributeValues: {
               ':handing': 'handing' satisfies EventState,
               ':queued': 'queued' satisfies EventState,
-              ':run': runId,
+              ':sweep': sweepKey,
               ':now': nowMs,
               ':stale': nowMs - leaseMs,
             },
@@ -73,19 +85,19 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
       );
     },
 
-    handedOff(event: StoredEvent, runId: string, handedAt: string): Promise<boolean> {
+    handedOff(event: StoredEvent, sweepKey: string, handedAt: string): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: key(event),
             UpdateExpression: 'SET #state = :handed, handed_at = :at REMOVE claimed_at_ms',
-            ConditionExpression: '#state = :handing AND handed_run = :run',
-            ExpressionAttributeNames: { '#state': 'state' },
+            ConditionExpression: '#state = :handing AND #claimedBy = :sweep',
+            ExpressionAttributeNames: { '#state': 'state', '#claimedBy': CLAIMING_SWEEP },
             ExpressionAttributeValues: {
               ':handed': 'handed_off' satisfies EventState,
               ':handing': 'handing' satisfies EventState,
-              ':run': runId,
+              ':sweep': sweepKey,
               ':at': handedAt,
             },
           }),
@@ -94,22 +106,22 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
     },
 
     /** Gives the event back with one more failure, or abandons it at the last one. */
-    release(event: StoredEvent, runId: string, failure: { reason: string; abandon: boolean; failures: number }): Promise<boolean> {
+    release(event: StoredEvent, sweepKey: string, failure: { reason: string; abandon: boolean; failures: number }): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: key(event),
-            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures, tried_runs :runs REMOVE claimed_at_ms',
-            ConditionExpression: '#state = :handing AND handed_run = :run',
-            ExpressionAttributeNames: { '#state': 'state' },
+            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures, #givenBack :sweeps REMOVE claimed_at_ms',
+            ConditionExpression: '#state = :handing AND #claimedBy = :sweep',
+            ExpressionAttributeNames: { '#state': 'state', '#claimedBy': CLAIMING_SWEEP, '#givenBack': SWEEPS_GIVEN_BACK },
             ExpressionAttributeValues: {
               ':next': (failure.abandon ? 'abandoned' : 'queued') satisfies EventState,
               ':handing': 'handing' satisfies EventState,
-              ':run': runId,
+              ':sweep': sweepKey,
               ':reason': failure.reason,
               ':failures': failure.failures,
-              ':runs': new Set([runId]),
+              ':sweeps': new Set([sweepKey]),
             },
           }),
         ),

@@ -1,5 +1,4 @@
 import { dynamo } from '#shared/clients/dynamodb.ts';
-import { eventBridge } from '#shared/clients/eventbridge.ts';
 import { s3 } from '#shared/clients/s3.ts';
 import { sfn } from '#shared/clients/sfn.ts';
 import { createBodyStore } from '#shared/store/body-store.ts';
@@ -9,8 +8,8 @@ import { BUCKET_ENV, COLLECTION_STATE_MACHINE_ENV, TABLE_ENV } from '#shared/res
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { createCollectionRepository } from './collection-repository.ts';
 import type { CollectionDeps } from './collection-service.ts';
-import { createCollectionRuns } from './collection-runs.ts';
-import { createHandoffStore, eventBridgeAnnouncer, fileAnnouncer, type Announcer } from './handoff-store.ts';
+import { createCollectionSweeps } from './collection-sweeps.ts';
+import { createHandoffStore, fileAnnouncer, type Announcer } from './handoff-store.ts';
 import { createQueueRepository } from './queue-repository.ts';
 import { createRecordingFetcher } from './recording-fetcher.ts';
 
@@ -22,11 +21,17 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 function announcerFromEnv(): Announcer {
   const bus = process.env.HANDOFF_BUS_NAME;
-  if (bus) return eventBridgeAnnouncer(eventBridge, bus);
-  return fileAnnouncer(requireEnv('HANDOFF_EVENTS_FILE'));
+  if (!bus) return fileAnnouncer(requireEnv('HANDOFF_EVENTS_FILE'));
+  // The EventBridge client loads with the first hand-off, not at cold start: a sweep with nothing to hand off never needs it.
+  let announcer: Promise<Announcer> | undefined;
+  const loaded = () =>
+    (announcer ??= Promise.all([import('#shared/clients/eventbridge.ts'), import('./eventbridge-announcer.ts')]).then(([{ eventBridge }, { eventBridgeAnnouncer }]) =>
+      eventBridgeAnnouncer(eventBridge, bus),
+    ));
+  return { announce: async (announcement) => (await loaded()).announce(announcement) };
 }
 
-/** CollectBatch: the queue, the tasks and runs, the link, the bucket (bodies, recordings, hand-offs), the announcer. */
+/** CollectBatch: the queue, the tasks and their sweeps, the link, the bucket (bodies, recordings, hand-offs), the announcer. */
 export function collectionFromEnv(): CollectionDeps {
   const bucket = requireEnv(BUCKET_ENV.bodies);
   return {
@@ -46,11 +51,11 @@ export function collectionFromEnv(): CollectionDeps {
   };
 }
 
-/** The nightly trigger: lists the tasks and starts their runs on the collection state machine. */
+/** The nightly trigger: lists the tasks and starts their sweeps on the collection state machine. */
 export function nightlyFromEnv() {
   return {
     tasks: createCollectionRepository(dynamo, requireEnv(TABLE_ENV.collection)),
-    runs: createCollectionRuns(sfn, requireEnv(COLLECTION_STATE_MACHINE_ENV)),
+    sweeps: createCollectionSweeps(sfn, requireEnv(COLLECTION_STATE_MACHINE_ENV)),
     now: Date.now,
   };
 }

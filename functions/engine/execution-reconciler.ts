@@ -6,7 +6,7 @@ import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
 
 /**
- * The execution-ended reconciler of the workflow state machine (runs and their callbacks; a collection run is an
+ * The execution-ended reconciler of the workflow state machine (runs and their callbacks; a collection sweep is an
  * execution of another machine and keeps its own checkpoint). A run's own path records every ending it can see
  * (RunStep, RecordFailure, GiveUpCallback); some endings it cannot: RecordFailure's retries running out,
  * `States.DataLimitExceeded` (which `States.ALL` does not catch), an execution timeout, an abort in the console, a

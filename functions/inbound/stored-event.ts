@@ -18,7 +18,7 @@ import { parseAcceptedBody, type InboundEvent } from './event-schema.ts';
  */
 
 /**
- * Ingest writes `queued`. A collection run claims the event (`handing`), then hands it off (`handed_off`) or gives it
+ * Ingest writes `queued`. A collection sweep claims the event (`handing`), then hands it off (`handed_off`) or gives it
  * back (`queued`, one more failure), or abandons it at the last failure (`abandoned`).
  */
 export type EventState = 'queued' | 'handing' | 'handed_off' | 'abandoned';
@@ -53,9 +53,9 @@ export interface StoredEvent {
   /** TTL, epoch seconds. DynamoDB deletes late, so readers check it too. */
   expires_at: number;
   // Written by the nightly collection as it moves the event on.
-  /** The collection run (`<task_id>/<run_id>`) holding or last holding the claim. */
+  /** The collection sweep (`<task_id>/<sweep_id>`) holding or last holding the claim. */
   handed_run?: string;
-  /** The runs that gave the event back after trying it: each tries an event once, whatever retries its batch has. */
+  /** The sweeps that gave the event back after trying it (stored names kept for existing tables): each tries an event once, whatever retries its batch has. */
   tried_runs?: Set<string>;
   claimed_at_ms?: number;
   last_error?: string;

@@ -254,10 +254,10 @@ export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;
 
 /** An event whose recording failed this many times in all is abandoned: never fetched or handed off again. */
 export const MAX_DELIVERY_FAILURES_PER_EVENT = 5;
-/** Tries per event within one run (each failure counts), the pause between them, then the following nights. */
-export const COLLECTION_ATTEMPTS_PER_RUN = 2;
+/** Tries per event within one sweep (each failure counts), the pause between them, then the following nights. */
+export const COLLECTION_ATTEMPTS_PER_SWEEP = 2;
 export const COLLECTION_RETRY_PAUSE_MS = 1 * SECOND_MS;
-/** Index items read per page; the run's checkpoint moves after each page. */
+/** Index items read per page; the sweep's checkpoint moves after each page. */
 export const COLLECTION_PAGE_SIZE = 200;
 /** Events (recordings) fetched at once: bounded so memory and the sender's server stay calm. */
 export const COLLECTION_CONCURRENCY = 8;
@@ -287,13 +287,13 @@ export const RECORDING_TRANSFER_TIMEOUT_MS = 120 * SECOND_MS;
  * and a margin for its reads and writes. A CollectBatch invocation starts no event later than this before its
  * timeout, so it never times out inside a page (a timed-out batch would be retried on the same events).
  */
-export const COLLECTION_EVENT_MAX_MS = COLLECTION_ATTEMPTS_PER_RUN * RECORDING_TRANSFER_TIMEOUT_MS + (COLLECTION_ATTEMPTS_PER_RUN - 1) * COLLECTION_RETRY_PAUSE_MS + 30 * SECOND_MS;
-/** A claim older than this belongs to a run that died (a transfer takes at most 2 minutes, twice). */
+export const COLLECTION_EVENT_MAX_MS = COLLECTION_ATTEMPTS_PER_SWEEP * RECORDING_TRANSFER_TIMEOUT_MS + (COLLECTION_ATTEMPTS_PER_SWEEP - 1) * COLLECTION_RETRY_PAUSE_MS + 30 * SECOND_MS;
+/** A claim older than this belongs to a sweep that died (a transfer takes at most 2 minutes, twice). */
 export const COLLECTION_CLAIM_LEASE_MS = 15 * MINUTE_MS;
 /** Recordings and hand-off documents in the bucket (lifecycle rules on `recordings/` and `handoff/`). */
 export const HANDOFF_RETENTION_MS = 90 * DAY_MS;
-/** Run checkpoints are kept this long (the operator's `tasks list` shows each task's last run). */
-export const COLLECTION_RUN_RETENTION_MS = 90 * DAY_MS;
+/** Sweep checkpoints are kept this long (the operator's `tasks list` shows each task's last sweep). */
+export const COLLECTION_SWEEP_RETENTION_MS = 90 * DAY_MS;
 
 /*
  * Agents (tools, hand-offs).

@@ -1,42 +1,55 @@
-import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { createCollectionRepository, type CollectionTask, type RunCheckpoint } from '#collection/collection-repository.ts';
-import { createCollectionRuns } from '#collection/collection-runs.ts';
+import { createCollectionRepository, type SweepCheckpoint } from '#collection/collection-repository.ts';
+import { createCollectionSweeps, manualSweepId } from '#collection/collection-sweeps.ts';
 import { createHandoffStore } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
+import { createTasksService, TaskRefusedError, type TaskRule } from '#collection/tasks-service.ts';
 import type { EventState } from '#inbound/stored-event.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
-import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
-import { newId } from '#shared/secrets.ts';
+import { NotFoundError } from '#shared/errors.ts';
 import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { layOutJson } from '#collection/raw-json.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
-const RUN_POLL_MS = 250;
-/** How often the wait also asks Step Functions whether the run's execution ended without finishing the run. */
+const SWEEP_POLL_MS = 250;
+/** How often the wait also asks Step Functions whether the sweep's execution ended without finishing the sweep. */
 const EXECUTION_CHECK_EVERY = 8;
-const RUN_WAIT_MS = 30 * 60_000;
-/** How often, in polls, the wait tells a person at a terminal how far the run has come. */
+const SWEEP_WAIT_MS = 30 * 60_000;
+/** How often, in polls, the wait tells a person at a terminal how far the sweep has come. */
 const STATUS_EVERY = 4;
 const ENDED_UNFINISHED = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
 
 type Flags = Record<string, string | boolean | undefined>;
 
-/** A filter flag's values (comma-separated); a flag given with no value would silently filter nothing, so it is refused. */
-function filterValues(flags: Flags, name: 'channel' | 'direction'): string[] {
+/**
+ * A filter flag's values: split on commas and trimmed. A flag given bare counts as one empty value, which the
+ * service refuses as it refuses any empty one.
+ */
+function filterValues(flags: Flags, name: 'channel' | 'direction'): string[] | undefined {
   const text = flags[name];
-  if (text === undefined) return [];
-  const values = typeof text === 'string' ? text.split(',').map((value) => value.trim()) : [];
-  if (values.length === 0 || values.some((value) => value === '')) throw new UsageError(`--${name} needs one or more values, separated by commas, none empty`);
-  return values;
+  if (text === undefined) return undefined;
+  return (typeof text === 'string' ? text : '').split(',').map((value) => value.trim());
 }
 
+const textFlag = (value: string | boolean | undefined) => (typeof value === 'string' ? value : '');
+
+/** The service's refusals of a task, in the words of the flags that asked for it: usage mistakes (exit 2). */
+const REFUSED_TASK: Record<TaskRule, (linkId: string) => string> = {
+  'channel-value': () => '--channel needs one or more values, separated by commas, none empty',
+  'direction-value': () => '--direction needs one or more values, separated by commas, none empty',
+  'direction-on-dialogs': (linkId) => `--direction filters calls only; link ${linkId} takes dialogs`,
+  period: () => 'tasks create --once needs --from and --to, ISO dates with an offset, from before to',
+};
+
 function deps(target: AdminTarget) {
+  const tasks = createCollectionRepository(target.dynamo, target.tables.collection);
+  const links = createLinksRepository(target.dynamo, target.tables.links);
   return {
-    tasks: createCollectionRepository(target.dynamo, target.tables.collection),
-    links: createLinksRepository(target.dynamo, target.tables.links),
+    tasks,
+    links,
     queue: createQueueRepository(target.dynamo, target.tables.inboundEvents),
+    taskService: createTasksService({ tasks, links, now: Date.now }),
   };
 }
 
@@ -47,84 +60,76 @@ async function boundLink(target: AdminTarget, linkId: string) {
 }
 
 export async function runTasksCommand(target: AdminTarget, args: string[], flags: Flags): Promise<object> {
-  const { tasks } = deps(target);
+  const { taskService } = deps(target);
   const [verb] = args;
   switch (verb) {
     case 'create': {
       const linkId = requireId(flags.link as string | undefined, 'tasks create', '--link');
-      const link = await boundLink(target, linkId);
-      const directions = filterValues(flags, 'direction');
-      // Direction is metadata.direction of calls (webhook spec, section 1 item 7): on dialogs it would filter out every event.
-      if (directions.length > 0 && link.connector_type !== 'calls') throw new UsageError(`--direction filters calls only; link ${linkId} takes dialogs`);
-      const once = flags.once === true;
-      const task: CollectionTask = {
-        task_id: newId('tsk_'),
-        link_id: linkId,
-        kind: once ? 'once' : 'periodic',
+      const request = {
+        linkId,
         channels: filterValues(flags, 'channel'),
-        directions,
-        created_at: new Date().toISOString(),
+        directions: filterValues(flags, 'direction'),
+        period: flags.once === true ? { from: textFlag(flags.from), to: textFlag(flags.to) } : undefined,
       };
-      if (once) {
-        const [from, to] = [flags.from, flags.to].map((value) => (typeof value === 'string' ? parseIsoWithOffset(value) : undefined));
-        if (from === undefined || to === undefined || from > to) throw new UsageError('tasks create --once needs --from and --to, ISO dates with an offset, from before to');
-        Object.assign(task, { from_iso: new Date(from).toISOString(), to_iso: new Date(to).toISOString() });
-      }
-      await tasks.createTask(task);
+      const task = await taskService.create(request).catch((error: unknown) => {
+        if (error instanceof NotFoundError) throw new UsageError(`link ${linkId} not found`);
+        if (error instanceof TaskRefusedError) throw new UsageError(REFUSED_TASK[error.rule](linkId));
+        throw error;
+      });
       const { created_at: _created, ...shown } = task;
       return shown;
     }
     case 'list': {
-      const all = await tasks.listTasks();
-      return { tasks: all.filter((task) => typeof flags.link !== 'string' || task.link_id === flags.link).map((task) => ({ ...task, last_run: task.last_run ?? null })) };
+      const tasks = await taskService.list(typeof flags.link === 'string' ? flags.link : undefined);
+      return { tasks: tasks.map((task) => ({ ...task, last_sweep: task.last_sweep ?? null })) };
     }
     default:
       throw new UsageError(`unknown tasks command ${verb ?? '(none)'}`);
   }
 }
 
-/** What a run's wait shows of it, from its checkpoint (written after each batch), if it has one yet. */
-function runStatus(runId: string, elapsedMs: number, run: RunCheckpoint | undefined): string {
-  const progress = run ? `${run.handed_off} handed off, ${run.failed} failed, ${run.filtered} filtered so far` : 'no batch finished yet';
-  return `collect: run ${runId} still running after ${Math.round(elapsedMs / 1000)} s: ${progress}`;
+/** What a sweep's wait shows of it, from its checkpoint (written after each batch), if it has one yet. */
+function sweepStatus(sweepId: string, elapsedMs: number, sweep: SweepCheckpoint | undefined): string {
+  const progress = sweep ? `${sweep.handed_off} handed off, ${sweep.failed} failed, ${sweep.filtered} filtered so far` : 'no batch finished yet';
+  return `collect: sweep ${sweepId} still running after ${Math.round(elapsedMs / 1000)} s: ${progress}`;
 }
 
 /**
- * Starts the run on the collection state machine, as the nightly schedule does, and waits for its checkpoint to say it finished,
- * or for its execution to end without finishing it (failed, timed out, stopped), which it reports with the reason.
- * `status` gets a line now and then while it waits (the CLI passes one only when stderr is a terminal).
+ * Starts a sweep of the task on the collection state machine, as the nightly schedule does, and waits for its checkpoint
+ * to say it finished, or for its execution to end without finishing it (failed, timed out, stopped), which it reports
+ * with the reason. `status` gets a line now and then while it waits (the CLI passes one only when stderr is a terminal).
  */
 export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags, status?: (text: string) => void): Promise<object> {
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
   if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
   const services = await target.services();
-  const runId = `manual-${randomUUID()}`;
-  const executionArn = await createCollectionRuns(services.sfn, services.stateMachineArn).start(taskId, runId);
+  const sweepId = manualSweepId();
+  const executionArn = await createCollectionSweeps(services.sfn, services.stateMachineArn).start(taskId, sweepId);
   const startedAt = Date.now();
-  const deadline = startedAt + RUN_WAIT_MS;
+  const deadline = startedAt + SWEEP_WAIT_MS;
   for (let poll = 1; ; poll += 1) {
-    const run = await tasks.getRun(taskId, runId);
-    if (run?.finished_at) {
-      const { cutoff_key: _cutoff, cursor_key: _cursor, ...summary } = run;
-      return summary;
+    const sweep = await tasks.getSweep(taskId, sweepId);
+    if (sweep?.finished_at) {
+      const { cutoff_key: _cutoff, cursor_key: _cursor, task_id, sweep_id, ...summary } = sweep;
+      return { task_id, sweep_id, ...summary };
     }
-    if (status && poll % STATUS_EVERY === 0) status(runStatus(runId, Date.now() - startedAt, run));
+    if (status && poll % STATUS_EVERY === 0) status(sweepStatus(sweepId, Date.now() - startedAt, sweep));
     if (poll % EXECUTION_CHECK_EVERY === 0) {
       const execution = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
-      // The checkpoint is read once more: a run may finish between the two reads.
-      if (ENDED_UNFINISHED.has(execution.status ?? '') && !(await tasks.getRun(taskId, runId))?.finished_at) {
-        throw new Error(`run ${runId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next run takes up its events`);
+      // The checkpoint is read once more: a sweep may finish between the two reads.
+      if (ENDED_UNFINISHED.has(execution.status ?? '') && !(await tasks.getSweep(taskId, sweepId))?.finished_at) {
+        throw new Error(`sweep ${sweepId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next sweep takes up its events`);
       }
     }
-    if (Date.now() > deadline) throw new Error(`run ${runId} of task ${taskId} has not finished after 30 minutes; it goes on`);
-    await new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS));
+    if (Date.now() > deadline) throw new Error(`sweep ${sweepId} of task ${taskId} has not finished after 30 minutes; it goes on`);
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_POLL_MS));
   }
 }
 
 const SHOWN_STATE: Record<EventState, 'queued' | 'handed_off' | 'abandoned'> = {
   queued: 'queued',
-  // Claimed by a run that has not finished with it: not handed off yet.
+  // Claimed by a sweep that has not finished with it: not handed off yet.
   handing: 'queued',
   handed_off: 'handed_off',
   abandoned: 'abandoned',

@@ -18,7 +18,7 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
 
 /** The workflow state machine (runs and their callbacks). */
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
-/** The collection state machine, which the admin CLI's `collect` starts a task's run on. */
+/** The collection state machine, which the admin CLI's `collect` starts a task's sweep on. */
 export const COLLECTION_STATE_MACHINE_OUTPUT = 'CollectionStateMachineArn';
 
 export const BUCKET_OUTPUTS: Record<BucketName, string> = {

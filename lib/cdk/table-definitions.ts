@@ -48,7 +48,7 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
   conversations: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   /** `run#<execution>` with one item per batch of a run's stream events (sort key: the first event id, zero-padded). */
   runEvents: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
-  /** `tasks`/`<task_id>`: collection tasks; `runs#<task_id>`/`<run_id>`: each run's checkpoint and counts. */
+  /** `tasks`/`<task_id>`: collection tasks; `runs#<task_id>`/`<sweep_id>`: each sweep's checkpoint and counts. */
   collection: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   usage: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
 };

@@ -91,7 +91,7 @@ export class LocalStepFunctions {
       this.executions.set(record.executionArn, record);
       if (record.status === 'RUNNING') {
         const state = record.position?.state;
-        // Saved under an earlier definition that had this state (a collection run from when it shared the workflow machine).
+        // Saved under an earlier definition that had this state (a collection sweep from when it shared the workflow machine).
         if (state !== undefined && !machine.definition.States[state]) {
           this.finish(record, { status: 'FAILED', error: 'States.Runtime', cause: `The state machine's definition has no state '${state}' any more` });
         } else {

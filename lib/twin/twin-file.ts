@@ -18,7 +18,7 @@ export interface TwinFile {
   secrets_prefix: string;
   /** The workflow state machine (runs and their callbacks). */
   state_machine_arn: string;
-  /** The collection state machine, which `admin collect` starts a task's run on. */
+  /** The collection state machine, which `admin collect` starts a task's sweep on. */
   collection_state_machine_arn: string;
   region: string;
   tables: Record<TableName, string>;

@@ -32,7 +32,7 @@ const MiB = 2 ** 20;
 export const worstCaseUploadBuffersMb = () => (COLLECTION_CONCURRENCY * (RECORDING_UPLOAD_QUEUE_SIZE + 2) * RECORDING_UPLOAD_PART_BYTES) / MiB;
 
 /**
- * The twin's peak for CollectBatch so far (the caller runs the collection first). `collect` answers once the run's
+ * The twin's peak for CollectBatch so far (the caller runs the collection first). `collect` answers once the sweep's
  * checkpoint says finished, which the last invocation writes before it returns: its figure comes with its end.
  */
 export async function twinCollectBatchPeakMb(twin: LocalTwin): Promise<number> {
@@ -41,10 +41,10 @@ export async function twinCollectBatchPeakMb(twin: LocalTwin): Promise<number> {
 }
 
 /**
- * Runs one CollectBatch invocation of `taskId`'s run `runId` in a fresh Node process from the bundle, against the
+ * Runs one CollectBatch invocation of `taskId`'s sweep `sweepId` in a fresh Node process from the bundle, against the
  * twin's stores (its own function's credentials, so its IAM front doors apply), S3 through a TLS terminator.
  */
-export async function collectBatchInOwnProcess(twin: LocalTwin, taskId: string, runId: string): Promise<{ result: unknown; vmHwmMb: number; accountedMb: number; heapAtPeakMb: number }> {
+export async function collectBatchInOwnProcess(twin: LocalTwin, taskId: string, sweepId: string): Promise<{ result: unknown; vmHwmMb: number; accountedMb: number; heapAtPeakMb: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'collect-batch-'));
   const s3Tls = await tlsTerminator(new URL(twin.twin.s3_endpoint));
   try {
@@ -65,7 +65,7 @@ export async function collectBatchInOwnProcess(twin: LocalTwin, taskId: string, 
       PATH: process.env.PATH ?? '',
     };
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, [runner, join(dir, 'bundle', 'index.mjs'), JSON.stringify({ task_id: taskId, run_id: runId })], { env: environment, maxBuffer: 16 * MiB }, (error, out, err) =>
+      execFile(process.execPath, [runner, join(dir, 'bundle', 'index.mjs'), JSON.stringify({ task_id: taskId, sweep_id: sweepId })], { env: environment, maxBuffer: 16 * MiB }, (error, out, err) =>
         error ? reject(new Error(`CollectBatch process failed: ${error.message}\n${err}`)) : resolve(out),
       );
     });

@@ -10,8 +10,8 @@ import { startRecordingServer, type RecordingServer } from '../support/https-rec
 import { collectBatchInOwnProcess, runtimeBaselineMb, twinCollectBatchPeakMb, worstCaseUploadBuffersMb } from './collection-memory.ts';
 
 /**
- * Collection throughput on the local twin: a run over 10,000 queued dialogs, and over calls whose recordings come
- * from a local HTTPS server, with the process's peak RSS sampled during each run (the twin, its functions and the
+ * Collection throughput on the local twin: a sweep over 10,000 queued dialogs, and over calls whose recordings come
+ * from a local HTTPS server, with the process's peak RSS sampled during each sweep (the twin, its functions and the
  * stores share this process). The queue is written straight into the table (what ingest would have stored), so the
  * figures are the collection's alone. First, CollectBatch's own memory with a page of large recordings
  * (`BENCH_COLLECTION=memory` runs only that part).
@@ -33,11 +33,11 @@ export async function collectionBench(context: CollectionBenchContext): Promise<
     await memoryBench(context, recordings);
     if (process.env.BENCH_COLLECTION === 'memory') return;
     const dialogs = await queuedLink(context, 'dialogs', DIALOGS, () => textEvent(20));
-    report('queued dialogs', DIALOGS, await timedRun(context, dialogs));
+    report('queued dialogs', DIALOGS, await timedSweep(context, dialogs));
     for (const [count, bytes] of [[Math.min(200, CALLS), 256 * 1024], [CALLS, 1024 * 1024]] as const) {
       recordings.file(`/bench/${bytes}.mp3`, bytes);
       const calls = await queuedLink(context, 'calls', count, () => callEvent({ audio: { url: recordings.href(`/bench/${bytes}.mp3`), format: 'mp3' } }));
-      report(`calls with ${bytes / 1024} KB recordings`, count, await timedRun(context, calls));
+      report(`calls with ${bytes / 1024} KB recordings`, count, await timedSweep(context, calls));
     }
   } finally {
     await recordings.close();
@@ -60,10 +60,10 @@ async function memoryBench(context: CollectionBenchContext, recordings: Recordin
   );
   const onTwin = await queuedLink(context, 'calls', COLLECTION_CONCURRENCY, event);
   try {
-    const run = await timedRun(context, onTwin);
-    report(`${label}, twin`, COLLECTION_CONCURRENCY, run);
+    const sweep = await timedSweep(context, onTwin);
+    report(`${label}, twin`, COLLECTION_CONCURRENCY, sweep);
   } catch (error) {
-    console.log(`${label}, twin: the run failed: ${(error as Error).message.slice(0, 300)}`);
+    console.log(`${label}, twin: the sweep failed: ${(error as Error).message.slice(0, 300)}`);
   }
   const twinPeakMb = await twinCollectBatchPeakMb(context.twin);
   console.log(`  CollectBatch on the twin, counted against its memory size: peak ${twinPeakMb.toFixed(0)} MiB of ${memorySizeMb} MB (${((100 * twinPeakMb) / memorySizeMb).toFixed(0)}%)`);
@@ -76,14 +76,14 @@ async function memoryBench(context: CollectionBenchContext, recordings: Recordin
   );
 }
 
-function report(label: string, count: number, run: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> }) {
+function report(label: string, count: number, sweep: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> }) {
   console.log(
-    `${label.padEnd(32)} ${count} events in ${run.seconds.toFixed(1)} s = ${(count / run.seconds).toFixed(0)} handed off/s; ` +
-      `RSS ${run.baseRssMb.toFixed(0)} MB before, peak ${run.peakRssMb.toFixed(0)} MB (handed_off ${String(run.summary.handed_off)}, failed ${String(run.summary.failed)})`,
+    `${label.padEnd(32)} ${count} events in ${sweep.seconds.toFixed(1)} s = ${(count / sweep.seconds).toFixed(0)} handed off/s; ` +
+      `RSS ${sweep.baseRssMb.toFixed(0)} MB before, peak ${sweep.peakRssMb.toFixed(0)} MB (handed_off ${String(sweep.summary.handed_off)}, failed ${String(sweep.summary.failed)})`,
   );
 }
 
-async function timedRun(context: CollectionBenchContext, taskId: string) {
+async function timedSweep(context: CollectionBenchContext, taskId: string) {
   const baseRssMb = process.memoryUsage().rss / 2 ** 20;
   let peakRssMb = baseRssMb;
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, process.memoryUsage().rss / 2 ** 20)), 50);

@@ -329,7 +329,7 @@ try {
     await agentsBench({ twin, admin });
   }
   if (only === undefined || only === 'collection') {
-    console.log(`\nNightly collection (one run per task through the local state machine; recordings over local HTTPS)`);
+    console.log(`\nNightly collection (one sweep per task through the local state machine; recordings over local HTTPS)`);
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
       marshallOptions: { removeUndefinedValues: true },
     });

@@ -22,7 +22,7 @@ let twin: TestTwin;
 let recordings: RecordingServer;
 beforeAll(async () => {
   process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
-  // A batch killed for its memory would be retried after 10, 20 and 40 s: the run fails at once instead.
+  // A batch killed for its memory would be retried after 10, 20 and 40 s: the sweep fails at once instead.
   twin = await startTestTwin({ retryIntervalMs: 1 });
   recordings = await startRecordingServer();
   // The same bytes each time, sliced from one buffer: this process also hosts the twin, so it spends no CPU making them.
@@ -50,9 +50,9 @@ describe('CollectBatch memory on the twin', () => {
     }
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
 
-    const run = await twin.admin('collect', '--task', task.task_id);
+    const sweep = await twin.admin('collect', '--task', task.task_id);
 
-    expect(run).toMatchObject({ handed_off: COLLECTION_CONCURRENCY, failed: 0, pending: 0 });
+    expect(sweep).toMatchObject({ handed_off: COLLECTION_CONCURRENCY, failed: 0, pending: 0 });
     const { conversations } = await twin.admin('handoffs', '--link', link.linkId);
     expect(conversations.map((conversation: { recording: unknown }) => conversation.recording)).toEqual(
       Array.from({ length: COLLECTION_CONCURRENCY }, () => expect.objectContaining({ bytes: RECORDING_BYTES, sha256: recordingSha256 })),

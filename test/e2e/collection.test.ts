@@ -17,7 +17,7 @@ import { postJson } from '../support/http.ts';
 import { startRecordingServer, type RecordingServer } from '../support/https-recording-server.ts';
 
 /**
- * The nightly collection end to end on the twin: tasks through the admin CLI, the run on the local collection state
+ * The nightly collection end to end on the twin: tasks through the admin CLI, the sweep on the local collection state
  * machine (CollectBatch until done), recordings from a local HTTPS server (trusted through NODE_EXTRA_CA_CERTS, as any
  * Node process trusts a private CA), hand-offs in the local S3 and announced in a file under DATA_DIR.
  */
@@ -62,8 +62,8 @@ describe('nightly collection on the twin', () => {
 
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
     expect(task).toEqual({ task_id: expect.stringMatching(/^tsk_/), link_id: link.linkId, kind: 'periodic', channels: [], directions: [] });
-    const run = await twin.admin('collect', '--task', task.task_id);
-    expect(run).toMatchObject({ task_id: task.task_id, run_id: expect.stringMatching(/^manual-/), handed_off: 1, failed: 0, filtered: 0, pending: 0, finished_at: expect.any(String) });
+    const sweep = await twin.admin('collect', '--task', task.task_id);
+    expect(sweep).toMatchObject({ task_id: task.task_id, sweep_id: expect.stringMatching(/^manual-/), handed_off: 1, failed: 0, filtered: 0, pending: 0, finished_at: expect.any(String) });
 
     const { events } = await twin.admin('events', '--link', link.linkId);
     expect(events).toEqual([{ event_id: expect.any(Number), external_id: dialog.external_id, type: 'text', state: 'handed_off', failures: 0, last_error: null, received_at: expect.any(String) }]);
@@ -77,18 +77,18 @@ describe('nightly collection on the twin', () => {
     expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual([1, 2, 3].map((n) => `${dialog.external_id}:${n}`));
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
 
-    // The run was an execution of the collection state machine, never of the workflow one.
-    const executionName = `collect-${task.task_id}-${run.run_id}`;
+    // The sweep was an execution of the collection state machine, never of the workflow one.
+    const executionName = `collect-${task.task_id}-${sweep.sweep_id}`;
     expect(twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, executionName))).toMatchObject({
       stateMachineArn: twin.twin.collection_state_machine_arn,
       status: 'SUCCEEDED',
-      input: JSON.stringify({ task_id: task.task_id, run_id: run.run_id }),
+      input: JSON.stringify({ task_id: task.task_id, sweep_id: sweep.sweep_id }),
     });
     expect(() => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionName))).toThrow(/Execution Does Not Exist/);
 
     const listed = await twin.admin('tasks', 'list', '--link', link.linkId);
-    expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_run: expect.objectContaining({ run_id: run.run_id, handed_off: 1 }) })]);
-    // Nothing new: a second run hands nothing off again.
+    expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_sweep: expect.objectContaining({ sweep_id: sweep.sweep_id, handed_off: 1 }) })]);
+    // Nothing new: a second sweep hands nothing off again.
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0 });
   });
 
@@ -139,7 +139,7 @@ describe('nightly collection on the twin', () => {
     expect(request.headers.cookie).toBeUndefined();
   });
 
-  it('counts a redirect (never followed) and a 404 as failures, filters by channel and direction, and leaves later events for the next run', async () => {
+  it('counts a redirect (never followed) and a 404 as failures, filters by channel and direction, and leaves later events for the next sweep', async () => {
     const link = await boundLink(twin, 'calls');
     recordings.redirect('/r/moved.mp3', '/r/elsewhere.mp3');
     recordings.notFound('/r/missing.mp3');
@@ -243,26 +243,27 @@ describe('nightly collection on the twin', () => {
     const link = await boundLink(twin, 'dialogs');
     expect((await postJson(eventsUrl(link.token), textEvent(2))).status).toBe(201);
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
-    // Before the night's run, the 04:00 check counts this task's run as late (the NightlyRunsLate alarm's metric).
-    const early = (await twin.runNightly({ check: 'deadline' })) as { run_id: string; late: string[] };
+    // Before the night's sweep, the 04:00 check counts this task's sweep as late (the NightlySweepsLate alarm's metric).
+    const early = (await twin.runNightly({ check: 'deadline' })) as { sweep_id: string; late: string[] };
     expect(early.late).toContain(task.task_id);
-    const first = (await twin.runNightly()) as { run_id: string; started: string[] };
-    const again = (await twin.runNightly()) as { run_id: string; started: string[] };
+    const first = (await twin.runNightly()) as { sweep_id: string; started: string[] };
+    const again = (await twin.runNightly()) as { sweep_id: string; started: string[] };
+    expect(first.sweep_id).toMatch(/^night-\d{4}-\d{2}-\d{2}$/);
     expect(first.started).toContain(task.task_id);
-    expect(again.run_id).toBe(first.run_id);
-    // The night's run is one execution of the collection state machine, whichever trigger started it.
-    const night = twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, `collect-${task.task_id}-${first.run_id}`));
+    expect(again.sweep_id).toBe(first.sweep_id);
+    // The night's sweep is one execution of the collection state machine, whichever trigger started it.
+    const night = twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, `collect-${task.task_id}-${first.sweep_id}`));
     expect(night.stateMachineArn).toBe(twin.twin.collection_state_machine_arn);
-    await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_run?.run_id, { timeout: 15_000 }).toBe(first.run_id);
+    await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_sweep?.sweep_id, { timeout: 15_000 }).toBe(first.sweep_id);
     expect((await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events).toHaveLength(1);
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
-    const checked = (await twin.runNightly({ check: 'deadline' })) as { run_id: string; late: string[] };
-    expect(checked.run_id).toBe(first.run_id);
+    const checked = (await twin.runNightly({ check: 'deadline' })) as { sweep_id: string; late: string[] };
+    expect(checked.sweep_id).toBe(first.sweep_id);
     expect(checked.late).not.toContain(task.task_id);
   });
 });
 
-describe('who may start collection runs on the twin', () => {
+describe('who may start collection sweeps on the twin', () => {
   /** What the front door answers a StartExecution signed with a function's own key: a refusal, or the stand-in's verdict on a bad input. */
   async function startAs(functionId: string, stateMachineArn: string): Promise<string> {
     const sfn = new SFNClient({ endpoint: twin.twin.step_functions_endpoint, region: LOCAL_REGION, credentials: twin.credentialsOf(functionId), maxAttempts: 1 });
@@ -282,7 +283,7 @@ describe('who may start collection runs on the twin', () => {
     expect(await startAs('CollectionNightly', twin.twin.state_machine_arn)).toBe('AccessDeniedException');
   });
 
-  it('lets no API or workflow function start a collection run', async () => {
+  it('lets no API or workflow function start a collection sweep', async () => {
     for (const functionId of ['PublishedExecute', 'PublishedStopExecution', 'WorkflowExecutionEnded', 'WorkflowStep']) {
       expect(await startAs(functionId, twin.twin.collection_state_machine_arn), functionId).toBe('AccessDeniedException');
     }

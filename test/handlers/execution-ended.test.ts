@@ -210,7 +210,7 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     const executionId = await startWaitingRun();
     const other = twin.twin.state_machine_arn.replace(/:[^:]+$/, ':someone-else');
     expect(await reconcile(statusChange(executionId, 'FAILED', null, null, other), context())).toEqual({ outcome: 'ignored' });
-    // A collection run is an execution of the collection state machine: its rule never names the reconciler, and the
+    // A collection sweep is an execution of the collection state machine: its rule never names the reconciler, and the
     // reconciler would not take it for a run if it came.
     const collectionArn = twin.twin.collection_state_machine_arn;
     expect(await reconcile(statusChange(`collect-tsk_1-${executionId}`, 'FAILED', 'States.TaskFailed', null, collectionArn), context())).toEqual({ outcome: 'ignored' });

@@ -175,7 +175,7 @@ describe('deploy order', () => {
     const step = logicalIdOf(stack.engine.functions.WorkflowStep!);
     const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachines?.workflow?.includes('start')).map((declared) => declared.id);
     expect(startsRuns).toContain('PublishedExecute');
-    // Starting a collection run is not starting a workflow run.
+    // Starting a collection sweep is not starting a workflow run.
     expect(startsRuns).not.toContain('CollectionNightly');
     for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions), ...Object.entries(stack.collection.functions)]) {
       const dependsOn = functions[logicalIdOf(fn)]!.DependsOn ?? [];
@@ -229,7 +229,7 @@ describe('nightly collection', () => {
     expect(schedules.map(({ Properties }) => Properties.ScheduleExpression).sort()).toEqual(['cron(0 0 * * ? *)', 'cron(0 4 * * ? *)']);
     const { Properties: schedule } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 0 * * ? *)')!;
     const { Properties: deadline } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 4 * * ? *)')!;
-    // The 04:00 check counts the night's unfinished runs for the NightlyRunsLate alarm; both are in their own group.
+    // The 04:00 check counts the night's unfinished sweeps for the NightlySweepsLate alarm; both are in their own group.
     expect(JSON.parse(deadline.Target.Input as string)).toEqual({ check: 'deadline' });
     expect(deadline.ScheduleExpressionTimezone).toBe('Europe/Moscow');
     expect(JSON.stringify(deadline.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));

@@ -81,13 +81,13 @@ describe('alarms', () => {
     expect(alarmNamed('ExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('engine') });
     expect(alarmNamed('ExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('engine') });
     expect(alarmNamed('ExecutionsAborted')).toMatchObject({ MetricName: 'ExecutionsAborted', Threshold: 20, Period: 900, Dimensions: onMachine('engine') });
-    // The collection's executions have alarms of their own: a failed collection run is not a broken workflow engine.
+    // The collection's executions have alarms of their own: a failed collection sweep is not a broken workflow engine.
     expect(alarmNamed('CollectionExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('collection') });
     expect(alarmNamed('CollectionExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('collection') });
     expect(alarmNamed('CallbacksAbandoned')).toMatchObject({ Namespace: 'WorkflowIngest', MetricName: 'CallbacksAbandoned', Threshold: 1 });
     expect(metricNamesOf(alarmNamed('NightlyScheduleFailed')).sort()).toEqual(['InvocationDroppedCount', 'TargetErrorCount']);
     expect(alarmNamed('NightlyDeadLetters')).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
-    expect(alarmNamed('NightlyRunsLate')).toMatchObject({ MetricName: 'NightlyRunsLate', Threshold: 1 });
+    expect(alarmNamed('NightlySweepsLate')).toMatchObject({ MetricName: 'NightlySweepsLate', Threshold: 1 });
     for (const table of Object.keys(stack.data.tables)) expect(metricNamesOf(alarmNamed(`Throttled-${table}`)).sort(), table).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
   });
 });
@@ -104,7 +104,7 @@ describe('the fixed monthly cost the cost report lists', () => {
 describe('the dashboard', () => {
   it('shows requests, latency and errors per route group, the business counts, streams, the collection and the cost units', () => {
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties!.DashboardBody);
-    for (const metric of ['HttpRequests', 'HttpLatency', 'Http4xx', 'Http5xx', 'EventsAccepted', 'EventsDuplicate', 'WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'EventStreamsOpened', 'ConversationsHandedOff', 'CollectionFailures', 'DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3WriteRequests', 'StepFunctionsRequests', 'ExecutionsFailed']) {
+    for (const metric of ['HttpRequests', 'HttpLatency', 'Http4xx', 'Http5xx', 'EventsAccepted', 'EventsDuplicate', 'WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'EventStreamsOpened', 'ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate', 'DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3WriteRequests', 'StepFunctionsRequests', 'ExecutionsFailed']) {
       expect(body, metric).toContain(metric);
     }
     expect(body).toContain('p99');

@@ -319,7 +319,7 @@ describe('workflow engine', () => {
       }
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(route.id).logicalId]!.Properties.Environment.Variables;
       expect(Boolean(variables.STATE_MACHINE_ARN), route.id).toBe(expected.length > 0);
-      // No route may start, stop or even name a collection run.
+      // No route may start, stop or even name a collection sweep.
       expect(variables, route.id).not.toHaveProperty('COLLECTION_STATE_MACHINE_ARN');
       expect(policy, route.id).not.toContain(stack.getLogicalId(stack.collection.stateMachine.node.defaultChild as never));
     }

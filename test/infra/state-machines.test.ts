@@ -8,7 +8,7 @@ import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENVS, STATE_MACHINE_NAMES, type St
 import { tasksOf } from '#lib/cdk/constructs/task-function.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 
-/** Workflow runs and collection runs on two state machines: each machine's IAM, alarms and reconciler see only its own executions. */
+/** Workflow runs and collection sweeps on two state machines: each machine's IAM, alarms and reconciler see only its own executions. */
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
 
 let stack: PlatformStack;
@@ -103,7 +103,7 @@ describe('state machine access, from each function’s declaration', () => {
     }
   });
 
-  it('lets the nightly trigger start collection runs only, and no step or API function start one', () => {
+  it('lets the nightly trigger start collection sweeps only, and no step or API function start one', () => {
     expect(taskFunctions.find((task) => task.id === 'CollectionNightly')!.stateMachines).toEqual({ collection: ['start'] });
     const mayTouchCollection = entries.filter((entry) => entry.stateMachines?.collection).map((entry) => entry.id);
     expect(mayTouchCollection).toEqual(['CollectionNightly']);

@@ -33,7 +33,7 @@ describe('collection commands', () => {
     return linkId;
   }
 
-  it('reports a run whose execution failed, with its reason, instead of waiting 30 minutes', async () => {
+  it('reports a sweep whose execution failed, with its reason, instead of waiting 30 minutes', async () => {
     const { target: failing, started } = target(() => ({ status: 'FAILED', error: 'States.TaskFailed', cause: 'stored body of event 7 unreadable' }));
     const task = (await runTasksCommand(failing, ['create'], { link: await link('calls') })) as { task_id: string };
 
@@ -46,7 +46,7 @@ describe('collection commands', () => {
     const dialogs = await link('dialogs');
     const calls = await link('calls');
     await expect(runTasksCommand(admin, ['create'], { link: dialogs, direction: 'inbound' })).rejects.toThrow(new UsageError(`--direction filters calls only; link ${dialogs} takes dialogs`));
-    for (const [name, flags] of [['channel', { channel: '' }], ['channel', { channel: 'a,,b' }], ['direction', { direction: ' ' }]] as const) {
+    for (const [name, flags] of [['channel', { channel: '' }], ['channel', { channel: 'a,,b' }], ['direction', { direction: ' ' }], ['direction', { direction: true }]] as const) {
       await expect(runTasksCommand(admin, ['create'], { link: calls, ...flags })).rejects.toThrow(new UsageError(`--${name} needs one or more values, separated by commas, none empty`));
     }
     expect(await runTasksCommand(admin, ['create'], { link: dialogs, channel: 'web, app' })).toMatchObject({ channels: ['web', 'app'], directions: [] });

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
-import { createCollectionRepository, type RunCheckpoint } from '#collection/collection-repository.ts';
+import { createCollectionRepository, type SweepCheckpoint } from '#collection/collection-repository.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { runCollectCommand, runTasksCommand } from '#lib/admin/collection-commands.ts';
 import type { AdminTarget } from '#lib/admin/target.ts';
@@ -8,19 +8,19 @@ import { localTableName } from '#lib/twin/stores.ts';
 import { useEmbeddedDynamo } from '../support/embedded-dynamo.ts';
 
 /**
- * `admin collect` at a terminal: while it waits for the run it says now and then how far the run has come, from the
- * run's checkpoint. The run here moves when the command asks Step Functions about it, so it advances with the
+ * `admin collect` at a terminal: while it waits for the sweep it says now and then how far the sweep has come, from the
+ * sweep's checkpoint. The sweep here moves when the command asks Step Functions about it, so it advances with the
  * command's polls, not with the clock.
  */
-describe('admin collect waiting for a run', () => {
+describe('admin collect waiting for a sweep', () => {
   const store = useEmbeddedDynamo('collect-status');
   const STATE_MACHINE = 'arn:aws:states:us-east-1:000000000000:stateMachine:local-collection';
 
-  it('reports the run still running, then its checkpoint counts, until it finishes', async () => {
-    const runs = createCollectionRepository(store(), localTableName('collection'));
-    let started: { task_id: string; run_id: string } | undefined;
+  it('reports the sweep still running, then its checkpoint counts, until it finishes', async () => {
+    const sweeps = createCollectionRepository(store(), localTableName('collection'));
+    let started: { task_id: string; sweep_id: string } | undefined;
     let describes = 0;
-    const checkpoint = (counts: Partial<RunCheckpoint>): RunCheckpoint => ({
+    const checkpoint = (counts: Partial<SweepCheckpoint>): SweepCheckpoint => ({
       ...started!, started_at: new Date().toISOString(), finished_at: null, handed_off: 0, failed: 0, filtered: 0, pending: 0, cutoff_key: 'z', cursor_key: '', ...counts,
     });
     const sfn = {
@@ -29,8 +29,8 @@ describe('admin collect waiting for a run', () => {
         if (command instanceof DescribeExecutionCommand) {
           describes += 1;
           // A first batch, then the last one.
-          if (describes === 1) await runs.openRun(checkpoint({ handed_off: 3, failed: 1 }), Date.now() + 3_600_000);
-          if (describes === 2) await runs.saveProgress(checkpoint({ handed_off: 5, failed: 1, cursor_key: 'z', finished_at: new Date().toISOString() }));
+          if (describes === 1) await sweeps.openSweep(checkpoint({ handed_off: 3, failed: 1 }), Date.now() + 3_600_000);
+          if (describes === 2) await sweeps.saveProgress(checkpoint({ handed_off: 5, failed: 1, cursor_key: 'z', finished_at: new Date().toISOString() }));
           return { executionArn: command.input.executionArn, status: 'RUNNING' };
         }
         throw new Error('unexpected command');
@@ -48,8 +48,10 @@ describe('admin collect waiting for a run', () => {
     const summary = await runCollectCommand(target, [], { task: task.task_id }, (text) => status.push(text));
 
     expect(summary).toMatchObject({ task_id: task.task_id, handed_off: 5, failed: 1 });
-    const runId = started!.run_id;
-    expect(status[0]).toMatch(new RegExp(`^collect: run ${runId} still running after \\d+ s: no batch finished yet$`));
-    expect(status).toContainEqual(expect.stringMatching(new RegExp(`^collect: run ${runId} still running after \\d+ s: 3 handed off, 1 failed, 0 filtered so far$`)));
+    const sweepId = started!.sweep_id;
+    expect(sweepId).toMatch(/^manual-/);
+    expect(summary).toMatchObject({ sweep_id: sweepId });
+    expect(status[0]).toMatch(new RegExp(`^collect: sweep ${sweepId} still running after \\d+ s: no batch finished yet$`));
+    expect(status).toContainEqual(expect.stringMatching(new RegExp(`^collect: sweep ${sweepId} still running after \\d+ s: 3 handed off, 1 failed, 0 filtered so far$`)));
   });
 });

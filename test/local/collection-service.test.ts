@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalizedConversation } from '#collection/conversation.ts';
 import { createCollectionRepository } from '#collection/collection-repository.ts';
-import { CollectionFailure, collectUntil, runTask, type CollectionDeps } from '#collection/collection-service.ts';
+import { CollectionFailure, collectUntil, sweepTask, type CollectionDeps } from '#collection/collection-service.ts';
 import { createHandoffStore, fileAnnouncer, handoffKey } from '#collection/handoff-store.ts';
 import { createQueueRepository } from '#collection/queue-repository.ts';
 import { parseAcceptedBody } from '#inbound/event-schema.ts';
@@ -20,7 +20,7 @@ import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLoc
 import { callEvent, textEvent } from '../support/events.ts';
 
 /**
- * The collection run against the embedded DynamoDB and S3 (the real queue, checkpoints and hand-off objects),
+ * The collection sweep against the embedded DynamoDB and S3 (the real queue, checkpoints and hand-off objects),
  * with the recording fetch as a seam: each test says what the sender's server answers.
  */
 let dataDir: string;
@@ -105,16 +105,16 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
   return { deps, link, clock, accept, task, stateOf, announced, fetched, handoffs };
 }
 
-describe('a collection run', () => {
-  it('hands off the queued events received before it started, normalized, each once, and leaves later ones for the next run', async () => {
+describe('a collection sweep', () => {
+  it('hands off the queued events received before it started, normalized, each once, and leaves later ones for the next sweep', async () => {
     const env = setup();
     const dialog = await env.accept(textEvent(3), NIGHT - 60_000);
     const call = await env.accept(callEvent({ source_channel: 'sip' }), NIGHT - 30_000);
     const later = await env.accept(callEvent(), NIGHT + 1);
     const taskId = await env.task();
 
-    const summary = await runTask(env.deps, taskId, 'night-1');
-    expect(summary).toMatchObject({ task_id: taskId, run_id: 'night-1', handed_off: 2, failed: 0, filtered: 0, pending: 0, started_at: new Date(NIGHT).toISOString() });
+    const summary = await sweepTask(env.deps, taskId, 'night-1');
+    expect(summary).toMatchObject({ task_id: taskId, sweep_id: 'night-1', handed_off: 2, failed: 0, filtered: 0, pending: 0, started_at: new Date(NIGHT).toISOString() });
     expect((await env.stateOf(dialog)).state).toBe('handed_off');
     expect((await env.stateOf(call)).state).toBe('handed_off');
     expect((await env.stateOf(later)).state).toBe('queued');
@@ -125,12 +125,12 @@ describe('a collection run', () => {
     expect(conversations[1]).toMatchObject({ link_id: env.link.link_id, source_channel: 'sip', recording: { key: `recordings/${env.link.source_id}/2.mp3`, bytes: 3, sha256: 'abc', format: 'mp3' } });
     expect(env.announced().map((line) => line.detail.key).sort()).toEqual([`handoff/${env.link.source_id}/1.json`, `handoff/${env.link.source_id}/2.json`]);
 
-    // The same run again answers its summary and does nothing; the next night takes the later event only.
-    expect(await runTask(env.deps, taskId, 'night-1')).toEqual(summary);
+    // The same sweep again answers its summary and does nothing; the next night takes the later event only.
+    expect(await sweepTask(env.deps, taskId, 'night-1')).toEqual(summary);
     env.clock.now += 24 * 3_600_000;
-    expect(await runTask(env.deps, taskId, 'night-2')).toMatchObject({ handed_off: 1 });
+    expect(await sweepTask(env.deps, taskId, 'night-2')).toMatchObject({ handed_off: 1 });
     expect(env.announced()).toHaveLength(3);
-    expect((await env.deps.tasks.getTask(taskId))!.last_run).toMatchObject({ run_id: 'night-2', handed_off: 1 });
+    expect((await env.deps.tasks.getTask(taskId))!.last_sweep).toMatchObject({ sweep_id: 'night-2', handed_off: 1 });
   });
 
   it('applies the channel and direction filters at collection time, leaving filtered events queued', async () => {
@@ -138,7 +138,7 @@ describe('a collection run', () => {
     await env.accept(callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' } }), NIGHT - 3000);
     await env.accept(callEvent({ source_channel: 'sip', metadata: { direction: 'outbound' } }), NIGHT - 2000);
     const other = await env.accept(callEvent({ source_channel: 'web', metadata: { direction: 'inbound' } }), NIGHT - 1000);
-    const summary = await runTask(env.deps, await env.task({ channels: ['sip'], directions: ['inbound'] }), 'r');
+    const summary = await sweepTask(env.deps, await env.task({ channels: ['sip'], directions: ['inbound'] }), 'r');
     expect(summary).toMatchObject({ handed_off: 1, filtered: 2 });
     expect((await env.stateOf(other)).state).toBe('queued');
     expect(env.fetched).toHaveLength(1);
@@ -147,24 +147,24 @@ describe('a collection run', () => {
   it('collects nothing for a one-off task of a webhook source', async () => {
     const env = setup();
     await env.accept(callEvent(), NIGHT - 1000);
-    expect(await runTask(env.deps, await env.task({ kind: 'once' }), 'r')).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
+    expect(await sweepTask(env.deps, await env.task({ kind: 'once' }), 'r')).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
     expect(env.fetched).toEqual([]);
   });
 
-  it('retries a failed recording in the run and on later nights, counting each failure, and abandons it at the fifth', async () => {
+  it('retries a failed recording in the sweep and on later nights, counting each failure, and abandons it at the fifth', async () => {
     const env = setup({ recording: async () => { throw new CollectionFailure('HTTP 404'); } });
     const call = await env.accept(callEvent(), NIGHT - 1000);
     const taskId = await env.task();
     const nights: unknown[] = [];
     for (let night = 1; night <= 3; night++) {
-      nights.push(await runTask(env.deps, taskId, `night-${night}`));
+      nights.push(await sweepTask(env.deps, taskId, `night-${night}`));
       env.clock.now += 24 * 3_600_000;
     }
     expect(nights).toMatchObject([{ failed: 1, pending: 1 }, { failed: 1, pending: 1 }, { failed: 1, pending: 0 }]);
     expect(await env.stateOf(call)).toMatchObject({ state: 'abandoned', delivery_failures: MAX_DELIVERY_FAILURES_PER_EVENT, last_error: 'HTTP 404' });
     expect(env.fetched).toHaveLength(5);
     // Abandoned: never fetched again.
-    expect(await runTask(env.deps, taskId, 'night-4')).toMatchObject({ failed: 0 });
+    expect(await sweepTask(env.deps, taskId, 'night-4')).toMatchObject({ failed: 0 });
     expect(env.fetched).toHaveLength(5);
     expect(env.announced()).toEqual([]);
   });
@@ -174,24 +174,24 @@ describe('a collection run', () => {
     const env = setup({ recording: async () => { tries += 1; if (tries < 3) throw new CollectionFailure('timed out'); return { bytes: 9, sha256: 'ok' }; } });
     const call = await env.accept(callEvent(), NIGHT - 1000);
     const taskId = await env.task();
-    expect(await runTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
+    expect(await sweepTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
     env.clock.now += 24 * 3_600_000;
-    expect(await runTask(env.deps, taskId, 'n2')).toMatchObject({ handed_off: 1, failed: 0 });
+    expect(await sweepTask(env.deps, taskId, 'n2')).toMatchObject({ handed_off: 1, failed: 0 });
     expect(await env.stateOf(call)).toMatchObject({ state: 'handed_off', delivery_failures: 2 });
     expect(env.announced()).toHaveLength(1);
   });
 
-  it('never hands an event off twice when two runs overlap, and lets a run resume its own claims', async () => {
+  it('never hands an event off twice when two sweeps overlap, and lets a sweep resume its own claims', async () => {
     const env = setup();
     for (let i = 0; i < 30; i++) await env.accept(textEvent(1), NIGHT - 10_000 + i);
     const taskId = await env.task();
-    const [first, second] = await Promise.all([runTask(env.deps, taskId, 'a'), runTask(env.deps, taskId, 'b')]);
+    const [first, second] = await Promise.all([sweepTask(env.deps, taskId, 'a'), sweepTask(env.deps, taskId, 'b')]);
     expect(first.handed_off + second.handed_off).toBe(30);
     expect(env.announced()).toHaveLength(30);
     expect(new Set(env.announced().map((line) => line.detail.key)).size).toBe(30);
   });
 
-  it('resumes a run killed in the middle from its checkpoint, handing every event off exactly once', async () => {
+  it('resumes a sweep killed in the middle from its checkpoint, handing every event off exactly once', async () => {
     const env = setup();
     for (let i = 0; i < 450; i++) await env.accept(textEvent(1), NIGHT - 100_000 + i);
     const taskId = await env.task();
@@ -205,18 +205,18 @@ describe('a collection run', () => {
         return handOff(conversation);
       },
     };
-    await expect(runTask(env.deps, taskId, 'night')).rejects.toThrow('Runtime.ExitError');
+    await expect(sweepTask(env.deps, taskId, 'night')).rejects.toThrow('Runtime.ExitError');
     // Every hand-off before the failure is counted, the second page's too (not only the first page's 200).
-    const checkpoint = await env.deps.tasks.getRun(taskId, 'night');
+    const checkpoint = await env.deps.tasks.getSweep(taskId, 'night');
     expect(checkpoint!.handed_off).toBeGreaterThan(200);
     expect(checkpoint).toMatchObject({ finished_at: null, handed_off: env.announced().length });
 
     env.deps.handoffs = { handOff };
-    const summary = await runTask(env.deps, taskId, 'night');
+    const summary = await sweepTask(env.deps, taskId, 'night');
     expect(summary.finished_at).not.toBeNull();
     expect(summary).toMatchObject({ handed_off: 450, failed: 0 });
     const keys = env.announced().map((line) => line.detail.key as string);
-    // Every event once; the one the crash hit (claimed, not announced) is handed off by the resumed run.
+    // Every event once; the one the crash hit (claimed, not announced) is handed off by the resumed sweep.
     expect(new Set(keys).size).toBe(450);
     expect(keys).toHaveLength(450);
   });
@@ -234,7 +234,7 @@ describe('a collection run', () => {
     expect(started).toBeLessThan(30);
     // Every event it started was finished and counted, and the checkpoint says so.
     expect(first.summary).toMatchObject({ handed_off: started, failed: 0 });
-    expect(await env.deps.tasks.getRun(taskId, 'night')).toMatchObject({ handed_off: started, finished_at: null });
+    expect(await env.deps.tasks.getSweep(taskId, 'night')).toMatchObject({ handed_off: started, finished_at: null });
 
     const second = await collectUntil(env.deps, taskId, 'night', Number.POSITIVE_INFINITY);
     expect(second.done).toBe(true);
@@ -250,7 +250,7 @@ describe('a collection run', () => {
       .replace('"n":0', '"n":9007199254740993')
       .replace('"x":0', '"x":1.00000000000000000001');
     const stored = await env.accept(text, NIGHT - 1000);
-    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1 });
+    expect(await sweepTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1 });
 
     const object = await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: handoffKey({ source_id: stored.source_id, event_id: stored.event_id }) }));
     const handedOn = await object.Body!.transformToString();
@@ -260,11 +260,11 @@ describe('a collection run', () => {
 
   it('hands an event off with occurred_at as sent when it has left the acceptance window since it was accepted', async () => {
     const env = setup();
-    // Accepted 364 days after it occurred (inside the window then); at the run, 367 days after.
+    // Accepted 364 days after it occurred (inside the window then); at the sweep, 367 days after.
     const occurredAt = '2025-11-20T00:00:00+03:00';
     const stored = await env.accept(callEvent({ occurred_at: occurredAt }), NIGHT - 3 * 86_400_000);
 
-    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1, failed: 0 });
+    expect(await sweepTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1, failed: 0 });
 
     const [handedOff] = (await env.handoffs.list(env.link.source_id!)).map((handoff) => JSON.parse(handoff.text) as NormalizedConversation);
     expect(handedOff).toMatchObject({ event_id: stored.event_id, occurred_at: occurredAt });
@@ -287,26 +287,26 @@ describe('a collection run', () => {
     await env.accept(callEvent({ source_channel: 'sip' }), NIGHT - 10_000 + 6);
     const taskId = await env.task({ channels: ['web'] });
 
-    await expect(runTask(env.deps, taskId, 'n')).rejects.toThrow('Runtime.ExitError');
-    expect(await env.deps.tasks.getRun(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, filtered: 0, finished_at: null });
+    await expect(sweepTask(env.deps, taskId, 'n')).rejects.toThrow('Runtime.ExitError');
+    expect(await env.deps.tasks.getSweep(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, filtered: 0, finished_at: null });
 
-    const summary = await runTask(env.deps, taskId, 'n');
+    const summary = await sweepTask(env.deps, taskId, 'n');
     expect(summary).toMatchObject({ handed_off: 5, failed: 1, pending: 1, filtered: 1 });
-    // The refused recording had its two tries of this run, not four.
+    // The refused recording had its two tries of this sweep, not four.
     expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(2);
     expect(env.announced()).toHaveLength(5);
   });
 
-  it('hands each event off once when two tasks of a link run the same night (one run id for every task)', async () => {
+  it('hands each event off once when two tasks of a link are swept the same night (one sweep id for every task)', async () => {
     const env = setup();
     for (let i = 0; i < 40; i++) await env.accept(textEvent(1), NIGHT - 10_000 + i);
     const [first, second] = [await env.task(), await env.task()];
-    const [a, b] = await Promise.all([runTask(env.deps, first, 'night-x'), runTask(env.deps, second, 'night-x')]);
+    const [a, b] = await Promise.all([sweepTask(env.deps, first, 'night-x'), sweepTask(env.deps, second, 'night-x')]);
     expect(a.handed_off + b.handed_off).toBe(40);
     expect(env.announced()).toHaveLength(40);
   });
 
-  it('keeps an event to its tries per run when another run tried it in between', async () => {
+  it('keeps an event to its tries per sweep when another sweep tried it in between', async () => {
     const tries = new Map<string, number>();
     let failBatch = true;
     const env = setup({
@@ -319,32 +319,55 @@ describe('a collection run', () => {
     });
     for (let i = 0; i < 2; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
     const taskId = await env.task();
-    await expect(runTask(env.deps, taskId, 'a')).rejects.toThrow('Runtime.ExitError');
-    // A manual run tries the refused recording meanwhile (and the failed batch's claim has gone stale).
+    await expect(sweepTask(env.deps, taskId, 'a')).rejects.toThrow('Runtime.ExitError');
+    // A manual sweep tries the refused recording meanwhile (and the failed batch's claim has gone stale).
     env.clock.now += 16 * 60_000;
     failBatch = false;
-    expect(await runTask(env.deps, taskId, 'b')).toMatchObject({ failed: 1, handed_off: 1 });
+    expect(await sweepTask(env.deps, taskId, 'b')).toMatchObject({ failed: 1, handed_off: 1 });
 
-    expect(await runTask(env.deps, taskId, 'a')).toMatchObject({ failed: 1, pending: 1 });
-    // Two tries in run a, two in run b: a's retry did not try it again.
+    expect(await sweepTask(env.deps, taskId, 'a')).toMatchObject({ failed: 1, pending: 1 });
+    // Two tries in sweep a, two in sweep b: a's retry did not try it again.
     expect(tries.get('https://records.example.com/calls/0.mp3')).toBe(4);
   });
 
-  it('counts a stored event that no longer reads against the event, and the run goes on with the others', async () => {
+  it('counts a stored event that no longer reads against the event, and the sweep goes on with the others', async () => {
     const env = setup();
     const broken = await env.accept(textEvent(1), NIGHT - 2000);
     await env.accept(textEvent(1), NIGHT - 1000);
     await dynamo.send(new UpdateCommand({ TableName: localTableName('inboundEvents'), Key: { source_id: broken.source_id, external_id: broken.external_id }, UpdateExpression: 'SET body_gzip = :junk', ExpressionAttributeValues: { ':junk': gzipSync('{"type":"text"') } }));
     const taskId = await env.task();
 
-    expect(await runTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 1, failed: 1, pending: 1 });
+    expect(await sweepTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 1, failed: 1, pending: 1 });
     expect(await env.stateOf(broken)).toMatchObject({ state: 'queued', delivery_failures: 2, last_error: expect.stringContaining('stored body unreadable') });
+  });
+
+  it('keeps the names tables deployed earlier hold: run_id, last_run, runs#<task_id>, handed_run and tried_runs', async () => {
+    const env = setup({ recording: async (url) => { if (url.endsWith('/refused.mp3')) throw new CollectionFailure('HTTP 404'); return { bytes: 3, sha256: 'abc' }; } });
+    const handed = await env.accept(callEvent(), NIGHT - 2000);
+    const refused = await env.accept(callEvent({ audio: { url: 'https://records.example.com/refused.mp3', format: 'mp3' } }), NIGHT - 1000);
+    const taskId = await env.task();
+    const summary = await sweepTask(env.deps, taskId, 'night-1');
+    expect(summary).toMatchObject({ sweep_id: 'night-1', handed_off: 1, failed: 1 });
+
+    const item = async (table: Parameters<typeof localTableName>[0], key: Record<string, unknown>) => (await dynamo.send(new GetCommand({ TableName: localTableName(table), Key: key }))).Item!;
+    const checkpoint = await item('collection', { pk: `runs#${taskId}`, sk: 'night-1' });
+    expect(checkpoint).toMatchObject({ run_id: 'night-1', handed_off: 1, cursor_key: expect.any(String) });
+    expect(checkpoint.sweep_id).toBeUndefined();
+    const task = await item('collection', { pk: 'tasks', sk: taskId });
+    expect(task.last_run).toMatchObject({ run_id: 'night-1', handed_off: 1 });
+    expect(task.last_sweep).toBeUndefined();
+    expect(await item('inboundEvents', { source_id: handed.source_id, external_id: handed.external_id })).toMatchObject({ state: 'handed_off', handed_run: `${taskId}/night-1` });
+    expect((await item('inboundEvents', { source_id: refused.source_id, external_id: refused.external_id })).tried_runs).toEqual(new Set([`${taskId}/night-1`]));
+
+    // Read back through the repository under today's names, as items written before the rename are.
+    expect(await env.deps.tasks.getSweep(taskId, 'night-1')).toMatchObject({ sweep_id: 'night-1', handed_off: 1 });
+    expect((await env.deps.tasks.getTask(taskId))!.last_sweep).toEqual(summary);
   });
 
   it('never hands off an expired event (TTL deletes late)', async () => {
     const env = setup();
     const old = await env.accept(textEvent(1), NIGHT - QUEUE_RETENTION_MS - 1000);
-    expect(await runTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 0 });
+    expect(await sweepTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 0 });
     expect((await env.stateOf(old)).state).toBe('queued');
     expect(env.announced()).toEqual([]);
   });

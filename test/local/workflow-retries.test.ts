@@ -143,10 +143,10 @@ describe('retries of the workflow state machine, on the strict local Step Functi
 });
 
 describe('the collection state machine, on the strict local Step Functions', () => {
-  const unusedStep: LocalFunction = async () => expect.fail('a collection run never reaches the workflow step');
-  const collectInput = JSON.stringify({ task_id: 'tsk_1', run_id: 'night-2026-11-24' });
+  const unusedStep: LocalFunction = async () => expect.fail('a collection sweep never reaches the workflow step');
+  const collectInput = JSON.stringify({ task_id: 'tsk_1', sweep_id: 'night-2026-11-24' });
 
-  it('invokes CollectBatch with the task and run until a batch says the run is done', async () => {
+  it('invokes CollectBatch with the task and sweep until a batch says the sweep is done', async () => {
     const payloads: unknown[] = [];
     const collect: LocalFunction = async (payload) => {
       payloads.push(payload);
@@ -155,7 +155,7 @@ describe('the collection state machine, on the strict local Step Functions', () 
     const sfn = workflow({ step: unusedStep, collect });
     const described = await settled(sfn, sfn.startExecution(COLLECTION_ARN, 'collect-tsk_1-night', collectInput).executionArn);
     expect(described.status).toBe('SUCCEEDED');
-    expect(payloads).toEqual(Array(3).fill({ task_id: 'tsk_1', run_id: 'night-2026-11-24' }));
+    expect(payloads).toEqual(Array(3).fill({ task_id: 'tsk_1', sweep_id: 'night-2026-11-24' }));
   });
 
   it('retries a batch that is throttled, and fails the execution after three retries of any other error, telling no reconciler', async () => {

@@ -22,7 +22,7 @@ export interface CollectionProps {
 /** The nightly trigger's schedules (00:00 start, 04:00 deadline check), their group, role and dead-letter queue. */
 export interface NightlySchedules {
   readonly schedule: Schedule;
-  /** 04:00 Moscow: counts tonight's runs still unfinished (`NightlyRunsLate`), which an alarm watches. */
+  /** 04:00 Moscow: counts tonight's sweeps still unfinished (`NightlySweepsLate`), which an alarm watches. */
   readonly deadlineCheck: Schedule;
   /** The nightly schedules' own group, so their metrics are theirs alone. */
   readonly group: ScheduleGroup;
@@ -31,7 +31,7 @@ export interface NightlySchedules {
 }
 
 /**
- * The nightly collection: the Standard state machine of `statemachines/collection.asl.json` (one execution per run of
+ * The nightly collection: the Standard state machine of `statemachines/collection.asl.json` (one execution per sweep of
  * a collection task), CollectBatch, the nightly trigger and its schedules, and the bus hand-offs are announced on.
  * Only its functions may start its executions.
  */
@@ -81,7 +81,7 @@ export class Collection extends Construct implements StateMachineOwner {
 
   /**
    * EventBridge Scheduler at 00:00 Europe/Moscow, no flexible window. A failed invocation is retried at most twice
-   * within an hour, so no retry starts the night's runs after the 04:00 window; what still fails lands in the
+   * within an hour, so no retry starts the night's sweeps after the 04:00 window; what still fails lands in the
    * dead-letter queue.
    */
   private onNightly(fn: HandlerFunction): NightlySchedules {
@@ -101,7 +101,7 @@ export class Collection extends Construct implements StateMachineOwner {
       target: new LambdaInvoke(fn, { role, deadLetterQueue: deadLetters, maxEventAge: Duration.hours(1), retryAttempts: 2 }),
     });
     const deadlineCheck = new Schedule(this, 'NightlyDeadlineCheck', {
-      description: 'Counts nightly collection runs not finished by 04:00 Europe/Moscow',
+      description: 'Counts nightly collection sweeps not finished by 04:00 Europe/Moscow',
       scheduleGroup: group,
       schedule: ScheduleExpression.cron({ minute: '0', hour: '4', timeZone: TimeZone.EUROPE_MOSCOW }),
       timeWindow: TimeWindow.off(),

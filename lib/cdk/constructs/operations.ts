@@ -182,18 +182,18 @@ export class Operations extends Construct {
   }
 
   /**
-   * The collection's own executions: one that fails or times out is a run that a batch's retries could not finish (a
-   * platform error, never a sender's). No abort alarm: only an operator stops a collection run.
+   * The collection's own executions: one that fails or times out is a sweep that a batch's retries could not finish (a
+   * platform error, never a sender's). No abort alarm: only an operator stops a collection sweep.
    */
   private collectionAlarms(collection: Collection): void {
     const machine = collection.stateMachine;
     this.alarm(
       'CollectionExecutionsFailed',
-      "A collection run's execution FAILED: a batch failed after its retries with an error that is not a sender's (S3, DynamoDB, EventBridge, the function itself). The task's next run takes up its events; `admin collect` starts one now.",
+      "A collection sweep's execution FAILED: a batch failed after its retries with an error that is not a sender's (S3, DynamoDB, EventBridge, the function itself). The task's next sweep takes up its events; `admin collect` starts one now.",
       machine.metricFailed({ period: FIVE_MINUTES }),
       { threshold: 1 },
     );
-    this.alarm('CollectionExecutionsTimedOut', "A collection run's execution TIMED OUT: a run outlived the state machine timeout.", machine.metricTimedOut({ period: FIVE_MINUTES }), {
+    this.alarm('CollectionExecutionsTimedOut', "A collection sweep's execution TIMED OUT: a sweep outlived the state machine timeout.", machine.metricTimedOut({ period: FIVE_MINUTES }), {
       threshold: 1,
     });
     const nightly = collection.nightly;
@@ -213,14 +213,14 @@ export class Operations extends Construct {
       );
       this.alarm(
         'NightlyDeadLetters',
-        'A nightly trigger landed in the dead-letter queue: look at its message, then start the night\'s runs with `admin collect`.',
+        'A nightly trigger landed in the dead-letter queue: look at its message, then start the night\'s sweeps with `admin collect`.',
         nightly.deadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         { threshold: 1 },
       );
       this.alarm(
-        'NightlyRunsLate',
-        'A nightly collection run had not finished by 04:00 Moscow (checked by the 04:00 schedule): hand-offs are late for the analysis.',
-        this.productMetric('NightlyRunsLate', { statistic: 'Maximum', period: Duration.hours(1) }),
+        'NightlySweepsLate',
+        'A nightly collection sweep had not finished by 04:00 Moscow (checked by the 04:00 schedule): hand-offs are late for the analysis.',
+        this.productMetric('NightlySweepsLate', { statistic: 'Maximum', period: Duration.hours(1) }),
         { threshold: 1 },
       );
     }
@@ -267,7 +267,7 @@ export class Operations extends Construct {
     );
     dashboard.addWidgets(
       new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned'), width: 8 }),
-      new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlyRunsLate'), width: 8 }),
+      new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate'), width: 8 }),
       new GraphWidget({ title: 'Cost units', left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'), width: 8 }),
     );
     const collection = props.collection.stateMachine;
