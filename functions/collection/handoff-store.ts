@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { recordCost } from '#shared/metering/cost-meter.ts';
 import type { NormalizedConversation } from './conversation.ts';
 
 /**
  * The hand-off to the analysis platform: the normalized conversation as JSON at `handoff/<source_id>/<event_id>.json`
- * (the same key whichever run writes it, so a repeated write changes nothing), then an announcement naming it.
+ * (the same key whichever sweep writes it, so a repeated write changes nothing), then an announcement naming it.
  */
 export const HANDOFF_PREFIX = 'handoff/';
 export const HANDOFF_EVENT_SOURCE = 'workflow-ingest-platform.collection';
@@ -23,6 +23,16 @@ export interface HandoffAnnouncement {
   source_id: string;
   link_id: string;
   type: NormalizedConversation['type'];
+}
+
+/**
+ * What EventBridge bills for one announcement: a custom event per 64 KB chunk of its PutEvents entry, sized as
+ * EventBridge sizes it (Source, DetailType and Detail as UTF-8; the entry names no Time or Resources). Locally the
+ * announcement goes to a file, and is metered the same.
+ */
+export function putEventsChunks(announcement: HandoffAnnouncement): number {
+  const size = [HANDOFF_EVENT_SOURCE, HANDOFF_DETAIL_TYPE, JSON.stringify(announcement)].reduce((sum, part) => sum + Buffer.byteLength(part, 'utf8'), 0);
+  return Math.max(1, Math.ceil(size / (64 * 1024)));
 }
 
 export interface Announcer {
@@ -45,7 +55,7 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
     async handOff(conversation: NormalizedConversation, metadataJson?: string): Promise<void> {
       const key = handoffKey(conversation);
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: conversationJson(conversation, metadataJson), ContentType: 'application/json' }));
-      await announcer.announce({
+      const announcement: HandoffAnnouncement = {
         bucket,
         key,
         event_id: conversation.event_id,
@@ -53,7 +63,9 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
         source_id: conversation.source_id,
         link_id: conversation.link_id,
         type: conversation.type,
-      });
+      };
+      await announcer.announce(announcement);
+      recordCost({ eventBridgeEvents: putEventsChunks(announcement) });
     },
 
     /**
@@ -85,21 +97,6 @@ export function fileAnnouncer(path: string): Announcer {
   return {
     async announce(announcement) {
       await appendFile(path, `${JSON.stringify({ source: HANDOFF_EVENT_SOURCE, 'detail-type': HANDOFF_DETAIL_TYPE, detail: announcement })}\n`);
-    },
-  };
-}
-
-/** On AWS: one event per hand-off on the stack's own bus, for the analysis platform's rules to pick up. */
-export function eventBridgeAnnouncer(client: EventBridgeClient, busName: string): Announcer {
-  return {
-    async announce(announcement) {
-      const result = await client.send(
-        new PutEventsCommand({
-          Entries: [{ EventBusName: busName, Source: HANDOFF_EVENT_SOURCE, DetailType: HANDOFF_DETAIL_TYPE, Detail: JSON.stringify(announcement) }],
-        }),
-      );
-      // PutEvents answers 200 with per-entry failures: an unannounced hand-off must fail the batch, to be retried.
-      if (result.FailedEntryCount) throw new Error(`Hand-off announcement refused: ${result.Entries?.[0]?.ErrorCode ?? 'unknown'}`);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { MAX_TOOL_EVENT_RESULT_BYTES } from '#shared/limits.ts';
 import type { RunUsage } from '#executions/run-usage.ts';
+import type { ModelUsage } from '#shared/metering/cost-meter.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { renderText, type TemplateScope } from '#workflows/template.ts';
 import type { RunEventBuffer } from '#executions/run-event-log.ts';
@@ -18,6 +19,8 @@ export interface AgentRun {
   scope: TemplateScope;
   events: RunEventBuffer;
   usage: RunUsage;
+  /** The run's tokens by model, which the cost report prices. */
+  models?: ModelUsage;
 }
 
 export interface AgentDeps {
@@ -76,6 +79,7 @@ async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, st
       describeTools: () => (described ??= toolbox.describe()),
       onToken: (content) => run.events.push({ type: 'token', data: { content, node_id: nodeId } }),
       usage: run.usage,
+      models: run.models,
     });
     if (decided.kind === 'reply') return decided;
     if (decided.kind === 'handoff') {

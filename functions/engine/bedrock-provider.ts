@@ -1,6 +1,8 @@
 import { BedrockRuntimeClient, ConverseStreamCommand, type Message } from '@aws-sdk/client-bedrock-runtime';
 import { renderText } from '#workflows/template.ts';
 import type { LlmProvider } from './llm-provider.ts';
+import { invocationModelId } from './inference-profiles.ts';
+import { countBedrockTokens } from './model-usage.ts';
 
 const DEFAULT_PROMPT = '{{input.message}}';
 
@@ -10,11 +12,11 @@ const DEFAULT_PROMPT = '{{input.message}}';
  */
 export function createBedrockProvider(client: BedrockRuntimeClient): LlmProvider {
   return {
-    async generate({ node, scope, onToken, usage }) {
+    async generate({ node, scope, onToken, usage, models }) {
       const messages: Message[] = [{ role: 'user', content: [{ text: renderText(node.prompt ?? DEFAULT_PROMPT, scope) }] }];
       const response = await client.send(
         new ConverseStreamCommand({
-          modelId: node.model_id,
+          modelId: invocationModelId(node.model_id),
           system: node.system ? [{ text: renderText(node.system, scope) }] : undefined,
           messages,
           inferenceConfig: { maxTokens: node.max_tokens, temperature: node.temperature },
@@ -23,8 +25,7 @@ export function createBedrockProvider(client: BedrockRuntimeClient): LlmProvider
       usage.model_calls += 1;
       let reply = '';
       for await (const event of response.stream ?? []) {
-        usage.input_tokens += event.metadata?.usage?.inputTokens ?? 0;
-        usage.output_tokens += event.metadata?.usage?.outputTokens ?? 0;
+        countBedrockTokens(usage, models, node.model_id, event.metadata?.usage);
         const text = event.contentBlockDelta?.delta?.text;
         if (text) {
           reply += text;

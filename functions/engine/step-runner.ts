@@ -21,7 +21,23 @@ import { runAgent, type AgentDeps } from './agent-runner.ts';
 import type { ImageModel } from './images/image-model.ts';
 import type { ImageStore } from './images/image-store.ts';
 import { usageOf, type RunUsage } from '#executions/run-usage.ts';
-import { addCostUnits, meteredSoFar, meterSubject, recordCost, type CostUnits } from '#shared/metering/cost-meter.ts';
+import {
+  addCostUnits,
+  addModelUsage,
+  countModel,
+  emptyModelUsage,
+  hasModelUsage,
+  imageCounter,
+  meteredSoFar,
+  meterSubject,
+  recordCost,
+  recordModelUsage,
+  SCRIPTED_MODEL,
+  subtractModelUsage,
+  type CostUnits,
+  type ModelUsage,
+} from '#shared/metering/cost-meter.ts';
+import type { RunCostUnits } from '#executions/execution-model.ts';
 import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
@@ -123,7 +139,12 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
   }
 
-  const cursor: Cursor & { usage: RunUsage } = { ...state.cursor, usage: usageOf(state.cursor.usage) };
+  // Copies: the counters grow in place, and the entry cursor must keep what the run had spent before this step.
+  const cursor: Cursor & { usage: RunUsage } = {
+    ...state.cursor,
+    usage: usageOf(state.cursor.usage),
+    ...(state.cursor.models ? { models: addModelUsage(undefined, state.cursor.models) } : {}),
+  };
   const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
   const appendTurn = async (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
@@ -208,7 +229,7 @@ async function executeNode(
   switch (node.type) {
     case 'llm': {
       const onToken = (content: string) => step.events.push({ type: 'token', data: { content, node_id: nodeId } });
-      const reply = await deps.providers[node.provider].generate({ node, scope, onToken, usage: usageIn(cursor) });
+      const reply = await deps.providers[node.provider].generate({ node, scope, onToken, usage: usageIn(cursor), models: modelsIn(cursor) });
       setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
@@ -216,7 +237,7 @@ async function executeNode(
     }
     case 'agent': {
       // Definitions published before agents existed have no `tools`.
-      const agentRun = { definition: step.definition!, projectId: run.project_id, nodeId, node, scope, events: step.events, usage: usageIn(cursor) };
+      const agentRun = { definition: step.definition!, projectId: run.project_id, nodeId, node, scope, events: step.events, usage: usageIn(cursor), models: modelsIn(cursor) };
       const result = await runAgent(agentRun, deps.agents);
       for (const agentId of result.agents) step.nodes[agentId] = { output: result.output };
       setOutput(result.output);
@@ -230,8 +251,10 @@ async function executeNode(
       if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
         throw new RunFailure(`Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`);
       }
-      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, modelId: node.model_id });
+      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, quality: node.quality, modelId: node.model_id });
       usageIn(cursor).images += 1;
+      // Priced by the logical model id (`scripted` draws offline, whatever `model_id` defaults to), quality and size class.
+      countModel(modelsIn(cursor), node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL, { [imageCounter(node.width, node.height, node.quality)]: 1 });
       const stored = await (await deps.images.store()).put(run.execution_id, `${nodeId}-${cursor.steps}`, png);
       const image = { ...stored, width: node.width, height: node.height };
       step.events.push({ type: 'image', data: { node_id: nodeId, ...image } });
@@ -297,6 +320,8 @@ async function executeNode(
 function settleStepUnits(entry: Cursor, cursor: Cursor, finished: boolean): Partial<CostUnits> {
   const before = usageOf(entry.usage);
   const after = usageOf(cursor.usage);
+  // The aggregate counts stay (the execution's `usage`); the dollars come from the per-model counters.
+  recordModelUsage(subtractModelUsage(cursor.models, entry.models));
   recordCost({
     stateTransitions: 2 + 1 + (finished ? 1 : 0),
     modelCalls: after.model_calls - before.model_calls,
@@ -312,6 +337,16 @@ function settleStepUnits(entry: Cursor, cursor: Cursor, finished: boolean): Part
 /** The run's counters, carried by the cursor between steps. */
 function usageIn(cursor: Cursor): RunUsage {
   return (cursor.usage ??= usageOf(undefined));
+}
+
+/** The run's counters per model, carried by the cursor beside `usage` (absent until a model is used). */
+function modelsIn(cursor: Cursor): ModelUsage {
+  return (cursor.models ??= emptyModelUsage());
+}
+
+/** What a finished run's record keeps: its units, and its models' counters when it used any. */
+function runCostUnits(units: Partial<CostUnits>, models: ModelUsage | undefined): RunCostUnits {
+  return hasModelUsage(models) ? { ...units, models } : units;
 }
 
 /** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the run, saying so. */
@@ -370,7 +405,7 @@ async function finish(
   result: { output?: unknown; error?: string },
   cursor: Cursor,
 ): Promise<Paused> {
-  const cost_units = settleStepUnits(ending.entry, cursor, true);
+  const cost_units = runCostUnits(settleStepUnits(ending.entry, cursor, true), cursor.models);
   const changes = {
     cost_units,
     ended_by_step: true,

@@ -1,7 +1,7 @@
 /** Published Workflow API, section 3: an execution's statuses. */
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type RunUsage } from './run-usage.ts';
-import type { CostUnits } from '#shared/metering/cost-meter.ts';
+import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -50,14 +50,20 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
   /** Written at each pause and at the end; absent on records from before it was counted. */
   usage?: RunUsage;
-  /** Internal: the units the run's steps spent, written when it finishes (the cost report's per-run figures). */
-  cost_units?: Partial<CostUnits>;
+  /**
+   * Internal: the units the run's steps spent, written when it finishes (the cost report's per-run figures), with
+   * `models`: what each model did (by logical model id), which the report prices per model.
+   */
+  cost_units?: RunCostUnits;
   /**
    * Internal: the run's own step recorded its ending, so the run's own execution delivers its callback (a stop, an
    * approval that could not be delivered and the reconciler start a callback execution instead).
    */
   ended_by_step?: boolean;
 }
+
+/** A finished run's units, and its models' tokens and images (absent on runs that used no model, or from before). */
+export type RunCostUnits = Partial<CostUnits> & { models?: ModelUsage };
 
 /** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */
 export function executionView(record: ExecutionRecord, nowMs: number) {

@@ -1,6 +1,6 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import type { RunUsage } from './run-usage.ts';
-import type { CostUnits } from '#shared/metering/cost-meter.ts';
+import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 
 /**
  * The contract between the state machine and the step function: what a Step Functions state holds (ids and a
@@ -20,6 +20,11 @@ export interface Cursor {
   usage?: RunUsage;
   /** The pay-per-request units the run's steps spent so far (what finance's cost per run adds up). */
   cost?: Partial<CostUnits>;
+  /**
+   * What each model did so far, by logical model id (tokens incl. cache reads and writes, images by class): what
+   * prices `usage` per model. A few counters per model the run used (bounded by the catalog): the state stays small.
+   */
+  models?: ModelUsage;
 }
 
 /** What AwaitApproval's task token answers with (SendTaskSuccess output). */

@@ -149,6 +149,8 @@ const imageNode = z.strictObject({
   /** bedrock: Amazon Nova Canvas unless another image model is named. */
   model_id: z._default(z.string().check(z.minLength(1), z.maxLength(256)), DEFAULT_IMAGE_MODEL),
   seed: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(858_993_459))),
+  /** bedrock: Nova Canvas's `imageGenerationConfig.quality` (default standard); premium costs more per image. */
+  quality: z.optional(z.enum(['standard', 'premium'])),
   next: nodeId,
 });
 
@@ -199,7 +201,7 @@ export type NodeOfType<T extends WorkflowNode['type']> = Extract<WorkflowNode, {
 export const OVERRIDABLE_PARAMS: Record<WorkflowNode['type'], readonly string[]> = {
   llm: ['provider', 'reply', 'token_delay_ms', 'model_id', 'system', 'prompt', 'max_tokens', 'temperature'],
   agent: ['instructions', 'prompt', 'max_turns', 'script', 'token_delay_ms', 'model_id', 'max_tokens', 'temperature'],
-  image: ['prompt', 'width', 'height', 'seed'],
+  image: ['prompt', 'width', 'height', 'seed', 'quality'],
   approval: ['message'],
   memory: ['set'],
   condition: [],

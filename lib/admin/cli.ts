@@ -129,6 +129,12 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
         to: { type: 'string' },
         state: { type: 'string' },
         csv: { type: 'boolean' },
+        html: { type: 'string' },
+        events: { type: 'string' },
+        dialogs: { type: 'string' },
+        runs: { type: 'string' },
+        months: { type: 'string' },
+        workflow: { type: 'string' },
         help: { type: 'boolean' },
       },
     });

@@ -1,22 +1,33 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
-import { usageAttribute } from '#shared/metering/usage-meter.ts';
-import { costReport, costReportCsv, costReportTable, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
-import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
+import { modelUsageOf, usageAttribute } from '#shared/metering/usage-meter.ts';
+import { costReport, costReportCsv, costReportTable, type CostReport, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
+import { loadPriceSheet, type PriceSheet } from '#lib/pricing/price-sheet.ts';
+import { createLinksRepository } from '#inbound/links-repository.ts';
+import { forecastTable, usdText, type LinkSample } from '#lib/pricing/cost-forecast.ts';
+import { costReportHtml } from '#lib/pricing/cost-html.ts';
 import type { AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
+import { estimate, estimateOptions, ESTIMATE_DAYS, reportForecasts, type EstimateFlags } from './cost-estimate.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
-interface CostFlags {
+interface CostFlags extends EstimateFlags {
   from?: string;
   to?: string;
   project?: string;
   link?: string;
   csv?: boolean;
+  html?: string;
   json?: boolean;
   region?: string;
 }
+
+/** Flags that belong to one cost action only: given to the other, they are a usage mistake, not ignored. */
+const ESTIMATE_ONLY = ['events', 'dialogs', 'runs', 'months', 'workflow'] as const;
+const REPORT_ONLY = ['link', 'csv', 'html'] as const;
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -32,10 +43,15 @@ function dayOption(value: string | undefined, fallback: string, name: string): s
 
 /**
  * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
- * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records.
+ * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records; with
+ * `--html FILE`, also the links table (each link's type, for the forecast). `cost estimate`: see runCostEstimate.
  */
 export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags, terminal: boolean): Promise<object> {
-  if (args[0] !== 'report') throw new UsageError(`unknown cost action ${args[0] ?? ''}; use report`);
+  if (args[0] === 'estimate') return runCostEstimate(target, flags, terminal);
+  if (args[0] !== 'report') throw new UsageError(`unknown cost action ${args[0] ?? ''}; use report or estimate`);
+  const misplaced = ESTIMATE_ONLY.find((name) => flags[name] !== undefined);
+  if (misplaced) throw new UsageError(`--${misplaced} is a flag of cost estimate, not cost report`);
+  if (flags.html !== undefined && (flags.csv || flags.html === '')) throw new UsageError(flags.csv ? 'give --html FILE or --csv, not both' : '--html needs a file name');
   if (flags.project && flags.link) throw new UsageError('give --project or --link, not both');
   if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
   const link = flags.link === undefined ? undefined : requireId(flags.link, 'cost report', 'link_id');
@@ -43,15 +59,85 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   const from = dayOption(flags.from, `${today.slice(0, 8)}01`, 'from');
   const to = dayOption(flags.to, today, 'to');
   if (from > to) throw new UsageError('--from must not be after --to');
-  // Prices are the deployment's region's (--region, else the SDK's); the twin's are us-east-1's.
-  const sheet = loadPriceSheet(flags.region ?? (target.deployed ? process.env.AWS_REGION : undefined) ?? 'us-east-1');
+  const sheet = priceSheetFor(target, flags.region);
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
   const report = costReport({ from, to, sheet, usage, runCosts });
   if (flags.csv) return new CliText(costReportCsv(report));
+  if (flags.html !== undefined) return writeHtmlReport(target, flags.html, report, usage, terminal && !flags.json);
   // A person at a terminal reads a table; --json, and any pipe, gets the report as JSON.
   return terminal && !flags.json ? new CliText(costReportTable(report)) : report;
+}
+
+/** The price sheet of the deployment's region (--region, else the SDK's); the twin's are us-east-1's. */
+function priceSheetFor(target: AdminTarget, region: string | undefined): PriceSheet {
+  return loadPriceSheet(region ?? (target.deployed ? process.env.AWS_REGION : undefined) ?? 'us-east-1');
+}
+
+/**
+ * `cost report --html FILE`: the report and its two forecasts (next month at the period's traffic, and at twice
+ * that) as one self-contained page. Answers where it went and the totals it shows.
+ */
+async function writeHtmlReport(target: AdminTarget, file: string, report: CostReport, usage: UsageRow[], asText: boolean): Promise<object> {
+  const forecasts = reportForecasts(report, await linkSamples(target, usage));
+  const html = costReportHtml({ report, forecasts });
+  const path = resolve(file);
+  await writeFile(path, html);
+  const answer = {
+    html: path,
+    bytes: Buffer.byteLength(html),
+    from: report.from,
+    to: report.to,
+    total_usd: report.total_usd,
+    forecast_next_month_usd: forecasts.current.monthly_usd,
+    forecast_twice_traffic_usd: forecasts.double.monthly_usd,
+  };
+  if (!asText) return answer;
+  const dollars = (usd: number | null) => (usd === null ? 'incomplete (see the page)' : `$${usdText(usd)}`);
+  return new CliText(
+    `Wrote ${path} (${answer.bytes.toLocaleString('en-US')} bytes): cost ${report.from} to ${report.to} ${dollars(report.total_usd)}; ` +
+      `next month ${dollars(answer.forecast_next_month_usd)}, at twice the traffic ${dollars(answer.forecast_twice_traffic_usd)}\n`,
+  );
+}
+
+/**
+ * `cost estimate`: a month's cost (× --months) at the traffic asked for, from the per-unit averages of the period
+ * (default the last 30 days): every subject's usage and every finished run are read, --project and --workflow only
+ * narrow which runs the run average comes from.
+ */
+async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: boolean): Promise<object> {
+  const misplaced = REPORT_ONLY.find((name) => flags[name] !== undefined);
+  if (misplaced) throw new UsageError(`--${misplaced} is a flag of cost report, not cost estimate`);
+  const options = estimateOptions(flags);
+  const today = new Date().toISOString().slice(0, 10);
+  const daysBefore = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
+  const to = dayOption(flags.to, today, 'to');
+  const from = dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from');
+  if (from > to) throw new UsageError('--from must not be after --to');
+  const sheet = priceSheetFor(target, flags.region);
+  const usage = await usageRows(target, from, to, undefined);
+  const report = costReport({ from, to, sheet, usage, runCosts: await finishedRunCosts(target, from, to, undefined) });
+  const forecast = estimate(report, await linkSamples(target, usage), options);
+  return terminal && !flags.json ? new CliText(forecastTable(forecast)) : forecast;
+}
+
+/** Each link subject of the usage: the events it accepted in the period, and its type from the links table. */
+async function linkSamples(target: AdminTarget, usage: UsageRow[]): Promise<LinkSample[]> {
+  const events = new Map<string, number>();
+  for (const row of usage) if (row.subject.startsWith('link#')) events.set(row.subject, (events.get(row.subject) ?? 0) + (row.units.webhookEvents ?? 0));
+  const links = createLinksRepository(target.dynamo, target.tables.links);
+  const samples: LinkSample[] = [];
+  const pending = [...events];
+  // A few reads at a time: a deployment with thousands of links must not send thousands at once.
+  for (let start = 0; start < pending.length; start += 16) {
+    const batch = pending.slice(start, start + 16).map(async ([subject, count]) => {
+      const link = await links.getLink(subject.slice('link#'.length));
+      return { subject, type: link?.connector_type ?? null, events: count };
+    });
+    samples.push(...(await Promise.all(batch)));
+  }
+  return samples;
 }
 
 async function usageRows(target: AdminTarget, from: string, to: string, subject: string | undefined): Promise<UsageRow[]> {
@@ -63,7 +149,7 @@ async function usageRows(target: AdminTarget, from: string, to: string, subject:
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await target.dynamo.send(subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }));
-    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item) });
+    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item), models: modelUsageOf(item) });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return rows;
@@ -87,7 +173,7 @@ async function finishedRunCosts(target: AdminTarget, from: string, to: string, p
         ExclusiveStartKey,
       }),
     );
-    for (const item of page.Items ?? []) costs.push({ project: String(item.project_id), workflow_id: String(item.workflow_id), units: item.cost_units as Partial<CostUnits> });
+    for (const item of page.Items ?? []) costs.push({ project: String(item.project_id), workflow_id: String(item.workflow_id), units: item.cost_units as Partial<CostUnits>, models: (item.cost_units as { models?: RunCost['models'] }).models });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return costs;

@@ -21,7 +21,7 @@ keys list [--project P]`;
 export const COLLECTION_USAGE = `tasks create --link <link_id> [--channel a,b] [--direction inbound,outbound]
 tasks create --link <link_id> --once --from ISO --to ISO
 tasks list [--link <link_id>]
-collect --task <task_id>          starts the task's run now and waits for it
+collect --task <task_id>          starts a sweep of the task now and waits for it
 events --link <link_id> [--state queued|handed_off|abandoned]
 handoffs --link <link_id>`;
 
@@ -29,8 +29,15 @@ export const SECRETS_USAGE = `secrets set <NAME> [--project P]     (the value fr
 secrets list [--project P]           (names and versions, never values)
 secrets delete <NAME> [--project P]`;
 
-export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv]
+export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv | --html FILE]
                                      (dates in UTC, both included; default: this month so far; a table
-                                     on a terminal, JSON with --json or into a pipe)`;
+                                     on a terminal, JSON with --json or into a pipe; --html writes one
+                                     self-contained page: daily chart, subjects, workflows, forecast)
+cost estimate [--events N] [--dialogs N] [--runs N] [--workflow ID] [--project P] [--months 1-36]
+              [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--region R] [--json]
+                                     a month's cost (x --months) at N call events, dialogs and runs a month
+                                     (counts not given are 0; none given: the period's own traffic scaled to
+                                     30 days), from the averages of the period (default: the last 30 days)
+                                     plus the fixed monthly cost; --workflow/--project choose the runs`;
 
 export const MODELS_USAGE = `models [list]                       the Bedrock models workflows may name: state, end of life, price`;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { BEDROCK_CATALOG, catalogIds, lookUpModel, PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
 
 /**
@@ -46,8 +47,10 @@ export function parseBedrockModels(value: unknown, now: number = Date.now()): st
 }
 
 /**
- * The ARNs a grant names: a foundation model in the stack's region; a cross-region inference profile in the account,
- * plus its model in every region, because the profile routes the call to another region's model.
+ * What a call to these models reaches, which IAM authorizes too: a foundation model in the stack's region; a
+ * cross-region inference profile in the account, plus its model in every region, because the profile routes the call
+ * to another region's model. The step function calls through the deployment's application inference profiles
+ * (`applicationInferenceProfiles`), and is granted these as what the profiles copy.
  */
 export function bedrockModelArns(models: readonly string[], where: { partition: string; region: string; account: string }): string[] {
   return models.flatMap((model) => {
@@ -66,4 +69,63 @@ export function marketplaceProductIds(models: readonly string[]): string[] {
   // Only the catalog entry is read, so the time given is beside the point.
   const ids = models.flatMap((model) => lookUpModel(model, 0)?.model.marketplaceProductId ?? []);
   return [...new Set(ids)].sort();
+}
+
+/**
+ * What an application inference profile of `model` copies (its `modelSource.copyFrom`): the foundation model in the
+ * deployment's region for a base id, the system-defined cross-region inference profile for a `us.`/`eu.`/`global.` id
+ * (the application profile then routes as that profile does).
+ */
+export function profileSourceArn(model: string, where: { partition: string; region: string; account: string }): string {
+  return isInferenceProfile(model)
+    ? `arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`
+    : `arn:${where.partition}:bedrock:${where.region}::foundation-model/${model}`;
+}
+
+/** One application inference profile of the deployment: the model id workflows name, and what the profile is made of. */
+export interface ApplicationProfileSpec {
+  /** The logical model id (the allow-list's, the price sheet's): what workflows name and usage is metered by. */
+  readonly model: string;
+  /** `InferenceProfileName`: unique in the account and region, at most 64 characters of `^([0-9a-zA-Z:.][ _-]?)+$`. */
+  readonly name: string;
+  readonly description: string;
+  /** `modelSource.copyFrom`. */
+  readonly copyFrom: string;
+}
+
+const PROFILE_NAME = /^([0-9a-zA-Z:.][ _-]?)+$/;
+const PROFILE_NAME_MAX = 64;
+
+/**
+ * The deployment's application inference profiles, one per allowed model, in the list's order. On-demand Bedrock
+ * calls carry no cost allocation tag; a call through a tagged application inference profile is billed with the
+ * profile's tags, so the stack's `Project` tag (and the budget filtering on it) sees the models' spend. CDK creates
+ * these (constructs/inference-profiles.ts); the twin's Bedrock stand-in creates the same at start-up
+ * (lib/twin/bedrock-profiles.ts), so both run the profile route.
+ */
+export function applicationInferenceProfiles(
+  models: readonly string[],
+  where: { partition: string; region: string; account: string; deployment: string },
+): ApplicationProfileSpec[] {
+  const deployment = where.deployment.replace(/[^0-9A-Za-z:.]+/g, '-').replace(/^-+|-+$/g, '') || 'deployment';
+  return models.map((model) => {
+    const name = profileName(deployment, model);
+    if (!PROFILE_NAME.test(name) || name.length > PROFILE_NAME_MAX) throw new Error(`No valid inference profile name for ${model} in ${where.deployment}: ${name}`);
+    return {
+      model,
+      name,
+      description: `${deployment} workflow engine calls to ${model} tagged for cost allocation`.slice(0, 200),
+      copyFrom: profileSourceArn(model, where),
+    };
+  });
+}
+
+/** `<deployment>-<model>`; a deployment name too long for that keeps its start and a hash of the whole. */
+function profileName(deployment: string, model: string): string {
+  const whole = `${deployment}-${model}`;
+  if (whole.length <= PROFILE_NAME_MAX) return whole;
+  const hash = createHash('sha256').update(deployment).digest('hex').slice(0, 8);
+  const room = PROFILE_NAME_MAX - model.length - hash.length - 2;
+  const start = deployment.slice(0, Math.max(0, room)).replace(/[-_ ]+$/, '');
+  return start ? `${start}-${hash}-${model}` : `${hash}-${model}`;
 }

@@ -1,12 +1,14 @@
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
+import { addModelUsage, COST_UNIT_NAMES, type CostUnits, type ModelUsage } from '#shared/metering/cost-meter.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
-import { priceOf, type PriceSheet } from './price-sheet.ts';
+import { modelCostOf, priceOf, type PriceSheet } from './price-sheet.ts';
 
 /** One usage item as stored: its subject (`project#P`, `link#L`), its UTC day and its counters. */
 export interface UsageRow {
   subject: string;
   day: string;
   units: Partial<CostUnits>;
+  /** Its per-model counters (usage-meter.ts `modelUsageOf`): what prices its tokens and images. */
+  models?: ModelUsage;
 }
 
 /** One finished run: whose workflow it was and the units its steps spent. */
@@ -14,6 +16,21 @@ export interface RunCost {
   project: string;
   workflow_id: string;
   units: Partial<CostUnits>;
+  /** What the run's models did (its record's `cost_units.models`). */
+  models?: ModelUsage;
+}
+
+/** One model's usage in the period and its price; `usd` null (and `priced` false) when the price sheet cannot price it. */
+export interface ModelCostLine {
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  images: number;
+  usd: number | null;
+  priced: boolean;
+  source: string | null;
 }
 
 /** Per workflow, its runs' cost: what "which workflow is expensive" is answered from. */
@@ -38,6 +55,12 @@ export interface CostReport {
   per_run: { runs: number; mean_usd: number | null; p95_usd: number | null };
   /** The workflows by mean run cost, most expensive first. */
   workflows: WorkflowCost[];
+  /**
+   * Per model (its logical id: `us.<id>` for a profile, `scripted` offline), most expensive first, the unpriced last:
+   * its tokens and images and what they cost. Its dollars are in the services "Bedrock tokens" and "Bedrock images";
+   * an unpriced model's are in no total.
+   */
+  models: ModelCostLine[];
   fixed_monthly_usd: { item: string; count: number; usd: number }[];
 }
 
@@ -48,52 +71,111 @@ export interface CostReport {
  */
 export function costReport(input: { from: string; to: string; sheet: PriceSheet; usage: UsageRow[]; runCosts: RunCost[] }): CostReport {
   const { sheet } = input;
-  const totals = sumUnits(input.usage.map((row) => row.units));
-  const services = byService(sheet, totals);
-  const bySubject = new Map<string, Partial<CostUnits>[]>();
-  for (const row of input.usage) bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row.units]);
-  const links = input.usage.filter((row) => row.subject.startsWith('link#'));
-  const linkUnits = sumUnits(links.map((row) => row.units));
-  const runPrices = input.runCosts.map((run) => priceOf(sheet, run.units)).sort((a, b) => a - b);
+  const all = metered(input.usage);
+  const services = byService(sheet, all);
+  const bySubject = new Map<string, UsageRow[]>();
+  for (const row of input.usage) bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
+  const links = metered(input.usage.filter((row) => row.subject.startsWith('link#')));
+  const runPrices = input.runCosts.map((run) => usdOf(sheet, metered([run]))).sort((a, b) => a - b);
   return {
     from: input.from,
     to: input.to,
     price_sheet: { region: sheet.region, date: sheet.date, source: sheet.source },
     services: [...services].map(([service, entry]) => ({ service, units: entry.units, usd: money(entry.usd) })),
-    total_usd: money(priceOf(sheet, totals)),
+    total_usd: money(usdOf(sheet, all)),
     days: daysOf(input.from, input.to, sheet, input.usage),
-    subjects: [...bySubject].map(([subject, rows]) => ({ subject, usd: money(priceOf(sheet, sumUnits(rows))) })).sort((a, b) => b.usd - a.usd),
-    per_million_webhook_events: linkUnits.webhookEvents > 0 ? money((priceOf(sheet, linkUnits) / linkUnits.webhookEvents) * 1_000_000) : null,
+    subjects: [...bySubject].map(([subject, rows]) => ({ subject, usd: money(usdOf(sheet, metered(rows))) })).sort((a, b) => b.usd - a.usd),
+    per_million_webhook_events: links.units.webhookEvents > 0 ? money((usdOf(sheet, links) / links.units.webhookEvents) * 1_000_000) : null,
     per_run: { runs: runPrices.length, mean_usd: runPrices.length > 0 ? mean(runPrices) : null, p95_usd: runPrices.length > 0 ? p95(runPrices) : null },
     workflows: workflowCosts(sheet, input.runCosts),
+    models: modelLines(sheet, all.models),
     fixed_monthly_usd: fixedMonthlyCosts(sheet),
   };
 }
 
-function byService(sheet: PriceSheet, totals: CostUnits): Map<string, { units: number; usd: number }> {
-  const services = new Map<string, { units: number; usd: number }>();
-  for (const name of COST_UNIT_NAMES) {
-    const { service, usd_per_unit } = sheet.units[name];
-    const entry = services.get(service) ?? { units: 0, usd: 0 };
-    entry.units += totals[name];
-    entry.usd += totals[name] * usd_per_unit;
-    services.set(service, entry);
+/** What some usage rows (or runs) add up to: their units, and their models' counters. */
+interface Metered {
+  units: CostUnits;
+  models: ModelUsage;
+}
+
+function metered(rows: { units: Partial<CostUnits>; models?: ModelUsage }[]): Metered {
+  return { units: sumUnits(rows.map((row) => row.units)), models: rows.reduce<ModelUsage>((sum, row) => addModelUsage(sum, row.models), addModelUsage(undefined, undefined)) };
+}
+
+/** The per-model dollars of some usage: tokens and images apart (an unpriced model adds nothing). */
+function modelDollars(sheet: PriceSheet, models: ModelUsage): { tokens: number; images: number } {
+  let tokens = 0;
+  let images = 0;
+  for (const model of Object.keys(models)) {
+    const cost = modelCostOf(sheet, model, models[model]!);
+    tokens += cost.tokens_usd;
+    images += cost.images_usd;
   }
+  return { tokens, images };
+}
+
+/** The units at the sheet's unit prices, plus every priced model's tokens and images. */
+function usdOf(sheet: PriceSheet, usage: Metered): number {
+  const { tokens, images } = modelDollars(sheet, usage.models);
+  return priceOf(sheet, usage.units) + tokens + images;
+}
+
+/**
+ * Dollars by service: the units at their unit prices, and the models' dollars in the services of the aggregate units
+ * that count them (`inputTokens` → "Bedrock tokens", `images` → "Bedrock images"), which the sheet prices at 0.
+ */
+function byService(sheet: PriceSheet, usage: Metered): Map<string, { units: number; usd: number }> {
+  const services = new Map<string, { units: number; usd: number }>();
+  const add = (service: string, units: number, usd: number) => {
+    const entry = services.get(service) ?? { units: 0, usd: 0 };
+    entry.units += units;
+    entry.usd += usd;
+    services.set(service, entry);
+  };
+  for (const name of COST_UNIT_NAMES) add(sheet.units[name].service, usage.units[name], usage.units[name] * sheet.units[name].usd_per_unit);
+  const { tokens, images } = modelDollars(sheet, usage.models);
+  add(sheet.units.inputTokens.service, 0, tokens);
+  add(sheet.units.images.service, 0, images);
   return services;
 }
 
 /** Each UTC day from `from` to `to`, both included, priced by service. */
 function daysOf(from: string, to: string, sheet: PriceSheet, usage: UsageRow[]): CostReport['days'] {
-  const rowsByDay = new Map<string, Partial<CostUnits>[]>();
-  for (const row of usage) rowsByDay.set(row.day, [...(rowsByDay.get(row.day) ?? []), row.units]);
+  const rowsByDay = new Map<string, UsageRow[]>();
+  for (const row of usage) rowsByDay.set(row.day, [...(rowsByDay.get(row.day) ?? []), row]);
   const days: CostReport['days'] = [];
   for (let time = Date.parse(`${from}T00:00:00Z`); time <= Date.parse(`${to}T00:00:00Z`); time += 86_400_000) {
     const day = new Date(time).toISOString().slice(0, 10);
-    const totals = sumUnits(rowsByDay.get(day) ?? []);
+    const totals = metered(rowsByDay.get(day) ?? []);
     const usd_by_service = Object.fromEntries([...byService(sheet, totals)].map(([service, entry]) => [service, money(entry.usd)]));
-    days.push({ day, usd_by_service, total_usd: money(priceOf(sheet, totals)) });
+    days.push({ day, usd_by_service, total_usd: money(usdOf(sheet, totals)) });
   }
   return days;
+}
+
+/** One line per model: its counters and dollars, most expensive first, then the unpriced by id. */
+function modelLines(sheet: PriceSheet, models: ModelUsage): ModelCostLine[] {
+  const lines = Object.keys(models).map((model): ModelCostLine => {
+    const counters = models[model]!;
+    const cost = modelCostOf(sheet, model, counters);
+    return {
+      model,
+      input_tokens: counters.input_tokens ?? 0,
+      output_tokens: counters.output_tokens ?? 0,
+      cache_read_tokens: counters.cache_read_tokens ?? 0,
+      cache_write_tokens: counters.cache_write_tokens ?? 0,
+      images: (counters.images_standard_1024 ?? 0) + (counters.images_standard_2048 ?? 0) + (counters.images_premium_1024 ?? 0) + (counters.images_premium_2048 ?? 0),
+      usd: cost.priced ? money(cost.tokens_usd + cost.images_usd) : null,
+      priced: cost.priced,
+      source: cost.source,
+    };
+  });
+  const byId = (a: ModelCostLine, b: ModelCostLine) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0);
+  return lines.sort((a, b) => {
+    if (a.usd === null || b.usd === null) return a.usd === b.usd ? byId(a, b) : a.usd === null ? 1 : -1;
+    return b.usd - a.usd || byId(a, b);
+  });
 }
 
 function workflowCosts(sheet: PriceSheet, runs: RunCost[]): WorkflowCost[] {
@@ -101,7 +183,7 @@ function workflowCosts(sheet: PriceSheet, runs: RunCost[]): WorkflowCost[] {
   for (const run of runs) {
     const key = JSON.stringify([run.project, run.workflow_id]);
     const entry = byWorkflow.get(key) ?? { project: run.project, workflow_id: run.workflow_id, prices: [] };
-    entry.prices.push(priceOf(sheet, run.units));
+    entry.prices.push(usdOf(sheet, metered([run])));
     byWorkflow.set(key, entry);
   }
   return [...byWorkflow.values()]
@@ -128,6 +210,12 @@ function reportRows(report: CostReport): [string, string, string][] {
   const dollars = (usd: number | null, digits: number) => (usd === null ? '' : usd.toFixed(digits));
   return [
     ...report.services.map((service): [string, string, string] => [service.service, String(service.units), dollars(service.usd, 8)]),
+    // A model's row counts its tokens (all four kinds) and images; its dollars are in the Bedrock services above.
+    ...report.models.map((model): [string, string, string] => [
+      `model ${model.model}`,
+      String(model.input_tokens + model.output_tokens + model.cache_read_tokens + model.cache_write_tokens + model.images),
+      model.usd === null ? 'unpriced' : dollars(model.usd, 8),
+    ]),
     ['total', '', dollars(report.total_usd, 8)],
     ['per million webhook events', '', dollars(report.per_million_webhook_events, 6)],
     ['per run (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)],
@@ -136,7 +224,7 @@ function reportRows(report: CostReport): [string, string, string][] {
   ];
 }
 
-/** The CSV a spreadsheet opens: a header row, one row per service, then the totals. */
+/** The CSV a spreadsheet opens: a header row, one row per service, one per model ("unpriced" when it cannot be), then the totals. */
 export function costReportCsv(report: CostReport): string {
   const rows = [['service', 'units', 'usd'], ...reportRows(report)];
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;

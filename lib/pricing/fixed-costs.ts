@@ -1,6 +1,7 @@
 import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
+import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
 import { LATENCY_P99_MS } from '#lib/cdk/constructs/operations.ts';
 import type { PriceSheet } from './price-sheet.ts';
 
@@ -15,13 +16,23 @@ export function alarmMetricCount(): number {
   return functions * 2 + ROUTE_GROUPS.length * 2 + Object.keys(LATENCY_P99_MS).length + 1 + 3 + 1 + 2 + 4 + Object.keys(TABLE_ENV).length * 2;
 }
 
-/** What the stack costs each month while nobody uses it: alarms, the dashboard and the alarm topic's key, nothing else. */
+/**
+ * What the stack bills each month whatever its traffic: the alarms (per metric they read), the dashboard, the alarm
+ * topic's KMS key, and the custom metrics the functions publish (functions/shared/lambda/custom-metrics.ts: CloudWatch
+ * bills each metric by the hour it receives data, so this is the month of a deployment busy every hour, a ceiling);
+ * and the nightly schedule's SQS dead-letter queue, listed at $0: SQS bills requests, and the queue gets one only when
+ * the schedule fails to invoke its function after its retries (its price per million is in the sheet). Everything else
+ * is billed per request (and metered per invocation, CloudWatch Logs ingestion and EventBridge events included).
+ */
 export function fixedMonthlyCosts(sheet: PriceSheet) {
   const alarmMetrics = alarmMetricCount();
+  const customMetrics = customMetricCount();
   return [
     { item: 'CloudWatch alarms', count: alarmMetrics, usd: round(alarmMetrics * sheet.fixed_monthly.alarm_metric.usd) },
     { item: 'CloudWatch dashboard', count: 1, usd: sheet.fixed_monthly.dashboard.usd },
     { item: 'KMS key (alarm topic)', count: 1, usd: sheet.fixed_monthly.kms_key.usd },
+    { item: 'CloudWatch custom metrics', count: customMetrics, usd: round(customMetrics * sheet.fixed_monthly.custom_metric.usd) },
+    { item: 'SQS dead-letter queue (nightly schedule)', count: 1, usd: sheet.fixed_monthly.dead_letter_queue.usd },
   ];
 }
 

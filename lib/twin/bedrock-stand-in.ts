@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { lookUpModel } from '#shared/bedrock-catalog.ts';
+import { localApplicationProfile, modelIdOfLocalArn } from './bedrock-profiles.ts';
 import { conversationProblem } from './bedrock-converse-rules.ts';
 import { drawNovaCanvasImage, novaCanvasProblem } from './bedrock-nova-canvas.ts';
 
@@ -12,8 +13,8 @@ export interface ConverseTurn {
   toolUses?: { toolUseId?: string; name: string; input: unknown }[];
   /** Default: `tool_use` with tool uses, else `end_turn`. */
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'content_filtered' | 'guardrail_intervened';
-  /** Default: estimated, about 4 characters a token. */
-  usage?: { inputTokens: number; outputTokens: number };
+  /** Default: estimated, about 4 characters a token. Cache tokens (Bedrock's prompt cache) are reported as given. */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number };
   /** An HTTP error instead of a stream, e.g. `{status: 429, type: 'ThrottlingException', message}`. */
   httpError?: { status: number; type: string; message: string };
   /** An exception message in the stream after its first `afterEvents` events. */
@@ -24,8 +25,11 @@ export interface BedrockStandIn {
   endpoint: string;
   /** Appended to the model's queue; each ConverseStream call to it takes the next turn. */
   scriptConverse(modelId: string, turns: ConverseTurn[]): void;
-  /** Every request received, parsed, in order. */
-  requests: { operation: 'ConverseStream' | 'InvokeModel'; modelId: string; body: unknown }[];
+  /**
+   * Every request received, parsed, in order: `modelId` is the model the call reached (an application inference
+   * profile's ARN resolved to the model id it copies), `invokedAs` the identifier the call named.
+   */
+  requests: { operation: 'ConverseStream' | 'InvokeModel'; modelId: string; invokedAs: string; body: unknown }[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -45,7 +49,9 @@ type Json = Record<string, unknown>;
  * unscripted call answers `(local Bedrock stand-in) <the last user text>`, so `npm start` works without a model.
  * Requests the service would refuse are refused (bedrock-converse-rules.ts, bedrock-nova-canvas.ts), and
  * `inferenceConfig.maxTokens` cuts the text and stops with `max_tokens` (a token counted as 4 characters).
- * The IAM front door before it checks signatures and which models the caller may invoke.
+ * A model is named by its id, its foundation model or cross-region profile ARN, or the ARN of an application inference
+ * profile the twin created (bedrock-profiles.ts), which answers as the model it copies; any other ARN is an invalid
+ * identifier. The IAM front door before it checks signatures and which models and profiles the caller may invoke.
  */
 export async function startBedrockStandIn(options: { port?: number; host?: string; now?: () => number } = {}): Promise<BedrockStandIn> {
   const now = options.now ?? Date.now;
@@ -58,7 +64,9 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const match = /^\/model\/([^/?]+)\/(converse-stream|invoke)$/.exec(request.url ?? '');
     if (request.method !== 'POST' || !match) return refuse(response, 404, 'UnknownOperationException', 'The stand-in answers ConverseStream and InvokeModel only');
-    const modelId = decodeURIComponent(match[1]!);
+    const invokedAs = decodeURIComponent(match[1]!);
+    const modelId = modelOf(invokedAs);
+    if (modelId === undefined) return refuse(response, 400, 'ValidationException', INVALID_MODEL_IDENTIFIER);
     const refusal = modelRefusal(modelId, match[2] === 'invoke' ? 'image' : 'text', now());
     if (refusal) return refuse(response, refusal.status, refusal.type, refusal.message);
     let body: Json;
@@ -68,10 +76,10 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
       return refuse(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
     }
     if (match[2] === 'invoke') {
-      requests.push({ operation: 'InvokeModel', modelId, body });
+      requests.push({ operation: 'InvokeModel', modelId, invokedAs, body });
       return invokeModel(response, modelId, body);
     }
-    requests.push({ operation: 'ConverseStream', modelId, body });
+    requests.push({ operation: 'ConverseStream', modelId, invokedAs, body });
     const problem = conversationProblem(body);
     if (problem) return refuse(response, 400, 'ValidationException', problem);
     const turn = queues.get(modelId)?.shift() ?? defaultTurn(body);
@@ -100,13 +108,27 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
   };
 }
 
+const INVALID_MODEL_IDENTIFIER = 'The provided model identifier is invalid.';
+
+/**
+ * The model id a call's identifier names: the id itself; a foundation model's or a cross-region inference profile's
+ * ARN (in the twin's region and account); an application inference profile's ARN only if the twin created it (lib/twin/
+ * bedrock-profiles.ts), as the model it copies. Any other ARN (another account's or region's, a profile that does not
+ * exist, a resource type Bedrock does not invoke) is undefined, which Bedrock answers as an invalid identifier.
+ */
+function modelOf(identifier: string): string | undefined {
+  if (!identifier.startsWith('arn:')) return identifier;
+  if (/^arn:[^:]*:bedrock:[^:]*:[^:]*:application-inference-profile\//.test(identifier)) return localApplicationProfile(identifier)?.model;
+  return modelIdOfLocalArn(identifier);
+}
+
 /**
  * What Bedrock answers for a model it will not serve: an id it does not know (or a model past its end of life that
  * it no longer lists), a model that only an inference profile serves on demand, and an operation the model lacks.
  */
 function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { status: number; type: string; message: string } | undefined {
   const found = lookUpModel(modelId, at);
-  if (!found) return { status: 400, type: 'ValidationException', message: 'The provided model identifier is invalid.' };
+  if (!found) return { status: 400, type: 'ValidationException', message: INVALID_MODEL_IDENTIFIER };
   if (found.state === 'ended') {
     return { status: 404, type: 'ResourceNotFoundException', message: 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.' };
   }

@@ -13,6 +13,8 @@ import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from 
 import { LocalLambda } from './lambda/function-host.ts';
 import { LOCAL_COLLECTION_STATE_MACHINE_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn, localStateMachineArn } from './local-arns.ts';
 import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
+import { createLocalInferenceProfiles } from './bedrock-profiles.ts';
+import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
 import { startSsmStandIn } from './ssm-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
@@ -125,12 +127,16 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
   const ssm = await startSsmStandIn({ dataDir: options.dataDir });
   const bedrock = await startBedrockStandIn({ now: options.now });
+  // What CloudFormation creates on AWS: one tagged application inference profile per allowed model, through the same
+  // function (lib/cdk/bedrock-models.ts); the step function calls Bedrock through them here too.
+  const bedrockModels = options.bedrockModels ?? DEFAULT_BEDROCK_MODELS;
+  const inferenceProfiles = createLocalInferenceProfiles(bedrockModels);
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
   const principals: LocalPrincipal[] = [
     { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY },
-    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, options.bedrockModels) })),
+    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles) })),
   ];
   const accessDenials: AccessDenial[] = [];
   const frontDoor = (service: LocalService, upstream: string, offset: number) =>
@@ -156,7 +162,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     const lambda = new LocalLambda({
       functionName: declaration.id,
       handlerFile: join(FUNCTIONS_DIR, declaration.handler),
-      environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!, localFiles),
+      environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!, localFiles, inferenceProfiles.profiles),
       timeoutSeconds,
       streaming,
       memoryMb: declaration.memorySize ?? FUNCTION_MEMORY_MB,
@@ -239,6 +245,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
       await Promise.all([stores.close(), ssm.close(), bedrock.close()]);
+      inferenceProfiles.remove();
       removeTwinFile(options.dataDir, twin);
     },
   };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import type { CostReport } from '#lib/pricing/cost-report.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
+import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import { callEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
@@ -21,6 +22,11 @@ const K = 2;
 const PROJECT = 'costed';
 const sheet = loadPriceSheet();
 const price = (units: Record<string, number>) => Object.entries(units).reduce((sum, [name, count]) => sum + count * sheet.units[name as keyof typeof sheet.units].usd_per_unit, 0);
+/**
+ * Model tokens are priced per model, not by the aggregate counters (which the sheet prices at 0): the fixtures' runs
+ * use the scripted (offline) model, its own line at the sheet's `scripted` price, $0.
+ */
+const scriptedOutput = (tokens: number) => (tokens * sheet.models.scripted!.output_usd_per_million!) / 1_000_000;
 
 /**
  * Units per operation, as lib/pricing/README.md documents them. Lambda time is the one figure that varies with the machine;
@@ -92,7 +98,8 @@ afterAll(() => twin?.close());
 
 describe('cost report', () => {
   it('agrees within 10 % with the hand calculation from the price sheet and the documented units', () => {
-    const expected = N * price(CALL_EVENT) + M * price(APPROVAL_RUN) + K * price(STREAMED_RUN);
+    const models = scriptedOutput(M * APPROVAL_RUN.outputTokens + K * STREAMED_RUN.outputTokens);
+    const expected = N * price(CALL_EVENT) + M * price(APPROVAL_RUN) + K * price(STREAMED_RUN) + models;
     // Key creation, link binding and publishing are the operator's, outside the API: not metered.
     expect(report.total_usd).toBeGreaterThan(expected * 0.9);
     expect(report.total_usd).toBeLessThan(expected * 1.1);
@@ -100,7 +107,7 @@ describe('cost report', () => {
     expect(report.per_million_webhook_events).toBeLessThan(price(CALL_EVENT) * 1e6 * 1.1);
   });
 
-  it('shows services, subjects, runs and the fixed monthly cost, which is only alarms, the dashboard and the key', () => {
+  it('shows services, subjects, runs and the fixed monthly cost: alarms, the dashboard, the key, custom metrics and the dead-letter queue', () => {
     expect(report.price_sheet).toMatchObject({ region: 'us-east-1', date: sheet.date });
     const services = Object.fromEntries(report.services.map((service) => [service.service, service]));
     expect(services['API Gateway']!.units).toBe(N + M * APPROVAL_RUN.apiRequests + K * STREAMED_RUN.apiRequests);
@@ -110,7 +117,15 @@ describe('cost report', () => {
     expect(report.subjects.map((subject) => subject.subject).sort()).toEqual([`link#${linkId}`, `project#${PROJECT}`]);
     expect(report.per_run.runs).toBe(M + K);
     expect(report.per_run.p95_usd!).toBeGreaterThanOrEqual(report.per_run.mean_usd!);
-    expect(report.fixed_monthly_usd.map((fixed) => fixed.item)).toEqual(['CloudWatch alarms', 'CloudWatch dashboard', 'KMS key (alarm topic)']);
+    // The scripted model is a line of its own, at $0: no longer priced as a Bedrock model.
+    expect(report.models).toEqual([
+      { model: 'scripted', input_tokens: 0, output_tokens: M * APPROVAL_RUN.outputTokens + K * STREAMED_RUN.outputTokens, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: 0, priced: true, source: sheet.models.scripted!.source },
+    ]);
+    expect(services['Bedrock tokens']!.usd).toBe(0);
+    expect(report.fixed_monthly_usd.map((fixed) => fixed.item)).toEqual([
+      'CloudWatch alarms', 'CloudWatch dashboard', 'KMS key (alarm topic)', 'CloudWatch custom metrics', 'SQS dead-letter queue (nightly schedule)',
+    ]);
+    expect(report.fixed_monthly_usd[3]).toEqual({ item: 'CloudWatch custom metrics', count: customMetricCount(), usd: Math.round(customMetricCount() * 30) / 100 });
     expect(report.fixed_monthly_usd[0]).toEqual({ item: 'CloudWatch alarms', count: alarmMetricCount(), usd: Math.round(alarmMetricCount() * 10) / 100 });
   });
 

@@ -30,7 +30,7 @@ function tourScript(address: string): string {
 }
 
 describe("the README's tour", () => {
-  it('runs as written: a dialog handed off, a call accepted, a run approved and streamed, a cost report', async () => {
+  it('runs as written: a dialog handed off, a call accepted, a run approved and streamed, a cost report, its page and a forecast', async () => {
     const script = tourScript(new URL(twin.url).host);
     expect(script).toContain('collect --task');
     const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', script], {
@@ -45,5 +45,7 @@ describe("the README's tour", () => {
     expect(stdout).toContain('"status":"interrupted"');
     expect(stdout).toMatch(/event: complete\ndata: \{[^\n]*"status":"completed"/);
     expect(stdout).toContain('"total_usd"');
+    expect(stdout).toMatch(/"html":\s*"[^"]*cost\.html"/);
+    expect(stdout).toMatch(/"monthly_usd":\s*\d/);
   }, 300_000);
 });

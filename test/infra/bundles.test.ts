@@ -13,6 +13,7 @@ import { defaultProvider } from '#lib/cdk/bundling/lambda-credentials.ts';
 import { gte } from '#lib/cdk/bundling/semver-gte.ts';
 import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/twin/stores.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
+import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import { BUNDLE_BUDGET_BYTES, importInFreshNode, listFunctionBundles, staticImportClosure, type FunctionBundle } from '../bench/bundle-list.ts';
 
 /**
@@ -41,8 +42,12 @@ beforeAll(() => {
     // As the CLI sets them: construct paths and asset directories in the template's metadata.
     context: { 'aws:cdk:enable-path-metadata': true, 'aws:cdk:enable-asset-metadata': true },
   });
-  new PlatformStack(app, 'Bundled');
+  const stack = new PlatformStack(app, 'Bundled');
   bundles = listFunctionBundles(app.synth().directory);
+  // The step function's profile map is a Fn::Join of the profiles' ARNs, which CloudFormation resolves at deploy; the
+  // listing's placeholder is no JSON map, which the step function refuses at cold start. Give it the deployed shape.
+  const profiles = JSON.stringify(Object.fromEntries(stack.engine.bedrockModels.map((model, i) => [model, `arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/dummy${i}`])));
+  for (const bundle of bundles) if (INFERENCE_PROFILES_ENV in bundle.environment) bundle.environment[INFERENCE_PROFILES_ENV] = profiles;
 }, 120_000);
 
 describe('function bundles from cdk synth', () => {

@@ -48,7 +48,12 @@ describe('the cost report on a terminal', () => {
     sheet: loadPriceSheet(),
     usage: [
       { subject: 'link#lnk_a', day: '2026-11-02', units: { apiRequests: 1000, lambdaInvocations: 1000, webhookEvents: 1000 } },
-      { subject: 'project#default', day: '2026-11-03', units: { apiRequests: 20, stateTransitions: 40 } },
+      {
+        subject: 'project#default',
+        day: '2026-11-03',
+        units: { apiRequests: 20, stateTransitions: 40, modelCalls: 2, inputTokens: 1005, outputTokens: 100 },
+        models: { 'amazon.nova-pro-v1:0': { input_tokens: 1000, output_tokens: 100 }, 'acme.unknown-v1:0': { input_tokens: 5 } },
+      },
     ],
     runCosts: [
       { project: 'default', workflow_id: 'wf', units: { stateTransitions: 4 } },
@@ -68,6 +73,9 @@ describe('the cost report on a terminal', () => {
       if (count) expect(line, label).toContain(` ${count} `);
     }
     expect(table).toContain(`  link#lnk_a`);
+    // One row per model, its dollars in the USD column, or "unpriced" where the sheet cannot price it.
+    expect(lines.find((line) => line.startsWith('model amazon.nova-pro-v1:0 '))).toMatch(/ 1100 +0\.00112000$/);
+    expect(lines.find((line) => line.startsWith('model acme.unknown-v1:0 '))).toMatch(/ 5 +unpriced$/);
     const usdColumn = lines.filter((line) => /\d\.\d{8}$/.test(line)).map((line) => line.length);
     expect(new Set(usdColumn).size).toBe(1);
   });

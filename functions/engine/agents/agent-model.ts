@@ -1,4 +1,5 @@
 import type { RunUsage } from '#executions/run-usage.ts';
+import type { ModelUsage } from '#shared/metering/cost-meter.ts';
 import type { NodeOfType } from '#workflows/definition-schema.ts';
 import type { TemplateScope } from '#workflows/template.ts';
 import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
@@ -29,6 +30,8 @@ export interface AgentTurnRequest {
   describeTools: () => Promise<ToolDescriptor[]>;
   onToken: (content: string) => void;
   usage: RunUsage;
+  /** The same tokens by model (the node's `model_id`; `scripted` offline), cache reads and writes included. */
+  models?: ModelUsage;
 }
 
 export type ToolCallRequest = { id: string; name: string; args: Record<string, unknown> };

@@ -3,9 +3,11 @@ import { ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { isJsonObject } from '#shared/json-object.ts';
 import { renderText } from '#workflows/template.ts';
 import { RunFailure } from '../run-failure.ts';
+import { invocationModelId } from '../inference-profiles.ts';
 import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
 import { HANDOFF_TOOL_PREFIX } from '#workflows/tool-references.ts';
 import type { AgentModel, AgentNode, AgentTurn, ContentBlock, TranscriptMessage, ToolCallRequest } from './agent-model.ts';
+import { countBedrockTokens } from '../model-usage.ts';
 
 
 /**
@@ -16,11 +18,11 @@ import type { AgentModel, AgentNode, AgentTurn, ContentBlock, TranscriptMessage,
  */
 export function bedrockAgentModel(client: BedrockRuntimeClient): AgentModel {
   return {
-    async turn({ nodeId, node, scope, transcript, describeTools, onToken, usage }) {
+    async turn({ nodeId, node, scope, transcript, describeTools, onToken, usage, models }) {
       const tools = [...(await describeTools()).map(toolSpec), ...node.handoffs.map(handoffSpec)];
       const response = await client.send(
         new ConverseStreamCommand({
-          modelId: node.model_id,
+          modelId: invocationModelId(node.model_id),
           system: node.instructions ? [{ text: renderText(node.instructions, scope) }] : undefined,
           messages: transcript.map(asBedrockMessage),
           toolConfig: tools.length > 0 ? { tools } : undefined,
@@ -30,8 +32,7 @@ export function bedrockAgentModel(client: BedrockRuntimeClient): AgentModel {
       usage.model_calls += 1;
       const turn = new TurnAssembly(onToken);
       for await (const event of response.stream ?? []) turn.take(event);
-      usage.input_tokens += turn.inputTokens;
-      usage.output_tokens += turn.outputTokens;
+      countBedrockTokens(usage, models, node.model_id, turn.tokens);
       return turn.decision(nodeId, node);
     },
   };
@@ -72,8 +73,8 @@ function resultContent(answer: ToolAnswer): ToolResultContentBlock {
 /** One streamed assistant message, put back together from its events. */
 class TurnAssembly {
   text = '';
-  inputTokens = 0;
-  outputTokens = 0;
+  /** The turn's `metadata.usage`, summed (one metadata event per answer). */
+  readonly tokens = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheWriteInputTokens: 0 };
   private stopReason: string | undefined;
   private readonly toolUses = new Map<number, { toolUseId: string; name: string; input: string; complete: boolean }>();
 
@@ -100,8 +101,11 @@ class TurnAssembly {
     }
     if (event.messageStop) this.stopReason = event.messageStop.stopReason;
     if (event.metadata?.usage) {
-      this.inputTokens += event.metadata.usage.inputTokens ?? 0;
-      this.outputTokens += event.metadata.usage.outputTokens ?? 0;
+      const usage = event.metadata.usage;
+      this.tokens.inputTokens += usage.inputTokens ?? 0;
+      this.tokens.outputTokens += usage.outputTokens ?? 0;
+      this.tokens.cacheReadInputTokens += usage.cacheReadInputTokens ?? 0;
+      this.tokens.cacheWriteInputTokens += usage.cacheWriteInputTokens ?? 0;
     }
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { renderText, renderValue } from '#workflows/template.ts';
+import { countModel, SCRIPTED_MODEL } from '#shared/metering/cost-meter.ts';
 import { RunFailure } from '../run-failure.ts';
 import { wordTokens, type AgentModel } from './agent-model.ts';
 
@@ -10,7 +11,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * and deterministically. A turn counts as a model call; a reply's word tokens count as its output tokens.
  */
 export const scriptedAgentModel: AgentModel = {
-  async turn({ nodeId, node, scope, turn, onToken, usage }) {
+  async turn({ nodeId, node, scope, turn, onToken, usage, models }) {
     const step = node.script[turn];
     if (!step) throw new RunFailure(`Agent ${nodeId} ended its script without a reply`);
     usage.model_calls += 1;
@@ -22,6 +23,7 @@ export const scriptedAgentModel: AgentModel = {
         onToken(token);
       }
       usage.output_tokens += tokens.length;
+      if (models) countModel(models, SCRIPTED_MODEL, { output_tokens: tokens.length });
       return { kind: 'reply', text };
     }
     if ('handoff' in step) return { kind: 'handoff', text: '', to: step.handoff };

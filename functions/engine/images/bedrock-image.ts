@@ -1,5 +1,6 @@
 import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { RunFailure } from '../run-failure.ts';
+import { invocationModelId } from '../inference-profiles.ts';
 import type { ImageModel } from './image-model.ts';
 
 interface NovaCanvasResponse {
@@ -10,16 +11,16 @@ interface NovaCanvasResponse {
 /** Amazon Nova Canvas through InvokeModel (TEXT_IMAGE, one image): its answer is the base64 PNG. */
 export function bedrockImageModel(client: BedrockRuntimeClient): ImageModel {
   return {
-    async generate({ prompt, width, height, seed, modelId }) {
+    async generate({ prompt, width, height, seed, quality, modelId }) {
       const response = await client.send(
         new InvokeModelCommand({
-          modelId,
+          modelId: invocationModelId(modelId),
           contentType: 'application/json',
           accept: 'application/json',
           body: JSON.stringify({
             taskType: 'TEXT_IMAGE',
             textToImageParams: { text: prompt },
-            imageGenerationConfig: { width, height, numberOfImages: 1, ...(seed === undefined ? {} : { seed }) },
+            imageGenerationConfig: { width, height, numberOfImages: 1, ...(seed === undefined ? {} : { seed }), ...(quality === undefined ? {} : { quality }) },
           }),
         }),
       );

@@ -3,6 +3,8 @@ export interface ImageRequest {
   width: number;
   height: number;
   seed?: number;
+  /** Nova Canvas's `quality` (its default: standard); priced per image by quality and size class. */
+  quality?: 'standard' | 'premium';
   modelId: string;
 }
 

@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
+import { meterLogs } from '../metering/log-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
 import { DomainError } from '../errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
@@ -41,7 +42,7 @@ export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, 
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1 });
     try {
-      return await runMetered(metering, () => adapter(request, context));
+      return await runMetered(metering, () => meterLogs(metering, () => adapter(request, context)));
     } finally {
       await settleUsage(usage, metering, context);
     }

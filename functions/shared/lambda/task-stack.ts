@@ -3,6 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
 import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
+import { meterLogs } from '../metering/log-meter.ts';
 import { logger, publishMetricsAtEnd, tracer } from './powertools.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
 import { forStateMachine } from '../store/transient-errors.ts';
@@ -25,7 +26,7 @@ export function withTaskStack<Schema extends z.ZodMiniType, Result>(
       // The error type Lambda reports to the state machine: classic zod's name, not zod/mini's `$ZodError`.
       if (!input.success) throw Object.assign(input.error, { name: 'ZodError' });
       logger.appendKeys(correlationIds(input.data));
-      return await runMetered(metering, () => task(input.data, context));
+      return await runMetered(metering, () => meterLogs(metering, () => task(input.data, context)));
     } catch (error) {
       throw forStateMachine(error);
     } finally {

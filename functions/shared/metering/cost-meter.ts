@@ -43,8 +43,72 @@ export const COST_UNIT_NAMES = [
   'logBytes', 'eventBridgeEvents', 'webhookEvents', 'runsFinished',
 ] as const satisfies readonly (keyof CostUnits)[];
 
+/**
+ * What each model did, by its LOGICAL id (the id a workflow names: a foundation model, a cross-region profile such as
+ * `us.<id>`, or `scripted` for the offline providers), never the ARN a call may be routed through: the id is the
+ * price key. Tokens as the model reports them (Bedrock's `inputTokens` leaves out the cache reads and writes) and
+ * images by quality and size class (`1024`: up to 1024 x 1024 pixels, `2048`: up to 2048 x 2048). Only counters
+ * that moved are present.
+ */
+export const MODEL_COUNTER_NAMES = [
+  'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens',
+  'images_standard_1024', 'images_standard_2048', 'images_premium_1024', 'images_premium_2048',
+] as const;
+export type ModelCounterName = (typeof MODEL_COUNTER_NAMES)[number];
+export type ModelCounters = Partial<Record<ModelCounterName, number>>;
+/** Model id → its counters (a null-prototype map: ids come from definitions and stored items). */
+export type ModelUsage = Record<string, ModelCounters>;
+/** The offline providers (scripted llm, agent and image nodes): a model key of its own, priced at $0. */
+export const SCRIPTED_MODEL = 'scripted';
+export type ImageQuality = 'standard' | 'premium';
+
+/** An image's counter: Nova Canvas prices by quality and by size class, "up to 1024 x 1024" or "up to 2048 x 2048" pixels. */
+export function imageCounter(width: number, height: number, quality: ImageQuality = 'standard'): ModelCounterName {
+  return `images_${quality}_${width * height <= 1024 * 1024 ? '1024' : '2048'}`;
+}
+
+export function emptyModelUsage(): ModelUsage {
+  return Object.create(null) as ModelUsage;
+}
+
+/** Adds `counters` to `usage[modelId]` in place; a counter (and a model) that comes to zero is left out. */
+export function countModel(usage: ModelUsage, modelId: string, counters: ModelCounters): void {
+  for (const name of MODEL_COUNTER_NAMES) {
+    const value = Number(counters[name] ?? 0);
+    if (value === 0 || !Number.isFinite(value)) continue;
+    const entry = Object.hasOwn(usage, modelId) ? usage[modelId]! : (usage[modelId] = {});
+    const sum = (entry[name] ?? 0) + value;
+    if (sum === 0) delete entry[name];
+    else entry[name] = sum;
+    if (Object.keys(entry).length === 0) delete usage[modelId];
+  }
+}
+
+/** `a` plus `b` (either may be missing), as a new map. */
+export function addModelUsage(a: ModelUsage | undefined, b: ModelUsage | undefined): ModelUsage {
+  const sum = emptyModelUsage();
+  for (const usage of [a, b]) for (const modelId of Object.keys(usage ?? {})) countModel(sum, modelId, usage![modelId]!);
+  return sum;
+}
+
+/** `a` minus `b`, counter by counter: what a run's models did since `b` was its usage. */
+export function subtractModelUsage(a: ModelUsage | undefined, b: ModelUsage | undefined): ModelUsage {
+  const difference = addModelUsage(a, undefined);
+  for (const modelId of Object.keys(b ?? {})) {
+    const negated = Object.fromEntries(Object.entries(b![modelId]!).map(([name, value]) => [name, -value])) as ModelCounters;
+    countModel(difference, modelId, negated);
+  }
+  return difference;
+}
+
+export function hasModelUsage(usage: ModelUsage | undefined): usage is ModelUsage {
+  return usage !== undefined && Object.keys(usage).some((modelId) => Object.values(usage[modelId] ?? {}).some((value) => value !== 0));
+}
+
 export interface Metering {
   units: CostUnits;
+  /** What the invocation's models did (a step's llm, agent and image nodes); the usage item gets a counter per model. */
+  models?: ModelUsage;
   /** When the invocation started (performance.now()), and its memory: its Lambda units so far. */
   startedAtMs: number;
   memoryMb: number;
@@ -71,6 +135,13 @@ export function recordCost(change: Partial<CostUnits>): void {
   for (const [key, value] of Object.entries(change) as [keyof CostUnits, number][]) {
     metering.units[key] += value;
   }
+}
+
+/** Counts what models did into the invocation's usage (per model id; see MODEL_COUNTER_NAMES). */
+export function recordModelUsage(usage: ModelUsage): void {
+  const metering = storage.getStore();
+  if (!metering || !hasModelUsage(usage)) return;
+  metering.models = addModelUsage(metering.models, usage);
 }
 
 /** This invocation's units so far, its Lambda duration included (a run adds them up step by step). */

@@ -9,9 +9,10 @@ import { taskFunctions } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
 import { SECRETS_PREFIX_ENV, type StateMachineAccess } from '#shared/resources.ts';
 import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
+import { DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
 import type { Data } from './data.ts';
 import type { HandlerFunction } from './handler-function.ts';
+import { InferenceProfiles } from './inference-profiles.ts';
 import { bindStateMachines, grantStateMachine, standardStateMachine, type StateMachineOwner } from './state-machines.ts';
 import { createTaskFunction, tasksOf } from './task-function.ts';
 
@@ -49,20 +50,23 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
   public readonly secretsPrefix: string;
   /** The Bedrock models the step function may invoke. */
   public readonly bedrockModels: readonly string[];
+  /** One tagged application inference profile per allowed model: the step function calls the models through these. */
+  public readonly inferenceProfiles: InferenceProfiles;
 
   constructor(scope: Construct, id: string, props: WorkflowEngineProps) {
     super(scope, id);
     const stack = Stack.of(this);
     this.secretsPrefix = `/${stack.stackName}/secrets`;
     const models = (this.bedrockModels = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS);
+    this.inferenceProfiles = new InferenceProfiles(this, 'InferenceProfiles', { models });
     const { own, invoked } = tasksOf(taskFunctions, 'workflow');
     for (const task of own) {
       if (task.announcesHandoffs || task.trigger === 'nightly') throw new Error(`${task.id}: hand-offs and the nightly schedule are the collection's`);
       const fn = createTaskFunction(this, task, props.data);
       if (task.invokesBedrock) {
-        // ConverseStream needs InvokeModelWithResponseStream; Nova Canvas images need InvokeModel.
-        const resources = bedrockModelArns(models, { partition: stack.partition, region: stack.region, account: stack.account });
-        fn.addToRolePolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }));
+        // Every call goes through the model's tagged application inference profile: ConverseStream needs
+        // InvokeModelWithResponseStream, Nova Canvas images InvokeModel, on the profile and on what it copies.
+        this.inferenceProfiles.grantInvoke(fn);
         const products = marketplaceProductIds(models);
         if (products.length > 0) {
           // A third-party model's first call subscribes the account; Subscribe is held to those products (ViewSubscriptions

@@ -58,9 +58,15 @@ function policyOf(statements: readonly Statement[]): Policy {
 
 /**
  * The local twin's copy of the role CDK gives the function: the same action lists (functions/shared/resources.ts)
- * on the local ARNs of the same tables, prefixes and state machines.
+ * on the local ARNs of the same tables, prefixes and state machines, and for Bedrock the grant
+ * lib/cdk/constructs/inference-profiles.ts writes: the deployment's application inference profiles (`inferenceProfiles`,
+ * model id → ARN, as the twin created them) and what they copy.
  */
-export function functionPolicy(declaration: FunctionDeclaration, bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS): Policy {
+export function functionPolicy(
+  declaration: FunctionDeclaration,
+  bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS,
+  inferenceProfiles: ReadonlyMap<string, string> = new Map(),
+): Policy {
   const statements: Statement[] = [];
   for (const [table, access] of Object.entries(declaration.tables) as [TableName, Access][]) {
     const arn = localTableArn(table);
@@ -78,6 +84,8 @@ export function functionPolicy(declaration: FunctionDeclaration, bedrockModels: 
     }
   }
   if (declaration.invokesBedrock) {
+    const profiles = bedrockModels.flatMap((model) => inferenceProfiles.get(model) ?? []);
+    if (profiles.length > 0) statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream', 'bedrock:GetInferenceProfile'], profiles));
     const models = bedrockModelArns(bedrockModels, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
     statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], models));
     const products = marketplaceProductIds(bedrockModels);

@@ -1,6 +1,7 @@
 import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
+import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
 
 /** One IAM check a request needs: the action and the ARN it acts on. */
 export interface Permission {
@@ -133,7 +134,9 @@ const INFERENCE_PROFILE_ARN = /^arn:aws:bedrock:[^:]*:[^:]*:inference-profile\/(
 
 /**
  * Bedrock Runtime (REST): `/model/<id>/<operation>` acts on the foundation model the id names, or on the inference
- * profile and the model in every region it routes to. An ARN names its own resource.
+ * profile and the model in every region it routes to. An ARN names its own resource; an application inference
+ * profile the twin created (lib/twin/bedrock-profiles.ts) also needs `bedrock:GetInferenceProfile` on itself and the
+ * invoke action on what it copies, as Bedrock authorizes the model behind the profile too.
  */
 export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const match = /^\/model\/([^/?]+)\/([a-z-]+)(?:\?|$)/.exec(request.url);
@@ -145,6 +148,15 @@ export function bedrockPermissions(request: ServiceRequest): Permission[] {
     return [{ action: 'bedrock:Unknown', resource: '*' }];
   }
   const action = BEDROCK_ACTIONS[match[2]!] ?? `bedrock:${match[2]}`;
+  const application = localApplicationProfile(modelId);
+  if (application) {
+    return [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(application.model, action)];
+  }
+  return modelPermissions(modelId, action);
+}
+
+/** What invoking a model id or an ARN needs, with `action`: see bedrockPermissions. */
+function modelPermissions(modelId: string, action: string): Permission[] {
   const profileId = modelId.startsWith('arn:') ? INFERENCE_PROFILE_ARN.exec(modelId)?.[1] : modelId;
   const target = profileId === undefined ? undefined : profileTarget(profileId);
   const [own] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });

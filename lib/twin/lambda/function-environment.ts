@@ -1,4 +1,5 @@
 import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENVS, TABLE_ENV, type BucketName, type StateMachineName, type TableName } from '#shared/resources.ts';
+import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
 import { LOCAL_SECRETS_PREFIX, localStateMachineArn } from '#lib/twin/local-arns.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
@@ -45,6 +46,7 @@ export function functionEnvironment(
   endpoints: LocalEndpoints,
   credentials: LocalCredentials,
   localFiles: { handoffEvents: string },
+  inferenceProfiles?: ReadonlyMap<string, string>,
 ): Record<string, string> {
   const environment: Record<string, string> = {
     ...POWERTOOLS_ENVIRONMENT,
@@ -79,6 +81,8 @@ export function functionEnvironment(
     if (access.length > 0) environment[STATE_MACHINE_ENVS[machine]] = localStateMachineArn(machine);
   }
   if (declaration.readsSecrets) environment[SECRETS_PREFIX_ENV] = LOCAL_SECRETS_PREFIX;
+  // As CDK: the deployment's application inference profiles (model id → ARN) for a function that invokes Bedrock.
+  if (declaration.invokesBedrock && inferenceProfiles) environment[INFERENCE_PROFILES_ENV] = JSON.stringify(Object.fromEntries(inferenceProfiles));
   // Where CDK names the hand-off bus, the twin names the file the announcements go to.
   if (declaration.announcesHandoffs) environment.HANDOFF_EVENTS_FILE = localFiles.handoffEvents;
   for (const name of HOST_SETTINGS) {

@@ -1,0 +1,50 @@
+import { lookUpModel } from '#shared/bedrock-catalog.ts';
+import { isJsonObject } from '#shared/json-object.ts';
+
+/**
+ * Which identifier a Bedrock call sends for a model a workflow names. On-demand calls carry no cost allocation tag,
+ * so the deployment creates one tagged application inference profile per allowed model (lib/cdk/bedrock-models.ts
+ * `applicationInferenceProfiles`) and tells the step function which is which in one environment variable, a JSON
+ * object from the model id to the profile's ARN. A call sends the profile's ARN; everything else (usage, prices,
+ * events, errors) keeps the model id the workflow names. A model id without a profile (one outside the deployment's
+ * list) is sent as it is, and the role's policy refuses it.
+ */
+export const INFERENCE_PROFILES_ENV = 'BEDROCK_INFERENCE_PROFILES';
+
+/** Model id → application inference profile ARN. */
+export type InferenceProfiles = ReadonlyMap<string, string>;
+
+const APPLICATION_PROFILE_ARN = /^arn:aws(-[a-z]+)*:bedrock:[a-z]{2}(-[a-z]+)+-\d:\d{12}:application-inference-profile\/[a-z0-9]{1,64}$/;
+
+/** The variable's value, checked whole: a catalog model id per key, an application inference profile ARN per value, no ARN twice. */
+export function parseInferenceProfiles(text: string): InferenceProfiles {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${INFERENCE_PROFILES_ENV} is not JSON`);
+  }
+  if (!isJsonObject(value)) throw new Error(`${INFERENCE_PROFILES_ENV} must be a JSON object from model id to inference profile ARN`);
+  const profiles = new Map<string, string>();
+  for (const [modelId, arn] of Object.entries(value)) {
+    // Only the catalog entry is read, so the time given is beside the point.
+    if (!lookUpModel(modelId, 0)) throw new Error(`${INFERENCE_PROFILES_ENV}: ${JSON.stringify(modelId)} is not a model the product supports`);
+    if (typeof arn !== 'string' || !APPLICATION_PROFILE_ARN.test(arn)) {
+      throw new Error(`${INFERENCE_PROFILES_ENV}: the profile of ${modelId} is not an application inference profile ARN: ${JSON.stringify(arn)}`);
+    }
+    if ([...profiles.values()].includes(arn)) throw new Error(`${INFERENCE_PROFILES_ENV}: ${arn} is given for two models`);
+    profiles.set(modelId, arn);
+  }
+  return profiles;
+}
+
+/**
+ * Read once, as the module loads: a malformed value fails the function's cold start. Unset (a provider run in a test
+ * against the Bedrock stand-in directly), every id goes as it is; CDK and the twin always set it on the step function.
+ */
+const FROM_ENVIRONMENT: InferenceProfiles = ((text) => (text === undefined ? new Map() : parseInferenceProfiles(text)))(process.env[INFERENCE_PROFILES_ENV]);
+
+/** What a Bedrock command's `modelId` carries for the model a node names: its profile's ARN, else the id itself. */
+export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles = FROM_ENVIRONMENT): Id | string {
+  return modelId === undefined ? modelId : (profiles.get(modelId) ?? modelId);
+}

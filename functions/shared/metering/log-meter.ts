@@ -1,0 +1,60 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Metering } from './cost-meter.ts';
+
+/**
+ * What an invocation costs in CloudWatch Logs: on Lambda, everything a function writes to stdout and stderr is
+ * ingested into its log group (billed per GB), with Lambda's own lines for each invocation. The meter counts the
+ * bytes of every write as it happens, into the invocation it belongs to (AsyncLocalStorage: on the local server, one
+ * process serves concurrent requests of a function, and each request's lines stay its own).
+ *
+ * Lines written between two invocations of an instance are the previous invocation's closing lines, after its usage
+ * was recorded (the metrics records Powertools publishes as the invocation ends, an error logged by the HTTP stack,
+ * a failed usage write), or an initialization's (a cold start): they go to the next invocation the instance runs.
+ * Lambda runs one invocation at a time per instance, so each invocation pays for the closing lines of the one before,
+ * which for the same function are the same lines within a few bytes; only the last invocation's closing lines before
+ * an instance is retired are not counted.
+ */
+
+/**
+ * Lambda's own lines per invocation, in bytes: `START RequestId: <36> Version: $LATEST` (71 with its newline),
+ * `END RequestId: <36>` (52), `REPORT RequestId: <36>` with Duration, Billed Duration, Memory Size and Max Memory Used
+ * (about 141), and the X-Ray line the active tracing adds (about 93). A cold start's INIT_START line and Init Duration
+ * (about 150 more) are not counted.
+ */
+export const LAMBDA_PLATFORM_LOG_BYTES = 71 + 52 + 141 + 93;
+
+const storage = new AsyncLocalStorage<Metering>();
+/** Bytes written outside any invocation's window since the last one started: the closing lines of the one before. */
+let betweenInvocations = 0;
+let installed = false;
+
+/** Wraps `write` of stdout and stderr once per process, so every writer (Powertools' Console, console.*) is counted. */
+function install(): void {
+  if (installed) return;
+  installed = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = function meteredWrite(chunk: string | Uint8Array, ...rest: unknown[]): boolean {
+      count(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : undefined);
+      return write(chunk, ...rest);
+    };
+  }
+}
+
+function count(chunk: string | Uint8Array, encoding: BufferEncoding | undefined): void {
+  const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding ?? 'utf8') : chunk.byteLength;
+  const metering = storage.getStore();
+  if (metering) metering.units.logBytes += bytes;
+  else betweenInvocations += bytes;
+}
+
+/**
+ * Runs `work` (the invocation's handler, inside its metering) counting its log bytes into `metering.units.logBytes`,
+ * which starts with Lambda's own lines for the invocation and the closing lines of the invocation before.
+ */
+export function meterLogs<T>(metering: Metering, work: () => Promise<T>): Promise<T> {
+  install();
+  metering.units.logBytes += LAMBDA_PLATFORM_LOG_BYTES + betweenInvocations;
+  betweenInvocations = 0;
+  return storage.run(metering, work);
+}

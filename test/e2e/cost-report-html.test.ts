@@ -1,0 +1,181 @@
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '#lib/admin/cli.ts';
+import { usdText, type Forecast } from '#lib/pricing/cost-forecast.ts';
+import type { CostReport } from '#lib/pricing/cost-report.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
+import { callEvent, textEvent } from '../support/events.ts';
+import { postJson } from '../support/http.ts';
+import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { createKey, publishedClient, publishFixtures } from '../support/published.ts';
+
+/**
+ * `cost report --html` in a real browser: headless Chromium (Debian's package, driven by puppeteer-core, which
+ * downloads nothing) loads the page from a file:// URL with the network off, and the test checks that the chart is
+ * drawn (one rendered rect per day and service that cost anything) and that the totals on the page are the JSON's.
+ */
+
+/** CHROMIUM_PATH, else the first of the usual names on PATH. */
+function findChromium(): string | undefined {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+    for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+      try {
+        accessSync(join(dir, name), constants.X_OK);
+        return join(dir, name);
+      } catch {
+        // not in this directory
+      }
+    }
+  }
+  return undefined;
+}
+
+const CHROMIUM = findChromium();
+const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI!.toLowerCase());
+const INSTALL = 'install it (Debian: apt-get install --no-install-recommends chromium) or set CHROMIUM_PATH';
+if (!CHROMIUM && !IN_CI) console.warn(`note: test/e2e/cost-report-html.test.ts skipped: no Chromium found; ${INSTALL}`);
+
+const PROJECT = 'html';
+const CALLS = 6;
+const DIALOGS = 2;
+const RUNS = 2;
+
+let twin: TestTwin | undefined;
+let browser: Browser | undefined;
+let userDataDir: string | undefined;
+let page: Page;
+let report: CostReport;
+let estimate: Forecast;
+let doubled: Forecast;
+let htmlFile: string;
+let screenshot: string;
+const requested: string[] = [];
+
+async function admin<T>(...argv: string[]): Promise<T> {
+  const result = await runCli([...argv, '--json']);
+  expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** Waits until no function of the twin is running: an invocation writes its usage as it ends, after its answer. */
+async function settled(): Promise<void> {
+  const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
+  const deadline = Date.now() + 10_000;
+  while (ids.some((id) => twin!.invocationsInFlight(id) > 0)) {
+    if (Date.now() > deadline) throw new Error('the twin still has invocations running after 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
+  beforeAll(async () => {
+    if (!CHROMIUM) throw new Error(`no Chromium found, and CI needs this test: ${INSTALL}`);
+    const from = new Date().toISOString().slice(0, 10);
+    twin = await startTestTwin();
+    await publishFixtures(twin, PROJECT);
+    const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
+    const calls = await boundLink(twin, 'calls');
+    const dialogs = await boundLink(twin, 'dialogs');
+    for (let i = 0; i < CALLS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
+    for (let i = 0; i < DIALOGS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
+    for (let i = 0; i < RUNS; i++) expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
+    await settled();
+    // The same period for every command (a test that crosses midnight UTC still asks for one).
+    const period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
+    report = await admin<CostReport>('cost', 'report', ...period);
+    estimate = await admin<Forecast>('cost', 'estimate', ...period);
+    const { events, dialogs: dialogCount, runs } = estimate.volumes;
+    doubled = await admin<Forecast>('cost', 'estimate', ...period, '--events', String(2 * events), '--dialogs', String(2 * dialogCount), '--runs', String(2 * runs));
+    userDataDir = mkdtempSync(join(tmpdir(), 'cost-html-'));
+    htmlFile = join(userDataDir, 'cost-report.html');
+    const written = await admin<{ html: string; total_usd: number }>('cost', 'report', ...period, '--html', htmlFile);
+    expect(written).toMatchObject({ html: htmlFile, total_usd: report.total_usd });
+
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      userDataDir: join(userDataDir, 'profile'),
+      // Chromium's sandbox needs an unprivileged user: as root (a CI container) it refuses to start without this.
+      args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-gpu', '--no-first-run', '--disable-extensions'],
+    });
+    page = await browser.newPage();
+    await page.setOfflineMode(true);
+    page.on('request', (request) => requested.push(request.url()));
+    await page.setViewport({ width: 1100, height: 900 });
+    await page.goto(pathToFileURL(htmlFile).href, { waitUntil: 'load' });
+    screenshot = join(tmpdir(), `cost-report-${process.pid}.png`);
+    await page.screenshot({ path: screenshot, fullPage: true });
+    console.log(`cost report screenshot: ${screenshot} (page: ${htmlFile})`);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await twin?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  it('had usage of every kind to show', () => {
+    expect(report.per_run.runs).toBe(RUNS);
+    expect(estimate.averages.call_event.events).toBe(CALLS);
+    expect(estimate.averages.dialog.events).toBe(DIALOGS);
+    expect(estimate.total_usd).not.toBeNull();
+  });
+
+  it('loads nothing but the file itself', () => {
+    expect(requested).toEqual([pathToFileURL(htmlFile).href]);
+  });
+
+  it('draws a rendered segment for every day and service that cost anything', async () => {
+    const expected = report.days.flatMap((day) =>
+      Object.entries(day.usd_by_service)
+        .filter(([, usd]) => usd > 0)
+        .map(([service, usd]) => ({ day: day.day, service, usd })),
+    );
+    expect(expected.length).toBeGreaterThan(3);
+    const drawn = await page.$$eval('svg rect', (rects) =>
+      rects.map((rect) => {
+        const box = rect.getBoundingClientRect();
+        return { day: rect.dataset.day, service: rect.dataset.service, usd: Number(rect.dataset.usd), width: box.width, height: box.height };
+      }),
+    );
+    expect(drawn.length).toBe(expected.length);
+    expect(drawn.map(({ day, service, usd }) => ({ day, service, usd }))).toEqual(expect.arrayContaining(expected));
+    for (const segment of drawn) {
+      expect(segment.width, `${segment.day} ${segment.service}`).toBeGreaterThan(0);
+      expect(segment.height, `${segment.day} ${segment.service}`).toBeGreaterThan(0);
+    }
+    expect(await page.$$eval('svg g.bar', (bars) => bars.length)).toBe(report.days.length);
+  });
+
+  it("shows the JSON report's totals and the estimate's forecasts", async () => {
+    const shown = (name: string) =>
+      page.$eval(`[data-total="${name}"]`, (element) => ({ text: element.textContent, usd: element.getAttribute('data-usd') }));
+    const dollars = async (name: string) => {
+      const { text, usd } = await shown(name);
+      expect(Number(usd), name).toBe(Number(text!.replace(/[$,]/g, '')));
+      return Number(usd);
+    };
+    expect(await dollars('period')).toBe(report.total_usd);
+    expect(await dollars('period-services')).toBe(report.total_usd);
+    const fixed = estimate.lines.find((line) => line.item === 'fixed monthly')!.monthly_usd;
+    expect(await dollars('fixed-monthly')).toBe(fixed);
+    expect(await dollars('forecast-current')).toBe(estimate.monthly_usd);
+    expect(await dollars('forecast-double')).toBe(doubled.monthly_usd);
+    expect(doubled.monthly_usd).toBeGreaterThan(estimate.monthly_usd!);
+  });
+
+  it('lists every subject and the fixed items', async () => {
+    const subjects = await page.$$eval('table tbody tr', (rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent)));
+    for (const subject of report.subjects) {
+      const [kind, id] = subject.subject.split('#');
+      expect(subjects).toContainEqual([kind, id, `$${usdText(subject.usd)}`]);
+    }
+    for (const fixed of report.fixed_monthly_usd) expect(subjects.some((row) => row[0] === fixed.item)).toBe(true);
+  });
+});

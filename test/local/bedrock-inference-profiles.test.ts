@@ -1,0 +1,183 @@
+import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createBedrockClient } from '#shared/clients/bedrock.ts';
+import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
+import { emptyUsage } from '#executions/run-usage.ts';
+import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
+import { createLocalInferenceProfiles, localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
+import { functionPolicy } from '#lib/twin/iam/function-policy.ts';
+import { bedrockPermissions } from '#lib/twin/iam/required-permissions.ts';
+import { functionEnvironment } from '#lib/twin/lambda/function-environment.ts';
+
+/**
+ * The step function calls Bedrock through the deployment's application inference profiles: the twin creates them at
+ * start-up from the allow-list, as CloudFormation does, and its Bedrock stand-in and IAM front door answer a profile
+ * ARN only as Bedrock and IAM would: a profile the twin created reaches its model under every rule of that model,
+ * any other ARN is refused.
+ */
+const MODELS = ['amazon.nova-lite-v1:0', 'us.amazon.nova-pro-v1:0', 'us.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-canvas-v1:0'];
+const OTHER_ACCOUNT_PROFILE = 'arn:aws:bedrock:us-east-1:111122223333:application-inference-profile/a1b2c3d4e5f6';
+const NEVER_CREATED = 'arn:aws:bedrock:us-east-1:000000000000:application-inference-profile/zzzzzzzzzzzz';
+let bedrock: BedrockStandIn;
+let door: { endpoint: string; close(): Promise<void> };
+let created: ReturnType<typeof createLocalInferenceProfiles>;
+const denials: AccessDenial[] = [];
+const profileOf = (model: string) => created.profiles.get(model)!;
+const principal = (name: string, policy: ReturnType<typeof functionPolicy>) => ({ name, accessKeyId: name.toUpperCase(), secretAccessKey: `${name}-secret`, policy });
+const operator = principal('Operator', { allows: () => true });
+let step: ReturnType<typeof principal>;
+// A role granted the profiles themselves but nothing of what they copy: Bedrock authorizes the model behind too.
+let profilesOnly: ReturnType<typeof principal>;
+
+beforeAll(async () => {
+  created = createLocalInferenceProfiles(MODELS);
+  step = principal('WorkflowStep', functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true }, MODELS, created.profiles));
+  const arns = new Set(created.profiles.values());
+  profilesOnly = principal('ProfilesOnly', { allows: (action, resource) => arns.has(resource) || action.startsWith('aws-marketplace:') });
+  bedrock = await startBedrockStandIn();
+  door = await startFrontDoor({ service: 'bedrock', upstream: bedrock.endpoint, port: 0, principals: [operator, step, profilesOnly], onDenied: (denial) => denials.push(denial) });
+});
+afterAll(async () => {
+  created?.remove();
+  await door?.close();
+  await bedrock?.close();
+});
+beforeEach(() => {
+  bedrock.reset();
+  denials.length = 0;
+});
+
+const through = (who: { accessKeyId: string; secretAccessKey: string }) =>
+  createBedrockClient({ endpoint: door.endpoint, region: 'us-east-1', credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, maxAttempts: 1 });
+const converse = (modelId: string, who = step) => through(who).send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+const refusal = (sent: Promise<unknown>) =>
+  sent.then(
+    () => undefined,
+    (error: Error & { $metadata?: { httpStatusCode?: number } }) => error,
+  );
+
+describe('the twin’s application inference profiles', () => {
+  it('are one per allowed model, each an application inference profile ARN of the local account, copying that model', () => {
+    expect([...created.profiles.keys()]).toEqual(MODELS);
+    for (const [model, arn] of created.profiles) {
+      expect(arn).toMatch(/^arn:aws:bedrock:us-east-1:000000000000:application-inference-profile\/[a-z0-9]{12}$/);
+      expect(localApplicationProfile(arn)).toMatchObject({ model, name: `local-${model}` });
+    }
+    expect(new Set(created.profiles.values()).size).toBe(MODELS.length);
+  });
+
+  it('reach their model: the stand-in answers as that model, scripted by its id, and records the ARN the call named', async () => {
+    bedrock.scriptConverse('us.amazon.nova-pro-v1:0', [{ text: ['through ', 'the profile'] }]);
+    const response = await converse(profileOf('us.amazon.nova-pro-v1:0'));
+    let text = '';
+    for await (const event of response.stream ?? []) text += event.contentBlockDelta?.delta?.text ?? '';
+    expect(text).toBe('through the profile');
+    expect(bedrock.requests).toEqual([expect.objectContaining({ operation: 'ConverseStream', modelId: 'us.amazon.nova-pro-v1:0', invokedAs: profileOf('us.amazon.nova-pro-v1:0') })]);
+  });
+
+  it('keep every rule of their model: a text call to the image model’s profile is refused as Bedrock refuses it', async () => {
+    const error = await refusal(converse(profileOf('amazon.nova-canvas-v1:0')));
+    expect(error).toBeInstanceOf(ValidationException);
+    expect(error!.message).toMatch(/doesn't support the model/);
+    const image = await through(step).send(
+      new InvokeModelCommand({ modelId: profileOf('amazon.nova-lite-v1:0'), body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }),
+    ).then(() => undefined, (refused: Error) => refused);
+    expect(image).toBeInstanceOf(ValidationException);
+  });
+
+  it('need the profile, GetInferenceProfile on it, and what it copies, as IAM asks on AWS', async () => {
+    const arn = profileOf('us.anthropic.claude-haiku-4-5-20251001-v1:0');
+    const needs = bedrockPermissions({ method: 'POST', url: `/model/${encodeURIComponent(arn)}/converse-stream`, target: '', body: Buffer.alloc(0) });
+    expect(needs.slice(0, 4)).toEqual([
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: arn },
+      { action: 'bedrock:GetInferenceProfile', resource: arn },
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0' },
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0' },
+    ]);
+    expect(needs).toContainEqual({ action: 'aws-marketplace:Subscribe', resource: 'aws-marketplace:product/prod-xdkflymybwmvi' });
+    await expect(converse(arn)).resolves.toBeDefined();
+
+    const refused = await refusal(converse(profileOf('amazon.nova-lite-v1:0'), profilesOnly));
+    expect(refused).toBeInstanceOf(AccessDeniedException);
+    expect(denials).toEqual([
+      { principal: 'ProfilesOnly', action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0' },
+    ]);
+    expect(bedrock.requests.map((request) => request.invokedAs)).toEqual([arn]);
+  });
+});
+
+describe('any other ARN', () => {
+  it('is refused by IAM for the step function, whose role names only the deployment’s profiles', async () => {
+    for (const arn of [OTHER_ACCOUNT_PROFILE, NEVER_CREATED]) {
+      const refused = await refusal(converse(arn));
+      expect(refused, arn).toBeInstanceOf(AccessDeniedException);
+      expect(refused!.message).toBe(
+        `User: arn:aws:sts::000000000000:assumed-role/WorkflowStep/WorkflowStep is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: ${arn} because no identity-based policy allows the bedrock:InvokeModelWithResponseStream action`,
+      );
+    }
+    expect(bedrock.requests).toEqual([]);
+  });
+
+  it('is an invalid model identifier to Bedrock itself, for a caller IAM lets through', async () => {
+    const invalid = [
+      OTHER_ACCOUNT_PROFILE,
+      NEVER_CREATED,
+      'arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova-lite-v1:0',
+      'arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.amazon.nova-lite-v1:0',
+      'arn:aws:bedrock:us-east-1:000000000000:provisioned-model/abc',
+      'arn:aws:s3:::local-bodies/x',
+    ];
+    for (const arn of invalid) {
+      const refused = await refusal(converse(arn, operator));
+      expect(refused, arn).toBeInstanceOf(ValidationException);
+      expect(refused!.message).toBe('The provided model identifier is invalid.');
+      expect(refused!.$metadata!.httpStatusCode).toBe(400);
+    }
+    // The foundation model's and the system profile's own ARNs in this region and account name the model, as on Bedrock.
+    await expect(converse('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', operator)).resolves.toBeDefined();
+    await expect(converse('arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0', operator)).resolves.toBeDefined();
+    expect(bedrock.requests.map((request) => request.modelId)).toEqual(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0']);
+  });
+
+  it('includes a profile after its deployment is gone', async () => {
+    const gone = createLocalInferenceProfiles(['amazon.nova-micro-v1:0']);
+    const arn = gone.profiles.get('amazon.nova-micro-v1:0')!;
+    await expect(converse(arn, operator)).resolves.toBeDefined();
+    gone.remove();
+    expect(await refusal(converse(arn, operator))).toBeInstanceOf(ValidationException);
+  });
+});
+
+describe('the step function on the twin', () => {
+  it('gets the map in its environment, as CDK sets it, and calls through it with the product’s own provider', async () => {
+    const declaration = { id: 'WorkflowStep', tables: {}, invokesBedrock: true };
+    const endpoints = { dynamodb: '', s3: '', stepFunctions: '', ssm: '', bedrock: door.endpoint };
+    const environment = functionEnvironment(declaration, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' }, created.profiles);
+    expect(JSON.parse(environment[INFERENCE_PROFILES_ENV]!)).toEqual(Object.fromEntries(created.profiles));
+    expect(functionEnvironment({ id: 'Other', tables: {} }, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' }, created.profiles)).not.toHaveProperty(
+      INFERENCE_PROFILES_ENV,
+    );
+
+    vi.resetModules();
+    vi.stubEnv(INFERENCE_PROFILES_ENV, environment[INFERENCE_PROFILES_ENV]);
+    try {
+      const { createBedrockProvider } = await import('#engine/bedrock-provider.ts');
+      bedrock.scriptConverse('amazon.nova-lite-v1:0', [{ text: ['hello'], usage: { inputTokens: 3, outputTokens: 1 } }]);
+      const usage = emptyUsage();
+      const reply = await createBedrockProvider(through(step)).generate({
+        node: { type: 'llm', provider: 'bedrock', model_id: 'amazon.nova-lite-v1:0', prompt: 'hi' },
+        scope: { input: {}, memory: {}, nodes: {}, approval: null, history: '' },
+        onToken: () => Promise.resolve(),
+        usage,
+        models: {},
+      } as never);
+      expect(reply).toBe('hello');
+      expect(usage).toMatchObject({ model_calls: 1, input_tokens: 3, output_tokens: 1 });
+      expect(bedrock.requests).toEqual([expect.objectContaining({ modelId: 'amazon.nova-lite-v1:0', invokedAs: profileOf('amazon.nova-lite-v1:0') })]);
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import type { BedrockRuntimeClient, ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import { describe, expect, it } from 'vitest';
+import { startExecution } from '#executions/execution-service.ts';
+import { executionView } from '#executions/execution-model.ts';
+import type { StepState } from '#executions/step-state.ts';
+import { createBedrockProvider } from '#engine/bedrock-provider.ts';
+import { scriptedProvider } from '#engine/llm-provider.ts';
+import { scriptedImageModel } from '#engine/images/scripted-image.ts';
+import { runStep, type StepDeps } from '#engine/step-runner.ts';
+import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost-meter.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+
+/**
+ * The per-model counters flow as the aggregate ones do: the providers count into the run's cursor, each step meters
+ * what its nodes added (its usage item gets a counter per model), and the finished run's record keeps them all. The
+ * key is the model id the node names (`scripted` offline); the public `usage` keeps its five numbers.
+ */
+const PRO = 'amazon.nova-pro-v1:0';
+const US_LITE = 'us.amazon.nova-lite-v1:0';
+const CANVAS = 'amazon.nova-canvas-v1:0';
+
+const MIXED: WorkflowDefinition = {
+  id: 'mixed',
+  name: 'Mixed',
+  description: '',
+  start: 'greet',
+  tools: {},
+  nodes: {
+    greet: { type: 'llm', provider: 'scripted', reply: 'one two three', next: 'think' },
+    think: { type: 'llm', provider: 'bedrock', model_id: PRO, prompt: 'Think', next: 'later' },
+    later: { type: 'wait', seconds: 5, next: 'sum' },
+    sum: { type: 'llm', provider: 'bedrock', model_id: US_LITE, prompt: 'Sum up', next: 'poster' },
+    poster: { type: 'image', provider: 'bedrock', prompt: 'A poster', width: 2048, height: 2048, quality: 'premium', model_id: CANVAS, next: 'sketch' },
+    sketch: { type: 'image', provider: 'scripted', prompt: 'A sketch', width: 64, height: 64, model_id: CANVAS, next: 'done' },
+    done: { type: 'end', output: '{{nodes.sum.output}}' },
+  },
+};
+
+/** A Bedrock Runtime client answering each ConverseStream with a text and the model's `metadata.usage`, by model. */
+function fakeBedrock(usageByModel: Record<string, Partial<TokenUsage>>) {
+  const sent: { modelId: string | undefined }[] = [];
+  const client = {
+    send: async (command: { input: { modelId?: string } }) => {
+      sent.push({ modelId: command.input.modelId });
+      const usage = usageByModel[command.input.modelId ?? '']!;
+      async function* stream(): AsyncGenerator<ConverseStreamOutput> {
+        yield { contentBlockDelta: { contentBlockIndex: 0, delta: { text: `answer of ${command.input.modelId}` } } };
+        yield { messageStop: { stopReason: 'end_turn' } };
+        yield { metadata: { usage: usage as TokenUsage, metrics: { latencyMs: 1 } } };
+      }
+      return { stream: stream() };
+    },
+  } as unknown as BedrockRuntimeClient;
+  return { client, sent };
+}
+
+function setup() {
+  const env = runEnvironment();
+  env.publications.seed(PROJECT, [MIXED]);
+  const bedrock = fakeBedrock({
+    [PRO]: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 50, cacheWriteInputTokens: 10 },
+    [US_LITE]: { inputTokens: 40, outputTokens: 8 },
+  });
+  const drawn: { quality?: string; width: number }[] = [];
+  const images = {
+    models: {
+      scripted: scriptedImageModel,
+      bedrock: { generate: async (request: { quality?: 'standard' | 'premium'; width: number }) => (drawn.push({ quality: request.quality, width: request.width }), Buffer.from('png')) },
+    },
+    store: async () => ({ put: async (executionId: string, name: string) => ({ key: `executions/${executionId}/images/${name}.png`, url: 'https://s3.example/x', mime_type: 'image/png' as const }) }),
+  };
+  const step: StepDeps = {
+    ...env,
+    providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock.client) },
+    agents: {} as never,
+    images,
+    now: env.clock.now,
+  };
+  return { env, step, bedrock, drawn };
+}
+
+/** One step invocation as its task runs it: metered, so what it spent is what its usage item would get. */
+async function meteredStep(step: StepDeps, state: StepState) {
+  const metering: Metering = { units: emptyCostUnits(), startedAtMs: performance.now(), memoryMb: 256 };
+  const next = await runMetered(metering, () => runStep(step, state));
+  return { next, metering };
+}
+
+describe('per-model metering of a run', () => {
+  it('counts each model by the id its node names, step by step, and keeps them all in the finished record', async () => {
+    const { env, step, bedrock, drawn } = setup();
+    const record = await startExecution(env.start, { projectId: PROJECT }, 'mixed', { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    const first = await meteredStep(step, env.stateMachine.executions.get(record.execution_id)!.input as StepState);
+    expect(first.next).toMatchObject({ outcome: 'wait' });
+
+    // The first step: the scripted reply's three word tokens and Nova Pro's answer, cache tokens included.
+    const firstModels = { scripted: { output_tokens: 3 }, [PRO]: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 } };
+    expect({ ...first.metering.models }).toEqual(firstModels);
+    expect({ ...first.next.cursor.models }).toEqual(firstModels);
+    // The aggregate counters are still counted (Bedrock's inputTokens leaves the cache tokens out).
+    expect(first.metering.units).toMatchObject({ modelCalls: 2, inputTokens: 100, outputTokens: 23, images: 0 });
+
+    // The next step meters only what its own nodes did.
+    const second = await meteredStep(step, { execution_id: record.execution_id, cursor: first.next.cursor });
+    expect(second.next).toMatchObject({ outcome: 'finished' });
+    expect({ ...second.metering.models }).toEqual({
+      [US_LITE]: { input_tokens: 40, output_tokens: 8 },
+      [CANVAS]: { images_premium_2048: 1 },
+      // A scripted image is the scripted model's, whatever `model_id` defaults to.
+      scripted: { images_standard_1024: 1 },
+    });
+    expect(second.metering.units).toMatchObject({ modelCalls: 1, inputTokens: 40, outputTokens: 8, images: 2 });
+    expect(drawn).toEqual([{ quality: 'premium', width: 2048 }]);
+    expect(bedrock.sent.map((call) => call.modelId)).toEqual([PRO, US_LITE]);
+
+    const stored = env.executions.stored(record.execution_id);
+    expect(stored.status).toBe('completed');
+    expect({ ...stored.cost_units!.models }).toEqual({
+      scripted: { output_tokens: 3, images_standard_1024: 1 },
+      [PRO]: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 },
+      [US_LITE]: { input_tokens: 40, output_tokens: 8 },
+      [CANVAS]: { images_premium_2048: 1 },
+    });
+    // What callers see does not change shape.
+    expect(executionView(stored, env.clock.now()).usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
+    const complete = env.events.eventsOf(record.execution_id).find((event) => event.type === 'complete');
+    expect(complete?.data.usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
+  });
+
+  it('records no model counters for a run whose nodes call no model', async () => {
+    const { env, step } = setup();
+    env.publications.seed(PROJECT, [{ ...MIXED, id: 'plain', start: 'done', nodes: { done: { type: 'end', output: 'ok' } } }]);
+    const record = await startExecution(env.start, { projectId: PROJECT }, 'plain', { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    const { next, metering } = await meteredStep(step, env.stateMachine.executions.get(record.execution_id)!.input as StepState);
+    expect(next).toMatchObject({ outcome: 'finished' });
+    expect(metering.models).toBeUndefined();
+    expect(next.cursor.models).toBeUndefined();
+    expect(env.executions.stored(record.execution_id).cost_units).not.toHaveProperty('models');
+  });
+});

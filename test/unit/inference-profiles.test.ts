@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { INFERENCE_PROFILES_ENV, invocationModelId, parseInferenceProfiles } from '#engine/inference-profiles.ts';
+import { applicationInferenceProfiles, DEFAULT_BEDROCK_MODELS, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
+
+/** Which identifier a Bedrock call sends, and the profiles a deployment creates for its allow-list. */
+const ARN = (id: string) => `arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/${id}`;
+const where = { partition: 'aws', region: 'us-east-1', account: '123456789012' };
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
+
+describe('the step function’s map from model id to application inference profile', () => {
+  it('sends the profile ARN for a mapped model and any other id as it is', () => {
+    const profiles = parseInferenceProfiles(JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-canvas-v1:0': ARN('zz9yy8xx7ww6') }));
+    expect(invocationModelId('us.amazon.nova-lite-v1:0', profiles)).toBe(ARN('a1b2c3d4e5f6'));
+    expect(invocationModelId('amazon.nova-canvas-v1:0', profiles)).toBe(ARN('zz9yy8xx7ww6'));
+    // Outside the deployment's list: sent as named, for the role's policy to refuse.
+    expect(invocationModelId('eu.amazon.nova-pro-v1:0', profiles)).toBe('eu.amazon.nova-pro-v1:0');
+    expect(invocationModelId(undefined, profiles)).toBeUndefined();
+  });
+
+  it('refuses a malformed value whole, naming the variable', () => {
+    const refusal = (value: string) => () => parseInferenceProfiles(value);
+    expect(refusal('{')).toThrow(`${INFERENCE_PROFILES_ENV} is not JSON`);
+    expect(refusal('[]')).toThrow(/must be a JSON object from model id to inference profile ARN/);
+    expect(refusal(JSON.stringify({ 'amazon.titan-text-express-v1': ARN('abc') }))).toThrow(/"amazon.titan-text-express-v1" is not a model the product supports/);
+    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-lite-v1:0' }))).toThrow(
+      /the profile of amazon.nova-lite-v1:0 is not an application inference profile ARN/,
+    );
+    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': 42 }))).toThrow(/not an application inference profile ARN: 42/);
+    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('same'), 'amazon.nova-pro-v1:0': ARN('same') }))).toThrow(/is given for two models/);
+  });
+
+  it('reads the variable as the module loads: a malformed one fails the cold start, an absent one maps nothing', async () => {
+    vi.stubEnv(INFERENCE_PROFILES_ENV, '{"amazon.nova-lite-v1:0": "nope"}');
+    await expect(import('#engine/inference-profiles.ts')).rejects.toThrow(/not an application inference profile ARN/);
+    vi.resetModules();
+    vi.stubEnv(INFERENCE_PROFILES_ENV, JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6') }));
+    expect((await import('#engine/inference-profiles.ts')).invocationModelId('amazon.nova-lite-v1:0')).toBe(ARN('a1b2c3d4e5f6'));
+    vi.resetModules();
+    vi.unstubAllEnvs();
+    delete process.env[INFERENCE_PROFILES_ENV];
+    expect((await import('#engine/inference-profiles.ts')).invocationModelId('amazon.nova-lite-v1:0')).toBe('amazon.nova-lite-v1:0');
+  });
+});
+
+describe('the deployment’s application inference profiles', () => {
+  it('makes one per allowed model, copying the foundation model for a base id and the system profile for a geographic one', () => {
+    const specs = applicationInferenceProfiles(DEFAULT_BEDROCK_MODELS, { ...where, deployment: 'WorkflowIngestPlatform' });
+    expect(specs.map((spec) => spec.model)).toEqual([...DEFAULT_BEDROCK_MODELS]);
+    expect(specs.find((spec) => spec.model === 'amazon.nova-canvas-v1:0')!.copyFrom).toBe('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-canvas-v1:0');
+    expect(specs.find((spec) => spec.model === 'us.anthropic.claude-haiku-4-5-20251001-v1:0')!.copyFrom).toBe(
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    );
+    expect(profileSourceArn('global.anthropic.claude-haiku-4-5-20251001-v1:0', where)).toBe(
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0',
+    );
+  });
+
+  it('names each within CloudFormation’s 64 characters and pattern, unique per deployment and model', () => {
+    const name = /^([0-9a-zA-Z:.][ _-]?)+$/;
+    for (const deployment of ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1', 'x', 'odd--name-']) {
+      const specs = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-lite-v1:0'], { ...where, deployment });
+      for (const spec of specs) {
+        expect(spec.name.length, spec.name).toBeLessThanOrEqual(64);
+        expect(spec.name, spec.name).toMatch(name);
+        expect(spec.name.endsWith(spec.model), spec.name).toBe(true);
+        expect(spec.description.length).toBeLessThanOrEqual(200);
+        expect(spec.description).toMatch(name);
+      }
+    }
+    const long = 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1';
+    const [first] = applicationInferenceProfiles(['us.amazon.nova-lite-v1:0'], { ...where, deployment: long });
+    const [second] = applicationInferenceProfiles(['us.amazon.nova-lite-v1:0'], { ...where, deployment: `${long}-b` });
+    expect(first!.name).not.toBe(second!.name);
+    expect(applicationInferenceProfiles(['amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' })[0]!.name).toBe('Prod-amazon.nova-lite-v1:0');
+  });
+});
