@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
@@ -83,7 +83,13 @@ async function writeHtmlReport(target: AdminTarget, file: string, report: CostRe
   const forecasts = reportForecasts(report, await linkSamples(target, usage));
   const html = costReportHtml({ report, forecasts });
   const path = resolve(file);
-  await writeFile(path, html);
+  try {
+    // A report folder that does not exist yet is made, as a shell's redirect to it could not.
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, html);
+  } catch (error) {
+    throw new UsageError(`--html: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
   const answer = {
     html: path,
     bytes: Buffer.byteLength(html),

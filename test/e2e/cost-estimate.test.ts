@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import type { Forecast } from '#lib/pricing/cost-forecast.ts';
@@ -85,6 +88,14 @@ describe('cost estimate', () => {
     expect(result.stdout).toContain('warning: dialogs: 50 a month asked for');
   });
 
+  it('writes the page into a folder it makes when the folder does not exist yet', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cost-html-')), 'reports', 'november', 'cost.html');
+    const result = await runCli(['cost', 'report', ...period, '--html', file, '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ html: file });
+    expect(readFileSync(file, 'utf8')).toMatch(/^<!doctype html>/i);
+  });
+
   it('refuses bad flags as usage mistakes', async () => {
     for (const argv of [
       ['--events', '-1'],
@@ -103,6 +114,8 @@ describe('cost estimate', () => {
     expect((await refusedAdmin('cost', 'estimate', '--months', '37')).error).toBe('--months must be a whole number from 1 to 36; got "37"');
     expect((await refusedAdmin('cost', 'report', '--events', '5')).error).toBe('--events is a flag of cost estimate, not cost report');
     expect((await refusedAdmin('cost', 'report', '--html', 'x.html', '--csv')).exitCode).toBe(2);
+    const folder = mkdtempSync(join(tmpdir(), 'cost-html-'));
+    expect(await refusedAdmin('cost', 'report', '--html', folder)).toEqual({ exitCode: 2, error: `--html: cannot write ${folder} (EISDIR)` });
     expect((await runCli(['--help'])).stdout).toContain('cost estimate [--events N]');
   });
 });

@@ -1,6 +1,4 @@
-import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunEventBuffer } from '#executions/run-event-log.ts';
 import type { RunEvent } from '#executions/run-events.ts';
 import { emptyUsage } from '#executions/run-usage.ts';
@@ -9,25 +7,14 @@ import { bedrockAgentModel } from '#engine/agents/bedrock-agent.ts';
 import { scriptedAgentModel } from '#engine/agents/scripted-agent.ts';
 import type { ToolKit } from '#engine/tools/tool-types.ts';
 import { workflowShape, type WorkflowDefinition } from '#workflows/definition-schema.ts';
-import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
+import { useBedrockStandIn } from '../support/bedrock.ts';
 
 /**
  * The Bedrock agent provider with the real `@aws-sdk/client-bedrock-runtime` and the real stream parsing, against the
  * local Bedrock Runtime stand-in, which answers ConverseStream in the AWS event-stream encoding, scripted per test.
  */
 const MODEL = 'amazon.nova-lite-v1:0';
-let bedrock: BedrockStandIn;
-let client: BedrockRuntimeClient;
-
-beforeAll(async () => {
-  bedrock = await startBedrockStandIn();
-  client = createBedrockClient({ endpoint: bedrock.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
-});
-afterAll(async () => {
-  client?.destroy();
-  await bedrock?.close();
-});
-beforeEach(() => bedrock.reset());
+const standIn = useBedrockStandIn();
 
 const definition: WorkflowDefinition = workflowShape.parse({
   id: 'desk',
@@ -72,17 +59,17 @@ function agentRun(nodeId = 'front'): AgentRun & { events: RunEventBuffer & { lis
   };
 }
 
-const deps = (kit: ToolKit) => ({ models: { scripted: scriptedAgentModel, bedrock: bedrockAgentModel(client) }, tools: kit });
+const deps = (kit: ToolKit) => ({ models: { scripted: scriptedAgentModel, bedrock: bedrockAgentModel(standIn.client) }, tools: kit });
 
 describe('the bedrock agent provider through the Bedrock stand-in', () => {
   it('streams text deltas as tokens and counts the model call and its tokens', async () => {
-    bedrock.scriptConverse(MODEL, [{ text: ['Sunny ', 'all ', 'day.'], usage: { inputTokens: 21, outputTokens: 3 } }]);
+    standIn.bedrock.scriptConverse(MODEL, [{ text: ['Sunny ', 'all ', 'day.'], usage: { inputTokens: 21, outputTokens: 3 } }]);
     const run = agentRun();
     const result = await runAgent(run, deps(recordingTools().kit));
     expect(result).toEqual({ output: 'Sunny all day.', next: 'done', agents: ['front'] });
     expect(run.events.list).toEqual(['Sunny ', 'all ', 'day.'].map((content) => ({ type: 'token', data: { content, node_id: 'front' } })));
     expect(run.usage).toEqual({ model_calls: 1, input_tokens: 21, output_tokens: 3, tool_calls: 0, images: 0 });
-    const request = bedrock.requests[0]!.body as Record<string, any>;
+    const request = standIn.bedrock.requests[0]!.body as Record<string, any>;
     expect(request.system).toEqual([{ text: 'You triage weather.' }]);
     expect(request.messages).toEqual([{ role: 'user', content: [{ text: 'Is it sunny in Oslo?' }] }]);
     expect(request.inferenceConfig).toEqual({ maxTokens: 50 });
@@ -90,7 +77,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
   });
 
   it('assembles a tool use from its input deltas, runs it, and sends the result back as a toolResult', async () => {
-    bedrock.scriptConverse(MODEL, [
+    standIn.bedrock.scriptConverse(MODEL, [
       { text: ['Let me look. '], toolUses: [{ toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } }], usage: { inputTokens: 20, outputTokens: 9 } },
       { text: ['Clear in Oslo.'], usage: { inputTokens: 40, outputTokens: 4 } },
     ]);
@@ -100,7 +87,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
     expect(tools.calls).toEqual([{ name: 'weather', args: { city: 'Oslo' } }]);
     expect(result.output).toBe('Clear in Oslo.');
     expect(run.events.list.filter((event) => event.type === 'tool_call').map((event) => event.data.status)).toEqual(['started', 'succeeded']);
-    const second = bedrock.requests[1]!.body as Record<string, any>;
+    const second = standIn.bedrock.requests[1]!.body as Record<string, any>;
     expect(second.messages).toEqual([
       { role: 'user', content: [{ text: 'Is it sunny in Oslo?' }] },
       { role: 'assistant', content: [{ text: 'Let me look. ' }, { toolUse: { toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } } }] },
@@ -110,7 +97,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
   });
 
   it('hands off through the transfer tool, carrying the conversation as text to the next agent', async () => {
-    bedrock.scriptConverse(MODEL, [
+    standIn.bedrock.scriptConverse(MODEL, [
       { toolUses: [{ toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } }] },
       { toolUses: [{ toolUseId: 'tu-2', name: 'transfer_to_closer', input: {} }] },
       { text: ['Goodbye.'] },
@@ -119,7 +106,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
     const result = await runAgent(run, deps(recordingTools().kit));
     expect(result).toEqual({ output: 'Goodbye.', next: 'done', agents: ['front', 'closer'] });
     expect(run.events.list.find((event) => event.type === 'agent_handoff')!.data).toEqual({ from: 'front', to: 'closer' });
-    const closer = bedrock.requests[2]!.body as Record<string, any>;
+    const closer = standIn.bedrock.requests[2]!.body as Record<string, any>;
     expect(closer.system).toEqual([{ text: 'You close.' }]);
     // The closer has no tools: the earlier tool use is told as text, which the model accepts without a toolConfig.
     expect(closer.toolConfig).toBeUndefined();
@@ -131,16 +118,16 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
   });
 
   it('ends the agent with what it produced when the model stops at max_tokens', async () => {
-    bedrock.scriptConverse(MODEL, [{ text: ['The forecast for the whole week is ', 'sunny with'], stopReason: 'max_tokens' }]);
+    standIn.bedrock.scriptConverse(MODEL, [{ text: ['The forecast for the whole week is ', 'sunny with'], stopReason: 'max_tokens' }]);
     const run = agentRun();
     const result = await runAgent(run, deps(recordingTools().kit));
     expect(result.output).toBe('The forecast for the whole week is sunny with');
-    expect(bedrock.requests).toHaveLength(1);
+    expect(standIn.bedrock.requests).toHaveLength(1);
   });
 
   it('fails the run clearly when the model keeps calling tools past max_turns', async () => {
     const looping = workflowShape.parse({ ...definition, nodes: { ...definition.nodes, front: { ...definition.nodes.front, max_turns: 2 } } });
-    bedrock.scriptConverse(MODEL, [1, 2].map((n) => ({ toolUses: [{ toolUseId: `tu-${n}`, name: 'weather', input: { city: 'Oslo' } }] })));
+    standIn.bedrock.scriptConverse(MODEL, [1, 2].map((n) => ({ toolUses: [{ toolUseId: `tu-${n}`, name: 'weather', input: { city: 'Oslo' } }] })));
     const run = { ...agentRun(), definition: looping, node: looping.nodes.front as AgentRun['node'] };
     await expect(runAgent(run, deps(recordingTools().kit))).rejects.toThrow('Agent front used its 2 turns without a reply');
   });
