@@ -15,7 +15,7 @@ import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
-import type { StateMachine, StateMachineInput } from './state-machine-gateway.ts';
+import { startRefused, type StateMachine, type StateMachineInput } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
 import { logger } from '#shared/lambda/powertools.ts';
@@ -64,8 +64,10 @@ export interface PlannedRun {
   /**
    * The start failed (or `launching` threw): answers whether the run's items may be taken back (the record marked
    * failed, the message out of its thread). False leaves them as they are, for a retry that drives the same start.
+   * `mayHaveStarted`: StartExecution was sent and its failure does not prove that nothing started (a timeout, a 5xx, a
+   * lost connection: the request may have gone through and only its answer been lost).
    */
-  unstarted?: () => Promise<boolean>;
+  unstarted?: (mayHaveStarted: boolean) => Promise<boolean>;
 }
 
 export async function startExecution(
@@ -130,6 +132,7 @@ export async function startExecution(
   const [recordWrite, , , , turnWrite] = written;
   const recordWritten = recordWrite.status === 'fulfilled';
   const turnWritten = userTurn !== undefined && turnWrite.status === 'fulfilled';
+  let sent = false;
   try {
     const failed = written.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -137,16 +140,18 @@ export async function startExecution(
     // signing secret stays in the table (state machine inputs are visible in the execution history).
     const input: StateMachineInput = { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) };
     await planned?.launching?.(input);
+    sent = true;
     await deps.stateMachine.start(executionId, input);
   } catch (error) {
     // The caller gets a 503 without the execution id, so nobody can poll this record; marking it failed keeps
     // listings and the operator's view honest. The message leaves its thread again: a retry of the 503 sends it
     // anew. Neither clean-up may turn the 503 into a 500. A start someone else may still finish keeps its items.
-    if (planned?.unstarted && !(await planned.unstarted())) throw unavailable(error);
-    await Promise.all([
-      recordWritten ? markUnstarted(deps, executionId) : undefined,
-      turnWritten ? removeUnstartedTurn(deps, caller.projectId, request.user_id, ids.thread_id, userTurn) : undefined,
-    ]);
+    if (planned?.unstarted && !(await planned.unstarted(sent && !startRefused(error)))) throw unavailable(error);
+    // The mark only takes a record still queued. A start whose answer was lost may have gone through: if its first
+    // step took the record first, the run goes on (the mark fails, the record tells the truth) and keeps its message;
+    // if the mark came first, that step finds the run ended and goes no further.
+    const marked = recordWritten ? await markUnstarted(deps, executionId) : undefined;
+    if (turnWritten && marked !== false) await removeUnstartedTurn(deps, caller.projectId, request.user_id, ids.thread_id, userTurn);
     throw unavailable(error);
   }
   return record;
@@ -172,15 +177,25 @@ async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: s
     .catch((removeError: unknown) => logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }));
 }
 
-async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<void> {
-  await deps.executions
+/** True: marked failed. False: no longer queued (its first step has taken it, so it started). Undefined: the write failed. */
+async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<boolean | undefined> {
+  return deps.executions
     .transition(executionId, ['queued'], {
       status: 'failed',
       error: 'The execution service was unavailable',
       finished_at: new Date(deps.now()).toISOString(),
       callback_state: 'none',
     })
-    .catch((markError: unknown) => logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error }));
+    .then(
+      (previous) => {
+        if (!previous) logger.warn('a run whose start failed without a clear answer has started: it goes on', { executionId });
+        return previous !== undefined;
+      },
+      (markError: unknown) => {
+        logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error });
+        return undefined;
+      },
+    );
 }
 
 /**

@@ -53,8 +53,10 @@ export interface StartOptions {
  * Starts the run, or with a key already used by this project in the last 24 hours for the same request, answers that
  * key's run. Requests racing with one new key start one run: one reserves the key, the others wait (reading the key,
  * at most IDEMPOTENT_START_WAIT_MS) until it says the run started, then join it. A first request that is refused or
- * fails to start (4xx, 503) frees the key, so its retry starts anew; one that died before saying its run started
- * leaves the key to a retry, which finishes starting that run once the dead invocation has certainly ended.
+ * certainly started nothing (4xx; 503 before StartExecution was sent, or when Step Functions refused it) frees the key,
+ * so its retry starts anew; one whose StartExecution failed without saying whether it started (503) hands the key back
+ * as it is, and its retry sends the same start again at once; one that died before saying its run started leaves the
+ * key to a retry, which finishes starting that run once the dead invocation has certainly ended.
  */
 export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, options: StartOptions): Promise<RequestedRun> {
   const { key } = options;
@@ -103,12 +105,15 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
 }
 
 /**
- * Starts the reserved run. A start that fails frees the key again, since nothing ran under it, and only once the key is
- * free are its items taken back: a key that could not be freed keeps them for the retry that finishes the start.
+ * Starts the reserved run. A start that certainly started nothing frees the key again, and only once the key is free are
+ * its items taken back: a key that could not be freed keeps them for the retry that finishes the start. A StartExecution
+ * that failed without proving it started nothing (its answer may be what was lost, while the run goes on) keeps the key
+ * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists.
  */
 async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, run: PlannedRun): Promise<ExecutionRecord> {
   const projectId = caller.projectId;
   let released: Promise<boolean> | undefined;
+  let handedBack = false;
   // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until this
   // invocation's deadline has passed, so the release may fail quietly.
   const release = () =>
@@ -128,10 +133,15 @@ async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: st
           throw new Error(`The Idempotency-Key no longer names execution ${run.executionId}`);
         }
       },
-      unstarted: release,
+      unstarted: async (mayHaveStarted) => {
+        if (!mayHaveStarted) return release();
+        handedBack = true;
+        await handBack(deps, projectId, key, run.executionId);
+        return false;
+      },
     });
   } catch (error) {
-    await release();
+    if (!handedBack) await release();
     throw error;
   }
   await markStarted(deps, projectId, key, run.executionId);
@@ -153,9 +163,7 @@ async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: stri
       await deps.stateMachine.start(executionId, JSON.parse(holder.start_input) as StateMachineInput);
     } catch (error) {
       // Whether the first attempt's start went through is still unknown: the next retry tries again, at once.
-      await deps.idempotency
-        .handBack(projectId, key, executionId, deps.now())
-        .catch((handBackError: unknown) => logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }));
+      await handBack(deps, projectId, key, executionId);
       throw unavailable(error);
     }
     await markStarted(deps, projectId, key, executionId);
@@ -174,6 +182,17 @@ async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: stri
     again: true,
   };
   return { executionId, started: await startReserved(deps, caller, workflowId, request, key, run) };
+}
+
+/**
+ * This request stops driving the start without knowing whether the run started: the key keeps naming it (and its items
+ * stay), and the next retry may take it over at once. A key that cannot be handed back waits for this invocation's
+ * deadline instead, so the failure is only logged.
+ */
+async function handBack(deps: StartOnceDeps, projectId: string, key: string, executionId: string): Promise<void> {
+  await deps.idempotency
+    .handBack(projectId, key, executionId, deps.now())
+    .catch((handBackError: unknown) => logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }));
 }
 
 /**

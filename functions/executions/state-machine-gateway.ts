@@ -40,3 +40,33 @@ export function createStateMachine(client: SFNClient, stateMachineArn: string) {
 }
 
 export type StateMachine = ReturnType<typeof createStateMachine>;
+
+/**
+ * StartExecution's answers (its modelled errors, and throttling) that refuse the request: Step Functions started
+ * nothing for it. Anything else (a timeout, a 5xx, a dropped or refused connection, an error we do not know) leaves it
+ * open whether the execution started: the request may have reached Step Functions and only its answer been lost.
+ */
+const START_REFUSALS = new Set([
+  'ValidationException',
+  'InvalidArn',
+  'InvalidName',
+  'InvalidExecutionInput',
+  'StateMachineDoesNotExist',
+  'StateMachineDeleting',
+  'ExecutionLimitExceeded',
+  'KmsAccessDeniedException',
+  'KmsInvalidStateException',
+  'KmsThrottlingException',
+  'ThrottlingException',
+]);
+
+/**
+ * Whether a failed `start` certainly started no execution: a refusal answered to the SDK's only attempt. After retries
+ * (the SDK retries timeouts, 5xx and throttling), a refusal speaks for the last attempt alone: an earlier one may have
+ * timed out after its start went through.
+ */
+export function startRefused(error: unknown): boolean {
+  if (!(error instanceof Error) || !START_REFUSALS.has(error.name)) return false;
+  const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts;
+  return attempts === undefined || attempts <= 1;
+}

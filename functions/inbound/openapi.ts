@@ -35,7 +35,7 @@ const LIMITED = error(
 const UNKNOWN_LINK = error('Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link');
 const SERVER_ERRORS: Record<string, ResponseDoc> = {
   '500': error('Internal error: retry with the same external_id, with growing delays'),
-  '503': error('The service is busy: retry with the same external_id, with growing delays'),
+  '503': error('The service is busy: retry with the same external_id after Retry-After seconds, with growing delays', ['Retry-After']),
 };
 
 const NOW = '2026-05-01T12:30:00+03:00';

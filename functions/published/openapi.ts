@@ -128,7 +128,7 @@ const AUTHENTICATED: Record<string, ResponseDoc> = {
   '403': error('The key lacks the scope the operation needs'),
   '429': error(`Rate limit exceeded: ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute per key, or the stage throttle`, ['Retry-After']),
   '500': error('Internal error (details only in the service\'s log)'),
-  '503': error('A service the API depends on is unavailable or throttled: retry the request as it is'),
+  '503': error('A service the API depends on is unavailable or throttled, or a start\'s outcome is not known yet: retry the request as it is after Retry-After seconds', ['Retry-After']),
 };
 
 const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields');

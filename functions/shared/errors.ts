@@ -71,8 +71,18 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/**
+ * 503: something the request needs is busy or its outcome unknown; the same request, retried, is safe. Callers are
+ * told when (`Retry-After`): a second unless the refusal knows better.
+ */
 export class ServiceUnavailableError extends DomainError {
   readonly statusCode = 503;
+  /** Whole seconds, at least 1, as the `Retry-After` header wants. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterMs = 1_000) {
+    super(message);
+    this.retryAfterSeconds = wholeSecondsAtLeastOne(retryAfterMs);
+  }
 }
 
 /**

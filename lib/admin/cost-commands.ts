@@ -53,6 +53,8 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   if (misplaced) throw new UsageError(`--${misplaced} is a flag of cost estimate, not cost report`);
   if (flags.html !== undefined && (flags.csv || flags.html === '')) throw new UsageError(flags.csv ? 'give --html FILE or --csv, not both' : '--html needs a file name');
   if (flags.project && flags.link) throw new UsageError('give --project or --link, not both');
+  // The page's forecast adds the deployment's fixed cost to the traffic it measured: one subject's traffic would not fit it.
+  if (flags.html !== undefined && (flags.project || flags.link)) throw new UsageError('--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report');
   if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
   const link = flags.link === undefined ? undefined : requireId(flags.link, 'cost report', 'link_id');
   const today = new Date().toISOString().slice(0, 10);

@@ -52,7 +52,7 @@ export function estimateOptions(flags: EstimateFlags): EstimateOptions {
 
 /** The forecast from a measured period's report (every subject) and its links, as the options ask. */
 export function estimate(report: CostReport, links: LinkSample[], options: EstimateOptions): Forecast {
-  const averages = measureAverages(report, links, { workflow: options.workflow, project: options.project });
+  const averages = measureAverages(report, links, { workflow: options.workflow, project: options.project, nowMs: Date.now() });
   return forecastCost({
     averages,
     fixed: report.fixed_monthly_usd,
@@ -64,7 +64,7 @@ export function estimate(report: CostReport, links: LinkSample[], options: Estim
 
 /** The two forecasts the HTML report shows: next month at the period's traffic, and at twice that. */
 export function reportForecasts(report: CostReport, links: LinkSample[]): { current: Forecast; double: Forecast } {
-  const averages = measureAverages(report, links);
+  const averages = measureAverages(report, links, { nowMs: Date.now() });
   const at = (scale: number) => forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: periodVolumes(averages, scale), months: 1, volumesFrom: 'period', scale });
   return { current: at(1), double: at(2) };
 }

@@ -593,9 +593,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -680,9 +681,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -794,9 +796,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -912,9 +915,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -990,9 +994,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1092,9 +1097,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1194,9 +1200,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1281,9 +1288,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1391,9 +1399,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1501,9 +1510,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A service the API depends on is unavailable or throttled: retry the request as it is */
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -45,6 +45,7 @@ export interface Averages {
   from: string;
   to: string;
   price_sheet: CostReport['price_sheet'];
+  /** The days the period covers up to now: a period ending today counts today's elapsed part only. */
   days: number;
   days_with_usage: number;
   call_event: EventAverage;
@@ -54,6 +55,8 @@ export interface Averages {
   volumes: Volumes;
   /** Link subjects left out of both event averages, as their type is unknown (the link is not in the links table). */
   unknown_links: { subject: string; usd: number; events: number }[];
+  /** Projects billed in the period without a finished run (polls, approvals still awaited): in no run average. */
+  projects_without_runs: { subject: string; usd: number }[];
 }
 
 export interface Volumes {
@@ -102,7 +105,7 @@ const MONTH_DAYS = 30;
  * The per-unit averages of a period. `select` narrows the run average to a workflow (in every project, or in
  * `project`) or to a project's workflows; the event averages are every link's of the report.
  */
-export function measureAverages(report: CostReport, links: LinkSample[], select: { workflow?: string; project?: string } = {}): Averages {
+export function measureAverages(report: CostReport, links: LinkSample[], select: { workflow?: string; project?: string; nowMs?: number } = {}): Averages {
   const usdOf = new Map(report.subjects.map((subject) => [subject.subject, subject.usd]));
   const known = new Map(links.map((link) => [link.subject, link]));
   const linkSubjects = report.subjects.filter((subject) => subject.subject.startsWith('link#'));
@@ -129,14 +132,28 @@ export function measureAverages(report: CostReport, links: LinkSample[], select:
     from: report.from,
     to: report.to,
     price_sheet: report.price_sheet,
-    days: Math.round((Date.parse(`${report.to}T00:00:00Z`) - Date.parse(`${report.from}T00:00:00Z`)) / DAY_MS) + 1,
+    days: measuredDays(report, select.nowMs ?? Date.now()),
     days_with_usage: report.days.filter((day) => day.total_usd > 0).length,
     call_event,
     dialog,
     run,
     volumes: { events: call_event.events, dialogs: dialog.events, runs: run.runs },
     unknown_links,
+    projects_without_runs: report.subjects
+      .filter((subject) => subject.subject.startsWith('project#') && !report.workflows.some((workflow) => `project#${workflow.project}` === subject.subject))
+      .map((subject) => ({ subject: subject.subject, usd: subject.usd })),
   };
+}
+
+/**
+ * How many days the period measured: whole days, except a period that runs into today (or later), which has
+ * measured only up to now. Scaling a morning's traffic as a whole day's would forecast a fraction of the month.
+ * Never less than an hour, so a period that just began does not multiply its first minutes by thousands.
+ */
+function measuredDays(report: CostReport, nowMs: number): number {
+  const startMs = Date.parse(`${report.from}T00:00:00Z`);
+  const endMs = Math.min(Date.parse(`${report.to}T00:00:00Z`) + DAY_MS, Math.max(nowMs, startMs + DAY_MS / 24));
+  return Math.round(((endMs - startMs) / DAY_MS) * 100) / 100;
 }
 
 /**
@@ -223,6 +240,9 @@ export function forecastCost(input: {
   const unpriced = lines.filter((entry) => entry.monthly_usd === null);
   const priced = money(lines.reduce((sum, entry) => sum + (entry.monthly_usd ?? 0), 0));
   const warnings = unpriced.map((entry) => `${entry.item}: ${entry.count} a month asked for, but ${entry.reason}; that line is left out (no average to price it with)`);
+  for (const project of averages.projects_without_runs) {
+    warnings.push(`${project.subject} was billed $${usdText(project.usd)} without a finished run: its cost is in no run average`);
+  }
   for (const link of averages.unknown_links) {
     warnings.push(`${link.subject} is not in the links table, so its type is unknown: its $${usdText(link.usd)} and ${plural(link.events, 'event')} are in neither event average`);
   }
@@ -259,7 +279,7 @@ export function forecastTable(forecast: Forecast): string {
   const source = forecast.volumes_from === 'period' ? `the period's own traffic scaled to 30 days${forecast.scale !== 1 ? ` × ${forecast.scale}` : ''}` : 'the counts given';
   const heading = [
     `Estimate for ${forecast.months} month${forecast.months === 1 ? '' : 's'} at ${source}`,
-    `averages of ${averages.from} to ${averages.to} (UTC, ${plural(averages.days, 'day')}, ${averages.days_with_usage} with usage; ${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
+    `averages of ${averages.from} to ${averages.to} (UTC, ${plural(averages.days, 'day')} measured, ${averages.days_with_usage} with usage; ${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
   ];
   const warnings = forecast.warnings.map((warning) => `warning: ${warning}`);
   return `${heading.join('\n')}\n\n${lines.join('\n')}\n${warnings.length > 0 ? `\n${warnings.join('\n')}\n` : ''}`;

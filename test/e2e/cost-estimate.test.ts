@@ -37,7 +37,10 @@ beforeAll(async () => {
   for (const workflow of ['echo', 'echo', 'memory']) expect((await client.execute(workflow, { user_id: 'u', input: { message: 'hi' } })).body.status).toBe('completed');
   // An invocation writes its usage as it ends, just after its answer.
   const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
-  for (const deadline = Date.now() + 10_000; ids.some((id) => twin.invocationsInFlight(id) > 0) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (const deadline = Date.now() + 60_000; ids.some((id) => twin.invocationsInFlight(id) > 0); ) {
+    if (Date.now() > deadline) throw new Error(`invocations still in flight after 60 s: ${ids.filter((id) => twin.invocationsInFlight(id) > 0).join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
   report = (await twin.admin('cost', 'report', ...period)) as CostReport;
 }, 120_000);
@@ -48,7 +51,10 @@ describe('cost estimate', () => {
     const { forecast, stderr } = await estimate('--events', '100000', '--runs', '2000', '--months', '3');
     expect(stderr).toBe('');
     expect(forecast).toMatchObject({ months: 3, volumes_from: 'flags', volumes: { events: 100000, dialogs: 0, runs: 2000 }, warnings: [] });
-    expect(forecast.averages).toMatchObject({ days: 1, days_with_usage: 1, volumes: { events: 4, dialogs: 0, runs: 3 } });
+    expect(forecast.averages).toMatchObject({ days_with_usage: 1, volumes: { events: 4, dialogs: 0, runs: 3 } });
+    // The period is today: it has measured today's elapsed part only.
+    expect(forecast.averages.days).toBeGreaterThan(0);
+    expect(forecast.averages.days).toBeLessThanOrEqual(1);
     expect(forecast.averages.call_event).toMatchObject({ events: 4, links: 1, reason: null });
     const link = report.subjects.find((subject) => subject.subject.startsWith('link#'))!;
     expect(forecast.averages.call_event.usd!).toBeCloseTo(link.usd / 4, 8);
@@ -64,7 +70,8 @@ describe('cost estimate', () => {
 
   it("without counts, is next month at the period's own traffic scaled to 30 days", async () => {
     const { forecast } = await estimate();
-    expect(forecast).toMatchObject({ months: 1, volumes_from: 'period', volumes: { events: 120, dialogs: 0, runs: 90 } });
+    const perMonth = (count: number) => Math.round((count * 30) / forecast.averages.days);
+    expect(forecast).toMatchObject({ months: 1, volumes_from: 'period', volumes: { events: perMonth(4), dialogs: 0, runs: perMonth(3) } });
     expect(forecast.total_usd).toBe(forecast.monthly_usd);
   });
 
@@ -114,6 +121,10 @@ describe('cost estimate', () => {
     expect((await refusedAdmin('cost', 'estimate', '--months', '37')).error).toBe('--months must be a whole number from 1 to 36; got "37"');
     expect((await refusedAdmin('cost', 'report', '--events', '5')).error).toBe('--events is a flag of cost estimate, not cost report');
     expect((await refusedAdmin('cost', 'report', '--html', 'x.html', '--csv')).exitCode).toBe(2);
+    expect(await refusedAdmin('cost', 'report', '--html', 'x.html', '--project', PROJECT)).toEqual({
+      exitCode: 2,
+      error: '--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report',
+    });
     const folder = mkdtempSync(join(tmpdir(), 'cost-html-'));
     expect(await refusedAdmin('cost', 'report', '--html', folder)).toEqual({ exitCode: 2, error: `--html: cannot write ${folder} (EISDIR)` });
     expect((await runCli(['--help'])).stdout).toContain('cost estimate [--events N]');

@@ -93,7 +93,8 @@ describe('an invocation’s log bytes', () => {
     const a = handlerLogging('A', 4, 500, gateA)(event, contextOf('A'));
     const b = handlerLogging('B', 2, 20, gateB)(event, contextOf('B'));
     // Interleaved: A's first line, B's first line, then B ends while A waits, then A ends.
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const wrote = (name: string) => written.slice(from).some((chunk) => chunk.includes(`"message":"from ${name}"`));
+    while (!wrote('A') || !wrote('B')) await new Promise((resolve) => setImmediate(resolve));
     openB();
     await b;
     openA();

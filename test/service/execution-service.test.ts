@@ -106,6 +106,39 @@ describe('startExecution', () => {
     });
   }
 
+  it('keeps a run whose start went through (only its answer was lost) as its first step left it, with its message', async () => {
+    const env = setup();
+    // StartExecution reaches Step Functions and the run's first step marks it running before the lost answer is seen.
+    env.stateMachine.loseNextAnswer(awsError('TimeoutError'), async () => {
+      const [name] = env.stateMachine.startedNames();
+      await env.executions.transition(name!, ['queued', 'running'], { status: 'running' });
+    });
+
+    const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL })).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    const [record] = env.executions.all();
+    // The record tells the truth (the run goes on, its callback still due), and its message stays in its thread.
+    expect(record).toMatchObject({ status: 'running', error: null, callback_state: 'pending' });
+    expect(env.stateMachine.startedNames()).toEqual([record!.execution_id]);
+    expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toHaveLength(1);
+  });
+
+  it('marks a run whose start answer was lost failed when the mark comes before its first step, which then goes no further', async () => {
+    const env = setup();
+    env.stateMachine.loseNextAnswer(awsError('TimeoutError'));
+
+    const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    const [record] = env.executions.all();
+    expect(record).toMatchObject({ status: 'failed', error: 'The execution service was unavailable', callback_state: 'none' });
+    expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
+    // The execution exists, but its first step's running mark (queued or running only) finds the run ended.
+    expect(env.stateMachine.startedNames()).toEqual([record!.execution_id]);
+    expect(await env.executions.transition(record!.execution_id, ['queued', 'running'], { status: 'running' })).toBeUndefined();
+  });
+
   it('a later start of the same request gets a new execution: the failed one is not reused', async () => {
     const env = setup();
     env.stateMachine.faults.failNext('start', awsError('ThrottlingException'));

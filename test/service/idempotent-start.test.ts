@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
+import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service.ts';
 import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { NotFoundError, ServiceUnavailableError, UnprocessableContentError } from '#shared/errors.ts';
@@ -103,21 +104,41 @@ describe('startOrJoin', () => {
     expect(env.executions.items.size).toBe(1);
   });
 
-  it('frees the key when the first request is refused or cannot start, so its retry starts anew', async () => {
+  it('frees the key when the first request is refused or cannot write its run, so its retry starts anew', async () => {
     const env = setup();
     const refused = await env.start({ workflowId: 'missing' }).catch((caught: unknown) => caught);
     expect(refused).toBeInstanceOf(NotFoundError);
     expect(env.idempotency.held(PROJECT, KEY)).toBeUndefined();
 
-    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'));
     const unavailable = await env.start().catch((caught: unknown) => caught);
     expect(unavailable).toBeInstanceOf(ServiceUnavailableError);
     expect(env.idempotency.held(PROJECT, KEY)).toBeUndefined();
+    expect(env.stateMachine.faults.count('start')).toBe(0);
 
     const retried = await env.start();
     expect(retried.started).toBeDefined();
     expect(env.stateMachine.startedNames()).toEqual([retried.executionId]);
   });
+
+  it.each(['ExecutionLimitExceeded', 'ThrottlingException', 'StateMachineDoesNotExist', 'InvalidExecutionInput'])(
+    'frees the key when Step Functions refuses the start with %s (nothing started), so its retry starts a fresh run',
+    async (name) => {
+      const env = setup();
+      env.stateMachine.faults.failNext('start', awsError(name));
+      const refused = await env.start().catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(ServiceUnavailableError);
+      expect(env.idempotency.held(PROJECT, KEY)).toBeUndefined();
+      const [first] = env.executions.all();
+      expect(first).toMatchObject({ status: 'failed', error: 'The execution service was unavailable' });
+      expect(env.userState.threadOf(PROJECT, 'user-1', first!.thread_id)).toEqual([]);
+
+      const retried = await env.start();
+      expect(retried.started).toBeDefined();
+      expect(retried.executionId).not.toBe(first!.execution_id);
+      expect(env.stateMachine.startedNames()).toEqual([retried.executionId]);
+    },
+  );
 
   it('finishes starting the run a key names when its first request died before writing anything, once that invocation has certainly ended', async () => {
     const env = setup();
@@ -192,6 +213,17 @@ const CRASH_POINTS = [
 
 /** The first request's run: the one execution the key names, whatever the crash left. */
 const keyRun = (env: ReturnType<typeof setup>) => env.idempotency.held(PROJECT, KEY)!.execution_id;
+
+/** An SDK error after the SDK's own retries (`$metadata.attempts`, as its retry middleware sets it). */
+const afterAttempts = (name: string, attempts: number) => Object.assign(awsError(name), { $metadata: { attempts } });
+
+/** StartExecution failures that do not say whether the execution started: the request may have gone through. */
+const UNCLEAR_START_FAILURES = [
+  { failure: 'a timeout', error: () => awsError('TimeoutError') },
+  { failure: 'a 5xx', error: () => awsError('ServiceUnavailable') },
+  { failure: 'a reset connection', error: () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) },
+  { failure: 'throttling after the SDK retried (an earlier attempt may have timed out)', error: () => afterAttempts('ThrottlingException', 3) },
+];
 
 describe('a retry after the first request died before its key said started', () => {
   it.each(CRASH_POINTS)('converges on the one run when the first request died $point', async ({ at }) => {
@@ -311,9 +343,9 @@ describe('a retry after the first request died before its key said started', () 
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
   });
 
-  it('keeps the items of a start that failed when its key cannot be freed, for the retry that finishes it', async () => {
+  it('keeps the items of a start that was refused when its key cannot be freed, for the retry that finishes it', async () => {
     const env = setup();
-    env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
+    env.stateMachine.faults.failNext('start', awsError('ExecutionLimitExceeded'));
     env.idempotency.faults.failNext('release', awsError('ProvisionedThroughputExceededException'));
     const failed = await env.start().catch((caught: unknown) => caught);
     expect(failed).toBeInstanceOf(ServiceUnavailableError);
@@ -345,5 +377,71 @@ describe('a retry after the first request died before its key said started', () 
 
     expect(retried).toEqual({ executionId: first.executionId });
     expect(env.stateMachine.startedNames()).toEqual([first.executionId]);
+  });
+});
+
+describe('a first request whose StartExecution fails without a clear answer', () => {
+  it.each(UNCLEAR_START_FAILURES)('answers 503 after $failure and keeps the key, the record and the message for the retry', async ({ error }) => {
+    const env = setup();
+    env.stateMachine.faults.failNext('start', error());
+
+    const refused = await env.start().catch((caught: unknown) => caught);
+
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
+    expect((refused as Error).message).toBe('The execution service is unavailable; retry later');
+    const [{ execution_id: executionId }] = env.executions.all() as [ExecutionRecord];
+    // Handed back, not freed: the key still names the run, and the next retry may take it over at once.
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching', starting_until_ms: env.clock.now() });
+    expect(env.idempotency.faults.count('release')).toBe(0);
+    const record = env.executions.items.get(executionId)!.record;
+    expect(record.status).toBe('queued');
+    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+
+    // The retry sends the same StartExecution (same name, same input): here the first never got through, so this starts it.
+    const retried = await env.start();
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.executions.items.size).toBe(1);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
+  it('joins the one execution when the first start went through and only its answer was lost', async () => {
+    const env = setup();
+    // StartExecution reaches Step Functions, the run's first step marks it running, and the answer is lost on the way back.
+    env.stateMachine.loseNextAnswer(awsError('TimeoutError'), async () => {
+      const [name] = env.stateMachine.startedNames();
+      await env.executions.transition(name!, ['queued', 'running'], { status: 'running' });
+    });
+
+    const refused = await env.start().catch((caught: unknown) => caught);
+
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
+    const [executionId] = env.stateMachine.startedNames() as [string];
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching' });
+    const record = env.executions.items.get(executionId)!.record;
+    expect(record.status).toBe('running');
+    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+
+    const retried = await env.start();
+
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.faults.count('start')).toBe(2);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.executions.items.size).toBe(1);
+    expect(env.executions.items.get(executionId)!.record.status).toBe('running');
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
+  it('lets a request waiting on the key join that execution instead of starting a second', async () => {
+    const env = setup();
+    env.stateMachine.loseNextAnswer(awsError('TimeoutError'));
+
+    const [first, waiting] = await Promise.allSettled([env.start(), env.start()]);
+
+    expect(first.status === 'rejected' && first.reason).toBeInstanceOf(ServiceUnavailableError);
+    const [executionId] = env.stateMachine.startedNames() as [string];
+    expect(waiting).toEqual({ status: 'fulfilled', value: { executionId } });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.executions.items.size).toBe(1);
   });
 });

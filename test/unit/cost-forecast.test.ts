@@ -42,6 +42,30 @@ const FIXED = report.fixed_monthly_usd.reduce((sum, fixed) => sum + fixed.usd, 0
 const REQUEST_A = (20 * REQUEST) / 15;
 const REQUEST_B = (10 * REQUEST) / 4;
 
+describe('the days a period measured', () => {
+  const day = (from: string, to: string) => costReport({ from, to, sheet, usage: [], runCosts: [] });
+
+  it('are whole days for a period that ended', () => {
+    expect(measureAverages(day('2026-11-01', '2026-11-10'), [], { nowMs: Date.parse('2026-11-26T12:00:00Z') }).days).toBe(10);
+  });
+
+  it("count only today's elapsed part when the period runs into today, so a morning is not scaled as a whole day", () => {
+    expect(measureAverages(day('2026-11-01', '2026-11-26'), [], { nowMs: Date.parse('2026-11-26T06:00:00Z') }).days).toBe(25.25);
+    const justBegun = measureAverages(day('2026-12-01', '2026-12-01'), [], { nowMs: Date.parse('2026-12-01T00:00:10Z') });
+    expect(justBegun.days).toBe(0.04);
+  });
+});
+
+describe('a project billed without a finished run', () => {
+  it('is in no run average, and the forecast says so', () => {
+    const idle = costReport({ from: '2026-11-01', to: '2026-11-02', sheet, usage: [{ subject: 'project#idle', day: '2026-11-01', units: { apiRequests: 40 } }], runCosts: [] });
+    const averages = measureAverages(idle, [], { nowMs: Date.parse('2026-11-26T00:00:00Z') });
+    expect(averages.projects_without_runs).toEqual([{ subject: 'project#idle', usd: 40 * REQUEST }]);
+    const forecast = forecastCost({ averages, fixed: [], volumes: { events: 0, dialogs: 0, runs: 0 }, months: 1, volumesFrom: 'flags' });
+    expect(forecast.warnings).toEqual([`project#idle was billed $${usdText(40 * REQUEST)} without a finished run: its cost is in no run average`]);
+  });
+});
+
 describe('the averages of a period', () => {
   const averages = measureAverages(report, links);
 
@@ -135,7 +159,7 @@ describe('the forecast', () => {
     const forecast = forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: periodVolumes(averages), months: 1, volumesFrom: 'period' });
     const table = forecastTable(forecast);
     expect(table).toContain("at the period's own traffic scaled to 30 days");
-    expect(table).toContain('averages of 2026-11-01 to 2026-11-10 (UTC, 10 days, 4 with usage; 150 call events, 10 dialogs, 19 runs)');
+    expect(table).toContain('averages of 2026-11-01 to 2026-11-10 (UTC, 10 days measured, 4 with usage; 150 call events, 10 dialogs, 19 runs)');
     expect(table).toMatch(/^call events +450 +0\.00000\d+ +0\.00\d+ +150 events on 2 links$/m);
     expect(table).toMatch(/^total a month +\d+\.\d+$/m);
   });

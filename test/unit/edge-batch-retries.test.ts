@@ -89,7 +89,7 @@ describe('batchPut', () => {
     expect((failure as BatchIncompleteError).unprocessed).toBe(2);
     expect(calls).toHaveLength(BATCH_MAX_ATTEMPTS);
     expect(pauses).toHaveLength(BATCH_MAX_ATTEMPTS - 1);
-    expect(errorResponse(failure, 'published').statusCode).toBe(503);
+    expect(errorResponse(failure, 'published')).toMatchObject({ statusCode: 503, headers: { 'retry-after': '1' } });
     expect(JSON.parse(errorResponse(failure, 'webhook').body)).toEqual({ error: expect.stringContaining('retry later') });
   });
 });

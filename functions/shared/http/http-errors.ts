@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { DomainError, RateLimitedError, ValidationError } from '../errors.ts';
+import { DomainError, RateLimitedError, ServiceUnavailableError, ValidationError } from '../errors.ts';
 import * as z from '../zod.ts';
 
 /**
@@ -38,7 +38,7 @@ export function errorResponse(error: unknown, shape: ErrorBodyShape): APIGateway
   const statusCode = error instanceof DomainError ? error.statusCode : 500;
   const message = error instanceof DomainError ? error.message : GENERIC_SERVER_ERROR;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) headers['retry-after'] = String(error.retryAfterSeconds);
   return { statusCode, headers, body: JSON.stringify(shape === 'webhook' ? webhookBody(error, message) : publishedBody(error, message)) };
 }
 

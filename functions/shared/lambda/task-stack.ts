@@ -36,11 +36,11 @@ export function withTaskStack<Schema extends z.ZodMiniType, Result>(
   return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(publishMetricsAtEnd());
 }
 
-/** The ids a task's input carries (an execution, a collection task and run), for every log line of the invocation. */
+/** The ids a task's input carries (an execution, a collection task and its sweep), for every log line of the invocation. */
 function correlationIds(input: unknown): Record<string, string> {
   if (input === null || typeof input !== 'object') return {};
   const ids: Record<string, string> = {};
-  for (const name of ['execution_id', 'task_id', 'run_id'] as const) {
+  for (const name of ['execution_id', 'task_id', 'sweep_id', 'run_id'] as const) {
     const value = (input as Record<string, unknown>)[name];
     if (typeof value === 'string') ids[name] = value;
   }

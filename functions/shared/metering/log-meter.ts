@@ -23,29 +23,36 @@ import type { Metering } from './cost-meter.ts';
  */
 export const LAMBDA_PLATFORM_LOG_BYTES = 71 + 52 + 141 + 93;
 
-const storage = new AsyncLocalStorage<Metering>();
-/** Bytes written outside any invocation's window since the last one started: the closing lines of the one before. */
-let betweenInvocations = 0;
-let installed = false;
+/**
+ * One meter per process, whatever the number of copies of this module (two bundles in one process, a test runner's
+ * module isolation): each copy wrapping stdout again would count every byte once per copy, each into its own store.
+ */
+interface LogMeterState {
+  storage: AsyncLocalStorage<Metering>;
+  /** Bytes written outside any invocation's window since the last one started: the closing lines of the one before. */
+  betweenInvocations: number;
+}
+const STATE_KEY = Symbol.for('workflow-ingest.log-meter');
+const meterState = (): LogMeterState => ((globalThis as Record<symbol, LogMeterState | undefined>)[STATE_KEY] ??= installed());
 
-/** Wraps `write` of stdout and stderr once per process, so every writer (Powertools' Console, console.*) is counted. */
-function install(): void {
-  if (installed) return;
-  installed = true;
+/** Wraps `write` of stdout and stderr, once per process, so every writer (Powertools' Console, console.*) is counted. */
+function installed(): LogMeterState {
+  const created: LogMeterState = { storage: new AsyncLocalStorage<Metering>(), betweenInvocations: 0 };
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
     stream.write = function meteredWrite(chunk: string | Uint8Array, ...rest: unknown[]): boolean {
-      count(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : undefined);
+      count(created, chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : undefined);
       return write(chunk, ...rest);
     };
   }
+  return created;
 }
 
-function count(chunk: string | Uint8Array, encoding: BufferEncoding | undefined): void {
+function count(into: LogMeterState, chunk: string | Uint8Array, encoding: BufferEncoding | undefined): void {
   const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding ?? 'utf8') : chunk.byteLength;
-  const metering = storage.getStore();
+  const metering = into.storage.getStore();
   if (metering) metering.units.logBytes += bytes;
-  else betweenInvocations += bytes;
+  else into.betweenInvocations += bytes;
 }
 
 /**
@@ -53,8 +60,8 @@ function count(chunk: string | Uint8Array, encoding: BufferEncoding | undefined)
  * which starts with Lambda's own lines for the invocation and the closing lines of the invocation before.
  */
 export function meterLogs<T>(metering: Metering, work: () => Promise<T>): Promise<T> {
-  install();
-  metering.units.logBytes += LAMBDA_PLATFORM_LOG_BYTES + betweenInvocations;
-  betweenInvocations = 0;
-  return storage.run(metering, work);
+  const state = meterState();
+  metering.units.logBytes += LAMBDA_PLATFORM_LOG_BYTES + state.betweenInvocations;
+  state.betweenInvocations = 0;
+  return state.storage.run(metering, work);
 }

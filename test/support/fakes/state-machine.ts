@@ -10,6 +10,7 @@ type TokenState = 'waiting' | 'answered' | 'timed-out';
  * start of one name is a no-op (the real gateway turns ExecutionAlreadyExists into the ARN), a stop of an
  * unknown execution throws ExecutionDoesNotExist, and task tokens answer the way Step Functions does: an
  * unknown token is InvalidToken, a token already answered is TaskDoesNotExist, a timed-out one TaskTimedOut.
+ * `loseNextAnswer` models a start that went through while its caller heard only an error (a timeout, a 5xx).
  */
 export class FakeStateMachine implements StateMachine {
   readonly executions = new Map<string, { input: StateMachineInput; status: 'RUNNING' | 'ABORTED'; stopCause?: string }>();
@@ -17,12 +18,18 @@ export class FakeStateMachine implements StateMachine {
   readonly resumed: { taskToken: string; output: unknown }[] = [];
   readonly faults = new Faults<keyof StateMachine>();
   private issued = 0;
+  private readonly lostAnswers: { error: Error; meanwhile?: () => void | Promise<void> }[] = [];
 
   constructor(readonly stateMachineArn = FAKE_STATE_MACHINE_ARN) {}
 
   async start(name: string, input: StateMachineInput): Promise<string> {
     await this.faults.enter('start');
     if (!this.executions.has(name)) this.executions.set(name, { input: structuredClone(input), status: 'RUNNING' });
+    const lost = this.lostAnswers.shift();
+    if (lost) {
+      await lost.meanwhile?.();
+      throw lost.error;
+    }
     return `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
   }
 
@@ -45,6 +52,15 @@ export class FakeStateMachine implements StateMachine {
     const token = `token-${executionId}-${this.issued}`;
     this.tokens.set(token, 'waiting');
     return token;
+  }
+
+  /**
+   * Test helper: the next start goes through (its execution exists and runs) but its answer is lost: the caller gets
+   * `error`, as after a timeout or a dropped connection. `meanwhile` runs once the execution exists, before the caller
+   * hears (the run's first step, say).
+   */
+  loseNextAnswer(error: Error, meanwhile?: () => void | Promise<void>): void {
+    this.lostAnswers.push({ error, meanwhile });
   }
 
   /** Test helper: the approval task's timeout passed. */
