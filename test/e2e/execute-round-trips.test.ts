@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
-import { sequentialSteps, storeRequestRecorder } from '../support/round-trips.ts';
+import { storeRequestRecorder } from '../support/round-trips.ts';
 
 /**
  * What a blocking execute sends to the stores, counted at the twin's front doors: the items a run needs are written
@@ -53,13 +53,14 @@ describe('round trips of a blocking execute', () => {
     for (const read of statusReads) expect(read.startedAtMs).toBeGreaterThanOrEqual(start.endedAtMs);
   });
 
-  it("gives the run's first step one round trip before its first node: the context read beside the running mark", async () => {
+  it("has the run's first step read its context and mark it running before its first node, and nothing else", async () => {
     const served = await recorder.during('WorkflowStep', () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }));
     const executionsTable = `table/${twin.twin.tables.executions}`;
     const contextRead = served.find((request) => request.operation === 'GetItem' && request.resource.endsWith(executionsTable));
     const runningMark = served.find((request) => request.operation === 'UpdateItem' && request.resource.endsWith(executionsTable));
     expect(contextRead && runningMark).toBeDefined();
-    expect(sequentialSteps([contextRead!, runningMark!])).toBe(1);
+    // That the two are sent side by side is pinned by test/service/step-runner.test.ts: the twin's front door, one
+    // thread for every store, may serve them one after the other on a busy machine.
     // The user's message is execute's to write: the step writes the reply, the thread's one other turn.
     expect(served.filter((request) => request.operation === 'PutItem' && request.resource.endsWith(`table/${twin.twin.tables.conversations}`))).toHaveLength(1);
     const firstWrite = Math.min(...served.filter((request) => request !== contextRead && request !== runningMark).map((request) => request.startedAtMs));

@@ -6,6 +6,7 @@ import { runStep, type StepDeps } from '#engine/step-runner.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import type { InMemoryRunStore } from '../support/fakes/run-store.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
 /** The run's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
@@ -43,6 +44,22 @@ function setup() {
 }
 
 describe("a run's first step", () => {
+  it('sends the run context read and the running mark side by side: one round trip before its first node', async () => {
+    const env = setup();
+    const { state } = await env.started();
+    const runs = env.step.runs as unknown as InMemoryRunStore;
+    let marking = false;
+    env.executions.faults.beforeNext('transition', () => void (marking = true));
+    let markSentDuringRead = false;
+    runs.faults.beforeNext('readContext', async () => {
+      // A few turns of the event loop's microtasks, no time: a mark sent beside the read has been entered by then.
+      for (let turn = 0; turn < 10 && !marking; turn++) await Promise.resolve();
+      markSentDuringRead = marking;
+    });
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished' });
+    expect(markSentDuringRead).toBe(true);
+  });
+
   it("writes the reply after the user's message execute wrote, not the message again", async () => {
     const env = setup();
     const { record, state } = await env.started();
