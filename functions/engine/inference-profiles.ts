@@ -1,13 +1,16 @@
 import { lookUpModel } from '#shared/bedrock-catalog.ts';
+import { requireEnv } from '#shared/config.ts';
 import { isJsonObject } from '#shared/json-object.ts';
+import { RunFailure } from './run-failure.ts';
 
 /**
  * Which identifier a Bedrock call sends for a model a workflow names. On-demand calls carry no cost allocation tag,
  * so the deployment creates one tagged application inference profile per allowed model (lib/cdk/bedrock-models.ts
  * `applicationInferenceProfiles`) and tells the step function which is which in one environment variable, a JSON
  * object from the model id to the profile's ARN. A call sends the profile's ARN; everything else (usage, prices,
- * events, errors) keeps the model id the workflow names. A model id without a profile (one outside the deployment's
- * list) is sent as it is, and the role's policy refuses it.
+ * events, errors) keeps the model id the workflow names. The role may reach a model only through those profiles (a
+ * condition on `bedrock:InferenceProfileArn`), so a model id without a profile (one outside the deployment's list) is
+ * never sent: the run fails naming it.
  */
 export const INFERENCE_PROFILES_ENV = 'BEDROCK_INFERENCE_PROFILES';
 
@@ -39,12 +42,26 @@ export function parseInferenceProfiles(text: string): InferenceProfiles {
 }
 
 /**
- * Read once, as the module loads: a malformed value fails the function's cold start. Unset (a provider run in a test
- * against the Bedrock stand-in directly), every id goes as it is; CDK and the twin always set it on the step function.
+ * Read once, as the module loads: a malformed value fails the function's cold start. The step function's
+ * dependencies require it (`requireInferenceProfiles`, from step-wiring.ts), so it is unset only in a process that
+ * never builds them: a provider under test against the Bedrock stand-in directly, whose ids go as named.
  */
-const FROM_ENVIRONMENT: InferenceProfiles = ((text) => (text === undefined ? new Map() : parseInferenceProfiles(text)))(process.env[INFERENCE_PROFILES_ENV]);
+const FROM_ENVIRONMENT: InferenceProfiles | undefined = ((text) => (text === undefined ? undefined : parseInferenceProfiles(text)))(process.env[INFERENCE_PROFILES_ENV]);
 
-/** What a Bedrock command's `modelId` carries for the model a node names: its profile's ARN, else the id itself. */
-export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles = FROM_ENVIRONMENT): Id | string {
-  return modelId === undefined ? modelId : (profiles.get(modelId) ?? modelId);
+/** The step function's map, which it cannot run without: a missing variable fails its cold start. */
+export function requireInferenceProfiles(): InferenceProfiles {
+  return FROM_ENVIRONMENT ?? parseInferenceProfiles(requireEnv(INFERENCE_PROFILES_ENV));
+}
+
+/**
+ * What a Bedrock command's `modelId` carries for the model a node names: its profile's ARN. A model the map lacks
+ * fails the run, naming it, before any call: a direct call would bypass the profile's tags, and the role refuses it.
+ */
+export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles | undefined = FROM_ENVIRONMENT): Id | string {
+  if (modelId === undefined || profiles === undefined) return modelId;
+  const arn = profiles.get(modelId);
+  if (arn === undefined) {
+    throw new RunFailure(`Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`);
+  }
+  return arn;
 }

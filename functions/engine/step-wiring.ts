@@ -4,6 +4,7 @@ import { BUCKET_ENV, SECRETS_PREFIX_ENV } from '#shared/resources.ts';
 import { userStateFromEnv, executionsFromEnv, runEventsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
 import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';
+import { requireInferenceProfiles } from './inference-profiles.ts';
 import { scriptedProvider } from './llm-provider.ts';
 import type { StepDeps } from './step-runner.ts';
 import { bedrockAgentModel } from './agents/bedrock-agent.ts';
@@ -13,8 +14,13 @@ import type { ImageStore } from './images/image-store.ts';
 import { scriptedImageModel } from './images/scripted-image.ts';
 import type { ToolKit, Toolbox } from './tools/tool-types.ts';
 
-/** The state machine's functions' dependencies, built from their environment (a missing variable fails at cold start). */
+/**
+ * The state machine's functions' dependencies, built from their environment (a missing variable fails at cold start).
+ * Bedrock is called only through the deployment's application inference profiles, so their map comes first: without
+ * it no model could be reached (inference-profiles.ts).
+ */
 export function stepFromEnv(): StepDeps {
+  requireInferenceProfiles();
   return {
     executions: executionsFromEnv(),
     userState: userStateFromEnv(),

@@ -61,6 +61,39 @@ export function bedrockModelArns(models: readonly string[], where: { partition: 
   });
 }
 
+/** What a call to a model needs, on the profile and on what it copies; IAM has no separate Converse action. */
+export const INVOKE_ACTIONS: readonly string[] = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
+
+/**
+ * What the step function may do on the deployment's application inference profiles: invoke them, and
+ * `bedrock:GetInferenceProfile`, which the runtime never calls itself but which Bedrock lists as needed to invoke
+ * through a profile: "bedrock:GetInferenceProfile – Required to run inference with an inference profile."
+ * (docs.aws.amazon.com/bedrock/latest/userguide/inference-prereq.html). The twin's IAM front door asks for it on
+ * every call through a profile (lib/twin/iam/required-permissions.ts).
+ */
+export const PROFILE_ACTIONS: readonly string[] = [...INVOKE_ACTIONS, 'bedrock:GetInferenceProfile'];
+
+/**
+ * The request context key Bedrock sets to the inference profile a call names (absent on a direct call to a model).
+ * "To restrict user access such that they can invoke a foundation model only through an inference profile, add a
+ * `Condition` field and use the [...] condition key. Specify the inference profile that you want to filter access
+ * on. This condition can be included in a statement that scopes to the `foundation-model` resources."
+ * (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html, whose examples write
+ * `"StringLike": {"bedrock:InferenceProfileArn": <profile ARN>}`).
+ */
+export const INFERENCE_PROFILE_ARN_KEY = 'bedrock:InferenceProfileArn';
+
+/**
+ * The condition on the grant of what the deployment's profiles copy (`bedrockModelArns`): a call reaches a foundation
+ * model or a system cross-region profile only when it names one of `profileArns`, the deployment's application
+ * inference profiles. A direct on-demand call, which Bedrock bills without any cost allocation tag, is refused, and so
+ * is a call through a system profile or another deployment's profile. CDK writes it on the role
+ * (constructs/inference-profiles.ts); the twin's policy model evaluates the same object (lib/twin/iam/function-policy.ts).
+ */
+export function throughProfilesCondition(profileArns: readonly string[]): { StringLike: Record<string, string[]> } {
+  return { StringLike: { [INFERENCE_PROFILE_ARN_KEY]: [...profileArns] } };
+}
+
 /**
  * The AWS Marketplace products of the third-party models in `models`: on an account's first call to one, Bedrock
  * subscribes the account on behalf of the caller, which needs `aws-marketplace:Subscribe` on that product.
@@ -102,6 +135,12 @@ const PROFILE_NAME_MAX = 64;
  * profile's tags, so the stack's `Project` tag (and the budget filtering on it) sees the models' spend. CDK creates
  * these (constructs/inference-profiles.ts); the twin's Bedrock stand-in creates the same at start-up
  * (lib/twin/bedrock-profiles.ts), so both run the profile route.
+ *
+ * Every catalog model gets one, Nova Canvas (image generation through InvokeModel) included: "Application inference
+ * profiles can be created from most models supported in Amazon Bedrock. Some models, such as embedding models, do not
+ * support inference profiles." (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html,
+ * "Supported Regions and models for application inference profiles"; its earlier revision: "from all models and
+ * inference profiles supported in Amazon Bedrock"). The catalog holds no embedding model.
  */
 export function applicationInferenceProfiles(
   models: readonly string[],

@@ -74,6 +74,8 @@ export interface LocalTwin {
   stepFunctions: LocalStepFunctions;
   /** The Bedrock Runtime stand-in, which tests script per model. */
   bedrock: BedrockStandIn;
+  /** The application inference profiles the twin created for its Bedrock allow-list: model id → ARN (the step function's `BEDROCK_INFERENCE_PROFILES`). */
+  inferenceProfiles: ReadonlyMap<string, string>;
   /** Every call a front door refused, newest last: which function, which action, on what. */
   accessDenials: AccessDenial[];
   /** The environment of a function allowed everything, with the operator's credentials (tests import handlers in-process). */
@@ -217,6 +219,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     twin,
     stepFunctions,
     bedrock,
+    inferenceProfiles: inferenceProfiles.profiles,
     accessDenials,
     operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS, localFiles),
     runNightly,

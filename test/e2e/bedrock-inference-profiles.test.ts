@@ -1,7 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AccessDeniedException, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
 import { createKey, pollExecution, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -23,11 +25,22 @@ const workflow = {
     done: { type: 'end', output: '{{nodes.front.output}}' },
   },
 };
+// A model the product supports, which this deployment's list leaves out: it has no profile here.
+const unlisted = {
+  id: 'unlisted',
+  name: 'Unlisted',
+  start: 'ask',
+  nodes: {
+    ask: { type: 'llm', provider: 'bedrock', model_id: 'amazon.nova-micro-v1:0', prompt: '{{input.message}}', next: 'done' },
+    done: { type: 'end', output: '{{nodes.ask.output}}' },
+  },
+};
 
 beforeAll(async () => {
   twin = await startTestTwin({ bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-canvas-v1:0'] });
   const dir = mkdtempSync(join(tmpdir(), 'profiles-'));
   writeFileSync(join(dir, 'w.json'), JSON.stringify(workflow));
+  writeFileSync(join(dir, 'unlisted.json'), JSON.stringify(unlisted));
   await twin.admin('publish', dir, '--project', PROJECT);
 });
 afterAll(() => twin?.close());
@@ -48,5 +61,44 @@ describe('Bedrock calls of a run on the twin', () => {
       { operation: 'InvokeModel', modelId: 'amazon.nova-canvas-v1:0', profile: expect.objectContaining({ model: 'amazon.nova-canvas-v1:0' }) },
     ]);
     expect(twin.accessDenials).toEqual([]);
+  });
+});
+
+describe('the step function on the twin', () => {
+  it('may not call a model directly, untagged, with its own credentials: only through its deployment’s profile', async () => {
+    const asStep = createBedrockClient({ endpoint: twin.operatorEnvironment.AWS_ENDPOINT_URL_BEDROCK_RUNTIME, region: 'us-east-1', credentials: twin.credentialsOf('WorkflowStep'), maxAttempts: 1 });
+    const converse = (modelId: string) => asStep.send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+    twin.bedrock.reset();
+    const denialsBefore = twin.accessDenials.length;
+    const refused = await converse('us.amazon.nova-lite-v1:0').then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(refused).toBeInstanceOf(AccessDeniedException);
+    const resource = 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0';
+    expect(refused!.message).toBe(
+      `User: arn:aws:sts::000000000000:assumed-role/WorkflowStep/WorkflowStep is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: ${resource} because no identity-based policy allows the bedrock:InvokeModelWithResponseStream action`,
+    );
+    expect(twin.accessDenials.slice(denialsBefore)).toEqual([{ principal: 'WorkflowStep', action: 'bedrock:InvokeModelWithResponseStream', resource }]);
+
+    const profile = twin.inferenceProfiles.get('us.amazon.nova-lite-v1:0')!;
+    await expect(converse(profile)).resolves.toBeDefined();
+    expect(twin.bedrock.requests.map((request) => request.invokedAs)).toEqual([profile]);
+    asStep.destroy();
+  });
+
+  it('fails a run whose node names a model without a profile here, naming the model, and calls nothing', async () => {
+    const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
+    twin.bedrock.reset();
+    const denialsBefore = twin.accessDenials.length;
+    const started = await client.execute('unlisted', { user_id: 'u', input: { message: 'hi' } });
+    expect(started.status, started.text).toBeLessThan(300);
+    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: "Bedrock model amazon.nova-micro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
+    });
+    expect(twin.bedrock.requests).toEqual([]);
+    expect(twin.accessDenials.slice(denialsBefore)).toEqual([]);
   });
 });

@@ -87,6 +87,7 @@ describe('the step function', () => {
     const [profiles, underneath] = statements as [Statement, Statement];
     expect(profiles.Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream', 'bedrock:GetInferenceProfile']);
     expect(profiles.Resource).toEqual(DEFAULT_BEDROCK_MODELS.map((model) => arnOf(stack, model)));
+    expect(profiles.Condition).toBeUndefined();
     expect(underneath.Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
     const resources = JSON.stringify(underneath.Resource);
     for (const model of DEFAULT_BEDROCK_MODELS) {
@@ -101,6 +102,20 @@ describe('the step function', () => {
     // No wildcard model or action (the `*` region of a cross-region profile's model is the only one), no Converse action.
     expect(JSON.stringify(statements)).not.toMatch(/\/\*"|"\*"|"bedrock:\*"|Converse/);
     for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(bedrockStatementsOf(stack, task.id), task.id).toEqual([]);
+  });
+
+  it('may invoke what the profiles copy only through the stack’s own profiles: a direct, untagged call is refused', () => {
+    // docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html: a Condition on bedrock:InferenceProfileArn,
+    // in the statement that scopes to the foundation-model resources, as its example writes it (StringLike).
+    for (const [target, models] of [
+      [stack, DEFAULT_BEDROCK_MODELS],
+      [new PlatformStack(templateApp({ bedrockModels: 'amazon.nova-micro-v1:0,eu.amazon.nova-pro-v1:0' }), 'Conditioned'), ['amazon.nova-micro-v1:0', 'eu.amazon.nova-pro-v1:0']],
+    ] as const) {
+      const underneath = bedrockStatementsOf(target, 'WorkflowStep').find((statement) => !JSON.stringify(statement.Resource).includes('Fn::GetAtt'))!;
+      expect(JSON.stringify(underneath.Resource)).toMatch(/foundation-model/);
+      // Exactly the profiles, each once, in the allow-list's order: no wildcard, no other deployment's profile.
+      expect(underneath.Condition).toEqual({ StringLike: { 'bedrock:InferenceProfileArn': models.map((model) => arnOf(target, model)) } });
+    }
   });
 
   it('fits the profile map of every id the catalog allows into the function’s 4 KB of environment', () => {

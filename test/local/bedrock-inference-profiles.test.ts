@@ -89,13 +89,15 @@ describe('the twin’s application inference profiles', () => {
   it('need the profile, GetInferenceProfile on it, and what it copies, as IAM asks on AWS', async () => {
     const arn = profileOf('us.anthropic.claude-haiku-4-5-20251001-v1:0');
     const needs = bedrockPermissions({ method: 'POST', url: `/model/${encodeURIComponent(arn)}/converse-stream`, target: '', body: Buffer.alloc(0) });
+    // Every check of the request sees the profile it names in its context, as bedrock:InferenceProfileArn.
+    const context = { 'bedrock:InferenceProfileArn': arn };
     expect(needs.slice(0, 4)).toEqual([
-      { action: 'bedrock:InvokeModelWithResponseStream', resource: arn },
-      { action: 'bedrock:GetInferenceProfile', resource: arn },
-      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0' },
-      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0' },
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: arn, context },
+      { action: 'bedrock:GetInferenceProfile', resource: arn, context },
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0', context },
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0', context },
     ]);
-    expect(needs).toContainEqual({ action: 'aws-marketplace:Subscribe', resource: 'aws-marketplace:product/prod-xdkflymybwmvi' });
+    expect(needs).toContainEqual({ action: 'aws-marketplace:Subscribe', resource: 'aws-marketplace:product/prod-xdkflymybwmvi', context });
     await expect(converse(arn)).resolves.toBeDefined();
 
     const refused = await refusal(converse(profileOf('amazon.nova-lite-v1:0'), profilesOnly));
@@ -104,6 +106,58 @@ describe('the twin’s application inference profiles', () => {
       { principal: 'ProfilesOnly', action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0' },
     ]);
     expect(bedrock.requests.map((request) => request.invokedAs)).toEqual([arn]);
+  });
+});
+
+describe('what the profiles copy', () => {
+  const denial = (action: string, resource: string) =>
+    `User: arn:aws:sts::000000000000:assumed-role/WorkflowStep/WorkflowStep is not authorized to perform: ${action} on resource: ${resource} because no identity-based policy allows the ${action} action`;
+
+  it('is refused to the step function called directly, with no profile in the request: the call would carry no tag', async () => {
+    const direct = [
+      ['amazon.nova-lite-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'],
+      ['arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'],
+      ['us.amazon.nova-pro-v1:0', 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0'],
+      ['arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0', 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0'],
+    ];
+    for (const [modelId, resource] of direct) {
+      const refused = await refusal(converse(modelId!));
+      expect(refused, modelId).toBeInstanceOf(AccessDeniedException);
+      expect(refused!.message).toBe(denial('bedrock:InvokeModelWithResponseStream', resource!));
+      expect((refused as { $metadata?: { httpStatusCode?: number } }).$metadata!.httpStatusCode).toBe(403);
+    }
+    const image = await refusal(
+      through(step).send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })),
+    );
+    expect(image).toBeInstanceOf(AccessDeniedException);
+    expect(image!.message).toBe(denial('bedrock:InvokeModel', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-canvas-v1:0'));
+    expect(bedrock.requests).toEqual([]);
+  });
+
+  it('is reached through one of the deployment’s profiles, and not through another deployment’s profile of the same model', async () => {
+    await expect(converse(profileOf('amazon.nova-lite-v1:0'))).resolves.toBeDefined();
+    await expect(converse(profileOf('us.amazon.nova-pro-v1:0'))).resolves.toBeDefined();
+    const other = createLocalInferenceProfiles(['amazon.nova-lite-v1:0']);
+    try {
+      const arn = other.profiles.get('amazon.nova-lite-v1:0')!;
+      const refused = await refusal(converse(arn));
+      expect(refused).toBeInstanceOf(AccessDeniedException);
+      expect(refused!.message).toBe(denial('bedrock:InvokeModelWithResponseStream', arn));
+    } finally {
+      other.remove();
+    }
+    expect(bedrock.requests.map((request) => request.modelId)).toEqual(['amazon.nova-lite-v1:0', 'us.amazon.nova-pro-v1:0']);
+  });
+
+  it('is what the role grants only on the condition, as CDK writes it: the policy model evaluates it', () => {
+    const lite = 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0';
+    const action = 'bedrock:InvokeModel';
+    expect(step.policy.allows(action, lite)).toBe(false);
+    expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': profileOf('amazon.nova-lite-v1:0') })).toBe(true);
+    expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0' })).toBe(false);
+    expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': `${profileOf('amazon.nova-lite-v1:0')}x` })).toBe(false);
+    // The profiles themselves carry no condition.
+    expect(step.policy.allows(action, profileOf('amazon.nova-lite-v1:0'))).toBe(true);
   });
 });
 
@@ -157,6 +211,10 @@ describe('the step function on the twin', () => {
     expect(JSON.parse(environment[INFERENCE_PROFILES_ENV]!)).toEqual(Object.fromEntries(created.profiles));
     expect(functionEnvironment({ id: 'Other', tables: {} }, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' }, created.profiles)).not.toHaveProperty(
       INFERENCE_PROFILES_ENV,
+    );
+    // The step function cannot start without them (step-wiring.ts), so the twin cannot host it without them either.
+    expect(() => functionEnvironment(declaration, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' })).toThrow(
+      "WorkflowStep invokes Bedrock: its environment needs the deployment's inference profiles",
     );
 
     vi.resetModules();

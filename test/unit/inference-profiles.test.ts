@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { INFERENCE_PROFILES_ENV, invocationModelId, parseInferenceProfiles } from '#engine/inference-profiles.ts';
+import { RunFailure } from '#engine/run-failure.ts';
 import { applicationInferenceProfiles, DEFAULT_BEDROCK_MODELS, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
 
 /** Which identifier a Bedrock call sends, and the profiles a deployment creates for its allow-list. */
@@ -12,13 +13,18 @@ afterEach(() => {
 });
 
 describe('the step function’s map from model id to application inference profile', () => {
-  it('sends the profile ARN for a mapped model and any other id as it is', () => {
+  it('sends the profile ARN for a mapped model, and fails the run naming a model that has none instead of calling it', () => {
     const profiles = parseInferenceProfiles(JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-canvas-v1:0': ARN('zz9yy8xx7ww6') }));
     expect(invocationModelId('us.amazon.nova-lite-v1:0', profiles)).toBe(ARN('a1b2c3d4e5f6'));
     expect(invocationModelId('amazon.nova-canvas-v1:0', profiles)).toBe(ARN('zz9yy8xx7ww6'));
-    // Outside the deployment's list: sent as named, for the role's policy to refuse.
-    expect(invocationModelId('eu.amazon.nova-pro-v1:0', profiles)).toBe('eu.amazon.nova-pro-v1:0');
     expect(invocationModelId(undefined, profiles)).toBeUndefined();
+    // Outside the deployment's list: no profile, so no call (a direct one would bypass the tag, and the role refuses it).
+    const outside = () => invocationModelId('eu.amazon.nova-pro-v1:0', profiles);
+    expect(outside).toThrow(RunFailure);
+    expect(outside).toThrow(
+      "Bedrock model eu.amazon.nova-pro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
+    );
+    expect(() => invocationModelId('amazon.nova-lite-v1:0', new Map())).toThrow(RunFailure);
   });
 
   it('refuses a malformed value whole, naming the variable', () => {
@@ -33,16 +39,32 @@ describe('the step function’s map from model id to application inference profi
     expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('same'), 'amazon.nova-pro-v1:0': ARN('same') }))).toThrow(/is given for two models/);
   });
 
-  it('reads the variable as the module loads: a malformed one fails the cold start, an absent one maps nothing', async () => {
+  it('reads the variable as the module loads: a malformed one fails the cold start', async () => {
     vi.stubEnv(INFERENCE_PROFILES_ENV, '{"amazon.nova-lite-v1:0": "nope"}');
     await expect(import('#engine/inference-profiles.ts')).rejects.toThrow(/not an application inference profile ARN/);
     vi.resetModules();
     vi.stubEnv(INFERENCE_PROFILES_ENV, JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6') }));
-    expect((await import('#engine/inference-profiles.ts')).invocationModelId('amazon.nova-lite-v1:0')).toBe(ARN('a1b2c3d4e5f6'));
+    const loaded = await import('#engine/inference-profiles.ts');
+    expect(loaded.invocationModelId('amazon.nova-lite-v1:0')).toBe(ARN('a1b2c3d4e5f6'));
+    expect(() => loaded.invocationModelId('amazon.nova-pro-v1:0')).toThrow(/Bedrock model amazon\.nova-pro-v1:0 is not one this deployment allows/);
+  });
+});
+
+describe('the step function’s dependencies', () => {
+  it('need the profile map: a missing one fails the cold start before anything else is built', async () => {
+    vi.stubEnv(INFERENCE_PROFILES_ENV, undefined);
+    const { stepFromEnv } = await import('#engine/step-wiring.ts');
+    expect(() => stepFromEnv()).toThrow(`Missing required environment variable ${INFERENCE_PROFILES_ENV}`);
     vi.resetModules();
-    vi.unstubAllEnvs();
-    delete process.env[INFERENCE_PROFILES_ENV];
-    expect((await import('#engine/inference-profiles.ts')).invocationModelId('amazon.nova-lite-v1:0')).toBe('amazon.nova-lite-v1:0');
+    vi.stubEnv(INFERENCE_PROFILES_ENV, ' ');
+    await expect(import('#engine/step-wiring.ts')).rejects.toThrow(`${INFERENCE_PROFILES_ENV} is not JSON`);
+  });
+
+  it('take a well-formed map and go on to what else they need', async () => {
+    vi.stubEnv(INFERENCE_PROFILES_ENV, JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6') }));
+    const { stepFromEnv } = await import('#engine/step-wiring.ts');
+    // The next requirement (a table) is what fails now, not the profiles.
+    expect(() => stepFromEnv()).toThrow(/Missing required environment variable (?!BEDROCK_INFERENCE_PROFILES)/);
   });
 });
 

@@ -4,7 +4,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
-import { applicationInferenceProfiles, bedrockModelArns } from '#lib/cdk/bedrock-models.ts';
+import { applicationInferenceProfiles, bedrockModelArns, INVOKE_ACTIONS, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
 
 /** Of Lambda's 4 KB for all of a function's environment variables, what the profile map may take. */
 const ENVIRONMENT_BUDGET_BYTES = 2900;
@@ -54,23 +54,23 @@ export class InferenceProfiles extends Construct {
 
   /**
    * Lets `fn` call the models through the profiles, and through nothing else of its own: InvokeModel (InvokeModel and
-   * Converse) and InvokeModelWithResponseStream (ConverseStream) plus GetInferenceProfile on the profiles, and the two
-   * invoke actions on what they copy, which Bedrock authorizes as well: the foundation model in this region, or the
-   * cross-region profile and its model in every region it routes to. There is no separate `bedrock:Converse` action.
+   * Converse) and InvokeModelWithResponseStream (ConverseStream) plus GetInferenceProfile on the profiles
+   * (`PROFILE_ACTIONS`, which cites why), and the two invoke actions on what they copy, which Bedrock authorizes as
+   * well: the foundation model in this region, or the cross-region profile and its model in every region it routes
+   * to. That second grant holds only for a call that names one of these profiles (`throughProfilesCondition`, on
+   * `bedrock:InferenceProfileArn`): a direct call to a model, which would carry no tag, is refused. There is no
+   * separate `bedrock:Converse` action.
    */
   public grantInvoke(fn: LambdaFunction): void {
     const stack = Stack.of(this);
+    const profileArns = [...this.profiles.values()].map((profile) => profile.attrInferenceProfileArn);
     fn.addEnvironment(INFERENCE_PROFILES_ENV, this.environmentValue());
+    fn.addToRolePolicy(new PolicyStatement({ actions: [...PROFILE_ACTIONS], resources: profileArns }));
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream', 'bedrock:GetInferenceProfile'],
-        resources: [...this.profiles.values()].map((profile) => profile.attrInferenceProfileArn),
-      }),
-    );
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        actions: [...INVOKE_ACTIONS],
         resources: bedrockModelArns(this.models, { partition: stack.partition, region: stack.region, account: stack.account }),
+        conditions: throughProfilesCondition(profileArns),
       }),
     );
   }

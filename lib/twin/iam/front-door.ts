@@ -22,7 +22,8 @@ export interface LocalPrincipal {
   policy: Policy;
 }
 
-export interface AccessDenial extends Permission {
+/** A refused check: who, which action, on what (the request context it was refused with is left out). */
+export interface AccessDenial extends Omit<Permission, 'context'> {
   principal: string;
 }
 
@@ -178,9 +179,9 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     }
     const target = String(request.headers['x-amz-target'] ?? '');
     const needs = rules.permissions({ method, url, target, body });
-    const denied = needs.find((needed) => !principal.policy.allows(needed.action, needed.resource));
+    const denied = needs.find((needed) => !principal.policy.allows(needed.action, needed.resource, needed.context));
     if (denied) {
-      options.onDenied({ principal: principal.name, ...denied });
+      options.onDenied({ principal: principal.name, action: denied.action, resource: denied.resource });
       return rules.refuse(
         reply,
         s3 ? 'AccessDenied' : 'AccessDeniedException',

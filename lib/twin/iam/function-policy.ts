@@ -13,7 +13,7 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
+import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, INVOKE_ACTIONS, marketplaceProductIds, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
 import { marketplaceProductResource } from './required-permissions.ts';
 import { LOCAL_ACCOUNT, LOCAL_SECRETS_PREFIX, localExecutionsArn, localStateMachineArn, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
@@ -32,27 +32,62 @@ export interface FunctionDeclaration {
   readonly readsSecrets?: boolean;
 }
 
+/** A policy condition as CDK writes it: operator → context key → values (any one may match). */
+export type PolicyCondition = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+
+/** The request context keys a request carries for IAM's conditions (e.g. `bedrock:InferenceProfileArn`). */
+export type RequestContext = Readonly<Record<string, string>>;
+
 interface Statement {
   readonly actions: ReadonlySet<string>;
   /** ARNs, where `*` matches any run of characters, as in an IAM policy. */
   readonly resources: readonly RegExp[];
+  /** Every one must hold; a key the request does not carry fails its test, as IAM's operators without IfExists do. */
+  readonly conditions: readonly ((context: RequestContext) => boolean)[];
 }
 
-/** An identity-based policy: allowed only when a statement names both the action and the resource. */
+/** An identity-based policy: allowed only when a statement names both the action and the resource, and its conditions hold for the request. */
 export interface Policy {
-  allows(action: string, resource: string): boolean;
+  allows(action: string, resource: string, context?: RequestContext): boolean;
 }
 
 const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-const statement = (actions: readonly string[], resources: readonly string[]): Statement => ({
+/** IAM's condition operators the twin's roles use, each turning a policy value into a test of the request's value. */
+const OPERATORS: Record<string, (pattern: string) => (value: string) => boolean> = {
+  StringEquals: (pattern) => (value) => value === pattern,
+  /** `*` any run of characters, `?` any one character, case-sensitive. */
+  StringLike: (pattern) => {
+    const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    return (value) => regex.test(value);
+  },
+};
+
+function conditionsOf(condition: PolicyCondition): Statement['conditions'] {
+  return Object.entries(condition).flatMap(([operator, keys]) => {
+    const matcher = OPERATORS[operator];
+    if (!matcher) throw new Error(`The twin's policy model has no condition operator ${operator}`);
+    return Object.entries(keys).map(([key, values]) => {
+      const tests = values.map(matcher);
+      return (context: RequestContext) => {
+        const value = context[key];
+        return value !== undefined && tests.some((test) => test(value));
+      };
+    });
+  });
+}
+
+const statement = (actions: readonly string[], resources: readonly string[], condition: PolicyCondition = {}): Statement => ({
   actions: new Set(actions),
   resources: resources.map(glob),
+  conditions: conditionsOf(condition),
 });
 
 function policyOf(statements: readonly Statement[]): Policy {
   return {
-    allows: (action, resource) =>
-      statements.some((candidate) => candidate.actions.has(action) && candidate.resources.some((pattern) => pattern.test(resource))),
+    allows: (action, resource, context = {}) =>
+      statements.some(
+        (candidate) => candidate.actions.has(action) && candidate.resources.some((pattern) => pattern.test(resource)) && candidate.conditions.every((holds) => holds(context)),
+      ),
   };
 }
 
@@ -60,12 +95,14 @@ function policyOf(statements: readonly Statement[]): Policy {
  * The local twin's copy of the role CDK gives the function: the same action lists (functions/shared/resources.ts)
  * on the local ARNs of the same tables, prefixes and state machines, and for Bedrock the grant
  * lib/cdk/constructs/inference-profiles.ts writes: the deployment's application inference profiles (`inferenceProfiles`,
- * model id → ARN, as the twin created them) and what they copy.
+ * model id → ARN, as the twin created them), and what they copy on the condition that the call names one of them
+ * (`throughProfilesCondition`), so the step function cannot call a model directly. The twin always passes its
+ * profiles; without them (tests of the model grants alone) what the models need is granted unconditioned.
  */
 export function functionPolicy(
   declaration: FunctionDeclaration,
   bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS,
-  inferenceProfiles: ReadonlyMap<string, string> = new Map(),
+  inferenceProfiles?: ReadonlyMap<string, string>,
 ): Policy {
   const statements: Statement[] = [];
   for (const [table, access] of Object.entries(declaration.tables) as [TableName, Access][]) {
@@ -84,10 +121,14 @@ export function functionPolicy(
     }
   }
   if (declaration.invokesBedrock) {
-    const profiles = bedrockModels.flatMap((model) => inferenceProfiles.get(model) ?? []);
-    if (profiles.length > 0) statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream', 'bedrock:GetInferenceProfile'], profiles));
     const models = bedrockModelArns(bedrockModels, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
-    statements.push(statement(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], models));
+    if (inferenceProfiles) {
+      const profiles = bedrockModels.flatMap((model) => inferenceProfiles.get(model) ?? []);
+      statements.push(statement(PROFILE_ACTIONS, profiles));
+      statements.push(statement(INVOKE_ACTIONS, models, throughProfilesCondition(profiles)));
+    } else {
+      statements.push(statement(INVOKE_ACTIONS, models));
+    }
     const products = marketplaceProductIds(bedrockModels);
     if (products.length > 0) {
       statements.push(statement(['aws-marketplace:Subscribe'], products.map(marketplaceProductResource)));

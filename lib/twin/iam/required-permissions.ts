@@ -1,12 +1,15 @@
-import { bedrockModelArns, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
+import { bedrockModelArns, INFERENCE_PROFILE_ARN_KEY, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import type { RequestContext } from './function-policy.ts';
 
-/** One IAM check a request needs: the action and the ARN it acts on. */
+/** One IAM check a request needs: the action, the ARN it acts on, and the request context the policy's conditions see. */
 export interface Permission {
   action: string;
   resource: string;
+  /** Condition keys the request carries (Bedrock: `bedrock:InferenceProfileArn`, the inference profile a call names). */
+  context?: RequestContext;
 }
 
 export interface ServiceRequest {
@@ -135,8 +138,12 @@ const INFERENCE_PROFILE_ARN = /^arn:aws:bedrock:[^:]*:[^:]*:inference-profile\/(
 /**
  * Bedrock Runtime (REST): `/model/<id>/<operation>` acts on the foundation model the id names, or on the inference
  * profile and the model in every region it routes to. An ARN names its own resource; an application inference
- * profile the twin created (lib/twin/bedrock-profiles.ts) also needs `bedrock:GetInferenceProfile` on itself and the
- * invoke action on what it copies, as Bedrock authorizes the model behind the profile too.
+ * profile the twin created (lib/twin/bedrock-profiles.ts) also needs `bedrock:GetInferenceProfile` on itself ("Required
+ * to run inference with an inference profile", docs.aws.amazon.com/bedrock/latest/userguide/inference-prereq.html;
+ * CDK grants it, PROFILE_ACTIONS in lib/cdk/bedrock-models.ts) and the invoke action on what it copies, as Bedrock
+ * authorizes the model behind the profile too. Every check of a call through a profile (the twin's application
+ * profiles, or a system cross-region profile) carries that profile's ARN as `bedrock:InferenceProfileArn`, which the
+ * step function's role requires on what the profiles copy; a direct call to a model carries none.
  */
 export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const match = /^\/model\/([^/?]+)\/([a-z-]+)(?:\?|$)/.exec(request.url);
@@ -149,10 +156,17 @@ export function bedrockPermissions(request: ServiceRequest): Permission[] {
   }
   const action = BEDROCK_ACTIONS[match[2]!] ?? `bedrock:${match[2]}`;
   const application = localApplicationProfile(modelId);
-  if (application) {
-    return [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(application.model, action)];
-  }
-  return modelPermissions(modelId, action);
+  const needs = application
+    ? [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(application.model, action)]
+    : modelPermissions(modelId, action);
+  const profile = application?.arn ?? systemProfileArn(modelId);
+  return profile === undefined ? needs : needs.map((needed) => ({ ...needed, context: { [INFERENCE_PROFILE_ARN_KEY]: profile } }));
+}
+
+/** The ARN of the system cross-region inference profile an id (`us.<model>`) or ARN names, in the twin's region and account. */
+function systemProfileArn(modelId: string): string | undefined {
+  if (modelId.startsWith('arn:')) return INFERENCE_PROFILE_ARN.test(modelId) ? modelId : undefined;
+  return profileTarget(modelId) ? bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT })[0] : undefined;
 }
 
 /** What invoking a model id or an ARN needs, with `action`: see bedrockPermissions. */

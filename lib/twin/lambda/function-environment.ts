@@ -81,8 +81,12 @@ export function functionEnvironment(
     if (access.length > 0) environment[STATE_MACHINE_ENVS[machine]] = localStateMachineArn(machine);
   }
   if (declaration.readsSecrets) environment[SECRETS_PREFIX_ENV] = LOCAL_SECRETS_PREFIX;
-  // As CDK: the deployment's application inference profiles (model id → ARN) for a function that invokes Bedrock.
-  if (declaration.invokesBedrock && inferenceProfiles) environment[INFERENCE_PROFILES_ENV] = JSON.stringify(Object.fromEntries(inferenceProfiles));
+  // As CDK: the deployment's application inference profiles (model id → ARN) for a function that invokes Bedrock, which
+  // calls through nothing else and fails its cold start without them.
+  if (declaration.invokesBedrock) {
+    if (!inferenceProfiles) throw new Error(`${declaration.id} invokes Bedrock: its environment needs the deployment's inference profiles`);
+    environment[INFERENCE_PROFILES_ENV] = JSON.stringify(Object.fromEntries(inferenceProfiles));
+  }
   // Where CDK names the hand-off bus, the twin names the file the announcements go to.
   if (declaration.announcesHandoffs) environment.HANDOFF_EVENTS_FILE = localFiles.handoffEvents;
   for (const name of HOST_SETTINGS) {
