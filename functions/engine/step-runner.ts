@@ -82,8 +82,6 @@ interface StepRun {
   events: RunEventBuffer;
   /** The definition with the run's overrides, once loaded. */
   definition?: WorkflowDefinition;
-  /** The cursor the step was given. */
-  entry: Cursor;
 }
 
 /** What `finish` needs: the record, and where the events of the ending go. */
@@ -92,6 +90,10 @@ interface Ending {
   events: RunEventBuffer;
   /** The cursor the step was given: what the run had spent before this invocation. */
   entry: Cursor;
+  /** The cursor the nodes count into, once the step has one (a copy of `entry`). */
+  cursor?: Cursor;
+  /** The run's model and tool counters as far as this invocation's meter has them (`meterModelUse`). */
+  metered: { usage: RunUsage; models: ModelUsage };
   /** The replies this invocation added to the thread: taken back if the run turns out to have ended meanwhile. */
   replies: { projectId: string; userId: string; threadId: string; turn: Turn; sequence: number }[];
 }
@@ -101,14 +103,20 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
   const expectedTail = isFirstStep(state) ? { lastId: 1, final: false } : undefined;
   const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail });
   const events = runEventBuffer(appender, { now: deps.now });
+  const metered = { usage: usageOf(state.cursor.usage), models: addModelUsage(undefined, state.cursor.models) };
+  const ending: Ending = { appender, events, entry: state.cursor, metered, replies: [] };
   try {
-    const next = await runStepWithEvents(deps, state, { appender, events, entry: state.cursor, replies: [] });
+    const next = await runStepWithEvents(deps, state, ending);
     await events.flush();
     return next;
   } catch (error) {
     // The step fails and is retried; events already buffered still go out, so a stream shows what happened.
     await events.flush().catch(() => undefined);
     throw error;
+  } finally {
+    // Whatever way the attempt ended: model calls it made after its last settlement (all of them, when it failed) are
+    // billed by Bedrock all the same, and the retry starts again from the entry cursor and meters its own.
+    if (ending.cursor) meterModelUse(ending, ending.cursor);
   }
 }
 
@@ -145,7 +153,8 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     usage: usageOf(state.cursor.usage),
     ...(state.cursor.models ? { models: addModelUsage(undefined, state.cursor.models) } : {}),
   };
-  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events, entry: ending.entry };
+  ending.cursor = cursor;
+  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events };
   const appendTurn = async (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
@@ -197,7 +206,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
  */
 async function pause(deps: StepDeps, ending: Ending, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
   const { cursor, run } = step;
-  cursor.cost = settleStepUnits(step.entry, cursor, false);
+  cursor.cost = settleStepUnits(ending, cursor, false);
   if (step.changed) {
     await deps.runs.writeOutputs(run.execution_id, cursor.outputs + 1, step.nodes, step.expiresAt);
     cursor.outputs += 1;
@@ -317,21 +326,30 @@ async function executeNode(
  * before the first step, the Pause or AwaitApproval it resumes from, Done when the run ends), the model and tool use
  * it caused, and a finished run. Called once per invocation, where it pauses or finishes; answers the run's units so far.
  */
-function settleStepUnits(entry: Cursor, cursor: Cursor, finished: boolean): Partial<CostUnits> {
-  const before = usageOf(entry.usage);
+function settleStepUnits(ending: Ending, cursor: Cursor, finished: boolean): Partial<CostUnits> {
+  meterModelUse(ending, cursor);
+  recordCost({ stateTransitions: 2 + 1 + (finished ? 1 : 0), runsFinished: finished ? 1 : 0 });
+  return addCostUnits(ending.entry.cost, meteredSoFar());
+}
+
+/**
+ * Meters the model and tool use the run's counters gained since this invocation last metered them (at first: since
+ * the entry cursor), and moves the mark: called where the step settles (pause, finish) and once more as the attempt
+ * ends, however it ends, so each call is metered exactly once. The aggregate counts stay (the execution's `usage`);
+ * the dollars come from the per-model counters.
+ */
+function meterModelUse(ending: Ending, cursor: Cursor): void {
+  const before = ending.metered.usage;
   const after = usageOf(cursor.usage);
-  // The aggregate counts stay (the execution's `usage`); the dollars come from the per-model counters.
-  recordModelUsage(subtractModelUsage(cursor.models, entry.models));
+  recordModelUsage(subtractModelUsage(cursor.models, ending.metered.models));
   recordCost({
-    stateTransitions: 2 + 1 + (finished ? 1 : 0),
     modelCalls: after.model_calls - before.model_calls,
     inputTokens: after.input_tokens - before.input_tokens,
     outputTokens: after.output_tokens - before.output_tokens,
     toolCalls: after.tool_calls - before.tool_calls,
     images: after.images - before.images,
-    runsFinished: finished ? 1 : 0,
   });
-  return addCostUnits(entry.cost, meteredSoFar());
+  ending.metered = { usage: after, models: addModelUsage(undefined, cursor.models) };
 }
 
 /** The run's counters, carried by the cursor between steps. */
@@ -405,7 +423,7 @@ async function finish(
   result: { output?: unknown; error?: string },
   cursor: Cursor,
 ): Promise<Paused> {
-  const cost_units = runCostUnits(settleStepUnits(ending.entry, cursor, true), cursor.models);
+  const cost_units = runCostUnits(settleStepUnits(ending, cursor, true), cursor.models);
   const changes = {
     cost_units,
     ended_by_step: true,

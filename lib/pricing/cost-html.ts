@@ -34,7 +34,7 @@ export function costReportHtml({ report, forecasts }: CostHtmlInput): string {
 <h1>${escapeHtml(title)} <small>(UTC days, both included)</small></h1>
 <p class="sheet">Prices: ${escapeHtml(report.price_sheet.region)}, ${escapeHtml(report.price_sheet.date)} (${escapeHtml(report.price_sheet.source)})</p>
 <section class="cards">
-${card('Period total', report.total_usd, 'period')}
+${card('Period total', report.total_usd, 'period', undefined, unpricedWarning(report))}
 ${card('Fixed monthly cost', fixedLine.monthly_usd, 'fixed-monthly')}
 ${card('Next month, current traffic', forecasts.current.monthly_usd, 'forecast-current', forecasts.current.priced_total_usd)}
 ${card('Next month, twice the traffic', forecasts.double.monthly_usd, 'forecast-double', forecasts.double.priced_total_usd)}
@@ -98,9 +98,15 @@ function usd(value: number | null, total?: string): Cell {
   return { html: `<span class="usd"${attributes}>${value === null ? '–' : `$${usdText(value)}`}</span>`, numeric: true };
 }
 
-function card(label: string, value: number | null, total: string, lowerBound?: number): string {
+function card(label: string, value: number | null, total: string, lowerBound?: number, warning = ''): string {
   const note = value === null && lowerBound !== undefined ? `<span class="note">incomplete: the priced lines add up to $${escapeHtml(usdText(lowerBound))}</span>` : '';
-  return `<div class="card"><span class="label">${escapeHtml(label)}</span>${usd(value, total).html}${note}</div>`;
+  return `<div class="card"><span class="label">${escapeHtml(label)}</span>${usd(value, total).html}${note}${warning}</div>`;
+}
+
+/** Under the period total: the models it leaves out because the price sheet cannot price them (nothing when all are priced). */
+function unpricedWarning(report: CostReport): string {
+  if (report.unpriced_models.length === 0) return '';
+  return `<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: ${escapeHtml(report.unpriced_models.join(', '))}</span>`;
 }
 
 function table(head: string[], rows: Cell[][], foot: Cell[][] = []): string {
@@ -244,4 +250,5 @@ svg .axis { stroke: #1d232a; } svg .grid { stroke: #eceff2; } svg text { fill: #
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 6px 16px; }
 .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 6px; vertical-align: -1px; border-radius: 2px; }
 .unpriced { color: #b3261e; } .warnings { color: #b3261e; }
+.card .warning { color: #b3261e; font-size: 12px; font-weight: 600; max-width: 260px; }
 `;

@@ -61,6 +61,8 @@ export interface CostReport {
    * an unpriced model's are in no total.
    */
   models: ModelCostLine[];
+  /** The models whose `usd` is null (in `models` order; empty when every model is priced): spend no total includes. */
+  unpriced_models: string[];
   fixed_monthly_usd: { item: string; count: number; usd: number }[];
 }
 
@@ -77,6 +79,7 @@ export function costReport(input: { from: string; to: string; sheet: PriceSheet;
   for (const row of input.usage) bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
   const links = metered(input.usage.filter((row) => row.subject.startsWith('link#')));
   const runPrices = input.runCosts.map((run) => usdOf(sheet, metered([run]))).sort((a, b) => a - b);
+  const models = modelLines(sheet, all.models);
   return {
     from: input.from,
     to: input.to,
@@ -88,7 +91,8 @@ export function costReport(input: { from: string; to: string; sheet: PriceSheet;
     per_million_webhook_events: links.units.webhookEvents > 0 ? money((usdOf(sheet, links) / links.units.webhookEvents) * 1_000_000) : null,
     per_run: { runs: runPrices.length, mean_usd: runPrices.length > 0 ? mean(runPrices) : null, p95_usd: runPrices.length > 0 ? p95(runPrices) : null },
     workflows: workflowCosts(sheet, input.runCosts),
-    models: modelLines(sheet, all.models),
+    models,
+    unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
     fixed_monthly_usd: fixedMonthlyCosts(sheet),
   };
 }
@@ -123,7 +127,9 @@ function usdOf(sheet: PriceSheet, usage: Metered): number {
 
 /**
  * Dollars by service: the units at their unit prices, and the models' dollars in the services of the aggregate units
- * that count them (`inputTokens` → "Bedrock tokens", `images` → "Bedrock images"), which the sheet prices at 0.
+ * that count them (`inputTokens` → "Bedrock tokens", `images` → "Bedrock images"), which the sheet prices at 0. The
+ * tokens' units are every token: the aggregate input and output tokens plus the models' prompt-cache reads and
+ * writes (which the aggregate `inputTokens` leaves out); model calls are a service of their own ("Bedrock calls").
  */
 function byService(sheet: PriceSheet, usage: Metered): Map<string, { units: number; usd: number }> {
   const services = new Map<string, { units: number; usd: number }>();
@@ -135,7 +141,8 @@ function byService(sheet: PriceSheet, usage: Metered): Map<string, { units: numb
   };
   for (const name of COST_UNIT_NAMES) add(sheet.units[name].service, usage.units[name], usage.units[name] * sheet.units[name].usd_per_unit);
   const { tokens, images } = modelDollars(sheet, usage.models);
-  add(sheet.units.inputTokens.service, 0, tokens);
+  const cacheTokens = Object.values(usage.models).reduce((sum, counters) => sum + (counters.cache_read_tokens ?? 0) + (counters.cache_write_tokens ?? 0), 0);
+  add(sheet.units.inputTokens.service, cacheTokens, tokens);
   add(sheet.units.images.service, 0, images);
   return services;
 }
@@ -205,40 +212,80 @@ export function sumUnits(rows: Partial<CostUnits>[]): CostUnits {
 /** Dollars to a millionth of a cent: per-request figures are that small. */
 const money = (usd: number) => Math.round(usd * 1e8) / 1e8;
 
-/** The report's figures as rows (label, count, dollars): what the CSV and the terminal table both show. */
-function reportRows(report: CostReport): [string, string, string][] {
+/** A model's counts: its tokens of each kind and its images, which are not added up (they are priced apart). */
+const MODEL_COUNT_COLUMNS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'images'] as const;
+
+/** One row of the CSV and of the table: label, count, dollars, and for a model its counts (MODEL_COUNT_COLUMNS). */
+interface ReportRow {
+  label: string;
+  count: string;
+  usd: string;
+  model?: ModelCostLine;
+}
+
+/** The report's figures as rows: what the CSV and the terminal table both show. */
+function reportRows(report: CostReport): ReportRow[] {
   const dollars = (usd: number | null, digits: number) => (usd === null ? '' : usd.toFixed(digits));
+  const row = (label: string, count: string, usd: string): ReportRow => ({ label, count, usd });
   return [
-    ...report.services.map((service): [string, string, string] => [service.service, String(service.units), dollars(service.usd, 8)]),
-    // A model's row counts its tokens (all four kinds) and images; its dollars are in the Bedrock services above.
-    ...report.models.map((model): [string, string, string] => [
-      `model ${model.model}`,
-      String(model.input_tokens + model.output_tokens + model.cache_read_tokens + model.cache_write_tokens + model.images),
-      model.usd === null ? 'unpriced' : dollars(model.usd, 8),
-    ]),
-    ['total', '', dollars(report.total_usd, 8)],
-    ['per million webhook events', '', dollars(report.per_million_webhook_events, 6)],
-    ['per run (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)],
-    ['per run (p95)', String(report.per_run.runs), dollars(report.per_run.p95_usd, 8)],
-    ...report.fixed_monthly_usd.map((fixed): [string, string, string] => [`fixed monthly: ${fixed.item}`, String(fixed.count), dollars(fixed.usd, 2)]),
+    ...report.services.map((service) => row(service.service, String(service.units), dollars(service.usd, 8))),
+    // A model's row has no one count: its tokens of each kind and its images are counts of their own (model columns);
+    // its dollars are in the Bedrock services above.
+    ...report.models.map((model): ReportRow => ({ label: `model ${model.model}`, count: '', usd: model.usd === null ? 'unpriced' : dollars(model.usd, 8), model })),
+    row('total', '', dollars(report.total_usd, 8)),
+    // What the total leaves out: a model the sheet cannot price (its ids, space-separated: an id has no spaces).
+    ...(report.unpriced_models.length > 0 ? [row('unpriced models', '', report.unpriced_models.join(' '))] : []),
+    row('per million webhook events', '', dollars(report.per_million_webhook_events, 6)),
+    row('per run (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)),
+    row('per run (p95)', String(report.per_run.runs), dollars(report.per_run.p95_usd, 8)),
+    ...report.fixed_monthly_usd.map((fixed) => row(`fixed monthly: ${fixed.item}`, String(fixed.count), dollars(fixed.usd, 2))),
   ];
 }
 
-/** The CSV a spreadsheet opens: a header row, one row per service, one per model ("unpriced" when it cannot be), then the totals. */
+/**
+ * The CSV a spreadsheet opens: a header row, one row per service, one per model ("unpriced" when it cannot be), then
+ * the totals, with an `unpriced models` row under the total when it leaves any out. The model rows fill the last
+ * columns (their tokens of each kind and their images); every other row leaves them empty.
+ */
 export function costReportCsv(report: CostReport): string {
-  const rows = [['service', 'units', 'usd'], ...reportRows(report)];
+  const rows = [
+    ['service', 'units', 'usd', ...MODEL_COUNT_COLUMNS],
+    ...reportRows(report).map((row) => [row.label, row.count, row.usd, ...MODEL_COUNT_COLUMNS.map((column) => (row.model ? String(row.model[column]) : ''))]),
+  ];
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
-/** What a person at a terminal reads: the same rows as the CSV, aligned, under a line saying what they cover. */
+/** A model's counts in words, the kinds it has: `1000 input + 100 output tokens, 2 images` (`no use` when none). */
+function modelCounts(model: ModelCostLine): string {
+  const tokens = (['input', 'output', 'cache_read', 'cache_write'] as const)
+    .filter((kind) => model[`${kind}_tokens`] > 0)
+    .map((kind) => `${model[`${kind}_tokens`]} ${kind.replace('_', ' ')}`);
+  const parts = [...(tokens.length > 0 ? [`${tokens.join(' + ')} tokens`] : []), ...(model.images > 0 ? [`${model.images} image${model.images === 1 ? '' : 's'}`] : [])];
+  return parts.length > 0 ? parts.join(', ') : 'no use';
+}
+
+/**
+ * What a person at a terminal reads: the same rows as the CSV (a model's counts in its label), aligned, under a line
+ * saying what they cover, with a warning under the total when it leaves out unpriced models.
+ */
 export function costReportTable(report: CostReport, topSubjects = 10): string {
-  const rows: [string, string, string][] = [['', 'units', 'USD'], ...reportRows(report)];
+  const rows: [string, string, string][] = [
+    ['', 'units', 'USD'],
+    // A model's counts go in its label: its tokens and images are not one count. The unpriced models are said in
+    // words under the total (below) rather than as a row.
+    ...reportRows(report)
+      .filter((row) => row.label !== 'unpriced models')
+      .map((row): [string, string, string] => [row.model ? `${row.label} (${modelCounts(row.model)})` : row.label, row.count, row.usd]),
+  ];
+  const total = rows.findIndex((row) => row[0] === 'total');
   const subjects = report.subjects.slice(0, topSubjects);
   if (subjects.length > 0) rows.push(['', '', ''], [`most expensive subjects (${subjects.length} of ${report.subjects.length})`, '', ''], ...subjects.map((subject): [string, string, string] => [`  ${subject.subject}`, '', subject.usd.toFixed(8)]));
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   const lines = rows.map(([label, count, usd]) => `${label.padEnd(widths[0]!)}  ${count.padStart(widths[1]!)}  ${usd.padStart(widths[2]!)}`.trimEnd());
   const heading = `Cost ${report.from} to ${report.to} (UTC days), ${report.price_sheet.region} prices of ${report.price_sheet.date}`;
+  // Under the total, a line no one can miss: the period's spend is more than the total says.
+  if (report.unpriced_models.length > 0) lines.splice(total + 1, 0, `total leaves out unpriced models: ${report.unpriced_models.join(', ')}`);
   return `${heading}\n\n${lines.join('\n')}\n`;
 }

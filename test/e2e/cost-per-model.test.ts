@@ -54,9 +54,21 @@ let report: CostReport;
 let executionId: string;
 let publicUsage: unknown;
 
-/** Waits, on the twin's own state, until no invocation of these functions is running (each writes its usage as it ends). */
+/** How long the twin may keep an invocation running after the run answered: generous, only so a bug cannot hang the suite. */
+const SETTLE_DEADLINE_MS = 30_000;
+
+/**
+ * Waits, on the twin's own state, until no invocation of these functions is running (each writes its usage as it
+ * ends); past the deadline it fails, naming the functions still running.
+ */
 async function invocationsEnded(...functionIds: string[]): Promise<void> {
-  while (functionIds.some((id) => twin.invocationsInFlight(id) > 0)) await new Promise((resolve) => setTimeout(resolve, 10));
+  const deadline = Date.now() + SETTLE_DEADLINE_MS;
+  for (;;) {
+    const running = functionIds.filter((id) => twin.invocationsInFlight(id) > 0);
+    if (running.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`invocations of ${running.join(', ')} still running after ${SETTLE_DEADLINE_MS / 1000} s (waited for ${functionIds.join(', ')} to end)`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 beforeAll(async () => {
@@ -107,9 +119,12 @@ describe('the cost report prices each model with its own price', () => {
     const tokens = EXPECTED[LITE] + EXPECTED[PRO];
     expect(Math.abs(services['Bedrock tokens']!.usd - tokens)).toBeLessThanOrEqual(tokens * 0.02);
     expect(Math.abs(services['Bedrock images']!.usd - EXPECTED[CANVAS])).toBeLessThanOrEqual(EXPECTED[CANVAS] * 0.02);
-    // The aggregate counters are still there, as counts: 3 calls, the Bedrock and scripted tokens, 2 images.
-    expect(services['Bedrock tokens']!.units).toBe(3 + 1200 + 5000 + 300 + 1500 + 4);
+    // The aggregate counters are still there, as counts: the tokens (the Bedrock and scripted ones, the cache reads and
+    // writes included), 2 images, and the 3 calls as a service of their own.
+    expect(services['Bedrock tokens']!.units).toBe(1200 + 5000 + 300 + 1500 + 4 + 2000 + 800);
     expect(services['Bedrock images']!.units).toBe(2);
+    expect(services['Bedrock calls']).toEqual({ service: 'Bedrock calls', units: 3, usd: 0 });
+    expect(report.unpriced_models).toEqual([]);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 7);
     const models = tokens + EXPECTED[CANVAS];
     // The rest of the run (requests, Lambda, DynamoDB, S3, transitions) is a small part of a cent.
@@ -144,7 +159,10 @@ describe('the cost report prices each model with its own price', () => {
     const result = await runCli(['cost', 'report', '--project', PROJECT, '--csv']);
     const rows = result.stdout.trimEnd().split('\r\n').map((row) => row.split(','));
     const modelRows = Object.fromEntries(rows.filter((row) => row[0]!.startsWith('model ')).map((row) => [row[0], row]));
-    expect(modelRows[`model ${PRO}`]).toEqual([`model ${PRO}`, String(5000 + 1500 + 800), report.models[1]!.usd!.toFixed(8)]);
-    expect(modelRows['model scripted']).toEqual(['model scripted', '5', '0.00000000']);
+    // Tokens of each kind and images in columns of their own, never one sum.
+    expect(modelRows[`model ${PRO}`]).toEqual([`model ${PRO}`, '', report.models[1]!.usd!.toFixed(8), '5000', '1500', '0', '800', '0']);
+    expect(modelRows[`model ${CANVAS}`]).toEqual([`model ${CANVAS}`, '', report.models[0]!.usd!.toFixed(8), '0', '0', '0', '0', '1']);
+    expect(modelRows['model scripted']).toEqual(['model scripted', '', '0.00000000', '0', '4', '0', '0', '1']);
+    expect(rows.some((row) => row[0] === 'unpriced models')).toBe(false);
   });
 });

@@ -5,6 +5,8 @@ import type { CostReport } from '#lib/pricing/cost-report.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
 import { callEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -62,6 +64,18 @@ async function waitForStatus(executionId: string, status: string): Promise<void>
   throw new Error(`execution ${executionId} did not reach ${status}`);
 }
 
+/** Waits on the twin's own state until no function is running; past 30 s it fails, naming those still running. */
+async function invocationsEnded(): Promise<void> {
+  const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const running = ids.filter((id) => twin.invocationsInFlight(id) > 0);
+    if (running.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`invocations of ${running.join(', ')} still running after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function admin(...argv: string[]) {
   const result = await runCli(argv);
   expect(result.exitCode, result.stdout + result.stderr).toBe(0);
@@ -88,10 +102,9 @@ beforeAll(async () => {
     await stream.ended;
     expect(stream.events.at(-1)!.data.status).toBe('completed');
   }
-  // A stream ends with its last event; its invocation writes its usage just after: the report waits for that.
-  for (const deadline = Date.now() + 5_000; twin.invocationsInFlight('PublishedStreamWorkflow') > 0 && Date.now() < deadline; ) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  // A stream ends with its last event, a run's record is final before its step ends: each invocation writes its usage
+  // just after. The report waits for every function of the twin to end (failing, naming them, past a generous deadline).
+  await invocationsEnded();
   report = JSON.parse(await admin('cost', 'report', '--json')) as CostReport;
 }, 120_000);
 afterAll(() => twin?.close());
@@ -139,8 +152,11 @@ describe('cost report', () => {
 
     const csv = await admin('cost', 'report', '--csv');
     const rows = csv.trimEnd().split('\r\n').map((row) => row.split(','));
-    expect(rows[0]).toEqual(['service', 'units', 'usd']);
-    expect(rows.every((row) => row.length === 3)).toBe(true);
+    // The first three columns as they always were; a model row's tokens of each kind and images at the end.
+    expect(rows[0]).toEqual(['service', 'units', 'usd', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'images']);
+    expect(rows.every((row) => row.length === 8)).toBe(true);
+    // Every model here is priced (the scripted one): no unpriced-models row.
+    expect(rows.some((row) => row[0] === 'unpriced models')).toBe(false);
     expect(rows.find((row) => row[0] === 'total')![2]).toBe(report.total_usd.toFixed(8));
     expect(rows.filter((row) => !Number.isNaN(Number(row[2])) && row[0] !== 'service').length).toBeGreaterThanOrEqual(report.services.length + 1);
   });

@@ -1,4 +1,5 @@
 import type { BedrockRuntimeClient, ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { startExecution } from '#executions/execution-service.ts';
 import { executionView } from '#executions/execution-model.ts';
@@ -7,8 +8,10 @@ import { createBedrockProvider } from '#engine/bedrock-provider.ts';
 import { scriptedProvider } from '#engine/llm-provider.ts';
 import { scriptedImageModel } from '#engine/images/scripted-image.ts';
 import { runStep, type StepDeps } from '#engine/step-runner.ts';
-import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost-meter.ts';
+import { emptyCostUnits, runMetered, type CostUnits, type Metering, type ModelUsage } from '#shared/metering/cost-meter.ts';
+import { settleUsage } from '#shared/metering/usage-settlement.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
+import { awsError } from '../support/fakes/faults.ts';
 import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 /**
@@ -137,5 +140,101 @@ describe('per-model metering of a run', () => {
     expect(metering.models).toBeUndefined();
     expect(next.cursor.models).toBeUndefined();
     expect(env.executions.stored(record.execution_id).cost_units).not.toHaveProperty('models');
+  });
+});
+
+/**
+ * A step attempt that called a model and then failed (a throttled write, a failed image upload) is retried by the
+ * state machine from the same cursor, and the retry calls the model again: Bedrock bills both. Each attempt's
+ * invocation meters the calls it made, once, whatever way it ended; the run's record keeps the attempt that got through.
+ */
+describe('per-model metering of a step attempt that fails', () => {
+  const THINK: WorkflowDefinition = {
+    ...MIXED,
+    id: 'think',
+    start: 'think',
+    nodes: { think: { type: 'llm', provider: 'bedrock', model_id: PRO, prompt: 'Think', next: 'done' }, done: { type: 'end', output: '{{nodes.think.output}}' } },
+  };
+  const PRO_TOKENS = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 };
+
+  async function started(env: ReturnType<typeof setup>['env'], definition: WorkflowDefinition) {
+    env.publications.seed(PROJECT, [definition]);
+    const record = await startExecution(env.start, { projectId: PROJECT }, definition.id, { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
+  }
+
+  /** A step attempt that throws: what its invocation metered, for the task stack's settlement to write. */
+  async function failedStep(step: StepDeps, state: StepState) {
+    const metering: Metering = { units: emptyCostUnits(), startedAtMs: performance.now(), memoryMb: 256 };
+    const error = await runMetered(metering, () => runStep(step, state)).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error,
+    );
+    expect(error?.name).toBe('ThrottlingException');
+    return metering;
+  }
+
+  it('meters the tokens of an llm node whose reply could not be written, and the retry its own, each once', async () => {
+    const { env, step, bedrock } = setup();
+    const { record, state } = await started(env, THINK);
+    env.userState.faults.failNext('appendTurn', awsError('ThrottlingException'));
+
+    const failed = await failedStep(step, state);
+    expect({ ...failed.models }).toEqual({ [PRO]: PRO_TOKENS });
+    expect(failed.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 0 });
+    // What the task stack's settlement writes to the project's usage item.
+    const added: { subject: string; spent: CostUnits; models?: ModelUsage }[] = [];
+    const meter = { add: async (subject: string, spent: CostUnits, _now: number, models?: ModelUsage) => void added.push({ subject, spent, models }) };
+    await settleUsage(meter, failed, { functionName: 'WorkflowStep', memoryLimitInMB: '256' } as Context);
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({ subject: `project#${PROJECT}`, spent: { modelCalls: 1, inputTokens: 100, outputTokens: 20 } });
+    expect({ ...added[0]!.models }).toEqual({ [PRO]: PRO_TOKENS });
+
+    // The state machine retries with the same input: the model answers again, and that attempt meters its own call.
+    const retried = await meteredStep(step, state);
+    expect(retried.next).toMatchObject({ outcome: 'finished' });
+    expect(bedrock.sent.map((call) => call.modelId)).toEqual([PRO, PRO]);
+    expect({ ...retried.metering.models }).toEqual({ [PRO]: PRO_TOKENS });
+    expect(retried.metering.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
+    // The run's record has the per-run figures of the attempt that finished, as a run without the failure would.
+    const stored = env.executions.stored(record.execution_id);
+    expect(stored.status).toBe('completed');
+    expect({ ...stored.cost_units!.models }).toEqual({ [PRO]: PRO_TOKENS });
+    expect(stored.cost_units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
+  });
+
+  it('meters the tokens of a run that fails after its llm node once, in the invocation and in the record', async () => {
+    const { env, step } = setup();
+    const { record, state } = await started(env, { ...THINK, id: 'astray', nodes: { think: { ...THINK.nodes.think!, next: 'missing' } as WorkflowDefinition['nodes'][string] } });
+    const { next, metering } = await meteredStep(step, state);
+    expect(next).toMatchObject({ outcome: 'finished' });
+    expect({ ...metering.models }).toEqual({ [PRO]: PRO_TOKENS });
+    expect(metering.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
+    const stored = env.executions.stored(record.execution_id);
+    expect(stored).toMatchObject({ status: 'failed', error: 'Node missing does not exist', cost_units: { modelCalls: 1, inputTokens: 100 } });
+    expect({ ...stored.cost_units!.models }).toEqual({ [PRO]: PRO_TOKENS });
+  });
+
+  it('meters an image drawn before its upload failed', async () => {
+    const { env, step } = setup();
+    const { state } = await started(env, {
+      ...MIXED,
+      id: 'poster',
+      start: 'poster',
+      nodes: { poster: { type: 'image', provider: 'bedrock', prompt: 'A poster', width: 1024, height: 1024, model_id: CANVAS, next: 'done' }, done: { type: 'end', output: 'ok' } },
+    });
+    const failing = { ...step, images: { ...step.images, store: async () => ({ put: async () => Promise.reject(awsError('ThrottlingException')) }) } };
+    const failed = await failedStep(failing, state);
+    expect({ ...failed.models }).toEqual({ [CANVAS]: { images_standard_1024: 1 } });
+    expect(failed.units).toMatchObject({ images: 1, modelCalls: 0 });
+  });
+
+  it('meters the calls before a pause once when the pause itself fails', async () => {
+    const { env, step } = setup();
+    const { state } = await started(env, MIXED);
+    env.runs.faults.failNext('writeOutputs', awsError('ThrottlingException'));
+    const failed = await failedStep(step, state);
+    expect({ ...failed.models }).toEqual({ scripted: { output_tokens: 3 }, [PRO]: PRO_TOKENS });
+    expect(failed.units).toMatchObject({ modelCalls: 2, inputTokens: 100, outputTokens: 23 });
   });
 });

@@ -66,16 +66,25 @@ describe('the cost report on a terminal', () => {
     const lines = table.split('\n');
     expect(lines[0]).toBe(`Cost 2026-11-01 to 2026-11-26 (UTC days), us-east-1 prices of ${loadPriceSheet().date}`);
     const csvRows = costReportCsv(report).trim().split('\r\n').slice(1).map((row) => row.split(','));
-    for (const [label, count, usd] of csvRows) {
+    // The unpriced models are said in words under the total (below), not as a row of the table.
+    for (const [label, count, usd] of csvRows.filter(([label]) => label !== 'unpriced models')) {
       const line = lines.find((candidate) => candidate.startsWith(`${label} `) || candidate === label);
       expect(line, label).toBeDefined();
       expect(line!.trimEnd().endsWith(usd!), label).toBe(true);
       if (count) expect(line, label).toContain(` ${count} `);
     }
     expect(table).toContain(`  link#lnk_a`);
-    // One row per model, its dollars in the USD column, or "unpriced" where the sheet cannot price it.
-    expect(lines.find((line) => line.startsWith('model amazon.nova-pro-v1:0 '))).toMatch(/ 1100 +0\.00112000$/);
-    expect(lines.find((line) => line.startsWith('model acme.unknown-v1:0 '))).toMatch(/ 5 +unpriced$/);
+    // One row per model, its tokens by kind in its label (never added to its images as one count), its dollars in the
+    // USD column, or "unpriced" where the sheet cannot price it.
+    expect(lines.find((line) => line.startsWith('model amazon.nova-pro-v1:0 '))).toMatch(/^model amazon\.nova-pro-v1:0 \(1000 input \+ 100 output tokens\) +0\.00112000$/);
+    expect(lines.find((line) => line.startsWith('model acme.unknown-v1:0 '))).toMatch(/^model acme\.unknown-v1:0 \(5 input tokens\) +unpriced$/);
+    // The total leaves the unpriced model out, and the line under it says so.
+    const total = lines.findIndex((line) => /^total +\d/.test(line));
+    expect(lines[total]).toMatch(new RegExp(` ${report.total_usd.toFixed(8).replace('.', '\\.')}$`));
+    expect(lines[total + 1]).toBe('total leaves out unpriced models: acme.unknown-v1:0');
+    // Calls are a service of their own, not counted among the tokens.
+    expect(lines.find((line) => line.startsWith('Bedrock calls '))).toMatch(/ 2 +0\.00000000$/);
+    expect(lines.find((line) => line.startsWith('Bedrock tokens '))).toMatch(/ 1105 +0\.00112000$/);
     const usdColumn = lines.filter((line) => /\d\.\d{8}$/.test(line)).map((line) => line.length);
     expect(new Set(usdColumn).size).toBe(1);
   });

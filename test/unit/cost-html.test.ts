@@ -31,6 +31,7 @@ function build(models: CostReport['models'] = MODELS): CostReport {
       ],
     }),
     models,
+    unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
   };
 }
 
@@ -110,6 +111,22 @@ describe('the HTML cost report', () => {
     expect(html).toContain('By model (Bedrock)');
     expect(html).toContain('<span class="unpriced">unpriced</span>');
     for (const fixed of report.fixed_monthly_usd) expect(html).toContain(`<td>${escapeHtml(fixed.item)}</td>`);
+  });
+
+  it('warns beside the period total that it leaves out the unpriced models, naming them (escaped)', () => {
+    expect(report.unpriced_models).toEqual(['vendor.<unknown>-model']);
+    const card = /<div class="card"><span class="label">Period total<\/span>([\s\S]*?)<\/div>/.exec(html)![1]!;
+    expect(card).toContain(`data-total="period"`);
+    expect(card).toContain('<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: vendor.&#60;unknown&#62;-model</span>');
+    expect(html.match(/data-warning=/g)).toHaveLength(1);
+    // Visible: styled as a warning, not hidden.
+    expect(html).toMatch(/\.card \.warning \{ color: #b3261e;/);
+  });
+
+  it('has no unpriced warning when every model is priced', () => {
+    const { html: priced } = page(build(MODELS.filter((model) => model.priced)));
+    expect(priced).not.toContain('data-warning');
+    expect(page(build([])).html).not.toContain('data-warning');
   });
 
   it('leaves the model table out when no model was used', () => {

@@ -90,9 +90,12 @@ describe('the price sheet prices each model with its own price', () => {
   });
 
   it('no longer prices the aggregate counters as one model: they are counts', () => {
-    for (const unit of ['inputTokens', 'outputTokens', 'images', 'modelCalls'] as const) {
+    for (const unit of ['inputTokens', 'outputTokens', 'images'] as const) {
       expect(sheet.units[unit]).toMatchObject({ usd_per_unit: 0, basis: 'priced per model (see models)' });
     }
+    // Model calls are a service of their own: a call is no token, and Bedrock bills it through its tokens and images.
+    expect(sheet.units.modelCalls).toEqual({ service: 'Bedrock calls', usd_per_unit: 0, basis: 'billed through tokens and images' });
+    expect(sheet.units.inputTokens.service).toBe('Bedrock tokens');
   });
 });
 
@@ -194,8 +197,10 @@ describe('the cost report, per model', () => {
     const services = Object.fromEntries(report.services.map((service) => [service.service, service]));
     expect(services['Bedrock tokens']!.usd).toBeCloseTo(liteUsd + proUsd, 8);
     expect(services['Bedrock images']!.usd).toBeCloseTo(0.04 + 0.08, 8);
-    // The aggregate counters are still counted, at no price of their own.
-    expect(services['Bedrock tokens']!.units).toBe(2 + 3000 + 800 + 50);
+    // The aggregate counters are still counted, at no price of their own: the tokens' units are tokens, all four kinds
+    // (the aggregate input and output, and the models' cache reads), the calls apart.
+    expect(services['Bedrock tokens']!.units).toBe(3000 + 800 + 50 + 4000);
+    expect(services['Bedrock calls']).toEqual({ service: 'Bedrock calls', units: 2, usd: 0 });
     expect(services['Bedrock images']!.units).toBe(3);
     expect(report.total_usd).toBeCloseTo(4 * TRANSITION + liteUsd + proUsd + 0.12, 8);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 8);
@@ -213,24 +218,59 @@ describe('the cost report, per model', () => {
 
   it('gives each model a row of the CSV and of the table, saying "unpriced" where it cannot be priced', () => {
     const rows = costReportCsv(report).trimEnd().split('\r\n').map((row) => row.split(','));
-    expect(rows.every((row) => row.length === 3)).toBe(true);
+    // The three first columns as they were; a model's tokens of each kind and images in columns of their own, at the end.
+    expect(rows[0]).toEqual(['service', 'units', 'usd', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'images']);
+    expect(rows.every((row) => row.length === 8)).toBe(true);
     const modelRows = rows.filter((row) => row[0]!.startsWith('model '));
+    // No sum of tokens and images in the units column: they are priced apart and are no one count.
     expect(modelRows).toEqual([
-      [`model ${CANVAS}`, '2', '0.12000000'],
-      [`model ${PRO}`, '5300', report.models[1]!.usd!.toFixed(8)],
-      [`model ${LITE}`, '2500', report.models[2]!.usd!.toFixed(8)],
-      ['model scripted', '10', '0.00000000'],
-      ['model acme.unknown-v1:0', '50', 'unpriced'],
+      [`model ${CANVAS}`, '', '0.12000000', '0', '0', '0', '0', '2'],
+      [`model ${PRO}`, '', report.models[1]!.usd!.toFixed(8), '1000', '300', '4000', '0', '0'],
+      [`model ${LITE}`, '', report.models[2]!.usd!.toFixed(8), '2000', '500', '0', '0', '0'],
+      ['model scripted', '', '0.00000000', '0', '9', '0', '0', '1'],
+      ['model acme.unknown-v1:0', '', 'unpriced', '50', '0', '0', '0', '0'],
     ]);
+    // Every other row leaves the model columns empty.
+    expect(rows.slice(1).filter((row) => !row[0]!.startsWith('model ')).every((row) => row.slice(3).every((field) => field === ''))).toBe(true);
     expect(rows.findIndex((row) => row[0] === 'total')).toBeGreaterThan(rows.findIndex((row) => row[0] === 'model acme.unknown-v1:0'));
     const table = costReportTable(report);
-    expect(table).toMatch(/^model acme\.unknown-v1:0 +50 +unpriced$/m);
-    expect(table).toMatch(new RegExp(`^model ${PRO.replaceAll('.', '\\.')} +5300 +${report.models[1]!.usd!.toFixed(8)}$`, 'm'));
+    expect(table).toMatch(/^model acme\.unknown-v1:0 \(50 input tokens\) +unpriced$/m);
+    expect(table).toMatch(new RegExp(`^model ${PRO.replaceAll('.', '\\.')} \\(1000 input \\+ 300 output \\+ 4000 cache read tokens\\) +${report.models[1]!.usd!.toFixed(8)}$`, 'm'));
+    expect(table).toMatch(/^model scripted \(9 output tokens, 1 image\) +0\.00000000$/m);
+    expect(table).toMatch(new RegExp(`^model ${CANVAS.replaceAll('.', '\\.')} \\(2 images\\) +0\\.12000000$`, 'm'));
+  });
+
+  it('names the unpriced models the total leaves out: in the report, under the table\'s total and in a CSV row', () => {
+    expect(report.unpriced_models).toEqual(['acme.unknown-v1:0']);
+    const twoUnpriced = costReport({
+      from: '2026-11-26',
+      to: '2026-11-26',
+      sheet,
+      usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 3 }, models: { 'zeta.x-v1:0': { input_tokens: 1 }, [LITE]: { input_tokens: 1 }, 'acme.y-v1:0': { input_tokens: 1 } } }],
+      runCosts: [],
+    });
+    expect(twoUnpriced.unpriced_models).toEqual(['acme.y-v1:0', 'zeta.x-v1:0']);
+
+    const lines = costReportTable(twoUnpriced).split('\n');
+    const total = lines.findIndex((line) => /^total +\d/.test(line));
+    expect(lines[total + 1]).toBe('total leaves out unpriced models: acme.y-v1:0, zeta.x-v1:0');
+
+    const rows = costReportCsv(twoUnpriced).trimEnd().split('\r\n').map((row) => row.split(','));
+    const csvTotal = rows.findIndex((row) => row[0] === 'total');
+    expect(rows[csvTotal + 1]).toEqual(['unpriced models', '', 'acme.y-v1:0 zeta.x-v1:0', '', '', '', '', '']);
+  });
+
+  it('says nothing of unpriced models when every model is priced', () => {
+    const priced = costReport({ from: '2026-11-26', to: '2026-11-26', sheet, usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 5 }, models: { [LITE]: { input_tokens: 5 } } }], runCosts: [] });
+    expect(priced.unpriced_models).toEqual([]);
+    expect(costReportTable(priced)).not.toContain('unpriced');
+    expect(costReportCsv(priced)).not.toContain('unpriced');
   });
 
   it('has no model lines, and unchanged totals, where no model was used', () => {
     const plain = costReport({ from: '2026-11-26', to: '2026-11-26', sheet, usage: [{ subject: 'project#a', day: '2026-11-26', units: { stateTransitions: 4 } }], runCosts: [] });
     expect(plain.models).toEqual([]);
+    expect(plain.unpriced_models).toEqual([]);
     expect(plain.total_usd).toBeCloseTo(4 * TRANSITION, 10);
   });
 });
