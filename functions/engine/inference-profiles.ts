@@ -1,4 +1,4 @@
-import { lookUpModel } from '#shared/bedrock-catalog.ts';
+import { endedMessage, lookUpModel } from '#shared/bedrock-catalog.ts';
 import { requireEnv } from '#shared/config.ts';
 import { isJsonObject } from '#shared/json-object.ts';
 import { RunFailure } from './run-failure.ts';
@@ -56,11 +56,15 @@ export function requireInferenceProfiles(): InferenceProfiles {
 /**
  * What a Bedrock command's `modelId` carries for the model a node names: its profile's ARN. A model the map lacks
  * fails the run, naming it, before any call: a direct call would bypass the profile's tags, and the role refuses it.
+ * A model past its end of life at `now` (a definition published before it) has no profile anywhere (no deployment may
+ * list it), so the failure says it ended instead of asking for it in the list.
  */
-export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles | undefined = FROM_ENVIRONMENT): Id | string {
+export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles | undefined = FROM_ENVIRONMENT, now: number = Date.now()): Id | string {
   if (modelId === undefined || profiles === undefined) return modelId;
   const arn = profiles.get(modelId);
   if (arn === undefined) {
+    const found = lookUpModel(modelId, now);
+    if (found?.state === 'ended') throw new RunFailure(`Bedrock model ${endedMessage(modelId, found.model)}`);
     throw new RunFailure(`Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`);
   }
   return arn;

@@ -260,10 +260,13 @@ async function executeNode(
       if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
         throw new RunFailure(`Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`);
       }
-      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, quality: node.quality, modelId: node.model_id });
+      // The logical model id: the node's on Bedrock (publish refuses a bedrock image node without one), `scripted` offline.
+      const modelId = node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL;
+      if (modelId === undefined) throw new RunFailure(`Image node ${nodeId} names no model_id for provider bedrock`);
+      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, quality: node.quality, modelId });
       usageIn(cursor).images += 1;
-      // Priced by the logical model id (`scripted` draws offline, whatever `model_id` defaults to), quality and size class.
-      countModel(modelsIn(cursor), node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL, { [imageCounter(node.width, node.height, node.quality)]: 1 });
+      // Priced by the logical model id (`scripted` draws offline, whatever `model_id` a stored definition carries), quality and size class.
+      countModel(modelsIn(cursor), modelId, { [imageCounter(node.width, node.height, node.quality)]: 1 });
       const stored = await (await deps.images.store()).put(run.execution_id, `${nodeId}-${cursor.steps}`, png);
       const image = { ...stored, width: node.width, height: node.height };
       step.events.push({ type: 'image', data: { node_id: nodeId, ...image } });

@@ -18,8 +18,11 @@ export interface CatalogModel {
   onDemand: boolean;
   /** Set once the model is Legacy: the day (UTC) from which Bedrock refuses every call. */
   endOfLife?: string;
-  /** What to move to when it is Legacy or ended. */
-  replacement?: string;
+  /**
+   * Set with `endOfLife`: what to move to. `model` is a catalog id of the same kind that Bedrock serves; `none` says
+   * the catalog holds no other model of that kind, and gives what the author does instead.
+   */
+  replacement?: { model: string } | { none: string };
 }
 
 export const BEDROCK_CATALOG: readonly CatalogModel[] = [
@@ -41,9 +44,18 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     profiles: ['us'],
     onDemand: true,
     endOfLife: '2026-06-19',
-    replacement: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    replacement: { model: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' },
   },
-  { id: 'amazon.nova-canvas-v1:0', kind: 'image', provider: 'amazon', profiles: [], onDemand: true },
+  {
+    id: 'amazon.nova-canvas-v1:0',
+    kind: 'image',
+    provider: 'amazon',
+    profiles: [],
+    onDemand: true,
+    endOfLife: '2026-09-30',
+    // No replacement: the catalog holds no other image model, so no Bedrock image node can run.
+    replacement: { none: 'use provider "scripted" offline or remove the image node' },
+  },
 ];
 
 export type ModelState = 'active' | 'legacy' | 'ended';
@@ -88,14 +100,56 @@ export function catalogIds(models: readonly CatalogModel[] = BEDROCK_CATALOG, ge
  */
 export function modelProblem(id: string, kind: CatalogModel['kind'], now: number): { refuse?: string; warn?: string } {
   const found = lookUpModel(id, now);
-  if (!found) return { refuse: `"${id}" is not a supported Bedrock model; supported: ${catalogIds().filter((known) => lookUpModel(known, now)?.model.kind === kind).join(', ')}` };
+  if (!found) {
+    const served = servedIds(kind, now);
+    return { refuse: `"${id}" is not a supported Bedrock model; ${served.length > 0 ? `supported: ${served.join(', ')}` : noneServed(kind)}` };
+  }
   const { model, state } = found;
   if (model.kind !== kind) return { refuse: `"${id}" is ${model.kind === 'image' ? 'an image' : 'a text'} model` };
   if (!found.viaProfile && !model.onDemand) {
     return { refuse: `"${id}" is served on demand only through an inference profile: name ${model.profiles.map((geography) => `${geography}.${model.id}`).join(' or ')}` };
   }
-  const instead = model.replacement ? `; use ${model.replacement}` : '';
-  if (state === 'ended') return { refuse: `"${id}" reached end of life on Bedrock on ${model.endOfLife}${instead}` };
-  if (state === 'legacy') return { warn: `"${id}" is Legacy on Bedrock and stops answering on ${model.endOfLife}${instead}` };
+  if (state === 'ended') return { refuse: endedMessage(id, model) };
+  if (state === 'legacy') return { warn: `"${id}" is Legacy on Bedrock and stops answering on ${model.endOfLife}${insteadOf(model, state)}` };
   return {};
+}
+
+/** Why an id of a model past its end of life may not be called, with what to do instead. */
+export function endedMessage(id: string, model: CatalogModel): string {
+  return `"${id}" reached end of life on Bedrock on ${model.endOfLife}${insteadOf(model, 'ended')}`;
+}
+
+/**
+ * Why a Bedrock node of `kind` that names no model is refused: it must name one, and when no model of that kind is
+ * served at `now`, the refusal says which ended, on what day, and what to do instead.
+ */
+export function missingModelProblem(kind: CatalogModel['kind'], now: number): string {
+  if (servedIds(kind, now).length > 0) return 'required for provider bedrock';
+  const ended = BEDROCK_CATALOG.filter((model) => model.kind === kind).map((model) => `"${model.id}" reached end of life on Bedrock on ${model.endOfLife}`);
+  return `required for provider bedrock, and ${[...ended, noneServed(kind)].join('; ')}`;
+}
+
+/** The ids a node of `kind` may name at `now`: the catalog's, past their end of life left out. */
+function servedIds(kind: CatalogModel['kind'], now: number): string[] {
+  return catalogIds().filter((known) => {
+    const found = lookUpModel(known, now);
+    return found?.model.kind === kind && found.state !== 'ended';
+  });
+}
+
+/** That the catalog serves no model of `kind`, with what its ended models of that kind say to do instead. */
+function noneServed(kind: CatalogModel['kind']): string {
+  const instead = new Set(BEDROCK_CATALOG.flatMap((model) => (model.kind === kind && model.replacement && 'none' in model.replacement ? [model.replacement.none] : [])));
+  return `no Bedrock ${kind} model is supported now${instead.size > 0 ? `: ${[...instead].join('; ')}` : ''}`;
+}
+
+/**
+ * What to move to from a Legacy or ended model: its replacement, or, without one (the catalog holds no other model of
+ * its kind), that there is none and what to do instead.
+ */
+function insteadOf(model: CatalogModel, state: ModelState): string {
+  const replacement = model.replacement;
+  if (replacement === undefined) return '';
+  if ('model' in replacement) return `; use ${replacement.model}`;
+  return state === 'ended' ? `; ${noneServed(model.kind)}` : `; the product supports no other Bedrock ${model.kind} model: ${replacement.none}`;
 }

@@ -332,6 +332,5 @@ export const NOVA_CANVAS_SIDE_STEP = 16;
 export const NOVA_CANVAS_MAX_PIXELS = 4_194_304;
 export const NOVA_CANVAS_MAX_ASPECT = 4;
 export const NOVA_CANVAS_MAX_PROMPT_CHARS = 1024;
-export const DEFAULT_IMAGE_MODEL = 'amazon.nova-canvas-v1:0';
 /** An image node's URL: a presigned GET, valid this long (less if the signing role's session ends sooner). */
 export const IMAGE_URL_TTL_SECONDS = 3600;

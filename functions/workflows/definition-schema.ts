@@ -1,8 +1,7 @@
-import { modelProblem } from '#shared/bedrock-catalog.ts';
+import { missingModelProblem, modelProblem } from '#shared/bedrock-catalog.ts';
 import { isJsonObject } from '#shared/json-object.ts';
 import {
   DEFAULT_AGENT_TURNS,
-  DEFAULT_IMAGE_MODEL,
   DEFAULT_TOOL_TIMEOUT_MS,
   MAX_AGENT_TURNS,
   MAX_MCP_TOOLS_PER_SERVER,
@@ -146,10 +145,10 @@ const imageNode = z.strictObject({
   prompt: template,
   width: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
   height: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
-  /** bedrock: Amazon Nova Canvas unless another image model is named. */
-  model_id: z._default(z.string().check(z.minLength(1), z.maxLength(256)), DEFAULT_IMAGE_MODEL),
+  /** bedrock: the image model, required (publish refuses it when the catalog serves no image model). */
+  model_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   seed: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(858_993_459))),
-  /** bedrock: Nova Canvas's `imageGenerationConfig.quality` (default standard); premium costs more per image. */
+  /** Nova Canvas's `imageGenerationConfig.quality` (default standard), metered with each image; premium costs more per Canvas image. */
   quality: z.optional(z.enum(['standard', 'premium'])),
   next: nodeId,
 });
@@ -248,10 +247,12 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
 
 /**
  * A bedrock node's model at `now`: refusals (unknown to the catalog, of the other kind, served only through a
- * profile, past its end of life) and warnings (Legacy, with its end date), each on `model_id`.
+ * profile, past its end of life; an image node naming none) and warnings (Legacy, with its end date), each on
+ * `model_id`. An image node without a model is refused here, where the catalog's state is known, and not defaulted.
  */
 export function modelIssues(node: WorkflowNode, now: number): { refuse: string[]; warn: string[] } {
   const named = (node.type === 'llm' || node.type === 'agent' || node.type === 'image') && node.provider === 'bedrock' ? node.model_id : undefined;
+  if (named === undefined && node.type === 'image' && node.provider === 'bedrock') return { refuse: [missingModelProblem('image', now)], warn: [] };
   if (named === undefined) return { refuse: [], warn: [] };
   const { refuse, warn } = modelProblem(named, node.type === 'image' ? 'image' : 'text', now);
   return { refuse: refuse ? [refuse] : [], warn: warn ? [warn] : [] };

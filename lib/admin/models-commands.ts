@@ -5,7 +5,9 @@ import { UsageError } from './usage-error.ts';
 
 /**
  * Every id a workflow may name (foundation models and inference profiles), with its lifecycle state today, whether
- * a deployment allows it by default, and its price from the price sheet (`null` where the sheet has none).
+ * a deployment allows it by default, and its price from the price sheet (`null` where the sheet has none). A model
+ * with an end of life names its `replacement`, or, when the catalog holds none of its kind, `instead` says what
+ * to do.
  */
 export function runModelsCommand(args: string[], now: number) {
   if (args.length > 1 || (args[0] !== undefined && args[0] !== 'list')) throw new UsageError(`unknown models command ${args.join(' ')}`);
@@ -19,7 +21,8 @@ export function runModelsCommand(args: string[], now: number) {
       provider: model.provider,
       state,
       end_of_life: model.endOfLife ?? null,
-      replacement: model.replacement ?? null,
+      replacement: model.replacement && 'model' in model.replacement ? model.replacement.model : null,
+      instead: model.replacement && 'none' in model.replacement ? model.replacement.none : null,
       allowed_by_default: DEFAULT_BEDROCK_MODELS.includes(id),
       marketplace_subscription: model.marketplaceProductId !== undefined,
       price: price ? { ...price } : null,

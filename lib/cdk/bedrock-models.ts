@@ -136,11 +136,12 @@ const PROFILE_NAME_MAX = 64;
  * these (constructs/inference-profiles.ts); the twin's Bedrock stand-in creates the same at start-up
  * (lib/twin/bedrock-profiles.ts), so both run the profile route.
  *
- * Every catalog model gets one, Nova Canvas (image generation through InvokeModel) included: "Application inference
- * profiles can be created from most models supported in Amazon Bedrock. Some models, such as embedding models, do not
- * support inference profiles." (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html,
- * "Supported Regions and models for application inference profiles"; its earlier revision: "from all models and
- * inference profiles supported in Amazon Bedrock"). The catalog holds no embedding model.
+ * Every listed model gets one: "Application inference profiles can be created from most models supported in Amazon
+ * Bedrock. Some models, such as embedding models, do not support inference profiles."
+ * (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html, "Supported Regions and models for
+ * application inference profiles"; its earlier revision: "from all models and inference profiles supported in Amazon
+ * Bedrock"). The catalog holds no embedding model, and a list holds no model past its end of life (`parseBedrockModels`),
+ * so Nova Canvas, the catalog's image model, gets none.
  */
 export function applicationInferenceProfiles(
   models: readonly string[],

@@ -4,7 +4,6 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { lookUpModel } from '#shared/bedrock-catalog.ts';
 import { localApplicationProfile, modelIdOfLocalArn } from './bedrock-profiles.ts';
 import { conversationProblem } from './bedrock-converse-rules.ts';
-import { drawNovaCanvasImage, novaCanvasProblem } from './bedrock-nova-canvas.ts';
 
 export interface ConverseTurn {
   /** Text deltas of one text block, in order. */
@@ -26,10 +25,11 @@ export interface BedrockStandIn {
   /** Appended to the model's queue; each ConverseStream call to it takes the next turn. */
   scriptConverse(modelId: string, turns: ConverseTurn[]): void;
   /**
-   * Every request received, parsed, in order: `modelId` is the model the call reached (an application inference
-   * profile's ARN resolved to the model id it copies), `invokedAs` the identifier the call named.
+   * Every request the stand-in answered past its model checks, parsed, in order: `modelId` is the model the call
+   * reached (an application inference profile's ARN resolved to the model id it copies), `invokedAs` the identifier
+   * the call named.
    */
-  requests: { operation: 'ConverseStream' | 'InvokeModel'; modelId: string; invokedAs: string; body: unknown }[];
+  requests: { operation: 'ConverseStream'; modelId: string; invokedAs: string; body: unknown }[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -45,10 +45,12 @@ type Json = Record<string, unknown>;
 
 /**
  * The twin's Amazon Bedrock Runtime: ConverseStream answered in the AWS event-stream encoding (so the real SDK and
- * the product's stream parsing run), and InvokeModel for Amazon Nova Canvas. Tests script each model's turns; an
- * unscripted call answers `(local Bedrock stand-in) <the last user text>`, so `npm start` works without a model.
- * Requests the service would refuse are refused (bedrock-converse-rules.ts, bedrock-nova-canvas.ts), and
- * `inferenceConfig.maxTokens` cuts the text and stops with `max_tokens` (a token counted as 4 characters).
+ * the product's stream parsing run). Tests script each model's turns; an unscripted call answers
+ * `(local Bedrock stand-in) <the last user text>`, so `npm start` works without a model. Requests the service would
+ * refuse are refused (bedrock-converse-rules.ts), and `inferenceConfig.maxTokens` cuts the text and stops with
+ * `max_tokens` (a token counted as 4 characters). InvokeModel answers with the model refusals only: the catalog's
+ * one image model, Nova Canvas, is past its end of life (ResourceNotFoundException), and a text model is refused as
+ * Bedrock refuses an image request to it; the stand-in draws no images.
  * A model is named by its id, its foundation model or cross-region profile ARN, or the ARN of an application inference
  * profile the twin created (bedrock-profiles.ts), which answers as the model it copies; any other ARN is an invalid
  * identifier. The IAM front door before it checks signatures and which models and profiles the caller may invoke.
@@ -75,10 +77,9 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
     } catch {
       return refuse(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
     }
-    if (match[2] === 'invoke') {
-      requests.push({ operation: 'InvokeModel', modelId, invokedAs, body });
-      return invokeModel(response, modelId, body);
-    }
+    // Only an image model before its end of life gets here (Nova Canvas on a clock set before 2026-09-30): the
+    // stand-in keeps no image request rules, so it draws nothing.
+    if (match[2] === 'invoke') return refuse(response, 400, 'ValidationException', `The stand-in has no request rules for InvokeModel on ${modelId}`);
     requests.push({ operation: 'ConverseStream', modelId, invokedAs, body });
     const problem = conversationProblem(body);
     if (problem) return refuse(response, 400, 'ValidationException', problem);
@@ -147,13 +148,6 @@ function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { st
 
 function refuse(response: ServerResponse, status: number, type: string, message: string): void {
   response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type }).end(JSON.stringify({ message }));
-}
-
-function invokeModel(response: ServerResponse, modelId: string, body: Json): void {
-  const problem = novaCanvasProblem(modelId, body);
-  if (problem) return refuse(response, 400, 'ValidationException', problem);
-  const png = drawNovaCanvasImage(body);
-  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ images: [png.toString('base64')], error: null }));
 }
 
 function lastUserText(body: Json): string {

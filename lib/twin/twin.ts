@@ -14,7 +14,7 @@ import { LocalLambda } from './lambda/function-host.ts';
 import { LOCAL_COLLECTION_STATE_MACHINE_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn, localStateMachineArn } from './local-arns.ts';
 import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
 import { createLocalInferenceProfiles } from './bedrock-profiles.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
+import { parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
 import { startSsmStandIn } from './ssm-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
@@ -57,7 +57,10 @@ export interface LocalTwinOptions {
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
-  /** The deployment's Bedrock allow-list, as CDK's `bedrockModels` context: the step function may invoke only these. */
+  /**
+   * The deployment's Bedrock allow-list, as CDK's `bedrockModels` context: the step function may invoke only these.
+   * Held to the rules synth holds the context to (within the catalog, none past its end of life at `now`).
+   */
   bedrockModels?: readonly string[];
   /** The Bedrock stand-in's clock, which decides when a model reaches its end of life. */
   now?: () => number;
@@ -98,6 +101,8 @@ export interface LocalTwin {
  * what its route or task entry declares, which is what CDK grants it.
  */
 export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTwin> {
+  // Checked before anything starts: a list CDK synth refuses starts no twin either.
+  const bedrockModels = parseBedrockModels(options.bedrockModels, (options.now ?? Date.now)());
   const routes = options.routes ?? productRoutes;
   const { onRequestLine, onExecutionLine } = options;
   const taskFunctions = options.taskFunctions ?? productTaskFunctions;
@@ -131,7 +136,6 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const bedrock = await startBedrockStandIn({ now: options.now });
   // What CloudFormation creates on AWS: one tagged application inference profile per allowed model, through the same
   // function (lib/cdk/bedrock-models.ts); the step function calls Bedrock through them here too.
-  const bedrockModels = options.bedrockModels ?? DEFAULT_BEDROCK_MODELS;
   const inferenceProfiles = createLocalInferenceProfiles(bedrockModels);
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];

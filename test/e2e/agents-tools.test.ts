@@ -106,7 +106,8 @@ const bedrockWorkflow = (model: string) => ({
   nodes: {
     front: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Triage.', handoffs: ['closer'], next: 'picture' },
     closer: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Close.', next: 'picture' },
-    picture: { type: 'image', provider: 'bedrock', prompt: 'A lighthouse', width: 320, height: 320, seed: 7, next: 'done' },
+    // No Bedrock image model is served (Nova Canvas has ended): the picture is the scripted provider's.
+    picture: { type: 'image', provider: 'scripted', prompt: 'A lighthouse', width: 320, height: 320, seed: 7, next: 'done' },
     done: { type: 'end', output: { reply: '{{nodes.closer.output}}', picture: '{{nodes.picture.output.key}}' } },
   },
 });
@@ -325,10 +326,17 @@ describe('publishing agents with tools', () => {
       /nodes\.draw\.width: must be 320-4096 and divisible by 16 for provider bedrock/,
     );
   });
+
+  it('refuses a bedrock image node, naming Nova Canvas or none: no Bedrock image model is supported', async () => {
+    const ended = '"amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node';
+    const onBedrock = (extra: object) => ({ ...drawWorkflow, nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock', width: 320, height: 320, ...extra } } });
+    expect(await refused(onBedrock({ model_id: 'amazon.nova-canvas-v1:0' }))).toBe(`Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: ${ended}`);
+    expect(await refused(onBedrock({}))).toBe(`Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: required for provider bedrock, and ${ended}`);
+  });
 });
 
 describe('Bedrock on the twin, behind the IAM front door', () => {
-  it('runs a bedrock agent hand-off and a Nova Canvas image through the stand-in, counting the usage', async () => {
+  it('runs a bedrock agent hand-off through the stand-in and a scripted image after it, counting the usage', async () => {
     twin.bedrock.reset();
     twin.bedrock.scriptConverse('amazon.nova-lite-v1:0', [
       { toolUses: [{ toolUseId: 't1', name: 'transfer_to_closer', input: {} }], usage: { inputTokens: 30, outputTokens: 5 } },
@@ -342,10 +350,11 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
     expect(tokensOf(run.events, 'closer')).toBe('Closed it.');
     expect(complete.usage).toEqual({ model_calls: 2, input_tokens: 70, output_tokens: 7, tool_calls: 0, images: 1 });
     const image = run.events.find((event) => event.event === 'image')!.data;
-    const png = PNG.sync.read(Buffer.from(await (await fetch(image.url as string)).arrayBuffer()));
+    const bytes = Buffer.from(await (await fetch(image.url as string)).arrayBuffer());
+    const png = PNG.sync.read(bytes);
     expect([png.width, png.height]).toEqual([320, 320]);
-    expect(twin.bedrock.requests.map((request) => request.operation)).toEqual(['ConverseStream', 'ConverseStream', 'InvokeModel']);
-    expect(twin.bedrock.requests[2]!.body).toMatchObject({ taskType: 'TEXT_IMAGE', imageGenerationConfig: { width: 320, height: 320, seed: 7 } });
+    expect(bytes.equals(await scriptedImageModel.generate({ prompt: 'A lighthouse', width: 320, height: 320, seed: 7, modelId: 'scripted' }))).toBe(true);
+    expect(twin.bedrock.requests.map((request) => request.operation)).toEqual(['ConverseStream', 'ConverseStream']);
   });
 
   it("fails a run on a model outside the deployment's list before calling Bedrock", async () => {

@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccessDeniedException, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import { startLocalTwin } from '#lib/twin/twin.ts';
 import { createKey, pollExecution, publishedClient } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -20,8 +21,8 @@ const workflow = {
   name: 'Profiled',
   start: 'front',
   nodes: {
-    front: { type: 'agent', provider: 'bedrock', model_id: 'us.amazon.nova-lite-v1:0', instructions: 'Answer.', next: 'picture' },
-    picture: { type: 'image', provider: 'bedrock', prompt: 'A lighthouse', width: 320, height: 320, next: 'done' },
+    front: { type: 'agent', provider: 'bedrock', model_id: 'us.amazon.nova-lite-v1:0', instructions: 'Answer.', next: 'check' },
+    check: { type: 'llm', provider: 'bedrock', model_id: 'amazon.nova-pro-v1:0', prompt: 'Check: {{nodes.front.output}}', next: 'done' },
     done: { type: 'end', output: '{{nodes.front.output}}' },
   },
 };
@@ -37,7 +38,8 @@ const unlisted = {
 };
 
 beforeAll(async () => {
-  twin = await startTestTwin({ bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-canvas-v1:0'] });
+  // A cross-region profile and a foundation model in the twin's region: the two things a profile copies.
+  twin = await startTestTwin({ bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-pro-v1:0'] });
   const dir = mkdtempSync(join(tmpdir(), 'profiles-'));
   writeFileSync(join(dir, 'w.json'), JSON.stringify(workflow));
   writeFileSync(join(dir, 'unlisted.json'), JSON.stringify(unlisted));
@@ -50,15 +52,20 @@ describe('Bedrock calls of a run on the twin', () => {
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     twin.bedrock.reset();
     twin.bedrock.scriptConverse('us.amazon.nova-lite-v1:0', [{ text: ['Hi'], usage: { inputTokens: 4, outputTokens: 1 } }]);
+    twin.bedrock.scriptConverse('amazon.nova-pro-v1:0', [{ text: ['Fine'], usage: { inputTokens: 6, outputTokens: 1 } }]);
     const started = await client.execute('profiled', { user_id: 'u', input: { message: 'hi' } });
     expect(started.status, started.text).toBeLessThan(300);
     const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
-    expect(done).toMatchObject({ status: 'completed', output: 'Hi', usage: { model_calls: 1, input_tokens: 4, output_tokens: 1, images: 1 } });
+    expect(done).toMatchObject({ status: 'completed', output: 'Hi', usage: { model_calls: 2, input_tokens: 10, output_tokens: 2, images: 0 } });
 
     const calls = twin.bedrock.requests.map((request) => ({ operation: request.operation, modelId: request.modelId, profile: localApplicationProfile(request.invokedAs) }));
     expect(calls).toEqual([
       { operation: 'ConverseStream', modelId: 'us.amazon.nova-lite-v1:0', profile: expect.objectContaining({ model: 'us.amazon.nova-lite-v1:0', name: 'local-us.amazon.nova-lite-v1:0' }) },
-      { operation: 'InvokeModel', modelId: 'amazon.nova-canvas-v1:0', profile: expect.objectContaining({ model: 'amazon.nova-canvas-v1:0' }) },
+      {
+        operation: 'ConverseStream',
+        modelId: 'amazon.nova-pro-v1:0',
+        profile: expect.objectContaining({ model: 'amazon.nova-pro-v1:0', name: 'local-amazon.nova-pro-v1:0', copyFrom: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0' }),
+      },
     ]);
     expect(twin.accessDenials).toEqual([]);
   });
@@ -100,5 +107,18 @@ describe('the step function on the twin', () => {
     });
     expect(twin.bedrock.requests).toEqual([]);
     expect(twin.accessDenials.slice(denialsBefore)).toEqual([]);
+  });
+});
+
+describe('the twin’s Bedrock list', () => {
+  it('is held to the rules synth holds bedrockModels to: a model past its end of life starts no twin', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ended-list-'));
+    try {
+      await expect(startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-canvas-v1:0'] })).rejects.toThrow(
+        'CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30',
+      );
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,6 +10,9 @@ import { refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twi
 const PROJECT = 'models';
 const HAIKU_35 = 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const HAIKU_45_US = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+const CANVAS = 'amazon.nova-canvas-v1:0';
+/** What publish, a run's overrides and a run say of Nova Canvas today. */
+const CANVAS_ENDED = `"${CANVAS}" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node`;
 let twin: TestTwin;
 
 const agentWorkflow = (id: string, model: string) => ({
@@ -17,6 +20,16 @@ const agentWorkflow = (id: string, model: string) => ({
   name: id,
   start: 'front',
   nodes: { front: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Answer.', next: 'done' }, done: { type: 'end', output: '{{nodes.front.output}}' } },
+});
+const imageWorkflow = (id: string, image: object) => ({
+  id,
+  name: id,
+  start: 'draw',
+  nodes: {
+    draw: { type: 'image', provider: 'bedrock', prompt: '{{input.message}}', width: 320, height: 320, next: 'note', ...image },
+    note: { type: 'llm', provider: 'scripted', reply: 'Drawn.', next: 'done' },
+    done: { type: 'end', output: '{{nodes.draw.output.key}}' },
+  },
 });
 function definitionFile(workflow: object): string {
   const path = join(mkdtempSync(join(tmpdir(), 'models-')), 'w.json');
@@ -64,5 +77,47 @@ describe('publishing and running workflows by their models', () => {
     expect(JSON.stringify(overridden.body)).toContain('overrides.front.model_id');
     expect(JSON.stringify(overridden.body)).toContain('reached end of life on Bedrock on 2026-06-19');
     expect(twin.bedrock.requests).toHaveLength(1);
+  });
+});
+
+describe('a bedrock image node, with Nova Canvas past its end of life', () => {
+  it('is refused at publish, naming the node, the model and the date, and saying no Bedrock image model is supported', async () => {
+    expect(await refusedAdmin('publish', definitionFile(imageWorkflow('canvas', { model_id: CANVAS })), '--project', PROJECT)).toEqual({
+      exitCode: 1,
+      error: `Invalid workflow definition in w.json: w.json.nodes.draw.model_id: ${CANVAS_ENDED}`,
+    });
+    // Without model_id it gets no default: the same refusal, saying the model is required.
+    expect(await refusedAdmin('publish', definitionFile(imageWorkflow('unnamed', {})), '--project', PROJECT)).toEqual({
+      exitCode: 1,
+      error: `Invalid workflow definition in w.json: w.json.nodes.draw.model_id: required for provider bedrock, and ${CANVAS_ENDED}`,
+    });
+  });
+
+  it('in a workflow published before the end: its runs are refused overrides and fail naming the model, without a Bedrock call', async () => {
+    // A publication is a project's whole set of workflows: both go in one, published before Canvas's end.
+    const project = `${PROJECT}-canvas`;
+    const dir = mkdtempSync(join(tmpdir(), 'models-'));
+    writeFileSync(join(dir, 'drawing.json'), JSON.stringify(imageWorkflow('drawing', { model_id: CANVAS })));
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify(agentWorkflow('agent', HAIKU_45_US)));
+    const beforeEndOfLife = () => Date.parse('2026-09-01T00:00:00Z');
+    const published = await runCli(['publish', dir, '--project', project], { stdin: () => Promise.resolve(''), now: beforeEndOfLife });
+    expect(published.exitCode, published.stderr).toBe(0);
+    expect(published.stderr).toMatch(/warning: drawing\.json\.nodes\.draw\.model_id: "amazon\.nova-canvas-v1:0" is Legacy on Bedrock and stops answering on 2026-09-30/);
+    const client = publishedClient(twin, (await createKey(twin, 'full', { project })).key);
+    twin.bedrock.reset();
+
+    const overridden = await client.execute('drawing', { user_id: 'u', input: { message: 'a lighthouse' }, overrides: { draw: { prompt: 'a harbour' } } });
+    expect(overridden.status).toBe(400);
+    expect(overridden.body).toEqual({ detail: `Invalid overrides: overrides.draw.model_id: ${CANVAS_ENDED}` });
+    const toCanvas = await client.execute('agent', { user_id: 'u', input: { message: 'hi' }, overrides: { front: { model_id: CANVAS } } });
+    expect(toCanvas.status).toBe(400);
+    expect(toCanvas.body).toEqual({ detail: `Invalid overrides: overrides.front.model_id: "${CANVAS}" is an image model` });
+
+    const started = await client.execute('drawing', { user_id: 'u', input: { message: 'a lighthouse' } });
+    expect(started.status, started.text).toBeLessThan(300);
+    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
+    expect(done).toMatchObject({ status: 'failed', error: `Bedrock model ${CANVAS_ENDED}` });
+    expect(twin.bedrock.requests).toEqual([]);
+    expect(twin.accessDenials).toEqual([]);
   });
 });

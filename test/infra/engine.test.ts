@@ -288,7 +288,9 @@ describe('what agents may reach', () => {
     const policy = policyOf(stack, 'WorkflowStep');
     expect(policy).toContain('bedrock:InvokeModelWithResponseStream');
     expect(policy).toContain('bedrock:InvokeModel"');
-    expect(policy).toContain(':bedrock:",{"Ref":"AWS::Region"},"::foundation-model/amazon.nova-canvas-v1:0');
+    expect(policy).toContain(':bedrock:",{"Ref":"AWS::Region"},"::foundation-model/amazon.nova-micro-v1:0');
+    // Past its end of life, the catalog's image model is in no default list: nothing is granted for it.
+    expect(policy).not.toContain('nova-canvas');
     expect(policy).toContain(':inference-profile/us.amazon.nova-lite-v1:0');
     expect(policy).toContain(':bedrock:*::foundation-model/amazon.nova-lite-v1:0');
     expect(policy).not.toMatch(/foundation-model\/\*|inference-profile\/\*/);
@@ -317,6 +319,7 @@ describe('what agents may reach', () => {
     };
     expect(stackWith('amazon.titan-text-express-v1')).toThrow(/amazon\.titan-text-express-v1 is not a model the product supports; choose from amazon\.nova-micro-v1:0/);
     expect(stackWith('anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/reached end of life on Bedrock on 2026-06-19/);
+    expect(stackWith('amazon.nova-lite-v1:0,amazon.nova-canvas-v1:0')).toThrow('CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30');
     expect(stackWith('anthropic.claude-haiku-4-5-20251001-v1:0')).toThrow(/is not a model the product supports/);
     expect(stackWith('us.anthropic.claude-haiku-4-5-20251001-v1:0')).not.toThrow();
   });

@@ -48,6 +48,11 @@ describe('the application inference profiles', () => {
       if (model.startsWith('us.')) expect(copyFrom, model).toBe(JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:inference-profile/${model}`]] }));
       else expect(copyFrom, model).toBe(JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, `::foundation-model/${model}`]] }));
     }
+    // Both kinds of source are in the default list: a base id and a cross-region profile.
+    expect(DEFAULT_BEDROCK_MODELS.some((model) => model.startsWith('us.'))).toBe(true);
+    expect(DEFAULT_BEDROCK_MODELS.some((model) => !model.startsWith('us.'))).toBe(true);
+    // Nova Canvas is past its end of life: the stack creates no profile for it.
+    expect(JSON.stringify(profiles)).not.toContain('nova-canvas');
   });
 
   it('each carry the Project tag the budget filters on, so the models’ spend counts against the budget', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConverseStreamCommand, InvokeModelCommand, ThrottlingException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import { ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ThrottlingException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, GetParametersCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -86,15 +86,14 @@ describe('the Bedrock Runtime stand-in', () => {
     await expect(collect({})).rejects.toBeInstanceOf(ThrottlingException);
   });
 
-  it('draws Nova Canvas images within its documented limits only', async () => {
-    const invoke = (config: object, text = 'a cat') =>
-      client().send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text }, imageGenerationConfig: config }) }));
-    const answer = JSON.parse(new TextDecoder().decode((await invoke({ width: 320, height: 640, seed: 1 })).body)) as { images: string[] };
-    expect(Buffer.from(answer.images[0]!, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    for (const config of [{ width: 300, height: 320 }, { width: 328, height: 320 }, { width: 4096, height: 4096 }, { width: 320, height: 1600 }, { width: 320, height: 320, numberOfImages: 6 }]) {
-      await expect(invoke(config), JSON.stringify(config)).rejects.toBeInstanceOf(ValidationException);
+  it('draws no Nova Canvas image past its end of life (2026-09-30): ResourceNotFoundException, whatever the request', async () => {
+    const invoke = (config: object) =>
+      client().send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' }, imageGenerationConfig: config }) }));
+    bedrock.reset();
+    for (const config of [{ width: 320, height: 640, seed: 1 }, { width: 300, height: 320 }]) {
+      await expect(invoke(config), JSON.stringify(config)).rejects.toBeInstanceOf(ResourceNotFoundException);
     }
-    await expect(invoke({ width: 320, height: 320 }, 'x'.repeat(1025))).rejects.toThrow(/1-1024 characters/);
+    expect(bedrock.requests).toEqual([]);
   });
 });
 

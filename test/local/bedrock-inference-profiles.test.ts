@@ -1,4 +1,4 @@
-import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
@@ -16,7 +16,7 @@ import { functionEnvironment } from '#lib/twin/lambda/function-environment.ts';
  * ARN only as Bedrock and IAM would: a profile the twin created reaches its model under every rule of that model,
  * any other ARN is refused.
  */
-const MODELS = ['amazon.nova-lite-v1:0', 'us.amazon.nova-pro-v1:0', 'us.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-canvas-v1:0'];
+const MODELS = ['amazon.nova-lite-v1:0', 'us.amazon.nova-pro-v1:0', 'us.anthropic.claude-haiku-4-5-20251001-v1:0'];
 const OTHER_ACCOUNT_PROFILE = 'arn:aws:bedrock:us-east-1:111122223333:application-inference-profile/a1b2c3d4e5f6';
 const NEVER_CREATED = 'arn:aws:bedrock:us-east-1:000000000000:application-inference-profile/zzzzzzzzzzzz';
 let bedrock: BedrockStandIn;
@@ -76,14 +76,30 @@ describe('the twin’s application inference profiles', () => {
     expect(bedrock.requests).toEqual([expect.objectContaining({ operation: 'ConverseStream', modelId: 'us.amazon.nova-pro-v1:0', invokedAs: profileOf('us.amazon.nova-pro-v1:0') })]);
   });
 
-  it('keep every rule of their model: a text call to the image model’s profile is refused as Bedrock refuses it', async () => {
-    const error = await refusal(converse(profileOf('amazon.nova-canvas-v1:0')));
-    expect(error).toBeInstanceOf(ValidationException);
-    expect(error!.message).toMatch(/doesn't support the model/);
-    const image = await through(step).send(
-      new InvokeModelCommand({ modelId: profileOf('amazon.nova-lite-v1:0'), body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }),
-    ).then(() => undefined, (refused: Error) => refused);
+  it('keep every rule of their model: requests the model refuses are refused through its profile as Bedrock refuses them', async () => {
+    // An image request to a text model's profile: the model lacks the operation.
+    const image = await refusal(
+      through(step).send(new InvokeModelCommand({ modelId: profileOf('amazon.nova-lite-v1:0'), body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })),
+    );
     expect(image).toBeInstanceOf(ValidationException);
+    expect(image!.message).toMatch(/doesn't support the model/);
+    // A Converse request the API refuses (a tool name over 64 characters) through the profile of a cross-region model.
+    const tools = { toolConfig: { tools: [{ toolSpec: { name: 'x'.repeat(65), inputSchema: { json: { type: 'object' } } } }] } };
+    const converseRule = await refusal(through(step).send(new ConverseStreamCommand({ modelId: profileOf('us.amazon.nova-pro-v1:0'), messages: [{ role: 'user', content: [{ text: 'hi' }] }], ...tools })));
+    expect(converseRule).toBeInstanceOf(ValidationException);
+    expect(converseRule!.message).toMatch(/must match/);
+    // The end of life: a profile a deployment made before its model ended answers as the ended model does.
+    const before = createLocalInferenceProfiles(['amazon.nova-canvas-v1:0', 'us.anthropic.claude-3-5-haiku-20241022-v1:0']);
+    try {
+      const canvas = before.profiles.get('amazon.nova-canvas-v1:0')!;
+      const drawn = await refusal(through(operator).send(new InvokeModelCommand({ modelId: canvas, body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })));
+      expect(drawn).toBeInstanceOf(ResourceNotFoundException);
+      expect(await refusal(converse(before.profiles.get('us.anthropic.claude-3-5-haiku-20241022-v1:0')!, operator))).toBeInstanceOf(ResourceNotFoundException);
+    } finally {
+      before.remove();
+    }
+    // Only the Converse request got past the model's checks, to be refused by the API's.
+    expect(bedrock.requests.map((request) => request.modelId)).toEqual(['us.amazon.nova-pro-v1:0']);
   });
 
   it('need the profile, GetInferenceProfile on it, and what it copies, as IAM asks on AWS', async () => {
@@ -126,11 +142,10 @@ describe('what the profiles copy', () => {
       expect(refused!.message).toBe(denial('bedrock:InvokeModelWithResponseStream', resource!));
       expect((refused as { $metadata?: { httpStatusCode?: number } }).$metadata!.httpStatusCode).toBe(403);
     }
-    const image = await refusal(
-      through(step).send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })),
-    );
-    expect(image).toBeInstanceOf(AccessDeniedException);
-    expect(image!.message).toBe(denial('bedrock:InvokeModel', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-canvas-v1:0'));
+    // InvokeModel as well as ConverseStream: the condition is on both actions.
+    const invoked = await refusal(through(step).send(new InvokeModelCommand({ modelId: 'amazon.nova-lite-v1:0', body: JSON.stringify({ inputText: 'hi' }) })));
+    expect(invoked).toBeInstanceOf(AccessDeniedException);
+    expect(invoked!.message).toBe(denial('bedrock:InvokeModel', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'));
     expect(bedrock.requests).toEqual([]);
   });
 

@@ -71,9 +71,26 @@ describe("the Bedrock stand-in's models", () => {
   });
 
   it('refuses Converse on an image model and InvokeModel images from a text model', async () => {
+    clock = Date.parse('2026-09-29T12:00:00Z');
     expect(await refusal(converse('amazon.nova-canvas-v1:0'))).toBeInstanceOf(ValidationException);
     const image = direct().send(new InvokeModelCommand({ modelId: 'amazon.nova-lite-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }));
     expect(await refusal(image)).toBeInstanceOf(ValidationException);
+  });
+
+  it('answers Nova Canvas from its end of life with ResourceNotFoundException, as the other ended model, and draws no image', async () => {
+    const draw = () => direct().send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }));
+    bedrock.reset();
+    // Before it, the stand-in holds no image request rules: it refuses rather than draw what it cannot check.
+    clock = Date.parse('2026-09-29T23:59:59Z');
+    expect((await refusal(draw()))!.message).toBe('The stand-in has no request rules for InvokeModel on amazon.nova-canvas-v1:0');
+    clock = Date.parse('2026-09-30T00:00:00Z');
+    for (const sent of [draw(), converse('amazon.nova-canvas-v1:0')]) {
+      const ended = await refusal(sent);
+      expect(ended).toBeInstanceOf(ResourceNotFoundException);
+      expect(ended!.message).toBe('This model version has reached the end of its life. Please refer to the AWS documentation for more details.');
+      expect(ended!.$metadata!.httpStatusCode).toBe(404);
+    }
+    expect(bedrock.requests).toEqual([]);
   });
 
   it("refuses a tool name over Converse's 64 characters, as a long hand-off would make", async () => {

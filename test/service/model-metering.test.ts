@@ -17,10 +17,12 @@ import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 /**
  * The per-model counters flow as the aggregate ones do: the providers count into the run's cursor, each step meters
  * what its nodes added (its usage item gets a counter per model), and the finished run's record keeps them all. The
- * key is the model id the node names (`scripted` offline); the public `usage` keeps its five numbers.
+ * key is the model id the node names (`scripted` offline); the public `usage` keeps its five numbers. Images are drawn
+ * by the scripted provider (the catalog serves no Bedrock image model), counted by quality and size class at $0.
  */
 const PRO = 'amazon.nova-pro-v1:0';
 const US_LITE = 'us.amazon.nova-lite-v1:0';
+/** What a stored definition published before it ended carries on its image nodes (the old default). */
 const CANVAS = 'amazon.nova-canvas-v1:0';
 
 const MIXED: WorkflowDefinition = {
@@ -34,7 +36,7 @@ const MIXED: WorkflowDefinition = {
     think: { type: 'llm', provider: 'bedrock', model_id: PRO, prompt: 'Think', next: 'later' },
     later: { type: 'wait', seconds: 5, next: 'sum' },
     sum: { type: 'llm', provider: 'bedrock', model_id: US_LITE, prompt: 'Sum up', next: 'poster' },
-    poster: { type: 'image', provider: 'bedrock', prompt: 'A poster', width: 2048, height: 2048, quality: 'premium', model_id: CANVAS, next: 'sketch' },
+    poster: { type: 'image', provider: 'scripted', prompt: 'A poster', width: 512, height: 512, quality: 'premium', next: 'sketch' },
     sketch: { type: 'image', provider: 'scripted', prompt: 'A sketch', width: 64, height: 64, model_id: CANVAS, next: 'done' },
     done: { type: 'end', output: '{{nodes.sum.output}}' },
   },
@@ -65,11 +67,10 @@ function setup() {
     [PRO]: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 50, cacheWriteInputTokens: 10 },
     [US_LITE]: { inputTokens: 40, outputTokens: 8 },
   });
-  const drawn: { quality?: string; width: number }[] = [];
   const images = {
     models: {
       scripted: scriptedImageModel,
-      bedrock: { generate: async (request: { quality?: 'standard' | 'premium'; width: number }) => (drawn.push({ quality: request.quality, width: request.width }), Buffer.from('png')) },
+      bedrock: { generate: () => Promise.reject(new Error('these runs draw no Bedrock image')) },
     },
     store: async () => ({ put: async (executionId: string, name: string) => ({ key: `executions/${executionId}/images/${name}.png`, url: 'https://s3.example/x', mime_type: 'image/png' as const }) }),
   };
@@ -80,7 +81,7 @@ function setup() {
     images,
     now: env.clock.now,
   };
-  return { env, step, bedrock, drawn };
+  return { env, step, bedrock };
 }
 
 /** One step invocation as its task runs it: metered, so what it spent is what its usage item would get. */
@@ -92,7 +93,7 @@ async function meteredStep(step: StepDeps, state: StepState) {
 
 describe('per-model metering of a run', () => {
   it('counts each model by the id its node names, step by step, and keeps them all in the finished record', async () => {
-    const { env, step, bedrock, drawn } = setup();
+    const { env, step, bedrock } = setup();
     const record = await startExecution(env.start, { projectId: PROJECT }, 'mixed', { input: { message: 'hi' }, user_id: 'u', overrides: {} });
     const first = await meteredStep(step, env.stateMachine.executions.get(record.execution_id)!.input as StepState);
     expect(first.next).toMatchObject({ outcome: 'wait' });
@@ -109,22 +110,22 @@ describe('per-model metering of a run', () => {
     expect(second.next).toMatchObject({ outcome: 'finished' });
     expect({ ...second.metering.models }).toEqual({
       [US_LITE]: { input_tokens: 40, output_tokens: 8 },
-      [CANVAS]: { images_premium_2048: 1 },
-      // A scripted image is the scripted model's, whatever `model_id` defaults to.
-      scripted: { images_standard_1024: 1 },
+      // Scripted images are the scripted model's, by quality and size class, whatever `model_id` a stored node carries.
+      scripted: { images_premium_1024: 1, images_standard_1024: 1 },
     });
     expect(second.metering.units).toMatchObject({ modelCalls: 1, inputTokens: 40, outputTokens: 8, images: 2 });
-    expect(drawn).toEqual([{ quality: 'premium', width: 2048 }]);
     expect(bedrock.sent.map((call) => call.modelId)).toEqual([PRO, US_LITE]);
 
     const stored = env.executions.stored(record.execution_id);
     expect(stored.status).toBe('completed');
     expect({ ...stored.cost_units!.models }).toEqual({
-      scripted: { output_tokens: 3, images_standard_1024: 1 },
+      scripted: { output_tokens: 3, images_premium_1024: 1, images_standard_1024: 1 },
       [PRO]: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 },
       [US_LITE]: { input_tokens: 40, output_tokens: 8 },
-      [CANVAS]: { images_premium_2048: 1 },
     });
+    // The stored images: one object per node and step under the execution.
+    const keys = env.events.eventsOf(record.execution_id).filter((event) => event.type === 'image').map((event) => event.data.key);
+    expect(keys).toEqual([`executions/${record.execution_id}/images/poster-5.png`, `executions/${record.execution_id}/images/sketch-6.png`]);
     // What callers see does not change shape.
     expect(executionView(stored, env.clock.now()).usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
     const complete = env.events.eventsOf(record.execution_id).find((event) => event.type === 'complete');
@@ -221,11 +222,11 @@ describe('per-model metering of a step attempt that fails', () => {
       ...MIXED,
       id: 'poster',
       start: 'poster',
-      nodes: { poster: { type: 'image', provider: 'bedrock', prompt: 'A poster', width: 1024, height: 1024, model_id: CANVAS, next: 'done' }, done: { type: 'end', output: 'ok' } },
+      nodes: { poster: { type: 'image', provider: 'scripted', prompt: 'A poster', width: 256, height: 256, next: 'done' }, done: { type: 'end', output: 'ok' } },
     });
     const failing = { ...step, images: { ...step.images, store: async () => ({ put: async () => Promise.reject(awsError('ThrottlingException')) }) } };
     const failed = await failedStep(failing, state);
-    expect({ ...failed.models }).toEqual({ [CANVAS]: { images_standard_1024: 1 } });
+    expect({ ...failed.models }).toEqual({ scripted: { images_standard_1024: 1 } });
     expect(failed.units).toMatchObject({ images: 1, modelCalls: 0 });
   });
 

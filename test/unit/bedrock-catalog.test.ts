@@ -6,11 +6,17 @@ import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
 import { runModelsCommand } from '#lib/admin/models-commands.ts';
 import { definitionSchema, definitionWarnings, parseDefinition } from '#workflows/definition-validation.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
+import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
 const BEFORE_HAIKU_35_EOL = Date.parse('2026-05-01T00:00:00Z');
 const AFTER_HAIKU_35_EOL = Date.parse('2026-11-26T00:00:00Z');
 const HAIKU_35 = 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const HAIKU_45_US = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+const CANVAS = 'amazon.nova-canvas-v1:0';
+const BEFORE_CANVAS_EOL = Date.parse('2026-09-01T00:00:00Z');
+/** What publish, a run's overrides and a run say of Nova Canvas (and of a bedrock image node naming no model) today. */
+const NO_IMAGE_MODEL = 'no Bedrock image model is supported now: use provider "scripted" offline or remove the image node';
+const CANVAS_ENDED = `"${CANVAS}" reached end of life on Bedrock on 2026-09-30; ${NO_IMAGE_MODEL}`;
 
 const agentWorkflow = (model: string, extra: Record<string, unknown> = {}) => ({
   id: 'w',
@@ -20,6 +26,12 @@ const agentWorkflow = (model: string, extra: Record<string, unknown> = {}) => ({
     front: { type: 'agent', provider: 'bedrock', model_id: model, next: 'done', ...extra },
     done: { type: 'end', output: 'x' },
   },
+});
+const imageWorkflow = (image: Record<string, unknown>) => ({
+  id: 'i',
+  name: 'I',
+  start: 'p',
+  nodes: { p: { type: 'image', provider: 'bedrock', prompt: 'x', width: 320, height: 320, next: 'e', ...image }, e: { type: 'end', output: 1 } },
 });
 const issuesOf = (document: unknown, now = AFTER_HAIKU_35_EOL) => {
   const result = definitionSchema({ allowLoopbackTools: false, now }).safeParse(document);
@@ -35,12 +47,34 @@ describe('the model catalog', () => {
     expect(lookUpModel(`us.${HAIKU_35}`, AFTER_HAIKU_35_EOL)?.state).toBe('ended');
     expect(lookUpModel('amazon.titan-text-express-v1', AFTER_HAIKU_35_EOL)).toBeUndefined();
     expect(lookUpModel('apac.anthropic.claude-haiku-4-5-20251001-v1:0', AFTER_HAIKU_35_EOL)).toBeUndefined();
+    expect(lookUpModel(CANVAS, Date.parse('2026-09-29T23:59:59Z'))?.state).toBe('legacy');
+    expect(lookUpModel(CANVAS, Date.parse('2026-09-30T00:00:00Z'))?.state).toBe('ended');
+  });
+
+  it('names a replacement for every model with an end of life: an active model of its kind, or none when the catalog has no other', () => {
+    for (const model of BEDROCK_CATALOG.filter((entry) => entry.endOfLife !== undefined)) {
+      const replacement = model.replacement;
+      expect(replacement, model.id).toBeDefined();
+      const othersServed = BEDROCK_CATALOG.filter((other) => other.kind === model.kind && other.endOfLife === undefined);
+      if (replacement && 'model' in replacement) {
+        const found = lookUpModel(replacement.model, AFTER_HAIKU_35_EOL);
+        expect(found, model.id).toMatchObject({ state: 'active', model: { kind: model.kind } });
+        expect(catalogIds(), model.id).toContain(replacement.model);
+      } else {
+        // "None" is said only while it is true: no other model of the kind is served.
+        expect(othersServed, model.id).toEqual([]);
+      }
+    }
+    // Nova Canvas is the catalog's only image model: it has no replacement, and says what to do instead.
+    expect(BEDROCK_CATALOG.filter((model) => model.kind === 'image').map((model) => model.id)).toEqual([CANVAS]);
+    expect(BEDROCK_CATALOG.find((model) => model.id === CANVAS)).toMatchObject({ endOfLife: '2026-09-30', replacement: { none: 'use provider "scripted" offline or remove the image node' } });
   });
 
   it('allows by default only active models, each through a way Bedrock serves it on demand', () => {
     expect(DEFAULT_BEDROCK_MODELS).not.toContain(HAIKU_35);
     expect(DEFAULT_BEDROCK_MODELS).not.toContain(`us.${HAIKU_35}`);
     expect(DEFAULT_BEDROCK_MODELS).not.toContain('anthropic.claude-haiku-4-5-20251001-v1:0');
+    expect(DEFAULT_BEDROCK_MODELS.filter((id) => id.includes('nova-canvas'))).toEqual([]);
     expect(DEFAULT_BEDROCK_MODELS).toContain(HAIKU_45_US);
     for (const id of DEFAULT_BEDROCK_MODELS) expect(lookUpModel(id, AFTER_HAIKU_35_EOL)?.state, id).toBe('active');
     expect(parseBedrockModels(undefined)).toEqual([...DEFAULT_BEDROCK_MODELS]);
@@ -56,9 +90,22 @@ describe('the model catalog', () => {
     expect(modelProblem(HAIKU_45_US, 'text', AFTER_HAIKU_35_EOL)).toEqual({});
   });
 
+  it('refuses Nova Canvas past its end of life, saying no Bedrock image model is supported, and warns before it', () => {
+    expect(modelProblem(CANVAS, 'image', AFTER_HAIKU_35_EOL)).toEqual({ refuse: CANVAS_ENDED });
+    expect(modelProblem(CANVAS, 'image', BEFORE_CANVAS_EOL)).toEqual({
+      warn: `"${CANVAS}" is Legacy on Bedrock and stops answering on 2026-09-30; the product supports no other Bedrock image model: use provider "scripted" offline or remove the image node`,
+    });
+    // An image model the catalog does not know lists no ended model as supported.
+    expect(modelProblem('stability.sd3-5-large-v1:0', 'image', AFTER_HAIKU_35_EOL)).toEqual({ refuse: `"stability.sd3-5-large-v1:0" is not a supported Bedrock model; ${NO_IMAGE_MODEL}` });
+    expect(modelProblem('stability.sd3-5-large-v1:0', 'image', BEFORE_CANVAS_EOL).refuse).toBe('"stability.sd3-5-large-v1:0" is not a supported Bedrock model; supported: amazon.nova-canvas-v1:0');
+    expect(modelProblem('amazon.titan-text-express-v1', 'text', AFTER_HAIKU_35_EOL).refuse).not.toContain(HAIKU_35);
+  });
+
   it('refuses at synth a deployment list naming a model Bedrock no longer serves', () => {
     expect(() => parseBedrockModels(HAIKU_35, AFTER_HAIKU_35_EOL)).toThrow(/reached end of life on Bedrock on 2026-06-19/);
     expect(parseBedrockModels(HAIKU_35, BEFORE_HAIKU_35_EOL)).toEqual([HAIKU_35]);
+    expect(() => parseBedrockModels(`amazon.nova-lite-v1:0,${CANVAS}`, AFTER_HAIKU_35_EOL)).toThrow(`CDK context bedrockModels: ${CANVAS} reached end of life on Bedrock on 2026-09-30`);
+    expect(parseBedrockModels([CANVAS], BEFORE_CANVAS_EOL)).toEqual([CANVAS]);
   });
 
   it('prices every id a workflow may name, and lists each with its state and price', () => {
@@ -69,7 +116,21 @@ describe('the model catalog', () => {
     const listed = runModelsCommand([], AFTER_HAIKU_35_EOL);
     expect(listed.models.map((model) => model.id)).toEqual(catalogIds());
     expect(listed.models.find((model) => model.id === HAIKU_35)).toMatchObject({ state: 'ended', end_of_life: '2026-06-19', allowed_by_default: false, price: { input_usd_per_million: 0.8 } });
+    expect(listed.models.find((model) => model.id === HAIKU_35)).toMatchObject({ replacement: HAIKU_45_US, instead: null });
     expect(listed.models.find((model) => model.id === HAIKU_45_US)).toMatchObject({ state: 'active', allowed_by_default: true, marketplace_subscription: true, price: { output_usd_per_million: 5.5 } });
+    // Ended, with no replacement; still priced, for the usage metered before its end.
+    expect(listed.models.find((model) => model.id === CANVAS)).toEqual({
+      id: CANVAS,
+      kind: 'image',
+      provider: 'amazon',
+      state: 'ended',
+      end_of_life: '2026-09-30',
+      replacement: null,
+      instead: 'use provider "scripted" offline or remove the image node',
+      allowed_by_default: false,
+      marketplace_subscription: false,
+      price: expect.objectContaining({ usd_per_image: expect.objectContaining({ standard_1024: 0.04 }) }) as unknown,
+    });
     expect(() => runModelsCommand(['delete'], AFTER_HAIKU_35_EOL)).toThrow(/unknown models command delete/);
   });
 });
@@ -78,8 +139,20 @@ describe('publishing a workflow that names a model', () => {
   it('refuses an ended model and an unknown one, naming the node', () => {
     expect(issuesOf(agentWorkflow(HAIKU_35))).toEqual([`nodes.front.model_id: "${HAIKU_35}" reached end of life on Bedrock on 2026-06-19; use ${HAIKU_45_US}`]);
     expect(issuesOf(agentWorkflow('amazon.titan-text-express-v1'))[0]).toMatch(/^nodes\.front\.model_id: "amazon\.titan-text-express-v1" is not a supported Bedrock model/);
-    const image = { id: 'i', name: 'I', start: 'p', nodes: { p: { type: 'image', provider: 'bedrock', model_id: 'amazon.nova-lite-v1:0', prompt: 'x', width: 320, height: 320, next: 'e' }, e: { type: 'end', output: 1 } } };
-    expect(issuesOf(image)).toEqual(['nodes.p.model_id: "amazon.nova-lite-v1:0" is a text model']);
+    expect(issuesOf(imageWorkflow({ model_id: 'amazon.nova-lite-v1:0' }))).toEqual(['nodes.p.model_id: "amazon.nova-lite-v1:0" is a text model']);
+  });
+
+  it('refuses a bedrock image node: Nova Canvas has ended, and one naming no model gets no default', () => {
+    expect(issuesOf(imageWorkflow({ model_id: CANVAS }))).toEqual([`nodes.p.model_id: ${CANVAS_ENDED}`]);
+    expect(issuesOf(imageWorkflow({}))).toEqual([`nodes.p.model_id: required for provider bedrock, and ${CANVAS_ENDED}`]);
+    expect(issuesOf(imageWorkflow({ model_id: `us.${CANVAS}` }))[0]).toBe(`nodes.p.model_id: "us.${CANVAS}" is not a supported Bedrock model; ${NO_IMAGE_MODEL}`);
+    // Before its end of life the same node publishes, with a warning; without a model it is still refused.
+    const before = parseDefinition(imageWorkflow({ model_id: CANVAS }), 'i.json', { allowLoopbackTools: false, now: BEFORE_CANVAS_EOL });
+    expect(definitionWarnings(before, 'i.json', BEFORE_CANVAS_EOL)).toEqual([{ field: 'i.json.nodes.p.model_id', message: expect.stringMatching(/is Legacy on Bedrock and stops answering on 2026-09-30/) as unknown }]);
+    expect(issuesOf(imageWorkflow({}), BEFORE_CANVAS_EOL)).toEqual(['nodes.p.model_id: required for provider bedrock']);
+    // The scripted provider draws offline: it needs no model, and none is filled in.
+    const scripted = parseDefinition(imageWorkflow({ provider: 'scripted', width: 64, height: 64 }), 'i.json', { allowLoopbackTools: false, now: AFTER_HAIKU_35_EOL });
+    expect(scripted.nodes.p).not.toHaveProperty('model_id');
   });
 
   it('publishes a Legacy model with a warning naming the node and the date', () => {
@@ -100,6 +173,24 @@ describe('publishing a workflow that names a model', () => {
       expect((error as ValidationError).details).toEqual([{ field: 'overrides.front.model_id', message: expect.stringMatching(/reached end of life/) }]);
     }
     expect(applyOverrides(definition, overrides).nodes.front).toMatchObject({ model_id: HAIKU_35 });
+  });
+
+  it('refuses a run overriding a node to Nova Canvas, or overriding a bedrock image node of a workflow published before its end', () => {
+    const agent = parseDefinition(agentWorkflow(HAIKU_45_US), 'w.json', { allowLoopbackTools: false, now: AFTER_HAIKU_35_EOL });
+    const refusal = (definition: WorkflowDefinition, overrides: Record<string, Record<string, unknown>>) => {
+      try {
+        applyOverrides(definition, overrides, AFTER_HAIKU_35_EOL);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ValidationError);
+        return (error as ValidationError).details;
+      }
+      throw new Error('the overrides were applied');
+    };
+    expect(refusal(agent, { front: { model_id: CANVAS } })).toEqual([{ field: 'overrides.front.model_id', message: `"${CANVAS}" is an image model` }]);
+    const drawing = parseDefinition(imageWorkflow({ model_id: CANVAS }), 'i.json', { allowLoopbackTools: false, now: BEFORE_CANVAS_EOL });
+    expect(refusal(drawing, { p: { prompt: 'a lighthouse' } })).toEqual([{ field: 'overrides.p.model_id', message: CANVAS_ENDED }]);
+    // An image node's model is not a run's to choose.
+    expect(refusal(drawing, { p: { model_id: 'amazon.nova-lite-v1:0' } })[0]).toEqual({ field: 'overrides.p.model_id', message: 'not a parameter of this image node (one of prompt, width, height, seed, quality)' });
   });
 
   it("refuses a hand-off whose tool name would pass Converse's 64 characters, for a Bedrock agent", () => {

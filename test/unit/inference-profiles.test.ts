@@ -14,9 +14,9 @@ afterEach(() => {
 
 describe('the step function’s map from model id to application inference profile', () => {
   it('sends the profile ARN for a mapped model, and fails the run naming a model that has none instead of calling it', () => {
-    const profiles = parseInferenceProfiles(JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-canvas-v1:0': ARN('zz9yy8xx7ww6') }));
+    const profiles = parseInferenceProfiles(JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }));
     expect(invocationModelId('us.amazon.nova-lite-v1:0', profiles)).toBe(ARN('a1b2c3d4e5f6'));
-    expect(invocationModelId('amazon.nova-canvas-v1:0', profiles)).toBe(ARN('zz9yy8xx7ww6'));
+    expect(invocationModelId('amazon.nova-micro-v1:0', profiles)).toBe(ARN('zz9yy8xx7ww6'));
     expect(invocationModelId(undefined, profiles)).toBeUndefined();
     // Outside the deployment's list: no profile, so no call (a direct one would bypass the tag, and the role refuses it).
     const outside = () => invocationModelId('eu.amazon.nova-pro-v1:0', profiles);
@@ -25,6 +25,19 @@ describe('the step function’s map from model id to application inference profi
       "Bedrock model eu.amazon.nova-pro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
     );
     expect(() => invocationModelId('amazon.nova-lite-v1:0', new Map())).toThrow(RunFailure);
+  });
+
+  it('fails the run of a workflow published before its model ended by saying it ended, not by asking for it in the list', () => {
+    const profiles = parseInferenceProfiles(JSON.stringify({ 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }));
+    const today = Date.parse('2026-11-26T00:00:00Z');
+    expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, today)).toThrow(
+      new RunFailure('Bedrock model "amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node'),
+    );
+    expect(() => invocationModelId('anthropic.claude-3-5-haiku-20241022-v1:0', profiles, today)).toThrow(
+      'Bedrock model "anthropic.claude-3-5-haiku-20241022-v1:0" reached end of life on Bedrock on 2026-06-19; use us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    );
+    // Before its end it is a model outside this deployment's list.
+    expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, Date.parse('2026-09-01T00:00:00Z'))).toThrow(/is not one this deployment allows/);
   });
 
   it('refuses a malformed value whole, naming the variable', () => {
@@ -72,7 +85,9 @@ describe('the deployment’s application inference profiles', () => {
   it('makes one per allowed model, copying the foundation model for a base id and the system profile for a geographic one', () => {
     const specs = applicationInferenceProfiles(DEFAULT_BEDROCK_MODELS, { ...where, deployment: 'WorkflowIngestPlatform' });
     expect(specs.map((spec) => spec.model)).toEqual([...DEFAULT_BEDROCK_MODELS]);
-    expect(specs.find((spec) => spec.model === 'amazon.nova-canvas-v1:0')!.copyFrom).toBe('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-canvas-v1:0');
+    expect(specs.find((spec) => spec.model === 'amazon.nova-lite-v1:0')!.copyFrom).toBe('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0');
+    // The catalog's image model has ended: the default list, and so the deployment, has no profile for it.
+    expect(specs.filter((spec) => spec.model.includes('nova-canvas'))).toEqual([]);
     expect(specs.find((spec) => spec.model === 'us.anthropic.claude-haiku-4-5-20251001-v1:0')!.copyFrom).toBe(
       'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0',
     );

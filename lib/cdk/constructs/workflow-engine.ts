@@ -65,7 +65,7 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
       const fn = createTaskFunction(this, task, props.data);
       if (task.invokesBedrock) {
         // Every call goes through the model's tagged application inference profile: ConverseStream needs
-        // InvokeModelWithResponseStream, Nova Canvas images InvokeModel, on the profile and on what it copies.
+        // InvokeModelWithResponseStream (InvokeModel for Converse and image models), on the profile and on what it copies.
         this.inferenceProfiles.grantInvoke(fn);
         const products = marketplaceProductIds(models);
         if (products.length > 0) {
