@@ -91,7 +91,7 @@ function dummyEnvironment(variables: Record<string, unknown>): Record<string, st
   );
 }
 
-/** Every function bundle stays under this (issue 7), so a cold start loads little code. */
+/** Every function bundle stays under this, so a cold start loads little code. */
 export const BUNDLE_BUDGET_BYTES = 500_000;
 
 /** What Lambda sets before the module loads, plus the function's own variables (NODE_OPTIONS included). */

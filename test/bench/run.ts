@@ -252,7 +252,7 @@ const format = (label: string, stats: RunStats) =>
 /** `BENCH_ONLY=streaming npm run bench` runs one part (ingest, execute, streaming, agents, collection, cli). */
 const only = process.env.BENCH_ONLY;
 /**
- * `npm run bench -- --json` ends with one JSON line of the figures issue 13 tracks (round trips and reads are counted
+ * `npm run bench -- --json` ends with one JSON line of the headline figures (round trips and reads are counted
  * at the twin's front doors).
  */
 const summary: Record<string, unknown> = {

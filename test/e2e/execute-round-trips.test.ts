@@ -26,7 +26,7 @@ async function execute(body: object = {}): Promise<ServedRequest[]> {
   return recorder.during('PublishedExecute', async () => {
     const answer = await client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' }, ...body });
     expect(answer.body).toMatchObject({ status: 'completed', output: 'Echo: hi' });
-  });
+  }, twin);
 }
 
 describe('round trips of a blocking execute', () => {
@@ -54,7 +54,7 @@ describe('round trips of a blocking execute', () => {
   });
 
   it("has the run's first step read its context and mark it running before its first node, and nothing else", async () => {
-    const served = await recorder.during('WorkflowStep', () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }));
+    const served = await recorder.during('WorkflowStep', () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }), twin);
     const executionsTable = `table/${twin.twin.tables.executions}`;
     const contextRead = served.find((request) => request.operation === 'GetItem' && request.resource.endsWith(executionsTable));
     const runningMark = served.find((request) => request.operation === 'UpdateItem' && request.resource.endsWith(executionsTable));

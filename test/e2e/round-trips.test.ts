@@ -8,8 +8,8 @@ import { sequentialSteps, storeRequestRecorder } from '../support/round-trips.ts
 
 /**
  * The datastore round trips of one webhook request on a warm link, counted at the twin's front doors: how many
- * requests, and how many of them one after another. Issue 13 brings these down; this test pins where they are, so
- * a change that adds a round trip has to say so here.
+ * requests, and how many of them one after another. This test pins where they are, so a change that adds a round
+ * trip has to say so here.
  */
 const recorder = storeRequestRecorder();
 let twin: TestTwin;
@@ -29,11 +29,11 @@ describe('round trips per webhook request (warm link)', () => {
 
     await warm(calls.token, callEvent());
     const event = callEvent();
-    const call = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(201));
+    const call = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(201), twin);
     await warm(calls.token, callEvent());
-    const duplicate = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(200));
+    const duplicate = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(200), twin);
     await warm(dialogs.token, textEvent(3));
-    const dialog = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(dialogs.token), textEvent(50))).status).toBe(201));
+    const dialog = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(dialogs.token), textEvent(50))).status).toBe(201), twin);
 
     // Which requests, as a sorted list (parallel ones arrive in either order), and how many steps one after another.
     // A parallel pair can look sequential when a socket is slow to open, so the steps may read one more, never fewer.
@@ -61,7 +61,7 @@ describe('round trips per webhook request (warm link)', () => {
   it('reads the token item and the guard together for a link not in memory, then takes the same two steps', async () => {
     const link = await boundLink(twin, 'calls');
     const url = `${twin.url}/api/v1/webhooks/${link.token}/events`;
-    const cold = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url, callEvent())).status).toBe(201));
+    const cold = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url, callEvent())).status).toBe(201), twin);
     const operations = cold.map((request) => `${request.operation} ${request.resource.replace(/^.*table\//, '')}`).sort();
     // A new event id block may be reserved on the way (one counter update in a thousand events), and a new link
     // remembers the event's channel and direction (on the link and the token's copy), whose units a second usage

@@ -18,16 +18,22 @@ export function sequentialSteps(requests: readonly ServedRequest[]): number {
   return steps;
 }
 
-/** Collects what one function sends to the stores while `work` runs. */
+/**
+ * Collects what one function (its principal is its id) sends to the stores while `work` runs, and until the twin has
+ * no invocation of it in flight: a function writes its usage after its answer, and each store answer is recorded as
+ * it is sent, before the function that awaited it can end.
+ */
 export function storeRequestRecorder() {
   const all: ServedRequest[] = [];
   return {
     onStoreRequest: (served: ServedRequest) => void all.push(served),
-    async during(principal: string, work: () => Promise<unknown>): Promise<ServedRequest[]> {
+    async during(principal: string, work: () => Promise<unknown>, twin: { invocationsInFlight(functionId: string): number }): Promise<ServedRequest[]> {
       const before = all.length;
       await work();
-      // The last answer's `finish` may land a moment after the client has the response.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const deadline = Date.now() + 60_000; twin.invocationsInFlight(principal) > 0; ) {
+        if (Date.now() > deadline) throw new Error(`${principal} still has an invocation in flight after 60 s`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       return all.slice(before).filter((served) => served.principal === principal);
     },
   };
