@@ -59,7 +59,7 @@ describe('CollectBatch memory on the twin', () => {
     );
     // `collect` answers when the checkpoint says finished, which the last batch writes before it returns: its
     // memory figure comes with its end.
-    while (twin.invocationsInFlight('CollectBatch') > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await twin.settled(['CollectBatch']);
     const peakMb = twin.maxMemoryUsedMb('CollectBatch');
     // It was counted: eight transfers' part buffers on top of the runtime, and still under the size.
     expect(peakMb).toBeGreaterThan(100);

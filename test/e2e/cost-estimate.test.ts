@@ -5,8 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import type { Forecast } from '#lib/pricing/cost-forecast.ts';
 import type { CostReport } from '#lib/pricing/cost-report.ts';
-import { routes } from '#functions/routes.ts';
-import { taskFunctions } from '#functions/task-functions.ts';
 import { callEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, refusedAdmin, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -35,12 +33,7 @@ beforeAll(async () => {
   const link = await boundLink(twin, 'calls');
   for (let i = 0; i < 4; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
   for (const workflow of ['echo', 'echo', 'memory']) expect((await client.execute(workflow, { user_id: 'u', input: { message: 'hi' } })).body.status).toBe('completed');
-  // An invocation writes its usage as it ends, just after its answer.
-  const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
-  for (const deadline = Date.now() + 60_000; ids.some((id) => twin.invocationsInFlight(id) > 0); ) {
-    if (Date.now() > deadline) throw new Error(`invocations still in flight after 60 s: ${ids.filter((id) => twin.invocationsInFlight(id) > 0).join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await twin.settled();
   period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
   report = (await twin.admin('cost', 'report', ...period)) as CostReport;
 }, 120_000);

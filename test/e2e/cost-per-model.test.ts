@@ -53,22 +53,6 @@ let report: CostReport;
 let executionId: string;
 let publicUsage: unknown;
 
-/** How long the twin may keep an invocation running after the run answered: generous, only so a bug cannot hang the suite. */
-const SETTLE_DEADLINE_MS = 30_000;
-
-/**
- * Waits, on the twin's own state, until no invocation of these functions is running (each writes its usage as it
- * ends); past the deadline it fails, naming the functions still running.
- */
-async function invocationsEnded(...functionIds: string[]): Promise<void> {
-  const deadline = Date.now() + SETTLE_DEADLINE_MS;
-  for (;;) {
-    const running = functionIds.filter((id) => twin.invocationsInFlight(id) > 0);
-    if (running.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`invocations of ${running.join(', ')} still running after ${SETTLE_DEADLINE_MS / 1000} s (waited for ${functionIds.join(', ')} to end)`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 beforeAll(async () => {
   twin = await startTestTwin();
@@ -84,7 +68,7 @@ beforeAll(async () => {
   expect(run.body).toMatchObject({ status: 'completed', output: { deep: 'Deep answer.', note: 'Noted in four words' } });
   executionId = run.body.execution_id as string;
   publicUsage = run.body.usage;
-  await invocationsEnded('WorkflowStep', 'PublishedExecute');
+  await twin.settled(['WorkflowStep', 'PublishedExecute']);
   const result = await runCli(['cost', 'report', '--project', PROJECT, '--json']);
   expect(result.exitCode, result.stderr).toBe(0);
   report = JSON.parse(result.stdout) as CostReport;

@@ -7,8 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import { usdText, type Forecast } from '#lib/pricing/cost-forecast.ts';
 import type { CostReport } from '#lib/pricing/cost-report.ts';
-import { routes } from '#functions/routes.ts';
-import { taskFunctions } from '#functions/task-functions.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -63,16 +61,6 @@ async function admin<T>(...argv: string[]): Promise<T> {
   return JSON.parse(result.stdout) as T;
 }
 
-/** Waits until no function of the twin is running: an invocation writes its usage as it ends, after its answer. */
-async function settled(): Promise<void> {
-  const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
-  const deadline = Date.now() + 10_000;
-  while (ids.some((id) => twin!.invocationsInFlight(id) > 0)) {
-    if (Date.now() > deadline) throw new Error('the twin still has invocations running after 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
   beforeAll(async () => {
     if (!CHROMIUM) throw new Error(`no Chromium found, and CI needs this test: ${INSTALL}`);
@@ -85,7 +73,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     for (let i = 0; i < CALLS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
     for (let i = 0; i < DIALOGS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
     for (let i = 0; i < RUNS; i++) expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
-    await settled();
+    await twin.settled();
     // The same period for every command (a test that crosses midnight UTC still asks for one).
     const period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
     report = await admin<CostReport>('cost', 'report', ...period);

@@ -5,8 +5,6 @@ import type { CostReport } from '#lib/pricing/cost-report.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
-import { routes } from '#functions/routes.ts';
-import { taskFunctions } from '#functions/task-functions.ts';
 import { callEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -64,18 +62,6 @@ async function waitForStatus(executionId: string, status: string): Promise<void>
   throw new Error(`execution ${executionId} did not reach ${status}`);
 }
 
-/** Waits on the twin's own state until no function is running; past 30 s it fails, naming those still running. */
-async function invocationsEnded(): Promise<void> {
-  const ids = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const running = ids.filter((id) => twin.invocationsInFlight(id) > 0);
-    if (running.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`invocations of ${running.join(', ')} still running after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function admin(...argv: string[]) {
   const result = await runCli(argv);
   expect(result.exitCode, result.stdout + result.stderr).toBe(0);
@@ -104,7 +90,7 @@ beforeAll(async () => {
   }
   // A stream ends with its last event, a run's record is final before its step ends: each invocation writes its usage
   // just after. The report waits for every function of the twin to end (failing, naming them, past a generous deadline).
-  await invocationsEnded();
+  await twin.settled();
   report = JSON.parse(await admin('cost', 'report', '--json')) as CostReport;
 }, 120_000);
 afterAll(() => twin?.close());

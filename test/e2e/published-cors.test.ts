@@ -139,9 +139,6 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers['access-control-allow-origin']).toBe(DEV_SERVER);
       expect(answer.body).toMatchObject({ status: 'completed' });
-      // The invocation writes its usage after the answer; let it finish before the twin closes under it.
-      const deadline = Date.now() + 10_000;
-      while (twin.invocationsInFlight('PublishedExecute') > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     });
 
     it('puts the header on the gateway\'s own answers: with two origins it echoes the caller\'s', async () => {

@@ -172,8 +172,7 @@ describe('stop', () => {
     expect((await client.stop(stored!.execution_id as string)).status).toBe(200);
     expect((await blocked).body).toMatchObject({ status: 'cancelled' });
     // The step function finishes its model call, writes the reply, finds the run cancelled and takes the reply back.
-    for (let i = 0; i < 100 && twin.invocationsInFlight('WorkflowStep') > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(twin.invocationsInFlight('WorkflowStep')).toBe(0);
+    await twin.settled(['WorkflowStep']);
 
     const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
     const turns = (Items ?? []).filter((item) => String(item.pk).includes('reply-stopper')).map((item) => [item.role, item.text]);

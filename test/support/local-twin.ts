@@ -9,6 +9,8 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { LINK_CACHE_MS } from '#shared/limits.ts';
 import { installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
 import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '#lib/twin/twin.ts';
+import { routes } from '#functions/routes.ts';
+import { taskFunctions } from '#functions/task-functions.ts';
 
 export interface TestTwin extends LocalTwin {
   dataDir: string;
@@ -16,7 +18,14 @@ export interface TestTwin extends LocalTwin {
   dynamo: DynamoDBDocumentClient;
   s3: S3Client;
   admin(...argv: string[]): Promise<Record<string, any>>;
+  /**
+   * Waits, on the twin's own count, until no invocation of `functionIds` (every function by default) is running: an
+   * invocation writes its usage as it ends, after its answer. Past `timeoutMs` it fails, naming those still running.
+   */
+  settled(functionIds?: readonly string[], timeoutMs?: number): Promise<void>;
 }
+
+const EVERY_FUNCTION = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
 
 /** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
 export async function startTestTwin(options: Omit<LocalTwinOptions, 'dataDir' | 'host' | 'port'> = {}): Promise<TestTwin> {
@@ -30,6 +39,15 @@ export async function startTestTwin(options: Omit<LocalTwinOptions, 'dataDir' | 
     new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );
   const s3 = new S3Client({ endpoint: twin.twin.s3_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  async function settled(functionIds: readonly string[] = EVERY_FUNCTION, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const running = functionIds.filter((id) => twin.invocationsInFlight(id) > 0);
+      if (running.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`invocations of ${running.join(', ')} still running after ${timeoutMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
   return {
     ...twin,
     dataDir,
@@ -41,7 +59,10 @@ export async function startTestTwin(options: Omit<LocalTwinOptions, 'dataDir' | 
       if (result.exitCode !== 0) throw new Error(`admin ${argv.join(' ')} failed: ${output.error}`);
       return output;
     },
+    settled,
     async close() {
+      // Invocations still writing their usage would find the stores gone; one a test left running is closed anyway.
+      await settled(EVERY_FUNCTION, 10_000).catch(() => undefined);
       dynamo.destroy();
       s3.destroy();
       await twin.close();

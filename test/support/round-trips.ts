@@ -1,4 +1,5 @@
 import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
+import type { TestTwin } from './local-twin.ts';
 
 /**
  * Sequential round trips in a set of store requests: requests that overlap in time ran side by side and count as one
@@ -27,13 +28,10 @@ export function storeRequestRecorder() {
   const all: ServedRequest[] = [];
   return {
     onStoreRequest: (served: ServedRequest) => void all.push(served),
-    async during(principal: string, work: () => Promise<unknown>, twin: { invocationsInFlight(functionId: string): number }): Promise<ServedRequest[]> {
+    async during(principal: string, work: () => Promise<unknown>, twin: Pick<TestTwin, 'settled'>): Promise<ServedRequest[]> {
       const before = all.length;
       await work();
-      for (const deadline = Date.now() + 60_000; twin.invocationsInFlight(principal) > 0; ) {
-        if (Date.now() > deadline) throw new Error(`${principal} still has an invocation in flight after 60 s`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await twin.settled([principal]);
       return all.slice(before).filter((served) => served.principal === principal);
     },
   };
