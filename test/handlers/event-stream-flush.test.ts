@@ -1,10 +1,9 @@
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
-import { HeldResponseStream, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
+import { HeldResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { openSse } from '../support/sse.ts';
@@ -41,36 +40,10 @@ async function waitingRun(): Promise<string> {
   return stream.events[0]!.data.execution_id as string;
 }
 
-/** The client's side: each chunk as it arrives, and a way to hang up. */
+/** The client's side, behind a stream that holds small writes back as Lambda may. */
 function client() {
-  const chunks: string[] = [];
-  const response = Object.assign(new EventEmitter(), {
-    headersSent: false,
-    writeHead() {
-      this.headersSent = true;
-    },
-    flushHeaders() {},
-    write(chunk: Buffer, done: () => void) {
-      chunks.push(chunk.toString('utf8'));
-      response.emit('chunk');
-      done();
-    },
-    end(done: () => void) {
-      done();
-    },
-    destroy() {},
-  });
-  const received = (text: string) =>
-    new Promise<void>((found) => {
-      const check = () => {
-        if (!chunks.join('').includes(text)) return;
-        response.off('chunk', check);
-        found();
-      };
-      response.on('chunk', check);
-      check();
-    });
-  return { chunks, received, hangUp: () => response.emit('close'), stream: new HeldResponseStream(new LocalResponseStream(response as unknown as ServerResponse)) };
+  const { chunks, received, hangUp, toClient } = clientResponse();
+  return { chunks, received, hangUp, stream: new HeldResponseStream(toClient) };
 }
 
 describe('an event reaches the client at once, not with the next heartbeat', () => {
@@ -91,7 +64,7 @@ describe('an event reaches the client at once, not with the next heartbeat', () 
 
     const answered = events(event, stream, localContext('PublishedExecutionEvents', 900_000));
     await received('event: status');
-    expect(chunks.join('')).toContain(`"execution_id":"${executionId}"`);
+    expect(chunks().join('')).toContain(`"execution_id":"${executionId}"`);
     hangUp();
     await answered;
   });

@@ -1,11 +1,10 @@
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
-import { HeldResponseStream, installLambdaStreamingGlobals, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
+import { HeldResponseStream, installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
 import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -38,27 +37,8 @@ function executeEvent(workflowId: string, body: unknown, authorization: string |
  * through a stream that holds small writes back as Lambda may.
  */
 function capturingStream() {
-  const log: { kind: 'head' | 'chunk'; text: string }[] = [];
-  const captured = { statusCode: 0, headers: {} as Record<string, unknown>, log };
-  const response = Object.assign(new EventEmitter(), {
-    headersSent: false,
-    writeHead(statusCode: number, headers: Record<string, unknown>) {
-      Object.assign(captured, { statusCode, headers });
-      log.push({ kind: 'head', text: '' });
-      this.headersSent = true;
-    },
-    flushHeaders() {},
-    write(chunk: Buffer, done: () => void) {
-      log.push({ kind: 'chunk', text: chunk.toString('utf8') });
-      done();
-    },
-    end(done: () => void) {
-      done();
-    },
-    destroy() {},
-  });
-  const stream = new HeldResponseStream(new LocalResponseStream(response as unknown as ServerResponse));
-  return { stream, captured, body: () => log.map((entry) => entry.text).join('') };
+  const { log, head, body, toClient } = clientResponse();
+  return { stream: new HeldResponseStream(toClient), captured: Object.assign(head, { log }), body };
 }
 
 /** A Lambda context whose deadline is `remainingMs` away: the handler keeps 2 s of it to end the document. */

@@ -1,11 +1,11 @@
-import { EventEmitter } from 'node:events';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
-import { installLambdaStreamingGlobals, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
+import { installLambdaStreamingGlobals, type LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 import { createKey, publishFixtures, publishedClient, pollExecution } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -29,21 +29,7 @@ const callbackUrl = () => `http://127.0.0.1:${(receiver.address() as AddressInfo
 
 /** Starts a run through the execute handler with a deadline of a few hundred ms: it answers while the run waits. */
 async function startWaitingRun(body: Record<string, unknown> = {}): Promise<string> {
-  const chunks: string[] = [];
-  const response = Object.assign(new EventEmitter(), {
-    headersSent: false,
-    writeHead() {
-      this.headersSent = true;
-    },
-    flushHeaders() {},
-    write(chunk: Buffer, done: () => void) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-    end(done: () => void) {
-      done();
-    },
-  });
+  const client = clientResponse();
   const path = '/api/v1/published/workflows/router/execute';
   const event = {
     resource: '/api/v1/published/workflows/{workflow_id}/execute',
@@ -57,8 +43,8 @@ async function startWaitingRun(body: Record<string, unknown> = {}): Promise<stri
   } as unknown as APIGatewayProxyEvent;
   const deadline = Date.now() + 2_300;
   const context = { ...localContext('PublishedExecute', 2_300), getRemainingTimeInMillis: () => deadline - Date.now() };
-  await execute(event, new LocalResponseStream(response as unknown as ServerResponse), context);
-  const document = JSON.parse(chunks.join(''));
+  await execute(event, client.toClient, context);
+  const document = JSON.parse(client.body());
   expect(['queued', 'running']).toContain(document.status);
   // Inside its 30-second wait: running, two steps taken.
   for (let i = 0; i < 200; i++) {

@@ -1,11 +1,10 @@
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import { afterEach, describe, expect, it } from 'vitest';
+import { clientResponse } from '../support/client-response.ts';
 import { LocalLambda } from '#lib/twin/lambda/function-host.ts';
-import { HeldResponseStream, LAMBDA_STREAM_HOLD_BYTES, LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
+import { HeldResponseStream, LAMBDA_STREAM_HOLD_BYTES } from '#lib/twin/lambda-streaming.ts';
 import { FillerPacing } from '#published/event-stream-response.ts';
 import { MAX_STREAM_MS, STREAM_FLUSH_BURST, STREAM_FLUSH_PADDING_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent, ssePadding } from '#published/event-stream-response.ts';
@@ -15,29 +14,7 @@ import { SSE_FLUSH_PADDING, SSE_HEARTBEAT, sseEvent, ssePadding } from '#publish
  * the same (lambda-streaming.ts), and the product follows what must arrive now with filler (STREAM_FLUSH_PADDING_BYTES).
  */
 
-/** What the client is sent, in order: the status line with its headers, then each body chunk as it goes out. */
-function client() {
-  const log: { kind: 'head' | 'chunk' | 'end'; text: string }[] = [];
-  const response = Object.assign(new EventEmitter(), {
-    headersSent: false,
-    writeHead() {
-      log.push({ kind: 'head', text: '' });
-      this.headersSent = true;
-    },
-    flushHeaders() {},
-    write(chunk: Buffer, done: () => void) {
-      log.push({ kind: 'chunk', text: chunk.toString('utf8') });
-      done();
-    },
-    end(done: () => void) {
-      log.push({ kind: 'end', text: '' });
-      done();
-    },
-    destroy() {},
-  });
-  const chunks = () => log.filter((entry) => entry.kind === 'chunk').map((entry) => entry.text);
-  return { response, log, chunks, toClient: new LocalResponseStream(response as unknown as ServerResponse) };
-}
+const client = clientResponse;
 
 /** Writes and waits until the stream has taken the bytes (passed on, or held). */
 const write = (stream: Writable, text: string) => new Promise<void>((done, fail) => stream.write(text, (error) => (error ? fail(error) : done())));
@@ -73,12 +50,12 @@ describe("the twin's Lambda response stream holds small writes as Lambda may", (
   });
 
   it('ends the handler side when the client goes away, and drops what it held', async () => {
-    const { response, chunks, toClient } = client();
+    const { hangUp, chunks, toClient } = client();
     const lambda = new HeldResponseStream(toClient);
     const closed = new Promise((resolve) => lambda.once('close', resolve));
     await write(lambda, 'held');
 
-    response.emit('close');
+    hangUp();
     await closed;
     expect(lambda.destroyed).toBe(true);
     expect(chunks()).toEqual([]);
