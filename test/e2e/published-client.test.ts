@@ -1,8 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PublishedApiError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
-import { createKey, publishFixtures, typedClient } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin, typedClient } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { documentedFetch } from '../support/fetch.ts';
 
 /**
@@ -14,9 +14,7 @@ import { documentedFetch } from '../support/fetch.ts';
 let twin: TestTwin;
 let apiKey: string;
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  apiKey = (await createKey(twin, 'full')).key;
+  ({ twin, key: apiKey } = await startPublishedTwin());
 });
 afterAll(() => twin?.close());
 

@@ -5,8 +5,8 @@ import { executeRequestSchema } from '#executions/execute-request.ts';
 import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 import { http } from '../support/http.ts';
-import { createKey, publishFixtures } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse.ts';
 
 /**
@@ -17,9 +17,7 @@ import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse
 let twin: TestTwin;
 let apiKey: string;
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  apiKey = (await createKey(twin, 'full')).key;
+  ({ twin, key: apiKey } = await startPublishedTwin());
 });
 afterAll(() => twin?.close());
 

@@ -1,7 +1,7 @@
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, publishFixtures, publishedClient } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { publishedClient, startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { documentedFetch } from '../support/fetch.ts';
 import { http } from '../support/http.ts';
 import { openSse } from '../support/sse.ts';
@@ -16,9 +16,7 @@ let twin: TestTwin;
 let key: string;
 let client: ReturnType<typeof publishedClient>;
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
   client = publishedClient(twin, key);
 });
 afterAll(() => twin?.close());

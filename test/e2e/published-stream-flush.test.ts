@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
-import { createKey, publishFixtures } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { openResponse } from '../support/http.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
 
@@ -16,9 +16,7 @@ let key: string;
 beforeAll(async () => {
   process.env.STREAM_HEARTBEAT_MS = '300';
   process.env.EXECUTE_HEARTBEAT_MS = '300';
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
 });
 afterAll(() => twin?.close());
 

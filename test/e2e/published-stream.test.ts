@@ -1,16 +1,14 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, pollExecution, publishFixtures, publishedClient } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { createKey, pollExecution, publishedClient, publishFixtures, startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse.ts';
 
 let twin: TestTwin;
 let key: string;
 let client: ReturnType<typeof publishedClient>;
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
   client = publishedClient(twin, key);
 });
 afterAll(() => twin?.close());

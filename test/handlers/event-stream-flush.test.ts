@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
 import { HeldResponseStream } from '#lib/twin/lambda-streaming.ts';
-import { createKey, publishFixtures } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 import { openSse } from '../support/sse.ts';
 
 /**
@@ -18,9 +18,7 @@ let twin: TestTwin;
 let key: string;
 let events: StreamingHandler;
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
   const { followRunRoute } = await import('#published/run-stream-route.ts');
   const { lifecycleStream } = await import('#executions/run-event-streams.ts');
   const { runTailFromEnv } = await import('#executions/wiring.ts');

@@ -6,8 +6,8 @@ import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
 import { HeldResponseStream, installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
 import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
-import { createKey, publishFixtures } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 
 type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
 
@@ -55,9 +55,7 @@ async function run(event: APIGatewayProxyEvent, context: Context) {
 
 beforeAll(async () => {
   installLambdaStreamingGlobals();
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
   execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 20 }) as unknown as StreamingHandler;

@@ -4,8 +4,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
 import { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
-import { createKey, publishFixtures } from '../support/published.ts';
-import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
+import { startPublishedTwin } from '../support/published.ts';
+import { type TestTwin } from '../support/local-twin.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type StreamingHandler = (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: Context) => Promise<void>;
@@ -49,9 +49,7 @@ function capturingStream() {
 }
 
 beforeAll(async () => {
-  twin = await startTestTwin();
-  await publishFixtures(twin);
-  key = (await createKey(twin, 'full')).key;
+  ({ twin, key } = await startPublishedTwin());
 });
 afterAll(() => twin.close());
 

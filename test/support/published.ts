@@ -3,7 +3,7 @@ import { runCli } from '#lib/admin/cli.ts';
 import { createPublishedClient } from '#lib/client/published-client.ts';
 import { documentedFetch } from './fetch.ts';
 import { http, type HttpResult } from './http.ts';
-import type { TestTwin } from './local-twin.ts';
+import { startTestTwin, type TestTwin } from './local-twin.ts';
 
 export const WORKFLOW_FIXTURES = fileURLToPath(new URL('../fixtures/workflows/', import.meta.url));
 
@@ -72,4 +72,11 @@ export async function pollExecution(
  */
 export function typedClient(twin: TestTwin, key: string, fetch: (request: Request) => Promise<Response> = (request) => documentedFetch(request)) {
   return createPublishedClient({ baseUrl: twin.url, key, fetch });
+}
+
+/** The twin with the fixture workflows published to the default project and a key with every scope: most API tests' start. */
+export async function startPublishedTwin(): Promise<{ twin: TestTwin; key: string }> {
+  const twin = await startTestTwin();
+  await publishFixtures(twin);
+  return { twin, key: (await createKey(twin, 'full')).key };
 }
