@@ -1,6 +1,6 @@
 import { routes } from '#functions/routes.ts';
 import { webhookErrorBodySchema } from '#shared/http/http-errors.ts';
-import { OPENAPI_DOCUMENT_SCHEMA, openApiDocument, schemaComponents, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import { openApiDocument, schemaComponents, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
 import { WEBHOOKS_PREFIX } from '#shared/http/route-groups.ts';
 import { MAX_REQUEST_BODY_BYTES, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
@@ -101,20 +101,9 @@ export function webhookApiDocument(): JsonSchema {
       title: 'Inbound Conversation Webhook API',
       version: '1',
       summary: 'Receives finished calls and text dialogs for the nightly collection',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     basePath: WEBHOOKS_PREFIX,
-    servers: [
-      {
-        url: `{webhook_base_url}${WEBHOOKS_PREFIX}`,
-        variables: {
-          webhook_base_url: {
-            default: 'http://127.0.0.1:3000',
-            description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS, the twin locally',
-          },
-        },
-      },
-    ],
+    server: { variable: 'webhook_base_url', description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS, the twin locally' },
     tags: [
       { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
       { name: 'meta', description: 'About the API itself' },
@@ -124,10 +113,8 @@ export function webhookApiDocument(): JsonSchema {
     pathParameters: {
       token: { description: 'The secret part of the personal link: treat it like a password', schema: { type: 'string', pattern: LINK_TOKEN_PATTERN.source } },
     },
-    schemas: { ...requests, ...responses, OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA },
-    headers: {
-      'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true },
-    },
+    schemas: { ...requests, ...responses },
+    headers: {},
   });
   return built;
 }

@@ -23,7 +23,7 @@ import {
 } from '#executions/run-event-schemas.ts';
 import { routes } from '#functions/routes.ts';
 import { publishedErrorBodySchema } from '#shared/http/http-errors.ts';
-import { OPENAPI_DOCUMENT_SCHEMA, openApiDocument, schemaComponents, sseEventSchema, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import { openApiDocument, schemaComponents, sseEventSchema, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
 import {
   EXECUTION_ID_PATTERN,
   MAX_BLOCKING_EXECUTE_MS,
@@ -288,20 +288,12 @@ export function publishedApiDocument(): JsonSchema {
       title: 'Published Workflow API',
       version: '1',
       summary: 'List, run, stream, poll, stop and approve the workflows of a published project with an API key',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     basePath: PUBLISHED_BASE_PATH,
-    servers: [
-      {
-        url: `{base_url}${PUBLISHED_BASE_PATH}`,
-        variables: {
-          base_url: {
-            default: 'http://127.0.0.1:3000',
-            description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS (https://<id>.execute-api.<region>.amazonaws.com/prod), the twin locally',
-          },
-        },
-      },
-    ],
+    server: {
+      variable: 'base_url',
+      description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS (https://<id>.execute-api.<region>.amazonaws.com/prod), the twin locally',
+    },
     tags: [
       { name: 'workflows', description: 'The workflows of the project\'s active publication' },
       { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
@@ -317,10 +309,8 @@ export function publishedApiDocument(): JsonSchema {
       ...requests,
       ExecuteRequest: describeProperties(requests.ExecuteRequest!, EXECUTE_FIELDS),
       ...responses,
-      OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA,
     },
     headers: {
-      'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true },
       'X-Execution-Id': {
         description: 'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
         schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },

@@ -22,7 +22,7 @@ export type JsonSchema = Record<string, unknown>;
 export type SchemaDirection = 'input' | 'output';
 
 /** The schema of the document itself, for the operation that serves it. */
-export const OPENAPI_DOCUMENT_SCHEMA: JsonSchema = {
+const OPENAPI_DOCUMENT_SCHEMA: JsonSchema = {
   type: 'object',
   description: `An OpenAPI ${OPENAPI_VERSION} document`,
   properties: { openapi: { type: 'string', const: OPENAPI_VERSION }, info: { type: 'object' }, paths: { type: 'object' } },
@@ -102,17 +102,23 @@ export interface DocumentedRoute {
   readonly scope?: string;
 }
 
+const RETRY_AFTER_HEADER: HeaderDoc = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true };
+
 export interface DocumentParts {
-  readonly info: JsonSchema;
+  /** Title, version and summary; every document has the same license. */
+  readonly info: { title: string; version: string; summary: string };
   /** The API's base path; operations' paths are relative to it (as in the specs). */
   readonly basePath: string;
-  readonly servers: readonly JsonSchema[];
+  /** The one server: a URL variable for where the API is deployed (the twin's address by default), then the base path. */
+  readonly server: { variable: string; description: string };
   readonly tags: readonly JsonSchema[];
   readonly routes: readonly DocumentedRoute[];
   readonly operations: Readonly<Record<string, OperationDoc>>;
   /** Path parameters by name, shared by every operation whose path has them. */
   readonly pathParameters: Readonly<Record<string, Omit<ParameterDoc, 'name' | 'in'>>>;
+  /** The API's own schemas; `OpenApiDocument` (what the document route answers) is added to every document. */
   readonly schemas: Readonly<Record<string, JsonSchema>>;
+  /** The API's own headers; `Retry-After` (429 and 503 of both APIs) is added to every document. */
   readonly headers: Readonly<Record<string, HeaderDoc>>;
   readonly securitySchemes?: Readonly<Record<string, JsonSchema>>;
   /** The security requirement of a route with a scope: the scheme's name (the scope goes in its list). */
@@ -123,7 +129,12 @@ export interface DocumentParts {
  * The document: every route of the table under `basePath`, each with its operation's description. A route without
  * one, or a description without its route, throws: the table is the list of operations, and the document follows it.
  */
-export function openApiDocument(parts: DocumentParts): JsonSchema {
+export function openApiDocument(own: DocumentParts): JsonSchema {
+  const parts: DocumentParts = {
+    ...own,
+    schemas: { ...own.schemas, OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA },
+    headers: { 'Retry-After': RETRY_AFTER_HEADER, ...own.headers },
+  };
   const routes = parts.routes.filter((route) => route.path.startsWith(`${parts.basePath}/`));
   const documented = new Set(Object.keys(parts.operations));
   const missing = routes.filter((route) => !documented.has(route.id)).map((route) => route.id);
@@ -139,8 +150,13 @@ export function openApiDocument(parts: DocumentParts): JsonSchema {
   }
   return {
     openapi: OPENAPI_VERSION,
-    info: parts.info,
-    servers: parts.servers,
+    info: { ...parts.info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    servers: [
+      {
+        url: `{${parts.server.variable}}${parts.basePath}`,
+        variables: { [parts.server.variable]: { default: 'http://127.0.0.1:3000', description: parts.server.description } },
+      },
+    ],
     tags: parts.tags,
     paths,
     components: {
