@@ -1,7 +1,6 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PublishedApiError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
-import { startPublishedTwin, typedClient } from '../support/published.ts';
+import { startPublishedTwin, storedRunsOf, typedClient } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 import { documentedFetch } from '../support/fetch.ts';
 
@@ -22,17 +21,6 @@ const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twel
 /** The echo workflow generating slowly, so its stream can be cut in the middle of the run. */
 const slowEcho = (userId: string) => ({ user_id: userId, input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } } });
 
-/** The runs stored for a user: each start writes one `execution#<id>` record. */
-async function runsOf(userId: string): Promise<string[]> {
-  const { Items } = await twin.dynamo.send(
-    new ScanCommand({
-      TableName: twin.twin.tables.executions,
-      FilterExpression: 'begins_with(pk, :record) AND user_id = :user',
-      ExpressionAttributeValues: { ':record': 'execution#', ':user': userId },
-    }),
-  );
-  return (Items ?? []).map((item) => item.execution_id as string);
-}
 
 /** How the n-th event stream answered is cut: after `events` whole events, mid-way through the next (a dropped connection), or ended with a `resume` event. */
 interface Cut {
@@ -121,7 +109,7 @@ describe('streamRun (lib/client)', () => {
       { method: 'GET', path: streamPath, search: '', lastEventId: '3' },
       { method: 'GET', path: streamPath, search: '', lastEventId: '7' },
     ]);
-    expect(await runsOf('client-resume')).toEqual([result.executionId]);
+    expect(await storedRunsOf(twin, 'client-resume')).toEqual([result.executionId]);
     const status = await client.GET('/executions/{execution_id}', { params: { path: { execution_id: result.executionId } } });
     expect(status.data).toMatchObject({ execution_id: result.executionId, status: 'completed', output: SLOW_REPLY });
   });
@@ -141,7 +129,7 @@ describe('streamRun (lib/client)', () => {
       `GET /api/v1/published/executions/${result.executionId}/stream?after=2`,
     ]);
     expect(requests[1]!.lastEventId).toBe('2');
-    expect(await runsOf('client-resume-event')).toEqual([result.executionId]);
+    expect(await storedRunsOf(twin, 'client-resume-event')).toEqual([result.executionId]);
   });
 
   it('streams a run that is never cut in one request', async () => {
@@ -161,6 +149,6 @@ describe('streamRun (lib/client)', () => {
     await expect(refused).rejects.toThrow(PublishedApiError);
     await expect(refused).rejects.toMatchObject({ status: 404, detail: 'Workflow nope not found' });
     expect(requests).toHaveLength(1);
-    expect(await runsOf('client-refused')).toEqual([]);
+    expect(await storedRunsOf(twin, 'client-refused')).toEqual([]);
   });
 });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRequestSchema } from '#executions/execute-request.ts';
 import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 import { http } from '../support/http.ts';
-import { startPublishedTwin } from '../support/published.ts';
+import { startPublishedTwin, storedRunsOf } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse.ts';
 
@@ -34,17 +34,6 @@ const execute = (workflowId: string, body: unknown, key?: string) =>
 const stream = (workflowId: string, body: unknown, key?: string, extra: Record<string, string> = {}): Promise<SseStream> =>
   openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers: headersWith(key, extra), body });
 
-/** The runs stored for a user: each start writes one `execution#<id>` record. */
-async function runsOf(userId: string): Promise<string[]> {
-  const { Items } = await twin.dynamo.send(
-    new ScanCommand({
-      TableName: twin.twin.tables.executions,
-      FilterExpression: 'begins_with(pk, :record) AND user_id = :user',
-      ExpressionAttributeValues: { ':record': 'execution#', ':user': userId },
-    }),
-  );
-  return (Items ?? []).map((item) => item.execution_id as string);
-}
 
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
 /** The echo workflow generating slowly, so a stream can be dropped in the middle of the run. */
@@ -64,7 +53,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     expect(retried.status).toBe(200);
     expect(retried.body).toEqual(first.body);
     expect(retried.headers['x-execution-id']).toBe(first.body.execution_id);
-    expect(await runsOf('retry-execute')).toEqual([first.body.execution_id]);
+    expect(await storedRunsOf(twin, 'retry-execute')).toEqual([first.body.execution_id]);
   });
 
   it('names the run in its headers, with a key or without', async () => {
@@ -88,7 +77,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
       expect(refused.body).toEqual({ detail: expect.stringMatching(/^Idempotency-Key: was used in the last 24 hours for a different request/) });
       expect(refused.headers['x-execution-id']).toBeUndefined();
     }
-    expect(await runsOf('different-body')).toEqual([first.body.execution_id]);
+    expect(await storedRunsOf(twin, 'different-body')).toEqual([first.body.execution_id]);
   });
 
   it('starts one run for five concurrent first calls with one key, and answers each with it', async () => {
@@ -96,7 +85,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => execute('echo', body, 'execute-concurrent')));
 
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
-    const runs = await runsOf('concurrent');
+    const runs = await storedRunsOf(twin, 'concurrent');
     expect(runs).toHaveLength(1);
     expect(answers.map((answer) => answer.body.execution_id)).toEqual(Array(5).fill(runs[0]));
     expect(answers.map((answer) => answer.body.output)).toEqual(Array(5).fill('Echo: at once'));
@@ -113,7 +102,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     expect(joined.body).toMatchObject({ execution_id: streamed.headers['x-execution-id'], status: 'completed', output: SLOW_REPLY });
     expect(joined.body).not.toHaveProperty('poll_url');
     await streamed.ended;
-    expect(await runsOf('join-running')).toEqual([joined.body.execution_id]);
+    expect(await storedRunsOf(twin, 'join-running')).toEqual([joined.body.execution_id]);
   });
 
   it('refuses a key of 256 characters or with non-ASCII characters with 400, on execute and stream, before any run', async () => {
@@ -129,7 +118,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
       expect(refusedStream.status).toBe(400);
       expect(JSON.parse(refusedStream.text)).toEqual({ detail: 'Validation error: Idempotency-Key: must be 1 to 255 printable ASCII characters' });
     }
-    expect(await runsOf('bad-key')).toEqual([]);
+    expect(await storedRunsOf(twin, 'bad-key')).toEqual([]);
   });
 });
 
@@ -159,7 +148,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(retried.headers['x-execution-id']).toBe(executionId);
     expect(ids(retried.events)).toEqual(consecutiveFrom(4, retried.events.length));
     expect(retried.events.at(-1)).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'completed', output: SLOW_REPLY } });
-    expect(await runsOf('stream-retry')).toEqual([executionId]);
+    expect(await storedRunsOf(twin, 'stream-retry')).toEqual([executionId]);
   });
 
   it('joins from the first event when retried without Last-Event-ID, and is the run an execute with the same key answers', async () => {
@@ -175,7 +164,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(again.events).toEqual(first.events);
     expect(tokensOf(again.events, 'answer')).toBe('Echo: both ways');
     expect(executed.body).toMatchObject({ execution_id: executionId, status: 'completed', output: 'Echo: both ways' });
-    expect(await runsOf('stream-then-execute')).toEqual([executionId]);
+    expect(await storedRunsOf(twin, 'stream-then-execute')).toEqual([executionId]);
   });
 
   it('ends at once for a retry that already has the last event, and refuses an id the run never gave out', async () => {
@@ -194,7 +183,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(nothingMore.events).toEqual([]);
     expect(pastTheEnd.status).toBe(400);
     expect(JSON.parse(pastTheEnd.text)).toEqual({ detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}` });
-    expect(await runsOf('stream-end')).toHaveLength(1);
+    expect(await storedRunsOf(twin, 'stream-end')).toHaveLength(1);
   });
 });
 
@@ -227,7 +216,7 @@ describe('a retry after the first request died before marking its key started', 
     expect(retried.body).toEqual(first.body);
     expect(streamed.headers['x-execution-id']).toBe(executionId);
     expect(streamed.events.at(-1)).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'completed' } });
-    expect(await runsOf('died-after-start')).toEqual([executionId]);
+    expect(await storedRunsOf(twin, 'died-after-start')).toEqual([executionId]);
     expect(await readKey('died-after-start')).toMatchObject({ execution_id: executionId, state: 'started' });
     expect(await readKey('died-after-start')).not.toHaveProperty('start_input');
   });
@@ -244,7 +233,7 @@ describe('a retry after the first request died before marking its key started', 
 
     expect(retried.status).toBe(200);
     expect(retried.body).toEqual(first.body);
-    expect(await runsOf('left-starting')).toEqual([executionId]);
+    expect(await storedRunsOf(twin, 'left-starting')).toEqual([executionId]);
   });
 
   it('starts the run a first request reserved but never started, under the execution, thread and time its key names', async () => {
@@ -277,6 +266,6 @@ describe('a retry after the first request died before marking its key started', 
       created_at: new Date(createdAtMs).toISOString(),
     });
     expect(again.body).toEqual(retried.body);
-    expect(await runsOf('died-before-start')).toEqual([executionId]);
+    expect(await storedRunsOf(twin, 'died-before-start')).toEqual([executionId]);
   });
 });

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { runCli } from '#lib/admin/cli.ts';
 import { createPublishedClient } from '#lib/client/published-client.ts';
 import { documentedFetch } from './fetch.ts';
@@ -79,4 +80,16 @@ export async function startPublishedTwin(): Promise<{ twin: TestTwin; key: strin
   const twin = await startTestTwin();
   await publishFixtures(twin);
   return { twin, key: (await createKey(twin, 'full')).key };
+}
+
+/** The runs stored for a user: each start writes one `execution#<id>` record. */
+export async function storedRunsOf(twin: TestTwin, userId: string): Promise<string[]> {
+  const { Items } = await twin.dynamo.send(
+    new ScanCommand({
+      TableName: twin.twin.tables.executions,
+      FilterExpression: 'begins_with(pk, :record) AND user_id = :user',
+      ExpressionAttributeValues: { ':record': 'execution#', ':user': userId },
+    }),
+  );
+  return (Items ?? []).map((item) => item.execution_id as string);
 }
