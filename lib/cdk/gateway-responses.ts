@@ -27,22 +27,21 @@ export const gatewayErrorBody = (message: string): string => JSON.stringify({ er
  */
 export const GATEWAY_ERROR_TEMPLATE = '{"error":$context.error.messageString,"detail":$context.error.messageString}';
 
-/** Where a gateway response header's value comes from: a fixed value, or a header of the request. */
-export type GatewayHeaderValue = { readonly fixed: string } | { readonly requestHeader: string };
-
 /**
  * The CORS headers of API Gateway's own answers when the deployment allows browser origins (functions/shared/http/
- * cors.ts), so that a page sees a 429 or 502 as what it is, not as `TypeError: Failed to fetch`. A gateway
- * response takes only fixed values or values of the request, with no logic, so it cannot check an origin against
- * the list: with one allowed origin it names that origin, with several it echoes the caller's `Origin`. What that
- * lets another page read is a fixed error message, never data: every other answer comes from a function, which
- * checks the list, and a page on another origin never gets past the preflight (a function's answer) to send a key.
+ * cors.ts). A gateway response maps only fixed values or values of the request, with no logic, so it cannot check an
+ * origin against the list. With one allowed origin it names that origin, so that its page sees a 429 or 502 as what it
+ * is. With several it carries no CORS header at all: naming one would refuse the others, and echoing the caller's
+ * `Origin` would allow any page (even `null`, a sandboxed frame's). Every allowed page then sees a gateway answer as a
+ * network error (`TypeError: Failed to fetch`), while the functions, which check the list, answer each allowed origin
+ * readably. Fixed values: CDK quotes them into the gateway responses (lib/cdk/constructs/api.ts), the twin's API server
+ * sends them as they are (lib/twin/http-server.ts).
  */
-export function gatewayCorsHeaders(origins: readonly string[]): Record<string, GatewayHeaderValue> {
-  if (origins.length === 0) return {};
+export function gatewayCorsHeaders(origins: readonly string[]): Record<string, string> {
+  if (origins.length !== 1) return {};
   return {
-    'Access-Control-Allow-Origin': origins.length === 1 ? { fixed: origins[0]! } : { requestHeader: 'Origin' },
-    'Access-Control-Expose-Headers': { fixed: CORS_EXPOSE_HEADERS.join(', ') },
-    Vary: { fixed: 'Origin' },
+    'Access-Control-Allow-Origin': origins[0]!,
+    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS.join(', '),
+    Vary: 'Origin',
   };
 }

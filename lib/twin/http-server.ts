@@ -62,16 +62,6 @@ const gatewayAnswer = (statusCode: number, message: string, headers: Record<stri
   body: gatewayErrorBody(message),
 });
 
-/** The gateway responses' CORS headers (lib/cdk/gateway-responses.ts), their request values taken from `request`. */
-function gatewayHeaders(origins: readonly string[], request: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(gatewayCorsHeaders(origins))) {
-    const resolved = 'fixed' in value ? value.fixed : request.headers[value.requestHeader.toLowerCase()];
-    if (typeof resolved === 'string') headers[name] = resolved;
-  }
-  return headers;
-}
-
 function compile(bound: BoundRoute): CompiledRoute {
   const parameterNames: string[] = [];
   const source = bound.route.path
@@ -182,11 +172,14 @@ function targetOf(pathname: string, stage: string): RequestTarget {
  * Serves the route table over HTTP, invoking each handler with the proxy event API Gateway would send.
  * `CORS_ALLOWED_ORIGINS` (cors.ts) is read here as the CDK stack reads its `corsAllowedOrigins` context: with origins, `OPTIONS`
  * on a browser-serving route's resource goes to that route's function, as the OPTIONS method CDK adds does, and the
- * gateway's own answers carry the gateway responses' CORS headers. The functions get the same variable.
+ * gateway's own answers carry the gateway responses' CORS headers (with several origins none, whatever the caller's
+ * `Origin`). The functions get the same variable.
  */
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
   const corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
+  // The gateway responses' headers: the same for every request (none with several origins), as CDK writes them.
+  const fromGateway = gatewayCorsHeaders(corsAllowedOrigins);
   const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
   const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
@@ -212,7 +205,6 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         }
       }
     }
-    const fromGateway = gatewayHeaders(corsAllowedOrigins, request);
     if (!match) {
       request.resume();
       // A path or method the API has no resource for (the gateway response maps it to 404).

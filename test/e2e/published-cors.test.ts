@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes, type Route } from '#functions/routes.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 import { http, type HttpResult } from '../support/http.ts';
@@ -12,6 +13,22 @@ import { openSse } from '../support/sse.ts';
 const DASHBOARD = 'https://dashboard.example';
 const DEV_SERVER = 'http://localhost:5173';
 const ELSEWHERE = 'https://elsewhere.example';
+const EVIL = 'https://evil.example';
+/** What a browser sends from a sandboxed frame, a `data:` or `file:` page: an origin no list may hold. */
+const OPAQUE = 'null';
+/** The CORS headers a browser decides by, and the Vary that would tell a cache there is one to decide. */
+const CORS_HEADER_NAMES = ['access-control-allow-origin', 'access-control-expose-headers', 'access-control-allow-methods', 'access-control-allow-headers', 'vary'];
+const corsHeadersOf = (answer: HttpResult) => Object.fromEntries(CORS_HEADER_NAMES.flatMap((name) => (answer.headers[name] === undefined ? [] : [[name, answer.headers[name]]])));
+
+/** A function that answers `?malformed=1` with no proxy result, so that API Gateway answers 502 by itself. */
+const failing: Route = {
+  id: 'ProbeFailing',
+  method: 'GET',
+  path: '/api/v1/probe/failing',
+  handler: '../test/fixtures/functions/environment-probe.ts',
+  errorShape: 'published',
+  tables: {},
+};
 
 let twin: TestTwin;
 let key: string;
@@ -21,7 +38,7 @@ function twinWithOrigins(origins: string | undefined) {
   beforeAll(async () => {
     if (origins === undefined) delete process.env.CORS_ALLOWED_ORIGINS;
     else process.env.CORS_ALLOWED_ORIGINS = origins;
-    twin = await startTestTwin();
+    twin = await startTestTwin({ routes: [...routes, failing] });
     await publishFixtures(twin);
     key = (await createKey(twin, 'full')).key;
   });
@@ -140,14 +157,70 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
       expect(answer.headers['access-control-allow-origin']).toBe(DEV_SERVER);
       expect(answer.body).toMatchObject({ status: 'completed' });
     });
+  });
 
-    it('puts the header on the gateway\'s own answers: with two origins it echoes the caller\'s', async () => {
-      const unknown = await http(`${base()}/no-such-thing`, { headers: { origin: DEV_SERVER }, undocumented: 'a path the API does not have: the gateway answers' });
-      expect(unknown.status).toBe(404);
-      expect(unknown.headers).toMatchObject({ 'access-control-allow-origin': DEV_SERVER, 'access-control-expose-headers': 'retry-after, x-execution-id, content-location', vary: 'Origin' });
-      const unknownPreflight = await preflight(`${base()}/no-such-thing`, DEV_SERVER, 'GET');
+  describe("the gateway's own answers (two origins: a gateway response cannot check the list)", () => {
+    /** Answers of API Gateway itself, no function's: an unknown path, an unknown method on a known path, a failed integration. */
+    const gatewayAnswers = (origin: string) => [
+      http(`${base()}/no-such-thing`, { headers: { origin }, undocumented: 'a path the API does not have: the gateway answers' }),
+      http(`${base()}/workflows`, { method: 'DELETE', headers: { origin, authorization: `Bearer ${key}` }, undocumented: 'a method the resource does not have: the gateway answers' }),
+      http(`${twin.url}/prod/api/v1/probe/failing?malformed=1`, { headers: { origin } }),
+    ];
+
+    it('name no origin to a page not on the list, nor to an opaque origin (null)', async () => {
+      for (const origin of [EVIL, OPAQUE]) {
+        const [unknown, unknownMethod, failed] = await Promise.all(gatewayAnswers(origin));
+        expect(unknown!.status, origin).toBe(404);
+        expect(unknownMethod!.status, origin).toBe(404);
+        expect(failed!.status, origin).toBe(502);
+        expect(failed!.body, origin).toEqual({ error: 'Internal server error', detail: 'Internal server error' });
+        for (const answer of [unknown!, unknownMethod!, failed!]) expect(corsHeadersOf(answer), origin).toEqual({});
+      }
+      const unknownPreflight = await preflight(`${base()}/no-such-thing`, EVIL, 'GET');
       expect(unknownPreflight.status).toBe(404);
+      expect(corsHeadersOf(unknownPreflight)).toEqual({});
     });
+
+    it('name none to an allowed page either: the gateway cannot tell it from another (the page sees a network error)', async () => {
+      for (const origin of [DASHBOARD, DEV_SERVER]) {
+        const answers = await Promise.all(gatewayAnswers(origin));
+        expect(answers.map((answer) => answer.status), origin).toEqual([404, 404, 502]);
+        for (const answer of answers) expect(corsHeadersOf(answer), origin).toEqual({});
+      }
+    });
+
+    it("while a function's answer names an allowed origin, and no other", async () => {
+      const allowed = await crossOrigin(`${base()}/workflows`, DEV_SERVER);
+      expect(allowed.status).toBe(200);
+      expect(allowed.headers['access-control-allow-origin']).toBe(DEV_SERVER);
+      for (const origin of [EVIL, OPAQUE]) {
+        const refused = await crossOrigin(`${base()}/workflows`, origin);
+        expect(refused.status, origin).toBe(200);
+        expect(corsHeadersOf(refused), origin).toEqual({ vary: 'Origin' });
+        const denied = await preflight(`${base()}/workflows`, origin, 'GET');
+        expect(denied.status, origin).toBe(403);
+        expect(denied.headers['access-control-allow-origin'], origin).toBeUndefined();
+      }
+    });
+  });
+});
+
+describe('with one origin in CORS_ALLOWED_ORIGINS', () => {
+  twinWithOrigins(DASHBOARD);
+
+  it("names that origin on the gateway's own answers, whoever asks (a browser shows them to that page only)", async () => {
+    for (const origin of [DASHBOARD, EVIL, OPAQUE]) {
+      const unknown = await http(`${base()}/no-such-thing`, { headers: { origin }, undocumented: 'a path the API does not have: the gateway answers' });
+      expect(unknown.status, origin).toBe(404);
+      expect(corsHeadersOf(unknown), origin).toEqual({
+        'access-control-allow-origin': DASHBOARD,
+        'access-control-expose-headers': 'retry-after, x-execution-id, content-location',
+        vary: 'Origin',
+      });
+    }
+    const failed = await http(`${twin.url}/prod/api/v1/probe/failing?malformed=1`, { headers: { origin: EVIL } });
+    expect(failed.status).toBe(502);
+    expect(failed.headers['access-control-allow-origin']).toBe(DASHBOARD);
   });
 });
 

@@ -37,7 +37,7 @@ export interface ApiProps {
    * Origins whose pages may call the Published Workflow API from a browser (CORS). Each browser-serving resource
    * gets an OPTIONS method integrated with its route's function (a Lambda proxy like every route: under binary media
    * types of every type API Gateway is reported to answer MOCK integrations with 500), its functions get
-   * `CORS_ALLOWED_ORIGINS`, and the gateway responses carry CORS headers.
+   * `CORS_ALLOWED_ORIGINS`, and with exactly one origin the gateway responses carry CORS headers naming it.
    * @default CDK context `corsAllowedOrigins` (`cdk deploy -c corsAllowedOrigins=https://a.example,https://b.example`), else none: no CORS
    */
   readonly corsAllowedOrigins?: readonly string[];
@@ -80,11 +80,10 @@ export class Api extends Construct {
     super(scope, id);
     const throttle = props.throttle ?? STAGE_THROTTLE;
     const corsAllowedOrigins = props.corsAllowedOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsAllowedOrigins'), 'CDK context corsAllowedOrigins');
-    // CORS headers ride on every gateway response: without them a page sees a throttle or a 502 as `Failed to fetch`.
-    // Without origins the responses stay exactly as they were (an empty map would still change the deployment).
-    const corsHeaders = Object.fromEntries(
-      Object.entries(gatewayCorsHeaders(corsAllowedOrigins)).map(([name, value]) => [name, 'fixed' in value ? `'${value.fixed}'` : `method.request.header.${value.requestHeader}`]),
-    );
+    // With one allowed origin, CORS headers ride on every gateway response: without them its page sees a throttle or a
+    // 502 as `Failed to fetch`. With several there are none: a gateway response cannot check the list (gateway-responses.ts).
+    // Without headers a response stays exactly as it was (an empty map would still change the deployment).
+    const corsHeaders = Object.fromEntries(Object.entries(gatewayCorsHeaders(corsAllowedOrigins)).map(([name, value]) => [name, `'${value}'`]));
     const gatewayHeaders = (own: Record<string, string> = {}) => {
       const headers = { ...corsHeaders, ...own };
       return Object.keys(headers).length > 0 ? headers : undefined;
