@@ -1,17 +1,32 @@
 import { createHash } from 'node:crypto';
-import { BEDROCK_CATALOG, catalogIds, lookUpModel, PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
+import { BEDROCK_CATALOG, catalogIds, lookUpModel, PROFILE_PREFIX, regionalIds, regionProblem } from '#shared/bedrock-catalog.ts';
 
 /**
  * The Bedrock models and inference profiles published workflows may name (llm, agent and image nodes): CDK grants
  * the step function exactly these, and the twin's IAM front door allows exactly these. By default every active
- * model of the catalog (functions/shared/bedrock-catalog.ts), with its US inference profile (the price sheet is
- * us-east-1's); change the list with `cdk deploy -c bedrockModels=id1,id2` (or the stack's `bedrockModels` prop),
- * within the catalog.
+ * model of the catalog (functions/shared/bedrock-catalog.ts) that can be called from the deployment's region: its
+ * own id where Bedrock serves it on demand there, and the cross-region profile of the region's geography (`us.`,
+ * `eu.`, `apac.`, `jp.`, `au.`, or `global.` where the model has no geographic profile for that region). Change the
+ * list with `cdk deploy -c bedrockModels=id1,id2` (or the stack's `bedrockModels` prop), within the catalog and
+ * callable from the region.
  */
-export const DEFAULT_BEDROCK_MODELS: readonly string[] = catalogIds(
-  BEDROCK_CATALOG.filter((model) => model.endOfLife === undefined),
-  ['us'],
-);
+export function defaultBedrockModels(region: string): string[] {
+  const models = regionalIds(
+    BEDROCK_CATALOG.filter((model) => model.endOfLife === undefined),
+    region,
+  );
+  if (models.length === 0) {
+    throw new Error(`No Bedrock model of the catalog can be called from ${region}; deploy to a region the catalog knows (${knownRegions().join(', ')}) or set bedrockModels`);
+  }
+  return models;
+}
+
+/** The regions from which at least one active model of the catalog can be called. */
+export function knownRegions(): string[] {
+  const active = BEDROCK_CATALOG.filter((model) => model.endOfLife === undefined);
+  const regions = active.flatMap((model) => [...model.inRegion, ...Object.values(model.profiles).flat()]);
+  return [...new Set(regions)].sort();
+}
 
 const MODEL_ID = /^[a-z0-9-]+(\.[A-Za-z0-9-]+)+(:[A-Za-z0-9-]+)*$/;
 
@@ -26,11 +41,12 @@ export function profileTarget(profileId: string): { geography: string; model: st
 }
 
 /**
- * A context value: an array of ids or a comma-separated string; undefined gives the default list. Every id must be
- * one the catalog allows and not past its end of life at `now` (Bedrock would refuse every call to it).
+ * A context value: an array of ids or a comma-separated string; undefined gives the region's default list. Every id
+ * must be one the catalog allows, not past its end of life at `now` (Bedrock would refuse every call to it), and
+ * callable from `region` (a `us.` profile has no source outside the US).
  */
-export function parseBedrockModels(value: unknown, now: number = Date.now()): string[] {
-  if (value === undefined) return [...DEFAULT_BEDROCK_MODELS];
+export function parseBedrockModels(value: unknown, region: string, now: number = Date.now()): string[] {
+  if (value === undefined) return defaultBedrockModels(region);
   const entries: unknown[] | undefined = Array.isArray(value) ? (value as unknown[]) : typeof value === 'string' ? value.split(',') : undefined;
   if (!entries) throw new Error(`CDK context bedrockModels must be a list of model ids, got ${JSON.stringify(value)}`);
   const models = entries.map((entry): unknown => (typeof entry === 'string' ? entry.trim() : entry));
@@ -42,6 +58,8 @@ export function parseBedrockModels(value: unknown, now: number = Date.now()): st
     const found = lookUpModel(model, now);
     if (!found || !allowed.includes(model)) throw new Error(`CDK context bedrockModels: ${model} is not a model the product supports; choose from ${allowed.join(', ')}`);
     if (found.state === 'ended') throw new Error(`CDK context bedrockModels: ${model} reached end of life on Bedrock on ${found.model.endOfLife}`);
+    const elsewhere = regionProblem(model, region);
+    if (elsewhere) throw new Error(`CDK context bedrockModels: ${elsewhere}`);
   }
   return [...new Set(models as string[])];
 }
@@ -104,6 +122,33 @@ export function marketplaceProductIds(models: readonly string[]): string[] {
   return [...new Set(ids)].sort();
 }
 
+/** The condition key naming the last service that made a request on the caller's behalf, and Bedrock's name there. */
+export const CALLED_VIA_LAST_KEY = 'aws:CalledViaLast';
+export const BEDROCK_SERVICE_PRINCIPAL = 'bedrock.amazonaws.com';
+/** The one condition key of `aws-marketplace:Subscribe` (ViewSubscriptions and Unsubscribe take none). */
+export const MARKETPLACE_PRODUCT_KEY = 'aws-marketplace:ProductId';
+
+/**
+ * What the step function's role needs for a third-party model's first call in an account, which subscribes the
+ * account to the model's AWS Marketplace product on the caller's behalf. Bedrock's model-access page: "Your IAM role
+ * must have `aws-marketplace:Subscribe`, `aws-marketplace:Unsubscribe`, and `aws-marketplace:ViewSubscriptions`
+ * permissions." and "For the `aws-marketplace:Subscribe` action only, you can use the `aws-marketplace:ProductId`
+ * condition key." (docs.aws.amazon.com/bedrock/latest/userguide/model-access.html). As AWS's managed policy
+ * AmazonBedrockLimitedAccess grants them, each holds only when Bedrock makes the call (`aws:CalledViaLast`): the
+ * function itself can neither subscribe nor unsubscribe the account; Subscribe is held to the allowed models'
+ * products too. None without a third-party model. CDK writes these on the role (constructs/workflow-engine.ts); the
+ * twin's policy model evaluates the same (lib/twin/iam/function-policy.ts).
+ */
+export function marketplaceGrants(models: readonly string[]): { actions: string[]; conditions: { StringEquals: Record<string, string[]> } }[] {
+  const products = marketplaceProductIds(models);
+  if (products.length === 0) return [];
+  const byBedrock = { [CALLED_VIA_LAST_KEY]: [BEDROCK_SERVICE_PRINCIPAL] };
+  return [
+    { actions: ['aws-marketplace:Subscribe'], conditions: { StringEquals: { [MARKETPLACE_PRODUCT_KEY]: products, ...byBedrock } } },
+    { actions: ['aws-marketplace:ViewSubscriptions', 'aws-marketplace:Unsubscribe'], conditions: { StringEquals: byBedrock } },
+  ];
+}
+
 /**
  * What an application inference profile of `model` copies (its `modelSource.copyFrom`): the foundation model in the
  * deployment's region for a base id, the system-defined cross-region inference profile for a `us.`/`eu.`/`global.` id
@@ -119,15 +164,21 @@ export function profileSourceArn(model: string, where: { partition: string; regi
 export interface ApplicationProfileSpec {
   /** The logical model id (the allow-list's, the price sheet's): what workflows name and usage is metered by. */
   readonly model: string;
-  /** `InferenceProfileName`: unique in the account and region, at most 64 characters of `^([0-9a-zA-Z:.][ _-]?)+$`. */
+  /**
+   * `InferenceProfileName`: unique in the account and region, at most 64 characters of `^([0-9a-zA-Z][ _-]?)+$`
+   * (the resource schema's pattern, which Bedrock's CreateInferenceProfile enforces too: no `.` or `:`).
+   */
   readonly name: string;
+  /** `Description`: at most 200 characters of `^([0-9a-zA-Z:.][ _-]?)+$`, where `.` and `:` are allowed. */
   readonly description: string;
   /** `modelSource.copyFrom`. */
   readonly copyFrom: string;
 }
 
-const PROFILE_NAME = /^([0-9a-zA-Z:.][ _-]?)+$/;
+const PROFILE_NAME = /^([0-9a-zA-Z][ _-]?)+$/;
 const PROFILE_NAME_MAX = 64;
+const DESCRIPTION = /^([0-9a-zA-Z:.][ _-]?)+$/;
+const DESCRIPTION_MAX = 200;
 
 /**
  * The deployment's application inference profiles, one per allowed model, in the list's order. On-demand Bedrock
@@ -149,23 +200,28 @@ export function applicationInferenceProfiles(
 ): ApplicationProfileSpec[] {
   const deployment = where.deployment.replace(/[^0-9A-Za-z:.]+/g, '-').replace(/^-+|-+$/g, '') || 'deployment';
   return models.map((model) => {
-    const name = profileName(deployment, model);
+    const description = `${deployment} workflow engine calls to ${model} tagged for cost allocation`.slice(0, DESCRIPTION_MAX).replace(/ +$/, '');
+    const name = profileName(deployment, model, description);
     if (!PROFILE_NAME.test(name) || name.length > PROFILE_NAME_MAX) throw new Error(`No valid inference profile name for ${model} in ${where.deployment}: ${name}`);
-    return {
-      model,
-      name,
-      description: `${deployment} workflow engine calls to ${model} tagged for cost allocation`.slice(0, 200),
-      copyFrom: profileSourceArn(model, where),
-    };
+    if (!DESCRIPTION.test(description)) throw new Error(`No valid inference profile description for ${model} in ${where.deployment}: ${description}`);
+    return { model, name, description, copyFrom: profileSourceArn(model, where) };
   });
 }
 
-/** `<deployment>-<model>`; a deployment name too long for that keeps its start and a hash of the whole. */
-function profileName(deployment: string, model: string): string {
-  const whole = `${deployment}-${model}`;
-  if (whole.length <= PROFILE_NAME_MAX) return whole;
-  const hash = createHash('sha256').update(deployment).digest('hex').slice(0, 8);
-  const room = PROFILE_NAME_MAX - model.length - hash.length - 2;
-  const start = deployment.slice(0, Math.max(0, room)).replace(/[-_ ]+$/, '');
-  return start ? `${start}-${hash}-${model}` : `${hash}-${model}`;
+/** Letters and digits of `text`, each run of anything else one `-`: what a profile name may hold. */
+const nameSlug = (text: string) => text.split(/[^0-9A-Za-z]+/).filter(Boolean).join('-');
+
+/**
+ * `<deployment>-<model>-<hash>`, cut to fit (the deployment's part first). A profile's name, description and source
+ * are create-only: changing any of them makes CloudFormation create the replacement before it deletes the old one,
+ * and a replacement under the old name would collide with it. So the hash is taken of all three inputs (the model
+ * id fixes the source within a stack's region and account; the description names the whole deployment): a profile
+ * keeps its name for as long as it can be kept in place, and gets a new one exactly when it must be replaced.
+ */
+function profileName(deployment: string, model: string, description: string): string {
+  const hash = createHash('sha256').update(`${model}\n${description}`).digest('hex').slice(0, 8);
+  const modelPart = nameSlug(model).slice(-(PROFILE_NAME_MAX - hash.length - 1)).replace(/^-+/, '');
+  const room = PROFILE_NAME_MAX - modelPart.length - hash.length - 2;
+  const deploymentPart = nameSlug(deployment).slice(0, Math.max(0, room)).replace(/-+$/, '');
+  return [deploymentPart, modelPart, hash].filter(Boolean).join('-');
 }

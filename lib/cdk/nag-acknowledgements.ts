@@ -38,6 +38,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   const acknowledge = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
   const logicalId = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
   const wildcard = (resource: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
+  // The stack is synthesized for one region, so ARNs name it where cdk-nag would otherwise show `<AWS::Region>`.
+  const region = stack.region;
   // The inline policy CDK gives a role for its grants: where every IAM5 (wildcard) finding is.
   const grantsOf = (role: IConstruct) => role.node.findChild('DefaultPolicy');
 
@@ -133,7 +135,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
       acknowledge(
         grants,
         wildcard(
-          `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
+          `arn:<AWS::Partition>:states:${region}:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
         ),
         `Stopping is granted on the executions of the ${machine} state machine only; execution names are per run.`,
       );
@@ -150,7 +152,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     if (declaration.readsSecrets) {
       acknowledge(
         grants,
-        wildcard(`arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${engine.secretsPrefix}/*`),
+        wildcard(`arn:<AWS::Partition>:ssm:${region}:<AWS::AccountId>:parameter${engine.secretsPrefix}/*`),
         "Projects' tool secrets are parameters named per project and per secret under the stack's own prefix; read only.",
       );
     }

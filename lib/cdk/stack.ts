@@ -1,4 +1,4 @@
-import { Stack, Tags, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
+import { Stack, Tags, Token, type StackProps, RemovalPolicy } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { routes } from '#functions/routes.ts';
 import { Api } from './constructs/api.ts';
@@ -19,7 +19,7 @@ export interface PlatformStackProps extends StackProps {
   readonly stepReservedConcurrency?: number;
   /**
    * The Bedrock models published workflows may name (WorkflowEngine's `bedrockModels`).
-   * @default CDK context `bedrockModels` (an array, or `-c bedrockModels=id1,id2`), else DEFAULT_BEDROCK_MODELS
+   * @default CDK context `bedrockModels` (an array, or `-c bedrockModels=id1,id2`), else the region's `defaultBedrockModels`
    */
   readonly bedrockModels?: readonly string[];
   /** @default CDK context `alarmEmail`: subscribed to the alarm topic. */
@@ -40,11 +40,16 @@ export class PlatformStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PlatformStackProps = {}) {
     super(scope, id, props);
+    // The Bedrock models' cross-region profiles are chosen by the region's geography (bedrock-models.ts), which a
+    // template meant for any region could not do: a stack is synthesized for one region.
+    if (Token.isUnresolved(this.region)) {
+      throw new Error(`Stack ${id} needs a region (env.region): the Bedrock models it may call depend on it. bin/app.ts takes the CDK CLI's (AWS_REGION, else the profile's, else us-east-1)`);
+    }
     this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
     this.engine = new WorkflowEngine(this, 'Engine', {
       data: this.data,
       stepReservedConcurrency: props.stepReservedConcurrency ?? numberFromContext(this, 'stepReservedConcurrency'),
-      bedrockModels: props.bedrockModels ?? parseBedrockModels(this.node.tryGetContext('bedrockModels')),
+      bedrockModels: props.bedrockModels ?? parseBedrockModels(this.node.tryGetContext('bedrockModels'), this.region),
     });
     this.collection = new Collection(this, 'Collection', { data: this.data });
     this.api = new Api(this, 'Api', { routes, data: this.data, stateMachines: { workflow: this.engine, collection: this.collection } });

@@ -6,6 +6,7 @@ import type { TableName } from '#shared/resources.ts';
 /**
  * `$DATA_DIR/twin.json`: where a running local twin can be reached, so the admin CLI
  * talks to the same embedded stores instead of opening the (locked) data files itself.
+ * Every endpoint is an IAM front door: sign with the operator's credentials (LOCAL_CREDENTIALS) and `region`.
  */
 export interface TwinFile {
   pid: number;
@@ -14,6 +15,21 @@ export interface TwinFile {
   s3_endpoint: string;
   step_functions_endpoint: string;
   ssm_endpoint: string;
+  /**
+   * The Bedrock Runtime front door, where the step function's client points (its AWS_ENDPOINT_URL_BEDROCK_RUNTIME):
+   * `admin verify` calls each allowed model through it, as it calls the region's endpoint on AWS. It speaks HTTP/1.1,
+   * as the product's client does (functions/shared/clients/bedrock.ts): give a client the SDK's NodeHttpHandler.
+   */
+  bedrock_endpoint: string;
+  /**
+   * Model id → the application inference profile ARN the twin created for it: exactly the step function's
+   * BEDROCK_INFERENCE_PROFILES (on AWS a stack output). New ARNs at every start, as after a stack replacement.
+   */
+  inference_profiles: Record<string, string>;
+  /** Cost Explorer's front door (cost allocation tags only): whether the stack's `Project` tag is active for the budget. */
+  cost_explorer_endpoint: string;
+  /** Lambda's front door (GetAccountSettings only): the account's concurrency quota and the functions the twin hosts. */
+  lambda_endpoint: string;
   /** Where projects' tool secrets are kept in the SSM stand-in. */
   secrets_prefix: string;
   /** The workflow state machine (runs and their callbacks). */

@@ -16,6 +16,8 @@ import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts'
 import { createLocalInferenceProfiles } from './bedrock-profiles.ts';
 import { parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
 import { startSsmStandIn } from './ssm-stand-in.ts';
+import { STACK_TAG_KEYS, startCostExplorerStandIn } from './cost-explorer-stand-in.ts';
+import { DEFAULT_LAMBDA_CONCURRENCY_LIMIT, startLambdaAccountStandIn } from './lambda-account-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
@@ -31,7 +33,10 @@ const FUNCTION_MEMORY_MB = 256;
 export interface LocalTwinOptions {
   dataDir: string;
   host: string;
-  /** 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3, SSM on port+4, Bedrock on port+5. */
+  /**
+   * 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3,
+   * SSM on port+4, Bedrock on port+5, Cost Explorer on port+6, Lambda (account settings) on port+7.
+   */
   port: number;
   /** Only tests shorten this; the spec's 30 s is the default. */
   bodyTimeoutMs?: number;
@@ -62,8 +67,13 @@ export interface LocalTwinOptions {
    * Held to the rules synth holds the context to (within the catalog, none past its end of life at `now`).
    */
   bedrockModels?: readonly string[];
-  /** The Bedrock stand-in's clock, which decides when a model reaches its end of life. */
+  /** The Bedrock stand-in's clock, which decides when a model reaches its end of life (and Cost Explorer's dates). */
   now?: () => number;
+  /**
+   * The account's Lambda concurrent executions quota that GetAccountSettings answers (default 1000, AWS's default;
+   * new accounts may get less). The twin reserves none for a function, and does not hold invocations to it.
+   */
+  lambdaConcurrencyLimit?: number;
 }
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
@@ -102,7 +112,11 @@ export interface LocalTwin {
  */
 export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTwin> {
   // Checked before anything starts: a list CDK synth refuses starts no twin either.
-  const bedrockModels = parseBedrockModels(options.bedrockModels, (options.now ?? Date.now)());
+  const bedrockModels = parseBedrockModels(options.bedrockModels, LOCAL_REGION, (options.now ?? Date.now)());
+  const lambdaConcurrencyLimit = options.lambdaConcurrencyLimit ?? DEFAULT_LAMBDA_CONCURRENCY_LIMIT;
+  if (!Number.isSafeInteger(lambdaConcurrencyLimit) || lambdaConcurrencyLimit < 1) {
+    throw new Error(`lambdaConcurrencyLimit must be a positive whole number of concurrent executions, got ${lambdaConcurrencyLimit}`);
+  }
   const routes = options.routes ?? productRoutes;
   const { onRequestLine, onExecutionLine } = options;
   const taskFunctions = options.taskFunctions ?? productTaskFunctions;
@@ -134,12 +148,15 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const stepFunctionsServer = await startStepFunctionsServer(stepFunctions, 0);
   const ssm = await startSsmStandIn({ dataDir: options.dataDir });
   const bedrock = await startBedrockStandIn({ now: options.now });
+  // What an operator checks after a deploy: the stack's tags as cost allocation tags of the payer account, and the account's Lambda quota.
+  const costExplorer = await startCostExplorerStandIn({ dataDir: options.dataDir, tagKeys: STACK_TAG_KEYS, now: options.now });
   // What CloudFormation creates on AWS: one tagged application inference profile per allowed model, through the same
   // function (lib/cdk/bedrock-models.ts); the step function calls Bedrock through them here too.
   const inferenceProfiles = createLocalInferenceProfiles(bedrockModels);
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
+  const lambdaAccount = await startLambdaAccountStandIn({ concurrencyLimit: lambdaConcurrencyLimit, functionCount: declarations.length });
   const principals: LocalPrincipal[] = [
     { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY },
     ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles) })),
@@ -153,6 +170,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 3),
     ssm: await frontDoor('ssm', ssm.endpoint, 4),
     bedrock: await frontDoor('bedrock', bedrock.endpoint, 5),
+    costExplorer: await frontDoor('ce', costExplorer.endpoint, 6),
+    lambda: await frontDoor('lambda', lambdaAccount.endpoint, 7),
   };
   const endpoints: LocalEndpoints = {
     dynamodb: doors.dynamodb.endpoint,
@@ -204,6 +223,10 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     s3_endpoint: endpoints.s3,
     step_functions_endpoint: endpoints.stepFunctions,
     ssm_endpoint: endpoints.ssm,
+    bedrock_endpoint: endpoints.bedrock,
+    inference_profiles: Object.fromEntries(inferenceProfiles.profiles),
+    cost_explorer_endpoint: doors.costExplorer.endpoint,
+    lambda_endpoint: doors.lambda.endpoint,
     secrets_prefix: LOCAL_SECRETS_PREFIX,
     state_machine_arn: LOCAL_STATE_MACHINE_ARN,
     collection_state_machine_arn: LOCAL_COLLECTION_STATE_MACHINE_ARN,
@@ -251,7 +274,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       await Promise.all(Object.values(doors).map((door) => door.close()));
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
-      await Promise.all([stores.close(), ssm.close(), bedrock.close()]);
+      await Promise.all([stores.close(), ssm.close(), bedrock.close(), costExplorer.close(), lambdaAccount.close()]);
       inferenceProfiles.remove();
       removeTwinFile(options.dataDir, twin);
     },

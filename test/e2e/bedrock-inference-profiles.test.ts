@@ -60,11 +60,11 @@ describe('Bedrock calls of a run on the twin', () => {
 
     const calls = twin.bedrock.requests.map((request) => ({ operation: request.operation, modelId: request.modelId, profile: localApplicationProfile(request.invokedAs) }));
     expect(calls).toEqual([
-      { operation: 'ConverseStream', modelId: 'us.amazon.nova-lite-v1:0', profile: expect.objectContaining({ model: 'us.amazon.nova-lite-v1:0', name: 'local-us.amazon.nova-lite-v1:0' }) },
+      { operation: 'ConverseStream', modelId: 'us.amazon.nova-lite-v1:0', profile: expect.objectContaining({ model: 'us.amazon.nova-lite-v1:0', name: expect.stringMatching(/^local-us-amazon-nova-lite-v1-0-[0-9a-f]{8}$/) as unknown }) },
       {
         operation: 'ConverseStream',
         modelId: 'amazon.nova-pro-v1:0',
-        profile: expect.objectContaining({ model: 'amazon.nova-pro-v1:0', name: 'local-amazon.nova-pro-v1:0', copyFrom: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0' }),
+        profile: expect.objectContaining({ model: 'amazon.nova-pro-v1:0', name: expect.stringMatching(/^local-amazon-nova-pro-v1-0-[0-9a-f]{8}$/) as unknown, copyFrom: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0' }),
       },
     ]);
     expect(twin.accessDenials).toEqual([]);

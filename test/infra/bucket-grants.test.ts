@@ -11,7 +11,7 @@ let stack: PlatformStack;
 let template: Template;
 
 beforeAll(() => {
-  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
+  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', { env: { region: 'us-east-1' } });
   template = Template.fromStack(stack);
 });
 

@@ -42,7 +42,7 @@ beforeAll(() => {
     // As the CLI sets them: construct paths and asset directories in the template's metadata.
     context: { 'aws:cdk:enable-path-metadata': true, 'aws:cdk:enable-asset-metadata': true },
   });
-  const stack = new PlatformStack(app, 'Bundled');
+  const stack = new PlatformStack(app, 'Bundled', { env: { region: 'us-east-1' } });
   bundles = listFunctionBundles(app.synth().directory);
   // The step function's profile map is a Fn::Join of the profiles' ARNs, which CloudFormation resolves at deploy; the
   // listing's placeholder is no JSON map, which the step function refuses at cold start. Give it the deployed shape.

@@ -41,7 +41,7 @@ const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) => stack.g
 const reconciler = () => stack.engine.functions.WorkflowExecutionEnded!;
 
 beforeAll(() => {
-  stack = new PlatformStack(templateApp(), 'Test');
+  stack = new PlatformStack(templateApp(), 'Test', { env: { region: 'us-east-1' } });
   template = Template.fromStack(stack);
 });
 
@@ -186,7 +186,7 @@ describe('deploy order', () => {
 
 describe('step function reserved concurrency', () => {
   const engineTemplate = (stepReservedConcurrency?: number) => {
-    const engineStack = new Stack(templateApp(), 'Engine');
+    const engineStack = new Stack(templateApp(), 'Engine', { env: { region: 'us-east-1' } });
     const engine = new WorkflowEngine(engineStack, 'Engine', { data: new Data(engineStack, 'Data'), stepReservedConcurrency });
     const step = engineStack.getLogicalId(engine.functions.WorkflowStep!.node.defaultChild as never);
     return { functions: Template.fromStack(engineStack).findResources('AWS::Lambda::Function'), step };
@@ -208,11 +208,11 @@ describe('step function reserved concurrency', () => {
 
   it('reaches the deployed stack from the CDK context (cdk deploy -c stepReservedConcurrency=40)', () => {
     const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: '40' } });
-    const platform = new PlatformStack(app, 'FromContext');
+    const platform = new PlatformStack(app, 'FromContext', { env: { region: 'us-east-1' } });
     const step = platform.getLogicalId(platform.engine.functions.WorkflowStep!.node.defaultChild as never);
     expect(Template.fromStack(platform).findResources('AWS::Lambda::Function')[step]!.Properties.ReservedConcurrentExecutions).toBe(40);
     const refused = new App({ context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: 'many' } });
-    expect(() => new PlatformStack(refused, 'Refused')).toThrow(/stepReservedConcurrency must be a number/);
+    expect(() => new PlatformStack(refused, 'Refused', { env: { region: 'us-east-1' } })).toThrow(/stepReservedConcurrency must be a number/);
   });
 });
 
@@ -288,7 +288,7 @@ describe('what agents may reach', () => {
     const policy = policyOf(stack, 'WorkflowStep');
     expect(policy).toContain('bedrock:InvokeModelWithResponseStream');
     expect(policy).toContain('bedrock:InvokeModel"');
-    expect(policy).toContain(':bedrock:",{"Ref":"AWS::Region"},"::foundation-model/amazon.nova-micro-v1:0');
+    expect(policy).toContain(':bedrock:us-east-1::foundation-model/amazon.nova-micro-v1:0');
     // Past its end of life, the catalog's image model is in no default list: nothing is granted for it.
     expect(policy).not.toContain('nova-canvas');
     expect(policy).toContain(':inference-profile/us.amazon.nova-lite-v1:0');
@@ -299,23 +299,23 @@ describe('what agents may reach', () => {
 
   it('takes the model list from CDK context and refuses an id that is not one', () => {
     const app = templateApp();
-    app.node.setContext('bedrockModels', 'amazon.nova-micro-v1:0,eu.amazon.nova-pro-v1:0');
-    const custom = new PlatformStack(app, 'Custom');
+    app.node.setContext('bedrockModels', 'amazon.nova-micro-v1:0,us.amazon.nova-pro-v1:0');
+    const custom = new PlatformStack(app, 'Custom', { env: { region: 'us-east-1' } });
     const policy = policyOf(custom, 'WorkflowStep');
     expect(policy).toContain('foundation-model/amazon.nova-micro-v1:0');
-    expect(policy).toContain('inference-profile/eu.amazon.nova-pro-v1:0');
+    expect(policy).toContain('inference-profile/us.amazon.nova-pro-v1:0');
     expect(policy).not.toContain('amazon.nova-lite');
     expect(policy).not.toContain('aws-marketplace:');
     const bad = templateApp();
     bad.node.setContext('bedrockModels', 'amazon.nova-lite-v1:0,../*');
-    expect(() => new PlatformStack(bad, 'Bad')).toThrow(/bedrockModels: "\.\.\/\*" is not a Bedrock model id/);
+    expect(() => new PlatformStack(bad, 'Bad', { env: { region: 'us-east-1' } })).toThrow(/bedrockModels: "\.\.\/\*" is not a Bedrock model id/);
   });
 
   it('refuses a model outside the catalog, one past its end of life, and a profile-only model named without its profile', () => {
     const stackWith = (models: string) => {
       const app = templateApp();
       app.node.setContext('bedrockModels', models);
-      return () => new PlatformStack(app, 'Models');
+      return () => new PlatformStack(app, 'Models', { env: { region: 'us-east-1' } });
     };
     expect(stackWith('amazon.titan-text-express-v1')).toThrow(/amazon\.titan-text-express-v1 is not a model the product supports; choose from amazon\.nova-micro-v1:0/);
     expect(stackWith('anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/reached end of life on Bedrock on 2026-06-19/);
@@ -332,11 +332,13 @@ describe('what agents may reach', () => {
       expect.objectContaining({
         Action: 'aws-marketplace:Subscribe',
         Resource: '*',
-        Condition: { StringEquals: { 'aws-marketplace:ProductId': ['prod-xdkflymybwmvi'] } },
+        Condition: { StringEquals: { 'aws-marketplace:ProductId': ['prod-xdkflymybwmvi'], 'aws:CalledViaLast': ['bedrock.amazonaws.com'] } },
       }),
     ]);
+    // "Your IAM role must have aws-marketplace:Subscribe, aws-marketplace:Unsubscribe, and aws-marketplace:ViewSubscriptions"
+    // (Bedrock's model-access page): all three, each only when Bedrock calls on the role's behalf.
     expect(policyOf(stack, 'WorkflowStep')).toContain('aws-marketplace:ViewSubscriptions');
-    expect(all.some((statement) => JSON.stringify(statement.Action).includes('aws-marketplace:Unsubscribe'))).toBe(false);
+    expect(policyOf(stack, 'WorkflowStep')).toContain('aws-marketplace:Unsubscribe');
     for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('aws-marketplace');
   });
 

@@ -12,7 +12,7 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 let stack: PlatformStack;
 let template: Template;
 beforeAll(() => {
-  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test');
+  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', { env: { region: 'us-east-1' } });
   template = Template.fromStack(stack);
 });
 

@@ -16,7 +16,7 @@ let resources: Record<string, Resource>;
 const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 
 beforeAll(() => {
-  stack = new PlatformStack(templateApp({ alarmEmail: 'oncall@example.com', costCenter: 'cc-42' }), 'Ops');
+  stack = new PlatformStack(templateApp({ alarmEmail: 'oncall@example.com', costCenter: 'cc-42' }), 'Ops', { env: { region: 'us-east-1' } });
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
 });
@@ -133,7 +133,7 @@ describe('cost allocation tags', () => {
   });
 
   it('tags cost center "unassigned" when the context names none', () => {
-    const plain = Template.fromStack(new PlatformStack(templateApp(), 'Plain'));
+    const plain = Template.fromStack(new PlatformStack(templateApp(), 'Plain', { env: { region: 'us-east-1' } }));
     plain.hasResourceProperties('AWS::DynamoDB::Table', { Tags: Match.arrayWith([{ Key: 'CostCenter', Value: 'unassigned' }]) });
   });
 });
@@ -141,13 +141,13 @@ describe('cost allocation tags', () => {
 describe('the monthly budget', () => {
   it('exists only with monthlyBudgetUsd, alerts the topic at 80 % and 100 % of the actual cost, and counts this project only', () => {
     template.resourceCountIs('AWS::Budgets::Budget', 0);
-    const budgeted = new PlatformStack(templateApp({ monthlyBudgetUsd: '250' }), 'Budgeted');
+    const budgeted = new PlatformStack(templateApp({ monthlyBudgetUsd: '250' }), 'Budgeted', { env: { region: 'us-east-1' } });
     const budgets = Object.values(Template.fromStack(budgeted).findResources('AWS::Budgets::Budget'));
     expect(budgets).toHaveLength(1);
     const properties = budgets[0]!.Properties as Record<string, any>;
     expect(properties.Budget).toMatchObject({ BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 250, Unit: 'USD' }, CostFilters: { TagKeyValue: ['user:Project$workflow-ingest'] } });
     expect(properties.NotificationsWithSubscribers.map((entry: any) => [entry.Notification.Threshold, entry.Notification.NotificationType])).toEqual([[80, 'ACTUAL'], [100, 'ACTUAL']]);
     expect(JSON.stringify(properties.NotificationsWithSubscribers)).toContain(budgeted.getLogicalId(budgeted.operations.topic.node.defaultChild as never));
-    expect(() => new PlatformStack(templateApp({ monthlyBudgetUsd: 'lots' }), 'Bad')).toThrow(/monthlyBudgetUsd must be a number/);
+    expect(() => new PlatformStack(templateApp({ monthlyBudgetUsd: 'lots' }), 'Bad', { env: { region: 'us-east-1' } })).toThrow(/monthlyBudgetUsd must be a number/);
   });
 });

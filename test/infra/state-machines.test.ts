@@ -14,7 +14,7 @@ const templateApp = () => new App({ builtinCloudFormationValidation: false, cont
 let stack: PlatformStack;
 let template: Template;
 beforeAll(() => {
-  stack = new PlatformStack(templateApp(), 'Test');
+  stack = new PlatformStack(templateApp(), 'Test', { env: { region: 'us-east-1' } });
   template = Template.fromStack(stack);
 });
 

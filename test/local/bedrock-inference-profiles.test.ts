@@ -4,7 +4,10 @@ import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import { emptyUsage } from '#executions/run-usage.ts';
 import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
-import { createLocalInferenceProfiles, localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import { createLocalInferenceProfiles, createLocalProfile, localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import { schemaRefusals } from '#lib/twin/cloudformation-schemas.ts';
+import { applicationInferenceProfiles, defaultBedrockModels } from '#lib/cdk/bedrock-models.ts';
+import { BEDROCK_CATALOG, catalogIds } from '#shared/bedrock-catalog.ts';
 import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
 import { functionPolicy } from '#lib/twin/iam/function-policy.ts';
 import { bedrockPermissions } from '#lib/twin/iam/required-permissions.ts';
@@ -62,7 +65,7 @@ describe('the twin’s application inference profiles', () => {
     expect([...created.profiles.keys()]).toEqual(MODELS);
     for (const [model, arn] of created.profiles) {
       expect(arn).toMatch(/^arn:aws:bedrock:us-east-1:000000000000:application-inference-profile\/[a-z0-9]{12}$/);
-      expect(localApplicationProfile(arn)).toMatchObject({ model, name: `local-${model}` });
+      expect(localApplicationProfile(arn)).toMatchObject({ model, name: expect.stringMatching(new RegExp(`^local-${model.replace(/[^0-9a-z]+/gi, '-')}-[0-9a-f]{8}$`)) as unknown });
     }
     expect(new Set(created.profiles.values()).size).toBe(MODELS.length);
   });
@@ -113,7 +116,14 @@ describe('the twin’s application inference profiles', () => {
       { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0', context },
       { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0', context },
     ]);
-    expect(needs).toContainEqual({ action: 'aws-marketplace:Subscribe', resource: 'aws-marketplace:product/prod-xdkflymybwmvi', context });
+    // The Marketplace checks are Bedrock's own calls on the role's behalf (aws:CalledViaLast), not the profile's.
+    expect(needs).toContainEqual(
+      expect.objectContaining({
+        action: 'aws-marketplace:Subscribe',
+        resource: 'aws-marketplace:product/prod-xdkflymybwmvi',
+        context: { 'aws:CalledViaLast': 'bedrock.amazonaws.com', 'aws-marketplace:ProductId': 'prod-xdkflymybwmvi' },
+      }),
+    );
     await expect(converse(arn)).resolves.toBeDefined();
 
     const refused = await refusal(converse(profileOf('amazon.nova-lite-v1:0'), profilesOnly));
@@ -252,5 +262,44 @@ describe('the step function on the twin', () => {
       vi.unstubAllEnvs();
       vi.resetModules();
     }
+  });
+});
+
+describe('creating an application inference profile, held to CloudFormation’s own resource schema', () => {
+  const source = 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-micro-v1:0';
+  const create = (name: string, description = 'calls tagged for cost allocation') => () => createLocalProfile({ model: 'amazon.nova-micro-v1:0', name, description, copyFrom: source });
+
+  it('refuses a name with a dot or a colon, as CloudFormation and Bedrock do, naming the property and the pattern', () => {
+    // The name the stack once generated: the `:.` of the pattern belong to Description, not to InferenceProfileName.
+    expect(create('WorkflowIngestPlatform-amazon.nova-micro-v1:0')).toThrow(
+      "1 validation error detected: InferenceProfileName: 'WorkflowIngestPlatform-amazon.nova-micro-v1:0' does not match pattern '^([0-9a-zA-Z][ _-]?)+$'",
+    );
+    expect(create('WorkflowIngestPlatform-amazon.nova-micro-v1:0')).toThrow(expect.objectContaining({ name: 'ValidationException' }) as Error);
+    expect(create('two--dashes')).toThrow(/InferenceProfileName: 'two--dashes' does not match pattern/);
+    expect(create('x'.repeat(65))).toThrow(/InferenceProfileName: length 65 exceeds maximum 64/);
+    expect(create('fine-name', 'no! bangs')).toThrow(/Description: 'no! bangs' does not match pattern '\^\(\[0-9a-zA-Z:\.\]\[ _-\]\?\)\+\$'/);
+    expect(() => createLocalProfile({ model: 'amazon.nova-micro-v1:0', name: 'fine-name', description: 'ok', copyFrom: 'arn:aws:s3:::bucket' })).toThrow(/ModelSource/);
+  });
+
+  it('creates what the schema takes', () => {
+    const arn = create('fine-name-1', 'amazon.nova-micro-v1:0 calls')();
+    expect(localApplicationProfile(arn)).toMatchObject({ name: 'fine-name-1', model: 'amazon.nova-micro-v1:0', copyFrom: source });
+  });
+
+  it('takes every profile the product would create, for every catalog id, deployment name and region', () => {
+    const deployments = ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-eu-central-1', 'x', 'odd--name-'];
+    const regions = ['us-east-1', 'eu-central-1', 'ap-northeast-1'];
+    let checked = 0;
+    for (const region of regions) {
+      const where = { partition: 'aws', region, account: '123456789012' };
+      for (const deployment of deployments) {
+        for (const spec of applicationInferenceProfiles([...catalogIds(), ...defaultBedrockModels(region)], { ...where, deployment })) {
+          const properties = { InferenceProfileName: spec.name, Description: spec.description, ModelSource: { CopyFrom: spec.copyFrom } };
+          expect(schemaRefusals('AWS::Bedrock::ApplicationInferenceProfile', properties, region), `${region} ${deployment} ${spec.model}`).toEqual([]);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(BEDROCK_CATALOG.length * deployments.length * regions.length);
   });
 });

@@ -1,7 +1,9 @@
 import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
+import { defaultBedrockModels } from '#lib/cdk/bedrock-models.ts';
+
+const DEFAULT_BEDROCK_MODELS = defaultBedrockModels('us-east-1');
 import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
 import { startFrontDoor, type AccessDenial } from '#lib/twin/iam/front-door.ts';
 import { functionPolicy } from '#lib/twin/iam/function-policy.ts';

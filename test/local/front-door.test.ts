@@ -9,7 +9,9 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
-import { DEFAULT_BEDROCK_MODELS } from '#lib/cdk/bedrock-models.ts';
+import { defaultBedrockModels } from '#lib/cdk/bedrock-models.ts';
+
+const DEFAULT_BEDROCK_MODELS = defaultBedrockModels('us-east-1');
 import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService } from '#lib/twin/iam/front-door.ts';
 import { ADMINISTRATOR_POLICY, functionPolicy } from '#lib/twin/iam/function-policy.ts';
 import { bedrockPermissions } from '#lib/twin/iam/required-permissions.ts';
@@ -88,7 +90,8 @@ describe('what a Bedrock Runtime request needs', () => {
 
   it('lets a function that invokes Bedrock use exactly the allowed models, and no one else', () => {
     const allowed = (policy: LocalPrincipal['policy'], id: string) =>
-      needs(`/model/${encodeURIComponent(id)}/converse-stream`).every(({ action, resource }) => policy.allows(action, resource));
+      // With each check's context: a third-party model's Marketplace checks are allowed only as calls Bedrock makes.
+      needs(`/model/${encodeURIComponent(id)}/converse-stream`).every(({ action, resource, context }) => policy.allows(action, resource, context));
 
     for (const id of DEFAULT_BEDROCK_MODELS) expect(allowed(agent.policy, id), id).toBe(true);
     expect(allowed(agent.policy, 'anthropic.claude-3-opus-20240229-v1:0')).toBe(false);

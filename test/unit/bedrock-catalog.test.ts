@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BEDROCK_CATALOG, catalogIds, lookUpModel, modelProblem } from '#shared/bedrock-catalog.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { DEFAULT_BEDROCK_MODELS, parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
+import { defaultBedrockModels, parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
 import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
 import { runModelsCommand } from '#lib/admin/models-commands.ts';
 import { definitionSchema, definitionWarnings, parseDefinition } from '#workflows/definition-validation.ts';
@@ -71,13 +71,14 @@ describe('the model catalog', () => {
   });
 
   it('allows by default only active models, each through a way Bedrock serves it on demand', () => {
+    const DEFAULT_BEDROCK_MODELS = defaultBedrockModels('us-east-1');
     expect(DEFAULT_BEDROCK_MODELS).not.toContain(HAIKU_35);
     expect(DEFAULT_BEDROCK_MODELS).not.toContain(`us.${HAIKU_35}`);
     expect(DEFAULT_BEDROCK_MODELS).not.toContain('anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(DEFAULT_BEDROCK_MODELS.filter((id) => id.includes('nova-canvas'))).toEqual([]);
     expect(DEFAULT_BEDROCK_MODELS).toContain(HAIKU_45_US);
     for (const id of DEFAULT_BEDROCK_MODELS) expect(lookUpModel(id, AFTER_HAIKU_35_EOL)?.state, id).toBe('active');
-    expect(parseBedrockModels(undefined)).toEqual([...DEFAULT_BEDROCK_MODELS]);
+    expect(parseBedrockModels(undefined, 'us-east-1')).toEqual([...DEFAULT_BEDROCK_MODELS]);
   });
 
   it('refuses unknown, ended, profile-only and wrong-kind models, and warns about a Legacy one with its date', () => {
@@ -102,10 +103,10 @@ describe('the model catalog', () => {
   });
 
   it('refuses at synth a deployment list naming a model Bedrock no longer serves', () => {
-    expect(() => parseBedrockModels(HAIKU_35, AFTER_HAIKU_35_EOL)).toThrow(/reached end of life on Bedrock on 2026-06-19/);
-    expect(parseBedrockModels(HAIKU_35, BEFORE_HAIKU_35_EOL)).toEqual([HAIKU_35]);
-    expect(() => parseBedrockModels(`amazon.nova-lite-v1:0,${CANVAS}`, AFTER_HAIKU_35_EOL)).toThrow(`CDK context bedrockModels: ${CANVAS} reached end of life on Bedrock on 2026-09-30`);
-    expect(parseBedrockModels([CANVAS], BEFORE_CANVAS_EOL)).toEqual([CANVAS]);
+    expect(() => parseBedrockModels(`us.${HAIKU_35}`, 'us-east-1', AFTER_HAIKU_35_EOL)).toThrow(/reached end of life on Bedrock on 2026-06-19/);
+    expect(parseBedrockModels(`us.${HAIKU_35}`, 'us-east-1', BEFORE_HAIKU_35_EOL)).toEqual([`us.${HAIKU_35}`]);
+    expect(() => parseBedrockModels(`amazon.nova-lite-v1:0,${CANVAS}`, 'us-east-1', AFTER_HAIKU_35_EOL)).toThrow(`CDK context bedrockModels: ${CANVAS} reached end of life on Bedrock on 2026-09-30`);
+    expect(parseBedrockModels([CANVAS], 'us-east-1', BEFORE_CANVAS_EOL)).toEqual([CANVAS]);
   });
 
   it('prices every id a workflow may name, and lists each with its state and price', () => {
@@ -113,7 +114,7 @@ describe('the model catalog', () => {
     for (const id of catalogIds()) expect(modelPriceOf(sheet, id), id).toBeDefined();
     expect(modelPriceOf(sheet, 'amazon.titan-text-express-v1')).toBeUndefined();
     expect(modelPriceOf(sheet, `global.${BEDROCK_CATALOG.find((model) => model.provider === 'anthropic')!.id}`)).toMatchObject({ input_usd_per_million: 1, output_usd_per_million: 5 });
-    const listed = runModelsCommand([], AFTER_HAIKU_35_EOL);
+    const listed = runModelsCommand([], AFTER_HAIKU_35_EOL, 'us-east-1');
     expect(listed.models.map((model) => model.id)).toEqual(catalogIds());
     expect(listed.models.find((model) => model.id === HAIKU_35)).toMatchObject({ state: 'ended', end_of_life: '2026-06-19', allowed_by_default: false, price: { input_usd_per_million: 0.8 } });
     expect(listed.models.find((model) => model.id === HAIKU_35)).toMatchObject({ replacement: HAIKU_45_US, instead: null });
@@ -128,10 +129,62 @@ describe('the model catalog', () => {
       replacement: null,
       instead: 'use provider "scripted" offline or remove the image node',
       allowed_by_default: false,
+      callable_from_region: true,
       marketplace_subscription: false,
       price: expect.objectContaining({ usd_per_image: expect.objectContaining({ standard_1024: 0.04 }) }) as unknown,
+      checked: { source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle-legacy.html', on: '2026-11-27', note: expect.stringContaining('AWS names no replacement') as unknown },
     });
-    expect(() => runModelsCommand(['delete'], AFTER_HAIKU_35_EOL)).toThrow(/unknown models command delete/);
+    // The same list for a deployment in Frankfurt: what a deploy there would allow and could call.
+    const frankfurt = runModelsCommand([], AFTER_HAIKU_35_EOL, 'eu-central-1');
+    expect(frankfurt.deploy_region).toBe('eu-central-1');
+    expect(frankfurt.models.find((model) => model.id === HAIKU_45_US)).toMatchObject({ allowed_by_default: false, callable_from_region: false });
+    expect(frankfurt.models.find((model) => model.id === 'eu.anthropic.claude-haiku-4-5-20251001-v1:0')).toMatchObject({ allowed_by_default: true, callable_from_region: true });
+    expect(runModelsCommand([], AFTER_HAIKU_35_EOL, 'xx-nowhere-1').deploy_region_note).toMatch(/No Bedrock model of the catalog can be called from xx-nowhere-1/);
+    expect(() => runModelsCommand([], AFTER_HAIKU_35_EOL, 'Frankfurt')).toThrow(/not an AWS region name/);
+    expect(() => runModelsCommand(['delete'], AFTER_HAIKU_35_EOL, 'us-east-1')).toThrow(/unknown models command delete/);
+  });
+});
+
+describe('the models a deployment allows, by its region', () => {
+  const NOVA = ['amazon.nova-micro-v1:0', 'amazon.nova-lite-v1:0', 'amazon.nova-pro-v1:0'];
+  const HAIKU_45 = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+  const NOVA_2_LITE = 'amazon.nova-2-lite-v1:0';
+
+  it('in us-east-1: the Nova models on demand, and the us. profiles of every active model', () => {
+    expect(defaultBedrockModels('us-east-1').sort()).toEqual([...NOVA, ...NOVA.map((id) => `us.${id}`), `us.${NOVA_2_LITE}`, `us.${HAIKU_45}`].sort());
+  });
+
+  it('in eu-central-1: the eu. profiles only (Bedrock serves none of them on demand there), never a us. one', () => {
+    expect(defaultBedrockModels('eu-central-1').sort()).toEqual([...NOVA.map((id) => `eu.${id}`), `eu.${NOVA_2_LITE}`, `eu.${HAIKU_45}`].sort());
+  });
+
+  it('in ap-northeast-1: apac. for Nova, jp. where a model has it, and Nova Lite on demand', () => {
+    expect(defaultBedrockModels('ap-northeast-1').sort()).toEqual(['amazon.nova-lite-v1:0', ...NOVA.map((id) => `apac.${id}`), `jp.${NOVA_2_LITE}`, `jp.${HAIKU_45}`].sort());
+  });
+
+  it('falls back to a global. profile where a model has no geographic one for the region', () => {
+    expect(defaultBedrockModels('ap-northeast-2').sort()).toEqual([...NOVA.map((id) => `apac.${id}`), `global.${NOVA_2_LITE}`, `global.${HAIKU_45}`].sort());
+    expect(defaultBedrockModels('sa-east-1')).toEqual([`global.${HAIKU_45}`]);
+  });
+
+  it('refuses a region the catalog has no answer for, naming it', () => {
+    expect(() => defaultBedrockModels('cn-north-1')).toThrow(/No Bedrock model of the catalog can be called from cn-north-1/);
+    expect(() => parseBedrockModels(undefined, 'xx-nowhere-1')).toThrow(/xx-nowhere-1/);
+  });
+
+  it('refuses a listed model the region cannot call, naming the id that works there', () => {
+    expect(() => parseBedrockModels(`us.${NOVA[1]}`, 'eu-central-1')).toThrow(
+      `CDK context bedrockModels: us.${NOVA[1]} cannot be called from eu-central-1: its profile cannot be called from eu-central-1; use eu.${NOVA[1]}`,
+    );
+    expect(() => parseBedrockModels(NOVA[0], 'eu-central-1')).toThrow(/Bedrock does not serve it on demand in eu-central-1; use eu\.amazon\.nova-micro-v1:0/);
+    expect(parseBedrockModels(`eu.${NOVA[2]},eu.${HAIKU_45}`, 'eu-central-1')).toEqual([`eu.${NOVA[2]}`, `eu.${HAIKU_45}`]);
+  });
+
+  it('gives every catalog entry the source and the day its lifecycle state was checked', () => {
+    for (const model of BEDROCK_CATALOG) {
+      expect(model.checked.source, model.id).toMatch(/^docs\.aws\.amazon\.com\/bedrock\/latest\/userguide\/model-(card|lifecycle)/);
+      expect(model.checked.on, model.id).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { INFERENCE_PROFILES_ENV, invocationModelId, parseInferenceProfiles } from '#engine/inference-profiles.ts';
 import { RunFailure } from '#engine/run-failure.ts';
-import { applicationInferenceProfiles, DEFAULT_BEDROCK_MODELS, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
+import { applicationInferenceProfiles, defaultBedrockModels, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
 
 /** Which identifier a Bedrock call sends, and the profiles a deployment creates for its allow-list. */
 const ARN = (id: string) => `arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/${id}`;
@@ -83,8 +83,9 @@ describe('the step function’s dependencies', () => {
 
 describe('the deployment’s application inference profiles', () => {
   it('makes one per allowed model, copying the foundation model for a base id and the system profile for a geographic one', () => {
-    const specs = applicationInferenceProfiles(DEFAULT_BEDROCK_MODELS, { ...where, deployment: 'WorkflowIngestPlatform' });
-    expect(specs.map((spec) => spec.model)).toEqual([...DEFAULT_BEDROCK_MODELS]);
+    const models = defaultBedrockModels('us-east-1');
+    const specs = applicationInferenceProfiles(models, { ...where, deployment: 'WorkflowIngestPlatform' });
+    expect(specs.map((spec) => spec.model)).toEqual(models);
     expect(specs.find((spec) => spec.model === 'amazon.nova-lite-v1:0')!.copyFrom).toBe('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0');
     // The catalog's image model has ended: the default list, and so the deployment, has no profile for it.
     expect(specs.filter((spec) => spec.model.includes('nova-canvas'))).toEqual([]);
@@ -96,22 +97,41 @@ describe('the deployment’s application inference profiles', () => {
     );
   });
 
-  it('names each within CloudFormation’s 64 characters and pattern, unique per deployment and model', () => {
-    const name = /^([0-9a-zA-Z:.][ _-]?)+$/;
-    for (const deployment of ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1', 'x', 'odd--name-']) {
-      const specs = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-lite-v1:0'], { ...where, deployment });
+  it('names each within CloudFormation’s 64 characters and pattern (no `.` or `:`), unique per deployment and model', () => {
+    // AWS::Bedrock::ApplicationInferenceProfile: InferenceProfileName `^([0-9a-zA-Z][ _-]?)+$`, 1-64; Description
+    // `^([0-9a-zA-Z:.][ _-]?)+$`, 1-200 (test/local/bedrock-inference-profiles.test.ts holds them to the schema itself).
+    const name = /^([0-9a-zA-Z][ _-]?)+$/;
+    const description = /^([0-9a-zA-Z:.][ _-]?)+$/;
+    const seen = new Set<string>();
+    for (const deployment of ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1', 'x', 'odd--name-', '---']) {
+      const specs = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment });
       for (const spec of specs) {
         expect(spec.name.length, spec.name).toBeLessThanOrEqual(64);
         expect(spec.name, spec.name).toMatch(name);
-        expect(spec.name.endsWith(spec.model), spec.name).toBe(true);
         expect(spec.description.length).toBeLessThanOrEqual(200);
-        expect(spec.description).toMatch(name);
+        expect(spec.description, spec.description).toMatch(description);
+        expect(seen.has(spec.name), spec.name).toBe(false);
+        seen.add(spec.name);
       }
     }
+    const [prod] = applicationInferenceProfiles(['amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' });
+    expect(prod!.name).toMatch(/^Prod-amazon-nova-lite-v1-0-[0-9a-f]{8}$/);
+    expect(prod!.description).toBe('Prod workflow engine calls to amazon.nova-lite-v1:0 tagged for cost allocation');
+  });
+
+  it('keeps a profile’s name as long as the profile can stay, and gives a new one exactly when it must be replaced', () => {
+    const once = applicationInferenceProfiles(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' });
+    // Synthesized again (another day, another machine): the same names, so CloudFormation changes nothing.
+    expect(applicationInferenceProfiles(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' })).toEqual(once);
+    // Name, description and source are create-only: the foundation model and its profile copy different sources and
+    // must not share a name, and a deployment of another name (another description) gets names of its own, so a
+    // replacement is created under a new name before the old profile is deleted.
+    expect(once[0]!.name).not.toBe(once[1]!.name);
+    const renamed = applicationInferenceProfiles(['amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod2' });
+    expect(renamed[0]!.name).not.toBe(once[0]!.name);
     const long = 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1';
-    const [first] = applicationInferenceProfiles(['us.amazon.nova-lite-v1:0'], { ...where, deployment: long });
-    const [second] = applicationInferenceProfiles(['us.amazon.nova-lite-v1:0'], { ...where, deployment: `${long}-b` });
+    const [first] = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0'], { ...where, deployment: long });
+    const [second] = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0'], { ...where, deployment: `${long}-b` });
     expect(first!.name).not.toBe(second!.name);
-    expect(applicationInferenceProfiles(['amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' })[0]!.name).toBe('Prod-amazon.nova-lite-v1:0');
   });
 });

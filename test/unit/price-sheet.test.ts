@@ -30,7 +30,7 @@ describe('the us-east-1 price sheet', () => {
 
   it('prices every catalog model, its foundation id and each profile the catalog allows', () => {
     for (const model of BEDROCK_CATALOG) {
-      for (const id of [model.id, ...model.profiles.map((geography) => `${geography}.${model.id}`)]) {
+      for (const id of [model.id, ...Object.keys(model.profiles).map((geography) => `${geography}.${model.id}`)]) {
         const price = modelPriceOf(sheet, id);
         expect(price, id).toBeDefined();
         if (model.kind === 'text') expect([price!.input_usd_per_million, price!.output_usd_per_million].every((usd) => typeof usd === 'number' && usd > 0), id).toBe(true);

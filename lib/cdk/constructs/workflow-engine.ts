@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -9,7 +9,7 @@ import { taskFunctions } from '#functions/task-functions.ts';
 import { ENDED_STATUSES } from '#engine/execution-reconciler.ts';
 import { SECRETS_PREFIX_ENV, type StateMachineAccess } from '#shared/resources.ts';
 import { SECRETS_PREFIX_OUTPUT, STATE_MACHINE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
-import { DEFAULT_BEDROCK_MODELS, marketplaceProductIds } from '#lib/cdk/bedrock-models.ts';
+import { defaultBedrockModels, marketplaceGrants } from '#lib/cdk/bedrock-models.ts';
 import type { Data } from './data.ts';
 import type { HandlerFunction } from './handler-function.ts';
 import { InferenceProfiles } from './inference-profiles.ts';
@@ -28,7 +28,7 @@ export interface WorkflowEngineProps {
   /**
    * The Bedrock models and inference profiles published workflows may name (llm, agent and image nodes): the step
    * function may invoke these and no others.
-   * @default DEFAULT_BEDROCK_MODELS (lib/cdk/bedrock-models.ts)
+   * @default the region's defaultBedrockModels (lib/cdk/bedrock-models.ts)
    */
   readonly bedrockModels?: readonly string[];
 }
@@ -57,7 +57,8 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
     super(scope, id);
     const stack = Stack.of(this);
     this.secretsPrefix = `/${stack.stackName}/secrets`;
-    const models = (this.bedrockModels = props.bedrockModels ?? DEFAULT_BEDROCK_MODELS);
+    if (!props.bedrockModels && Token.isUnresolved(stack.region)) throw new Error(`${id}: the default Bedrock models depend on the region; give its stack env.region`);
+    const models = (this.bedrockModels = props.bedrockModels ?? defaultBedrockModels(stack.region));
     this.inferenceProfiles = new InferenceProfiles(this, 'InferenceProfiles', { models });
     const { own, invoked } = tasksOf(taskFunctions, 'workflow');
     for (const task of own) {
@@ -67,19 +68,8 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
         // Every call goes through the model's tagged application inference profile: ConverseStream needs
         // InvokeModelWithResponseStream (InvokeModel for Converse and image models), on the profile and on what it copies.
         this.inferenceProfiles.grantInvoke(fn);
-        const products = marketplaceProductIds(models);
-        if (products.length > 0) {
-          // A third-party model's first call subscribes the account; Subscribe is held to those products (ViewSubscriptions
-          // takes no resource or condition). Unsubscribe stays with the operator.
-          fn.addToRolePolicy(
-            new PolicyStatement({
-              actions: ['aws-marketplace:Subscribe'],
-              resources: ['*'],
-              conditions: { StringEquals: { 'aws-marketplace:ProductId': products } },
-            }),
-          );
-          fn.addToRolePolicy(new PolicyStatement({ actions: ['aws-marketplace:ViewSubscriptions'], resources: ['*'] }));
-        }
+        // A third-party model's first call subscribes the account to its Marketplace product (marketplaceGrants says why).
+        for (const grant of marketplaceGrants(models)) fn.addToRolePolicy(new PolicyStatement({ ...grant, resources: ['*'] }));
       }
       if (task.readsSecrets) {
         fn.addEnvironment(SECRETS_PREFIX_ENV, this.secretsPrefix);

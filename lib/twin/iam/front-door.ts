@@ -2,7 +2,17 @@ import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, 
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
 import { oldItemRequest, withOldItem } from './dynamodb-old-item.ts';
-import { bedrockPermissions, dynamodbPermissions, s3Permissions, ssmPermissions, stepFunctionsPermissions, type Permission, type ServiceRequest } from './required-permissions.ts';
+import {
+  bedrockPermissions,
+  costExplorerPermissions,
+  dynamodbPermissions,
+  lambdaPermissions,
+  s3Permissions,
+  ssmPermissions,
+  stepFunctionsPermissions,
+  type Permission,
+  type ServiceRequest,
+} from './required-permissions.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import {
   checkQuerySignature,
@@ -23,11 +33,12 @@ export interface LocalPrincipal {
 }
 
 /** A refused check: who, which action, on what (the request context it was refused with is left out). */
-export interface AccessDenial extends Omit<Permission, 'context'> {
+export interface AccessDenial extends Omit<Permission, 'context' | 'refusal'> {
   principal: string;
 }
 
-export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock';
+/** Each stand-in's service, by its SigV4 signing name (`ce` is Cost Explorer). */
+export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock' | 'ce' | 'lambda';
 
 interface ServiceRules {
   permissions(request: ServiceRequest): Permission[];
@@ -38,7 +49,7 @@ interface ServiceRules {
 
 type Reply = { method: string; response: ServerResponse };
 
-/** JSON RPC services (DynamoDB and Step Functions on 1.0, SSM on 1.1) answer every refusal with 400 and the type in the body. */
+/** JSON RPC services (DynamoDB and Step Functions on 1.0, SSM and Cost Explorer on 1.1) answer every refusal with 400 and the type in the body. */
 const refuseJson =
   (version: '1.0' | '1.1') =>
   ({ response }: Reply, code: string, message: string): void => {
@@ -50,6 +61,12 @@ const refuseJson =
 function refuseRestJson({ response }: Reply, code: string, message: string): void {
   response.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': code });
   response.end(JSON.stringify({ message }));
+}
+
+/** Lambda (REST-JSON) answers a refusal with 403, the type in a header and `{Type, Message}` in the body. */
+function refuseLambda({ response }: Reply, code: string, message: string): void {
+  response.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': code });
+  response.end(JSON.stringify({ Type: 'User', Message: message }));
 }
 
 const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -67,6 +84,8 @@ const RULES: Record<LocalService, ServiceRules> = {
   s3: { permissions: s3Permissions, refuse: refuseXml, forwardAuthorization: false },
   ssm: { permissions: ssmPermissions, refuse: refuseJson('1.1'), forwardAuthorization: true },
   bedrock: { permissions: bedrockPermissions, refuse: refuseRestJson, forwardAuthorization: true },
+  ce: { permissions: costExplorerPermissions, refuse: refuseJson('1.1'), forwardAuthorization: true },
+  lambda: { permissions: lambdaPermissions, refuse: refuseLambda, forwardAuthorization: true },
 };
 
 const INVALID_KEY: Record<LocalService, string> = {
@@ -75,6 +94,8 @@ const INVALID_KEY: Record<LocalService, string> = {
   s3: 'InvalidAccessKeyId',
   ssm: 'UnrecognizedClientException',
   bedrock: 'UnrecognizedClientException',
+  ce: 'UnrecognizedClientException',
+  lambda: 'UnrecognizedClientException',
 };
 const BAD_SIGNATURE: Record<LocalService, string> = {
   dynamodb: 'InvalidSignatureException',
@@ -82,6 +103,8 @@ const BAD_SIGNATURE: Record<LocalService, string> = {
   s3: 'SignatureDoesNotMatch',
   ssm: 'InvalidSignatureException',
   bedrock: 'InvalidSignatureException',
+  ce: 'InvalidSignatureException',
+  lambda: 'InvalidSignatureException',
 };
 
 /** S3 refuses a request carrying `x-amz-*` headers its signature does not cover (they could have been added by anyone). */
@@ -102,7 +125,7 @@ export interface FrontDoorOptions {
 export interface ServedRequest {
   service: LocalService;
   principal: string;
-  /** DynamoDB, SSM and Step Functions: the operation; S3 and Bedrock: the method and path. */
+  /** DynamoDB, SSM, Step Functions and Cost Explorer: the operation; S3, Bedrock and Lambda: the method and path. */
   operation: string;
   /** The first resource it acted on (a table, an object, a parameter). */
   resource: string;
@@ -185,7 +208,9 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       return rules.refuse(
         reply,
         s3 ? 'AccessDenied' : 'AccessDeniedException',
-        `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
+        // IAM's own words, unless the service words it (Bedrock, for the Marketplace actions it takes for the caller).
+        denied.refusal ??
+          `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
     }
     if (options.onServed) {

@@ -13,8 +13,7 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
-import { bedrockModelArns, DEFAULT_BEDROCK_MODELS, INVOKE_ACTIONS, marketplaceProductIds, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
-import { marketplaceProductResource } from './required-permissions.ts';
+import { bedrockModelArns, defaultBedrockModels, INVOKE_ACTIONS, marketplaceGrants, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_SECRETS_PREFIX, localExecutionsArn, localStateMachineArn, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 
@@ -97,11 +96,13 @@ function policyOf(statements: readonly Statement[]): Policy {
  * lib/cdk/constructs/inference-profiles.ts writes: the deployment's application inference profiles (`inferenceProfiles`,
  * model id → ARN, as the twin created them), and what they copy on the condition that the call names one of them
  * (`throughProfilesCondition`), so the step function cannot call a model directly. The twin always passes its
- * profiles; without them (tests of the model grants alone) what the models need is granted unconditioned.
+ * profiles; without them (tests of the model grants alone) what the models need is granted unconditioned. With a
+ * third-party model in the list, the three Marketplace actions lib/cdk/constructs/workflow-engine.ts grants, on the
+ * same conditions (the calls Bedrock makes on the function's behalf, Subscribe to the allowed products).
  */
 export function functionPolicy(
   declaration: FunctionDeclaration,
-  bedrockModels: readonly string[] = DEFAULT_BEDROCK_MODELS,
+  bedrockModels: readonly string[] = defaultBedrockModels(LOCAL_REGION),
   inferenceProfiles?: ReadonlyMap<string, string>,
 ): Policy {
   const statements: Statement[] = [];
@@ -129,11 +130,7 @@ export function functionPolicy(
     } else {
       statements.push(statement(INVOKE_ACTIONS, models));
     }
-    const products = marketplaceProductIds(bedrockModels);
-    if (products.length > 0) {
-      statements.push(statement(['aws-marketplace:Subscribe'], products.map(marketplaceProductResource)));
-      statements.push(statement(['aws-marketplace:ViewSubscriptions'], ['*']));
-    }
+    for (const grant of marketplaceGrants(bedrockModels)) statements.push(statement(grant.actions, ['*'], grant.conditions));
   }
   if (declaration.readsSecrets) statements.push(statement(['ssm:GetParameter', 'ssm:GetParameters'], [`${parameterArnOf(LOCAL_SECRETS_PREFIX)}/*`]));
   return policyOf(statements);

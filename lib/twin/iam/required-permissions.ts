@@ -1,7 +1,8 @@
-import { bedrockModelArns, INFERENCE_PROFILE_ARN_KEY, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
+import { BEDROCK_SERVICE_PRINCIPAL, bedrockModelArns, CALLED_VIA_LAST_KEY, INFERENCE_PROFILE_ARN_KEY, MARKETPLACE_PRODUCT_KEY, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
+import { ACCOUNT_SETTINGS_PATH } from '#lib/twin/lambda-account-stand-in.ts';
 import type { RequestContext } from './function-policy.ts';
 
 /** One IAM check a request needs: the action, the ARN it acts on, and the request context the policy's conditions see. */
@@ -10,6 +11,11 @@ export interface Permission {
   resource: string;
   /** Condition keys the request carries (Bedrock: `bedrock:InferenceProfileArn`, the inference profile a call names). */
   context?: RequestContext;
+  /**
+   * What the service answers when this check fails, where that is not IAM's own "is not authorized to perform"
+   * (Bedrock's words for the Marketplace actions it takes on the caller's behalf).
+   */
+  refusal?: string;
 }
 
 export interface ServiceRequest {
@@ -110,6 +116,21 @@ export function ssmPermissions(request: ServiceRequest): Permission[] {
   return [{ action, resource: parameterArnOf(String(input.Name)) }];
 }
 
+/**
+ * Cost Explorer (JSON 1.1, target prefix `AWSInsightsIndexService.`): its cost allocation tag actions
+ * (`ce:ListCostAllocationTags`, `ce:UpdateCostAllocationTagsStatus`) name no resource type, so IAM checks them on `*`.
+ */
+export function costExplorerPermissions(request: ServiceRequest): Permission[] {
+  return [{ action: `ce:${request.target.replace(/^AWSInsightsIndexService\./, '')}`, resource: '*' }];
+}
+
+/** Lambda (REST): `GET /2016-08-19/account-settings` is `lambda:GetAccountSettings`, an action on no resource (`*`). */
+export function lambdaPermissions(request: ServiceRequest): Permission[] {
+  const path = request.url.split('?')[0];
+  if (request.method === 'GET' && path === ACCOUNT_SETTINGS_PATH) return [{ action: 'lambda:GetAccountSettings', resource: '*' }];
+  return [{ action: 'lambda:Unknown', resource: '*' }];
+}
+
 const BEDROCK_ACTIONS: Record<string, string> = {
   'converse-stream': 'bedrock:InvokeModelWithResponseStream',
   'invoke-with-response-stream': 'bedrock:InvokeModelWithResponseStream',
@@ -143,7 +164,8 @@ const INFERENCE_PROFILE_ARN = /^arn:aws:bedrock:[^:]*:[^:]*:inference-profile\/(
  * CDK grants it, PROFILE_ACTIONS in lib/cdk/bedrock-models.ts) and the invoke action on what it copies, as Bedrock
  * authorizes the model behind the profile too. Every check of a call through a profile (the twin's application
  * profiles, or a system cross-region profile) carries that profile's ARN as `bedrock:InferenceProfileArn`, which the
- * step function's role requires on what the profiles copy; a direct call to a model carries none.
+ * step function's role requires on what the profiles copy; a direct call to a model carries none. A third-party
+ * model's call needs the Marketplace actions Bedrock takes for its subscription too (marketplacePermissions).
  */
 export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const match = /^\/model\/([^/?]+)\/([a-z-]+)(?:\?|$)/.exec(request.url);
@@ -156,11 +178,13 @@ export function bedrockPermissions(request: ServiceRequest): Permission[] {
   }
   const action = BEDROCK_ACTIONS[match[2]!] ?? `bedrock:${match[2]}`;
   const application = localApplicationProfile(modelId);
+  const invoked = application?.model ?? modelId;
   const needs = application
-    ? [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(application.model, action)]
-    : modelPermissions(modelId, action);
+    ? [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(invoked, action)]
+    : modelPermissions(invoked, action);
   const profile = application?.arn ?? systemProfileArn(modelId);
-  return profile === undefined ? needs : needs.map((needed) => ({ ...needed, context: { [INFERENCE_PROFILE_ARN_KEY]: profile } }));
+  const withProfile = profile === undefined ? needs : needs.map((needed) => ({ ...needed, context: { [INFERENCE_PROFILE_ARN_KEY]: profile } }));
+  return [...withProfile, ...marketplacePermissions(invoked)];
 }
 
 /** The ARN of the system cross-region inference profile an id (`us.<model>`) or ARN names, in the twin's region and account. */
@@ -169,22 +193,46 @@ function systemProfileArn(modelId: string): string | undefined {
   return profileTarget(modelId) ? bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT })[0] : undefined;
 }
 
+/** The model or inference profile id an id or a system profile's ARN names (undefined for another ARN). */
+const profileIdOf = (modelId: string) => (modelId.startsWith('arn:') ? INFERENCE_PROFILE_ARN.exec(modelId)?.[1] : modelId);
+
 /** What invoking a model id or an ARN needs, with `action`: see bedrockPermissions. */
 function modelPermissions(modelId: string, action: string): Permission[] {
-  const profileId = modelId.startsWith('arn:') ? INFERENCE_PROFILE_ARN.exec(modelId)?.[1] : modelId;
+  const profileId = profileIdOf(modelId);
   const target = profileId === undefined ? undefined : profileTarget(profileId);
   const [own] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
   const routed = target ? (PROFILE_REGIONS[target.geography] ?? [LOCAL_REGION]).map((region) => `arn:aws:bedrock:${region}::foundation-model/${target.model}`) : [];
-  // Always, not only on the account's first call: the twin keeps no subscriptions, and a role that could not subscribe
-  // would fail on a fresh account.
-  const subscription = marketplaceProductIds([target?.model ?? profileId ?? modelId]).flatMap((product) => [
-    { action: 'aws-marketplace:Subscribe', resource: marketplaceProductResource(product) },
-    { action: 'aws-marketplace:ViewSubscriptions', resource: '*' },
-  ]);
-  return [...[own!, ...routed].map((resource) => ({ action, resource })), ...subscription];
+  return [own!, ...routed].map((resource) => ({ action, resource }));
 }
 
-/** IAM names no Marketplace resource; the twin writes the `aws-marketplace:ProductId` condition as one. */
-export function marketplaceProductResource(productId: string): string {
-  return `aws-marketplace:product/${productId}`;
+/**
+ * Bedrock's answer (AccessDeniedException, 403) to a third-party model's first call by a role lacking any of the
+ * three Marketplace actions, word for word: it names two of them, whichever is missing.
+ */
+export const MARKETPLACE_REFUSAL =
+  'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Refer to the Amazon Bedrock documentation for further details. Your AWS Marketplace subscription for this model cannot be completed at this time. If you recently fixed this issue, try again after 2 minutes.';
+
+/**
+ * A third-party model's first call in an account subscribes it to the model's Marketplace product: Bedrock calls
+ * AWS Marketplace on the caller's behalf, with the caller's role, so each of the three actions is checked with
+ * `aws:CalledViaLast` = `bedrock.amazonaws.com`, and Subscribe with the product as `aws-marketplace:ProductId`
+ * (docs.aws.amazon.com/bedrock/latest/userguide/model-access.html). Checked on every call, not only an account's first:
+ * the twin keeps no subscriptions, and a role that could not subscribe would fail on a fresh account. The checks
+ * carry no inference profile: Marketplace is not Bedrock, and its requests have no `bedrock:` keys.
+ */
+function marketplacePermissions(modelId: string): Permission[] {
+  const profileId = profileIdOf(modelId);
+  const model = (profileId === undefined ? undefined : profileTarget(profileId)?.model) ?? profileId ?? modelId;
+  const byBedrock = { [CALLED_VIA_LAST_KEY]: BEDROCK_SERVICE_PRINCIPAL };
+  return marketplaceProductIds([model]).flatMap((product): Permission[] => [
+    { action: 'aws-marketplace:Subscribe', resource: marketplaceProductResource(product), context: { ...byBedrock, [MARKETPLACE_PRODUCT_KEY]: product }, refusal: MARKETPLACE_REFUSAL },
+    { action: 'aws-marketplace:ViewSubscriptions', resource: '*', context: byBedrock, refusal: MARKETPLACE_REFUSAL },
+    { action: 'aws-marketplace:Unsubscribe', resource: '*', context: byBedrock, refusal: MARKETPLACE_REFUSAL },
+  ]);
 }
+
+/**
+ * IAM names no Marketplace resource (a policy holds Subscribe to a product by its condition key, which the check
+ * carries too): the twin names the product as the Subscribe check's resource, so that its list of refusals says which.
+ */
+const marketplaceProductResource = (productId: string) => `aws-marketplace:product/${productId}`;
