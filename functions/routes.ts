@@ -218,6 +218,19 @@ export const routes: readonly Route[] = [
     // start: an approval whose task token is gone fails the run and starts its callback execution.
     stateMachines: { workflow: ['taskResponse', 'start'] },
   },
+  {
+    // Diagnostics: writes exactly what it is asked, unpadded, through the streaming path the SSE routes take, so an
+    // operator can measure whether small writes reach the client at once (functions/published/README.md).
+    id: 'PublishedStreamProbe',
+    method: 'GET',
+    path: `${PUBLISHED}/diagnostics/stream-probe`,
+    handler: 'published/handlers/stream-probe.ts',
+    errorShape: 'published',
+    // The scope every preset holds (read, execute, full): any ordinary key may measure.
+    scope: 'workflows.read',
+    streaming: true,
+    tables: { ...AUTHENTICATED, ...METERED },
+  },
 ];
 
 /** A route's path with its `{param}` placeholders filled (each value percent-encoded as one path segment). */

@@ -35,7 +35,7 @@ export function ssePadding(bytes: number): string {
 export const SSE_FLUSH_PADDING = ssePadding(STREAM_FLUSH_PADDING_BYTES);
 
 /** Server-sent events: no caching, and no buffering by nginx-style proxies (`X-Accel-Buffering`). */
-const EVENT_STREAM_HEADERS = {
+export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
   connection: 'keep-alive',

@@ -32,6 +32,7 @@ import {
   WORKFLOW_ID_PATTERN,
 } from '#shared/limits.ts';
 import { MINUTE_MS } from '#shared/time.ts';
+import { probeEnd, probeOpening, streamProbeEndSchema, streamProbeQuerySchema } from './stream-probe.ts';
 import { workflowDetailSchema, workflowListSchema, workflowSummarySchema } from './workflow-views.ts';
 
 /**
@@ -83,6 +84,7 @@ const responses = schemaComponents('output', {
   ResumeEvent: resumeDataSchema,
   StatusEvent: lifecycleStatusDataSchema,
   DecisionEvent: lifecycleDecisionDataSchema,
+  StreamProbeEndEvent: streamProbeEndSchema,
 });
 
 function describeProperties(schema: JsonSchema, descriptions: Record<string, string>): JsonSchema {
@@ -119,6 +121,29 @@ const lifecycleEvents: JsonSchema = {
     RESUME_EVENT,
   ],
 };
+
+/** The probe's query parameters, from the schema that validates them (bounds and defaults). */
+const probeQuery = schemaComponents('input', { StreamProbeQuery: streamProbeQuerySchema }).StreamProbeQuery!.properties as Record<string, JsonSchema>;
+
+const PROBE_PARAMETERS = [
+  {
+    name: 'bytes',
+    in: 'query',
+    description: 'The size of the first write, in bytes: exactly this many, as one write (`:` and then spaces, the start of a comment line)',
+    schema: probeQuery.bytes!,
+  },
+  {
+    name: 'hold_ms',
+    in: 'query',
+    description: 'How long the function writes nothing after the first write, in milliseconds; the invocation lasts about this long',
+    schema: probeQuery.hold_ms!,
+  },
+] as const;
+
+const PROBE_EXAMPLE = { bytes: 16, hold_ms: 2000 };
+
+/** The probe's one event: a schema of its own, not a `oneOf` of one (Redocly: "use the schema directly"). */
+const probeEvents = sseEventSchema('end', 'StreamProbeEndEvent', { withId: false, description: 'Sent after the hold, just before the response ends: the probe as asked' });
 
 const error = (description: string, headers?: string[]): ResponseDoc => ({ json: 'Error', description, ...(headers ? { headers } : {}) });
 
@@ -257,6 +282,28 @@ const operations: Record<string, OperationDoc> = {
     description: 'Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.',
     tags: ['executions'],
     responses: { '200': { description: 'Stopped', json: 'StopResult' }, '404': NO_EXECUTION, '409': error('The execution is neither queued nor running'), ...AUTHENTICATED },
+  },
+  PublishedStreamProbe: {
+    summary: 'Measure whether small streamed writes reach the client at once',
+    description:
+      'For operators: tells whether this deployment\'s response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, ' +
+      'which decides how much filler the event streams must send after a write that has to arrive. ' +
+      'The function writes, as one write, exactly `bytes` bytes: `:` and `bytes`-1 spaces, the start of a comment line, with no newline. ' +
+      'Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the heartbeat or filler of the other streams is added. ' +
+      'A client that has the first `bytes` bytes well before `hold_ms` has passed saw the write pass through unheld. ' +
+      'Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key\'s rate limit like any request.',
+    tags: ['meta'],
+    parameters: PROBE_PARAMETERS,
+    responses: {
+      '200': {
+        description: 'The first write (a comment clients skip), the hold, then the `end` event',
+        events: probeEvents,
+        headers: STREAM_HEADERS,
+        examples: { [`bytes_${PROBE_EXAMPLE.bytes}`]: probeOpening(PROBE_EXAMPLE.bytes) + probeEnd(PROBE_EXAMPLE) },
+      },
+      '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter'),
+      ...AUTHENTICATED,
+    },
   },
   PublishedApprove: decision('Approve the pending step', 'The run resumes along the approval\'s `approved` edge.'),
   PublishedReject: decision('Reject the pending step', 'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.'),

@@ -247,6 +247,18 @@ export const STREAM_POLL_FIRST_MS = 40;
 export const STREAM_POLL_MAX_MS = 250;
 /** While the run waits (a wait node, an approval) nothing can come for a while: the tail backs off further. */
 export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;
+/**
+ * The stream probe (`GET /diagnostics/stream-probe?bytes=N&hold_ms=M`), which writes N bytes unpadded and holds M ms
+ * so an operator can see whether a write of that size reaches the client before the response ends. N is 1 to 256 KiB:
+ * above the largest padding anyone would set (STREAM_FLUSH_PADDING_BYTES, 100 KiB, the largest hold reported).
+ * M is 0 to 10 s: it bounds the Lambda time a probe bills (one invocation for up to M), and is ample to tell a write
+ * that arrives at once from one held until the end.
+ */
+export const STREAM_PROBE_MIN_BYTES = 1;
+export const STREAM_PROBE_MAX_BYTES = 256 * 1024;
+export const STREAM_PROBE_DEFAULT_BYTES = 1;
+export const STREAM_PROBE_MAX_HOLD_MS = 10 * SECOND_MS;
+export const STREAM_PROBE_DEFAULT_HOLD_MS = 2 * SECOND_MS;
 
 /*
  * Nightly collection (webhook spec, section 1 items 4-8).

@@ -215,6 +215,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/diagnostics/stream-probe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Measure whether small streamed writes reach the client at once
+         * @description For operators: tells whether this deployment's response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, which decides how much filler the event streams must send after a write that has to arrive. The function writes, as one write, exactly `bytes` bytes: `:` and `bytes`-1 spaces, the start of a comment line, with no newline. Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the heartbeat or filler of the other streams is added. A client that has the first `bytes` bytes well before `hold_ms` has passed saw the write pass through unheld. Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key's rate limit like any request.
+         */
+        get: operations["PublishedStreamProbe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -469,6 +489,12 @@ export interface components {
             feedback: string;
             /** @constant */
             status: "running";
+        };
+        StreamProbeEndEvent: {
+            /** @description The size of the first write, in bytes */
+            bytes: number;
+            /** @description How long the function wrote nothing after it, in milliseconds */
+            hold_ms: number;
         };
         /** @description An OpenAPI 3.2.0 document */
         OpenApiDocument: {
@@ -1484,6 +1510,89 @@ export interface operations {
             };
             /** @description The body is larger than 131072 bytes */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (details only in the service's log) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedStreamProbe: {
+        parameters: {
+            query?: {
+                /** @description The size of the first write, in bytes: exactly this many, as one write (`:` and then spaces, the start of a comment line) */
+                bytes?: number;
+                /** @description How long the function writes nothing after the first write, in milliseconds; the invocation lasts about this long */
+                hold_ms?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The first write (a comment clients skip), the hold, then the `end` event */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description `bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No Authorization header, or an invalid, revoked or expired key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope the operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

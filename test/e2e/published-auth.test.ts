@@ -28,7 +28,8 @@ function callRoute(key: string | undefined, route: (typeof routes)[number]) {
     .replace('{execution_id}', UNKNOWN_EXECUTION);
   const startsRun = route.method === 'POST' && (path.endsWith('/execute') || path.endsWith('/stream'));
   const body = route.method === 'POST' ? (startsRun ? { user_id: 'u1' } : {}) : undefined;
-  return publishedClient(twin, key).call(route.method, path, body);
+  // The stream probe holds its response 2 s by default; a probe that holds nothing says the same about the key.
+  return publishedClient(twin, key).call(route.method, route.id === 'PublishedStreamProbe' ? `${path}?hold_ms=0` : path, body);
 }
 
 /** Ends a rotated-away key's grace period now, as 24 hours would: moves its stored end into the past. */
@@ -44,8 +45,8 @@ async function endGracePeriod(key: string) {
   );
 }
 
-/** What an authorised call of `callRoute` answers: the list exists, everything it names does not. */
-const authorisedStatus = (route: (typeof routes)[number]) => (route.id === 'PublishedListWorkflows' ? 200 : 404);
+/** What an authorised call of `callRoute` answers: the list and the stream probe exist, everything it names does not. */
+const authorisedStatus = (route: (typeof routes)[number]) => (route.id === 'PublishedListWorkflows' || route.id === 'PublishedStreamProbe' ? 200 : 404);
 
 /** The per-key rate window: the UTC minute, numbered as the counter key names it (`key-rate#<key id>#<minute>`). */
 const minuteOf = (epochMs: number) => Math.floor(epochMs / MINUTE_MS);
@@ -73,7 +74,7 @@ describe('authentication on every endpoint (spec section 5)', () => {
     expect(publishedRoutes.map((route) => route.scope).sort()).toEqual(
       [
         'events.subscribe', 'executions.approve', 'executions.read', 'executions.reject', 'executions.stop',
-        'workflows.execute', 'workflows.read', 'workflows.read', 'workflows.stream', 'workflows.stream',
+        'workflows.execute', 'workflows.read', 'workflows.read', 'workflows.read', 'workflows.stream', 'workflows.stream',
       ],
     );
   });

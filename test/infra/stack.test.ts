@@ -23,14 +23,14 @@ let nagFailure: unknown;
 /** One synthesis for the whole file, with cdk-nag as on every `cdk synth`. */
 beforeAll(() => {
   const app = templateApp();
-  stack = new PlatformStack(app, 'Test');
+  stack = new PlatformStack(app, 'Test', { env: { region: 'us-east-1' } });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   try {
     app.synth();
   } catch (error) {
     nagFailure = error;
     // The other tests still get a template; the cdk-nag test reports the findings.
-    stack = new PlatformStack(templateApp(), 'Test');
+    stack = new PlatformStack(templateApp(), 'Test', { env: { region: 'us-east-1' } });
   }
   template = Template.fromStack(stack);
 });
@@ -344,7 +344,7 @@ describe('workflow engine', () => {
   });
 
   it('streams the three SSE routes for up to 15 minutes too, each function with a 15-minute timeout', () => {
-    const streamingRoutes = ['PublishedExecute', 'PublishedStreamWorkflow', 'PublishedStreamExecution', 'PublishedExecutionEvents'];
+    const streamingRoutes = ['PublishedExecute', 'PublishedStreamWorkflow', 'PublishedStreamExecution', 'PublishedExecutionEvents', 'PublishedStreamProbe'];
     expect(routes.filter((route) => route.streaming).map((route) => route.id).sort()).toEqual([...streamingRoutes].sort());
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     for (const routeId of streamingRoutes) {
@@ -425,7 +425,7 @@ describe('cdk-nag AwsSolutions', () => {
     const hasRole = (policy: { [key: string]: any }, logicalId: string) => (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === logicalId);
     for (const [id, policy] of Object.entries(template.findResources('AWS::IAM::Policy'))) {
       // The step function's first call to a third-party model subscribes the account (Subscribe held to its products).
-      const allowed = stateMachineRoles.some((role) => hasRole(policy, role)) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions)$)/ : /^xray:/;
+      const allowed = stateMachineRoles.some((role) => hasRole(policy, role)) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions|Unsubscribe)$)/ : /^xray:/;
       for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Condition?: unknown }[]) {
         if (statement.Resource !== '*') continue;
         for (const action of [statement.Action].flat()) expect(action, id).toMatch(allowed);
