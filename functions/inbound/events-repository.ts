@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds } from '#shared/time.ts';
 import { isLive, type StoredEvent } from './stored-event.ts';
 
@@ -48,6 +48,15 @@ export function createEventsRepository(client: DynamoDBDocumentClient, tableName
       );
       const event = result.Item as StoredEvent | undefined;
       return event && isLive(event, nowMs) ? event : undefined;
+    },
+
+    /**
+     * Deletes one event's item and answers it as it was (undefined when there was none): `admin verify` takes back the
+     * event it sent. A body kept in the bucket (`body_s3_key`) is the caller's to delete.
+     */
+    async remove(sourceId: string, externalId: string): Promise<StoredEvent | undefined> {
+      const result = await client.send(new DeleteCommand({ TableName: tableName, Key: { source_id: sourceId, external_id: externalId }, ReturnValues: 'ALL_OLD' }));
+      return result.Attributes as StoredEvent | undefined;
     },
 
     /** The newest live events of a source, as projected into the index. */

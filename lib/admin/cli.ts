@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
-import { COLLECTION_USAGE, COST_USAGE, KEYS_USAGE, LINKS_USAGE, MODELS_USAGE, PUBLICATION_USAGE, SECRETS_USAGE } from './usage.ts';
+import { COLLECTION_USAGE, COST_USAGE, KEYS_USAGE, LINKS_USAGE, MODELS_USAGE, PUBLICATION_USAGE, SECRETS_USAGE, VERIFY_USAGE } from './usage.ts';
 import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json] [--stack NAME [--region R]]
@@ -13,6 +13,7 @@ ${COLLECTION_USAGE}
 ${SECRETS_USAGE}
 ${COST_USAGE}
 ${MODELS_USAGE}
+${VERIFY_USAGE}
 
 Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
 
@@ -32,6 +33,17 @@ export interface CliInput {
    * a terminal; nothing at all into a pipe or a file, where scripts and tests read stderr.
    */
   status?: (text: string) => void;
+}
+
+/**
+ * A command's answer that still ends the command with an exit code of its own, printed as any other answer (a table
+ * or one JSON object): `verify` reports every check, and exits 1 when one failed.
+ */
+export class CliExit {
+  constructor(
+    readonly answer: object,
+    readonly exitCode: number,
+  ) {}
 }
 
 /** Runs `work` with a status line on `stream` if it is a terminal, and clears the line after, so the answer starts clean. */
@@ -71,11 +83,19 @@ const COMMANDS = new Map<string, Command>([
   ['handoffs', async (target, args, flags) => (await import('./collection-commands.ts')).runHandoffsCommand(target, args, flags)],
   ['secrets', async (target, args, flags, io) => (await import('./secrets-commands.ts')).runSecretsCommand(target, args, flags, io.stdin)],
   ['cost', async (target, args, flags, io) => (await import('./cost-commands.ts')).runCostCommand(target, args, flags, io.terminal ?? false)],
+  [
+    'verify',
+    async (target, args, flags, io) => {
+      const { runVerifyCommand } = await import('./verify-command.ts');
+      const verify = (status: ((text: string) => void) | undefined) => runVerifyCommand(target, args, flags, { terminal: io.terminal ?? false, now: io.now ?? Date.now, status });
+      return io.status ? verify(io.status) : withTerminalStatus(process.stderr, verify);
+    },
+  ],
 ]);
 
 /** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
 const OFFLINE_COMMANDS = new Map<string, (args: string[], flags: Flags, io: CliInput) => Promise<object>>([
-  ['models', async (args, _flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)())],
+  ['models', async (args, flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)(), flags.region)],
 ]);
 
 export interface CliResult {
@@ -135,6 +155,7 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
         runs: { type: 'string' },
         months: { type: 'string' },
         workflow: { type: 'string' },
+        'skip-models': { type: 'boolean' },
         help: { type: 'boolean' },
       },
     });
@@ -145,9 +166,10 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     const offline = OFFLINE_COMMANDS.get(area ?? '');
     if (!command && !offline) throw new UsageError(`unknown command ${area}`);
     const notes: string[] = [];
-    const result = offline ? await offline(rest, values, io) : await withTarget(values, notes, (target) => command!(target, rest, values, io));
-    if (result instanceof CliText) return { exitCode: 0, stdout: result.text, stderr: notes.join('') };
-    return { exitCode: 0, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };
+    const outcome = offline ? await offline(rest, values, io) : await withTarget(values, notes, (target) => command!(target, rest, values, io));
+    const [result, exitCode] = outcome instanceof CliExit ? [outcome.answer, outcome.exitCode] : [outcome, 0];
+    if (result instanceof CliText) return { exitCode, stdout: result.text, stderr: notes.join('') };
+    return { exitCode, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };
   } catch (error) {
     const details = (error as { details?: { field: string; message: string }[] }).details;
     const message = details?.length

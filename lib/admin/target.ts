@@ -5,10 +5,63 @@ import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName } from '#lib/twin/local-names.ts';
 import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { UsageError } from './usage-error.ts';
-import { API_URL_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
+import { API_URL_OUTPUT, BEDROCK_PROFILES_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { CostExplorerClient } from '@aws-sdk/client-cost-explorer';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+
+/** What `admin verify` needs of a deployment besides its tables: where it runs, its models, and three SDK clients. */
+export interface VerifyServices {
+  /** Where the checks act, for the report: the stack and its region, or the twin's data directory. */
+  description: string;
+  region: string;
+  /**
+   * The deployment's Bedrock allow-list: model id → its application inference profile's ARN; undefined with `missing`
+   * saying why (a stack deployed before it had the output).
+   */
+  inferenceProfiles?: Record<string, string>;
+  missing?: string;
+  bedrock: BedrockRuntimeClient;
+  /** In us-east-1 on AWS, where Cost Explorer answers. */
+  costExplorer: CostExplorerClient;
+  lambda: LambdaClient;
+}
+
+/** Cost Explorer's one endpoint: its API is served from us-east-1 whatever the stack's region. */
+const COST_EXPLORER_REGION = 'us-east-1';
+
+/** The three SDK modules `admin verify` uses, loaded together when it first asks for them. */
+async function verifyClientClasses() {
+  const [{ BedrockRuntimeClient }, { CostExplorerClient }, { LambdaClient }, { NodeHttpHandler }] = await Promise.all([
+    import('@aws-sdk/client-bedrock-runtime'),
+    import('@aws-sdk/client-cost-explorer'),
+    import('@aws-sdk/client-lambda'),
+    import('@smithy/node-http-handler'),
+  ]);
+  return {
+    // Over HTTP/1.1, as the product's own client (functions/shared/clients/bedrock.ts): ConverseStream answers on one
+    // response, and the twin's Bedrock front door speaks HTTP/1.1 only.
+    bedrock: (config: { region: string; endpoint?: string; credentials?: typeof LOCAL_CREDENTIALS }) =>
+      new BedrockRuntimeClient({ requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000 }), ...config }),
+    CostExplorerClient,
+    LambdaClient,
+  };
+}
+
+/** The stack output's JSON (model id → ARN), or why it cannot be used. */
+function profilesOf(text: string | undefined): { inferenceProfiles?: Record<string, string>; missing?: string } {
+  if (text === undefined) return { missing: `the stack has no output ${BEDROCK_PROFILES_OUTPUT}: it was deployed by an earlier version; redeploy it (npx cdk deploy)` };
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((arn) => typeof arn === 'string')) return { inferenceProfiles: parsed as Record<string, string> };
+  } catch {
+    // reported below
+  }
+  return { missing: `the stack output ${BEDROCK_PROFILES_OUTPUT} is not a JSON object of model ids and profile ARNs` };
+}
 
 /** Where the admin CLI acts: a deployed stack, a running local twin, or the local data directory directly. */
 export interface AdminTarget {
@@ -19,6 +72,8 @@ export interface AdminTarget {
   services(): Promise<{ s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string }>;
   /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
   secrets(): Promise<{ ssm: SSMClient; prefix: string }>;
+  /** What `admin verify` checks the deployment with; locally only while the twin runs (its stand-ins). */
+  verify(): Promise<VerifyServices>;
   /** A deployed stack (--stack), or the local twin. */
   deployed: boolean;
   /** What the operator should know about where the command acts (the CLI opened the data directory itself). */
@@ -50,11 +105,25 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
   const client = new DynamoDBClient({ region });
   let services: Awaited<ReturnType<AdminTarget['services']>> | undefined;
   let secrets: Awaited<ReturnType<AdminTarget['secrets']>> | undefined;
+  let verify: VerifyServices | undefined;
   return {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
     secrets: async () => (secrets ??= { ssm: new (await import('@aws-sdk/client-ssm')).SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
+    async verify() {
+      if (verify) return verify;
+      const classes = await verifyClientClasses();
+      const stackRegion = await cloudFormation.config.region();
+      return (verify = {
+        description: `stack ${stackName} (${stackRegion})`,
+        region: stackRegion,
+        ...profilesOf(outputs.get(BEDROCK_PROFILES_OUTPUT)),
+        bedrock: classes.bedrock({ region: stackRegion }),
+        costExplorer: new classes.CostExplorerClient({ region: COST_EXPLORER_REGION }),
+        lambda: new classes.LambdaClient({ region: stackRegion }),
+      });
+    },
     deployed: true,
     services: async () =>
       (services ??= {
@@ -65,9 +134,11 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
       }),
     close: async () => {
       client.destroy();
+      cloudFormation.destroy();
       services?.s3.destroy();
       services?.sfn.destroy();
       secrets?.ssm.destroy();
+      destroyVerifyClients(verify);
     },
   };
 }
@@ -97,6 +168,7 @@ async function localTarget(): Promise<AdminTarget> {
   ) as Record<TableName, string>;
   let services: Awaited<ReturnType<AdminTarget['services']>> | undefined;
   let secrets: Awaited<ReturnType<AdminTarget['secrets']>> | undefined;
+  let verify: VerifyServices | undefined;
   return {
     dynamo: documentClient(client),
     tables,
@@ -122,12 +194,34 @@ async function localTarget(): Promise<AdminTarget> {
         stateMachineArn: twin.collection_state_machine_arn,
       });
     },
+    async verify() {
+      if (!twin) throw new Error(`admin verify checks a running deployment, and no twin is running for DATA_DIR=${dataDir}: start it (npm start), or name a stack with --stack`);
+      if (verify) return verify;
+      const classes = await verifyClientClasses();
+      // The operator's credentials, as for every store: the twin's front doors allow them everything.
+      const config = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+      return (verify = {
+        description: `local twin of DATA_DIR=${dataDir} (${twin.api_url})`,
+        region: LOCAL_REGION,
+        inferenceProfiles: twin.inference_profiles,
+        bedrock: classes.bedrock({ ...config, endpoint: twin.bedrock_endpoint }),
+        costExplorer: new classes.CostExplorerClient({ ...config, endpoint: twin.cost_explorer_endpoint }),
+        lambda: new classes.LambdaClient({ ...config, endpoint: twin.lambda_endpoint }),
+      });
+    },
     async close() {
       client.destroy();
       services?.s3.destroy();
       services?.sfn.destroy();
       secrets?.ssm.destroy();
+      destroyVerifyClients(verify);
       await embedded?.close();
     },
   };
+}
+
+function destroyVerifyClients(verify: VerifyServices | undefined): void {
+  verify?.bedrock.destroy();
+  verify?.costExplorer.destroy();
+  verify?.lambda.destroy();
 }

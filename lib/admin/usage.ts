@@ -40,4 +40,10 @@ cost estimate [--events N] [--dialogs N] [--runs N] [--workflow ID] [--project P
                                      30 days), from the averages of the period (default: the last 30 days)
                                      plus the fixed monthly cost; --workflow/--project choose the runs`;
 
-export const MODELS_USAGE = `models [list]                       the Bedrock models workflows may name: state, end of life, price`;
+export const MODELS_USAGE = `models [list] [--region R]          the Bedrock models workflows may name: state, end of life, price, and
+                                     which a deployment in R (default AWS_REGION, else us-east-1) allows`;
+
+export const VERIFY_USAGE = `verify [--skip-models]              after a deploy: checks the deployment end to end (OpenAPI documents, a webhook
+                                     link, a workflow run streamed and resumed, each model once, streamed write
+                                     sizes, the cost tag, Lambda concurrency) and removes what it created; a table
+                                     on a terminal, JSON with --json or into a pipe; exit 1 when a check failed`;

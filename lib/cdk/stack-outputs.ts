@@ -27,3 +27,10 @@ export const BUCKET_OUTPUTS: Record<BucketName, string> = {
 
 /** Where the stack keeps projects' tool secrets (SSM parameters `<prefix>/<project>/<NAME>`). */
 export const SECRETS_PREFIX_OUTPUT = 'SecretsParameterPrefix';
+
+/**
+ * The deployment's Bedrock allow-list as the step function calls it: one JSON object, model id → its application
+ * inference profile's ARN (the step function's `BEDROCK_INFERENCE_PROFILES`). `admin verify` calls each model
+ * through its profile.
+ */
+export const BEDROCK_PROFILES_OUTPUT = 'BedrockInferenceProfiles';

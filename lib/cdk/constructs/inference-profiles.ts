@@ -1,10 +1,11 @@
-import { Stack } from 'aws-cdk-lib';
+import { CfnOutput, Stack } from 'aws-cdk-lib';
 import { CfnApplicationInferenceProfile } from 'aws-cdk-lib/aws-bedrock';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import { applicationInferenceProfiles, bedrockModelArns, INVOKE_ACTIONS, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
+import { BEDROCK_PROFILES_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 
 /** Of Lambda's 4 KB for all of a function's environment variables, what the profile map may take. */
 const ENVIRONMENT_BUDGET_BYTES = 2900;
@@ -45,6 +46,8 @@ export class InferenceProfiles extends Construct {
     if (estimate > ENVIRONMENT_BUDGET_BYTES) {
       throw new Error(`bedrockModels: ${props.models.length} models need about ${estimate} bytes of the step function's environment (at most ${ENVIRONMENT_BUDGET_BYTES}); allow fewer`);
     }
+    // The same JSON the step function gets, for the operator: `admin verify` calls each model through its profile.
+    new CfnOutput(this, BEDROCK_PROFILES_OUTPUT, { key: BEDROCK_PROFILES_OUTPUT, value: this.environmentValue() });
   }
 
   /** The profiles' ARNs by model id: the step function's `BEDROCK_INFERENCE_PROFILES` (one JSON value). */

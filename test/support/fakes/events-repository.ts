@@ -40,6 +40,13 @@ export class InMemoryEventsRepository implements EventsRepository {
       .map((event) => structuredClone(event));
   }
 
+  async remove(sourceId: string, externalId: string): Promise<StoredEvent | undefined> {
+    await this.faults.enter('remove');
+    const event = this.items.get(keyOf(sourceId, externalId));
+    this.items.delete(keyOf(sourceId, externalId));
+    return event ? structuredClone(event) : undefined;
+  }
+
   /** Test helper: the whole stored item (the repository itself only reads projections). */
   stored(sourceId: string, externalId: string): StoredEvent | undefined {
     const event = this.items.get(keyOf(sourceId, externalId));

@@ -1,0 +1,90 @@
+import { MIN_UNRESERVED_CONCURRENCY, type CheckOutcome, type VerifyCheck } from './verify-check.ts';
+
+/** The stack's cost allocation tag (lib/cdk/stack.ts tags every resource `Project`); the budget counts by it. */
+export const COST_TAG_KEY = 'Project';
+
+const ACTIVATE_TAG = `aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=${COST_TAG_KEY},Status=Active`;
+/** Lambda's "Concurrent executions" quota in Service Quotas. */
+const CONCURRENCY_QUOTA = 'aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 1000';
+
+const refusalText = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+
+/**
+ * `cost-tag` (a warning at worst): whether the user-defined `Project` tag is an active cost allocation tag, without
+ * which the budget sees none of the stack's spend, model calls included (Cost Explorer ListCostAllocationTags).
+ */
+export const costTagCheck: VerifyCheck = {
+  name: 'cost-tag',
+  async run(context): Promise<CheckOutcome> {
+    const { ListCostAllocationTagsCommand } = await import('@aws-sdk/client-cost-explorer');
+    let tag: { Status?: string; LastUpdatedDate?: string } | undefined;
+    try {
+      const answer = await context.services.costExplorer.send(new ListCostAllocationTagsCommand({ TagKeys: [COST_TAG_KEY], Type: 'UserDefined' }), { abortSignal: context.signal });
+      tag = answer.CostAllocationTags?.find((entry) => entry.TagKey === COST_TAG_KEY);
+    } catch (error) {
+      if (context.signal.aborted) throw context.signal.reason;
+      return {
+        status: 'warn',
+        detail: `expected Cost Explorer to list the ${COST_TAG_KEY} cost allocation tag; got ${refusalText(error)} -> run verify with credentials allowed ce:ListCostAllocationTags (of the payer account), or check the tag in Billing and Cost Management, Cost allocation tags`,
+        tag_status: null,
+      };
+    }
+    if (tag?.Status === 'Active') {
+      return { status: 'pass', detail: `the ${COST_TAG_KEY} tag is an active cost allocation tag${tag.LastUpdatedDate ? ` (since ${tag.LastUpdatedDate})` : ''}: the budget counts the stack's spend`, tag_status: 'Active' };
+    }
+    if (!tag) {
+      return {
+        status: 'warn',
+        detail: `expected the ${COST_TAG_KEY} tag among the account's cost allocation tags; it is not listed yet (it appears up to 24 h after the first deploy) -> then activate it once per payer account: ${ACTIVATE_TAG}`,
+        tag_status: null,
+      };
+    }
+    return {
+      status: 'warn',
+      detail: `expected the ${COST_TAG_KEY} cost allocation tag to be Active; it is ${tag.Status ?? 'without a status'}, so the budget sees none of the stack's spend -> ${ACTIVATE_TAG} (counts from activation on, up to 24 h later; aws ce start-cost-allocation-tag-backfill for earlier months)`,
+      tag_status: tag.Status ?? null,
+    };
+  },
+};
+
+/**
+ * `concurrency` (a warning at worst): the account's Lambda concurrency (GetAccountSettings) against what open streams
+ * need: each open SSE stream or streamed execute holds one concurrent execution for up to 15 minutes.
+ */
+export const concurrencyCheck: VerifyCheck = {
+  name: 'concurrency',
+  async run(context): Promise<CheckOutcome> {
+    const { GetAccountSettingsCommand } = await import('@aws-sdk/client-lambda');
+    let limit: number | undefined;
+    let unreserved: number | undefined;
+    try {
+      const { AccountLimit } = await context.services.lambda.send(new GetAccountSettingsCommand({}), { abortSignal: context.signal });
+      limit = AccountLimit?.ConcurrentExecutions;
+      unreserved = AccountLimit?.UnreservedConcurrentExecutions;
+    } catch (error) {
+      if (context.signal.aborted) throw context.signal.reason;
+      return {
+        status: 'warn',
+        detail: `expected Lambda's account settings; got ${refusalText(error)} -> run verify with credentials allowed lambda:GetAccountSettings to see whether open streams fit the account's concurrency`,
+        account_limit: null,
+        unreserved: null,
+      };
+    }
+    const measured = { account_limit: limit ?? null, unreserved: unreserved ?? null };
+    if (unreserved === undefined || unreserved < MIN_UNRESERVED_CONCURRENCY) {
+      return {
+        status: 'warn',
+        detail:
+          `expected at least ${MIN_UNRESERVED_CONCURRENCY} unreserved concurrent Lambda executions; the account has ${unreserved ?? 'no figure for'} (of ${limit ?? 'an unknown limit'}), ` +
+          'and each open stream or streamed execute holds one for up to 15 minutes, so a few listeners throttle every other function -> ' +
+          `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}`,
+        ...measured,
+      };
+    }
+    return {
+      status: 'pass',
+      detail: `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: each open stream or streamed execute holds one for up to 15 minutes`,
+      ...measured,
+    };
+  },
+};
