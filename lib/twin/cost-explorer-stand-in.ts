@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { listenOnLoopback } from './listen.ts';
 
 /**
  * The user-defined tag keys the CDK stack puts on every taggable resource (lib/cdk/stack.ts: `Project`, the one the
@@ -238,17 +238,7 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
       response.end(JSON.stringify({ __type: failure.type, message: failure.message }));
     }
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnLoopback(server, options.port);
 }
 
 /** A page token: where the next page starts, opaque to the caller. A token the stand-in did not write is refused. */

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './listen.ts';
 
 /** GetAccountSettings' route in the Lambda API (REST-JSON, API version 2016-08-19). */
 export const ACCOUNT_SETTINGS_PATH = '/2016-08-19/account-settings';
@@ -54,15 +54,5 @@ export async function startLambdaAccountStandIn(options: LambdaAccountStandInOpt
       fail(response, 404, 'UnknownOperationException', `Unknown operation ${request.method ?? ''} ${path ?? ''}: the twin's Lambda endpoint answers GetAccountSettings only`);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnLoopback(server, options.port);
 }

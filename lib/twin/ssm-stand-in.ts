@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { LOCAL_REGION } from './stores.ts';
 import { parameterArnOf } from './local-arns.ts';
+import { listenOnLoopback } from './listen.ts';
 
 interface StoredParameter {
   Name: string;
@@ -153,17 +153,7 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       response.end(JSON.stringify({ __type: known.type, message: known.message }));
     }
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnLoopback(server, options.port);
 }
 
 /** A missing file is an empty store; an unreadable one stops the twin rather than be overwritten on the next write. */
