@@ -263,6 +263,8 @@ const summary: Record<string, unknown> = {
   execute_overhead_p50_ms: null,
   execute_reads_per_run: null,
   round_trips: { call: null, duplicate: null, dialog: null },
+  stream_run_wire_ratio: null,
+  idle_subscription_bytes_per_minute: null,
 };
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
@@ -321,7 +323,8 @@ try {
   if (only === undefined || only === 'streaming') {
     console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
-    await streamingBench({ twin, dynamo, admin, costs });
+    const bytes = await streamingBench({ twin, dynamo, admin, costs });
+    Object.assign(summary, { stream_run_wire_ratio: round2(bytes.run.ratio), idle_subscription_bytes_per_minute: Math.round(bytes.idle.bytes_per_minute) });
     dynamo.destroy();
   }
   if (only === undefined || only === 'agents') {

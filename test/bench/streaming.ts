@@ -6,6 +6,7 @@ import type { CostUnits } from '#shared/metering/cost-meter.ts';
 import type { LocalTwin } from '#lib/twin/twin.ts';
 import { openSse } from '../support/sse.ts';
 import { percentile } from './stats.ts';
+import { streamBytesBench, type StreamBytes } from './stream-bytes.ts';
 
 /**
  * Streaming figures on the local twin, for one scripted llm node streamed (POST /stream) and executed (POST
@@ -26,7 +27,7 @@ const RUNS = Number(process.env.BENCH_STREAMS ?? 20);
 const LONG_TOKENS = 1000;
 const TOKEN_DELAY_MS = 5;
 
-export async function streamingBench(context: StreamingBenchContext): Promise<void> {
+export async function streamingBench(context: StreamingBenchContext): Promise<StreamBytes> {
   const { twin } = context;
   await publishStreamingWorkflow(context);
   const { key } = await context.admin('keys', 'create', '--name', 'bench-stream', '--preset', 'full', '--project', 'bench-stream');
@@ -82,6 +83,14 @@ export async function streamingBench(context: StreamingBenchContext): Promise<vo
       `step function WCU ${step?.dynamoWriteUnits.toFixed(0)} RCU ${step?.dynamoReadUnits.toFixed(0)}; ` +
       `stream handler RCU ${handler?.dynamoReadUnits.toFixed(0)} WCU ${handler?.dynamoWriteUnits.toFixed(0)} (auth, start, run record and the tail's reads)`,
   );
+
+  const bytes = await streamBytesBench({ twin, key: key! });
+  const { run, idle } = bytes;
+  console.log(
+    `bytes on the wire, a streamed run of ${run.events} events over ${run.seconds.toFixed(1)} s: ${run.wire_bytes} B for ${run.event_bytes} B of events and a ${run.head_bytes} B head (${run.ratio.toFixed(2)}x)`,
+  );
+  console.log(`bytes on the wire, a silent /events subscription: ${idle.wire_bytes} B in ${idle.seconds} s (${idle.bytes_per_minute.toFixed(0)} B a minute)`);
+  return bytes;
 }
 
 function words(count: number): string {
@@ -92,6 +101,9 @@ async function publishStreamingWorkflow(context: StreamingBenchContext) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-stream-'));
   const writer = { id: 'writer', name: 'Writer', start: 'write', nodes: { write: { type: 'llm', provider: 'scripted', reply: 'x', next: 'done' }, done: { type: 'end', output: '{{nodes.write.output}}' } } };
   writeFileSync(join(dir, 'writer.json'), JSON.stringify(writer));
+  // A run that waits at its approval: what a silent /events subscription watches.
+  const gate = { id: 'gate', name: 'Gate', start: 'ask', nodes: { ask: { type: 'approval', message: 'Proceed?', next: 'done' }, done: { type: 'end', output: 'ok' } } };
+  writeFileSync(join(dir, 'gate.json'), JSON.stringify(gate));
   await context.admin('publish', dir, '--project', 'bench-stream');
 }
 
