@@ -31,7 +31,10 @@ export interface CatalogModel {
    * the catalog holds no other model of that kind, and gives what the author does instead.
    */
   replacement?: { model: string } | { none: string };
-  /** Where the lifecycle state and the regions were read, and the day they were checked. */
+  /**
+   * Where the lifecycle state and the regions were read, and the day they were checked (from stored copies of those
+   * pages: this repository is built offline, so `admin verify` after a deploy is what confirms them live).
+   */
   checked: { source: string; on: string; note?: string };
 }
 
