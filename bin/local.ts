@@ -4,6 +4,8 @@ import { API_STAGE } from '#functions/routes.ts';
 import { startLocalTwin } from '#lib/twin/twin.ts';
 import { parseTwinLog, TWIN_LOG_ENV, twinLogSinks, type TwinLogLevel } from '#lib/twin/twin-log.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
+import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
+import { parseStreamHoldBytes, TWIN_STREAM_HOLD_ENV } from '#lib/twin/lambda-streaming.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
@@ -31,6 +33,17 @@ try {
   process.exit(1);
 }
 
+// The deployment's padding of streamed writes (the functions read it too, and would refuse a bad value at cold start).
+let streamFlushPaddingBytes: number;
+let streamHoldBytes: number;
+try {
+  streamFlushPaddingBytes = parseStreamFlushPadding(process.env[STREAM_FLUSH_PADDING_ENV], STREAM_FLUSH_PADDING_ENV);
+  streamHoldBytes = parseStreamHoldBytes(process.env[TWIN_STREAM_HOLD_ENV]);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
+
 let twinLog: TwinLogLevel;
 try {
   twinLog = parseTwinLog(process.env[TWIN_LOG_ENV]);
@@ -39,12 +52,14 @@ try {
   process.exit(1);
 }
 
-const twin = await startLocalTwin({ dataDir, host, port, stage, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
+const twin = await startLocalTwin({ dataDir, host, port, stage, streamHoldBytes, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
 console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`);
 console.log(`  Browsers:      ${corsAllowedOrigins.length > 0 ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`}`);
+const holding = streamHoldBytes > 0 ? `held until ${streamHoldBytes} bytes wait, as Lambda is reported to` : `passed on at once (${TWIN_STREAM_HOLD_ENV}=102400 holds them as Lambda is reported to)`;
+console.log(`  Streams:       writes ${holding}; padding ${streamFlushPaddingBytes} bytes (${STREAM_FLUSH_PADDING_ENV})`);
 console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];

@@ -66,7 +66,9 @@ export const completeDataSchema = z.object({
 export const resumeDataSchema = z.object({
   last_event_id: z.int().check(z.minimum(0)),
   resume_url: z.string().check(z.meta({ description: 'Continues exactly after the last event sent (stage path included)' })),
-  reason: z.enum(['time_limit', 'unavailable']),
+  reason: z.enum(['time_limit', 'unavailable', 'slow_reader']).check(
+    z.meta({ description: 'time_limit: the stream\'s 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited' }),
+  ),
 });
 
 /** `/executions/{id}/events`: the run's state, at subscription and at each change. */

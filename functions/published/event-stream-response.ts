@@ -1,12 +1,13 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
-import { serveStream, type HttpResponse } from '#shared/http/http-stack.ts';
-import { STREAM_FLUSH_BURST, STREAM_FLUSH_PADDING_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
+import { serveStream, type HttpResponse, type StreamSink } from '#shared/http/http-stack.ts';
+import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 
 /*
  * The published API's server-sent events, whole: the wire format, the response headers, the heartbeat, the filler
- * that gets small writes past Lambda, and the resume notice. What the events say comes from the run event log.
+ * that gets small writes past a Lambda that holds them (where a deployment sets padding), the pace of a slow reader,
+ * and the resume notice. What the events say comes from the run event log.
  */
 
 /**
@@ -31,8 +32,29 @@ export function ssePadding(bytes: number): string {
   return line(PADDING_LINE_BYTES).repeat(Math.floor(bytes / PADDING_LINE_BYTES)) + (remainder === 0 ? '' : line(Math.max(2, remainder)));
 }
 
-/** Written after the last event of a burst so that Lambda sends the burst on instead of holding it (see limits.ts). */
-export const SSE_FLUSH_PADDING = ssePadding(STREAM_FLUSH_PADDING_BYTES);
+/**
+ * What follows a heartbeat or the last event of a burst, as a write of its own, with the deployment's padding
+ * (STREAM_FLUSH_PADDING_BYTES): `bytes` of comment lines, or nothing at 0.
+ *
+ * Why padding, and not something cheaper: a write is held, as reported, until enough bytes follow it (15 KB to
+ * 100 KB) or the next write begins. Filler after the first write only would help only where the holding is of the
+ * status line alone; filler of one byte only where the next write releases the one before. Neither kind was measured
+ * anywhere, and the hold by size (what `admin verify` measures, and the twin models with TWIN_STREAM_HOLD_BYTES) lets
+ * nothing but N bytes after each write through. So padding stays the mechanism, set per deployment from what
+ * `admin verify` measured there, and 0 where nothing is held.
+ */
+export function sseFiller(bytes: number): string {
+  return bytes > 0 ? ssePadding(bytes) : '';
+}
+
+/**
+ * How often the filler after events may go once the first bursts had theirs: once a STREAM_FLUSH_REFILL_MS for every
+ * STREAM_FLUSH_REFILL_BYTES of padding (never more often than the refill), so filler averages at most that many bytes
+ * a second and a 14-minute stream stays far below Lambda's 200 MB response limit whatever the padding.
+ */
+export function fillerRefillMs(paddingBytes: number): number {
+  return Math.ceil(STREAM_FLUSH_REFILL_MS * Math.max(1, paddingBytes / STREAM_FLUSH_REFILL_BYTES));
+}
 
 /** Server-sent events: no caching, and no buffering by nginx-style proxies (`X-Accel-Buffering`). */
 export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
@@ -49,12 +71,19 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
  */
 export const NOTHING_MORE: HttpResponse = Object.freeze({ statusCode: 204, headers: {}, body: '' });
 
-export interface EventStreamTiming {
+export interface EventStreamSettings {
   /** A comment goes out after this long without a byte. */
   heartbeatMs: number;
   /** The stream ends itself after this long, with a `resume` notice. */
   maxStreamMs: number;
+  /** The stream ends itself, with a `resume` notice, once its reader has taken nothing for this long while events wait. */
+  slowReaderMs: number;
+  /** Filler after each heartbeat and burst of events (STREAM_FLUSH_PADDING_BYTES); 0: none. */
+  paddingBytes: number;
 }
+
+/** Why a stream ended early: the `reason` of its `resume` notice. */
+export type ResumeReason = 'time_limit' | 'unavailable' | 'slow_reader';
 
 /**
  * When the filler after a burst of events may go: at once while the budget lasts; the budget grows by one every
@@ -91,58 +120,63 @@ export class FillerPacing {
   }
 }
 
-/** Time kept back from the function's own deadline to write the `resume` notice and end the response. */
+/** Time kept back from the function's own deadline to write the `resume` notice and end the response (limits.ts). */
 const END_MARGIN_MS = 5000;
 
 /**
  * Serves a run's events as server-sent events. The first byte (a comment) goes out at once, so the status and
  * headers reach the client even when the first event is far off. A comment follows after every `heartbeatMs`
- * of silence. Lambda may hold small writes back until more bytes follow, so each comment and each burst of events
- * is followed by filler comments (`SSE_FLUSH_PADDING`), paced for events (limits.ts). When the stream must end
- * early (its time is up, or the log could not be read), its last event is `resume`, with no id:
+ * of silence. With padding set, each comment and each burst of events is followed by filler comments (`sseFiller`),
+ * paced for events (limits.ts). The client sets the pace: while it has not taken what was written, filler and
+ * heartbeats are left out and nothing more is read from the log (so at most one read waits in memory), and a reader
+ * that stays behind for `slowReaderMs` gets the `resume` notice. When the stream must end early (its time is up, the
+ * log could not be read, the reader is too slow), its last event is `resume`, with no id:
  * `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after the last event sent. A caller
  * that goes away stops the reading at once; the run goes on regardless. `headers` go out with the status, beside the
  * event stream's own.
  */
 export function respondWithEvents(
   context: Context,
-  timing: EventStreamTiming,
+  settings: EventStreamSettings,
   start: { after: number; now: () => number; resumeUrl: (lastEventId: number) => string },
   produce: (options: { signal: AbortSignal; deadlineMs: number }) => AsyncGenerator<StreamedEvent, StreamEnd>,
   headers: Record<string, string> = {},
 ): Promise<HttpResponse> {
   return serveStream(context, { ...headers, ...EVENT_STREAM_HEADERS }, async (sink) => {
-    const deadlineMs = start.now() + Math.min(timing.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
+    const deadlineMs = start.now() + Math.min(settings.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
+    const filler = sseFiller(settings.paddingBytes);
     let lastEventId = start.after;
     let heartbeat: NodeJS.Timeout | undefined;
-    let filler: NodeJS.Timeout | undefined;
-    const pacing = new FillerPacing(STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_MS, start.now());
+    let fillerTimer: NodeJS.Timeout | undefined;
+    const pacing = new FillerPacing(STREAM_FLUSH_BURST, fillerRefillMs(settings.paddingBytes), start.now());
     const pad = () => {
-      clearTimeout(filler);
-      filler = undefined;
-      sink.write(SSE_FLUSH_PADDING);
+      clearTimeout(fillerTimer);
+      fillerTimer = undefined;
+      // Behind a slow reader bytes are waiting already: more filler would only pile up.
+      if (filler) sink.writeIfKeepingUp(filler);
     };
     const armHeartbeat = () => {
       clearTimeout(heartbeat);
-      heartbeat = setTimeout(beat, timing.heartbeatMs);
+      heartbeat = setTimeout(beat, settings.heartbeatMs);
     };
     // Nothing else is on its way after a heartbeat: its filler goes with it, unpaced (heartbeats pace themselves).
     function beat() {
-      sink.write(SSE_HEARTBEAT);
-      pad();
+      if (sink.writeIfKeepingUp(SSE_HEARTBEAT)) pad();
       armHeartbeat();
     }
     const send = (text: string) => {
       sink.write(text);
       // Once per burst (the events of one read go out together), and as a write of its own: Lambda sends on what
       // came before it, whether it waits for enough bytes or for the next chunk to begin.
-      filler ??= setTimeout(() => {
-        pacing.spend(start.now());
-        pad();
-      }, pacing.waitMs(start.now()));
+      if (filler) {
+        fillerTimer ??= setTimeout(() => {
+          pacing.spend(start.now());
+          pad();
+        }, pacing.waitMs(start.now()));
+      }
       armHeartbeat();
     };
-    const resume = (reason: 'time_limit' | 'unavailable') =>
+    const resume = (reason: ResumeReason) =>
       send(sseEvent({ event: 'resume', data: { last_event_id: lastEventId, resume_url: start.resumeUrl(lastEventId), reason } }));
 
     beat();
@@ -150,6 +184,19 @@ export function respondWithEvents(
     const events = produce({ signal: sink.callerGone, deadlineMs });
     try {
       for (;;) {
+        // The next read waits until the client has taken what was written: a slow reader holds back the log, not memory.
+        const pace = await readerPace(sink, Math.min(settings.slowReaderMs, deadlineMs - start.now()));
+        if (pace !== 'keeping_up') {
+          if (pace === 'gone') metrics.addMetric('EventStreamsAbandoned', MetricUnit.Count, 1);
+          else if (start.now() >= deadlineMs) resume('time_limit');
+          else {
+            logger.warn('event stream ended: the reader took nothing while events waited', { lastEventId, slowReaderMs: settings.slowReaderMs });
+            metrics.addMetric('EventStreamsSlowReaders', MetricUnit.Count, 1);
+            resume('slow_reader');
+          }
+          await events.return(pace === 'gone' ? 'gone' : 'deadline');
+          break;
+        }
         const next = await events.next();
         if (next.done) {
           if (next.value === 'deadline') resume('time_limit');
@@ -166,7 +213,26 @@ export function respondWithEvents(
     } finally {
       clearTimeout(heartbeat);
       // The end of the response sends everything still held: no filler needed.
-      clearTimeout(filler);
+      clearTimeout(fillerTimer);
     }
+    // A reader that stopped reading keeps the function no longer than the stream could have lasted (and half the
+    // margin kept for the end): then it is cut off, and resumes with Last-Event-ID like any dropped connection.
+    sink.endWithin(Math.max(0, deadlineMs - start.now()) + END_MARGIN_MS / 2);
   });
+}
+
+/**
+ * Whether the client keeps up: at once when it has taken what was written, else once it does; `behind` when it has
+ * not within `withinMs`, `gone` when it went away.
+ */
+async function readerPace(sink: StreamSink, withinMs: number): Promise<'keeping_up' | 'behind' | 'gone'> {
+  if (sink.callerGone.aborted) return 'gone';
+  if (!sink.behind) return 'keeping_up';
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    sink.caughtUp().then((caughtUp): 'keeping_up' | 'gone' => (caughtUp ? 'keeping_up' : 'gone')),
+    new Promise<'behind'>((resolve) => (timer = setTimeout(() => resolve('behind'), Math.max(0, withinMs)))),
+  ]);
+  clearTimeout(timer);
+  return outcome;
 }

@@ -107,7 +107,7 @@ const RUN_EVENTS: [event: string, component: string, description: string][] = [
 
 const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   withId: false,
-  description: 'The stream had to end early (its 14 minutes are up, or the log could not be read): resume at resume_url. Not part of the run, so it has no id',
+  description: 'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the run, so it has no id',
 });
 
 const runEvents: JsonSchema = {

@@ -5,7 +5,7 @@ import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from './external-url.ts';
 import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import type { Caller } from '#shared/access.ts';
-import { NOTHING_MORE, respondWithEvents, type EventStreamTiming } from './event-stream-response.ts';
+import { NOTHING_MORE, respondWithEvents, type EventStreamSettings } from './event-stream-response.ts';
 import { pathParameter, publishedRoute } from './published-route.ts';
 
 type StreamView = (deps: TailDeps, executionId: string, options: TailOptions) => AsyncGenerator<StreamedEvent, StreamEnd>;
@@ -42,7 +42,7 @@ export function resumeUrl(request: HttpRequest, routeId: string, executionId: st
  * caller resuming after the last event of a run that has ended gets 204: the answer that stops EventSource's
  * reconnecting (an empty 200 stream would be retried every few seconds, for ever).
  */
-export function followRunRoute(routeId: string, deps: TailDeps, timing: EventStreamTiming, view: StreamView) {
+export function followRunRoute(routeId: string, deps: TailDeps, settings: EventStreamSettings, view: StreamView) {
   return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
     const executionId = pathParameter(request, 'execution_id');
     const { after, field } = resumePoint(request);
@@ -50,7 +50,7 @@ export function followRunRoute(routeId: string, deps: TailDeps, timing: EventStr
     if ((await checkResumePoint(deps, executionId, after, field)) === 'ended') return NOTHING_MORE;
     return respondWithEvents(
       context,
-      timing,
+      settings,
       { after, now: deps.now, resumeUrl: (lastEventId) => resumeUrl(request, routeId, executionId, lastEventId) },
       (options) => view(deps, executionId, { ...options, after }),
     );

@@ -1,8 +1,10 @@
 import { dynamo } from '#shared/clients/dynamodb.ts';
 import { requireEnv, shortenedMilliseconds } from '#shared/config.ts';
 import { createCounterStore } from '#shared/store/counter-store.ts';
-import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_STREAM_MS, STREAM_HEARTBEAT_INTERVAL_MS } from '#shared/limits.ts';
-import type { EventStreamTiming } from './event-stream-response.ts';
+import { EXECUTE_HEARTBEAT_INTERVAL_MS, MAX_STREAM_MS, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_SLOW_READER_MS } from '#shared/limits.ts';
+import type { JsonHeartbeat } from '#shared/http/http-stack.ts';
+import { streamFlushPaddingFromEnv } from '#shared/http/stream-padding.ts';
+import type { EventStreamSettings } from './event-stream-response.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
 import { createApiKeysRepository } from './api-keys-repository.ts';
 import type { ApiKeysDeps } from './api-keys-service.ts';
@@ -16,15 +18,26 @@ export function apiKeysFromEnv(): ApiKeysDeps {
   };
 }
 
-/** The blocking execute's whitespace interval: 20 s on AWS; tests with a shortened idle limit set it lower. */
-export function executeHeartbeatFromEnv(): number {
-  return shortenedMilliseconds('EXECUTE_HEARTBEAT_MS', EXECUTE_HEARTBEAT_INTERVAL_MS);
+/**
+ * The blocking execute's whitespace: every 25 s on AWS (tests with a shortened idle limit set it lower), as much of it
+ * as the deployment's padding (STREAM_FLUSH_PADDING_BYTES; a bad value fails the cold start).
+ */
+export function executeHeartbeatFromEnv(): JsonHeartbeat {
+  return {
+    intervalMs: shortenedMilliseconds('EXECUTE_HEARTBEAT_MS', EXECUTE_HEARTBEAT_INTERVAL_MS),
+    paddingBytes: streamFlushPaddingFromEnv(),
+  };
 }
 
-/** SSE routes: the comment heartbeat and the stream's own length, both shortened only by tests. */
-export function eventStreamTimingFromEnv(): EventStreamTiming {
+/**
+ * SSE routes: the comment heartbeat, the stream's own length and the slow reader's bound (all three shortened only by
+ * tests), and the deployment's padding (STREAM_FLUSH_PADDING_BYTES; a bad value fails the cold start).
+ */
+export function eventStreamSettingsFromEnv(): EventStreamSettings {
   return {
     heartbeatMs: shortenedMilliseconds('STREAM_HEARTBEAT_MS', STREAM_HEARTBEAT_INTERVAL_MS),
     maxStreamMs: shortenedMilliseconds('STREAM_MAX_MS', MAX_STREAM_MS),
+    slowReaderMs: shortenedMilliseconds('STREAM_SLOW_READER_MS', STREAM_SLOW_READER_MS),
+    paddingBytes: streamFlushPaddingFromEnv(),
   };
 }

@@ -85,11 +85,11 @@ export const MAX_CALLER_ID_LENGTH = 256;
  */
 export const MAX_BLOCKING_EXECUTE_MS = 14 * MINUTE_MS;
 /**
- * A blocking execute sends JSON whitespace this often while it waits (STREAM_FLUSH_PADDING_BYTES of it, so that it
- * leaves Lambda at once): REST API response streaming ends a response after 5 minutes without a byte (REGIONAL
- * endpoint idle timeout), and proxies give up sooner.
+ * A blocking execute sends JSON whitespace this often while it waits (a single space, or STREAM_FLUSH_PADDING_BYTES of
+ * it where a deployment sets padding), for the same proxies and the same reasons as the SSE heartbeat
+ * (STREAM_HEARTBEAT_INTERVAL_MS, below).
  */
-export const EXECUTE_HEARTBEAT_INTERVAL_MS = 20 * SECOND_MS;
+export const EXECUTE_HEARTBEAT_INTERVAL_MS = 25 * SECOND_MS;
 /**
  * Pauses between status reads of a blocking execute (functions/executions/settle-polling.ts): the first read comes
  * when recent runs of the workflow settled (FIRST until a function instance has seen a few), later pauses grow by
@@ -213,26 +213,46 @@ export const RUN_EVENT_FLUSH_INTERVAL_MS = 100;
 export const RUN_EVENT_BATCH_GZIP_FROM_BYTES = 1024;
 /** A batch body beyond this goes to part items (DynamoDB items stop at 400 KB, names and keys included). */
 export const RUN_EVENT_ITEM_BODY_MAX_BYTES = 256 * 1024;
-/** Proxies and API Gateway drop silent responses: a comment line goes out after this long without an event. */
-export const STREAM_HEARTBEAT_INTERVAL_MS = 15 * SECOND_MS;
 /**
- * Lambda response streaming may hold a small write back until more bytes follow or the response ends (the Node.js
- * runtime sends each write to the Runtime API at once; the holding is in the service behind it, undocumented, and
- * reported from about 15 KB up to 100 KB). Every streamed write that must reach the client now (a heartbeat, the
- * last events of a burst, the first bytes that carry the status) is followed by this much filler that clients
- * ignore: SSE comment lines, or JSON whitespace before the execute document. Lowering it below what Lambda holds
- * brings the delays back; `LAMBDA_STREAM_HOLD_BYTES` is the twin's model of that.
+ * A comment line goes out after this long without an event, so that nothing between the caller and API Gateway takes
+ * the stream for dead. API Gateway itself waits 5 minutes (REST response streaming, REGIONAL endpoint); the proxies
+ * callers commonly sit behind give up sooner: CloudFront's origin response timeout (30 s by default, also between two
+ * packets of a response), Heroku's router (55 s), nginx's `proxy_read_timeout` (60 s by default) and an AWS
+ * Application Load Balancer's idle timeout (60 s by default). 25 s is under the strictest of them, with room for a
+ * timer that fires late on a busy function. A heartbeat is 14 bytes (`: keep-alive` and two line ends), so with the
+ * default of no padding a silent stream sends about 34 bytes a minute.
  */
-export const STREAM_FLUSH_PADDING_BYTES = 100 * 1024;
+export const STREAM_HEARTBEAT_INTERVAL_MS = 25 * SECOND_MS;
 /**
- * Filler after events is paced (a heartbeat's is not: heartbeats are 15 s apart). The first STREAM_FLUSH_BURST bursts
- * of events get theirs at once, then one burst per STREAM_FLUSH_REFILL_MS does and the events in between wait for it
- * (at most 1 s, and only if Lambda holds by size rather than until the next write). Unpaced, a generating model's ten
- * bursts a second would stream 1 MB/s of filler and reach Lambda's 200 MB response limit in about three minutes;
- * paced, a 14-minute stream stays under 90 MB.
+ * Filler after what must reach the client now (a heartbeat, the last events of a burst, the first bytes that carry the
+ * status) is a deployment setting, `STREAM_FLUSH_PADDING_BYTES` (`cdk deploy -c streamFlushPaddingBytes=N`), 0 by
+ * default: nothing measured says API Gateway's REST response streaming holds small writes. Lambda has been reported
+ * to hold a small streamed write until more bytes follow (from about 15 KB up to 100 KB, all through Function URLs,
+ * none measured on a REST stage); `admin verify` measures a deployed stage and recommends the padding it needs. It is
+ * at most this much: the stream probe's largest write, above the largest hold reported.
+ */
+export const STREAM_FLUSH_PADDING_MAX_BYTES = 256 * 1024;
+/**
+ * With padding set, filler after events is paced (a heartbeat's is not: heartbeats are 25 s apart). The first
+ * STREAM_FLUSH_BURST bursts of events get theirs at once, then one burst per STREAM_FLUSH_REFILL_MS for every
+ * STREAM_FLUSH_REFILL_BYTES of padding does (1 s at 100 KiB or less, 2.56 s at the largest, 256 KiB), and the events
+ * in between wait for it (only if Lambda holds by size rather than until the next write). Unpaced, a generating
+ * model's ten bursts a second would stream 1 MB/s of 100 KiB filler and reach Lambda's 200 MB response limit in about
+ * three minutes; paced, filler averages at most 100 KiB a second, and a 14-minute stream stays under 100 MB with any
+ * padding (computed: 845 bursts of 100 KiB, or 333 of 256 KiB, plus 34 heartbeats' filler).
  */
 export const STREAM_FLUSH_BURST = 5;
 export const STREAM_FLUSH_REFILL_MS = 1 * SECOND_MS;
+export const STREAM_FLUSH_REFILL_BYTES = 100 * 1024;
+/**
+ * A stream whose reader takes nothing for this long while events wait ends with a `resume` event (reason
+ * `slow_reader`). Until then the function writes no filler or heartbeat and reads nothing more from the run's log, so
+ * a slow reader costs at most one read of the log in memory, never a growing backlog. A healthy reader never meets it:
+ * a mobile hand-over, a long GC pause or TCP's retransmission backoff after a short loss (1 + 2 + 4 + 8 s) stall a
+ * connection for seconds, not half a minute. A reader that far behind does better to reconnect with `Last-Event-ID`
+ * (the log keeps every event), and the function stops paying for a connection that moves nothing.
+ */
+export const STREAM_SLOW_READER_MS = 30 * SECOND_MS;
 /**
  * A stream ends itself after this long, with a `resume` event naming where to continue: API Gateway's
  * integration timeout for streamed responses, and the function's, is 15 minutes.
@@ -250,12 +270,12 @@ export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;
 /**
  * The stream probe (`GET /diagnostics/stream-probe?bytes=N&hold_ms=M`), which writes N bytes unpadded and holds M ms
  * so an operator can see whether a write of that size reaches the client before the response ends. N is 1 to 256 KiB:
- * above the largest padding anyone would set (STREAM_FLUSH_PADDING_BYTES, 100 KiB, the largest hold reported).
+ * the largest padding a deployment may set (STREAM_FLUSH_PADDING_MAX_BYTES), above the largest hold reported (100 KiB).
  * M is 0 to 10 s: it bounds the Lambda time a probe bills (one invocation for up to M), and is ample to tell a write
  * that arrives at once from one held until the end.
  */
 export const STREAM_PROBE_MIN_BYTES = 1;
-export const STREAM_PROBE_MAX_BYTES = 256 * 1024;
+export const STREAM_PROBE_MAX_BYTES = STREAM_FLUSH_PADDING_MAX_BYTES;
 export const STREAM_PROBE_DEFAULT_BYTES = 1;
 export const STREAM_PROBE_MAX_HOLD_MS = 10 * SECOND_MS;
 export const STREAM_PROBE_DEFAULT_HOLD_MS = 2 * SECOND_MS;

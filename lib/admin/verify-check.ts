@@ -96,10 +96,12 @@ export function shortText(text: string, max = 160): string {
 
 /**
  * The stream-writes probe's write sizes: 1 B (an SSE event's smallest flush), 1 KB, 16 KB (where holding was first
- * reported) and 64 KB; the filler the streams send today is 100 KiB (STREAM_FLUSH_PADDING_BYTES), the largest hold
- * reported, so a smaller size that reaches the client at once is padding the streams can save.
+ * reported) and 64 KB. The smallest that reaches the client at once is the padding the streams need on that stage
+ * (`cdk deploy -c streamFlushPaddingBytes=N`, STREAM_FLUSH_PADDING_BYTES on the streaming functions; 0 by default).
  */
 export const PROBE_SIZES: readonly number[] = [1, 1024, 16 * 1024, 64 * 1024];
+/** The largest hold reported (100 KiB): the padding to deploy with when even 64 KB was held. */
+export const REPORTED_HOLD_BYTES = 100 * 1024;
 /**
  * How long the probe holds after its first write. Long enough that network jitter and a cold start (which delay the
  * first write and the end alike) cannot make a held write look prompt; short enough that the four probes, run side

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { routePath } from '#functions/routes.ts';
-import { AT_ONCE_TOLERANCE, CheckFailure, PROBE_HOLD_MS, PROBE_SIZES, shortText, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
+import { AT_ONCE_TOLERANCE, CheckFailure, PROBE_HOLD_MS, PROBE_SIZES, REPORTED_HOLD_BYTES, shortText, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
 import { answered, openRequest, unreachable } from './verify-http.ts';
 
 /** One probe as the client saw it: when the first `bytes` bytes and the end arrived, on the client's clock only. */
@@ -47,7 +47,11 @@ export function recommendedPadding(judgements: readonly ProbeJudgement[]): numbe
 
 const sizeText = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${bytes / 1024} KB`);
 
-/** The check's outcome from its judgements: a measurement, so it passes (or warns when every size was held). */
+/**
+ * The check's outcome from its judgements: a measurement, so it passes (or warns when every size was held), naming the
+ * deployment setting that applies it (`cdk deploy -c streamFlushPaddingBytes=N`, STREAM_FLUSH_PADDING_BYTES on the
+ * streaming functions, 0 by default).
+ */
 export function streamWritesOutcome(judgements: readonly ProbeJudgement[]): CheckOutcome {
   const padding = recommendedPadding(judgements);
   const sizes = judgements.map((judgement) => `${sizeText(judgement.bytes)} ${judgement.reached_at_once ? 'at once' : `held ~${judgement.held_ms} ms`}`).join(', ');
@@ -55,15 +59,17 @@ export function streamWritesOutcome(judgements: readonly ProbeJudgement[]): Chec
     const largest = sizeText(Math.max(...judgements.map((judgement) => judgement.bytes)));
     return {
       status: 'warn',
-      detail: `${sizes}: writes up to ${largest} are held on their way to the client; keep the streams' filler (100 KiB) as it is`,
+      detail: `${sizes}: writes up to ${largest} are held on their way to the client; pad the streams past the largest hold reported: cdk deploy -c streamFlushPaddingBytes=${REPORTED_HOLD_BYTES}`,
       sizes: judgements,
       recommendation: null,
     };
   }
-  // The streams' filler is STREAM_FLUSH_PADDING_BYTES (functions/shared/limits.ts, 100 KiB): what this stage needs instead.
   const recommendation = { padding_bytes: padding };
-  const advice = padding === 0 ? 'the streams need no filler' : `${sizeText(padding)} of filler would do`;
-  return { status: 'pass', detail: `${sizes}: a write of ${padding === 0 ? 'any size' : sizeText(padding)} reaches the client at once, so ${advice} (STREAM_FLUSH_PADDING_BYTES, 100 KiB today)`, sizes: judgements, recommendation };
+  const advice =
+    padding === 0
+      ? 'the streams need no filler (-c streamFlushPaddingBytes=0, the default)'
+      : `${sizeText(padding)} of filler will do: cdk deploy -c streamFlushPaddingBytes=${padding}`;
+  return { status: 'pass', detail: `${sizes}: a write of ${padding === 0 ? 'any size' : sizeText(padding)} reaches the client at once, so ${advice}`, sizes: judgements, recommendation };
 }
 
 /**

@@ -468,8 +468,11 @@ export interface components {
             last_event_id: number;
             /** @description Continues exactly after the last event sent (stage path included) */
             resume_url: string;
-            /** @enum {string} */
-            reason: "time_limit" | "unavailable";
+            /**
+             * @description time_limit: the stream's 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited
+             * @enum {string}
+             */
+            reason: "time_limit" | "unavailable" | "slow_reader";
         };
         StatusEvent: {
             execution_id: string;

@@ -24,6 +24,8 @@ export interface EventAverage {
   links: number;
   /** The dollars the average divides: everything billed to those links in the period. */
   usd_total: number;
+  /** The part of `usd` that is data transfer out (the links' answers to webhook requests); null with `usd`. */
+  data_transfer_usd: number | null;
   reason: string | null;
 }
 
@@ -38,6 +40,8 @@ export interface RunAverage {
   workflow: string | null;
   project: string | null;
   usd_total: number;
+  /** The part of `usd` that is data transfer out: the project's answers (streams above all) per run; null with `usd`. */
+  data_transfer_usd: number | null;
   reason: string | null;
 }
 
@@ -107,6 +111,7 @@ const MONTH_DAYS = 30;
  */
 export function measureAverages(report: CostReport, links: LinkSample[], select: { workflow?: string; project?: string; nowMs?: number } = {}): Averages {
   const usdOf = new Map(report.subjects.map((subject) => [subject.subject, subject.usd]));
+  const transferOf = new Map(report.data_transfer_out.subjects.map((subject) => [subject.subject, subject.usd]));
   const known = new Map(links.map((link) => [link.subject, link]));
   const linkSubjects = report.subjects.filter((subject) => subject.subject.startsWith('link#'));
   const unknown_links = linkSubjects
@@ -117,17 +122,18 @@ export function measureAverages(report: CostReport, links: LinkSample[], select:
     const ofType = linkSubjects.filter((subject) => known.get(subject.subject)?.type === type);
     const events = ofType.reduce((sum, subject) => sum + known.get(subject.subject)!.events, 0);
     const usd_total = money(ofType.reduce((sum, subject) => sum + subject.usd, 0));
+    const transfer = ofType.reduce((sum, subject) => sum + (transferOf.get(subject.subject) ?? 0), 0);
     const reason =
       events > 0
         ? null
         : ofType.length === 0
           ? `no ${type} link was billed ${period}`
           : `the ${type} links accepted no ${noun} ${period} (they cost $${usdText(usd_total)} without one)`;
-    return { usd: events > 0 ? money(usd_total / events) : null, events, links: ofType.length, usd_total, reason };
+    return { usd: events > 0 ? money(usd_total / events) : null, events, links: ofType.length, usd_total, data_transfer_usd: events > 0 ? money(transfer / events) : null, reason };
   };
   const call_event = eventAverage('calls', 'call event');
   const dialog = eventAverage('dialogs', 'dialog');
-  const run = runAverage(report, usdOf, select, period);
+  const run = runAverage(report, usdOf, transferOf, select, period);
   return {
     from: report.from,
     to: report.to,
@@ -161,7 +167,13 @@ function measuredDays(report: CostReport, nowMs: number): number {
  * request-side cost: what the project was billed in the period (API requests, execute, approve, streams, polls,
  * its runs' steps) minus its runs' step cost, shared equally by the project's finished runs.
  */
-function runAverage(report: CostReport, usdOf: Map<string, number>, select: { workflow?: string; project?: string }, period: string): RunAverage {
+function runAverage(
+  report: CostReport,
+  usdOf: Map<string, number>,
+  transferOf: Map<string, number>,
+  select: { workflow?: string; project?: string },
+  period: string,
+): RunAverage {
   const byProject = new Map<string, { runs: number; stepUsd: number }>();
   for (const workflow of report.workflows) {
     const entry = byProject.get(workflow.project) ?? { runs: 0, stepUsd: 0 };
@@ -180,16 +192,19 @@ function runAverage(report: CostReport, usdOf: Map<string, number>, select: { wo
   const base = { runs, workflow: select.workflow ?? null, project: select.project ?? null };
   if (runs === 0) {
     const of = [select.workflow ? ` of workflow ${select.workflow}` : '', select.project ? ` in project ${select.project}` : ''].join('');
-    return { ...base, usd: null, step_usd: null, request_usd: null, usd_total: 0, reason: `no run${of} finished ${period}` };
+    return { ...base, usd: null, step_usd: null, request_usd: null, usd_total: 0, data_transfer_usd: null, reason: `no run${of} finished ${period}` };
   }
   const stepTotal = chosen.reduce((sum, workflow) => sum + workflow.mean_usd * workflow.runs, 0);
   const requestTotal = chosen.reduce((sum, workflow) => sum + requestPerRun(workflow.project) * workflow.runs, 0);
+  // Steps send no answer: a run's data transfer is its project's (part of the request side), shared the same way.
+  const transferTotal = chosen.reduce((sum, workflow) => sum + ((transferOf.get(`project#${workflow.project}`) ?? 0) / byProject.get(workflow.project)!.runs) * workflow.runs, 0);
   return {
     ...base,
     usd: money((stepTotal + requestTotal) / runs),
     step_usd: money(stepTotal / runs),
     request_usd: money(requestTotal / runs),
     usd_total: money(stepTotal + requestTotal),
+    data_transfer_usd: money(transferTotal / runs),
     reason: null,
   };
 }
@@ -221,7 +236,7 @@ export function forecastCost(input: {
   const runSamples =
     run.usd === null
       ? 'none'
-      : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}`;
+      : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}${transferText(run.data_transfer_usd)}`;
   const line = (item: ForecastLine['item'], count: number, usd_each: number | null, samples: string, reason: string | null): ForecastLine => ({
     item,
     count,
@@ -232,8 +247,8 @@ export function forecastCost(input: {
   });
   const fixedUsd = money(input.fixed.reduce((sum, fixed) => sum + fixed.usd, 0));
   const lines = [
-    line('call events', volumes.events, call_event.usd, call_event.usd === null ? 'none' : `${plural(call_event.events, 'event')} on ${plural(call_event.links, 'link')}`, call_event.reason),
-    line('dialogs', volumes.dialogs, dialog.usd, dialog.usd === null ? 'none' : `${plural(dialog.events, 'dialog')} on ${plural(dialog.links, 'link')}`, dialog.reason),
+    line('call events', volumes.events, call_event.usd, call_event.usd === null ? 'none' : `${plural(call_event.events, 'event')} on ${plural(call_event.links, 'link')}${transferText(call_event.data_transfer_usd)}`, call_event.reason),
+    line('dialogs', volumes.dialogs, dialog.usd, dialog.usd === null ? 'none' : `${plural(dialog.events, 'dialog')} on ${plural(dialog.links, 'link')}${transferText(dialog.data_transfer_usd)}`, dialog.reason),
     line('runs', volumes.runs, run.usd, runSamples, run.reason),
     line('fixed monthly', 1, fixedUsd, input.fixed.map((fixed) => `${fixed.count} × ${fixed.item}`).join(', '), null),
   ];
@@ -284,6 +299,9 @@ export function forecastTable(forecast: Forecast): string {
   const warnings = forecast.warnings.map((warning) => `warning: ${warning}`);
   return `${heading.join('\n')}\n\n${lines.join('\n')}\n${warnings.length > 0 ? `\n${warnings.join('\n')}\n` : ''}`;
 }
+
+/** An average's data transfer share in words, when it has one: `, of which data transfer $0.00000002`. */
+const transferText = (usd: number | null) => (usd ? `, of which data transfer $${usdText(usd)}` : '');
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 

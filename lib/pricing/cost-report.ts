@@ -64,6 +64,22 @@ export interface CostReport {
   /** The models whose `usd` is null (in `models` order; empty when every model is priced): spend no total includes. */
   unpriced_models: string[];
   fixed_monthly_usd: { item: string; count: number; usd: number }[];
+  /**
+   * Data transfer out to the internet (the API's answers; its service line is in `services` too): the bytes, in GB
+   * (2^30 bytes), the sheet's price per GB and the dollars, and per subject that sent any (most first), which the
+   * estimate's averages show their share of.
+   */
+  data_transfer_out: DataTransferOut;
+}
+
+export interface DataTransferOut {
+  /** Its line in `services`. */
+  service: string;
+  bytes: number;
+  gb: number;
+  usd_per_gb: number;
+  usd: number;
+  subjects: { subject: string; bytes: number; usd: number }[];
 }
 
 /**
@@ -94,7 +110,22 @@ export function costReport(input: { from: string; to: string; sheet: PriceSheet;
     models,
     unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
     fixed_monthly_usd: fixedMonthlyCosts(sheet),
+    data_transfer_out: dataTransferOut(sheet, all.units.dataTransferOutBytes, bySubject),
   };
+}
+
+const GB = 2 ** 30;
+
+function dataTransferOut(sheet: PriceSheet, bytes: number, bySubject: Map<string, UsageRow[]>): DataTransferOut {
+  const price = sheet.units.dataTransferOutBytes.usd_per_unit;
+  const subjects = [...bySubject]
+    .map(([subject, rows]) => {
+      const sent = rows.reduce((sum, row) => sum + (row.units.dataTransferOutBytes ?? 0), 0);
+      return { subject, bytes: sent, usd: money(sent * price) };
+    })
+    .filter((subject) => subject.bytes !== 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  return { service: sheet.units.dataTransferOutBytes.service, bytes, gb: Math.round((bytes / GB) * 1e9) / 1e9, usd_per_gb: Math.round(price * GB * 1e6) / 1e6, usd: money(bytes * price), subjects };
 }
 
 /** What some usage rows (or runs) add up to: their units, and their models' counters. */
@@ -266,6 +297,12 @@ function modelCounts(model: ModelCostLine): string {
   return parts.length > 0 ? parts.join(', ') : 'no use';
 }
 
+/** A service's label in the table: data transfer's units are bytes, priced per GB. */
+function tableLabel(report: CostReport, label: string): string {
+  const transfer = report.data_transfer_out;
+  return label === transfer.service ? `${label} (bytes, $${transfer.usd_per_gb} per GB)` : label;
+}
+
 /**
  * What a person at a terminal reads: the same rows as the CSV (a model's counts in its label), aligned, under a line
  * saying what they cover, with a warning under the total when it leaves out unpriced models.
@@ -277,7 +314,7 @@ export function costReportTable(report: CostReport, topSubjects = 10): string {
     // words under the total (below) rather than as a row.
     ...reportRows(report)
       .filter((row) => row.label !== 'unpriced models')
-      .map((row): [string, string, string] => [row.model ? `${row.label} (${modelCounts(row.model)})` : row.label, row.count, row.usd]),
+      .map((row): [string, string, string] => [row.model ? `${row.label} (${modelCounts(row.model)})` : tableLabel(report, row.label), row.count, row.usd]),
   ];
   const total = rows.findIndex((row) => row[0] === 'total');
   const subjects = report.subjects.slice(0, topSubjects);

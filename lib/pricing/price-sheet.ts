@@ -7,7 +7,11 @@ export interface PriceSheet {
   currency: 'USD';
   date: string;
   source: string;
-  units: Record<keyof CostUnits, { service: string; usd_per_unit: number; basis: string }>;
+  /**
+   * Per metered unit. A unit whose price has a source or date of its own says so (`source`, `date`); the others are
+   * the sheet's. `usd_per_gb`: a per-byte unit's price as its page quotes it (GB = 2^30 bytes).
+   */
+  units: Record<keyof CostUnits, { service: string; usd_per_unit: number; basis: string; usd_per_gb?: number; source?: string; date?: string }>;
   /**
    * What the stack bills each month whatever its traffic (`usd`: per item and month), and what only bills when
    * something goes wrong (`usd: 0`, with its per-request price): see lib/pricing/fixed-costs.ts.

@@ -86,23 +86,47 @@ export class LocalResponseStream extends Writable {
     this.writeHead();
     this.response.end(() => callback());
   }
+
+  /** Destroyed before its end (the function's response stream was destroyed): the client's connection is cut. */
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.clearTimers();
+    if (!this.writableFinished) this.response.destroy();
+    callback(error);
+  }
 }
 
 /**
- * What Lambda's response streaming does with small writes, as reported (AWS documents none of it): the Node.js
+ * What Lambda's response streaming has been reported to do with small writes (AWS documents none of it): the Node.js
  * runtime sends every write to the Runtime API at once, but the service behind it may hold a write back until more
  * bytes follow or the response ends (aws-lambda-nodejs-runtime-interface-client issues 94 and 102; reports range
- * from about 15 KB to 100 KB). The twin holds up to the largest report, so that what reaches a client promptly here
- * does on AWS too.
+ * from about 15 KB to 100 KB, through Function URLs; none was measured on a REST API stage). The twin holds nothing
+ * unless told to (`TWIN_STREAM_HOLD_BYTES`, the `streamHoldBytes` option); this is the largest hold reported, what
+ * `TWIN_STREAM_HOLD_BYTES=102400` models.
  */
 export const LAMBDA_STREAM_HOLD_BYTES = 100 * 1024;
+
+/** `npm start`'s setting for the twin's holding of streamed writes (bytes; unset or 0: nothing is held). */
+export const TWIN_STREAM_HOLD_ENV = 'TWIN_STREAM_HOLD_BYTES';
+/** The largest hold the twin models: the stream probe's largest write, so `admin verify` can still see it pass. */
+export const MAX_TWIN_STREAM_HOLD_BYTES = 256 * 1024;
+
+/** A hold size as written: unset or empty is 0 (nothing held); anything but a whole number from 0 to 256 KiB is refused. */
+export function parseStreamHoldBytes(setting: string | undefined, name = TWIN_STREAM_HOLD_ENV): number {
+  if (setting === undefined || setting.trim() === '') return 0;
+  const bytes = /^\d{1,7}$/.test(setting.trim()) ? Number(setting.trim()) : Number.NaN;
+  if (!Number.isInteger(bytes) || bytes > MAX_TWIN_STREAM_HOLD_BYTES) {
+    throw new Error(`${name} must be a whole number of bytes from 0 to ${MAX_TWIN_STREAM_HOLD_BYTES} (e.g. ${LAMBDA_STREAM_HOLD_BYTES}, the largest hold reported), got ${JSON.stringify(setting)}`);
+  }
+  return bytes;
+}
 
 type PreludeTarget = Writable & { setPrelude?(prelude: Prelude): void };
 
 /**
- * The response stream a streaming handler writes to, as Lambda passes it on: bytes go on to `target` (toward the
- * client) only once `holdBytes` of them wait, or at the end. Where the holding happens is not known, so the twin
- * takes the stricter reading: API Gateway's idle timeout sees no held byte, and a response cut short loses them.
+ * The response stream a streaming handler writes to, as Lambda is reported to pass it on (when the twin is told to
+ * hold): bytes go on to `target` (toward the client) only once `holdBytes` of them wait, or at the end. Where the
+ * holding happens is not known, so the twin takes the stricter reading: API Gateway's idle timeout sees no held byte,
+ * and a response cut short loses them.
  */
 export class HeldResponseStream extends Writable {
   private held: Buffer[] = [];
@@ -110,7 +134,7 @@ export class HeldResponseStream extends Writable {
 
   constructor(
     private readonly target: PreludeTarget,
-    private readonly holdBytes = LAMBDA_STREAM_HOLD_BYTES,
+    private readonly holdBytes: number,
   ) {
     super();
     target.once('close', () => this.destroy());

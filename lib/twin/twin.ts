@@ -19,6 +19,7 @@ import { startSsmStandIn } from './ssm-stand-in.ts';
 import { STACK_TAG_KEYS, startCostExplorerStandIn } from './cost-explorer-stand-in.ts';
 import { DEFAULT_LAMBDA_CONCURRENCY_LIMIT, startLambdaAccountStandIn } from './lambda-account-stand-in.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
+import { MAX_TWIN_STREAM_HOLD_BYTES } from './lambda-streaming.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
 import { removeTwinFile, writeTwinFile, type TwinFile } from './twin-file.ts';
@@ -46,6 +47,12 @@ export interface LocalTwinOptions {
   stage?: string;
   /** REST response streaming's idle limit; tests shorten it to seconds. */
   streamIdleTimeoutMs?: number;
+  /**
+   * Hold a streaming function's bytes until this many wait, or the response ends, as Lambda has been reported to
+   * (lambda-streaming.ts; `LAMBDA_STREAM_HOLD_BYTES`, 100 KiB, is the largest report). Default 0: nothing is held,
+   * as nothing measured says API Gateway's REST streaming holds. `npm start` takes it from `TWIN_STREAM_HOLD_BYTES`.
+   */
+  streamHoldBytes?: number;
   /** `npm start`: fire the nightly collection at 00:00 Europe/Moscow, as the Scheduler schedule does on AWS. Tests call `runNightly`. */
   nightlySchedule?: boolean;
   /** Every request a function made to a store, with its timing (tests and the bench count round trips). */
@@ -116,6 +123,10 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const lambdaConcurrencyLimit = options.lambdaConcurrencyLimit ?? DEFAULT_LAMBDA_CONCURRENCY_LIMIT;
   if (!Number.isSafeInteger(lambdaConcurrencyLimit) || lambdaConcurrencyLimit < 1) {
     throw new Error(`lambdaConcurrencyLimit must be a positive whole number of concurrent executions, got ${lambdaConcurrencyLimit}`);
+  }
+  const streamHoldBytes = options.streamHoldBytes ?? 0;
+  if (!Number.isSafeInteger(streamHoldBytes) || streamHoldBytes < 0 || streamHoldBytes > MAX_TWIN_STREAM_HOLD_BYTES) {
+    throw new Error(`streamHoldBytes must be a whole number of bytes from 0 to ${MAX_TWIN_STREAM_HOLD_BYTES}, got ${streamHoldBytes}`);
   }
   const routes = options.routes ?? productRoutes;
   const { onRequestLine, onExecutionLine } = options;
@@ -190,6 +201,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       environment: functionEnvironment(declaration, endpoints, credentials.get(declaration.id)!, localFiles, inferenceProfiles.profiles),
       timeoutSeconds,
       streaming,
+      streamHoldBytes: streaming ? streamHoldBytes : 0,
       memoryMb: declaration.memorySize ?? FUNCTION_MEMORY_MB,
       onLogLine: options.onFunctionLog ? (line) => options.onFunctionLog!(declaration.id, line) : undefined,
     });

@@ -102,12 +102,13 @@ describe('admin verify against a twin that works', () => {
     expect(calls).toHaveLength(twin.inferenceProfiles.size);
     for (const call of calls) expect((call.body as { inferenceConfig: { maxTokens: number } }).inferenceConfig.maxTokens).toBeLessThanOrEqual(5);
 
-    // The twin holds streamed writes until 100 KiB: every size is held, which is a warning with no recommendation.
+    // The default twin holds no streamed write: every size reaches the client at once, so the streams need no padding.
     const writes = checkOf(report, 'stream-writes');
-    expect(writes).toMatchObject({ status: 'warn', recommendation: null });
+    expect(writes).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 0 } });
     expect(writes.sizes.map((size: { bytes: number }) => size.bytes)).toEqual(PROBE_SIZES);
-    for (const size of writes.sizes) expect(size).toMatchObject({ reached_at_once: false, held_ms: expect.any(Number) });
-    expect(writes.detail).toContain('writes up to 64 KB are held');
+    for (const size of writes.sizes) expect(size).toMatchObject({ reached_at_once: expect.any(Boolean), held_ms: expect.any(Number) });
+    expect(writes.sizes[0]).toMatchObject({ bytes: 1, reached_at_once: true });
+    expect(writes.detail).toContain('-c streamFlushPaddingBytes=0');
 
     const costTag = checkOf(report, 'cost-tag');
     expect(costTag).toMatchObject({ status: 'warn', tag_status: 'Inactive' });

@@ -32,7 +32,7 @@ const scriptedOutput = (tokens: number) => (tokens * sheet.models.scripted!.outp
  * Units per operation, as lib/pricing/README.md documents them. Lambda time is the one figure that varies with the machine;
  * it is a small share of each total, so it is taken as documented (GB-ms at 256 MB).
  */
-const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 0.5, dynamoWriteUnits: 2, storedBytes: 1024 };
+const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 0.5, dynamoWriteUnits: 2, storedBytes: 1024, dataTransferOutBytes: 410 };
 /** POST execute (interrupted at the approval) and POST approve; the run's two steps and its AwaitApproval. */
 const APPROVAL_RUN = {
   apiRequests: 2,
@@ -44,9 +44,11 @@ const APPROVAL_RUN = {
   stateTransitions: 7,
   modelCalls: 1,
   outputTokens: 3,
+  // The execute's answer (~960 bytes) and the approval's.
+  dataTransferOutBytes: 1400,
 };
 /** POST stream of the echo workflow, and its one step. */
-const STREAMED_RUN = { apiRequests: 1, lambdaInvocations: 2, lambdaGbMs: 100, dynamoReadUnits: 6, dynamoWriteUnits: 10, storedBytes: 5 * 1024, stateTransitions: 4, modelCalls: 1, outputTokens: 2 };
+const STREAMED_RUN = { apiRequests: 1, lambdaInvocations: 2, lambdaGbMs: 100, dynamoReadUnits: 6, dynamoWriteUnits: 10, storedBytes: 5 * 1024, stateTransitions: 4, modelCalls: 1, outputTokens: 2, dataTransferOutBytes: 1330 };
 
 let twin: TestTwin;
 let linkId: string;
@@ -112,6 +114,9 @@ describe('cost report', () => {
     expect(services['API Gateway']!.units).toBe(N + M * APPROVAL_RUN.apiRequests + K * STREAMED_RUN.apiRequests);
     expect(services['Lambda requests']!.units).toBe(N + M * APPROVAL_RUN.lambdaInvocations + K * STREAMED_RUN.lambdaInvocations);
     // StartExecution and task responses are free: the Step Functions dollars are the transitions alone.
+    // Every answer's bytes (test/e2e/data-transfer.test.ts checks them byte for byte), at the sheet's price per GB.
+    expect(services['Data transfer out']!.units).toBeGreaterThan(N * 300 + M * 1000 + K * 1000);
+    expect(services['Data transfer out']!.usd).toBeCloseTo(services['Data transfer out']!.units * sheet.units.dataTransferOutBytes.usd_per_unit, 8);
     expect(services['Step Functions']!.usd).toBeCloseTo((M * APPROVAL_RUN.stateTransitions + K * STREAMED_RUN.stateTransitions) * sheet.units.stateTransitions.usd_per_unit, 10);
     expect(report.subjects.map((subject) => subject.subject).sort()).toEqual([`link#${linkId}`, `project#${PROJECT}`]);
     expect(report.per_run.runs).toBe(M + K);

@@ -5,9 +5,9 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 /**
  * A blocking execute that lasts longer than the streaming idle limit. The twin here ends a streamed response
- * after 4 s without a byte (API Gateway: 5 minutes), and the execute route sends its whitespace every 200 ms
- * (on AWS: every 20 s), twenty times as often as the limit, so a loaded machine's delays cannot cut it; a 6-second
- * `wait` node outlives the idle limit.
+ * after 4 s without a byte (API Gateway: 5 minutes), and the execute route sends its whitespace (a single space: no
+ * padding by default, and the default twin holds nothing) every 200 ms (on AWS: every 25 s), twenty times as often as
+ * the limit, so a loaded machine's delays cannot cut it; a 6-second `wait` node outlives the idle limit.
  */
 const IDLE_TIMEOUT_MS = 4_000;
 const WAIT_SECONDS = 6;
@@ -35,7 +35,7 @@ describe('a blocking execute longer than the streaming idle limit', () => {
 
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json');
-    // Whitespace kept the response alive, then the document: one JSON value.
+    // Whitespace kept the response alive, a space at a time, then the document: one JSON value.
     expect(response.text).toMatch(/^ {5,}\{/);
     const document = JSON.parse(response.text);
     expect(document).toMatchObject({ status: 'completed', output: 'waited', workflow_id: 'router', total_steps: 3, error: null });

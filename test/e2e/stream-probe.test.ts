@@ -5,9 +5,9 @@ import { http } from '../support/http.ts';
 import { openSse } from '../support/sse.ts';
 
 /**
- * GET /diagnostics/stream-probe over HTTP, at the AWS-shaped URL. The twin holds a streaming function's writes until
- * 100 KiB wait or the response ends (LAMBDA_STREAM_HOLD_BYTES), and a loaded machine may be slow: these tests look at
- * what arrives and in which order, never at when.
+ * GET /diagnostics/stream-probe over HTTP, at the AWS-shaped URL. The default twin passes each streamed write on at
+ * once (TWIN_STREAM_HOLD_BYTES would hold them, as Lambda is reported to), but a loaded machine may be slow: these
+ * tests look at what arrives and in which order, never at when.
  */
 let twin: TestTwin;
 let key: string;

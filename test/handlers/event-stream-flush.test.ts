@@ -3,26 +3,31 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
-import { HeldResponseStream } from '#lib/twin/lambda-streaming.ts';
+import { HeldResponseStream, LAMBDA_STREAM_HOLD_BYTES } from '#lib/twin/lambda-streaming.ts';
+import type { EventStreamSettings } from '#published/event-stream-response.ts';
 import { startPublishedTwin } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 import { openSse } from '../support/sse.ts';
 
 /**
- * The SSE handler in this process with its heartbeat ten minutes away, through a stream that holds small writes as
- * Lambda may: only the filler after an event can get that event out before the next heartbeat.
+ * The SSE handler in this process with its heartbeat ten minutes away: nothing but the event's own write (and, where
+ * the deployment pads, its filler) can get the event out before the next heartbeat. By default nothing holds it;
+ * through a stream that holds small writes as Lambda is reported to, only the filler can.
  */
 type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
 
 let twin: TestTwin;
 let key: string;
-let events: StreamingHandler;
+let eventsWith: (paddingBytes: number) => StreamingHandler;
 beforeAll(async () => {
   ({ twin, key } = await startPublishedTwin());
   const { followRunRoute } = await import('#published/run-stream-route.ts');
   const { lifecycleStream } = await import('#executions/run-event-streams.ts');
   const { runTailFromEnv } = await import('#executions/wiring.ts');
-  events = followRunRoute('PublishedExecutionEvents', runTailFromEnv(), { heartbeatMs: 600_000, maxStreamMs: 600_000 }, lifecycleStream) as unknown as StreamingHandler;
+  eventsWith = (paddingBytes) => {
+    const settings: EventStreamSettings = { heartbeatMs: 600_000, maxStreamMs: 600_000, slowReaderMs: 600_000, paddingBytes };
+    return followRunRoute('PublishedExecutionEvents', runTailFromEnv(), settings, lifecycleStream) as unknown as StreamingHandler;
+  };
 });
 afterAll(() => twin?.close());
 
@@ -38,29 +43,45 @@ async function waitingRun(): Promise<string> {
   return stream.events[0]!.data.execution_id as string;
 }
 
-/** The client's side, behind a stream that holds small writes back as Lambda may. */
-function client() {
+/** The client's side, straight (the default) or behind a stream that holds small writes back as Lambda is reported to. */
+function client(holdBytes = 0) {
   const { chunks, received, hangUp, toClient } = clientResponse();
-  return { chunks, received, hangUp, stream: new HeldResponseStream(toClient) };
+  return { chunks, received, hangUp, stream: holdBytes > 0 ? new HeldResponseStream(toClient, holdBytes) : toClient };
+}
+
+function eventsRequest(executionId: string): APIGatewayProxyEvent {
+  const path = `/api/v1/published/executions/${executionId}/events`;
+  return {
+    resource: '/api/v1/published/executions/{execution_id}/events',
+    path,
+    httpMethod: 'GET',
+    headers: { Authorization: `Bearer ${key}` },
+    pathParameters: { execution_id: executionId },
+    requestContext: { path, identity: { sourceIp: '198.51.100.10' } },
+    body: null,
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyEvent;
 }
 
 describe('an event reaches the client at once, not with the next heartbeat', () => {
-  it('GET /executions/{id}/events sends the run state on while the run waits', async () => {
+  it('GET /executions/{id}/events sends the run state on while the run waits, with no filler by default', async () => {
     const executionId = await waitingRun();
     const { received, hangUp, stream, chunks } = client();
-    const path = `/api/v1/published/executions/${executionId}/events`;
-    const event = {
-      resource: '/api/v1/published/executions/{execution_id}/events',
-      path,
-      httpMethod: 'GET',
-      headers: { Authorization: `Bearer ${key}` },
-      pathParameters: { execution_id: executionId },
-      requestContext: { path, identity: { sourceIp: '198.51.100.10' } },
-      body: null,
-      isBase64Encoded: false,
-    } as unknown as APIGatewayProxyEvent;
 
-    const answered = events(event, stream, localContext('PublishedExecutionEvents', 900_000));
+    const answered = eventsWith(0)(eventsRequest(executionId), stream, localContext('PublishedExecutionEvents', 900_000));
+    await received('event: status');
+    expect(chunks().join('')).toContain(`"execution_id":"${executionId}"`);
+    // The opening comment and the event, nothing else: no filler.
+    expect(chunks().join('')).toMatch(/^: keep-alive\n\nid: \d+\nevent: status\ndata: .+\n\n$/);
+    hangUp();
+    await answered;
+  });
+
+  it('behind a stream that holds 100 KiB, gets the run state out with 100 KiB of padding after it', async () => {
+    const executionId = await waitingRun();
+    const { received, hangUp, stream, chunks } = client(LAMBDA_STREAM_HOLD_BYTES);
+
+    const answered = eventsWith(LAMBDA_STREAM_HOLD_BYTES)(eventsRequest(executionId), stream, localContext('PublishedExecutionEvents', 900_000));
     await received('event: status');
     expect(chunks().join('')).toContain(`"execution_id":"${executionId}"`);
     hangUp();

@@ -4,8 +4,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientResponse } from '../support/client-response.ts';
 import { localContext } from '#lib/twin/api-gateway-event.ts';
-import { HeldResponseStream, installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
-import { STREAM_FLUSH_PADDING_BYTES } from '#shared/limits.ts';
+import { HeldResponseStream, installLambdaStreamingGlobals, LAMBDA_STREAM_HOLD_BYTES } from '#lib/twin/lambda-streaming.ts';
 import { startPublishedTwin } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 
@@ -14,6 +13,8 @@ type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context:
 let twin: TestTwin;
 let key: string;
 let execute: StreamingHandler;
+/** The same route where the deployment pads its streamed writes past a 100 KiB hold. */
+let paddedExecute: StreamingHandler;
 
 const RESOURCE = '/api/v1/published/workflows/{workflow_id}/execute';
 
@@ -34,11 +35,11 @@ function executeEvent(workflowId: string, body: unknown, authorization: string |
 
 /**
  * What API Gateway's streaming integration receives, in order: the prelude (status, headers), then each body chunk,
- * through a stream that holds small writes back as Lambda may.
+ * straight (by default) or through a stream that holds small writes back as Lambda is reported to.
  */
-function capturingStream() {
+function capturingStream(holdBytes = 0) {
   const { log, head, body, toClient } = clientResponse();
-  return { stream: new HeldResponseStream(toClient), captured: Object.assign(head, { log }), body };
+  return { stream: holdBytes > 0 ? new HeldResponseStream(toClient, holdBytes) : toClient, captured: Object.assign(head, { log }), body };
 }
 
 /** A Lambda context whose deadline is `remainingMs` away: the handler keeps 2 s of it to end the document. */
@@ -47,9 +48,9 @@ function contextWithRemaining(remainingMs: number): Context {
   return { ...localContext('PublishedExecute', remainingMs), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
 }
 
-async function run(event: APIGatewayProxyEvent, context: Context) {
-  const { stream, captured, body } = capturingStream();
-  await execute(event, stream, context);
+async function run(event: APIGatewayProxyEvent, context: Context, handler = execute, holdBytes = 0) {
+  const { stream, captured, body } = capturingStream(holdBytes);
+  await handler(event, stream, context);
   return { captured, text: body() };
 }
 
@@ -58,7 +59,8 @@ beforeAll(async () => {
   ({ twin, key } = await startPublishedTwin());
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
-  execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 20 }) as unknown as StreamingHandler;
+  execute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 20, paddingBytes: 0 } }) as unknown as StreamingHandler;
+  paddedExecute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 20, paddingBytes: LAMBDA_STREAM_HOLD_BYTES } }) as unknown as StreamingHandler;
 });
 afterAll(() => twin?.close());
 
@@ -70,14 +72,13 @@ describe('blocking execute through the middy stack, as a response stream', () =>
 
     expect(captured.statusCode).toBe(200);
     expect(captured.headers['content-type']).toBe('application/json');
-    // The status line went out first, with whitespace enough not to be held, long before the document.
+    // The status line went out first, with a single space (no padding by default), long before the document.
     expect(captured.log[0]!.kind).toBe('head');
-    expect(captured.log[1]!.text).toMatch(/^ +$/);
-    expect(captured.log[1]!.text.length).toBeGreaterThanOrEqual(STREAM_FLUSH_PADDING_BYTES);
+    expect(captured.log[1]!.text).toBe(' ');
     const chunks = captured.log.filter((entry) => entry.kind === 'chunk');
     const heartbeats = chunks.slice(0, -1);
     expect(heartbeats.length).toBeGreaterThanOrEqual(3);
-    for (const heartbeat of heartbeats) expect(heartbeat.text).toMatch(/^\s+$/);
+    for (const heartbeat of heartbeats) expect(heartbeat.text).toBe(' ');
 
     const document = JSON.parse(text);
     expect(text.trimStart().startsWith('{')).toBe(true);
@@ -88,6 +89,18 @@ describe('blocking execute through the middy stack, as a response stream', () =>
       new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${document.execution_id}` }, ConsistentRead: true }),
     );
     expect(stored.Item?.status).toBe('running');
+  });
+
+  it('with padding set, gets the status and each heartbeat past a 100 KiB hold: each is that much whitespace', async () => {
+    const { captured, text } = await run(executeEvent('router', { user_id: 'u', input: { kind: 'slow' } }), contextWithRemaining(5_000), paddedExecute, LAMBDA_STREAM_HOLD_BYTES);
+
+    expect(captured.statusCode).toBe(200);
+    expect(captured.log[0]!.kind).toBe('head');
+    const chunks = captured.log.filter((entry) => entry.kind === 'chunk');
+    // Nothing was held back to the end: each heartbeat reached the client on its own, then the document.
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    for (const heartbeat of chunks.slice(0, -1)) expect(heartbeat.text).toMatch(new RegExp(`^ {${LAMBDA_STREAM_HOLD_BYTES}}$`));
+    expect(JSON.parse(text)).toMatchObject({ status: 'running', workflow_id: 'router' });
   });
 
   it('ends the document with the settled record, without a poll URL, when the run finishes in time', async () => {

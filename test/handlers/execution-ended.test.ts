@@ -111,7 +111,7 @@ beforeAll(async () => {
   key = (await createKey(twin, 'full')).key;
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
-  execute = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: 50 }) as unknown as StreamingHandler;
+  execute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 50, paddingBytes: 0 } }) as unknown as StreamingHandler;
   reconcile = (await import('#engine/handlers/execution-ended.ts')).handler;
 });
 afterAll(async () => {

@@ -75,9 +75,12 @@ export function typedClient(twin: TestTwin, key: string, fetch: (request: Reques
   return createPublishedClient({ baseUrl: twin.url, key, fetch });
 }
 
-/** The twin with the fixture workflows published to the default project and a key with every scope: most API tests' start. */
-export async function startPublishedTwin(): Promise<{ twin: TestTwin; key: string }> {
-  const twin = await startTestTwin();
+/**
+ * The twin with the fixture workflows published to the default project and a key with every scope: most API tests'
+ * start. `options` as startTestTwin's (e.g. `streamHoldBytes`, to hold streamed writes as Lambda is reported to).
+ */
+export async function startPublishedTwin(options: Parameters<typeof startTestTwin>[0] = {}): Promise<{ twin: TestTwin; key: string }> {
+  const twin = await startTestTwin(options);
   await publishFixtures(twin);
   return { twin, key: (await createKey(twin, 'full')).key };
 }

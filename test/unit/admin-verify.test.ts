@@ -104,14 +104,16 @@ describe('admin verify: whether a streamed write reached the client at once', ()
     expect(recommendedPadding(judged([1, 1024, 16384, 65536]))).toBe(0);
     expect(recommendedPadding(judged([]))).toBeUndefined();
     expect(streamWritesOutcome(judged([16384, 65536]))).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 16384 } });
+    expect(streamWritesOutcome(judged([16384, 65536])).detail).toContain('16 KB of filler will do: cdk deploy -c streamFlushPaddingBytes=16384');
     expect(streamWritesOutcome(judged([1, 1024, 16384, 65536]))).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 0 } });
+    expect(streamWritesOutcome(judged([1, 1024, 16384, 65536])).detail).toContain('the streams need no filler (-c streamFlushPaddingBytes=0, the default)');
   });
 
   it('warns, with no recommendation, when every size up to 64 KB was held', () => {
     const outcome = streamWritesOutcome([1, 1024, 16384, 65536].map((bytes) => ({ bytes, held_ms: 1990, reached_at_once: false })));
 
     expect(outcome).toMatchObject({ status: 'warn', recommendation: null });
-    expect(outcome.detail).toBe("1 B held ~1990 ms, 1 KB held ~1990 ms, 16 KB held ~1990 ms, 64 KB held ~1990 ms: writes up to 64 KB are held on their way to the client; keep the streams' filler (100 KiB) as it is");
+    expect(outcome.detail).toBe("1 B held ~1990 ms, 1 KB held ~1990 ms, 16 KB held ~1990 ms, 64 KB held ~1990 ms: writes up to 64 KB are held on their way to the client; pad the streams past the largest hold reported: cdk deploy -c streamFlushPaddingBytes=102400");
   });
 });
 

@@ -7,17 +7,16 @@ import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#published/external-url.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
-import { keepJsonResponseAlive } from '#shared/http/http-stack.ts';
+import { keepJsonResponseAlive, type JsonHeartbeat } from '#shared/http/http-stack.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-route.ts';
 
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;
-/** Tests only: a twin with a shortened stream idle timeout declares a shorter heartbeat for this route. Unset on AWS. */
-
 export interface ExecuteOptions {
-  heartbeatMs: number;
+  /** The whitespace that keeps the answer alive while the run goes on: how often, how much (wiring.ts). */
+  heartbeat: JsonHeartbeat;
 }
 
 /**
@@ -45,7 +44,7 @@ export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOption
     return keepJsonResponseAlive(
       context,
       200,
-      options.heartbeatMs,
+      options.heartbeat,
       async (callerGone) => {
         let record: ExecutionRecord = first;
         try {
@@ -62,4 +61,4 @@ export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOption
   });
 }
 
-export const handler = createExecuteHandler(executionStartFromEnv(), { heartbeatMs: executeHeartbeatFromEnv() });
+export const handler = createExecuteHandler(executionStartFromEnv(), { heartbeat: executeHeartbeatFromEnv() });

@@ -4,11 +4,11 @@ import { checkResumePoint, runStream, type TailDeps } from '#executions/run-even
 import { executionStartFromEnv, runTailFromEnv } from '#executions/wiring.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { respondWithEvents, type EventStreamTiming } from '#published/event-stream-response.ts';
+import { respondWithEvents, type EventStreamSettings } from '#published/event-stream-response.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-route.ts';
 import { resumePoint, resumeUrl } from '#published/run-stream-route.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
-import { eventStreamTimingFromEnv } from '#published/wiring.ts';
+import { eventStreamSettingsFromEnv } from '#published/wiring.ts';
 
 /**
  * POST /api/v1/published/workflows/{workflow_id}/stream: starts the run exactly as execute does (same body,
@@ -17,7 +17,7 @@ import { eventStreamTimingFromEnv } from '#published/wiring.ts';
  * sending this request again with its `Idempotency-Key`, which joins the key's run instead of starting another: from
  * its first event, or after `Last-Event-ID` when sent (what fetch-event-source sends when it retries).
  */
-export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: TailDeps }, timing: EventStreamTiming) {
+export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: TailDeps }, settings: EventStreamSettings) {
   return publishedRoute('PublishedStreamWorkflow', async (request, caller, context) => {
     const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
     const workflowId = pathParameter(request, 'workflow_id');
@@ -35,7 +35,7 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
     if (after > 0) await checkResumePoint(deps.tail, executionId, after, resume!.field);
     return respondWithEvents(
       context,
-      timing,
+      settings,
       { after, now: deps.tail.now, resumeUrl: (lastEventId) => resumeUrl(request, 'PublishedStreamExecution', executionId, lastEventId) },
       (options) => runStream(deps.tail, executionId, { ...options, after }),
       runHeaders(request, 'PublishedStreamExecution', executionId),
@@ -43,4 +43,4 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
   });
 }
 
-export const handler = createStreamWorkflowHandler({ start: executionStartFromEnv(), tail: runTailFromEnv() }, eventStreamTimingFromEnv());
+export const handler = createStreamWorkflowHandler({ start: executionStartFromEnv(), tail: runTailFromEnv() }, eventStreamSettingsFromEnv());

@@ -6,10 +6,10 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
 import { meterLogs } from '../metering/log-meter.ts';
+import { bufferedResponseBytes, chunkBytes, responseBodyBytes, streamedHeadBytes } from '../metering/data-transfer-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
 import { DomainError } from '../errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
-import { STREAM_FLUSH_PADDING_BYTES } from '../limits.ts';
 import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from '../lambda/powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 import { corsResponseHeaders, preflightResponse, type CorsPolicy } from './cors.ts';
@@ -39,11 +39,24 @@ export interface HttpHandlerOptions {
 export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>, options: HttpHandlerOptions = {}) {
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
+  const { cors } = options;
+  const routeHeaders = (request: HttpRequest) => (cors ? corsResponseHeaders(cors.origins, request) : {});
+  /** The answer's bytes (data transfer out): a stream's so far and what its finish still sends, or a buffered answer whole. */
+  const answerBytes = (request: HttpRequest, context: Context, response: HttpResponse) => {
+    const streamed = streamedResponses.get(context);
+    return streamed ? streamed.sentBytes + streamed.bytesToFinish(response) : bufferedResponseBytes(withHeaders(response, routeHeaders(request)));
+  };
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1 });
+    let answer: HttpResponse | undefined;
     try {
-      return await runMetered(metering, () => meterLogs(metering, () => adapter(request, context)));
+      return (answer = await runMetered(metering, () => meterLogs(metering, () => adapter(request, context))));
+    } catch (error) {
+      // What the error mapper below will answer (errorResponse is pure): counted now, before the usage is written.
+      answer = errorResponse(error, errorShape);
+      throw error;
     } finally {
+      if (answer) metering.units.dataTransferOutBytes += answerBytes(request, context, answer);
       await settleUsage(usage, metering, context);
     }
   };
@@ -64,12 +77,10 @@ export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, 
         request.response = errorResponse(error, errorShape);
       },
     });
-  const { cors } = options;
   // A preflight is the browser asking, not a request of the API: no key, no metering, no request metrics.
   const answer = cors
     ? (request: HttpRequest, context: Context) => (request.httpMethod === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context))
     : stack;
-  const routeHeaders = (request: HttpRequest) => (cors ? corsResponseHeaders(cors.origins, request) : {});
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
   if (route.streaming) return streamified(answer, routeHeaders) as unknown as typeof stack;
   if (!cors) return stack;
@@ -124,11 +135,14 @@ function lambdaStreamingRuntime(): LambdaStreamingRuntime {
 
 /**
  * One streaming invocation's response: the status and headers go out once, at `open`, with the headers every
- * answer of the route carries (CORS), whichever path opens it.
+ * answer of the route carries (CORS), whichever path opens it. It honours the stream's backpressure: `write` says
+ * whether the client keeps up (the stream's buffer is below its high-water mark), and `caughtUp` waits for it.
  */
 class StreamedResponse {
   private body: Writable | undefined;
   readonly closed = new AbortController();
+  /** What went to the client so far (data-transfer-meter.ts): the status and headers once open, then every body byte. */
+  sentBytes = 0;
 
   constructor(
     private readonly responseStream: Writable,
@@ -139,22 +153,70 @@ class StreamedResponse {
     if (this.body) return;
     const headers = { ...this.routeHeaders, ...prelude.headers };
     this.body = lambdaStreamingRuntime().HttpResponseStream.from(this.responseStream, { ...prelude, headers });
+    this.sentBytes += streamedHeadBytes({ ...prelude, headers });
     // A caller that went away ends the stream with an error: there is nobody left to answer.
     this.body.on('error', () => this.closed.abort());
     this.body.once('close', () => this.closed.abort());
   }
 
-  write(chunk: string | Buffer): void {
-    if (this.body && !this.body.destroyed && !this.body.writableEnded) this.body.write(chunk);
+  private get writable(): boolean {
+    return Boolean(this.body && !this.body.destroyed && !this.body.writableEnded);
   }
 
-  /** Ends the body with `response`; if the status already went out, only its body is written (after whitespace at most). */
-  async finish(response: HttpResponse): Promise<void> {
+  /** Writes whatever the client's pace; answers false once the stream holds more than its high-water mark. */
+  write(chunk: string | Buffer): boolean {
+    if (!this.writable) return false;
+    this.sentBytes += chunkBytes(chunk);
+    return this.body!.write(chunk);
+  }
+
+  /** The client has not taken what was written yet: the stream's buffer is past its high-water mark. */
+  get behind(): boolean {
+    return this.writable && this.body!.writableNeedDrain;
+  }
+
+  /** Resolves true once the client has taken the backlog (at once when there is none), false once it is gone. */
+  caughtUp(): Promise<boolean> {
+    const body = this.body;
+    if (!this.behind || !body) return Promise.resolve(this.writable);
+    return new Promise((resolve) => {
+      const settle = (result: boolean) => {
+        body.off('drain', drained);
+        this.closed.signal.removeEventListener('abort', gone);
+        resolve(result);
+      };
+      const drained = () => settle(true);
+      const gone = () => settle(false);
+      body.once('drain', drained);
+      this.closed.signal.addEventListener('abort', gone, { once: true });
+    });
+  }
+
+  /**
+   * Ends the body with `response`; if the status already went out, only its body is written (after whitespace at most).
+   * With `withinMs`, a client that has not taken the rest by then is cut off (the stream is destroyed): a reader that
+   * stopped reading never keeps the invocation running.
+   */
+  async finish(response: HttpResponse, withinMs?: number): Promise<void> {
     this.open(preludeOf(response));
     const body = this.body!;
     if (body.destroyed || body.writableEnded) return;
-    body.end(response.isBase64Encoded ? Buffer.from(response.body, 'base64') : Buffer.from(response.body ?? '', 'utf8'));
-    await finished(body).catch(() => undefined);
+    const last = response.isBase64Encoded ? Buffer.from(response.body, 'base64') : Buffer.from(response.body ?? '', 'utf8');
+    this.sentBytes += last.byteLength;
+    body.end(last);
+    const ended = finished(body).catch(() => undefined);
+    if (withinMs === undefined) return ended;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, withinMs))))]);
+    clearTimeout(timer);
+    if (!body.writableFinished) body.destroy();
+  }
+
+  /** What `finish(response)` would still send: the whole response before the stream opened, its body after, nothing once ended. */
+  bytesToFinish(response: HttpResponse): number {
+    if (this.body && (this.body.destroyed || this.body.writableEnded)) return 0;
+    const prelude = preludeOf(response);
+    return (this.body ? 0 : streamedHeadBytes({ ...prelude, headers: { ...this.routeHeaders, ...prelude.headers } })) + responseBodyBytes(response);
   }
 }
 
@@ -183,41 +245,67 @@ function streamified(
   });
 }
 
-/** Enough whitespace that Lambda sends it on at once rather than holding it (see STREAM_FLUSH_PADDING_BYTES). */
-const JSON_KEEP_ALIVE = Buffer.alloc(STREAM_FLUSH_PADDING_BYTES, ' ');
+/** What keeps a streamed JSON answer alive: how often, and how much whitespace each time. */
+export interface JsonHeartbeat {
+  intervalMs: number;
+  /**
+   * The deployment's padding (STREAM_FLUSH_PADDING_BYTES): each heartbeat is this much whitespace, so that a Lambda
+   * that holds small writes sends it on at once; 0 sends a single space.
+   */
+  paddingBytes: number;
+}
 
 /**
  * For a streaming route: sends `statusCode` with `content-type: application/json` now, then JSON whitespace (legal
- * before a value) every `heartbeatMs` until `document` settles, so API Gateway's idle timeout and proxies never see
- * a silent response. Any JSON parser reads the body as the one document that follows.
+ * before a value) every `heartbeat.intervalMs` until `document` settles, so API Gateway's idle timeout and proxies
+ * never see a silent response. Any JSON parser reads the body as the one document that follows. A heartbeat due while
+ * the client has not taken the previous ones is left out: bytes are waiting for it already, and none pile up.
  * The status is final from here on: call it only once nothing can refuse the request any more.
  * `document` gets a signal that aborts when the caller goes away. `headers` go out with the status.
  */
 export async function keepJsonResponseAlive(
   context: Context,
   statusCode: number,
-  heartbeatMs: number,
+  heartbeat: JsonHeartbeat,
   document: (callerGone: AbortSignal) => Promise<unknown>,
   headers: Record<string, string> = {},
 ): Promise<HttpResponse> {
   const streamed = streamedResponses.get(context);
   if (!streamed) throw new Error('keepJsonResponseAlive is only for streaming routes');
   streamed.open({ statusCode, headers: { ...headers, 'content-type': 'application/json' } });
+  const whitespace = Buffer.alloc(Math.max(1, heartbeat.paddingBytes), ' ');
   // The runtime sends the status line with the first bytes of the body: send them now.
-  streamed.write(JSON_KEEP_ALIVE);
-  const heartbeat = setInterval(() => streamed.write(JSON_KEEP_ALIVE), heartbeatMs);
+  streamed.write(whitespace);
+  const timer = setInterval(() => {
+    if (!streamed.behind) streamed.write(whitespace);
+  }, heartbeat.intervalMs);
   try {
     const response = jsonResponse(statusCode, await document(streamed.closed.signal));
     // The caller has its answer now: what the invocation still does (its usage write) no longer holds it up.
     await streamed.finish(response);
     return response;
   } finally {
-    clearInterval(heartbeat);
+    clearInterval(timer);
   }
 }
 
 export interface StreamSink {
+  /** Writes now, whatever the client's pace: what the client must get (events). */
   write(text: string): void;
+  /**
+   * Writes only while the client keeps up, and answers whether it did: for what may be left out (heartbeats, filler),
+   * so that a slow reader never makes the function hold a growing backlog.
+   */
+  writeIfKeepingUp(text: string): boolean;
+  /** The client has not taken what was written yet (the response stream's buffer is past its high-water mark). */
+  readonly behind: boolean;
+  /** Resolves true once the client has taken the backlog (at once when there is none), false once it is gone. */
+  caughtUp(): Promise<boolean>;
+  /**
+   * Once `produce` returns, the end of the response waits at most `ms` for the client to take the rest; then the
+   * connection is cut. Unset, the end waits as long as the client takes.
+   */
+  endWithin(ms: number): void;
   /** Aborts when the caller goes away. */
   readonly callerGone: AbortSignal;
 }
@@ -231,10 +319,24 @@ export async function serveStream(context: Context, headers: Record<string, stri
   const streamed = streamedResponses.get(context);
   if (!streamed) throw new Error('serveStream is only for streaming routes');
   streamed.open({ statusCode: 200, headers });
-  await produce({ write: (text) => streamed.write(text), callerGone: streamed.closed.signal });
+  let endWithinMs: number | undefined;
+  await produce({
+    write: (text) => void streamed.write(text),
+    writeIfKeepingUp(text) {
+      if (streamed.behind) return false;
+      streamed.write(text);
+      return true;
+    },
+    get behind() {
+      return streamed.behind;
+    },
+    caughtUp: () => streamed.caughtUp(),
+    endWithin: (ms) => void (endWithinMs = ms),
+    callerGone: streamed.closed.signal,
+  });
   const response = { statusCode: 200, headers, body: '' };
   // The stream ends when its last event is out, not after the invocation's own bookkeeping.
-  await streamed.finish(response);
+  await streamed.finish(response, endWithinMs);
   return response;
 }
 

@@ -8,12 +8,13 @@ import { ROUTE_GROUPS } from '../http/route-groups.ts';
  * Every function has the same `service` (POWERTOOLS_SERVICE_NAME), so a metric two functions publish is one metric.
  */
 export const SERVICE_METRICS = [
-  // Cost units, per invocation (powertools.ts publishCostUnits); StepFunctionsRequests only when there were any.
+  // Cost units, per invocation (powertools.ts publishCostUnits); StepFunctionsRequests and DataTransferOutBytes only when there were any.
   'DynamoDBReadUnits',
   'DynamoDBWriteUnits',
   'S3WriteRequests',
   'S3ReadRequests',
   'StepFunctionsRequests',
+  'DataTransferOutBytes',
   'UsageWriteFailures',
   // Webhooks.
   'EventsAccepted',
@@ -28,6 +29,7 @@ export const SERVICE_METRICS = [
   'ExecutionsReconciled',
   'EventStreamsOpened',
   'EventStreamsAbandoned',
+  'EventStreamsSlowReaders',
   // The nightly collection.
   'ConversationsHandedOff',
   'CollectionFailures',

@@ -36,6 +36,8 @@ export function publishCostUnits(units: CostUnits): void {
   metrics.addMetric('S3WriteRequests', MetricUnit.Count, units.s3WriteRequests);
   metrics.addMetric('S3ReadRequests', MetricUnit.Count, units.s3ReadRequests);
   if (units.stepFunctionsRequests > 0) metrics.addMetric('StepFunctionsRequests', MetricUnit.Count, units.stepFunctionsRequests);
+  // API functions only: the bytes of the invocation's answer (data transfer out).
+  if (units.dataTransferOutBytes > 0) metrics.addMetric('DataTransferOutBytes', MetricUnit.Bytes, units.dataTransferOutBytes);
 }
 
 export { MetricUnit };

@@ -29,6 +29,11 @@ export interface CostUnits {
   storedBytes: number;
   /** Bytes the invocation wrote to its log (CloudWatch Logs bills ingestion per GB). */
   logBytes: number;
+  /**
+   * Bytes of the API responses the invocation sent (data transfer out to the internet, billed per GB): status line,
+   * headers and body as the client receives them, API Gateway's own headers estimated (data-transfer-meter.ts).
+   */
+  dataTransferOutBytes: number;
   /** Events put on an EventBridge bus (the collection's hand-offs). */
   eventBridgeEvents: number;
   /** Webhook events accepted (the denominator of the cost per million events). */
@@ -40,7 +45,7 @@ export interface CostUnits {
 export const COST_UNIT_NAMES = [
   'dynamoReadUnits', 'dynamoWriteUnits', 's3WriteRequests', 's3ReadRequests', 'stepFunctionsRequests', 'apiRequests', 'lambdaInvocations',
   'lambdaGbMs', 'stateTransitions', 'modelCalls', 'inputTokens', 'outputTokens', 'toolCalls', 'images', 'callbackDeliveries', 'storedBytes',
-  'logBytes', 'eventBridgeEvents', 'webhookEvents', 'runsFinished',
+  'logBytes', 'dataTransferOutBytes', 'eventBridgeEvents', 'webhookEvents', 'runsFinished',
 ] as const satisfies readonly (keyof CostUnits)[];
 
 /**
@@ -116,6 +121,8 @@ export interface Metering {
   subject?: string;
   /** What writes during the invocation already carried to the usage item; the settlement writes only what is missing. */
   written?: CostUnits;
+  /** Response bytes of earlier invocations of the instance that this one records (data-transfer-meter.ts), in `units`. */
+  dataTransferLeftBefore?: number;
 }
 
 const storage = new AsyncLocalStorage<Metering>();

@@ -18,6 +18,7 @@ import type { Access, BucketGrant, BucketName, StateMachineName, TableName } fro
 import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
+import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import { bindStateMachines, type StateMachineOwner } from './state-machines.ts';
@@ -41,6 +42,13 @@ export interface ApiProps {
    * @default CDK context `corsAllowedOrigins` (`cdk deploy -c corsAllowedOrigins=https://a.example,https://b.example`), else none: no CORS
    */
   readonly corsAllowedOrigins?: readonly string[];
+  /**
+   * Bytes of filler after each streamed write that must reach the client now (an SSE heartbeat, a burst of events,
+   * the blocking execute's whitespace), 0 to 262144: what `admin verify` recommends for a stage that holds small
+   * streamed writes. Every streaming route's function gets it as `STREAM_FLUSH_PADDING_BYTES`.
+   * @default CDK context `streamFlushPaddingBytes` (`cdk deploy -c streamFlushPaddingBytes=16384`), else 0: no filler
+   */
+  readonly streamFlushPaddingBytes?: number;
 }
 
 /**
@@ -80,6 +88,10 @@ export class Api extends Construct {
     super(scope, id);
     const throttle = props.throttle ?? STAGE_THROTTLE;
     const corsAllowedOrigins = props.corsAllowedOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsAllowedOrigins'), 'CDK context corsAllowedOrigins');
+    const streamFlushPaddingBytes = parseStreamFlushPadding(
+      props.streamFlushPaddingBytes ?? this.node.tryGetContext('streamFlushPaddingBytes'),
+      props.streamFlushPaddingBytes === undefined ? 'CDK context streamFlushPaddingBytes' : 'streamFlushPaddingBytes',
+    );
     // With one allowed origin, CORS headers ride on every gateway response: without them its page sees a throttle or a
     // 502 as `Failed to fetch`. With several there are none: a gateway response cannot check the list (gateway-responses.ts).
     // Without headers a response stays exactly as it was (an empty map would still change the deployment).
@@ -144,6 +156,8 @@ export class Api extends Construct {
       const integration = route.streaming
         ? new LambdaIntegration(fn, { responseTransferMode: ResponseTransferMode.STREAM, timeout })
         : new LambdaIntegration(fn);
+      // Set on every streaming function, 0 included: what the deployment pads its streamed writes with is on record.
+      if (route.streaming) fn.addEnvironment(STREAM_FLUSH_PADDING_ENV, String(streamFlushPaddingBytes));
       const resource = this.restApi.root.resourceForPath(route.path);
       this.methods[route.id] = resource.addMethod(route.method, integration);
       this.functions[route.id] = fn;

@@ -266,9 +266,15 @@ export class Operations extends Construct {
       }),
     );
     dashboard.addWidgets(
-      new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned'), width: 8 }),
+      new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned', 'EventStreamsSlowReaders'), width: 8 }),
       new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate'), width: 8 }),
-      new GraphWidget({ title: 'Cost units', left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'), width: 8 }),
+      new GraphWidget({
+        title: 'Cost units',
+        left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'),
+        // Bytes, on an axis of their own: the API's responses, billed as data transfer out.
+        right: sums('DataTransferOutBytes'),
+        width: 8,
+      }),
     );
     const collection = props.collection.stateMachine;
     dashboard.addWidgets(

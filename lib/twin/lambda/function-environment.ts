@@ -3,6 +3,7 @@ import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
 import { LOCAL_SECRETS_PREFIX, localStateMachineArn } from '#lib/twin/local-arns.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
+import { STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/twin/stores.ts';
 
 export interface LocalEndpoints {
@@ -20,8 +21,9 @@ export interface LocalCredentials {
 
 /**
  * Developer settings of the machine running the twin that reach every function, as a deployer would set them on a
- * function: callbacks to a loopback receiver, a shorter execute heartbeat for tests, how chatty Powertools is, and
- * the origins browsers may call from (read by the published functions only, as CDK sets it on those only).
+ * function: callbacks to a loopback receiver, shorter heartbeats, streams and slow-reader bounds for tests, how chatty
+ * Powertools is, and the origins browsers may call from (read by the published functions only, as CDK sets it on
+ * those only).
  */
 const HOST_SETTINGS = [
   'ALLOW_LOOPBACK_CALLBACKS',
@@ -32,6 +34,7 @@ const HOST_SETTINGS = [
   'EXECUTE_HEARTBEAT_MS',
   'STREAM_HEARTBEAT_MS',
   'STREAM_MAX_MS',
+  'STREAM_SLOW_READER_MS',
   'POWERTOOLS_LOG_LEVEL',
   'POWERTOOLS_METRICS_DISABLED',
 ] as const;
@@ -42,7 +45,7 @@ const HOST_SETTINGS = [
  * else: a function that reads an undeclared resource's variable fails as it would on AWS.
  */
 export function functionEnvironment(
-  declaration: FunctionDeclaration,
+  declaration: FunctionDeclaration & { readonly streaming?: boolean },
   endpoints: LocalEndpoints,
   credentials: LocalCredentials,
   localFiles: { handoffEvents: string },
@@ -93,5 +96,7 @@ export function functionEnvironment(
     const value = process.env[name];
     if (value !== undefined) environment[name] = value;
   }
+  // As CDK: the deployment's padding of streamed writes, on the streaming routes' functions only (0 unless set).
+  if (declaration.streaming) environment[STREAM_FLUSH_PADDING_ENV] = process.env[STREAM_FLUSH_PADDING_ENV] ?? '0';
   return environment;
 }

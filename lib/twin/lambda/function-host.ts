@@ -18,6 +18,11 @@ export interface LocalLambdaOptions {
   timeoutSeconds: number;
   streaming: boolean;
   /**
+   * A streaming function's bytes are held until this many wait, or the response ends, as Lambda is reported to
+   * (lambda-streaming.ts, HeldResponseStream). Default 0: every write is passed on at once.
+   */
+  streamHoldBytes?: number;
+  /**
    * Lambda's memory size. The worker's heap is held where the Lambda runtime holds it, and everything the function
    * holds (heap, Buffers, the runtime's own share: function-memory.ts) to the size itself: past it, the invocation
    * fails with `Runtime.OutOfMemory` and the environment is replaced.
@@ -175,6 +180,7 @@ export class LocalLambda {
       functionName: this.options.functionName,
       handlerUrl: new URL(`file://${this.options.handlerFile}`).href,
       streaming: this.options.streaming,
+      streamHoldBytes: this.options.streamHoldBytes ?? 0,
       memoryMb: this.options.memoryMb,
       memory: { limitBytes: this.options.memoryMb * MiB, baselineBytes, sampleMs: MEMORY_SAMPLE_MS },
     };
@@ -223,9 +229,15 @@ export class LocalLambda {
         return this.pending.get(message.id)?.stream?.setPrelude(message.prelude);
       case 'chunk': {
         const stream = this.pending.get(message.id)?.stream;
-        if (stream && !stream.destroyed) stream.write(Buffer.from(message.data));
+        // The function's stream takes its next chunk once this one has gone to the client's socket: a slow reader
+        // backs up into the function (its memory, its `write()` answering false), never into the twin.
+        const taken = () => this.post({ kind: 'chunkTaken', id: message.id }, worker);
+        if (stream && !stream.destroyed) stream.write(Buffer.from(message.data), taken);
+        else taken();
         return;
       }
+      case 'abort':
+        return void this.pending.get(message.id)?.stream?.destroy();
       case 'end': {
         const stream = this.pending.get(message.id)?.stream;
         if (stream && !stream.destroyed) stream.end();

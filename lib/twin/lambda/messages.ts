@@ -9,6 +9,8 @@ export interface WorkerSetup {
   handlerUrl: string;
   /** Whether the route table says the function streams its response. */
   streaming: boolean;
+  /** A streaming function's bytes are held until this many wait, as Lambda is reported to (0: passed on at once). */
+  streamHoldBytes: number;
   /** The function's memory size (the context's `memoryLimitInMB`) and what the worker holds itself to. */
   memoryMb: number;
   memory: MemoryLimit;
@@ -29,7 +31,9 @@ export interface StreamPrelude {
 export type ToWorker =
   | ({ kind: 'invoke'; id: number; requestId: string; timeoutMs: number } & InvokePayload)
   /** The client went away, or the gateway cut the stream: the handler's writes now fail, as on Lambda. */
-  | { kind: 'streamClosed'; id: number };
+  | { kind: 'streamClosed'; id: number }
+  /** The last chunk left for the client's socket: the function's response stream may take the next (backpressure). */
+  | { kind: 'chunkTaken'; id: number };
 
 export type FromWorker =
   /** The handler is being called: initialization is over. */
@@ -40,6 +44,8 @@ export type FromWorker =
   | { kind: 'prelude'; id: number; prelude: StreamPrelude }
   | { kind: 'chunk'; id: number; data: Uint8Array }
   | { kind: 'end'; id: number }
+  /** The handler destroyed its response stream before its end: the connection is cut. */
+  | { kind: 'abort'; id: number }
   | { kind: 'cost'; operation: string; units: CostUnits }
   /** The most memory the environment has used so far, sent as each invocation ends (Lambda's "Max Memory Used"). */
   | { kind: 'memoryPeak'; bytes: number }
