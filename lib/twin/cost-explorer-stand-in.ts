@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { listenOnLoopback } from './listen.ts';
+import { loadJsonRecord } from './json-file.ts';
 
 /**
  * The user-defined tag keys the CDK stack puts on every taggable resource (lib/cdk/stack.ts: `Project`, the one the
@@ -136,7 +137,7 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
   const dir = join(options.dataDir, 'cost-explorer');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'cost-allocation-tags.json');
-  const stored = new Map<string, StoredTag>(Object.entries(load(file)));
+  const stored = new Map<string, StoredTag>(Object.entries(loadJsonRecord<StoredTag>(file, 'every cost allocation tag inactive')));
   const save = () => {
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(Object.fromEntries(stored)));
@@ -249,18 +250,3 @@ function offsetOf(token: string): number {
   return Number(match[1]);
 }
 
-/** A missing file is nothing activated yet; an unreadable one stops the twin rather than be overwritten on the next write. */
-function load(file: string): Record<string, StoredTag> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
-  }
-  try {
-    return JSON.parse(text) as Record<string, StoredTag>;
-  } catch {
-    throw new Error(`${file} is not valid JSON; move it away to start with every cost allocation tag inactive`);
-  }
-}

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { LOCAL_REGION } from './stores.ts';
 import { parameterArnOf } from './local-arns.ts';
 import { listenOnLoopback } from './listen.ts';
+import { loadJsonRecord } from './json-file.ts';
 
 interface StoredParameter {
   Name: string;
@@ -59,7 +60,7 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
   const dir = join(options.dataDir, 'ssm');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, 'parameters.json');
-  const parameters = new Map<string, StoredParameter>(Object.entries(load(file)));
+  const parameters = new Map<string, StoredParameter>(Object.entries(loadJsonRecord<StoredParameter>(file, 'no parameters')));
   const save = () => {
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(Object.fromEntries(parameters)), { mode: 0o600 });
@@ -156,21 +157,6 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
   return listenOnLoopback(server, options.port);
 }
 
-/** A missing file is an empty store; an unreadable one stops the twin rather than be overwritten on the next write. */
-function load(file: string): Record<string, StoredParameter> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
-  }
-  try {
-    return JSON.parse(text) as Record<string, StoredParameter>;
-  } catch {
-    throw new Error(`${file} is not valid JSON; move it away to start with no parameters`);
-  }
-}
 
 /** Stands in for the KMS ciphertext AWS returns: opaque, stable per version, and never the value. */
 function ciphertextOf(parameter: StoredParameter): string {
