@@ -120,5 +120,7 @@ describe('a kill -9 of npm start loses nothing', () => {
     const repeated = await postJson(`${url}/prod/api/v1/webhooks/${link.token}/events`, event);
     expect(repeated.status).toBe(200);
     expect(repeated.body).toMatchObject({ status: 'duplicate', event_id: accepted.body.event_id });
-  });
+    // Two starts of npm start (a whole twin each, compiling its functions on first use) and the waits between them:
+    // about 15 s on a quiet machine, much more beside a benchmark.
+  }, 180_000);
 });

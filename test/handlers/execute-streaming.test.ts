@@ -82,13 +82,16 @@ describe('blocking execute through the middy stack, as a response stream', () =>
 
     const document = JSON.parse(text);
     expect(text.trimStart().startsWith('{')).toBe(true);
-    expect(document).toMatchObject({ status: 'running', workflow_id: 'router', output: null, error: null });
+    // Still going when the deadline came: running, or still queued where a loaded machine's cold start of the step
+    // function took longer than the 3 s (the answer says which, and is never a finished run).
+    expect(document).toMatchObject({ workflow_id: 'router', output: null, error: null });
+    expect(['queued', 'running']).toContain(document.status);
     expect(document.poll_url).toBe(`https://api.example.com/prod/api/v1/published/executions/${document.execution_id}`);
-    // The run goes on in Step Functions: the table says so too.
+    // The run goes on in Step Functions: the table says so too (running by now, or still queued as answered).
     const stored = await twin.dynamo.send(
       new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${document.execution_id}` }, ConsistentRead: true }),
     );
-    expect(stored.Item?.status).toBe('running');
+    expect(document.status === 'running' ? ['running'] : ['queued', 'running']).toContain(stored.Item?.status);
   });
 
   it('with padding set, gets the status and each heartbeat past a 100 KiB hold: each is that much whitespace', async () => {
