@@ -61,30 +61,37 @@ describe('body limits', () => {
 
 describe('rate limits', () => {
   it('allows 600 requests a minute per link, then 429 with Retry-After until the minute ends', async () => {
-    const now = Date.now();
-    // A fixed window: start early in one so all 601 requests fall in it.
-    const msLeft = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, 'any-link', now).endMs - now;
-    if (msLeft < 8_000) await new Promise((resolve) => setTimeout(resolve, msLeft + 50));
-    const link = await boundLink(twin, 'calls');
-    const other = await boundLink(twin, 'calls');
+    // A fixed window: all 601 requests must fall in one. On a loaded machine they may not; the window they started in
+    // tells, and the count starts again in the next window with fresh links (a whole minute is ample for 601).
+    const windowEnd = () => rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, 'any-link', Date.now()).endMs;
+    for (let attempt = 1; ; attempt += 1) {
+      const startedIn = windowEnd();
+      const link = await boundLink(twin, 'calls');
+      const other = await boundLink(twin, 'calls');
+      const statuses: number[] = [];
+      for (let batch = 0; batch < MAX_REQUESTS_PER_MINUTE_PER_LINK / 50; batch += 1) {
+        const answers = await Promise.all(Array.from({ length: 50 }, () => http(pingUrl(link.token))));
+        statuses.push(...answers.map((answer) => answer.status));
+      }
+      const limited = await postJson(eventsUrl(link.token), callEvent());
+      const otherLink = await http(pingUrl(other.token));
+      if (windowEnd() !== startedIn && attempt < 3) {
+        // The minute turned over during the requests: wait for the next window to begin, then count again.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, windowEnd() - Date.now()) + 50));
+        continue;
+      }
 
-    const statuses: number[] = [];
-    for (let batch = 0; batch < MAX_REQUESTS_PER_MINUTE_PER_LINK / 50; batch += 1) {
-      const answers = await Promise.all(Array.from({ length: 50 }, () => http(pingUrl(link.token))));
-      statuses.push(...answers.map((answer) => answer.status));
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ error: 'Request rate limit of this link exceeded' });
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(Number.isInteger(retryAfter)).toBe(true);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(otherLink.status).toBe(200);
+      return;
     }
-    const limited = await postJson(eventsUrl(link.token), callEvent());
-    const otherLink = await http(pingUrl(other.token));
-
-    expect(statuses.every((status) => status === 200)).toBe(true);
-    expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ error: 'Request rate limit of this link exceeded' });
-    const retryAfter = Number(limited.headers['retry-after']);
-    expect(Number.isInteger(retryAfter)).toBe(true);
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(otherLink.status).toBe(200);
-  }, 60_000);
+  }, 240_000);
 
   it('stops accepting new events after 100,000 a UTC day, still answers duplicates, and says when to retry', async () => {
     const link = await boundLink(twin, 'calls');
