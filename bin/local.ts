@@ -6,6 +6,7 @@ import { parseTwinLog, TWIN_LOG_ENV, twinLogSinks, type TwinLogLevel } from '#li
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import { parseStreamHoldBytes, TWIN_STREAM_HOLD_ENV } from '#lib/twin/lambda-streaming.ts';
+import { parseTwinFaults, TWIN_FAULTS_ENV, TWIN_FAULTS_SEED_ENV, type FaultPlan } from '#lib/twin/faults.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
@@ -52,7 +53,16 @@ try {
   process.exit(1);
 }
 
-const twin = await startLocalTwin({ dataDir, host, port, stage, streamHoldBytes, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
+// Off unless asked for; the seed is printed so that a run that failed can be replayed.
+let faults: FaultPlan | undefined;
+try {
+  faults = parseTwinFaults(process.env[TWIN_FAULTS_ENV], process.env[TWIN_FAULTS_SEED_ENV]);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
+
+const twin = await startLocalTwin({ dataDir, host, port, stage, streamHoldBytes, faults, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
@@ -64,6 +74,7 @@ console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];
 console.log(`  Lines here:    ${shown} (${TWIN_LOG_ENV}=requests|executions|off)`);
+if (faults) console.log(`  Faults:        ${faults.spec || 'every rate 0'} (seed ${faults.seed}: ${TWIN_FAULTS_SEED_ENV}=${faults.seed} replays it)`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -2,6 +2,7 @@ import { LINK_TOKEN_PREFIX } from '#inbound/link-model.ts';
 import { secretPrefix } from '#shared/secrets.ts';
 import type { ServedApiRequest } from './http-server.ts';
 import type { ExecutionActivity } from './sfn-stand-in.ts';
+import type { InjectedFault } from './faults.ts';
 
 /**
  * What `npm start` shows on its terminal, as `sam local` and serverless-offline do: a line per API request as its
@@ -23,11 +24,14 @@ export function parseTwinLog(value: string | undefined): TwinLogLevel {
   return level;
 }
 
-/** The twin's options that a level turns on, each line handed to `write`. */
-export function twinLogSinks(level: TwinLogLevel, write: (line: string) => void): { onRequestLine?: (line: string) => void; onExecutionLine?: (line: string) => void } {
+type Sink = (line: string) => void;
+
+/** The twin's options that a level turns on, each line handed to `write`; injected faults show with the requests. */
+export function twinLogSinks(level: TwinLogLevel, write: Sink): { onRequestLine?: Sink; onExecutionLine?: Sink; onFaultLine?: Sink } {
   return {
     onRequestLine: level === 'requests' ? write : undefined,
     onExecutionLine: level === 'requests' || level === 'executions' ? write : undefined,
+    onFaultLine: level === 'requests' ? write : undefined,
   };
 }
 
@@ -70,6 +74,23 @@ export function shownExecutionName(name: string): string {
   return name.replace(UUID, (uuid) => `${uuid.slice(0, SHOWN_ID_CHARS)}…`);
 }
 
+/**
+ * A resource a fault hit, without its ARN's prefix: a table's name, `bucket/key` with its long segments cut (keys
+ * carry ids), an execution's machine and name with its run id cut, a parameter's path, a model.
+ */
+export function shownResource(resource: string): string {
+  const name = resource
+    .replace(/^arn:[^:]*:[^:]*:[^:]*:[^:]*:/, '')
+    .replace(/^(?:table|foundation-model|inference-profile|application-inference-profile)\//, '')
+    .replace(/^(?:stateMachine|execution):/, '')
+    .replace(/^parameter(?=\/)/, '');
+  return shownExecutionName(name)
+    .split('/')
+    .map((part) => part.split(':').map(shownSegment).join(':'))
+    .join('/')
+    .replace(CONTROL, '?');
+}
+
 function clock(at: Date): string {
   const two = (value: number) => String(value).padStart(2, '0');
   return `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}.${String(at.getMilliseconds()).padStart(3, '0')}`;
@@ -94,4 +115,15 @@ export function executionLine(activity: ExecutionActivity, at = new Date()): str
   // The error name is the function's own (its error's name) or a StopExecution caller's: one line, whatever it holds.
   const outcome = activity.error ? `${activity.status} (${activity.error.replace(CONTROL, '?')})` : activity.status;
   return [...words, outcome, duration((activity.stopDate ?? at.getTime()) - activity.startDate)].join(' ');
+}
+
+/**
+ * `12:03:04.567 fault dynamodb:throttle PutItem local-links by WebhookPostEvent ThrottlingException`,
+ * `12:03:05.001 fault lambda:crash-after-write WebhookPostEvent Runtime.ExitError`
+ */
+export function faultLine(fault: InjectedFault, at = new Date()): string {
+  const outcome = fault.outcome.replace(CONTROL, '?');
+  if (fault.operation === undefined) return [clock(at), 'fault', fault.kind, fault.functionName, outcome].join(' ');
+  const operation = fault.operation.replace(CONTROL, '?');
+  return [clock(at), 'fault', fault.kind, operation, shownResource(fault.resource ?? ''), 'by', fault.functionName, outcome].join(' ');
 }

@@ -23,7 +23,8 @@ import { MAX_TWIN_STREAM_HOLD_BYTES } from './lambda-streaming.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
 import { removeTwinFile, writeTwinFile, type TwinFile } from './twin-file.ts';
-import { executionLine, requestLine } from './twin-log.ts';
+import { executionLine, faultLine, requestLine } from './twin-log.ts';
+import { NO_FAULTS, type FaultKind, type FaultPlan } from './faults.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
 /** The ASL file CDK deploys for each state machine. */
@@ -66,6 +67,13 @@ export interface LocalTwinOptions {
   onRequestLine?: (line: string) => void;
   /** A line as each Step Functions execution starts, resumes after a restart, and ends (with its status and duration). */
   onExecutionLine?: (line: string) => void;
+  /**
+   * `TWIN_FAULTS` (faults.ts): AWS's throttles and server errors on some of the functions' store calls (never the
+   * operator's), and failed, crashed or delayed invocations. Unset, nothing is drawn and nothing injected.
+   */
+  faults?: FaultPlan;
+  /** A line per injected fault (twin-log.ts: its kind, the call or function it hit, what the caller got). */
+  onFaultLine?: (line: string) => void;
   /** Only tests replace the route or task tables, to show a function refused what its entry does not declare. */
   routes?: readonly Route[];
   taskFunctions?: readonly TaskFunction[];
@@ -106,6 +114,8 @@ export interface LocalTwin {
   invocationsInFlight(functionId: string): number;
   /** The most memory a function's environments have used so far, counted as against its memory size (MB). */
   maxMemoryUsedMb(functionId: string): number;
+  /** Faults injected so far, by kind: every kind present, all 0 without a plan. */
+  faultCounts(): Record<FaultKind, number>;
   /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow (at 04:00 with `{check: 'deadline'}`). */
   runNightly(input?: object): Promise<unknown>;
   close(): Promise<void>;
@@ -169,20 +179,31 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
   const lambdaAccount = await startLambdaAccountStandIn({ concurrencyLimit: lambdaConcurrencyLimit, functionCount: declarations.length });
   const principals: LocalPrincipal[] = [
-    { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY },
+    { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY, faultFree: true },
     ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles) })),
   ];
   const accessDenials: AccessDenial[] = [];
-  const frontDoor = (service: LocalService, upstream: string, offset: number) =>
-    startFrontDoor({ service, upstream, port: publicPort(offset), principals, onDenied: (denial) => accessDenials.push(denial), onServed: options.onStoreRequest });
+  const { faults, onFaultLine } = options;
+  const stopFaultLines = faults && onFaultLine ? faults.onFault((fault) => onFaultLine(faultLine(fault))) : undefined;
+  // The account's stand-ins (Cost Explorer, Lambda's settings) are the operator's alone: no fault there.
+  const frontDoor = (service: LocalService, upstream: string, offset: number, withFaults = true) =>
+    startFrontDoor({
+      service,
+      upstream,
+      port: publicPort(offset),
+      principals,
+      onDenied: (denial) => accessDenials.push(denial),
+      onServed: options.onStoreRequest,
+      faults: withFaults ? faults : undefined,
+    });
   const doors = {
     dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 1),
     s3: await frontDoor('s3', stores.s3Endpoint, 2),
     stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 3),
     ssm: await frontDoor('ssm', ssm.endpoint, 4),
     bedrock: await frontDoor('bedrock', bedrock.endpoint, 5),
-    costExplorer: await frontDoor('ce', costExplorer.endpoint, 6),
-    lambda: await frontDoor('lambda', lambdaAccount.endpoint, 7),
+    costExplorer: await frontDoor('ce', costExplorer.endpoint, 6, false),
+    lambda: await frontDoor('lambda', lambdaAccount.endpoint, 7, false),
   };
   const endpoints: LocalEndpoints = {
     dynamodb: doors.dynamodb.endpoint,
@@ -204,6 +225,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       streamHoldBytes: streaming ? streamHoldBytes : 0,
       memoryMb: declaration.memorySize ?? FUNCTION_MEMORY_MB,
       onLogLine: options.onFunctionLog ? (line) => options.onFunctionLog!(declaration.id, line) : undefined,
+      faults,
     });
     lambdas.set(declaration.id, lambda);
     return lambda;
@@ -262,6 +284,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     accessDenials,
     operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS, localFiles),
     runNightly,
+    faultCounts: () => faults?.counts() ?? { ...NO_FAULTS },
     invocationsInFlight(functionId) {
       const lambda = lambdas.get(functionId);
       if (!lambda) throw new Error(`No function ${functionId} on the twin`);
@@ -279,6 +302,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     },
     async close() {
       nightlyTimer?.stop();
+      stopFaultLines?.();
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       stepFunctions.close();

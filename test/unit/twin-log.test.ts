@@ -56,7 +56,7 @@ describe('the twin log', () => {
     expect(parseTwinLog('off')).toBe('off');
     expect(() => parseTwinLog('debug')).toThrow('TWIN_LOG must be one of requests, executions, off, got debug');
     const write = () => undefined;
-    expect(twinLogSinks('requests', write)).toEqual({ onRequestLine: write, onExecutionLine: write });
+    expect(twinLogSinks('requests', write)).toEqual({ onRequestLine: write, onExecutionLine: write, onFaultLine: write });
     expect(twinLogSinks('executions', write)).toEqual({ onRequestLine: undefined, onExecutionLine: write });
     expect(twinLogSinks('off', write)).toEqual({ onRequestLine: undefined, onExecutionLine: undefined });
   });

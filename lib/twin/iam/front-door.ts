@@ -14,6 +14,8 @@ import {
   type ServiceRequest,
 } from './required-permissions.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
+import type { FaultPlan } from '#lib/twin/faults.ts';
+import { answerStoreFault, drawStoreFault } from './store-faults.ts';
 import {
   checkQuerySignature,
   checkSignature,
@@ -30,6 +32,8 @@ export interface LocalPrincipal {
   accessKeyId: string;
   secretAccessKey: string;
   policy: Policy;
+  /** Never given an injected fault: the operator (the admin CLI, tests reading stored state) must see the real store. */
+  faultFree?: boolean;
 }
 
 /** A refused check: who, which action, on what (the request context it was refused with is left out). */
@@ -120,6 +124,8 @@ export interface FrontDoorOptions {
   onDenied(denial: AccessDenial): void;
   /** Every request that reached the store: who, what, and when it started and ended (round-trip counting). */
   onServed?: (served: ServedRequest) => void;
+  /** `TWIN_FAULTS`: some of the functions' calls get AWS's throttle or server error instead of the store's answer. */
+  faults?: FaultPlan;
 }
 
 export interface ServedRequest {
@@ -213,13 +219,24 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
           `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
     }
+    // After authentication and authorization, as AWS checks a call before it can throttle it.
+    if (options.faults && !principal.faultFree && injectedFault(options.faults, principal, needs, target, reply)) return;
     if (options.onServed) {
-      const target = String(request.headers['x-amz-target'] ?? '');
       const operation = target ? target.replace(/^.*\./, '') : `${method} ${url.split('?')[0]}`;
       const resource = needs[0]?.resource ?? '';
       response.once('finish', () => options.onServed!({ service: options.service, principal: principal.name, operation, resource, startedAtMs, endedAtMs: performance.now() }));
     }
     forward(request, response, body, method, url, principal);
+  }
+
+  /** A fault of the plan instead of the store's answer; false when the call gets none. */
+  function injectedFault(plan: FaultPlan, principal: LocalPrincipal, needs: readonly Permission[], target: string, reply: Reply): boolean {
+    const kind = drawStoreFault(plan, options.service, target.replace(/^.*\./, ''));
+    if (!kind) return false;
+    const outcome = answerStoreFault(plan, kind, options.service, reply.method, reply.response);
+    const [first] = needs;
+    plan.inject({ kind, functionName: principal.name, operation: first?.action.replace(/^[^:]*:/, '') ?? '', resource: first?.resource ?? '', outcome });
+    return true;
   }
 
   function forward(request: IncomingMessage, response: ServerResponse, body: Buffer, method: string, url: string, principal: LocalPrincipal): void {

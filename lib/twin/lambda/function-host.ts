@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { reportRequestCost } from '#shared/metering/cost-meter.ts';
 import type { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
+import type { FaultPlan } from '#lib/twin/faults.ts';
 import { MEMORY_SAMPLE_MS, MiB, outOfMemoryMessage, runtimeBaselineBytes } from './function-memory.ts';
 import { exceedsPayloadBytes, toInvokePayload, type InvokePayload } from './invoke-payload.ts';
 import type { FromWorker, SerializedError, ToWorker, WorkerSetup } from './messages.ts';
@@ -30,6 +31,11 @@ export interface LocalLambdaOptions {
   memoryMb: number;
   /** Each line the function writes to stdout or stderr (what CloudWatch Logs would get); also echoed to the twin's own. */
   onLogLine?: (line: string) => void;
+  /**
+   * `TWIN_FAULTS`'s `lambda:` kinds: an invocation delayed before its handler, failed without it, or crashed after it.
+   * Unset, an invocation takes no draw, no timer and no wrapper.
+   */
+  faults?: FaultPlan;
 }
 
 /**
@@ -57,12 +63,21 @@ export class LambdaInvokeError extends Error {
   }
 }
 
+/** What Lambda reports when the function's process exits before answering (a crash, `process.exit(1)`). */
+export function runtimeExitError(requestId: string): LambdaInvokeError {
+  return new LambdaInvokeError('Runtime.ExitError', `RequestId: ${requestId} Error: Runtime exited with error: exit status 1`);
+}
+
 interface Pending {
   requestId: string;
   resolve(payload: unknown): void;
   reject(error: Error): void;
   stream?: LocalResponseStream;
   timer: NodeJS.Timeout;
+  /** The environment running it: a crash fails only the invocations of its own environment. */
+  worker: Worker;
+  /** `lambda:crash-after-write` drew this invocation: its handler runs, its answer is lost with its environment. */
+  crash?: { wrote: boolean };
 }
 
 // Each worker loads TypeScript through tsx's loader, registered in the thread before the handler is imported.
@@ -83,6 +98,8 @@ function toError(error: SerializedError): Error {
  */
 export class LocalLambda {
   private worker: Worker | undefined;
+  /** Environments given up after a crash fault, still finishing what they were running when it came. */
+  private readonly retiring = new Set<Worker>();
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
@@ -120,10 +137,11 @@ export class LocalLambda {
 
   async close(): Promise<void> {
     this.closed = true;
-    const worker = this.worker;
+    const workers = [...(this.worker ? [this.worker] : []), ...this.retiring];
     this.worker = undefined;
+    this.retiring.clear();
     this.failAll(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
-    await worker?.terminate();
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
   private start(event: unknown, stream?: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown> {
@@ -131,11 +149,37 @@ export class LocalLambda {
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
       return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
     }
+    if (this.options.faults) return this.startWithFaults(this.options.faults, invocation, stream, trace);
     // Invocations wait for the same measurement, so they still reach the worker in the order they came.
     return this.baseline.then((baselineBytes) => this.dispatch(invocation, baselineBytes, stream, trace));
   }
 
-  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream, trace?: InvocationTrace): Promise<unknown> {
+  /**
+   * The plan's `lambda:` faults around one invocation. All three kinds draw on every invocation, so that one kind's
+   * rate never shifts another's sequence.
+   */
+  private async startWithFaults(faults: FaultPlan, invocation: InvokePayload, stream?: LocalResponseStream, trace?: InvocationTrace): Promise<unknown> {
+    const functionName = this.options.functionName;
+    const error = faults.draw('lambda:error');
+    const crash = faults.draw('lambda:crash-after-write');
+    const delay = faults.draw('lambda:delay');
+    if (error) {
+      // The runtime exits before the handler runs; its environment goes with it, as after any crash.
+      const failure = runtimeExitError(randomUUID());
+      faults.inject({ kind: 'lambda:error', functionName, outcome: failure.name });
+      if (this.worker) this.retire(this.worker);
+      throw failure;
+    }
+    if (delay) {
+      faults.inject({ kind: 'lambda:delay', functionName, outcome: `${faults.delayMs} ms` });
+      // Before the invocation reaches its environment: neither its timeout nor a stream's idle limit counts it.
+      await new Promise((resolve) => setTimeout(resolve, faults.delayMs));
+    }
+    const baselineBytes = await this.baseline;
+    return this.dispatch(invocation, baselineBytes, stream, trace, crash);
+  }
+
+  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream, trace?: InvocationTrace, crash = false): Promise<unknown> {
     if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
     if (trace) trace.cold = this.worker === undefined;
     const worker = this.ensureWorker(baselineBytes);
@@ -147,7 +191,7 @@ export class LocalLambda {
         // Lambda stops the invocation at its timeout; whatever the handler does next is lost.
         this.settle(id)?.reject(new LambdaInvokeError('Sandbox.Timedout', `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`));
       }, timeoutMs);
-      this.pending.set(id, { requestId, resolve, reject, stream, timer });
+      this.pending.set(id, { requestId, resolve, reject, stream, timer, worker, ...(crash ? { crash: { wrote: false } } : {}) });
       stream?.once('close', () => {
         if (this.pending.has(id)) this.post({ kind: 'streamClosed', id });
       });
@@ -164,14 +208,43 @@ export class LocalLambda {
     if (!pending) return undefined;
     this.pending.delete(id);
     clearTimeout(pending.timer);
+    if (this.retiring.has(pending.worker)) this.endIfIdle(pending.worker);
     return pending;
   }
 
-  private failAll(error: Error | ((pending: Pending) => Error)): void {
-    for (const id of [...this.pending.keys()]) {
+  /** Fails the invocations of `worker`'s environment, or every invocation when no worker is named. */
+  private failAll(error: Error | ((pending: Pending) => Error), worker?: Worker): void {
+    for (const [id, running] of [...this.pending]) {
+      if (worker && running.worker !== worker) continue;
       const pending = this.settle(id);
       pending?.reject(typeof error === 'function' ? error(pending) : error);
     }
+  }
+
+  /**
+   * As after a crash: the next invocation starts a fresh environment (a cold start). On Lambda each environment runs
+   * one invocation at a time; here one worker serves them all, so the others it was running finish before it goes.
+   */
+  private retire(worker: Worker): void {
+    if (this.worker === worker) this.worker = undefined;
+    this.retiring.add(worker);
+    this.endIfIdle(worker);
+  }
+
+  private endIfIdle(worker: Worker): void {
+    for (const pending of this.pending.values()) if (pending.worker === worker) return;
+    this.retiring.delete(worker);
+    void worker.terminate();
+  }
+
+  /** The handler has run to its end, every write made: its answer is replaced by the crash of its environment. */
+  private crashAfterWrite(pending: Pending, worker: Worker): void {
+    // A stream that sent bytes is cut without its end; one that sent none leaves the gateway its 502.
+    if (pending.crash?.wrote) pending.stream?.destroy();
+    const failure = runtimeExitError(pending.requestId);
+    this.options.faults?.inject({ kind: 'lambda:crash-after-write', functionName: this.options.functionName, outcome: failure.name });
+    this.retire(worker);
+    pending.reject(failure);
   }
 
   private ensureWorker(baselineBytes: number): Worker {
@@ -203,9 +276,9 @@ export class LocalLambda {
 
   /** The environment is gone: its invocations fail, and the next one starts a fresh environment. */
   private discard(worker: Worker, error: Error | ((pending: Pending) => Error)): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    this.failAll(error);
+    if (this.worker === worker) this.worker = undefined;
+    else if (!this.retiring.delete(worker)) return;
+    this.failAll(error, worker);
     void worker.terminate();
   }
 
@@ -228,7 +301,9 @@ export class LocalLambda {
       case 'prelude':
         return this.pending.get(message.id)?.stream?.setPrelude(message.prelude);
       case 'chunk': {
-        const stream = this.pending.get(message.id)?.stream;
+        const pending = this.pending.get(message.id);
+        if (pending?.crash) pending.crash.wrote = true;
+        const stream = pending?.stream;
         // The function's stream takes its next chunk once this one has gone to the client's socket: a slow reader
         // backs up into the function (its memory, its `write()` answering false), never into the twin.
         const taken = () => this.post({ kind: 'chunkTaken', id: message.id }, worker);
@@ -239,15 +314,20 @@ export class LocalLambda {
       case 'abort':
         return void this.pending.get(message.id)?.stream?.destroy();
       case 'end': {
-        const stream = this.pending.get(message.id)?.stream;
-        if (stream && !stream.destroyed) stream.end();
+        const pending = this.pending.get(message.id);
+        // A crashing invocation's stream never gets its proper end (crashAfterWrite cuts it).
+        if (pending?.stream && !pending.stream.destroyed && !pending.crash) pending.stream.end();
         return;
       }
-      case 'error':
-        return this.settle(message.id)?.reject(toError(message.error));
+      case 'error': {
+        const pending = this.settle(message.id);
+        if (pending?.crash) return this.crashAfterWrite(pending, worker);
+        return pending?.reject(toError(message.error));
+      }
       case 'result': {
         const pending = this.settle(message.id);
         if (!pending) return;
+        if (pending.crash) return this.crashAfterWrite(pending, worker);
         if (Buffer.byteLength(message.payload) > LAMBDA_SYNC_PAYLOAD_BYTES) {
           return pending.reject(new LambdaInvokeError('Function.ResponseSizeTooLarge', `Response payload size exceeded maximum allowed payload size (${LAMBDA_SYNC_PAYLOAD_BYTES} bytes).`));
         }
