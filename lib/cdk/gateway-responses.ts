@@ -18,6 +18,13 @@ export const GATEWAY_MESSAGES = {
   throttled: 'Too Many Requests',
 } as const;
 
+/**
+ * `Retry-After` of the gateway's own 429 and 5xx answers (stage throttle, a function that failed or crashed, a timed-out
+ * integration): the same request may be sent again, and the specs' retries are safe (same external_id, same
+ * Idempotency-Key). A second, as the functions' own 503s say.
+ */
+export const GATEWAY_RETRY_AFTER_SECONDS = 1;
+
 /** The body of a gateway response with a fixed message. */
 export const gatewayErrorBody = (message: string): string => JSON.stringify({ error: message, detail: message });
 

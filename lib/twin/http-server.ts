@@ -2,13 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
 import { errorResponse } from '#shared/http/http-errors.ts';
-import { GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { GATEWAY_MESSAGES, GATEWAY_RETRY_AFTER_SECONDS, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
-import type { InvocationTrace } from './lambda/function-host.ts';
+import { LambdaInvokeError, type InvocationTrace } from './lambda/function-host.ts';
 
 /** A route's function as API Gateway invokes it (a LocalLambda on the twin). */
 export interface RouteFunction {
@@ -180,6 +180,8 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   const corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
   // The gateway responses' headers: the same for every request (none with several origins), as CDK writes them.
   const fromGateway = gatewayCorsHeaders(corsAllowedOrigins);
+  // The gateway's 5xx answers say when to retry (the DEFAULT_5XX gateway response CDK writes).
+  const retryAfter = { 'retry-after': String(GATEWAY_RETRY_AFTER_SECONDS) };
   const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
   const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
@@ -233,15 +235,17 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
         await fn.invokeStreaming(event, stream, sent, watched?.trace);
       } else {
-        const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
+        const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, { ...fromGateway, ...retryAfter });
         send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
-      console.error(`handler ${route.id} threw`, error);
+      // Lambda's own report (a crash, a timeout, an injected fault) is one line; the function logged its own error already.
+      if (error instanceof LambdaInvokeError) console.error(`handler ${route.id} failed: ${error.name}: ${error.message}`);
+      else console.error(`handler ${route.id} threw`, error);
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
-      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
+      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, { ...fromGateway, ...retryAfter }));
     }
   }
 }

@@ -144,9 +144,10 @@ describe('each function runs in its own environment, as on Lambda', () => {
     expect((await http(`${twin.url}/api/v1/probe/executions`)).body.invocations).toBe(before + 1);
   });
 
-  it('answers 502 when a function returns something that is not a proxy result', async () => {
+  it('answers 502 with Retry-After (the DEFAULT_5XX gateway response) when a function returns something that is not a proxy result', async () => {
     const response = await http(`${twin.url}/api/v1/probe/links?malformed=1`);
     expect(response.status).toBe(502);
+    expect(response.headers['retry-after']).toBe('1');
     expect(response.body).toEqual({ error: 'Internal server error', detail: 'Internal server error' });
   });
 

@@ -77,12 +77,12 @@ describe('the gateway\'s own answers with several origins', () => {
     expect(JSON.stringify(template.toJSON())).not.toContain('method.request.header.Origin');
   });
 
-  it('carry no CORS header at all, nor a Vary that would suggest one: the throttle keeps only its Retry-After', () => {
+  it('carry no CORS header at all, nor a Vary that would suggest one: the throttle and the 5xx keep only their Retry-After', () => {
     expect(gatewayResponseHeaders(template)).toEqual({
       MISSING_AUTHENTICATION_TOKEN: {},
       THROTTLED: { 'Retry-After': "'1'" },
       DEFAULT_4XX: {},
-      DEFAULT_5XX: {},
+      DEFAULT_5XX: { 'Retry-After': "'1'" },
     });
   });
 });
@@ -100,7 +100,7 @@ describe('the gateway\'s own answers with one origin', () => {
       MISSING_AUTHENTICATION_TOKEN: cors,
       THROTTLED: { ...cors, 'Retry-After': "'1'" },
       DEFAULT_4XX: cors,
-      DEFAULT_5XX: cors,
+      DEFAULT_5XX: { ...cors, 'Retry-After': "'1'" },
     });
     expect(JSON.stringify(single.toJSON())).not.toContain('method.request.header.Origin');
   });

@@ -130,7 +130,7 @@ describe('api', () => {
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{token}' });
   });
 
-  it('answers unknown routes with 404 and throttled requests with Retry-After, every gateway answer in both specs\' error shape', () => {
+  it('answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both specs\' error shape', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
       StatusCode: '404',
@@ -147,6 +147,7 @@ describe('api', () => {
         ResponseTemplates: { 'application/json': '{"error":$context.error.messageString,"detail":$context.error.messageString}' },
       });
     }
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
   });
 
   it('adds no CORS without corsAllowedOrigins: no OPTIONS method, no CORS header on gateway responses, no CORS_ALLOWED_ORIGINS', () => {

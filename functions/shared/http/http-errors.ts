@@ -1,12 +1,15 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DomainError, RateLimitedError, ServiceUnavailableError, ValidationError } from '../errors.ts';
+import { isTransientServiceError } from '../store/transient-errors.ts';
 import * as z from '../zod.ts';
 
 /**
  * The one place that maps errors to HTTP. Each API has its own body shape:
  * - webhook (Inbound Conversation Webhook API, section 7): `{error}` and, for 400, `details`;
  * - published (Published Workflow API, section 7): `{detail}`.
- * Typed errors carry messages written for callers; anything else becomes a generic 500 whose details stay in the log.
+ * Typed errors carry messages written for callers. A store or service still throttled or failing after the SDK's own
+ * retries (isTransientServiceError) is the caller's to retry: 503 with `Retry-After`, its AWS name kept out of the
+ * body. Anything else becomes a generic 500 whose details stay in the log.
  */
 export type ErrorBodyShape = 'webhook' | 'published';
 
@@ -34,7 +37,11 @@ type PublishedErrorBody = z.output<typeof publishedErrorBodySchema>;
 
 const GENERIC_SERVER_ERROR = 'Internal server error';
 
-export function errorResponse(error: unknown, shape: ErrorBodyShape): APIGatewayProxyResult {
+/** What the caller reads when a dependency stayed throttled or unavailable through the SDK's retries. */
+export const BUSY_MESSAGE = 'The service is busy; retry later';
+
+export function errorResponse(thrown: unknown, shape: ErrorBodyShape): APIGatewayProxyResult {
+  const error = !(thrown instanceof DomainError) && isTransientServiceError(thrown) ? new ServiceUnavailableError(BUSY_MESSAGE) : thrown;
   const statusCode = error instanceof DomainError ? error.statusCode : 500;
   const message = error instanceof DomainError ? error.message : GENERIC_SERVER_ERROR;
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -16,7 +16,7 @@ import { Construct } from 'constructs';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
-import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, GATEWAY_RETRY_AFTER_SECONDS, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import type { Data } from './data.ts';
@@ -130,17 +130,18 @@ export class Api extends Construct {
       responseHeaders: gatewayHeaders(),
       templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.unknownRoute) },
     });
-    // Every 429 carries Retry-After, including the stage throttle's.
+    // Every 429 and 5xx carries Retry-After, including the gateway's own.
+    const retryAfter = { 'Retry-After': `'${GATEWAY_RETRY_AFTER_SECONDS}'` };
     this.restApi.addGatewayResponse('Throttled', {
       type: ResponseType.THROTTLED,
       statusCode: '429',
-      responseHeaders: gatewayHeaders({ 'Retry-After': "'1'" }),
+      responseHeaders: gatewayHeaders(retryAfter),
       templates: { 'application/json': gatewayErrorBody(GATEWAY_MESSAGES.throttled) },
     });
     // Whatever else the gateway answers by itself (a failed or timed-out integration, an oversized request) in the same body.
-    const sameBody = { responseHeaders: gatewayHeaders(), templates: { 'application/json': GATEWAY_ERROR_TEMPLATE } };
-    this.restApi.addGatewayResponse('Other4xx', { type: ResponseType.DEFAULT_4XX, ...sameBody });
-    this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, ...sameBody });
+    const templates = { 'application/json': GATEWAY_ERROR_TEMPLATE };
+    this.restApi.addGatewayResponse('Other4xx', { type: ResponseType.DEFAULT_4XX, responseHeaders: gatewayHeaders(), templates });
+    this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, responseHeaders: gatewayHeaders(retryAfter), templates });
 
     for (const route of props.routes) {
       // Streaming routes may hold the response 15 minutes (blocking execute); the function may run as long.
