@@ -84,6 +84,16 @@ describe('retries in the state machines', () => {
     expect(ASL.States.RunStep!.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'RecordFailure' }]);
   });
 
+  it('invokes a task whose function crashed (its answer lost, maybe after its writes) again, a few times, before any catch-all', () => {
+    for (const [name, state] of taskStates) {
+      const retriers = state.Retry ?? [];
+      const index = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('Runtime.ExitError'));
+      expect(retriers[index], name).toMatchObject({ ErrorEquals: ['Runtime.ExitError', 'Lambda.Unknown'], MaxAttempts: 3, JitterStrategy: 'FULL' });
+      const catchAll = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('States.ALL'));
+      if (catchAll >= 0) expect(index, name).toBeLessThan(catchAll);
+    }
+  });
+
   it('ends a callback whose give-up cannot be written in a named failure the reconciler recognises', () => {
     expect(ASL.States.GiveUpCallback!.Catch![0]!.Next).toBe('CallbackNotRecorded');
     expect(ASL.States.CallbackNotRecorded).toMatchObject({ Type: 'Fail', Error: CALLBACK_ABANDONED_ERROR });
