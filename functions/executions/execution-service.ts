@@ -59,6 +59,11 @@ export interface PlannedRun {
    * read or changed them): the record found `queued` is kept, the others are written again as they were.
    */
   again?: boolean;
+  /**
+   * Called just before the run's items are written, after the publication is read: a throw stops the start with
+   * nothing of this attempt written, and is the start's error (an Idempotency-Key's holder whose lease ran out on the way).
+   */
+  writing?: () => void;
   /** Every item is written: called with the state machine input before the start is sent. A throw stops the start (503). */
   launching?: (input: StateMachineInput) => Promise<void>;
   /**
@@ -116,6 +121,7 @@ export async function startExecution(
   // one round trip less before its first node; the step's history read leaves out its own run's turns.
   const message = request.input.message;
   const userTurn: Turn | undefined = typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
+  planned?.writing?.();
   // Each write is attempted as its own promise: one that throws before it is sent (its item cannot be built) must not
   // stop the clean-up of those already on their way.
   const written = await Promise.allSettled([

@@ -11,17 +11,22 @@ import { epochSeconds, ttlSeconds } from '#shared/time.ts';
  *
  * States, in order: `starting` (reserved; the run's items may be partly written, the state machine is not started),
  * `launching` (every item is written and `start_input` is the state machine input: the start may have been sent),
- * `started` (the run is going). While not started, `starting_until_ms` is when the invocation driving the start has
- * certainly ended; past it, a retry of the same request takes the key over (`takeOver`) and drives the start of the
- * same execution to its end: from `starting` it writes the same items again (same ids, thread and creation time) and
- * starts; from `launching` it sends the same StartExecution again (same name and input), which Step Functions answers
- * with the one execution of that name. Expires with the key (TTL); reads treat an item past it as gone, since DynamoDB
- * deletes expired items only eventually (and the twin's store never does).
+ * `started` (the run is going). While not started, one request holds a lease on the start: `lease_id`, made by the
+ * request that reserved the key or took it over, and `starting_until_ms`, when the lease ends. Every later write of
+ * its holder (`markLaunching`, `markStarted`, `handBack`, `release`) is conditional on its `lease_id`, so a holder that
+ * outlived its lease and lost the key to another request changes nothing. Past `starting_until_ms`, a retry of the same
+ * request takes the key over (`takeOver`, a new lease) and drives the start of the same execution to its end: from
+ * `starting` it writes the same items again (same ids, thread and creation time) and starts; from `launching` it sends
+ * the same StartExecution again (same name and input), which Step Functions answers with the one execution of that
+ * name. Expires with the key (TTL); reads treat an item past it as gone, since DynamoDB deletes expired items only
+ * eventually (and the twin's store never does).
  */
 export interface KeyReservation {
   execution_id: string;
   request_sha256: string;
   state: 'starting' | 'launching' | 'started';
+  /** While not started: the id of the lease on the start, and when it ends. Absent from `starting` items of the previous release. */
+  lease_id?: string;
   starting_until_ms?: number;
   /** The run's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of the previous release. */
   thread_id?: string;
@@ -32,6 +37,12 @@ export interface KeyReservation {
   expires_at: number;
 }
 
+/** A request's lease on the start of the run its key names: an id of its own, and when it ends. */
+export interface Lease {
+  id: string;
+  untilMs: number;
+}
+
 export interface NewReservation {
   projectId: string;
   key: string;
@@ -39,7 +50,7 @@ export interface NewReservation {
   requestSha256: string;
   threadId: string;
   createdAtMs: number;
-  startingUntilMs: number;
+  lease: Lease;
   expiresAtMs: number;
 }
 
@@ -54,16 +65,17 @@ export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepositor
 export function createIdempotencyRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
     /**
-     * Reserves the key for `executionId` unless a live reservation holds it (an abandoned one too: `takeOver` keeps its
-     * execution). A refused write answers what holds the key (`ALL_OLD` on the failed condition), so a repeated request
-     * costs no second read.
+     * Reserves the key for `executionId` under `lease` unless a live reservation holds it (one whose lease has passed
+     * too: `takeOver` keeps its execution). A refused write answers what holds the key (`ALL_OLD` on the failed
+     * condition), so a repeated request costs no second read.
      */
     async reserve(reservation: NewReservation, nowMs: number): Promise<ReserveOutcome> {
       const item: KeyReservation = {
         execution_id: reservation.executionId,
         request_sha256: reservation.requestSha256,
         state: 'starting',
-        starting_until_ms: reservation.startingUntilMs,
+        lease_id: reservation.lease.id,
+        starting_until_ms: reservation.lease.untilMs,
         thread_id: reservation.threadId,
         created_at_ms: reservation.createdAtMs,
         expires_at: ttlSeconds(reservation.expiresAtMs),
@@ -95,62 +107,61 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
 
     /**
      * Every item of the run is written and the state machine is about to be started with `input`: a retry that takes
-     * the key over from here sends the same start again instead of writing the items. False when the key no longer
-     * holds this execution while starting.
+     * the key over from here sends the same start again instead of writing the items. False when the key is no longer
+     * `starting` under this lease (another request took it over, or it moved on).
      */
-    async markLaunching(projectId: string, key: string, executionId: string, input: string): Promise<boolean> {
+    async markLaunching(projectId: string, key: string, executionId: string, leaseId: string, input: string): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
             UpdateExpression: 'SET #state = :launching, start_input = :input',
-            ConditionExpression: 'execution_id = :execution AND #state = :starting',
+            ConditionExpression: 'execution_id = :execution AND lease_id = :lease AND #state = :starting',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':launching': 'launching', ':starting': 'starting', ':input': input, ':execution': executionId },
-          }),
-        ),
-      );
-    },
-
-    /** The run has started: from now on the key names it for good. False when the key no longer holds this execution. */
-    async markStarted(projectId: string, key: string, executionId: string): Promise<boolean> {
-      return conditionHeld(
-        client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: itemKey(projectId, key),
-            UpdateExpression: 'SET #state = :started REMOVE starting_until_ms, start_input',
-            ConditionExpression: 'execution_id = :execution',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':started': 'started', ':execution': executionId },
+            ExpressionAttributeValues: { ':launching': 'launching', ':starting': 'starting', ':input': input, ':execution': executionId, ':lease': leaseId },
           }),
         ),
       );
     },
 
     /**
-     * Takes over a reservation whose invocation has certainly ended before it said the run started (`holder` as read:
-     * same execution, same state, `starting_until_ms` passed), until `startingUntilMs`: one retry wins, and drives the
-     * start of the same execution. False when another retry took it first, or it moved on.
+     * The run has started: from now on the key names it for good, and no lease holds it. False when the key is no
+     * longer held under this lease: another request took it over (and is finishing the same start), or marked it.
      */
-    async takeOver(
-      projectId: string,
-      key: string,
-      holder: Pick<KeyReservation, 'execution_id' | 'state'>,
-      startingUntilMs: number,
-      nowMs: number,
-    ): Promise<boolean> {
+    async markStarted(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
-            UpdateExpression: 'SET starting_until_ms = :until',
+            UpdateExpression: 'SET #state = :started REMOVE lease_id, starting_until_ms, start_input',
+            ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':started': 'started', ':execution': executionId, ':lease': leaseId },
+          }),
+        ),
+      );
+    },
+
+    /**
+     * Takes over a reservation whose lease has passed before it said the run started (`holder` as read: same execution,
+     * same state, `starting_until_ms` passed) under a new `lease`: one retry wins, and drives the start of the same
+     * execution; the request that held the previous lease can no longer write the key. False when another retry took
+     * it first, or it moved on.
+     */
+    async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, lease: Lease, nowMs: number): Promise<boolean> {
+      return conditionHeld(
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKey(projectId, key),
+            UpdateExpression: 'SET lease_id = :lease, starting_until_ms = :until',
             ConditionExpression: 'execution_id = :execution AND #state = :state AND starting_until_ms <= :nowMs AND expires_at > :now',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
-              ':until': startingUntilMs,
+              ':lease': lease.id,
+              ':until': lease.untilMs,
               ':execution': holder.execution_id,
               ':state': holder.state,
               ':nowMs': nowMs,
@@ -162,35 +173,36 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * This invocation stops driving the start without knowing whether the run started (its StartExecution failed after
-     * every item was written): the next retry may take the key over at once rather than after this invocation's
-     * deadline. False when the key no longer holds this execution unstarted.
+     * This request stops driving the start without knowing whether the run started (its StartExecution failed after
+     * every item was written): its lease ends now, so the next retry may take the key over at once. False when the key
+     * is no longer held under this lease (`started` keeps none).
      */
-    async handBack(projectId: string, key: string, executionId: string, nowMs: number): Promise<boolean> {
+    async handBack(projectId: string, key: string, executionId: string, leaseId: string, nowMs: number): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
             UpdateExpression: 'SET starting_until_ms = :nowMs',
-            ConditionExpression: 'execution_id = :execution AND #state <> :started',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':nowMs': nowMs, ':execution': executionId, ':started': 'started' },
+            ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
+            ExpressionAttributeValues: { ':nowMs': nowMs, ':execution': executionId, ':lease': leaseId },
           }),
         ),
       );
     },
 
-    /** The run was refused or could not start: the key is free for the next request, unless another already holds it. */
-    async release(projectId: string, key: string, executionId: string): Promise<boolean> {
+    /**
+     * The run was refused or could not start: the key is free for the next request. False when the key is no longer
+     * held under this lease: another request took it over (and drives the start), or it started.
+     */
+    async release(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {
       return conditionHeld(
         client.send(
           new DeleteCommand({
             TableName: tableName,
             Key: itemKey(projectId, key),
-            ConditionExpression: 'execution_id = :execution AND #state <> :started',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':execution': executionId, ':started': 'started' },
+            ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
+            ExpressionAttributeValues: { ':execution': executionId, ':lease': leaseId },
           }),
         ),
       );

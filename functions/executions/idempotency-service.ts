@@ -4,7 +4,8 @@ import { ServiceUnavailableError, UnprocessableContentError } from '#shared/erro
 import { logger } from '#shared/lambda/powertools.ts';
 import {
   IDEMPOTENCY_KEY_RETENTION_MS,
-  IDEMPOTENT_START_ABANDONED_MARGIN_MS,
+  IDEMPOTENT_START_LEASE_MARGIN_MS,
+  IDEMPOTENT_START_LEASE_MS,
   IDEMPOTENT_START_POLL_FIRST_MS,
   IDEMPOTENT_START_POLL_MAX_MS,
   IDEMPOTENT_START_WAIT_MS,
@@ -14,7 +15,7 @@ import type { ExecuteRequest } from './execute-request.ts';
 import type { ExecutionRecord } from './execution-model.ts';
 import type { StateMachineInput } from './state-machine-gateway.ts';
 import { startExecution, type PlannedRun, type StartDeps } from './execution-service.ts';
-import type { IdempotencyRepository, KeyReservation } from './idempotency-repository.ts';
+import type { IdempotencyRepository, KeyReservation, Lease } from './idempotency-repository.ts';
 import { requestFingerprint } from './request-fingerprint.ts';
 
 /*
@@ -27,12 +28,21 @@ import { requestFingerprint } from './request-fingerprint.ts';
  * The execution id (and the thread and creation time) are made before the key is reserved, so the reservation names
  * the run from its first moment and a request that finds the key never has to guess which run is meant. The
  * reservation says `started` only after the state machine has started: a request that joins never joins a run that is
- * not going to happen. A request that dies on the way (its function timed out or crashed) leaves the key naming its
- * run, in the state it reached (idempotency-repository.ts); once its invocation has certainly ended, a retry of the
- * same request takes the key over and finishes starting that same run: it writes the same items again if the start
- * was never sent, or sends the same start again (same execution name and input, which Step Functions answers with the
- * one execution of that name) if it may have been. A retry never starts a second run, and never loses the run a first
- * answer named.
+ * not going to happen.
+ *
+ * A request that dies on the way (its function timed out or crashed) leaves the key naming its run, in the state it
+ * reached (idempotency-repository.ts), and its retry is owed that run within seconds. So the key is held on a lease
+ * sized to the start (a few round trips), not to the invocation, which may last 15 minutes on the streaming route: once
+ * the lease has passed, a retry of the same request takes the key over under a lease of its own and finishes starting
+ * that same run. It writes the same items again if the start was never sent, or sends the same start again (same
+ * execution name and input, which Step Functions answers with the one execution of that name) if it may have been.
+ *
+ * Nobody can tell a dead holder from a slow one, so a slow holder stops by itself: it goes on to each step of the
+ * start (the run's items, `launching`, StartExecution, `started`) only while its lease has a margin left, so that what
+ * it sent has landed before anyone may take the key over, and every write it makes to the key names its lease, so once
+ * the key is taken over it can change nothing there. It then answers 503 and leaves the key as it is, for the request
+ * that took it over. The start both may send is the same start. A retry never starts a second run, and never loses the
+ * run a first answer named.
  */
 
 export interface StartOnceDeps extends StartDeps {
@@ -45,8 +55,23 @@ export type RequestedRun = { executionId: string; started: ExecutionRecord } | {
 export interface StartOptions {
   /** The request's `Idempotency-Key`, already validated; without one every request starts a run. */
   key: string | undefined;
-  /** When the invocation handling this request ends for certain (its deadline): a reservation it leaves behind is abandoned then. */
+  /** When the invocation handling this request ends for certain (its deadline): a lease it takes ends no later than that plus IDEMPOTENT_START_LEASE_MARGIN_MS. */
   invocationDeadlineMs: number;
+}
+
+/** This request's hold on the key while it drives the start of the key's run. */
+interface KeyHold {
+  projectId: string;
+  key: string;
+  executionId: string;
+  lease: Lease;
+  /** Set once this request has found the lease passed or taken over: it no longer touches the key or the run. */
+  lost: boolean;
+}
+
+/** Why a request stopped driving a start it held: it answers 503 and leaves the key to the one that takes it over. */
+class LeaseLost extends Error {
+  override readonly name = 'LeaseLost';
 }
 
 /**
@@ -55,8 +80,8 @@ export interface StartOptions {
  * at most IDEMPOTENT_START_WAIT_MS) until it says the run started, then join it. A first request that is refused or
  * certainly started nothing (4xx; 503 before StartExecution was sent, or when Step Functions refused it) frees the key,
  * so its retry starts anew; one whose StartExecution failed without saying whether it started (503) hands the key back
- * as it is, and its retry sends the same start again at once; one that died before saying its run started leaves the
- * key to a retry, which finishes starting that run once the dead invocation has certainly ended.
+ * as it is, and its retry sends the same start again at once; one that died, or was too slow, before saying its run
+ * started leaves the key to a retry, which finishes starting that run once its lease has passed.
  */
 export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, options: StartOptions): Promise<RequestedRun> {
   const { key } = options;
@@ -66,7 +91,10 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
   }
   const projectId = caller.projectId;
   const requestSha256 = requestFingerprint(workflowId, request);
-  const startingUntilMs = options.invocationDeadlineMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS;
+  const newLease = (): Lease => ({
+    id: randomUUID(),
+    untilMs: Math.min(deps.now() + IDEMPOTENT_START_LEASE_MS, options.invocationDeadlineMs + IDEMPOTENT_START_LEASE_MARGIN_MS),
+  });
   const giveUpAtMs = deps.now() + IDEMPOTENT_START_WAIT_MS;
   let pause = IDEMPOTENT_START_POLL_FIRST_MS;
   const waitABit = async () => {
@@ -79,11 +107,12 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
     if (!holder) {
       const now = deps.now();
       const run: PlannedRun = { executionId: randomUUID(), threadId: request.thread_id ?? randomUUID(), createdAtMs: now };
+      const lease = newLease();
       const outcome = await deps.idempotency.reserve(
-        { projectId, key, executionId: run.executionId, requestSha256, threadId: run.threadId, createdAtMs: now, startingUntilMs, expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS },
+        { projectId, key, executionId: run.executionId, requestSha256, threadId: run.threadId, createdAtMs: now, lease, expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS },
         now,
       );
-      if (outcome.reserved) return { executionId: run.executionId, started: await startReserved(deps, caller, workflowId, request, key, run) };
+      if (outcome.reserved) return startReserved(deps, caller, workflowId, request, { projectId, key, executionId: run.executionId, lease, lost: false }, run);
       // DynamoDB answers a refused write with the item that refused it; a read covers a store that did not.
       holder = outcome.existing ?? (await deps.idempotency.find(projectId, key, deps.now()));
       if (!holder) {
@@ -95,10 +124,13 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
     }
     assertSameRequest(holder, requestSha256);
     if (holder.state === 'started') return { executionId: holder.execution_id };
-    if (isAbandoned(holder, deps.now()) && (await deps.idempotency.takeOver(projectId, key, holder, startingUntilMs, deps.now()))) {
-      return finishStart(deps, caller, workflowId, request, key, holder);
+    if (leasePassed(holder, deps.now())) {
+      const lease = newLease();
+      if (await deps.idempotency.takeOver(projectId, key, holder, lease, deps.now())) {
+        return finishStart(deps, caller, workflowId, request, { projectId, key, executionId: holder.execution_id, lease, lost: false }, holder);
+      }
     }
-    // Still starting, or taken over by another retry (which is finishing the start): look again after a pause.
+    // Still starting under a live lease, or taken over by another retry (which is finishing the start): look again after a pause.
     await waitABit();
     holder = await deps.idempotency.find(projectId, key, deps.now());
   }
@@ -108,19 +140,21 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
  * Starts the reserved run. A start that certainly started nothing frees the key again, and only once the key is free are
  * its items taken back: a key that could not be freed keeps them for the retry that finishes the start. A StartExecution
  * that failed without proving it started nothing (its answer may be what was lost, while the run goes on) keeps the key
- * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists.
+ * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists. A
+ * request that lost its lease on the way stops there and leaves the key, and the items, to the one that took it over.
  */
-async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, run: PlannedRun): Promise<ExecutionRecord> {
-  const projectId = caller.projectId;
+async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, hold: KeyHold, run: PlannedRun): Promise<RequestedRun> {
+  const { projectId, key, executionId, lease } = hold;
   let released: Promise<boolean> | undefined;
   let handedBack = false;
-  // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until this
-  // invocation's deadline has passed, so the release may fail quietly.
+  // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until the
+  // lease has passed, so the release may fail quietly. A key no longer held under this lease was taken over: the run's
+  // items are the start of whoever holds it now, and stay.
   const release = () =>
-    (released ??= deps.idempotency.release(projectId, key, run.executionId).then(
-      () => true,
+    (released ??= deps.idempotency.release(projectId, key, executionId, lease.id).then(
+      (freed) => freed,
       (releaseError: unknown) => {
-        logger.error('could not free the Idempotency-Key of a run that did not start', { executionId: run.executionId, error: releaseError as Error });
+        logger.error('could not free the Idempotency-Key of a run that did not start', { executionId, error: releaseError as Error });
         return false;
       },
     ));
@@ -128,52 +162,55 @@ async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: st
   try {
     started = await startExecution(deps, caller, workflowId, request, {
       ...run,
+      writing: () => stillHeld(deps, hold),
       launching: async (input) => {
-        if (!(await deps.idempotency.markLaunching(projectId, key, run.executionId, JSON.stringify(input)))) {
-          throw new Error(`The Idempotency-Key no longer names execution ${run.executionId}`);
+        stillHeld(deps, hold);
+        if (!(await deps.idempotency.markLaunching(projectId, key, executionId, lease.id, JSON.stringify(input)))) {
+          hold.lost = true;
+          throw new LeaseLost(`The Idempotency-Key of execution ${executionId} is no longer starting under this request's lease`);
         }
+        stillHeld(deps, hold);
       },
       unstarted: async (mayHaveStarted) => {
+        if (hold.lost) return false;
         if (!mayHaveStarted) return release();
         handedBack = true;
-        await handBack(deps, projectId, key, run.executionId);
+        await handBack(deps, hold);
         return false;
       },
     });
   } catch (error) {
+    if (hold.lost) throw error instanceof LeaseLost ? unavailable(error) : error;
     if (!handedBack) await release();
     throw error;
   }
-  await markStarted(deps, projectId, key, run.executionId);
-  return started;
+  return markStarted(deps, hold, started);
 }
 
 /**
- * Finishes the start of the run `holder` names, whose invocation died before the run was marked started (this request
+ * Finishes the start of the run `holder` names, whose lease passed before the run was marked started (this request
  * has just taken the key over). `launching`: every item is written, and the start may have been sent, so the same start
  * is sent again and the one execution of that name is the run. `starting`: the start was never sent, so nothing has
  * read the items; they are written again as the first attempt wrote them (or would have), and the run starts.
  */
-async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, key: string, holder: KeyReservation): Promise<RequestedRun> {
-  const projectId = caller.projectId;
-  const executionId = holder.execution_id;
-  logger.warn('finishing the start of a run whose first request ended before it was marked started', { executionId, state: holder.state });
+async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, hold: KeyHold, holder: KeyReservation): Promise<RequestedRun> {
+  const { executionId } = hold;
+  logger.warn('finishing the start of a run whose lease passed before it was marked started', { executionId, state: holder.state });
   if (holder.state === 'launching' && holder.start_input !== undefined) {
     try {
+      stillHeld(deps, hold);
       await deps.stateMachine.start(executionId, JSON.parse(holder.start_input) as StateMachineInput);
     } catch (error) {
       // Whether the first attempt's start went through is still unknown: the next retry tries again, at once.
-      await handBack(deps, projectId, key, executionId);
+      if (!hold.lost) await handBack(deps, hold);
       throw unavailable(error);
     }
-    await markStarted(deps, projectId, key, executionId);
-    return { executionId };
+    return markStarted(deps, hold);
   }
   const record = await deps.executions.get(executionId, true);
   if (record && record.status !== 'queued') {
     // Only a key reserved by the previous release (which had no `launching`) can name a run that went on: it is the run.
-    await markStarted(deps, projectId, key, executionId);
-    return { executionId };
+    return markStarted(deps, hold);
   }
   const run: PlannedRun = {
     executionId,
@@ -181,33 +218,51 @@ async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: stri
     createdAtMs: holder.created_at_ms ?? (record ? Date.parse(record.created_at) : deps.now()),
     again: true,
   };
-  return { executionId, started: await startReserved(deps, caller, workflowId, request, key, run) };
+  return startReserved(deps, caller, workflowId, request, hold, run);
+}
+
+/**
+ * Goes on only while this request's lease leaves its margin: past that, another request may take the key over once what
+ * this one sent has landed, and it stops (LeaseLost: 503, the key left as it is).
+ */
+function stillHeld(deps: StartOnceDeps, hold: KeyHold): void {
+  if (!hold.lost && deps.now() < hold.lease.untilMs - IDEMPOTENT_START_LEASE_MARGIN_MS) return;
+  hold.lost = true;
+  throw new LeaseLost(`The lease on the Idempotency-Key of execution ${hold.executionId} has passed`);
 }
 
 /**
  * This request stops driving the start without knowing whether the run started: the key keeps naming it (and its items
- * stay), and the next retry may take it over at once. A key that cannot be handed back waits for this invocation's
- * deadline instead, so the failure is only logged.
+ * stay), and the next retry may take it over at once. A key that cannot be handed back waits for the lease to pass
+ * instead, so the failure is only logged.
  */
-async function handBack(deps: StartOnceDeps, projectId: string, key: string, executionId: string): Promise<void> {
+async function handBack(deps: StartOnceDeps, hold: KeyHold): Promise<void> {
+  const { executionId } = hold;
   await deps.idempotency
-    .handBack(projectId, key, executionId, deps.now())
+    .handBack(hold.projectId, hold.key, executionId, hold.lease.id, deps.now())
     .catch((handBackError: unknown) => logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }));
 }
 
 /**
  * The run is going: the caller gets it whatever happens here. A key left unmarked keeps repeated requests waiting until
- * this invocation's deadline, when one of them sends the same start again (no second run), which is why it is logged.
+ * the lease has passed, when one of them sends the same start again (no second run), which is why it is logged. A key
+ * taken over meanwhile (this request outlived its lease while its start was on the way) names this same run, which
+ * the request that took it over is finishing: this request answers it as a joined run.
  */
-async function markStarted(deps: StartOnceDeps, projectId: string, key: string, executionId: string): Promise<void> {
-  const marked = await deps.idempotency.markStarted(projectId, key, executionId).catch((markError: unknown) => {
+async function markStarted(deps: StartOnceDeps, hold: KeyHold, started?: ExecutionRecord): Promise<RequestedRun> {
+  const { executionId } = hold;
+  const marked = await deps.idempotency.markStarted(hold.projectId, hold.key, executionId, hold.lease.id).catch((markError: unknown) => {
     logger.error('could not mark the Idempotency-Key of a started run', { executionId, error: markError as Error });
-    return true;
+    return undefined;
   });
-  if (!marked) logger.error('the Idempotency-Key of a started run names another execution', { executionId });
+  if (marked === false) {
+    logger.warn('the Idempotency-Key of a started run was taken over before it was marked started', { executionId });
+    return { executionId };
+  }
+  return started ? { executionId, started } : { executionId };
 }
 
-const isAbandoned = (holder: KeyReservation, nowMs: number) => holder.state !== 'started' && (holder.starting_until_ms ?? 0) <= nowMs;
+const leasePassed = (holder: KeyReservation, nowMs: number) => holder.state !== 'started' && (holder.starting_until_ms ?? 0) <= nowMs;
 
 function assertSameRequest(holder: KeyReservation, requestSha256: string): void {
   if (holder.request_sha256 === requestSha256) return;

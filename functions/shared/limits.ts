@@ -112,17 +112,31 @@ export const IDEMPOTENCY_KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_IDEMPO
 export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * HOUR_MS;
 /**
  * A repeated request waits this long for the first request with its key to start the run (normally a few round
- * trips), reading the key with pauses growing by half from FIRST to MAX; past it the answer is 503 (retry later).
+ * trips), reading the key with pauses growing by half from FIRST to MAX; past it the answer is 503 (retry later). It
+ * outlasts IDEMPOTENT_START_LEASE_MS, so a request that finds the key held waits until its start is done or its lease has
+ * passed, and then finishes that start itself (normally well under a second).
  */
 export const IDEMPOTENT_START_WAIT_MS = 20 * SECOND_MS;
 export const IDEMPOTENT_START_POLL_FIRST_MS = 20;
 export const IDEMPOTENT_START_POLL_MAX_MS = 500;
 /**
- * A key whose first request never said its run started is taken over once that request's invocation has certainly
- * ended (its deadline) plus this margin, for a call it sent just before the end to land: Lambda stops an invocation at
- * its timeout, so nothing of it can start a run later.
+ * The lease on an Idempotency-Key for the start of its run (`starting_until_ms` on the key): past it, a retry of the same
+ * request takes the key over and finishes that start. It is sized to the start, not to the invocation (up to 15 minutes
+ * on the streaming route), so a retry after a crash gets its run within seconds. Its holder drives the start for the
+ * first 10 s of it (the rest is IDEMPOTENT_START_LEASE_MARGIN_MS): the start is five round trips one after another (the
+ * publication read, the run's writes side by side, `launching`, StartExecution, `started`), tens of milliseconds each;
+ * the clients make 3 attempts in the standard retry mode (hot-path.ts), and a call throttled on all three waits at most
+ * about 3 s between them (full jitter under a 1 s base, doubled), so 10 s hold three such calls. A start slower than that
+ * (connections timing out, 3 s an attempt) stops with 503, the key left as it is, and its retry finishes it.
  */
-export const IDEMPOTENT_START_ABANDONED_MARGIN_MS = 10 * SECOND_MS;
+export const IDEMPOTENT_START_LEASE_MS = 15 * SECOND_MS;
+/**
+ * The end of the lease its holder keeps clear: it sends nothing for the start in it, so a call it sent just before has
+ * landed (one round trip, or a throttled call's attempts and their backoff, about 3 s) before another request can take
+ * the key over and write the same run again. The lease also never ends later than its invocation's deadline plus this
+ * margin: Lambda stops an invocation at its timeout, so nothing of it is sent after that.
+ */
+export const IDEMPOTENT_START_LEASE_MARGIN_MS = 5 * SECOND_MS;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */

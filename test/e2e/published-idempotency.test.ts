@@ -189,7 +189,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
 
 /**
  * A first request that dies on the way (its function times out or is killed) leaves its key as it was at that moment.
- * These tests put a key in the state such a request leaves, its invocation's deadline passed, and retry.
+ * These tests put a key in the state such a request leaves, its lease on the start passed, and retry.
  */
 describe('a retry after the first request died before marking its key started', () => {
   const PROJECT = 'default';
@@ -205,7 +205,7 @@ describe('a retry after the first request died before marking its key started', 
     const executionId = first.body.execution_id as string;
     // What the first request left: every item written, StartExecution sent, the key never marked started.
     const { state: _state, ...item } = (await readKey('died-after-start'))!;
-    await rewriteKey('died-after-start', { ...item, state: 'launching', start_input: startInputOf(executionId), starting_until_ms: Date.now() - 1 });
+    await rewriteKey('died-after-start', { ...item, state: 'launching', start_input: startInputOf(executionId), lease_id: 'lease-of-the-dead-request', starting_until_ms: Date.now() - 1 });
 
     const retried = await execute('echo', body, 'died-after-start');
     const streamed = await stream('echo', body, 'died-after-start');
@@ -247,6 +247,7 @@ describe('a retry after the first request died before marking its key started', 
       execution_id: executionId,
       request_sha256: requestFingerprint('echo', parsed.data),
       state: 'starting',
+      lease_id: 'lease-of-the-dead-request',
       starting_until_ms: Date.now() - 1,
       thread_id: 'thread-of-the-dead-request',
       created_at_ms: createdAtMs,

@@ -4,14 +4,15 @@ import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service.ts';
 import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { NotFoundError, ServiceUnavailableError, UnprocessableContentError } from '#shared/errors.ts';
-import { IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_START_ABANDONED_MARGIN_MS, IDEMPOTENT_START_WAIT_MS } from '#shared/limits.ts';
+import { IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_START_LEASE_MARGIN_MS, IDEMPOTENT_START_LEASE_MS, IDEMPOTENT_START_WAIT_MS } from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
 import { awsError, type Faults } from '../support/fakes/faults.ts';
 import { InMemoryIdempotencyRepository } from '../support/fakes/idempotency-repository.ts';
 import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 const KEY = 'order-1234';
-const INVOCATION_MS = 60_000;
+/** The streaming route's Lambda timeout: a key's lease has nothing to do with how long its invocation may last. */
+const INVOCATION_MS = 15 * 60_000;
 const request = (message = 'hi'): ExecuteRequest => ({ input: { message }, user_id: 'user-1', overrides: {} });
 
 function setup() {
@@ -24,7 +25,7 @@ function setup() {
     env.clock.advance(ms);
   };
   const deps: StartOnceDeps = { ...env.start, sleep, idempotency };
-  // Each request runs in an invocation of its own, which Lambda ends a minute after it began.
+  // Each request runs in an invocation of its own, which Lambda ends 15 minutes after it began.
   const start = (options: { key?: string; body?: ExecuteRequest; workflowId?: string; project?: string } = {}) =>
     startOrJoin(deps, { projectId: options.project ?? PROJECT }, options.workflowId ?? 'echo', options.body ?? request(), {
       key: 'key' in options ? options.key : KEY,
@@ -140,31 +141,36 @@ describe('startOrJoin', () => {
     },
   );
 
-  it('finishes starting the run a key names when its first request died before writing anything, once that invocation has certainly ended', async () => {
+  it('finishes starting the run a key names when its first request died before writing anything, once its lease has passed', async () => {
     const env = setup();
-    const diedAtMs = env.clock.now() + 2000;
+    const reservedAtMs = env.clock.now() - 12_000;
+    const leaseUntilMs = reservedAtMs + IDEMPOTENT_START_LEASE_MS;
     env.idempotency.seed(PROJECT, KEY, {
       execution_id: 'never-started',
       request_sha256: requestFingerprint('echo', request()),
       state: 'starting',
-      starting_until_ms: diedAtMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS,
+      lease_id: 'lease-of-the-first',
+      starting_until_ms: leaseUntilMs,
       thread_id: 'thread-of-the-first',
-      created_at_ms: diedAtMs - 3000,
+      created_at_ms: reservedAtMs,
       expires_at: ttlSeconds(env.clock.now() + IDEMPOTENCY_KEY_RETENTION_MS),
     });
 
     const run = await env.start();
 
-    expect(env.clock.now()).toBeGreaterThanOrEqual(diedAtMs + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    expect(env.clock.now()).toBeGreaterThanOrEqual(leaseUntilMs);
+    expect(env.clock.now()).toBeLessThan(leaseUntilMs + 1000);
     expect(run.executionId).toBe('never-started');
-    expect(run.started).toMatchObject({ execution_id: 'never-started', thread_id: 'thread-of-the-first', created_at: new Date(diedAtMs - 3000).toISOString() });
+    expect(run.started).toMatchObject({ execution_id: 'never-started', thread_id: 'thread-of-the-first', created_at: new Date(reservedAtMs).toISOString() });
     expect(env.stateMachine.startedNames()).toEqual(['never-started']);
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: 'never-started', state: 'started' });
   });
 
-  it('answers 503 when the first request is still starting its run after the wait, and starts nothing', async () => {
+  it('answers 503 when the key is still held for its start after the wait, and starts nothing', async () => {
     const env = setup();
     const startedAt = env.clock.now();
+    // A hold longer than the wait: a lease is never that long, but an item of the previous release held its key until
+    // its invocation's deadline.
     env.idempotency.seed(PROJECT, KEY, {
       execution_id: 'slow-start',
       request_sha256: requestFingerprint('echo', request()),
@@ -235,14 +241,14 @@ describe('a retry after the first request died before its key said started', () 
     const executionId = keyRun(env);
     const startedBefore = env.stateMachine.startedNames();
 
-    // Until the dead invocation has certainly ended, nobody can tell it from a slow one: a retry waits, then 503.
-    const early = await env.start({ body }).catch((caught: unknown) => caught);
-    expect(early).toBeInstanceOf(ServiceUnavailableError);
-    expect(env.stateMachine.startedNames()).toEqual(startedBefore);
-
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    // Until the lease has passed, nobody can tell the dead request from a slow one: a retry sent at once waits for the
+    // lease to pass (within its wait, not until the dead invocation's deadline), then finishes the same start.
+    const sentAt = env.clock.now();
     const retried = await env.start({ body });
 
+    expect(env.clock.now() - sentAt).toBeGreaterThanOrEqual(IDEMPOTENT_START_LEASE_MS);
+    expect(env.clock.now() - sentAt).toBeLessThan(IDEMPOTENT_START_WAIT_MS);
+    expect(startedBefore.every((name) => name === executionId)).toBe(true);
     expect(retried.executionId).toBe(executionId);
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
     expect([...env.executions.items.keys()]).toEqual([executionId]);
@@ -256,13 +262,32 @@ describe('a retry after the first request died before its key said started', () 
     expect(new Set(turns.map((turn) => `${turn.at}#${turn.execution_id}#${turn.sequence}`))).toEqual(new Set([`${record.created_at}#${executionId}#1`]));
   });
 
+  it.each(CRASH_POINTS)('gives a retry sent just after the lease the one run at once when the first request died $point', async ({ at }) => {
+    const env = setup();
+    const crashed = at(env);
+    void env.start();
+    await crashed;
+    const executionId = keyRun(env);
+
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
+    const sentAt = env.clock.now();
+    const retried = await env.start();
+
+    // At once: no pause, where the dead invocation's deadline was 15 minutes away.
+    expect(env.clock.now()).toBe(sentAt);
+    expect(retried.executionId).toBe(executionId);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect([...env.executions.items.keys()]).toEqual([executionId]);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
   it('keeps the run a first answer named when its key could not be marked started', async () => {
     const env = setup();
     env.idempotency.faults.failNext('markStarted', awsError('ProvisionedThroughputExceededException'));
     const first = await env.start();
     expect(first.started).toBeDefined();
 
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
     const retried = await env.start();
 
     expect(retried).toEqual({ executionId: first.executionId });
@@ -283,7 +308,7 @@ describe('a retry after the first request died before its key said started', () 
     await env.executions.transition(executionId, ['queued'], { status: 'running', total_steps: 2 });
     await env.userState.writeMemory(PROJECT, 'user-1', { plan: 'platinum' });
 
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
     const retried = await env.start({ body });
 
     expect(retried).toEqual({ executionId });
@@ -301,7 +326,7 @@ describe('a retry after the first request died before its key said started', () 
     await crashed;
     const executionId = keyRun(env);
 
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
     const retries = await Promise.all(Array.from({ length: 4 }, () => env.start()));
 
     expect(retries.map((run) => run.executionId)).toEqual(Array.from({ length: 4 }, () => executionId));
@@ -316,7 +341,7 @@ describe('a retry after the first request died before its key said started', () 
     void env.start();
     await crashed;
 
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
     const error = await env.start({ body: request('something else') }).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(UnprocessableContentError);
@@ -330,7 +355,7 @@ describe('a retry after the first request died before its key said started', () 
     void env.start();
     await crashed;
     const executionId = keyRun(env);
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
 
     env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
     const refused = await env.start().catch((caught: unknown) => caught);
@@ -354,7 +379,7 @@ describe('a retry after the first request died before its key said started', () 
     expect(record.status).toBe('queued');
     expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
 
-    env.clock.advance(INVOCATION_MS + IDEMPOTENT_START_ABANDONED_MARGIN_MS);
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
     const retried = await env.start();
 
     expect(retried).toEqual({ executionId });
@@ -377,6 +402,179 @@ describe('a retry after the first request died before its key said started', () 
 
     expect(retried).toEqual({ executionId: first.executionId });
     expect(env.stateMachine.startedNames()).toEqual([first.executionId]);
+  });
+});
+
+/**
+ * Holds the next call of `method` where a slow request would be stuck, until `resume()`, then lets it go on or fail with
+ * `error`; `reached` settles when it gets there.
+ */
+function holdAt<Method extends string>(faults: Faults<Method>, method: Method, error?: Error) {
+  let resume!: () => void;
+  const released = new Promise<void>((resolve) => (resume = resolve));
+  const reached = new Promise<void>((arrived) => {
+    faults.beforeNext(method, async () => {
+      arrived();
+      await released;
+      if (error) throw error;
+    });
+  });
+  return { reached, resume };
+}
+
+/** What a request answered, or the error it was answered with. */
+const settled = <T>(answer: Promise<T>) => answer.catch((caught: unknown) => caught);
+
+/**
+ * A first request that is alive but slow: it outlives its lease, a retry takes the key over and finishes the start,
+ * and then the slow one goes on. It must change nothing of the key, start nothing more, and answer only the key's run.
+ */
+describe('a request that outlives its lease on the key', () => {
+  it('stops before writing the run when its lease passed on the way, leaving the key to its retry', async () => {
+    const env = setup();
+    // The publication read takes the whole lease.
+    env.publications.faults.beforeNext('getWorkflow', () => env.clock.advance(IDEMPOTENT_START_LEASE_MS));
+
+    const slow = await settled(env.start());
+
+    expect(slow).toBeInstanceOf(ServiceUnavailableError);
+    const executionId = keyRun(env);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'starting' });
+    expect(env.idempotency.faults.count('release')).toBe(0);
+    expect(env.executions.items.size).toBe(0);
+    expect(env.runs.contexts.size).toBe(0);
+
+    const sentAt = env.clock.now();
+    const retried = await env.start();
+    expect(env.clock.now()).toBe(sentAt);
+    expect(retried.executionId).toBe(executionId);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+  });
+
+  it('stops before StartExecution when its lease leaves no margin once the run is written', async () => {
+    const env = setup();
+    // The `launching` write comes back with less of the lease left than its margin.
+    env.idempotency.faults.beforeNext('markLaunching', () => env.clock.advance(IDEMPOTENT_START_LEASE_MS - IDEMPOTENT_START_LEASE_MARGIN_MS));
+
+    const slow = await settled(env.start());
+
+    expect(slow).toBeInstanceOf(ServiceUnavailableError);
+    const executionId = keyRun(env);
+    expect(env.stateMachine.faults.count('start')).toBe(0);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching' });
+    expect(env.executions.items.get(executionId)?.record.status).toBe('queued');
+
+    env.clock.advance(IDEMPOTENT_START_LEASE_MARGIN_MS);
+    const retried = await env.start();
+    expect(retried).toEqual({ executionId });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+  });
+
+  it('is refused `launching` once a retry has taken the key over, and starts nothing; the retry starts the one run', async () => {
+    const env = setup();
+    const slowMark = holdAt(env.idempotency.faults, 'markLaunching');
+    const slow = settled(env.start());
+    await slowMark.reached;
+    const executionId = keyRun(env);
+
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
+    const retryMark = holdAt(env.idempotency.faults, 'markLaunching');
+    const retry = env.start();
+    await retryMark.reached;
+    // The retry holds the key under its own lease, still `starting`, and has written the run again: the slow one's
+    // `launching` is refused by the lease alone.
+    const takenOver = structuredClone(env.idempotency.held(PROJECT, KEY)!);
+    expect(takenOver).toMatchObject({ execution_id: executionId, state: 'starting' });
+    slowMark.resume();
+
+    expect(await slow).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.idempotency.held(PROJECT, KEY)).toEqual(takenOver);
+    expect(env.idempotency.faults.count('release')).toBe(0);
+    expect(env.stateMachine.faults.count('start')).toBe(0);
+    expect(env.executions.items.get(executionId)?.record.status).toBe('queued');
+
+    retryMark.resume();
+    const retried = await retry;
+
+    expect(retried.executionId).toBe(executionId);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.stateMachine.faults.count('start')).toBe(1);
+    expect([...env.executions.items.keys()]).toEqual([executionId]);
+    expect(env.events.logs.get(executionId)?.map((batch) => batch.firstId)).toEqual([1]);
+    const record = env.executions.items.get(executionId)!.record;
+    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
+  it('is refused `started` once a retry has taken the key over, and answers the same run, the one execution', async () => {
+    const env = setup();
+    const slowStart = holdAt(env.stateMachine.faults, 'start');
+    const slow = settled(env.start());
+    await slowStart.reached;
+    const executionId = keyRun(env);
+    const input = JSON.parse(env.idempotency.held(PROJECT, KEY)!.start_input!) as unknown;
+
+    // The retry takes the key over from `launching` and sends the same start; it is held before its own mark.
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
+    const retryMark = holdAt(env.idempotency.faults, 'markStarted');
+    const retry = env.start();
+    await retryMark.reached;
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    const takenOver = structuredClone(env.idempotency.held(PROJECT, KEY)!);
+    slowStart.resume();
+
+    // The slow one's start is the same start (Step Functions answers it with the execution of that name); its mark is
+    // refused by the lease alone, and it answers the key's run as a joined one.
+    expect(await slow).toEqual({ executionId });
+    expect(env.idempotency.held(PROJECT, KEY)).toEqual(takenOver);
+    retryMark.resume();
+    expect(await retry).toEqual({ executionId });
+
+    expect(env.stateMachine.faults.count('start')).toBe(2);
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.stateMachine.executions.get(executionId)!.input).toEqual(input);
+    expect([...env.executions.items.keys()]).toEqual([executionId]);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
+  it.each([
+    { failure: 'refused (it would free the key)', error: () => awsError('ExecutionLimitExceeded') },
+    { failure: 'unclear (it would hand the key back)', error: () => awsError('TimeoutError') },
+  ])('leaves a key taken over as it is when its StartExecution comes back $failure', async ({ error }) => {
+    const env = setup();
+    const slowStart = holdAt(env.stateMachine.faults, 'start', error());
+    const slow = settled(env.start());
+    await slowStart.reached;
+    const executionId = keyRun(env);
+
+    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
+    const retryMark = holdAt(env.idempotency.faults, 'markStarted');
+    const retry = env.start();
+    await retryMark.reached;
+    const takenOver = structuredClone(env.idempotency.held(PROJECT, KEY)!);
+    expect(takenOver).toMatchObject({ execution_id: executionId, state: 'launching' });
+    slowStart.resume();
+
+    expect(await slow).toBeInstanceOf(ServiceUnavailableError);
+    // Neither freed nor handed back, and the run's items are not taken back: the run is going.
+    expect(env.idempotency.held(PROJECT, KEY)).toEqual(takenOver);
+    const record = env.executions.items.get(executionId)!.record;
+    expect(record.status).toBe('queued');
+    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+
+    retryMark.resume();
+    expect(await retry).toEqual({ executionId });
+    expect(env.stateMachine.startedNames()).toEqual([executionId]);
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+  });
+
+  it('never holds a key past its invocation deadline and the margin', async () => {
+    const env = setup();
+    const crashed = crashAt(env.stateMachine.faults, 'start');
+    void startOrJoin(env.deps, { projectId: PROJECT }, 'echo', request(), { key: KEY, invocationDeadlineMs: env.clock.now() + 1000 });
+    await crashed;
+
+    expect(env.idempotency.held(PROJECT, KEY)!.starting_until_ms).toBe(env.clock.now() + 1000 + IDEMPOTENT_START_LEASE_MARGIN_MS);
   });
 });
 

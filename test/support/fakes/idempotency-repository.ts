@@ -1,13 +1,13 @@
-import type { IdempotencyRepository, KeyReservation, NewReservation, ReserveOutcome } from '#executions/idempotency-repository.ts';
+import type { IdempotencyRepository, KeyReservation, Lease, NewReservation, ReserveOutcome } from '#executions/idempotency-repository.ts';
 import { epochSeconds, ttlSeconds } from '#shared/time.ts';
 import { Faults } from './faults.ts';
 
 /**
  * Idempotency-Key reservations in memory, with the repository's conditions: `reserve` wins on a missing key or an
  * expired one, and otherwise answers what holds the key; `find` leaves out expired items (as the store keeps them until
- * TTL deletes them); `takeOver` wins only on the execution and state read, once `starting_until_ms` has passed;
- * `markLaunching`, `markStarted`, `handBack` and `release` apply only to the execution named (and the states each
- * allows).
+ * TTL deletes them); `takeOver` wins only on the execution and state read, once `starting_until_ms` has passed, and puts
+ * its lease in; `markLaunching` (from `starting` only), `markStarted`, `handBack` and `release` apply only to the
+ * execution named under the lease named.
  */
 export class InMemoryIdempotencyRepository implements IdempotencyRepository {
   readonly items = new Map<string, KeyReservation>();
@@ -22,7 +22,8 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
       execution_id: reservation.executionId,
       request_sha256: reservation.requestSha256,
       state: 'starting',
-      starting_until_ms: reservation.startingUntilMs,
+      lease_id: reservation.lease.id,
+      starting_until_ms: reservation.lease.untilMs,
       thread_id: reservation.threadId,
       created_at_ms: reservation.createdAtMs,
       expires_at: ttlSeconds(reservation.expiresAtMs),
@@ -36,48 +37,48 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     return held && held.expires_at > epochSeconds(nowMs) ? structuredClone(held) : undefined;
   }
 
-  async markLaunching(projectId: string, key: string, executionId: string, input: string): Promise<boolean> {
+  async markLaunching(projectId: string, key: string, executionId: string, leaseId: string, input: string): Promise<boolean> {
     await this.faults.enter('markLaunching');
-    const held = this.items.get(itemId(projectId, key));
-    if (held?.execution_id !== executionId || held.state !== 'starting') return false;
+    const held = this.heldUnder(projectId, key, executionId, leaseId);
+    if (held?.state !== 'starting') return false;
     held.state = 'launching';
     held.start_input = input;
     return true;
   }
 
-  async markStarted(projectId: string, key: string, executionId: string): Promise<boolean> {
+  async markStarted(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {
     await this.faults.enter('markStarted');
-    const held = this.items.get(itemId(projectId, key));
-    if (held?.execution_id !== executionId) return false;
+    const held = this.heldUnder(projectId, key, executionId, leaseId);
+    if (!held) return false;
     held.state = 'started';
+    delete held.lease_id;
     delete held.starting_until_ms;
     delete held.start_input;
     return true;
   }
 
-  async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, startingUntilMs: number, nowMs: number): Promise<boolean> {
+  async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, lease: Lease, nowMs: number): Promise<boolean> {
     await this.faults.enter('takeOver');
     const held = this.items.get(itemId(projectId, key));
     if (!held || held.execution_id !== holder.execution_id || held.state !== holder.state) return false;
     if (held.starting_until_ms === undefined || held.starting_until_ms > nowMs || held.expires_at <= epochSeconds(nowMs)) return false;
-    held.starting_until_ms = startingUntilMs;
+    held.lease_id = lease.id;
+    held.starting_until_ms = lease.untilMs;
     return true;
   }
 
-  async handBack(projectId: string, key: string, executionId: string, nowMs: number): Promise<boolean> {
+  async handBack(projectId: string, key: string, executionId: string, leaseId: string, nowMs: number): Promise<boolean> {
     await this.faults.enter('handBack');
-    const held = this.items.get(itemId(projectId, key));
-    if (held?.execution_id !== executionId || held.state === 'started') return false;
+    const held = this.heldUnder(projectId, key, executionId, leaseId);
+    if (!held) return false;
     held.starting_until_ms = nowMs;
     return true;
   }
 
-  async release(projectId: string, key: string, executionId: string): Promise<boolean> {
+  async release(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {
     await this.faults.enter('release');
-    const id = itemId(projectId, key);
-    const held = this.items.get(id);
-    if (held?.execution_id !== executionId || held.state === 'started') return false;
-    this.items.delete(id);
+    if (!this.heldUnder(projectId, key, executionId, leaseId)) return false;
+    this.items.delete(itemId(projectId, key));
     return true;
   }
 
@@ -89,6 +90,12 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
   /** Test helper: puts a reservation as a request would have left it (no checks). */
   seed(projectId: string, key: string, reservation: KeyReservation): void {
     this.items.set(itemId(projectId, key), structuredClone(reservation));
+  }
+
+  /** The item, when it holds `executionId` under `leaseId` (`started` holds none). */
+  private heldUnder(projectId: string, key: string, executionId: string, leaseId: string): KeyReservation | undefined {
+    const held = this.items.get(itemId(projectId, key));
+    return held?.execution_id === executionId && held.lease_id === leaseId ? held : undefined;
   }
 }
 
