@@ -1,0 +1,101 @@
+/**
+ * A well-behaved client of both APIs, as the specs ask callers to be: a 429, a 5xx, a 408 or a dropped connection is
+ * sent again, the same request (same external_id, same Idempotency-Key), after `Retry-After` seconds (a short pause when
+ * the answer names none), up to MAX_ATTEMPTS times. Every answer, refusals included, goes into the ledger, where the
+ * invariants look for what must never be answered.
+ */
+
+/** One answer as the ledger keeps it: enough to judge its shape, never the whole body of a success. */
+export interface Answer {
+  label: string;
+  status: number;
+  retryAfter: string | undefined;
+  contentType: string | undefined;
+  /** The body of a refusal (status >= 400), for its shape; empty for successes. */
+  refusalBody: string;
+  ms: number;
+}
+
+export interface Ledger {
+  answers: Answer[];
+  /** Requests sent again after a refusal or a dropped connection. */
+  retries: number;
+  /** Connections that failed without an answer (reset, refused, cut). */
+  dropped: number;
+}
+
+export const newLedger = (): Ledger => ({ answers: [], retries: 0, dropped: 0 });
+
+/** Enough to outlast a burst of injected faults at the rates the chaos suite uses (each try fails with p ≤ 0.2). */
+const MAX_ATTEMPTS = 10;
+/** Without Retry-After (a dropped connection), the client waits this long, doubling, as the webhook spec suggests. */
+const FIRST_PAUSE_MS = 100;
+const MAX_PAUSE_MS = 2_000;
+/** A Retry-After is honoured up to this long; the product sends 1 s, the link's rate limit up to a minute. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+export interface Sent {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+export interface RetryingClient {
+  ledger: Ledger;
+  /** Sends the request until it is answered with a status not worth retrying, or attempts run out (then the last answer). */
+  send(label: string, url: string, init: RequestInit): Promise<Sent | undefined>;
+  /** One answer, recorded, with no retry (a stream's first answer is read by its caller). */
+  record(label: string, status: number, headers: Headers, text: string, startedAt: number): void;
+  sleep(ms: number): Promise<void>;
+  /** Waits as the answer asks before the next attempt. */
+  pauseAfter(headers: Headers | undefined, attempt: number): Promise<void>;
+}
+
+export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingClient {
+  const ledger = newLedger();
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const record = (label: string, status: number, headers: Headers, text: string, startedAt: number) => {
+    const answer: Answer = {
+      label,
+      status,
+      retryAfter: headers.get('retry-after') ?? undefined,
+      contentType: headers.get('content-type') ?? undefined,
+      refusalBody: status >= 400 ? text.slice(0, 2_000) : '',
+      ms: performance.now() - startedAt,
+    };
+    ledger.answers.push(answer);
+    onAnswer?.(answer);
+  };
+  const pauseAfter = async (headers: Headers | undefined, attempt: number) => {
+    const seconds = Number(headers?.get('retry-after'));
+    const pause = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : Math.min(FIRST_PAUSE_MS * 2 ** attempt, MAX_PAUSE_MS);
+    await sleep(pause);
+  };
+  return {
+    ledger,
+    record,
+    sleep,
+    pauseAfter,
+    async send(label, url, init) {
+      let last: Sent | undefined;
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        if (attempt > 0) ledger.retries += 1;
+        const startedAt = performance.now();
+        try {
+          const response = await fetch(url, init);
+          const text = await response.text();
+          record(label, response.status, response.headers, text, startedAt);
+          last = { status: response.status, headers: response.headers, text };
+          if (!RETRIED_STATUSES.has(response.status)) return last;
+          await pauseAfter(response.headers, attempt);
+        } catch {
+          ledger.dropped += 1;
+          await pauseAfter(undefined, attempt);
+        }
+      }
+      return last;
+    },
+  };
+}
