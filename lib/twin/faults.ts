@@ -38,8 +38,11 @@ export interface InjectedFault {
 
 export type FaultListener = (fault: InjectedFault) => void;
 
-/** mulberry32: small, fast, and good enough to decide 1 call in 20; not for anything secret. */
-function mulberry32(seed: number): () => number {
+/**
+ * A number in [0, 1) per call, the same sequence for the same seed (mulberry32): small, fast, and good enough to
+ * decide 1 call in 20; not for anything secret. The chaos suite draws its traffic mix from it too.
+ */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -82,8 +85,8 @@ export class FaultPlan {
   ) {
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`a fault seed is a whole number from 0 to ${0xffffffff}, got ${seed}`);
     for (const kind of FAULT_KINDS) {
-      this.decisions.set(kind, mulberry32(streamSeed(seed, kind)));
-      this.variants.set(kind, mulberry32(streamSeed(seed, `${kind}#variant`)));
+      this.decisions.set(kind, seededRandom(streamSeed(seed, kind)));
+      this.variants.set(kind, seededRandom(streamSeed(seed, `${kind}#variant`)));
     }
     if (delayMs > 0) this.set('lambda:delay', 0, delayMs);
     for (const [kind, rate] of Object.entries(rates) as [FaultKind, number][]) this.set(kind, rate);

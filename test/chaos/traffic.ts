@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '#lib/admin/cli.ts';
 import { retryingClient, type Answer, type RetryingClient } from './client.ts';
 import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.ts';
+import { seededRandom } from '#lib/twin/faults.ts';
 import { readEventStream, type StreamedEvent } from './sse-reader.ts';
-import { seededRandom, type Random } from './seeded-random.ts';
+
+type Random = () => number;
 
 /**
  * Mixed traffic on both APIs, as their callers send it: call events (with a recording the collection downloads),
@@ -199,7 +201,8 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
       occurred_at: new Date().toISOString(),
       source_channel: 'telegram',
       messages: Array.from({ length: messages }, (_, i) => ({
-        text: `message ${i} `.padEnd(textLength, 'x'),
+        // A large dialog's text is random, so that its gzip passes the inline limit and its body goes to S3.
+        text: messages < 10 ? `message ${i} `.padEnd(textLength, 'x') : randomBytes(textLength / 2).toString('hex'),
         timestamp: new Date(Date.now() - 60_000 + i).toISOString(),
         author_name: i % 2 ? 'Operator Ann' : 'Client Bob',
         author_role: i % 2 ? 'operator' : 'client',
