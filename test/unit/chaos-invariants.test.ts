@@ -91,8 +91,12 @@ describe('chaos invariants', () => {
     answered.record.keyAnswers.get('k1')!.add('run-3');
     expect(await answered.check()).toEqual(['one-run-per-key']);
     const stored = history();
-    stored.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'running' });
+    stored.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'completed' });
     expect(await stored.check()).toEqual(['one-run-per-key']);
+    // A record that never started (its start refused, its items not taken back) is no second run.
+    const orphan = history();
+    orphan.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'queued' });
+    expect(await orphan.check()).toEqual([]);
   });
 
   it('catch a finished run never called back, or called back under two webhook ids', async () => {
