@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runCli } from '#lib/admin/cli.ts';
 import { parseTwinFaults } from '#lib/twin/faults.ts';
 import { startLocalTwin, type LocalTwin } from '#lib/twin/twin.ts';
+import { retryingClient } from './client.ts';
 import { checkInvariants, type FinalStatuses, type Violation } from './invariants.ts';
 import { settle } from './settle.ts';
 import { readStoredState } from './stored-state.ts';
@@ -53,6 +54,8 @@ export interface ChaosReport {
   streams: number;
   stream_resumes: number;
   collections: number;
+  /** Requests the API never answered within REQUEST_TIMEOUT_MS (each also a violation). */
+  unanswered: number;
   violations: number;
   by_invariant: Record<string, number>;
 }
@@ -77,10 +80,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   try {
     const startedAt = Date.now();
     setup = await prepareTraffic(target);
-    let answered = 0;
     const progress = options.progress ?? (() => undefined);
-    const ticker = setInterval(() => progress(`traffic: ${answered} answers, faults ${JSON.stringify(twin.faultCounts())}`), 10_000);
-    const record = await runTraffic(target, { durationMs: options.durationMs, seed: options.seed, concurrency: options.concurrency, collectEveryMs: options.collectEveryMs, onRequest: () => void (answered += 1) }).finally(() => clearInterval(ticker));
+    const client = retryingClient();
+    const ticker = setInterval(() => {
+      const oldest = client.oldestInFlight();
+      const waiting = oldest && oldest.forMs > 30_000 ? `; waiting ${Math.round(oldest.forMs / 1000)} s for ${oldest.label} ${new URL(oldest.url).pathname}` : '';
+      progress(`traffic: ${client.ledger.answers.length} answers, faults ${JSON.stringify(twin.faultCounts())}${waiting}`);
+    }, 10_000);
+    const record = await runTraffic(target, { durationMs: options.durationMs, seed: options.seed, concurrency: options.concurrency, collectEveryMs: options.collectEveryMs, client }).finally(() => clearInterval(ticker));
     const finals = await settle(target, setup, record, options.settleMs, progress);
     const check = async () => {
       const stored = await readStoredState(dataDir);
@@ -138,6 +145,7 @@ function chaosReport(seed: number, seconds: number, record: TrafficRecord, final
     streams: record.streams.length,
     stream_resumes: record.streams.reduce((sum, stream) => sum + stream.resumes, 0),
     collections: record.collections,
+    unanswered: record.ledger.unanswered.length,
     violations: violations.length,
     by_invariant: byInvariant,
   };

@@ -18,13 +18,15 @@ export interface Answer {
 
 export interface Ledger {
   answers: Answer[];
+  /** Requests given up after REQUEST_TIMEOUT_MS without an answer: the API never answered them (a finding). */
+  unanswered: { label: string; url: string }[];
   /** Requests sent again after a refusal or a dropped connection. */
   retries: number;
   /** Connections that failed without an answer (reset, refused, cut). */
   dropped: number;
 }
 
-export const newLedger = (): Ledger => ({ answers: [], retries: 0, dropped: 0 });
+export const newLedger = (): Ledger => ({ answers: [], unanswered: [], retries: 0, dropped: 0 });
 
 /** Enough to outlast a burst of injected faults at the rates the chaos suite uses (each try fails with p ≤ 0.2). */
 const MAX_ATTEMPTS = 10;
@@ -33,6 +35,13 @@ const FIRST_PAUSE_MS = 100;
 const MAX_PAUSE_MS = 2_000;
 /** A Retry-After is honoured up to this long; the product sends 1 s, the link's rate limit up to a minute. */
 const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * A request still unanswered after this long is given up (and sent again): API Gateway ends every response within 15
+ * minutes, the blocking execute's included, and a run the faults slow down still settles within a few. Longer than any
+ * answer the mix should wait for, so a request that hits it is reported as never answered.
+ */
+export const REQUEST_TIMEOUT_MS = 5 * 60_000;
 
 export const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
@@ -51,10 +60,28 @@ export interface RetryingClient {
   sleep(ms: number): Promise<void>;
   /** Waits as the answer asks before the next attempt. */
   pauseAfter(headers: Headers | undefined, attempt: number): Promise<void>;
+  /** The request waiting longest for its answer, if any (progress lines name it). */
+  oldestInFlight(): { label: string; url: string; forMs: number } | undefined;
+  /** Runs a request, tracked as in flight, given up after REQUEST_TIMEOUT_MS. */
+  tracked<T>(label: string, url: string, request: (signal: AbortSignal) => Promise<T>): Promise<T>;
 }
 
 export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingClient {
   const ledger = newLedger();
+  const inFlight = new Set<{ label: string; url: string; since: number }>();
+  const tracked = async <T>(label: string, url: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const entry = { label, url, since: Date.now() };
+    inFlight.add(entry);
+    const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    try {
+      return await request(signal);
+    } catch (error) {
+      if (signal.aborted) ledger.unanswered.push({ label, url });
+      throw error;
+    } finally {
+      inFlight.delete(entry);
+    }
+  };
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const record = (label: string, status: number, headers: Headers, text: string, startedAt: number) => {
     const answer: Answer = {
@@ -78,14 +105,22 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
     record,
     sleep,
     pauseAfter,
+    tracked,
+    oldestInFlight() {
+      let oldest: { label: string; url: string; since: number } | undefined;
+      for (const entry of inFlight) if (!oldest || entry.since < oldest.since) oldest = entry;
+      return oldest && { label: oldest.label, url: oldest.url, forMs: Date.now() - oldest.since };
+    },
     async send(label, url, init) {
       let last: Sent | undefined;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         if (attempt > 0) ledger.retries += 1;
         const startedAt = performance.now();
         try {
-          const response = await fetch(url, init);
-          const text = await response.text();
+          const { response, text } = await tracked(label, url, async (signal) => {
+            const response = await fetch(url, { ...init, signal });
+            return { response, text: await response.text() };
+          });
           record(label, response.status, response.headers, text, startedAt);
           last = { status: response.status, headers: response.headers, text };
           if (!RETRIED_STATUSES.has(response.status)) return last;

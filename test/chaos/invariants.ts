@@ -7,7 +7,7 @@ import type { TrafficRecord, TrafficSetup } from './traffic.ts';
  * the rules). Each violation names its invariant and what broke it.
  */
 export interface Violation {
-  invariant: 'acknowledged-stored-once' | 'handed-off-once' | 'run-ends' | 'decision-once' | 'one-run-per-key' | 'callback-delivered' | 'stream-exactly-once' | 'refusal-shape';
+  invariant: 'answered' | 'acknowledged-stored-once' | 'handed-off-once' | 'run-ends' | 'decision-once' | 'one-run-per-key' | 'callback-delivered' | 'stream-exactly-once' | 'refusal-shape';
   detail: string;
 }
 
@@ -81,6 +81,9 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
     if (!stream.completed) violate('stream-exactly-once', `${stream.executionId}: no complete after ${stream.resumes} resumes`);
     else if (stream.ids.join(',') !== expected.join(',')) violate('stream-exactly-once', `${stream.executionId}: ids ${stream.ids.join(',')}`);
   }
+
+  // Every request gets an answer (a refusal is an answer); one the API never answered is a finding of its own.
+  for (const request of record.ledger.unanswered) violate('answered', `${request.label} ${new URL(request.url).pathname}: no answer`);
 
   // 6. A refusal a fault can cause (5xx, 429) is never a 500, says when to retry, has the spec's shape, names no AWS error.
   for (const answer of record.ledger.answers) {

@@ -21,9 +21,9 @@ export interface StreamRead {
  * Reads a whole response as server-sent events (what EventSource parses), noting whether it was cut short.
  * `dropAfter`: the client itself drops the connection after that many events, as a reader whose network fails.
  */
-export async function readEventStream(url: string, init: RequestInit, dropAfter = Infinity): Promise<StreamRead> {
+export async function readEventStream(url: string, init: RequestInit, dropAfter = Infinity, signal?: AbortSignal): Promise<StreamRead> {
   const dropping = new AbortController();
-  const response = await fetch(url, { ...init, signal: dropping.signal });
+  const response = await fetch(url, { ...init, signal: signal ? AbortSignal.any([signal, dropping.signal]) : dropping.signal });
   const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
   if (!isStream || !response.body) return { status: response.status, headers: response.headers, events: [], text: await response.text(), cut: false };
   const events: StreamedEvent[] = [];
@@ -37,7 +37,9 @@ export async function readEventStream(url: string, init: RequestInit, dropAfter 
   let cut = false;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  } catch {
+  } catch (error) {
+    // The caller's own deadline is its to report; a drop (ours or the server's) is a cut stream to resume.
+    if (signal?.aborted) throw error;
     cut = true;
   }
   return { status: response.status, headers: response.headers, events, text: '', cut };

@@ -35,6 +35,8 @@ export interface TrafficOptions {
   /** Time between collection sweeps while traffic runs (each task once per sweep). */
   collectEveryMs?: number;
   onRequest?(sample: RequestSample): void;
+  /** The client to send with (its ledger becomes the record's); one reporting to `onRequest` by default. */
+  client?: RetryingClient;
 }
 
 export interface TrafficSetup {
@@ -130,7 +132,7 @@ export function newTrafficRecord(client: RetryingClient): TrafficRecord {
 /** Runs the mix on `concurrency` workers for `durationMs`, then answers what was sent and how it was answered. */
 export async function runTraffic(target: TrafficTarget, options: TrafficOptions): Promise<TrafficRecord> {
   const setup = await prepareTraffic(target);
-  const client = retryingClient((answer: Answer) => options.onRequest?.({ label: answer.label, status: answer.status, ms: answer.ms }));
+  const client = options.client ?? retryingClient((answer: Answer) => options.onRequest?.({ label: answer.label, status: answer.status, ms: answer.ms }));
   const record = newTrafficRecord(client);
   const actions = trafficActions(target, setup, client, record);
   const endAt = Date.now() + options.durationMs;
@@ -275,7 +277,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
       let read;
       try {
         // Half the streams lose their connection after a couple of events, once, and resume where they broke off.
-        read = await readEventStream(url, init, attempt === 0 && dropFirst ? 2 : Infinity);
+        read = await client.tracked(`stream ${workflow}`, url, (signal) => readEventStream(url, init, attempt === 0 && dropFirst ? 2 : Infinity, signal));
       } catch {
         client.ledger.dropped += 1;
         await client.pauseAfter(undefined, attempt);

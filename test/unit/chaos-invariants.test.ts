@@ -7,7 +7,7 @@ import type { TrafficRecord } from '../chaos/traffic.ts';
 /** Each invariant of the chaos suite fires on the history that breaks it, and stays quiet on one that does not. */
 function history() {
   const record: TrafficRecord = {
-    ledger: { answers: [], retries: 0, dropped: 0 },
+    ledger: { answers: [], unanswered: [], retries: 0, dropped: 0 },
     events: new Map([['chat-1', { kind: 'dialogs', externalId: 'chat-1', eventId: '7' }]]),
     duplicates: [{ externalId: 'chat-1', answered: '7', first: '7' }],
     runs: new Map([
@@ -118,6 +118,12 @@ describe('chaos invariants', () => {
       broken.record.streams[0] = { executionId: 'run-1', resumes: 1, ...stream };
       expect(await broken.check()).toEqual(['stream-exactly-once']);
     }
+  });
+
+  it('catch a request the API never answered', async () => {
+    const hung = history();
+    hung.record.ledger.unanswered.push({ label: 'execute echo', url: 'http://127.0.0.1:1/api/v1/published/workflows/echo/execute' });
+    expect(await hung.check()).toEqual(['answered']);
   });
 
   it('catch a refusal that is a 500, lacks Retry-After, leaves the spec shape, or names an AWS error', async () => {
