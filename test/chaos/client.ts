@@ -72,13 +72,16 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
   const tracked = async <T>(label: string, url: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const entry = { label, url, since: Date.now() };
     inFlight.add(entry);
-    const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    // A controller and a timer of our own: Node 20 may collect AbortSignal.timeout()'s signal before it fires.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
     try {
-      return await request(signal);
+      return await request(deadline.signal);
     } catch (error) {
-      if (signal.aborted) ledger.unanswered.push({ label, url });
+      if (deadline.signal.aborted) ledger.unanswered.push({ label, url });
       throw error;
     } finally {
+      clearTimeout(timer);
       inFlight.delete(entry);
     }
   };

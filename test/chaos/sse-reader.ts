@@ -22,8 +22,10 @@ export interface StreamRead {
  * `dropAfter`: the client itself drops the connection after that many events, as a reader whose network fails.
  */
 export async function readEventStream(url: string, init: RequestInit, dropAfter = Infinity, signal?: AbortSignal): Promise<StreamRead> {
+  // One controller for both ends of a read (AbortSignal.any's signals may be collected early on Node 20).
   const dropping = new AbortController();
-  const response = await fetch(url, { ...init, signal: signal ? AbortSignal.any([signal, dropping.signal]) : dropping.signal });
+  signal?.addEventListener('abort', () => dropping.abort(), { once: true });
+  const response = await fetch(url, { ...init, signal: dropping.signal });
   const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
   if (!isStream || !response.body) return { status: response.status, headers: response.headers, events: [], text: await response.text(), cut: false };
   const events: StreamedEvent[] = [];

@@ -1,0 +1,255 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runCli } from '#lib/admin/cli.ts';
+import { isAlive, processTreeMemory } from './process-memory.ts';
+import { prepareTraffic, runTraffic, type RequestSample, type TrafficSetup, type TrafficTarget } from './traffic.ts';
+
+/**
+ * `npm run soak -- --minutes N`: the twin as `npm start` runs it (a child process, a fresh DATA_DIR, free ports, no
+ * request lines), under mixed traffic without faults for N minutes. Every 10 s it samples the resident memory (VmRSS)
+ * of the twin's process and of each process below it (the embedded DynamoDB), and the latency and 5xx answers of the
+ * requests that ended in that window. It prints a row per window and one JSON line, and fails (exit 1) when memory
+ * after the first minute grew by more than 10 % by the end, or when any answer was a 5xx.
+ */
+// The admin CLI's SDK clients run in this process: the SDK's notice about its future Node 22 floor is known.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    minutes: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '8' },
+    seed: { type: 'string', default: '1' },
+  },
+});
+const minutes = Number(values.minutes);
+const concurrency = Number(values.concurrency);
+const seed = Number(values.seed);
+if (!(minutes > 0) || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(seed)) {
+  console.error('usage: npm run soak -- --minutes N [--concurrency C] [--seed S]');
+  process.exit(2);
+}
+
+const SAMPLE_MS = 10_000;
+/** Memory is compared from the first sample after this much traffic: cold starts, JIT and caches fill the first minute. */
+const WARM_UP_MS = 60_000;
+const MAX_GROWTH_PCT = 10;
+const START_TIMEOUT_MS = 120_000;
+/** After its deadline the mix still finishes what it started (a collection sweep, a stream); longer than this is a hang. */
+const TRAFFIC_GRACE_MS = 5 * 60_000;
+const STOP_TIMEOUT_MS = 60_000;
+const OUTPUT_TAIL_CHARS = 16_384;
+const MB = 1024 * 1024;
+const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const DYNAMO_CHILD = 'dynamo-child.cjs';
+
+interface Sample {
+  elapsedMs: number;
+  twinBytes: number;
+  dynamoBytes: number;
+  totalBytes: number;
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+/** Nearest rank of sorted values; 0 for none. */
+function percentile(sorted: readonly number[], share: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** The twin, started as `npm start` starts it, and resolved once it wrote its `twin.json`. */
+async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
+    cwd: ROOT,
+    // The mix's callback receiver and recording host are on loopback, which only these test settings allow.
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', TWIN_LOG: 'off', ALLOW_LOOPBACK_CALLBACKS: '1', ALLOW_LOOPBACK_RECORDINGS: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  // Read at once (the functions log to the twin's stdout), kept only to explain a failure.
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The twin exited while starting:\n${output}`);
+    try {
+      const twin = JSON.parse(readFileSync(join(dataDir, 'twin.json'), 'utf8')) as { api_url?: string };
+      if (twin.api_url) return { child, url: twin.api_url, output: () => output };
+    } catch {
+      // Not written yet (or being written).
+    }
+    if (Date.now() > deadline) throw new Error(`The twin wrote no twin.json within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
+    await sleep(100);
+  }
+}
+
+/** SIGTERM, as a person's Ctrl-C or a service manager would stop it, and the wait for it and its store to exit. */
+async function stopTwin(child: ChildProcess): Promise<void> {
+  const below = processTreeMemory(child.pid!).descendants.map((one) => one.pid);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill('SIGTERM');
+    const stuck = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(stuck);
+  }
+  // The embedded DynamoDB closes its LevelDB once the twin is gone; the data directory goes only after that.
+  for (const deadline = Date.now() + STOP_TIMEOUT_MS; below.some(isAlive) && Date.now() < deadline; ) await sleep(100);
+}
+
+/** A sweep of the task now, through the admin CLI against this twin's data directory (DATA_DIR, set below). */
+async function collect(taskId: string): Promise<unknown> {
+  const result = await runCli(['collect', '--task', taskId, '--json']);
+  if (result.exitCode !== 0) throw new Error(`admin collect --task ${taskId}: ${result.stdout}${result.stderr}`);
+  return JSON.parse(result.stdout) as unknown;
+}
+
+const mb = (bytes: number) => bytes / MB;
+const round1 = (value: number) => Math.round(value * 10) / 10;
+
+function printTable(samples: readonly Sample[]): void {
+  const columns = ['elapsed', 'twin MB', 'dynamodb MB', 'total MB', 'requests', 'p50 ms', 'p99 ms', '5xx'];
+  const rows = samples.map((sample) => [
+    `${Math.round(sample.elapsedMs / 1000)} s`,
+    mb(sample.twinBytes).toFixed(1),
+    mb(sample.dynamoBytes).toFixed(1),
+    mb(sample.totalBytes).toFixed(1),
+    String(sample.requests),
+    sample.p50Ms.toFixed(1),
+    sample.p99Ms.toFixed(1),
+    String(sample.errors),
+  ]);
+  const widths = columns.map((column, i) => Math.max(column.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padStart(widths[i]!)).join('  ');
+  console.log(line(columns));
+  for (const row of rows) console.log(line(row));
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'soak-'));
+let twin: Awaited<ReturnType<typeof startTwin>> | undefined;
+let setup: TrafficSetup | undefined;
+let cleaningUp: Promise<void> | undefined;
+const cleanUp = () =>
+  (cleaningUp ??= (async () => {
+    await Promise.all([setup?.recordings.close(), setup?.callbacks.close()]);
+    if (twin) await stopTwin(twin.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  })());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void cleanUp().then(() => process.exit(130)));
+}
+
+let exitCode = 1;
+try {
+  twin = await startTwin(dataDir);
+  const twinPid = twin.child.pid!;
+  // The admin CLI finds the twin's stores through DATA_DIR's twin.json.
+  process.env.DATA_DIR = dataDir;
+  const target: TrafficTarget = { url: twin.url, dataDir, collect };
+  console.log(`soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`);
+  setup = await prepareTraffic(target);
+
+  const samples: Sample[] = [];
+  let window: RequestSample[] = [];
+  const all: number[] = [];
+  let errors = 0;
+  let twinDied = false;
+  const startedAt = performance.now();
+  const sample = () => {
+    const { root, descendants } = processTreeMemory(twinPid);
+    if (!root || !isAlive(twinPid)) twinDied = true;
+    const dynamoBytes = descendants.filter((one) => one.command.includes(DYNAMO_CHILD)).reduce((sum, one) => sum + one.rssBytes, 0);
+    const twinBytes = root?.rssBytes ?? 0;
+    const taken = window;
+    window = [];
+    const latencies = taken.map((one) => one.ms).sort((a, b) => a - b);
+    samples.push({
+      elapsedMs: performance.now() - startedAt,
+      twinBytes,
+      dynamoBytes,
+      totalBytes: twinBytes + descendants.reduce((sum, one) => sum + one.rssBytes, 0),
+      requests: taken.length,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      errors: taken.filter((one) => one.status >= 500).length,
+    });
+  };
+  const sampler = setInterval(sample, SAMPLE_MS);
+  let late: NodeJS.Timeout | undefined;
+  let result: Awaited<ReturnType<typeof runTraffic>> | undefined;
+  try {
+    const traffic = runTraffic(target, {
+      durationMs: minutes * 60_000,
+      seed,
+      concurrency,
+      onRequest(one) {
+        window.push(one);
+        all.push(one.ms);
+        if (one.status >= 500) errors += 1;
+      },
+    });
+    const hung = new Promise<undefined>((resolveLate) => {
+      late = setTimeout(() => resolveLate(undefined), minutes * 60_000 + TRAFFIC_GRACE_MS);
+    });
+    result = await Promise.race([traffic, hung]);
+  } finally {
+    clearInterval(sampler);
+    clearTimeout(late);
+  }
+  // The last, partial window (traffic rarely ends on a sample's tick).
+  if (window.length > 0 || performance.now() - startedAt - (samples.at(-1)?.elapsedMs ?? 0) > 1000) sample();
+
+  printTable(samples);
+  const warm = samples.find((one) => one.elapsedMs >= WARM_UP_MS) ?? samples[0]!;
+  // Memory under traffic: the sample as the mix ended (when it hangs, the last one taken while it still ran).
+  const last = result ? samples.at(-1)! : (samples.filter((one) => one.elapsedMs <= minutes * 60_000 + SAMPLE_MS).at(-1) ?? samples.at(-1)!);
+  const growthPct = ((last.totalBytes - warm.totalBytes) / warm.totalBytes) * 100;
+  all.sort((a, b) => a - b);
+  const summary = {
+    minutes,
+    warmup_at_s: Math.round(warm.elapsedMs / 1000),
+    warmup_mb: round1(mb(warm.totalBytes)),
+    final_mb: round1(mb(last.totalBytes)),
+    growth_pct: round1(growthPct),
+    max_mb: round1(mb(Math.max(...samples.map((one) => one.totalBytes)))),
+    twin_warmup_mb: round1(mb(warm.twinBytes)),
+    twin_final_mb: round1(mb(last.twinBytes)),
+    dynamodb_warmup_mb: round1(mb(warm.dynamoBytes)),
+    dynamodb_final_mb: round1(mb(last.dynamoBytes)),
+    p50_ms: round1(percentile(all, 0.5)),
+    p99_ms: round1(percentile(all, 0.99)),
+    requests: result?.requests ?? all.length,
+    errors_5xx: errors,
+    dropped_connections: result?.ledger.dropped ?? null,
+  };
+  console.log(JSON.stringify(summary));
+  const failures = [
+    ...(growthPct > MAX_GROWTH_PCT ? [`memory grew ${growthPct.toFixed(1)} % after warm-up (at most ${MAX_GROWTH_PCT} %)`] : []),
+    ...(errors > 0 ? [`${errors} answers were 5xx`] : []),
+    ...(twinDied ? ['the twin exited during the soak'] : []),
+    ...(result ? [] : [`the traffic had not finished ${TRAFFIC_GRACE_MS / 60_000} minutes after its end`]),
+  ];
+  if (failures.length > 0) {
+    console.error(`soak failed: ${failures.join('; ')}`);
+    console.error(`the twin's last output:\n${twin.output()}`);
+  } else {
+    exitCode = 0;
+  }
+} catch (error) {
+  console.error('soak failed:', error);
+  if (twin) console.error(`the twin's last output:\n${twin.output()}`);
+} finally {
+  await cleanUp();
+}
+process.exit(exitCode);
