@@ -32,13 +32,20 @@ export async function readEventStream(url: string, init: RequestInit, dropAfter 
   const parser = createParser({
     onEvent(message) {
       events.push({ id: message.id === undefined ? undefined : Number(message.id), event: message.event ?? 'message', data: JSON.parse(message.data) as unknown });
-      if (events.length >= dropAfter) dropping.abort();
     },
   });
   const decoder = new TextDecoder();
   let cut = false;
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      // Leaving the loop cancels the body; an abort alone, once the body has fully arrived, can leave Node 20's fetch
+      // waiting forever on a read that never comes.
+      if (events.length >= dropAfter) {
+        cut = true;
+        break;
+      }
+    }
   } catch (error) {
     // The caller's own deadline is its to report; a drop (ours or the server's) is a cut stream to resume.
     if (signal?.aborted) throw error;
