@@ -8,7 +8,30 @@
 const { dirname } = require('node:path');
 const dynalite = require('dynalite');
 // dynalite's own LevelDB binding, to see the lock exactly as dynalite will.
-const { Level } = require(require.resolve('level', { paths: [dirname(require.resolve('dynalite'))] }));
+const levelEntry = require.resolve('level', { paths: [dirname(require.resolve('dynalite'))] });
+const { Level } = require(levelEntry);
+
+/**
+ * dynalite reads every Query and Scan through a LevelDB iterator wrapped in a stream, and closes it when the stream
+ * ends or is cut short (at `Limit` or 1 MB) by calling the iterator's `return()`, the async-iterator protocol's close.
+ * The iterators of its `level` (abstract-level 3) close with `close()` and have no `return()`, so none was ever
+ * closed: each stayed in the database's open resources with the LevelDB iterator behind it, which pins the memtables
+ * and table files it started on, so the store's memory grew with every read (a run's event log is re-queried every
+ * 40-250 ms while it is tailed) and never came back. Giving the iterators the `return()` dynalite calls closes each one
+ * as its request ends; what LevelDB keeps is then its own bounded block cache (8 MB) and write buffer (4 MB).
+ */
+const abstractLevel = require(require.resolve('abstract-level', { paths: [dirname(require.resolve('classic-level', { paths: [dirname(levelEntry)] }))] }));
+for (const Iterator of [abstractLevel.AbstractIterator, abstractLevel.AbstractKeyIterator, abstractLevel.AbstractValueIterator]) {
+  if (typeof Iterator.prototype.return !== 'function') {
+    Object.defineProperty(Iterator.prototype, 'return', {
+      configurable: true,
+      writable: true,
+      value: function closeIterator() {
+        return this.close();
+      },
+    });
+  }
+}
 
 const LOCK_WAIT_MS = 10_000;
 const [path, port] = process.argv.slice(2);

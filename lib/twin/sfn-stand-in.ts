@@ -13,6 +13,10 @@ import { MAX_PAYLOAD_BYTES, payloadBytes, StatesError } from './asl/states-error
  * `.waitForTaskToken` with per-attempt tokens, Retry with backoff, MaxDelaySeconds and jitter, durable executions,
  * tokens and timers (they survive a kill of `npm start`), execution names unique per state machine, and the
  * EventBridge notice of a machine's executions that end badly to the rules on that machine.
+ *
+ * Memory holds what is running (its record, its timers, its pending token); an execution that ended is on disk only
+ * (asl/execution-journal.ts) and read from there when asked about, so memory does not grow with the executions run.
+ * A task token names its execution, so a late answer to one finds the execution's record and the error it gets.
  */
 export type LocalFunction = (payload: unknown) => Promise<unknown>;
 
@@ -67,10 +71,9 @@ const MAX_TIMER_MS = 2_147_000_000;
 export class LocalStepFunctions {
   private readonly machines = new Map<string, HostedMachine>();
   private readonly journal: ExecutionJournal;
+  /** Running executions only; ended ones are in the journal. */
   private readonly executions = new Map<string, ExecutionRecord>();
   private readonly pendingTokens = new Map<string, PendingToken>();
-  /** Answered, expired or abandoned tokens, and the error a late answer gets. */
-  private readonly closedTokens = new Map<string, 'TaskTimedOut' | 'TaskDoesNotExist'>();
   private readonly aborts = new Map<string, AbortController>();
   private closed = false;
 
@@ -88,8 +91,8 @@ export class LocalStepFunctions {
       const machine = this.machines.get(record.stateMachineArn);
       // An execution of a state machine this process does not host: kept on disk, not run.
       if (!machine) continue;
-      this.executions.set(record.executionArn, record);
       if (record.status === 'RUNNING') {
+        this.executions.set(record.executionArn, record);
         const state = record.position?.state;
         // Saved under an earlier definition that had this state (a collection sweep from when it shared the workflow machine).
         if (state !== undefined && !machine.definition.States[state]) {
@@ -118,7 +121,7 @@ export class LocalStepFunctions {
       throw new StatesError('States.DataLimitExceeded', `The execution input has a size of ${bytes} bytes, exceeding the maximum number of bytes service limit (${MAX_PAYLOAD_BYTES}).`);
     }
     const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
-    const existing = this.executions.get(executionArn);
+    const existing = this.findExecution(executionArn);
     if (existing) {
       // Standard workflows: a repeated start with the same name and input is idempotent while it runs.
       if (existing.input === input && existing.status === 'RUNNING') return { executionArn, startDate: existing.startDate / 1000 };
@@ -184,8 +187,9 @@ export class LocalStepFunctions {
   private answerToken(taskToken: string, answer: NonNullable<Position['tokenAnswer']>): void {
     const pending = this.takeToken(taskToken);
     const record = this.executions.get(pending.executionArn);
-    if (record?.position?.token === taskToken) {
-      record.position.tokenAnswer = answer;
+    if (record) {
+      markClosed(record, taskToken, 'TaskDoesNotExist');
+      if (record.position?.token === taskToken) record.position.tokenAnswer = answer;
       this.save(record);
     }
     if ('output' in answer) pending.resolve(answer.output);
@@ -205,8 +209,16 @@ export class LocalStepFunctions {
     this.pendingTokens.clear();
   }
 
+  /** A running execution from memory, an ended one from the journal (of a state machine this process hosts). */
+  private findExecution(executionArn: string): ExecutionRecord | undefined {
+    const running = this.executions.get(executionArn);
+    if (running) return running;
+    const stored = this.journal.load(executionArn);
+    return stored && this.machines.has(stored.stateMachineArn) ? stored : undefined;
+  }
+
   private requireExecution(executionArn: string): ExecutionRecord {
-    const record = this.executions.get(executionArn);
+    const record = this.findExecution(executionArn);
     if (!record) throw new StatesError('ExecutionDoesNotExist', `Execution Does Not Exist: '${executionArn}'`);
     return record;
   }
@@ -215,10 +227,10 @@ export class LocalStepFunctions {
     const pending = this.pendingTokens.get(taskToken);
     if (pending) {
       this.pendingTokens.delete(taskToken);
-      this.closedTokens.set(taskToken, 'TaskDoesNotExist');
       return pending;
     }
-    const closedAs = this.closedTokens.get(taskToken);
+    const executionArn = executionOfToken(taskToken);
+    const closedAs = executionArn === undefined ? undefined : this.findExecution(executionArn)?.closedTokens?.[taskToken];
     if (closedAs === 'TaskTimedOut') throw new StatesError('TaskTimedOut', 'Task Timed Out');
     if (closedAs) throw new StatesError('TaskDoesNotExist', 'Task does not exist anymore');
     throw new StatesError('InvalidToken', 'Invalid Token');
@@ -247,10 +259,12 @@ export class LocalStepFunctions {
     for (const [token, pending] of this.pendingTokens) {
       if (pending.executionArn !== record.executionArn) continue;
       this.pendingTokens.delete(token);
-      this.closedTokens.set(token, 'TaskDoesNotExist');
+      markClosed(record, token, 'TaskDoesNotExist');
       pending.reject(new StatesError('States.Aborted', 'The execution ended'));
     }
     this.save(record);
+    // Ended: from now on the journal answers for it (a notice still being delivered keeps its own reference).
+    this.executions.delete(record.executionArn);
     this.report('ended', record);
     if (NOTIFIED_STATUSES.includes(record.status)) void this.notifyEnded(record);
   }
@@ -299,12 +313,12 @@ export class LocalStepFunctions {
       outcome = await runState(position.state, state, position.input, this.contextOf(record, position), this.hooks(record, position, signal));
       checkPayload(outcome.output, `output of state '${position.state}'`);
     } catch (error) {
-      this.closeToken(position, error);
+      this.closeToken(record, position, error);
       if (record.status !== 'RUNNING' || signal.aborted) return;
       this.handleFailure(record, position, toStatesError(error));
       return;
     }
-    this.closeToken(position);
+    this.closeToken(record, position);
     if (record.status !== 'RUNNING' || signal.aborted) return;
     if (outcome.next === undefined) this.finish(record, { status: 'SUCCEEDED', output: JSON.stringify(outcome.output) });
     else this.enter(record, outcome.next, outcome.output);
@@ -340,10 +354,13 @@ export class LocalStepFunctions {
     this.finish(record, { status: 'FAILED', error: failure.name, cause: failure.causeText });
   }
 
-  private closeToken(position: Position, error?: unknown): void {
+  /** The state's token is done with; the next save of the record (the state's outcome) keeps that on disk. */
+  private closeToken(record: ExecutionRecord, position: Position, error?: unknown): void {
     if (!position.token) return;
     this.pendingTokens.delete(position.token);
-    this.closedTokens.set(position.token, (error as Error | undefined)?.name === 'States.Timeout' ? 'TaskTimedOut' : 'TaskDoesNotExist');
+    const closedAs = (error as Error | undefined)?.name === 'States.Timeout' ? 'TaskTimedOut' : 'TaskDoesNotExist';
+    // Already ended (stopped while its task waited): nothing else will save it.
+    if (markClosed(record, position.token, closedAs) && record.status !== 'RUNNING') this.save(record);
   }
 
   private contextOf(record: ExecutionRecord, position: Position): Json {
@@ -373,7 +390,7 @@ export class LocalStepFunctions {
           throw new StatesError(answer.error, answer.cause);
         }
         const resumed = position.token !== undefined;
-        const token = position.token ?? randomBytes(48).toString('base64url');
+        const token = position.token ?? newTaskToken(record.executionArn);
         const answered = new Promise<Json>((resolve, reject) => this.pendingTokens.set(token, { executionArn: record.executionArn, resolve, reject }));
         answered.catch(() => undefined);
         if (!resumed) {
@@ -442,6 +459,30 @@ export class LocalStepFunctions {
     record.endNotified = true;
     this.save(record);
   }
+}
+
+/** A token's random part: what makes it unguessable (base64url of 48 bytes, 64 characters). */
+const TOKEN_NONCE_CHARS = 64;
+
+/** A task token: an unguessable part, then its execution's ARN (base64url), as AWS's tokens carry what they belong to. */
+function newTaskToken(executionArn: string): string {
+  return randomBytes(48).toString('base64url') + Buffer.from(executionArn, 'utf8').toString('base64url');
+}
+
+/** The execution a token names, if it is one this runner could have issued. */
+function executionOfToken(taskToken: string): string | undefined {
+  const named = taskToken.slice(TOKEN_NONCE_CHARS);
+  if (taskToken.length <= TOKEN_NONCE_CHARS || !/^[A-Za-z0-9_-]+$/.test(named)) return undefined;
+  const executionArn = Buffer.from(named, 'base64url').toString('utf8');
+  return executionArn.includes(':execution:') ? executionArn : undefined;
+}
+
+/** Records how a token closed, once (the first way it closed is the one a late answer hears); false if it already was. */
+function markClosed(record: ExecutionRecord, taskToken: string, closedAs: 'TaskTimedOut' | 'TaskDoesNotExist'): boolean {
+  const closed = (record.closedTokens ??= {});
+  if (closed[taskToken]) return false;
+  closed[taskToken] = closedAs;
+  return true;
 }
 
 function toStatesError(error: unknown): StatesError {
