@@ -5,6 +5,7 @@ import { collectAll, type TrafficRecord, type TrafficSetup, type TrafficTarget }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const POLL_MS = 500;
+const SETTLE_READERS = 8;
 /** Sweeps after the traffic: an event a faulted sweep gave back is taken by the next (five failures abandon it). */
 const FINAL_SWEEPS = 4;
 
@@ -24,17 +25,23 @@ export async function settle(target: TrafficTarget, setup: TrafficSetup, record:
   });
   for (let pending = open(); pending.length > 0 && Date.now() < endAt; pending = open()) {
     progress(`settling: ${pending.length} of ${record.runs.size} runs not seen ended yet`);
-    for (const run of pending) {
-      const answer = await client.send('settle: get execution', `${target.url}/api/v1/published/executions/${run.executionId}`, { headers: { authorization: `Bearer ${setup.key}` } });
-      if (answer?.status === 200) finals.set(run.executionId, JSON.parse(answer.text) as { status: string });
-    }
+    // A few reads at a time, as a caller polling its runs would.
+    const queue = [...pending];
+    const poller = async () => {
+      for (let run = queue.shift(); run; run = queue.shift()) {
+        const answer = await client.send('settle: get execution', `${target.url}/api/v1/published/executions/${run.executionId}`, { headers: { authorization: `Bearer ${setup.key}` } });
+        if (answer?.status === 200) finals.set(run.executionId, JSON.parse(answer.text) as { status: string });
+      }
+    };
+    await Promise.all(Array.from({ length: SETTLE_READERS }, poller));
     if (open().length > 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   record.ledger.answers.push(...client.ledger.answers);
   record.ledger.retries += client.ledger.retries;
   record.ledger.dropped += client.ledger.dropped;
 
-  for (let sweep = 0; sweep < FINAL_SWEEPS && Date.now() < endAt; sweep++) {
+  // At least one sweep whatever the time: the events acknowledged last are handed off only after the traffic.
+  for (let sweep = 0; sweep < FINAL_SWEEPS && (sweep === 0 || Date.now() < endAt); sweep++) {
     progress(`settling: collection sweep ${sweep + 1}`);
     await collectAll(target, setup, record);
     const stored = await readStoredState(target.dataDir);
