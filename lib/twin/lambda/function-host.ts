@@ -193,14 +193,16 @@ export class LocalLambda {
       }, timeoutMs);
       this.pending.set(id, { requestId, resolve, reject, stream, timer, worker, ...(crash ? { crash: { wrote: false } } : {}) });
       stream?.once('close', () => {
-        if (this.pending.has(id)) this.post({ kind: 'streamClosed', id });
+        // To the environment running it, which is no longer the function's current one once a crash retired it.
+        if (this.pending.has(id)) this.post({ kind: 'streamClosed', id }, worker);
       });
       this.post({ kind: 'invoke', id, requestId, ...invocation, timeoutMs }, worker);
     });
   }
 
-  private post(message: ToWorker, worker = this.worker): void {
-    worker?.postMessage(message);
+  /** Every message names its environment: after a crash fault the function has two (the retiring one and the new one). */
+  private post(message: ToWorker, worker: Worker): void {
+    worker.postMessage(message);
   }
 
   private settle(id: number): Pending | undefined {
