@@ -58,12 +58,12 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
   }
   for (const executionId of record.doubleDecisions) violate('decision-once', `${executionId}: a second decision was accepted`);
 
-  // 3. One Idempotency-Key never starts two runs: every answer for a key named one run, and its user has one run that
-  // started. A record still `queued` never started: a first attempt whose start was refused and whose items could not
-  // be taken back (a fault on the delete) leaves one behind, named to nobody, until its TTL.
+  // 3. One Idempotency-Key never starts two runs: every answer for a key named one run, and Step Functions started one
+  // execution for its user. A first attempt whose start was refused leaves a record (marked failed, or still queued
+  // when a fault stopped that too) that no state machine ever ran and no answer named; it is no second run.
   for (const [key, executionIds] of record.keyAnswers) {
     if (executionIds.size !== 1) violate('one-run-per-key', `${key}: answered with ${[...executionIds].join(', ')}`);
-    const started = (stored.executions.get(`chaos-${key}`) ?? []).filter((run) => run.status !== 'queued');
+    const started = (stored.executions.get(`chaos-${key}`) ?? []).filter((run) => stored.stateMachineExecutions.has(run.execution_id));
     if (started.length !== 1) violate('one-run-per-key', `${key}: ${started.length} started executions stored (${started.map((run) => `${run.execution_id} ${run.status}`).join(', ')})`);
   }
 

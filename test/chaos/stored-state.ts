@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -11,6 +13,8 @@ export interface StoredState {
   events: Map<string, { source_id: string; event_id: number; state: string }[]>;
   /** Executions by user_id (each run of the mix has a user of its own). */
   executions: Map<string, { execution_id: string; status: string }[]>;
+  /** The names of every execution the Step Functions stand-in ever started (its journal files). */
+  stateMachineExecutions: Set<string>;
   /** Whether the hand-off object of an event (source/event id) is in the bucket. */
   handedOff(sourceId: string, eventId: number): Promise<boolean>;
   close(): void;
@@ -41,9 +45,18 @@ export async function readStoredState(dataDir: string): Promise<StoredState> {
     if (!String(item.pk).startsWith('execution#') || typeof item.user_id !== 'string') continue;
     executions.set(item.user_id, [...(executions.get(item.user_id) ?? []), { execution_id: String(item.execution_id), status: String(item.status) }]);
   }
+  // `<state machine>.<execution name>.json` under step-functions/ (lib/twin/asl/execution-journal.ts), ended ones included.
+  const journals = join(dataDir, 'step-functions');
+  const stateMachineExecutions = new Set(
+    (existsSync(journals) ? readdirSync(journals) : []).flatMap((file) => {
+      const parts = /^[^.]+\.([^.]+)\.json$/.exec(file);
+      return parts ? [decodeURIComponent(parts[1]!)] : [];
+    }),
+  );
   return {
     events,
     executions,
+    stateMachineExecutions,
     async handedOff(sourceId, eventId) {
       try {
         await s3.send(new HeadObjectCommand({ Bucket: twin.bucket, Key: handoffKey({ source_id: sourceId, event_id: eventId }) }));

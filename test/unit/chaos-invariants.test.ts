@@ -31,6 +31,7 @@ function history() {
       ['chaos-k1', [{ execution_id: 'run-1', status: 'completed' }]],
       ['chaos-k2', [{ execution_id: 'run-2', status: 'completed' }]],
     ]),
+    stateMachineExecutions: new Set(['run-1', 'run-2']),
     handedOff: (sourceId, eventId) => Promise.resolve(handedOff.has(`${sourceId}/${eventId}`)),
     close: () => undefined,
   };
@@ -92,11 +93,12 @@ describe('chaos invariants', () => {
     expect(await answered.check()).toEqual(['one-run-per-key']);
     const stored = history();
     stored.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'completed' });
+    stored.stored.stateMachineExecutions.add('run-3');
     expect(await stored.check()).toEqual(['one-run-per-key']);
-    // A record that never started (its start refused, its items not taken back) is no second run.
-    const orphan = history();
-    orphan.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'queued' });
-    expect(await orphan.check()).toEqual([]);
+    // A record no state machine ran (its start refused, the record marked failed) is no second run.
+    const refused = history();
+    refused.stored.executions.get('chaos-k1')!.push({ execution_id: 'run-3', status: 'failed' });
+    expect(await refused.check()).toEqual([]);
   });
 
   it('catch a finished run never called back, or called back under two webhook ids', async () => {
