@@ -58,7 +58,8 @@ interface CompiledRoute extends BoundRoute {
 /** API Gateway's own answer (a gateway response) with `status` and `message`, and the headers every gateway response carries. */
 const gatewayAnswer = (statusCode: number, message: string, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
-  headers: { ...headers, 'content-type': 'application/json' },
+  // Every 5xx of the gateway says when to retry, as the DEFAULT_5XX gateway response CDK writes.
+  headers: { ...headers, ...(statusCode >= 500 ? { 'retry-after': String(GATEWAY_RETRY_AFTER_SECONDS) } : {}), 'content-type': 'application/json' },
   body: gatewayErrorBody(message),
 });
 
@@ -180,8 +181,6 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   const corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
   // The gateway responses' headers: the same for every request (none with several origins), as CDK writes them.
   const fromGateway = gatewayCorsHeaders(corsAllowedOrigins);
-  // The gateway's 5xx answers say when to retry (the DEFAULT_5XX gateway response CDK writes).
-  const retryAfter = { 'retry-after': String(GATEWAY_RETRY_AFTER_SECONDS) };
   const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
   const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
@@ -235,7 +234,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
         await fn.invokeStreaming(event, stream, sent, watched?.trace);
       } else {
-        const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, { ...fromGateway, ...retryAfter });
+        const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
         send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout)));
       }
     } catch (error) {
@@ -245,7 +244,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       else console.error(`handler ${route.id} threw`, error);
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
-      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, { ...fromGateway, ...retryAfter }));
+      send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
     }
   }
 }

@@ -1,14 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '#lib/admin/cli.ts';
 import { parseTwinFaults } from '#lib/twin/faults.ts';
 import { startLocalTwin, type LocalTwin } from '#lib/twin/twin.ts';
 import { retryingClient } from './client.ts';
 import { checkInvariants, type FinalStatuses, type Violation } from './invariants.ts';
 import { settle } from './settle.ts';
 import { readStoredState } from './stored-state.ts';
-import { prepareTraffic, runTraffic, type TrafficRecord, type TrafficSetup, type TrafficTarget } from './traffic.ts';
+import { collectThroughCli, prepareTraffic, runTraffic, type TrafficRecord, type TrafficSetup, type TrafficTarget } from './traffic.ts';
 
 /** The setting the chaos suite runs with unless told otherwise: every kind of fault the twin injects, at once. */
 export const EXAMPLE_FAULTS = 'dynamodb:throttle=0.05,dynamodb:error=0.02,s3:error=0.05,sfn:throttle=0.05,bedrock:throttle=0.1,ssm:throttle=0.05,lambda:error=0.01,lambda:crash-after-write=0.02,lambda:delay=200ms@0.1';
@@ -71,10 +70,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   const target: TrafficTarget = {
     url: twin.url,
     dataDir,
-    async collect(taskId) {
-      process.env.DATA_DIR = dataDir;
-      return runCli(['collect', '--task', taskId, '--json']);
-    },
+    collect: collectThroughCli,
   };
   let setup: TrafficSetup | undefined;
   try {

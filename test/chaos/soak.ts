@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runCli } from '#lib/admin/cli.ts';
+import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
+import { percentile } from '../bench/stats.ts';
 import { isAlive, processTreeMemory } from './process-memory.ts';
-import { prepareTraffic, runTraffic, type RequestSample, type TrafficSetup, type TrafficTarget } from './traffic.ts';
+import { collectThroughCli, prepareTraffic, runTraffic, type RequestSample, type TrafficSetup, type TrafficTarget } from './traffic.ts';
 
 /**
  * `npm run soak -- --minutes N`: the twin as `npm start` runs it (a child process, a fresh DATA_DIR, free ports, no
@@ -57,12 +58,6 @@ interface Sample {
   errors: number;
 }
 
-/** Nearest rank of sorted values; 0 for none. */
-function percentile(sorted: readonly number[], share: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
-}
-
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** The twin, started as `npm start` starts it, and resolved once it wrote its `twin.json`. */
@@ -83,12 +78,8 @@ async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: s
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The twin exited while starting:\n${output}`);
-    try {
-      const twin = JSON.parse(readFileSync(join(dataDir, 'twin.json'), 'utf8')) as { api_url?: string };
-      if (twin.api_url) return { child, url: twin.api_url, output: () => output };
-    } catch {
-      // Not written yet (or being written).
-    }
+    const twin = readLiveTwinFile(dataDir);
+    if (twin) return { child, url: twin.api_url, output: () => output };
     if (Date.now() > deadline) throw new Error(`The twin wrote no twin.json within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
     await sleep(100);
   }
@@ -106,13 +97,6 @@ async function stopTwin(child: ChildProcess): Promise<void> {
   }
   // The embedded DynamoDB closes its LevelDB once the twin is gone; the data directory goes only after that.
   for (const deadline = Date.now() + STOP_TIMEOUT_MS; below.some(isAlive) && Date.now() < deadline; ) await sleep(100);
-}
-
-/** A sweep of the task now, through the admin CLI against this twin's data directory (DATA_DIR, set below). */
-async function collect(taskId: string): Promise<unknown> {
-  const result = await runCli(['collect', '--task', taskId, '--json']);
-  if (result.exitCode !== 0) throw new Error(`admin collect --task ${taskId}: ${result.stdout}${result.stderr}`);
-  return JSON.parse(result.stdout) as unknown;
 }
 
 const mb = (bytes: number) => bytes / MB;
@@ -156,7 +140,7 @@ try {
   const twinPid = twin.child.pid!;
   // The admin CLI finds the twin's stores through DATA_DIR's twin.json.
   process.env.DATA_DIR = dataDir;
-  const target: TrafficTarget = { url: twin.url, dataDir, collect };
+  const target: TrafficTarget = { url: twin.url, dataDir, collect: collectThroughCli };
   console.log(`soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`);
   setup = await prepareTraffic(target);
 

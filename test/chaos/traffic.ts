@@ -96,6 +96,9 @@ async function admin(...argv: string[]): Promise<Record<string, string>> {
   return output;
 }
 
+/** A sweep of the task now, through the admin CLI on the twin of DATA_DIR (set by prepareTraffic), waiting for its end. */
+export const collectThroughCli = (taskId: string) => admin('collect', '--task', taskId);
+
 /**
  * Publishes the chaos workflows, creates a key, and issues, binds and gives a collection task to one link of each
  * type, through the admin CLI on the target's DATA_DIR (set here). Once per data directory.
