@@ -16,6 +16,8 @@ export interface ChaosOptions {
   faults: string;
   seed: number;
   durationMs: number;
+  /** See TrafficOptions.minAnswers. */
+  minAnswers?: number;
   concurrency: number;
   /** How long the runs, sweeps and callbacks get to finish after the traffic. */
   settleMs: number;
@@ -83,7 +85,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       const waiting = oldest && oldest.forMs > 30_000 ? `; waiting ${Math.round(oldest.forMs / 1000)} s for ${oldest.label} ${new URL(oldest.url).pathname}` : '';
       progress(`traffic: ${client.ledger.answers.length} answers, faults ${JSON.stringify(twin.faultCounts())}${waiting}`);
     }, 10_000);
-    const record = await runTraffic(target, { durationMs: options.durationMs, seed: options.seed, concurrency: options.concurrency, collectEveryMs: options.collectEveryMs, client }).finally(() => clearInterval(ticker));
+    const record = await runTraffic(target, { durationMs: options.durationMs, seed: options.seed, concurrency: options.concurrency, collectEveryMs: options.collectEveryMs, minAnswers: options.minAnswers, client }).finally(() => clearInterval(ticker));
     const finals = await settle(target, setup, record, options.settleMs, progress);
     const check = async () => {
       const stored = await readStoredState(dataDir);

@@ -37,6 +37,8 @@ export interface TrafficOptions {
   onRequest?(sample: RequestSample): void;
   /** The client to send with (its ledger becomes the record's); one reporting to `onRequest` by default. */
   client?: RetryingClient;
+  /** Goes on past `durationMs` until this many answers came: a short run does the same work on a slow machine. */
+  minAnswers?: number;
 }
 
 export interface TrafficSetup {
@@ -141,7 +143,7 @@ export async function runTraffic(target: TrafficTarget, options: TrafficOptions)
   const endAt = Date.now() + options.durationMs;
   const worker = async (index: number) => {
     const random = seededRandom(options.seed * 1_000 + index);
-    while (Date.now() < endAt) await actions.pick(random)();
+    while (Date.now() < endAt || client.ledger.answers.length < (options.minAnswers ?? 0)) await actions.pick(random)();
   };
   const collector = async () => {
     const every = options.collectEveryMs ?? 20_000;
