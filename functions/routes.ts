@@ -199,8 +199,8 @@ export const routes: readonly Route[] = [
     scope: 'executions.approve',
     // runEvents: an approval that can no longer be answered fails the run and ends its log.
     tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
-    // Reads a large approval message; giving an approval back (or failing the run) writes it again.
-    buckets: { bodies: { 'executions/': 'readWrite' } },
+    // Reads a large approval message; a decision never writes one (its claim leaves the approval as it is).
+    buckets: { bodies: { 'executions/': 'read' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
     stateMachines: { workflow: ['taskResponse', 'start'] },
   },
@@ -213,8 +213,8 @@ export const routes: readonly Route[] = [
     scope: 'executions.reject',
     // runEvents: an approval that can no longer be answered fails the run and ends its log.
     tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
-    // Reads a large approval message; giving an approval back (or failing the run) writes it again.
-    buckets: { bodies: { 'executions/': 'readWrite' } },
+    // Reads a large approval message; a decision never writes one (its claim leaves the approval as it is).
+    buckets: { bodies: { 'executions/': 'read' } },
     // start: an approval whose task token is gone fails the run and starts its callback execution.
     stateMachines: { workflow: ['taskResponse', 'start'] },
   },

@@ -26,7 +26,7 @@ export async function recordApprovalWait(
   const previous = await deps.executions.transition(
     wait.execution_id,
     ['running', 'interrupted'],
-    { status: 'interrupted', task_token: wait.task_token },
+    { status: 'interrupted', task_token: wait.task_token, approval_lease_until: null },
     { expression: 'pending_approval.approval_id = :approval', values: { ':approval': wait.approval.approval_id } },
   );
   if (previous) meterSubject({ project: previous.project_id });

@@ -44,6 +44,11 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
   pending_approval: PendingApproval | null;
   /** Internal: the approval task's token while one is awaited. Never leaves the service. */
   task_token: string | null;
+  /**
+   * Internal: while a decision is being sent, when its claim on the approval passes (ms since the epoch); the status is
+   * `running` and the approval and token stay until the decision has landed. Null or absent otherwise.
+   */
+  approval_lease_until?: number | null;
   callback_url: string | null;
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
+import { APPROVAL_DECISION_LEASE_MS, EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
@@ -290,9 +290,15 @@ const TOKEN_GONE = new Map([
 ]);
 
 /**
- * Approve or reject the pending step: claims the approval in the table first, so two decisions cannot both win.
- * If the decision then cannot be sent, a token that may still be good gets its approval back (503, retry);
- * a token that is gone (timed out, task no longer exists, invalid) fails the run with its callback (409).
+ * Approve or reject the pending step. The approval is claimed in the table first, under a lease
+ * (`approval_lease_until`), so two decisions cannot both be sent; the claim keeps the approval and its task token,
+ * so whatever happens after it there is a way back:
+ * - sent: the claim is cleared and the run goes on (a failed clear is harmless: the next claim finds the token gone);
+ * - not sent, the token may still be good (throttled, unavailable): the approval is given back (503, retry);
+ * - not sent, the token is gone (timed out, task no longer exists, invalid): the run fails with its callback (409);
+ * - the invocation died, or the give-back failed: once the lease has passed, the next decision takes the claim over
+ *   and sends again. Step Functions accepts one answer per token, so exactly one decision applies; a taken-over
+ *   claim that finds the token gone cannot tell whether the first send landed, so it leaves the run to its own path.
  */
 export async function decideApproval(
   deps: ExecutionDeps,
@@ -302,39 +308,63 @@ export async function decideApproval(
   feedback: string,
 ) {
   const record = await ownedExecution(deps, caller, executionId, true);
-  const pending = record.pending_approval;
-  if (record.status !== 'interrupted' || !pending || !record.task_token) {
+  const { pending_approval: pending, task_token: token } = record;
+  const heldUntil = record.status === 'running' ? (record.approval_lease_until ?? null) : null;
+  if (!pending || !token || (record.status !== 'interrupted' && heldUntil === null)) {
     throw new ConflictError(`Execution ${executionId} is not waiting for an approval (status ${record.status})`);
   }
-  const claimed = await deps.executions.transition(
-    executionId,
-    ['interrupted'],
-    { status: 'running', pending_approval: null, task_token: null },
-    { expression: 'pending_approval.approval_id = :approval', values: { ':approval': pending.approval_id } },
-  );
+  const now = deps.now();
+  if (heldUntil !== null && heldUntil > now) {
+    // Another decision is being sent: it lands (this one then answers 409) or gives the approval back.
+    throw new ServiceUnavailableError(`Approval ${pending.approval_id} is being decided; retry later`);
+  }
+  const lease = now + APPROVAL_DECISION_LEASE_MS;
+  const ours = { ':approval': pending.approval_id, ':token': token };
+  const claimed =
+    heldUntil === null
+      ? await deps.executions.transition(executionId, ['interrupted'], { status: 'running', approval_lease_until: lease }, {
+          expression: 'pending_approval.approval_id = :approval AND task_token = :token',
+          values: ours,
+        })
+      : await deps.executions.transition(executionId, ['running'], { approval_lease_until: lease }, {
+          expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :held',
+          values: { ...ours, ':held': heldUntil },
+        });
   if (!claimed) throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+  // Every later write names this claim, so none of them touches a run a stop, a take-over or the next approval changed.
+  const whileClaimed = { expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :lease', values: { ...ours, ':lease': lease } };
+  const release = (changes: Partial<ExecutionRecord>, what: string) =>
+    deps.executions.transition(executionId, ['running'], { approval_lease_until: null, ...changes }, whileClaimed).catch((error: unknown) => {
+      logger.warn(`approval claim not ${what}; it passes with its lease`, { executionId, error: error as Error });
+      return undefined;
+    });
   try {
-    await deps.stateMachine.resume(record.task_token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
+    await deps.stateMachine.resume(token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
   } catch (error) {
     const name = (error as Error).name;
     const gone = TOKEN_GONE.get(name);
+    if (gone && heldUntil !== null) {
+      await release({ pending_approval: null, task_token: null }, 'cleared');
+      throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+    }
     if (gone) {
       // Nobody can ever answer this approval: the run ends failed now, with its callback, instead of staying running.
-      const failed = await deps.executions.transition(executionId, ['running'], {
-        status: 'failed',
-        error: gone,
-        finished_at: new Date(deps.now()).toISOString(),
-        pending_approval: null,
-        task_token: null,
-      });
+      const finishedAt = new Date(deps.now()).toISOString();
+      const failed = await deps.executions.transition(
+        executionId,
+        ['running'],
+        { status: 'failed', error: gone, finished_at: finishedAt, pending_approval: null, task_token: null, approval_lease_until: null },
+        whileClaimed,
+      );
       if (failed) await runEventAppender(deps.events, executionId, { now: deps.now }).append(settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }));
       if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
       throw new ConflictError(`Approval ${pending.approval_id} can no longer be answered (${name}); the execution has failed`);
     }
     // The token may still be good (throttled, service unavailable): give the approval back so the caller can retry.
-    await deps.executions.transition(executionId, ['running'], { status: 'interrupted', pending_approval: pending, task_token: record.task_token });
-    throw unavailable(error);
+    const givenBack = await release({ status: 'interrupted' }, 'given back');
+    throw unavailable(error, givenBack ? undefined : lease - deps.now());
   }
+  await release({ pending_approval: null, task_token: null }, 'cleared');
   return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
 }
 
@@ -342,8 +372,8 @@ export async function decideApproval(
  * A 503 whose body says only what the caller can do: the service's error (its name and message) stays in the
  * log through `cause`, never in a response body.
  */
-function unavailable(cause: unknown): ServiceUnavailableError {
-  const error = new ServiceUnavailableError('The execution service is unavailable; retry later');
+function unavailable(cause: unknown, retryAfterMs?: number): ServiceUnavailableError {
+  const error = new ServiceUnavailableError('The execution service is unavailable; retry later', retryAfterMs);
   error.cause = cause;
   return error;
 }

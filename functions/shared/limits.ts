@@ -137,6 +137,12 @@ export const IDEMPOTENT_START_LEASE_MS = 15 * SECOND_MS;
  * margin: Lambda stops an invocation at its timeout, so nothing of it is sent after that.
  */
 export const IDEMPOTENT_START_LEASE_MARGIN_MS = 5 * SECOND_MS;
+/**
+ * The lease on an approval claimed by a decision (`approval_lease_until` on the execution): past it, the next decision
+ * takes the claim over and sends itself. It outlasts the send (the clients' 3 attempts, about 3 s when throttled), so a
+ * live decision is not taken over, and is short enough that a caller retrying after a lost answer is served in seconds.
+ */
+export const APPROVAL_DECISION_LEASE_MS = 15 * SECOND_MS;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */

@@ -4,6 +4,7 @@ import { decideApproval, startExecution, stopExecution, waitUntilSettled, type S
 import { createSettleTimes } from '#executions/settle-polling.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
+import { APPROVAL_DECISION_LEASE_MS } from '#shared/limits.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
@@ -249,7 +250,7 @@ describe('decideApproval', () => {
     expect((error as ServiceUnavailableError).statusCode).toBe(503);
 
     // Restored exactly as it was: the same approval and token, so the caller's retry can succeed.
-    expect(env.executions.stored(run.execution_id)).toEqual(run);
+    expect(env.executions.stored(run.execution_id)).toEqual({ ...run, approval_lease_until: null });
     expect(env.stateMachine.tokens.get(run.task_token!)).toBe('waiting');
     expect(env.stateMachine.startedNames()).toEqual([]);
 
@@ -352,6 +353,72 @@ describe('decideApproval', () => {
     expect((error as Error).message).toContain('appr-1');
     expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'interrupted', pending_approval: { approval_id: 'appr-2' } });
     expect(env.stateMachine.resumed).toEqual([]);
+  });
+
+  it('leaves a way back when neither the decision nor the give-back can be written: the next decision takes the claim over once its lease passes', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    // The send is throttled after the SDK's retries, and so is the write that would give the approval back.
+    env.stateMachine.faults.beforeNext('resume', () => void env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')));
+    env.stateMachine.faults.failNext('resume', awsError('ThrottlingException'));
+
+    const first = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'first').catch((caught: unknown) => caught);
+    expect(first).toBeInstanceOf(ServiceUnavailableError);
+    // Told to come back when the claim has passed, not in a second that would only find it held.
+    expect((first as ServiceUnavailableError).retryAfterSeconds).toBe(APPROVAL_DECISION_LEASE_MS / 1_000);
+    const claimed = env.executions.stored(run.execution_id);
+    expect(claimed).toMatchObject({ status: 'running', pending_approval: run.pending_approval, task_token: run.task_token, approval_lease_until: env.clock.now() + APPROVAL_DECISION_LEASE_MS });
+
+    // While the claim holds, another decision is told to retry, and nothing is sent.
+    env.clock.advance(APPROVAL_DECISION_LEASE_MS - 1);
+    const early = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'early').catch((caught: unknown) => caught);
+    expect(early).toBeInstanceOf(ServiceUnavailableError);
+    expect(env.stateMachine.resumed).toEqual([]);
+
+    env.clock.advance(1);
+    const answer = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'after the lease');
+    expect(answer).toMatchObject({ approval_id: 'appr-1', decision: 'rejected', status: 'running' });
+    expect(env.stateMachine.resumed).toEqual([{ taskToken: run.task_token, output: { decision: 'rejected', feedback: 'after the lease', approval_id: 'appr-1' } }]);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', pending_approval: null, task_token: null, approval_lease_until: null });
+  });
+
+  it('takes over the claim of a decision whose invocation died before sending, and applies the retry once', async () => {
+    const env = setup();
+    const heldUntil = env.clock.now() - 1;
+    const run = waitingRun(env, { status: 'running', approval_lease_until: heldUntil });
+    await decideApproval(env.deps, caller, run.execution_id, 'approved', 'retry');
+    expect(env.stateMachine.resumed).toHaveLength(1);
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', 'retry')).rejects.toBeInstanceOf(ConflictError);
+    expect(env.stateMachine.resumed).toHaveLength(1);
+  });
+
+  it('does not fail a run whose taken-over claim finds the token answered: the first decision may have landed', async () => {
+    const env = setup();
+    // The first decision was delivered, but the write clearing its claim failed.
+    const run = waitingRun(env, { status: 'running', approval_lease_until: env.clock.now() - 1 });
+    env.stateMachine.tokens.set(run.task_token!, 'answered');
+
+    const error = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'late').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', error: null, finished_at: null, pending_approval: null, task_token: null });
+    expect(env.stateMachine.startedNames()).toEqual([]);
+  });
+
+  it('clears its claim without touching the next approval the run reached meanwhile', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    const next = { approval_id: 'appr-2', node_id: 'second-review', message: 'And this?' };
+    // Step Functions goes on at once: the run pauses at its next approval before the claim is cleared.
+    env.stateMachine.faults.beforeNext('resume', () => {
+      env.executions.faults.beforeNext('transition', () => {
+        const item = env.executions.items.get(run.execution_id)!;
+        Object.assign(item.record, { status: 'interrupted', pending_approval: next, task_token: env.stateMachine.issueToken(run.execution_id), approval_lease_until: null });
+      });
+    });
+
+    await decideApproval(env.deps, caller, run.execution_id, 'approved', '');
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'interrupted', pending_approval: next });
+    expect(env.executions.stored(run.execution_id).task_token).not.toBeNull();
   });
 
   it('answers 409 for a run not waiting for an approval and 404 for another project’s run', async () => {
