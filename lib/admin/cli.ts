@@ -15,7 +15,9 @@ ${COST_USAGE}
 ${MODELS_USAGE}
 ${VERIFY_USAGE}
 
-Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not.`;
+Without --stack it acts on the local twin of $DATA_DIR (default .local/data), running or not; with --stack, in the
+region --region names, else AWS_REGION, else your AWS profile's. With --json, stdout is one JSON object (--help
+--json: {"usage": ...}). Exit 0: done; 2: a usage mistake; 1: the product refused (an id that names nothing too).`;
 
 type Flags = Record<string, string | boolean | undefined>;
 type Command = (target: AdminTarget, args: string[], flags: Flags, io: CliInput) => Promise<object>;
@@ -159,8 +161,13 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
         help: { type: 'boolean' },
       },
     });
-    json = values.json ?? false;
-    if (values.help || positionals.length === 0) return { exitCode: values.help ? 0 : 2, stdout: `${USAGE}\n`, stderr: '' };
+    // `--json` after `--` is no flag, but whoever typed it reads stdout as one JSON object all the same.
+    json = values.json === true || positionals.includes('--json');
+    if (values.help) return { exitCode: 0, stdout: json ? `${JSON.stringify({ usage: USAGE })}\n` : `${USAGE}\n`, stderr: '' };
+    if (positionals.length === 0) {
+      if (json) throw new UsageError('no command given; see --help for the commands');
+      return { exitCode: 2, stdout: `${USAGE}\n`, stderr: '' };
+    }
     const [area, ...rest] = positionals;
     const command = COMMANDS.get(area ?? '');
     const offline = OFFLINE_COMMANDS.get(area ?? '');

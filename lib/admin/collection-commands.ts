@@ -55,7 +55,7 @@ function deps(target: AdminTarget) {
 
 async function boundLink(target: AdminTarget, linkId: string) {
   const link = await deps(target).links.getLink(linkId);
-  if (!link) throw new UsageError(`link ${linkId} not found`);
+  if (!link) throw new NotFoundError(`link ${linkId} not found`);
   return link;
 }
 
@@ -72,7 +72,8 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
         period: flags.once === true ? { from: textFlag(flags.from), to: textFlag(flags.to) } : undefined,
       };
       const task = await taskService.create(request).catch((error: unknown) => {
-        if (error instanceof NotFoundError) throw new UsageError(`link ${linkId} not found`);
+        // Not found is a refusal (exit 1), as links bind answers it; only the flags' own mistakes are usage mistakes.
+        if (error instanceof NotFoundError) throw new NotFoundError(`link ${linkId} not found`);
         if (error instanceof TaskRefusedError) throw new UsageError(REFUSED_TASK[error.rule](linkId));
         throw error;
       });
@@ -102,7 +103,7 @@ function sweepStatus(sweepId: string, elapsedMs: number, sweep: SweepCheckpoint 
 export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags, status?: (text: string) => void): Promise<object> {
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
-  if (!(await tasks.getTask(taskId))) throw new UsageError(`task ${taskId} not found`);
+  if (!(await tasks.getTask(taskId))) throw new NotFoundError(`task ${taskId} not found`);
   const services = await target.services();
   const sweepId = manualSweepId();
   const executionArn = await createCollectionSweeps(services.sfn, services.stateMachineArn).start(taskId, sweepId);

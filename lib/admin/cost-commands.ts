@@ -1,15 +1,15 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { modelUsageOf, usageAttribute } from '#shared/metering/usage-meter.ts';
-import { costReport, costReportCsv, costReportTable, type CostReport, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
+import { costReport, costReportCsv, costReportTable, MAX_REPORT_DAYS, periodDays, type CostReport, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet, type PriceSheet } from '#lib/pricing/price-sheet.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { forecastTable, usdText, type LinkSample } from '#lib/pricing/cost-forecast.ts';
 import { costReportHtml } from '#lib/pricing/cost-html.ts';
-import type { AdminTarget } from './target.ts';
+import { DEFAULT_DATA_DIR, type AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { estimate, estimateOptions, ESTIMATE_DAYS, reportForecasts, type EstimateFlags } from './cost-estimate.ts';
 import { requireId, UsageError } from './usage-error.ts';
@@ -41,6 +41,16 @@ function dayOption(value: string | undefined, fallback: string, name: string): s
   return value;
 }
 
+/** A report's or an estimate's period, checked before anything is read: from not after to, and not too long to report. */
+function checkedPeriod(from: string, to: string): { from: string; to: string } {
+  if (from > to) throw new UsageError('--from must not be after --to');
+  const days = periodDays(from, to);
+  if (days > MAX_REPORT_DAYS) {
+    throw new UsageError(`--from ${from} --to ${to} is ${days.toLocaleString('en-US')} days; a period is at most ${MAX_REPORT_DAYS} days, as long as usage is kept`);
+  }
+  return { from, to };
+}
+
 /**
  * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
  * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records; with
@@ -57,17 +67,16 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   if (flags.html !== undefined && (flags.project || flags.link)) throw new UsageError('--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report');
   if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
   const link = flags.link === undefined ? undefined : requireId(flags.link, 'cost report', 'link_id');
-  const today = new Date().toISOString().slice(0, 10);
-  const from = dayOption(flags.from, `${today.slice(0, 8)}01`, 'from');
-  const to = dayOption(flags.to, today, 'to');
-  if (from > to) throw new UsageError('--from must not be after --to');
+  const to = dayOption(flags.to, new Date().toISOString().slice(0, 10), 'to');
+  const { from } = checkedPeriod(dayOption(flags.from, `${to.slice(0, 8)}01`, 'from'), to);
+  const html = flags.html === undefined ? undefined : await htmlTarget(flags.html);
   const sheet = priceSheetFor(target, flags.region);
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
   const report = costReport({ from, to, sheet, usage, runCosts });
   if (flags.csv) return new CliText(costReportCsv(report));
-  if (flags.html !== undefined) return writeHtmlReport(target, flags.html, report, usage, terminal && !flags.json);
+  if (html !== undefined) return writeHtmlReport(target, html, report, usage, terminal && !flags.json);
   // A person at a terminal reads a table; --json, and any pipe, gets the report as JSON.
   return terminal && !flags.json ? new CliText(costReportTable(report)) : report;
 }
@@ -78,16 +87,32 @@ function priceSheetFor(target: AdminTarget, region: string | undefined): PriceSh
 }
 
 /**
+ * `--html FILE` as an absolute path, checked before the report is read: its directory must exist. None is made but
+ * the CLI's own `.local` (of the working directory, where the data directory lives by default), and that one alone:
+ * a typo would otherwise leave a new directory behind (at the top of the file system, as root), and Node's recursive
+ * mkdir never returns on some paths (under /proc).
+ */
+async function htmlTarget(file: string): Promise<string> {
+  const path = resolve(file);
+  const directory = dirname(path);
+  if (directory === dirname(resolve(DEFAULT_DATA_DIR))) await mkdir(directory).catch(() => undefined);
+  const found = await stat(directory).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') throw new UsageError(`--html: the directory ${directory} does not exist; create it first, or name a file in a directory that exists`);
+    if (error.code === 'ENOTDIR') throw new UsageError(`--html: ${directory} is not a directory`);
+    throw new UsageError(`--html: cannot write into ${directory} (${error.code ?? String(error)})`);
+  });
+  if (!found.isDirectory()) throw new UsageError(`--html: ${directory} is not a directory`);
+  return path;
+}
+
+/**
  * `cost report --html FILE`: the report and its two forecasts (next month at the period's traffic, and at twice
  * that) as one self-contained page. Answers where it went and the totals it shows.
  */
-async function writeHtmlReport(target: AdminTarget, file: string, report: CostReport, usage: UsageRow[], asText: boolean): Promise<object> {
+async function writeHtmlReport(target: AdminTarget, path: string, report: CostReport, usage: UsageRow[], asText: boolean): Promise<object> {
   const forecasts = reportForecasts(report, await linkSamples(target, usage));
   const html = costReportHtml({ report, forecasts });
-  const path = resolve(file);
   try {
-    // A report folder that does not exist yet is made, as a shell's redirect to it could not.
-    await mkdir(dirname(path), { recursive: true });
     await writeFile(path, html);
   } catch (error) {
     throw new UsageError(`--html: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
@@ -121,8 +146,7 @@ async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: 
   const today = new Date().toISOString().slice(0, 10);
   const daysBefore = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
   const to = dayOption(flags.to, today, 'to');
-  const from = dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from');
-  if (from > to) throw new UsageError('--from must not be after --to');
+  const { from } = checkedPeriod(dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from'), to);
   const sheet = priceSheetFor(target, flags.region);
   const usage = await usageRows(target, from, to, undefined);
   const report = costReport({ from, to, sheet, usage, runCosts: await finishedRunCosts(target, from, to, undefined) });

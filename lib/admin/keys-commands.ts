@@ -3,6 +3,7 @@ import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '#pu
 import { PRESETS, scopeSchema, type GrantedScope } from '#published/api-key-model.ts';
 import { createCounterStore } from '#shared/store/counter-store.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
+import { workflowShape } from '#workflows/definition-schema.ts';
 import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
 import { requireId, UsageError } from './usage-error.ts';
@@ -31,6 +32,18 @@ function scopesOf(flags: KeyFlags): GrantedScope[] {
   });
 }
 
+/**
+ * A key's name is a label for people, bounded as a workflow's name is (its schema's rule, so the two never differ),
+ * and printed by `keys list`: control characters (a newline, ESC starting a terminal sequence) are refused.
+ */
+function nameOf(flags: KeyFlags): string {
+  if (!flags.name) throw new UsageError('keys create needs --name');
+  const tooLong = workflowShape.shape.name.safeParse(flags.name).error?.issues.find((issue) => issue.code === 'too_big');
+  if (tooLong) throw new UsageError(`--name is ${flags.name.length.toLocaleString('en-US')} characters; a key name is at most ${String(tooLong.maximum)}, as a workflow name`);
+  if (/\p{Cc}/u.test(flags.name)) throw new UsageError('--name must not contain control characters (newline, tab, ESC, ...): keys list shows it as written');
+  return flags.name;
+}
+
 function expiryOf(flags: KeyFlags, now: number): string | null {
   if (flags.expires === undefined) return null;
   // An explicit offset (or Z) is required, so an expiry never depends on the operator's time zone; a day the month
@@ -54,8 +67,7 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
   const requireKeyId = () => requireId(keyId, `keys ${verb}`, 'key_id');
   switch (verb) {
     case 'create':
-      if (!flags.name) throw new UsageError('keys create needs --name');
-      return createKey(deps, { name: flags.name, projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags, deps.now()) });
+      return createKey(deps, { name: nameOf(flags), projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags, deps.now()) });
     case 'rotate':
       return rotateKey(deps, requireKeyId());
     case 'revoke':

@@ -92,6 +92,12 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
   // Each SDK client is loaded by the command that uses it: a call pays only for its own.
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const cloudFormation = new CloudFormationClient({ region });
+  // The SDK's own "Region is missing" names neither the flag nor the variable that would give it one.
+  const knownRegion = await cloudFormation.config.region().catch(() => undefined);
+  if (!knownRegion) {
+    cloudFormation.destroy();
+    throw new UsageError(`--stack ${stackName} needs its region: give --region R, or set AWS_REGION (or a region in your AWS profile)`);
+  }
   const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
   const outputs = new Map((Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
   const output = (key: string) => {
@@ -143,8 +149,11 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
   };
 }
 
+/** Where the local twin keeps its data unless DATA_DIR says otherwise; its parent is the CLI's own directory. */
+export const DEFAULT_DATA_DIR = '.local/data';
+
 async function localTarget(): Promise<AdminTarget> {
-  const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
+  const dataDir = resolve(process.env.DATA_DIR ?? DEFAULT_DATA_DIR);
   const port = Number(process.env.PORT ?? 3000);
   const twin = readLiveTwinFile(dataDir);
   if (!twin) {

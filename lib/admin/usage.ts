@@ -14,6 +14,7 @@ export const PUBLICATION_USAGE = `publish <file.json|directory> [--project P]
 unpublish [--project P]`;
 
 export const KEYS_USAGE = `keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
+                                     (N: as long as a workflow name may be, no control characters)
 keys rotate <key_id>
 keys revoke <key_id>
 keys list [--project P]`;
@@ -30,9 +31,12 @@ secrets list [--project P]           (names and versions, never values)
 secrets delete <NAME> [--project P]`;
 
 export const COST_USAGE = `cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--region R] [--json | --csv | --html FILE]
-                                     (dates in UTC, both included; default: this month so far; a table
-                                     on a terminal, JSON with --json or into a pipe; --html writes one
-                                     self-contained page: daily chart, subjects, workflows, forecast)
+                                     (dates in UTC, both included; default: this month so far; --from
+                                     defaults to the first day of --to's month; at most as many days as
+                                     usage is kept, the refusal names the limit; a table on a terminal,
+                                     JSON with --json or into a pipe; --html writes one self-contained
+                                     page into a directory that exists: daily chart, subjects, workflows,
+                                     forecast)
 cost estimate [--events N] [--dialogs N] [--runs N] [--workflow ID] [--project P] [--months 1-36]
               [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--region R] [--json]
                                      a month's cost (x --months) at N call events, dialogs and runs a month

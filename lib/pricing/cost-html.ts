@@ -235,6 +235,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
+/** Ids (models, subjects, workflows) are user data of any length without a break: they wrap anywhere rather than widen the page. */
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d232a; margin: 24px auto; max-width: 1000px; padding: 0 16px; }
 h1 { font-size: 22px; margin-bottom: 4px; } h1 small { font-size: 13px; color: #68707a; font-weight: normal; }
@@ -251,4 +252,5 @@ svg .axis { stroke: #1d232a; } svg .grid { stroke: #eceff2; } svg text { fill: #
 .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 6px; vertical-align: -1px; border-radius: 2px; }
 .unpriced { color: #b3261e; } .warnings { color: #b3261e; }
 .card .warning { color: #b3261e; font-size: 12px; font-weight: 600; max-width: 260px; }
+td:not(.num), .card .warning, .sheet, .warnings { overflow-wrap: anywhere; }
 `;

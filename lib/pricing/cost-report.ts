@@ -1,4 +1,6 @@
 import { addModelUsage, COST_UNIT_NAMES, type CostUnits, type ModelUsage } from '#shared/metering/cost-meter.ts';
+import { USAGE_RETENTION_MS } from '#shared/metering/usage-meter.ts';
+import { DAY_MS } from '#shared/time.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
 import { modelCostOf, priceOf, type PriceSheet } from './price-sheet.ts';
 
@@ -83,12 +85,23 @@ export interface DataTransferOut {
 }
 
 /**
+ * The longest period a report covers, in days: as long as usage items are kept. A longer one could only add days
+ * whose usage is gone (or has not happened), each a day of `days` and a bar of the chart.
+ */
+export const MAX_REPORT_DAYS = USAGE_RETENTION_MS / DAY_MS;
+
+/** The UTC days from `from` to `to` (YYYY-MM-DD), both included. */
+export const periodDays = (from: string, to: string) => (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+
+/**
  * Turns metered units into dollars with the price sheet: totals by service and by subject; the cost per million
  * webhook events (what the links' usage cost, over the events they accepted); the cost per run (each finished run's
  * step units, from its execution record: mean and p95); and the fixed monthly costs.
  */
 export function costReport(input: { from: string; to: string; sheet: PriceSheet; usage: UsageRow[]; runCosts: RunCost[] }): CostReport {
   const { sheet } = input;
+  const days = periodDays(input.from, input.to);
+  if (!(days >= 1 && days <= MAX_REPORT_DAYS)) throw new RangeError(`a report covers 1 to ${MAX_REPORT_DAYS} days; ${input.from} to ${input.to} is ${days}`);
   const all = metered(input.usage);
   const services = byService(sheet, all);
   const bySubject = new Map<string, UsageRow[]>();
@@ -286,7 +299,15 @@ export function costReportCsv(report: CostReport): string {
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
 
-const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+/**
+ * One CSV field. A spreadsheet reads a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return as a formula
+ * (model ids are user data): such a cell gets a leading `'`, which shows as text, per OWASP's CSV injection advice.
+ * A plain number (a negative count) is no formula and stays a number.
+ */
+function csvField(value: string): string {
+  const cell = /^[=+\-@\t\r]/.test(value) && !/^-\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell;
+}
 
 /** A model's counts in words, the kinds it has: `1000 input + 100 output tokens, 2 images` (`no use` when none). */
 function modelCounts(model: ModelCostLine): string {

@@ -144,6 +144,27 @@ describe('CLI arguments that become keys', () => {
     expect((await twin.admin('keys', 'list')).keys.some((key: { project_id: string }) => key.project_id === long)).toBe(false);
   });
 
+  it('refuses a key --name longer than a workflow name may be, or holding control characters (exit 2), and writes nothing', async () => {
+    const keysBefore = (await twin.admin('keys', 'list')).keys;
+    expect(await refused('keys', 'create', '--name', 'n'.repeat(10_240), '--preset', 'read')).toEqual({
+      exitCode: 2,
+      error: '--name is 10,240 characters; a key name is at most 200, as a workflow name',
+    });
+    for (const name of ['two\nlines', 'red\u001b[31m', 'nul\u0000', 'del\u007f', 'csi\u009b2J']) {
+      expect(await refused('keys', 'create', '--name', name, '--preset', 'read')).toEqual({
+        exitCode: 2,
+        error: '--name must not contain control characters (newline, tab, ESC, ...): keys list shows it as written',
+      });
+    }
+    expect((await twin.admin('keys', 'list')).keys).toEqual(keysBefore);
+  });
+
+  it('takes a key --name of exactly the workflow name limit, with any printable characters', async () => {
+    const name = `Ключ ${'k'.repeat(195)}`;
+    expect(name).toHaveLength(200);
+    expect((await twin.admin('keys', 'create', '--name', name, '--preset', 'read')).name).toBe(name);
+  });
+
   it('refuses link and key ids no id can be (exit 2)', async () => {
     const answer = await refused('links', 'bind', 'l'.repeat(3000));
     expect(answer.exitCode).toBe(2);

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import { callEvent } from '../support/events.ts';
@@ -23,10 +26,88 @@ describe('cost report dates', () => {
     expect(await refused('cost', 'report', '--to', '2026-02-32')).toEqual({ exitCode: 2, error: '--to must be a date YYYY-MM-DD' });
   });
 
+  it('refuses a period longer than the usage is kept, naming the limit, at once instead of a step per day', async () => {
+    const limit = 'a period is at most 400 days, as long as usage is kept';
+    expect(await refused('cost', 'report', '--from', '0001-01-01', '--to', '9999-12-31')).toEqual({
+      exitCode: 2,
+      error: `--from 0001-01-01 --to 9999-12-31 is 3,652,059 days; ${limit}`,
+    });
+    expect(await refused('cost', 'report', '--from', '2025-01-01', '--to', '2026-02-05')).toEqual({ exitCode: 2, error: `--from 2025-01-01 --to 2026-02-05 is 401 days; ${limit}` });
+    expect(await refused('cost', 'estimate', '--from', '0001-01-01', '--to', '9999-12-31')).toEqual({
+      exitCode: 2,
+      error: `--from 0001-01-01 --to 9999-12-31 is 3,652,059 days; ${limit}`,
+    });
+    // Without --from, the report starts on the first day of --to's month and the estimate 29 days before --to.
+    expect((await runCli(['cost', 'report', '--to', '9999-12-31', '--json'])).exitCode).toBe(0);
+    expect((await runCli(['cost', 'estimate', '--to', '9999-12-31', '--json'])).exitCode).toBe(0);
+  });
+
+  it('reports a period of exactly the limit, every day of it', async () => {
+    const result = await runCli(['cost', 'report', '--from', '2025-01-01', '--to', '2026-02-04', '--json']);
+    expect(result.exitCode, result.stdout).toBe(0);
+    expect(JSON.parse(result.stdout).days).toHaveLength(400);
+  });
+
   it('takes every day that exists, a leap day included', async () => {
     const result = await runCli(['cost', 'report', '--from', '2024-02-29', '--to', '2024-12-31', '--json']);
     expect(result.exitCode, result.stdout).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ from: '2024-02-29', to: '2024-12-31' });
+  });
+});
+
+describe('cost report --html FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'html-out-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes into a directory that exists, and makes none: a missing one is refused, naming it', async () => {
+    const missing = join(dir, 'typo', 'deeper');
+    expect(await refused('cost', 'report', '--html', join(missing, 'cost.html'))).toEqual({
+      exitCode: 2,
+      error: `--html: the directory ${missing} does not exist; create it first, or name a file in a directory that exists`,
+    });
+    expect(existsSync(join(dir, 'typo'))).toBe(false);
+  });
+
+  it('answers a directory that cannot exist at once (one JSON error with --json; a message and exit 2 without)', async () => {
+    expect(await refused('cost', 'report', '--html', '/proc/nope/x.html')).toEqual({
+      exitCode: 2,
+      error: '--html: the directory /proc/nope does not exist; create it first, or name a file in a directory that exists',
+    });
+    const plain = await runCli(['cost', 'report', '--html', '/proc/nope/x.html']);
+    expect(plain.exitCode).toBe(2);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toMatch(/^error: --html: the directory \/proc\/nope does not exist;/);
+  });
+
+  it('refuses a parent that is a file, and a FILE that is a directory', async () => {
+    const file = join(dir, 'plain.txt');
+    writeFileSync(file, 'x');
+    expect(await refused('cost', 'report', '--html', join(file, 'cost.html'))).toEqual({ exitCode: 2, error: `--html: ${file} is not a directory` });
+    expect(await refused('cost', 'report', '--html', dir)).toEqual({ exitCode: 2, error: `--html: cannot write ${dir} (EISDIR)` });
+  });
+
+  it("makes the CLI's own .local directory (where the data directory lives by default), and nothing under it", async () => {
+    const workdir = mkdtempSync(join(dir, 'cwd-'));
+    const before = process.cwd();
+    process.chdir(workdir);
+    try {
+      expect(await refused('cost', 'report', '--html', '.local/reports/cost.html')).toEqual({
+        exitCode: 2,
+        error: `--html: the directory ${join(workdir, '.local', 'reports')} does not exist; create it first, or name a file in a directory that exists`,
+      });
+      expect(existsSync(join(workdir, '.local'))).toBe(false);
+      expect((await twin.admin('cost', 'report', '--html', '.local/cost.html')).html).toBe(join(workdir, '.local', 'cost.html'));
+      expect(readFileSync(join(workdir, '.local', 'cost.html'), 'utf8')).toMatch(/^<!doctype html>/);
+    } finally {
+      process.chdir(before);
+    }
+  });
+
+  it('writes the page into an existing directory', async () => {
+    const file = join(dir, 'cost.html');
+    const written = await twin.admin('cost', 'report', '--html', file);
+    expect(written.html).toBe(file);
+    expect(readFileSync(file, 'utf8')).toMatch(/^<!doctype html>/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,12 +88,16 @@ describe('cost estimate', () => {
     expect(result.stdout).toContain('warning: dialogs: 50 a month asked for');
   });
 
-  it('writes the page into a folder it makes when the folder does not exist yet', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'cost-html-')), 'reports', 'november', 'cost.html');
-    const result = await runCli(['cost', 'report', ...period, '--html', file, '--json']);
+  it('writes the page into a folder that exists, and makes none that does not', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cost-html-'));
+    const result = await runCli(['cost', 'report', ...period, '--html', join(folder, 'cost.html'), '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ html: file });
-    expect(readFileSync(file, 'utf8')).toMatch(/^<!doctype html>/i);
+    expect(JSON.parse(result.stdout)).toMatchObject({ html: join(folder, 'cost.html') });
+    expect(readFileSync(join(folder, 'cost.html'), 'utf8')).toMatch(/^<!doctype html>/i);
+    const missing = await runCli(['cost', 'report', ...period, '--html', join(folder, 'reports', 'november', 'cost.html'), '--json']);
+    expect(missing.exitCode).toBe(2);
+    expect(JSON.parse(missing.stdout).error).toMatch(/^--html: the directory \S+ does not exist;/);
+    expect(existsSync(join(folder, 'reports'))).toBe(false);
   });
 
   it('refuses bad flags as usage mistakes', async () => {

@@ -6,7 +6,8 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import { usdText, type Forecast } from '#lib/pricing/cost-forecast.ts';
-import type { CostReport } from '#lib/pricing/cost-report.ts';
+import { sumUnits, type CostReport } from '#lib/pricing/cost-report.ts';
+import { createUsageMeter } from '#shared/metering/usage-meter.ts';
 import { callEvent, textEvent } from '../support/events.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -40,6 +41,9 @@ const INSTALL = 'install it (Debian: apt-get install --no-install-recommends chr
 if (!CHROMIUM && !IN_CI) console.warn(`note: test/e2e/cost-report-html.test.ts skipped: no Chromium found; ${INSTALL}`);
 
 const PROJECT = 'html';
+/** A model id no price sheet names, long and without a break: the page must wrap it, not widen. */
+const LONG_MODEL_ID = `acme.${'x'.repeat(200)}-v1:0`;
+const VIEWPORT_WIDTH = 1200;
 const CALLS = 6;
 const DIALOGS = 2;
 const RUNS = 2;
@@ -74,6 +78,9 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     for (let i = 0; i < DIALOGS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
     for (let i = 0; i < RUNS; i++) expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
     await twin.settled();
+    // As the usage meter writes any model's counters: an unpriced model, shown in the models table and the warning.
+    const noUnits = sumUnits([]);
+    await createUsageMeter(twin.dynamo, twin.twin.tables.usage).add(`project#${PROJECT}`, noUnits, Date.now(), { [LONG_MODEL_ID]: { input_tokens: 1000 } });
     // The same period for every command (a test that crosses midnight UTC still asks for one).
     const period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
     report = await admin<CostReport>('cost', 'report', ...period);
@@ -95,7 +102,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     page = await browser.newPage();
     await page.setOfflineMode(true);
     page.on('request', (request) => requested.push(request.url()));
-    await page.setViewport({ width: 1100, height: 900 });
+    await page.setViewport({ width: VIEWPORT_WIDTH, height: 900 });
     await page.goto(pathToFileURL(htmlFile).href, { waitUntil: 'load' });
     screenshot = join(tmpdir(), `cost-report-${process.pid}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
@@ -165,5 +172,23 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
       expect(subjects).toContainEqual([kind, id, `$${usdText(subject.usd)}`]);
     }
     for (const fixed of report.fixed_monthly_usd) expect(subjects.some((row) => row[0] === fixed.item)).toBe(true);
+  });
+
+  it(`keeps a long unbroken model id within the ${VIEWPORT_WIDTH} px viewport and its warning inside its card`, async () => {
+    expect(report.unpriced_models).toEqual([LONG_MODEL_ID]);
+    expect(await page.$eval('html', (root) => root.scrollWidth)).toBeLessThanOrEqual(VIEWPORT_WIDTH);
+    const { card, warning } = await page.$eval('[data-warning="unpriced"]', (element) => {
+      // The text's own extent: a line that does not wrap overflows its element's box without widening it.
+      const text = element.ownerDocument.createRange();
+      text.selectNodeContents(element);
+      const [outer, inner] = [element.closest('.card')!.getBoundingClientRect(), text.getBoundingClientRect()];
+      return { card: { left: outer.left, right: outer.right, bottom: outer.bottom }, warning: { left: inner.left, right: inner.right, bottom: inner.bottom } };
+    });
+    expect(warning.left).toBeGreaterThanOrEqual(card.left);
+    expect(warning.right).toBeLessThanOrEqual(card.right);
+    expect(warning.bottom).toBeLessThanOrEqual(card.bottom);
+    const modelCell = await page.$$eval('table td', (cells, id) => cells.filter((cell) => cell.textContent === id).map((cell) => cell.getBoundingClientRect().right), LONG_MODEL_ID);
+    expect(modelCell).toHaveLength(1);
+    expect(modelCell[0]).toBeLessThanOrEqual(VIEWPORT_WIDTH);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costReport } from '#lib/pricing/cost-report.ts';
+import { costReport, MAX_REPORT_DAYS } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 
 const sheet = loadPriceSheet();
@@ -40,5 +40,17 @@ describe('the cost report', () => {
     // 20 runs: the 19th cheapest (ceil(0.95 × 20)) spent 28 transitions.
     expect(report.workflows[0]!.p95_usd).toBeCloseTo(28 * TRANSITION, 10);
     expect(report.workflows[1]!.p95_usd).toBeCloseTo(4 * TRANSITION, 10);
+  });
+});
+
+describe('the period of a report', () => {
+  const report = (from: string, to: string) => costReport({ from, to, sheet, usage: [], runCosts: [] });
+
+  it('covers as many days as usage items are kept, 400, and no more', () => {
+    expect(MAX_REPORT_DAYS).toBe(400);
+    expect(report('2025-01-01', '2026-02-04').days).toHaveLength(400);
+    expect(() => report('2025-01-01', '2026-02-05')).toThrow(new RangeError('a report covers 1 to 400 days; 2025-01-01 to 2026-02-05 is 401'));
+    expect(() => report('0001-01-01', '9999-12-31')).toThrow(RangeError);
+    expect(() => report('2026-01-02', '2026-01-01')).toThrow(RangeError);
   });
 });
