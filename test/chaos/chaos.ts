@@ -36,7 +36,7 @@ export interface ChaosRun {
   record: TrafficRecord;
   twin: LocalTwin;
   dataDir: string;
-  close(): Promise<void>;
+  close(keepData?: boolean): Promise<void>;
 }
 
 export interface ChaosReport {
@@ -105,10 +105,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       record,
       twin,
       dataDir,
-      async close() {
+      async close(keepData = false) {
         await Promise.all([finished.recordings.close(), finished.callbacks.close()]);
         await twin.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        if (!keepData) rmSync(dataDir, { recursive: true, force: true });
       },
     };
   } catch (error) {

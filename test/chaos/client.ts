@@ -14,6 +14,8 @@ export interface Answer {
   /** The body of a refusal (status >= 400), for its shape; empty for successes. */
   refusalBody: string;
   ms: number;
+  /** The request's path, to follow one execution through the ledger. */
+  path: string;
 }
 
 export interface Ledger {
@@ -56,7 +58,7 @@ export interface RetryingClient {
   /** Sends the request until it is answered with a status not worth retrying, or attempts run out (then the last answer). */
   send(label: string, url: string, init: RequestInit): Promise<Sent | undefined>;
   /** One answer, recorded, with no retry (a stream's first answer is read by its caller). */
-  record(label: string, status: number, headers: Headers, text: string, startedAt: number): void;
+  record(label: string, url: string, status: number, headers: Headers, text: string, startedAt: number): void;
   sleep(ms: number): Promise<void>;
   /** Waits as the answer asks before the next attempt. */
   pauseAfter(headers: Headers | undefined, attempt: number): Promise<void>;
@@ -86,7 +88,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
     }
   };
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-  const record = (label: string, status: number, headers: Headers, text: string, startedAt: number) => {
+  const record = (label: string, url: string, status: number, headers: Headers, text: string, startedAt: number) => {
     const answer: Answer = {
       label,
       status,
@@ -94,6 +96,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
       contentType: headers.get('content-type') ?? undefined,
       refusalBody: status >= 400 ? text.slice(0, 2_000) : '',
       ms: performance.now() - startedAt,
+      path: new URL(url).pathname,
     };
     ledger.answers.push(answer);
     onAnswer?.(answer);
@@ -124,7 +127,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
             const response = await fetch(url, { ...init, signal });
             return { response, text: await response.text() };
           });
-          record(label, response.status, response.headers, text, startedAt);
+          record(label, url, response.status, response.headers, text, startedAt);
           last = { status: response.status, headers: response.headers, text };
           if (!RETRIED_STATUSES.has(response.status)) return last;
           await pauseAfter(response.headers, attempt);

@@ -35,7 +35,17 @@ if (process.env.CHAOS_SHOW_REFUSALS) {
     console.error(`refused ${kind}: ${answer.refusalBody.slice(0, 300)}`);
   }
 }
-for (const violation of chaos.violations) console.error(`VIOLATION ${violation.invariant}: ${violation.detail}`);
-await chaos.close();
+for (const violation of chaos.violations) {
+  console.error(`VIOLATION ${violation.invariant}: ${violation.detail}`);
+  // What the client sent and heard about the ids the violation names: the first thing to read when replaying it.
+  const ids = violation.detail.match(/[0-9a-f]{8}-[0-9a-f-]{27}/g) ?? [];
+  for (const answer of chaos.record.ledger.answers) {
+    if (ids.some((id) => answer.path.includes(id))) console.error(`  ${answer.label} ${answer.path} ${answer.status} ${answer.refusalBody.slice(0, 200)}`);
+  }
+}
+// A run with violations keeps its data directory (the twin's stores and Step Functions journal) for a post-mortem.
+const keep = chaos.violations.length > 0;
+if (keep) console.error(`data kept in ${chaos.dataDir}`);
+await chaos.close(keep);
 console.log(JSON.stringify(chaos.report));
 process.exit(chaos.violations.length === 0 ? 0 : 1);

@@ -288,7 +288,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
         await client.pauseAfter(undefined, attempt);
         continue;
       }
-      client.record(`stream ${workflow}`, read.status, read.headers, read.text, startedAt);
+      client.record(`stream ${workflow}`, url, read.status, read.headers, read.text, startedAt);
       if (read.status !== 200) {
         if (read.status === 204) seen.completed = seen.completed || seen.ids.length > 0;
         await client.pauseAfter(read.headers, attempt);

@@ -48,7 +48,7 @@ function history() {
   return { record, stored, finals, deliveries, handedOff, check };
 }
 
-const answer = (status: number, body: string, retryAfter: string | null = '1'): Answer => ({ label: 'x', status, retryAfter: retryAfter ?? undefined, contentType: 'application/json', refusalBody: body, ms: 1 });
+const answer = (status: number, body: string, retryAfter: string | null = '1'): Answer => ({ label: 'x', status, retryAfter: retryAfter ?? undefined, contentType: 'application/json', refusalBody: body, ms: 1, path: '/x' });
 
 describe('chaos invariants', () => {
   it('hold on a history where everything went right', async () => {
