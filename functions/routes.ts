@@ -90,6 +90,15 @@ export const routes: readonly Route[] = [
     errorShape: 'webhook',
     tables: { ...METERED },
   },
+  {
+    // The same description as OpenAPI 3.1, for tools that do not read 3.2 (each stream's events as its schema).
+    id: 'WebhookOpenApi31',
+    method: 'GET',
+    path: `${WEBHOOKS_PREFIX}/openapi-3.1.json`,
+    handler: 'inbound/handlers/openapi-3-1.ts',
+    errorShape: 'webhook',
+    tables: { ...METERED },
+  },
 
   {
     // The API's description: public, like the spec it restates, so it has no scope and asks for no key.
@@ -97,6 +106,15 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: `${PUBLISHED}/openapi.json`,
     handler: 'published/handlers/openapi.ts',
+    errorShape: 'published',
+    tables: { ...METERED },
+  },
+  {
+    // The same description as OpenAPI 3.1, for tools that do not read 3.2 (each stream's events as its schema).
+    id: 'PublishedOpenApi31',
+    method: 'GET',
+    path: `${PUBLISHED}/openapi-3.1.json`,
+    handler: 'published/handlers/openapi-3-1.ts',
     errorShape: 'published',
     tables: { ...METERED },
   },

@@ -1,8 +1,18 @@
 import { routes } from '#functions/routes.ts';
-import { webhookErrorBodySchema } from '#shared/http/http-errors.ts';
-import { openApiDocument, schemaComponents, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import { BUSY_MESSAGE, webhookErrorBodySchema } from '#shared/http/http-errors.ts';
+import {
+  OPENAPI_VERSION,
+  openApiDocument,
+  requestBodyComponents,
+  schemaComponents,
+  type JsonSchema,
+  type OpenApiVersion,
+  type OperationDoc,
+  type ResponseDoc,
+} from '#shared/http/openapi.ts';
 import { WEBHOOKS_PREFIX } from '#shared/http/route-groups.ts';
 import { MAX_REQUEST_BODY_BYTES, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } from '#shared/limits.ts';
+import { RATE_LIMITS } from '#shared/rate-limits.ts';
 import * as z from '#shared/zod.ts';
 import { callEventSchema, textEventSchema } from './event-schema.ts';
 import { LINK_TOKEN_PATTERN } from './link-model.ts';
@@ -13,7 +23,7 @@ import { acceptedResponseSchema, duplicateResponseSchema, pingResponseSchema } f
  * the route table's, the event schemas the ones ingest validates with, the answers the ones ingest returns.
  */
 
-const requests = schemaComponents('input', {
+const requests = requestBodyComponents({
   CallEvent: callEventSchema,
   TextEvent: textEventSchema,
   Event: z.discriminatedUnion('type', [callEventSchema, textEventSchema]),
@@ -26,29 +36,65 @@ const responses = schemaComponents('output', {
   Error: webhookErrorBodySchema,
 });
 
-const error = (description: string, headers?: string[]): ResponseDoc => ({ json: 'Error', description, ...(headers ? { headers } : {}) });
+const error = (description: string, examples: Record<string, unknown>, headers?: string[]): ResponseDoc => ({
+  json: 'Error',
+  description,
+  examples,
+  ...(headers ? { headers } : {}),
+});
+
+/** Refusals as the code words them (`{"error"}`, and for 400 `details`), one example per cause. */
+const REFUSALS = {
+  invalid: {
+    error: 'Validation error',
+    details: [
+      { field: 'audio.url', message: 'scheme must be https' },
+      { field: 'occurred_at', message: 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)' },
+    ],
+  },
+  unknownLink: { error: 'Unknown webhook link' },
+  timedOut: { error: 'Request body was not received within 30 seconds' },
+  notBound: { error: 'The link is issued but no source is connected yet' },
+  tooLarge: { error: 'Request body exceeds 1 MiB' },
+  linkRate: { error: RATE_LIMITS.requestsPerLinkPerMinute.refusal },
+  dailyQuota: { error: RATE_LIMITS.acceptedEventsPerLinkPerDay.refusal },
+  guessing: { error: RATE_LIMITS.unknownTokensPerIp.refusal },
+  // API Gateway's own answer carries the message under both specs' names (lib/cdk/gateway-responses.ts).
+  stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
+  internal: { error: 'Internal server error' },
+  busy: { error: BUSY_MESSAGE },
+} as const;
 
 const LIMITED = error(
   `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
+  { link_rate: REFUSALS.linkRate, daily_quota: REFUSALS.dailyQuota, token_guessing: REFUSALS.guessing, stage_throttle: REFUSALS.stageThrottle },
   ['Retry-After'],
 );
-const UNKNOWN_LINK = error('Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link');
+const UNKNOWN_LINK = error('Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link', { unknown_link: REFUSALS.unknownLink });
 const SERVER_ERRORS: Record<string, ResponseDoc> = {
-  '500': error('Internal error: retry with the same external_id, with growing delays'),
-  '503': error('The service is busy: retry with the same external_id after Retry-After seconds, with growing delays', ['Retry-After']),
+  '500': error('Internal error: retry with the same external_id, with growing delays', { internal: REFUSALS.internal }),
+  '503': error('The service is busy: retry with the same external_id after Retry-After seconds, with growing delays', { busy: REFUSALS.busy }, ['Retry-After']),
 };
+const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: REFUSALS.stageThrottle }, ['Retry-After']);
 
 const NOW = '2026-05-01T12:30:00+03:00';
 
 const operations: Record<string, OperationDoc> = {
   WebhookOpenApi: {
     summary: 'This document',
-    description: 'The OpenAPI description of the Inbound Conversation Webhook API. Needs no token.',
+    description: 'The OpenAPI 3.2 description of the Inbound Conversation Webhook API, its server the address it was fetched from. Needs no token.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': error('The stage throttle', ['Retry-After']) },
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+  },
+  WebhookOpenApi31: {
+    summary: 'This document as OpenAPI 3.1',
+    description: 'The same description for tools that read OpenAPI 3.1 but not 3.2. Needs no token.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
   WebhookPing: {
     summary: 'Check a link',
+    description: 'Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). Counts against the link\'s request rate like any request.',
     tags: ['webhook'],
     responses: { '200': { description: 'The link is known', json: 'PingResponse' }, '404': UNKNOWN_LINK, '429': LIMITED, ...SERVER_ERRORS },
   },
@@ -78,32 +124,49 @@ const operations: Record<string, OperationDoc> = {
     responses: {
       '201': { description: 'Accepted and queued', json: 'Accepted', examples: { call: { status: 'accepted', external_id: 'call-1', event_id: 1042, messages: 0 } } },
       '200': { description: 'Duplicate external_id: already accepted, this content ignored', json: 'Duplicate', examples: { call: { status: 'duplicate', external_id: 'call-1', event_id: 1042 } } },
-      '400': {
-        ...error('Invalid JSON, a schema violation, the other type than the link\'s, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id'),
-        examples: { recording: { error: 'Validation error', details: [{ field: 'audio.url', message: 'must use https' }] } },
-      },
+      '400': error(
+        'Invalid JSON, a schema violation, the other type than the link\'s, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id',
+        { invalid_event: REFUSALS.invalid },
+      ),
       '404': UNKNOWN_LINK,
-      '408': error('The body was not fully received within 30 seconds: resend the whole request with the same external_id'),
-      '409': error('The link is issued but no source is connected yet: ask the administrator, check ping, retry'),
-      '413': error(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes: make it smaller and retry with the same external_id`),
+      '408': error('The body was not fully received within 30 seconds: resend the whole request with the same external_id', { timed_out: REFUSALS.timedOut }),
+      '409': error('The link is issued but no source is connected yet: ask the administrator, check ping, retry', { not_bound: REFUSALS.notBound }),
+      '413': error(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes: make it smaller and retry with the same external_id`, { too_large: REFUSALS.tooLarge }),
       '429': LIMITED,
       ...SERVER_ERRORS,
     },
   },
 };
 
-let built: JsonSchema | undefined;
+const built = new Map<OpenApiVersion, JsonSchema>();
 
-/** Built once per process: the route table and the schemas do not change while it runs. */
-export function webhookApiDocument(): JsonSchema {
-  built ??= openApiDocument({
+/** Built once per process and version: the route table and the schemas do not change while it runs. */
+export function webhookApiDocument(version: OpenApiVersion = OPENAPI_VERSION): JsonSchema {
+  let document = built.get(version);
+  if (!document) {
+    document = buildDocument(version);
+    built.set(version, document);
+  }
+  return document;
+}
+
+const INFO_DESCRIPTION = [
+  'Receives finished conversations from external systems: a call with a link to its recording, or a text dialog, one per request. Each connected source has a personal link; its token, in the path, is the only credential.',
+  'Events are deduplicated on the link\'s source and `external_id`: a retry with the same `external_id` is always safe and answers 200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.',
+  `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
+  'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
+].join('\n\n');
+
+function buildDocument(version: OpenApiVersion): JsonSchema {
+  return openApiDocument({
     info: {
       title: 'Inbound Conversation Webhook API',
       version: '1',
       summary: 'Receives finished calls and text dialogs for the nightly collection',
+      description: INFO_DESCRIPTION,
     },
     basePath: WEBHOOKS_PREFIX,
-    server: { variable: 'webhook_base_url', description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS, the twin locally' },
+    server: { variable: 'webhook_base_url', description: 'The API\'s URL: where this document was fetched from (on AWS the stack\'s ApiUrl output without its trailing slash)' },
     tags: [
       { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
       { name: 'meta', description: 'About the API itself' },
@@ -115,6 +178,5 @@ export function webhookApiDocument(): JsonSchema {
     },
     schemas: { ...requests, ...responses },
     headers: {},
-  });
-  return built;
+  }, version);
 }

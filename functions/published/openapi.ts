@@ -21,9 +21,19 @@ import {
   tokenDataSchema,
   toolCallDataSchema,
 } from '#executions/run-event-schemas.ts';
-import { routes } from '#functions/routes.ts';
+import { routeById, routes } from '#functions/routes.ts';
 import { publishedErrorBodySchema } from '#shared/http/http-errors.ts';
-import { openApiDocument, schemaComponents, sseEventSchema, type JsonSchema, type OperationDoc, type ResponseDoc } from '#shared/http/openapi.ts';
+import {
+  OPENAPI_VERSION,
+  openApiDocument,
+  requestBodyComponents,
+  schemaComponents,
+  sseEventSchema,
+  type JsonSchema,
+  type OpenApiVersion,
+  type OperationDoc,
+  type ResponseDoc,
+} from '#shared/http/openapi.ts';
 import {
   EXECUTION_ID_PATTERN,
   MAX_BLOCKING_EXECUTE_MS,
@@ -32,7 +42,8 @@ import {
   WORKFLOW_ID_PATTERN,
 } from '#shared/limits.ts';
 import { MINUTE_MS } from '#shared/time.ts';
-import { probeEnd, probeOpening, streamProbeEndSchema, streamProbeQuerySchema } from './stream-probe.ts';
+import { EXECUTION_ID, PUBLISHED_ERRORS, publishedStreamExamples as STREAMS } from './openapi-examples.ts';
+import { streamProbeEndSchema, streamProbeQuerySchema } from './stream-probe.ts';
 import { workflowDetailSchema, workflowListSchema, workflowSummarySchema } from './workflow-views.ts';
 
 /**
@@ -44,19 +55,26 @@ export const PUBLISHED_BASE_PATH = '/api/v1/published';
 
 /**
  * The execute body's fields as the spec explains them. execute-request.ts holds the rules; these are words for
- * callers, and a word for a field the schema no longer has fails the build (describeProperties).
+ * callers (and, for the objects, the shape a refinement there checks), and a word for a field the schema no longer
+ * has fails the build (refineProperties).
  */
-const EXECUTE_FIELDS: Record<string, string> = {
-  input: 'Input data for the workflow\'s start node; `message`, when present, must be a string. Every key is kept',
-  user_id: 'External user identifier: isolates memory between users (1-256 characters of well-formed Unicode)',
-  thread_id: 'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)',
-  initial_memory: 'Key-value pairs written into the user\'s memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)',
-  callback_url: 'Receives a POST with the status response when the run finishes (signed with webhook_secret when given)',
-  webhook_secret: 'Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url',
-  overrides: 'Node parameter overrides `{node_id: {param: value}}`, checked against the workflow\'s nodes and their parameters',
+const EXECUTE_FIELDS: Record<string, JsonSchema> = {
+  input: {
+    description: 'Input data for the workflow\'s start node; `message`, when present, must be a string. Every key is kept',
+    properties: { message: { type: 'string', description: 'The message, for workflows that take one' } },
+  },
+  user_id: { description: 'External user identifier: isolates memory between users (1-256 characters of well-formed Unicode)' },
+  thread_id: { description: 'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)' },
+  initial_memory: { description: 'Key-value pairs written into the user\'s memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)' },
+  callback_url: { description: 'Receives a POST with the status response when the run finishes (signed with webhook_secret when given)' },
+  webhook_secret: { description: 'Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url' },
+  overrides: {
+    description: 'Node parameter overrides `{node_id: {param: value}}`, checked against the workflow\'s nodes and their parameters',
+    additionalProperties: { type: 'object', description: 'One node\'s parameters, by name', additionalProperties: true },
+  },
 };
 
-const requests = schemaComponents('input', {
+const requests = requestBodyComponents({
   ExecuteRequest: executeRequestSchema,
   DecisionRequest: decisionRequestSchema,
 });
@@ -87,10 +105,17 @@ const responses = schemaComponents('output', {
   StreamProbeEndEvent: streamProbeEndSchema,
 });
 
-function describeProperties(schema: JsonSchema, descriptions: Record<string, string>): JsonSchema {
+/** Each named property gets the words (joined to any the schema has) and the shape given for it. */
+function refineProperties(schema: JsonSchema, refinements: Record<string, JsonSchema>): JsonSchema {
   const properties = schema.properties as Record<string, JsonSchema>;
-  for (const name of Object.keys(descriptions)) if (!properties[name]) throw new Error(`No property ${name} to describe`);
-  return { ...schema, properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, { description: descriptions[name], ...property }])) };
+  for (const name of Object.keys(refinements)) if (!properties[name]) throw new Error(`No property ${name} to describe`);
+  const refined = (name: string, property: JsonSchema) => {
+    const refinement = refinements[name];
+    if (!refinement) return property;
+    const description = [refinement.description, property.description].filter((text) => typeof text === 'string').join('. ');
+    return { ...property, ...refinement, description };
+  };
+  return { ...schema, properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, refined(name, property)])) };
 }
 
 /** A run's events on `/stream` and `/executions/{id}/stream` (README, Streaming). */
@@ -110,16 +135,22 @@ const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   description: 'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the run, so it has no id',
 });
 
-const runEvents: JsonSchema = {
-  oneOf: [...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })), RESUME_EVENT],
-};
-
-const lifecycleEvents: JsonSchema = {
-  oneOf: [
-    sseEventSchema('status', 'StatusEvent', { withId: true, description: 'The run\'s state: first at subscription, then at each change; a final status ends the stream' }),
-    sseEventSchema('decision', 'DecisionEvent', { withId: true, description: 'An approval was answered' }),
-    RESUME_EVENT,
-  ],
+/** The events of each stream, as components: what a generated client names them. */
+const STREAM_EVENTS: Record<string, JsonSchema> = {
+  RunStreamEvent: {
+    description: 'One server-sent event of a run\'s stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON',
+    oneOf: [...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })), RESUME_EVENT],
+  },
+  LifecycleStreamEvent: {
+    description: 'One server-sent event of an execution\'s lifecycle (`GET /executions/{execution_id}/events`)',
+    oneOf: [
+      sseEventSchema('status', 'StatusEvent', { withId: true, description: 'The run\'s state: first at subscription, then at each change; a final status ends the stream' }),
+      sseEventSchema('decision', 'DecisionEvent', { withId: true, description: 'An approval was answered' }),
+      RESUME_EVENT,
+    ],
+  },
+  // The probe's one event: a schema of its own, not a `oneOf` of one (Redocly: "use the schema directly").
+  StreamProbeEvent: sseEventSchema('end', 'StreamProbeEndEvent', { withId: false, description: 'The stream probe\'s one event, sent after the hold, just before the response ends: the probe as asked' }),
 };
 
 /** The probe's query parameters, from the schema that validates them (bounds and defaults). */
@@ -140,29 +171,49 @@ const PROBE_PARAMETERS = [
   },
 ] as const;
 
-const PROBE_EXAMPLE = { bytes: 16, hold_ms: 2000 };
+const E = PUBLISHED_ERRORS;
 
-/** The probe's one event: a schema of its own, not a `oneOf` of one (Redocly: "use the schema directly"). */
-const probeEvents = sseEventSchema('end', 'StreamProbeEndEvent', { withId: false, description: 'Sent after the hold, just before the response ends: the probe as asked' });
+const error = (description: string, examples: Record<string, unknown>, headers?: string[]): ResponseDoc => ({
+  json: 'Error',
+  description,
+  examples,
+  ...(headers ? { headers } : {}),
+});
 
-const error = (description: string, headers?: string[]): ResponseDoc => ({ json: 'Error', description, ...(headers ? { headers } : {}) });
+/** What every authenticated operation may answer (spec sections 5 and 7); the 403 names the route's own scope. */
+function authenticated(routeId: string): Record<string, ResponseDoc> {
+  const scope = routeById(routeId).scope;
+  if (!scope) throw new Error(`Route ${routeId} has no scope`);
+  return {
+    '401': error('No Authorization header, or an invalid, revoked or expired key', { no_key: E.noKey, invalid_key: E.invalidKey }),
+    '403': error('The key lacks the scope the operation needs', { missing_scope: E.missingScope(scope) }),
+    '429': error(
+      `Rate limit exceeded: ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute per key, or the stage throttle`,
+      { key_rate: E.rateLimited, stage_throttle: E.stageThrottle },
+      ['Retry-After'],
+    ),
+    '500': error('Internal error (details only in the service\'s log)', { internal: E.internal }),
+    '503': error(
+      'A service the API depends on is unavailable or throttled, or a start\'s outcome is not known yet: retry the request as it is after Retry-After seconds',
+      { busy: E.unavailable },
+      ['Retry-After'],
+    ),
+  };
+}
 
-/** What every authenticated operation may answer (spec sections 5 and 7). */
-const AUTHENTICATED: Record<string, ResponseDoc> = {
-  '401': error('No Authorization header, or an invalid, revoked or expired key'),
-  '403': error('The key lacks the scope the operation needs'),
-  '429': error(`Rate limit exceeded: ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute per key, or the stage throttle`, ['Retry-After']),
-  '500': error('Internal error (details only in the service\'s log)'),
-  '503': error('A service the API depends on is unavailable or throttled, or a start\'s outcome is not known yet: retry the request as it is after Retry-After seconds', ['Retry-After']),
-};
-
-const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields');
-const START_REFUSED = error('The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields');
-const KEY_REUSED = error('The Idempotency-Key was used in the last 24 hours for a different request');
-const TOO_LARGE = error(`The body is larger than ${MAX_EXECUTE_BODY_BYTES} bytes`);
-const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the last event of the execution');
-const NO_EXECUTION = error('No such execution in this project');
-const NO_WORKFLOW = error('No such workflow in the active publication');
+const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields', { no_publication: E.noPublication });
+const START_REFUSED = error('The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields', {
+  invalid_body: E.invalidBody,
+  unknown_override: E.invalidOverrides,
+  invalid_idempotency_key: E.invalidIdempotencyKey,
+  no_publication: E.noPublication,
+});
+const KEY_REUSED = error('The Idempotency-Key was used in the last 24 hours for a different request', { key_reused: E.keyReused });
+const TOO_LARGE = error(`The body is larger than ${MAX_EXECUTE_BODY_BYTES} bytes`, { too_large: E.tooLarge });
+const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the last event of the execution', { past_the_end: E.invalidResumePoint });
+const NO_EXECUTION = error('No such execution in this project', { no_execution: E.noExecution });
+const NO_WORKFLOW = error('No such workflow in the active publication', { no_workflow: E.noWorkflow });
+const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: E.stageThrottle }, ['Retry-After']);
 const STREAM_HEADERS = ['Cache-Control', 'X-Accel-Buffering'];
 
 const IDEMPOTENCY_KEY = {
@@ -185,24 +236,36 @@ const RESUME_PARAMETERS = [
 
 const ENDED = { description: 'The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here)' };
 
-const EXECUTE_EXAMPLE = { user_id: 'u1', thread_id: 'thread-42', input: { message: 'hello' }, initial_memory: { name: 'Ann' } };
+/** The README's execute body, and one that continues a thread and seeds the user's memory. */
+const EXECUTE_EXAMPLES = {
+  message: { user_id: 'u1', input: { message: 'hello' } },
+  thread_and_memory: { user_id: 'u1', thread_id: 'thread-42', input: { message: 'hello' }, initial_memory: { name: 'Ann' } },
+};
 
 const operations: Record<string, OperationDoc> = {
   PublishedOpenApi: {
     summary: 'This document',
-    description: 'The OpenAPI description of the Published Workflow API. Needs no key.',
+    description: 'The OpenAPI 3.2 description of the Published Workflow API, its server the address it was fetched from. Needs no key.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': error('The stage throttle', ['Retry-After']) },
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+  },
+  PublishedOpenApi31: {
+    summary: 'This document as OpenAPI 3.1',
+    description: 'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedListWorkflows: {
     summary: 'List the workflows of the active publication',
+    description: 'The workflows of the project\'s active publication, with the publication they belong to.',
     tags: ['workflows'],
-    responses: { '200': { description: 'The workflows', json: 'WorkflowList' }, '400': NO_PUBLICATION, ...AUTHENTICATED },
+    responses: { '200': { description: 'The workflows', json: 'WorkflowList' }, '400': NO_PUBLICATION, ...authenticated('PublishedListWorkflows') },
   },
   PublishedGetWorkflow: {
     summary: 'Workflow details',
+    description: 'One workflow of the active publication: its nodes, and the parameters each one takes (what `overrides` may set).',
     tags: ['workflows'],
-    responses: { '200': { description: 'The workflow', json: 'WorkflowDetail' }, '400': NO_PUBLICATION, '404': NO_WORKFLOW, ...AUTHENTICATED },
+    responses: { '200': { description: 'The workflow', json: 'WorkflowDetail' }, '400': NO_PUBLICATION, '404': NO_WORKFLOW, ...authenticated('PublishedGetWorkflow') },
   },
   PublishedExecute: {
     summary: 'Run a workflow and wait for the result',
@@ -210,7 +273,7 @@ const operations: Record<string, OperationDoc> = {
       `Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
     tags: ['executions'],
     parameters: [IDEMPOTENCY_KEY],
-    requestBody: { schema: 'ExecuteRequest', required: true, examples: { message: EXECUTE_EXAMPLE } },
+    requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
     responses: {
       '200': {
         description: 'The execution as it settled (or, past the wait, as it stands, with poll_url)',
@@ -218,9 +281,9 @@ const operations: Record<string, OperationDoc> = {
         headers: ['X-Execution-Id', ['Content-Location', 'ExecutionLocation']],
         examples: {
           completed: {
-            execution_id: 'V1StGXR8_Z5jdHi6B-myT', thread_id: 'thread-42', workflow_id: 'support-bot', status: 'completed', output: 'Hello Ann!', error: null,
-            elapsed_time: 0.42, total_steps: 3, created_at: '2026-05-01T09:30:00.000Z', finished_at: '2026-05-01T09:30:00.420Z', pending_approval: null,
-            usage: { model_calls: 1, input_tokens: 12, output_tokens: 3, tool_calls: 0, images: 0 },
+            execution_id: EXECUTION_ID, thread_id: 'thread-42', workflow_id: 'echo', status: 'completed', output: 'Echo: hello', error: null,
+            elapsed_time: 0.42, total_steps: 2, created_at: '2026-05-01T09:30:00.000Z', finished_at: '2026-05-01T09:30:00.420Z', pending_approval: null,
+            usage: { model_calls: 1, input_tokens: 0, output_tokens: 2, tool_calls: 0, images: 0 },
           },
         },
       },
@@ -228,7 +291,7 @@ const operations: Record<string, OperationDoc> = {
       '404': NO_WORKFLOW,
       '413': TOO_LARGE,
       '422': KEY_REUSED,
-      ...AUTHENTICATED,
+      ...authenticated('PublishedExecute'),
     },
   },
   PublishedStreamWorkflow: {
@@ -236,20 +299,26 @@ const operations: Record<string, OperationDoc> = {
     description: 'Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
     tags: ['executions'],
     parameters: [IDEMPOTENCY_KEY, { ...RESUME_PARAMETERS[0], description: 'With an Idempotency-Key that names a run already: resume its stream after this event id' }],
-    requestBody: { schema: 'ExecuteRequest', required: true, examples: { message: EXECUTE_EXAMPLE } },
+    requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
     responses: {
-      '200': { description: 'Server-sent events: `id`, `event`, and `data` as one line of JSON; comment lines keep the connection alive', events: runEvents, headers: [...STREAM_HEADERS, 'X-Execution-Id', ['Content-Location', 'StreamLocation']] },
+      '200': {
+        description: 'Server-sent events: `id`, `event`, and `data` as one line of JSON; comment lines keep the connection alive',
+        events: 'RunStreamEvent',
+        streamExamples: STREAMS.run,
+        headers: [...STREAM_HEADERS, 'X-Execution-Id', ['Content-Location', 'StreamLocation']],
+      },
       '400': START_REFUSED,
       '404': NO_WORKFLOW,
       '413': TOO_LARGE,
       '422': KEY_REUSED,
-      ...AUTHENTICATED,
+      ...authenticated('PublishedStreamWorkflow'),
     },
   },
   PublishedGetExecution: {
     summary: 'Status and result of an execution (polling)',
+    description: 'The execution as it stands: its status, output or error, the approval it waits for, and what it has spent.',
     tags: ['executions'],
-    responses: { '200': { description: 'The execution', json: 'Execution' }, '404': NO_EXECUTION, ...AUTHENTICATED },
+    responses: { '200': { description: 'The execution', json: 'Execution' }, '404': NO_EXECUTION, ...authenticated('PublishedGetExecution') },
   },
   PublishedStreamExecution: {
     summary: 'An execution\'s whole event stream, replayed and then live',
@@ -257,11 +326,11 @@ const operations: Record<string, OperationDoc> = {
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
-      '200': { description: 'Server-sent events until `complete`', events: runEvents, headers: STREAM_HEADERS },
+      '200': { description: 'Server-sent events until `complete`', events: 'RunStreamEvent', streamExamples: STREAMS.replay, headers: STREAM_HEADERS },
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
-      ...AUTHENTICATED,
+      ...authenticated('PublishedStreamExecution'),
     },
   },
   PublishedExecutionEvents: {
@@ -270,18 +339,23 @@ const operations: Record<string, OperationDoc> = {
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
-      '200': { description: 'Server-sent events until the final status', events: lifecycleEvents, headers: STREAM_HEADERS },
+      '200': { description: 'Server-sent events until the final status', events: 'LifecycleStreamEvent', streamExamples: STREAMS.lifecycle, headers: STREAM_HEADERS },
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
-      ...AUTHENTICATED,
+      ...authenticated('PublishedExecutionEvents'),
     },
   },
   PublishedStopExecution: {
     summary: 'Stop an execution',
     description: 'Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.',
     tags: ['executions'],
-    responses: { '200': { description: 'Stopped', json: 'StopResult' }, '404': NO_EXECUTION, '409': error('The execution is neither queued nor running'), ...AUTHENTICATED },
+    responses: {
+      '200': { description: 'Stopped', json: 'StopResult' },
+      '404': NO_EXECUTION,
+      '409': error('The execution is neither queued nor running', { not_stoppable: E.notStoppable }),
+      ...authenticated('PublishedStopExecution'),
+    },
   },
   PublishedStreamProbe: {
     summary: 'Measure whether small streamed writes reach the client at once',
@@ -297,89 +371,116 @@ const operations: Record<string, OperationDoc> = {
     responses: {
       '200': {
         description: 'The first write (a comment clients skip), the hold, then the `end` event',
-        events: probeEvents,
+        events: 'StreamProbeEvent',
+        streamExamples: STREAMS.probe,
         headers: STREAM_HEADERS,
-        examples: { [`bytes_${PROBE_EXAMPLE.bytes}`]: probeOpening(PROBE_EXAMPLE.bytes) + probeEnd(PROBE_EXAMPLE) },
       },
-      '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter'),
-      ...AUTHENTICATED,
+      '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter', { out_of_bounds: E.invalidProbe }),
+      ...authenticated('PublishedStreamProbe'),
     },
   },
-  PublishedApprove: decision('Approve the pending step', 'The run resumes along the approval\'s `approved` edge.'),
-  PublishedReject: decision('Reject the pending step', 'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.'),
+  PublishedApprove: decision('PublishedApprove', 'Approve the pending step', 'The run resumes along the approval\'s `approved` edge.'),
+  PublishedReject: decision('PublishedReject', 'Reject the pending step', 'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.'),
 };
 
-function decision(summary: string, description: string): OperationDoc {
+function decision(routeId: string, summary: string, description: string): OperationDoc {
   return {
     summary,
     description,
     tags: ['executions'],
-    requestBody: { schema: 'DecisionRequest', required: false, description: 'May be omitted: feedback defaults to empty', examples: { feedback: { feedback: 'Looks good' } } },
+    requestBody: { schema: 'DecisionRequest', required: false, description: 'May be omitted: feedback defaults to empty', examples: { feedback: { feedback: 'ok' } } },
     responses: {
       '200': { description: 'The decision was delivered; the run goes on', json: 'DecisionResult' },
-      '400': error('The body is invalid: `detail` names the fields'),
+      '400': error('The body is invalid: `detail` names the fields', { invalid_body: E.invalidDecision }),
       '404': NO_EXECUTION,
-      '409': error('The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)'),
+      '409': error('The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)', {
+        not_waiting: E.notWaiting,
+        already_answered: E.noLongerPending,
+      }),
       '413': TOO_LARGE,
-      ...AUTHENTICATED,
+      ...authenticated(routeId),
     },
   };
 }
 
-let built: JsonSchema | undefined;
+const built = new Map<OpenApiVersion, JsonSchema>();
 
-/** Built once per process: the route table and the schemas do not change while it runs. */
-export function publishedApiDocument(): JsonSchema {
-  built ??= openApiDocument({
-    info: {
-      title: 'Published Workflow API',
-      version: '1',
-      summary: 'List, run, stream, poll, stop and approve the workflows of a published project with an API key',
-    },
-    basePath: PUBLISHED_BASE_PATH,
-    server: {
-      variable: 'base_url',
-      description: 'The API\'s URL: the stack\'s ApiUrl output without its trailing slash on AWS (https://<id>.execute-api.<region>.amazonaws.com/prod), the twin locally',
-    },
-    tags: [
-      { name: 'workflows', description: 'The workflows of the project\'s active publication' },
-      { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
-      { name: 'meta', description: 'About the API itself' },
-    ],
-    routes,
-    operations,
-    pathParameters: {
-      workflow_id: { description: 'A workflow of the active publication', schema: { type: 'string', pattern: WORKFLOW_ID_PATTERN.source } },
-      execution_id: { description: 'An execution of this project', schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source } },
-    },
-    schemas: {
-      ...requests,
-      ExecuteRequest: describeProperties(requests.ExecuteRequest!, EXECUTE_FIELDS),
-      ...responses,
-    },
-    headers: {
-      'X-Execution-Id': {
-        description: 'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
-        schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },
-        required: true,
-      },
-      ExecutionLocation: {
-        description: 'Where the execution\'s status continues: its GET /executions/{execution_id} URL, to poll if the connection drops',
-        schema: { type: 'string' },
-        required: true,
-      },
-      StreamLocation: {
-        description: 'Where the stream continues: the execution\'s GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops',
-        schema: { type: 'string' },
-        required: true,
-      },
-      'Cache-Control': { description: 'no-cache', schema: { type: 'string', const: 'no-cache' } },
-      'X-Accel-Buffering': { description: 'no: proxies must not buffer the stream', schema: { type: 'string', const: 'no' } },
-    },
-    securitySchemes: {
-      apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key: `Authorization: Bearer <API_KEY>`. Each operation lists the one scope it needs (`*` holds them all).' },
-    },
-    scopedScheme: 'apiKey',
-  });
-  return built;
+/** Built once per process and version: the route table and the schemas do not change while it runs. */
+export function publishedApiDocument(version: OpenApiVersion = OPENAPI_VERSION): JsonSchema {
+  let document = built.get(version);
+  if (!document) {
+    document = buildDocument(version);
+    built.set(version, document);
+  }
+  return document;
 }
+
+function buildDocument(version: OpenApiVersion): JsonSchema {
+  return openApiDocument(
+    {
+      info: {
+        title: 'Published Workflow API',
+        version: '1',
+        summary: 'List, run, stream, poll, stop and approve the workflows of a published project with an API key',
+        description: INFO_DESCRIPTION,
+      },
+      basePath: PUBLISHED_BASE_PATH,
+      server: {
+        variable: 'base_url',
+        description: 'The API\'s URL: where this document was fetched from (on AWS the stack\'s ApiUrl output without its trailing slash, https://<id>.execute-api.<region>.amazonaws.com/prod)',
+      },
+      tags: [
+        { name: 'workflows', description: 'The workflows of the project\'s active publication' },
+        { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
+        { name: 'meta', description: 'About the API itself' },
+      ],
+      routes,
+      operations,
+      pathParameters: {
+        workflow_id: { description: 'A workflow of the active publication', schema: { type: 'string', pattern: WORKFLOW_ID_PATTERN.source } },
+        execution_id: { description: 'An execution of this project', schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source } },
+      },
+      schemas: {
+        ...requests,
+        ExecuteRequest: refineProperties(requests.ExecuteRequest!, EXECUTE_FIELDS),
+        ...responses,
+        ...STREAM_EVENTS,
+      },
+      headers: {
+        'X-Execution-Id': {
+          description: 'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
+          schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },
+          required: true,
+        },
+        ExecutionLocation: {
+          description: 'Where the execution\'s status continues: its GET /executions/{execution_id} URL, to poll if the connection drops',
+          schema: { type: 'string' },
+          required: true,
+        },
+        StreamLocation: {
+          description: 'Where the stream continues: the execution\'s GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops',
+          schema: { type: 'string' },
+          required: true,
+        },
+        'Cache-Control': { description: 'no-cache', schema: { type: 'string', const: 'no-cache' } },
+        'X-Accel-Buffering': { description: 'no: proxies must not buffer the stream', schema: { type: 'string', const: 'no' } },
+      },
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A project API key: `Authorization: Bearer <API_KEY>`. Each operation names the one scope its key needs (`x-scope`, and in its description); `*` holds them all.',
+        },
+      },
+      scopedScheme: 'apiKey',
+    },
+    version,
+  );
+}
+
+const INFO_DESCRIPTION = [
+  'Runs the workflows of a project\'s active publication. Every operation but the two documents needs a project API key (`Authorization: Bearer <API_KEY>`) holding the operation\'s scope.',
+  'A run is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to retry.',
+  `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests a minute.`,
+  'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
+].join('\n\n');

@@ -13,9 +13,29 @@ export interface paths {
         };
         /**
          * This document
-         * @description The OpenAPI description of the Published Workflow API. Needs no key.
+         * @description The OpenAPI 3.2 description of the Published Workflow API, its server the address it was fetched from. Needs no key.
          */
         get: operations["PublishedOpenApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi-3.1.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document as OpenAPI 3.1
+         * @description The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.
+         */
+        get: operations["PublishedOpenApi31"];
         put?: never;
         post?: never;
         delete?: never;
@@ -31,7 +51,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workflows of the active publication */
+        /**
+         * List the workflows of the active publication
+         * @description The workflows of the project's active publication, with the publication they belong to.
+         *
+         *     The key needs the scope `workflows.read` (or `*`).
+         */
         get: operations["PublishedListWorkflows"];
         put?: never;
         post?: never;
@@ -48,7 +73,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Workflow details */
+        /**
+         * Workflow details
+         * @description One workflow of the active publication: its nodes, and the parameters each one takes (what `overrides` may set).
+         *
+         *     The key needs the scope `workflows.read` (or `*`).
+         */
         get: operations["PublishedGetWorkflow"];
         put?: never;
         post?: never;
@@ -70,6 +100,8 @@ export interface paths {
         /**
          * Run a workflow and wait for the result
          * @description Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after 14 minutes is answered with its current status and poll_url.
+         *
+         *     The key needs the scope `workflows.execute` (or `*`).
          */
         post: operations["PublishedExecute"];
         delete?: never;
@@ -90,6 +122,8 @@ export interface paths {
         /**
          * Run a workflow and stream its events
          * @description Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.
+         *
+         *     The key needs the scope `workflows.stream` (or `*`).
          */
         post: operations["PublishedStreamWorkflow"];
         delete?: never;
@@ -105,7 +139,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status and result of an execution (polling) */
+        /**
+         * Status and result of an execution (polling)
+         * @description The execution as it stands: its status, output or error, the approval it waits for, and what it has spent.
+         *
+         *     The key needs the scope `executions.read` (or `*`).
+         */
         get: operations["PublishedGetExecution"];
         put?: never;
         post?: never;
@@ -125,6 +164,8 @@ export interface paths {
         /**
          * An execution's whole event stream, replayed and then live
          * @description The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.
+         *
+         *     The key needs the scope `workflows.stream` (or `*`).
          */
         get: operations["PublishedStreamExecution"];
         put?: never;
@@ -145,6 +186,8 @@ export interface paths {
         /**
          * Subscribe to an execution's lifecycle
          * @description Subscribe-then-fetch: the first event is the execution's current status; an execution already finished gets that one event and the stream closes.
+         *
+         *     The key needs the scope `events.subscribe` (or `*`).
          */
         get: operations["PublishedExecutionEvents"];
         put?: never;
@@ -167,6 +210,8 @@ export interface paths {
         /**
          * Stop an execution
          * @description Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.
+         *
+         *     The key needs the scope `executions.stop` (or `*`).
          */
         post: operations["PublishedStopExecution"];
         delete?: never;
@@ -187,6 +232,8 @@ export interface paths {
         /**
          * Approve the pending step
          * @description The run resumes along the approval's `approved` edge.
+         *
+         *     The key needs the scope `executions.approve` (or `*`).
          */
         post: operations["PublishedApprove"];
         delete?: never;
@@ -207,6 +254,8 @@ export interface paths {
         /**
          * Reject the pending step
          * @description The run follows the `rejected` edge, or fails with the feedback as its error when there is none.
+         *
+         *     The key needs the scope `executions.reject` (or `*`).
          */
         post: operations["PublishedReject"];
         delete?: never;
@@ -225,6 +274,8 @@ export interface paths {
         /**
          * Measure whether small streamed writes reach the client at once
          * @description For operators: tells whether this deployment's response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, which decides how much filler the event streams must send after a write that has to arrive. The function writes, as one write, exactly `bytes` bytes: `:` and `bytes`-1 spaces, the start of a comment line, with no newline. Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the heartbeat or filler of the other streams is added. A client that has the first `bytes` bytes well before `hold_ms` has passed saw the write pass through unheld. Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key's rate limit like any request.
+         *
+         *     The key needs the scope `workflows.read` (or `*`).
          */
         get: operations["PublishedStreamProbe"];
         put?: never;
@@ -240,29 +291,34 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         ExecuteRequest: {
-            /**
-             * @description Input data for the workflow's start node; `message`, when present, must be a string. Every key is kept
-             * @default {}
-             */
-            input?: Record<string, unknown>;
+            /** @description Input data for the workflow's start node; `message`, when present, must be a string. Every key is kept. When omitted: `{}`. */
+            input?: {
+                /** @description The message, for workflows that take one */
+                message?: string;
+            } & {
+                [key: string]: unknown;
+            };
             /** @description External user identifier: isolates memory between users (1-256 characters of well-formed Unicode) */
             user_id: string;
             /** @description Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode) */
             thread_id?: string;
             /** @description Key-value pairs written into the user's memory before the run (keys 1-256 bytes of UTF-8; other keys are kept) */
-            initial_memory?: Record<string, unknown>;
+            initial_memory?: {
+                [key: string]: unknown;
+            };
             /** @description Receives a POST with the status response when the run finishes (signed with webhook_secret when given) */
             callback_url?: string;
             /** @description Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url */
             webhook_secret?: string;
-            /**
-             * @description Node parameter overrides `{node_id: {param: value}}`, checked against the workflow's nodes and their parameters
-             * @default {}
-             */
-            overrides?: Record<string, unknown>;
+            /** @description Node parameter overrides `{node_id: {param: value}}`, checked against the workflow's nodes and their parameters. When omitted: `{}`. */
+            overrides?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
         };
         DecisionRequest: {
-            /** @default  */
+            /** @description When omitted: `""`. */
             feedback?: string;
         };
         WorkflowSummary: {
@@ -499,12 +555,96 @@ export interface components {
             /** @description How long the function wrote nothing after it, in milliseconds */
             hold_ms: number;
         };
-        /** @description An OpenAPI 3.2.0 document */
-        OpenApiDocument: {
+        /** @description One server-sent event of a run's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON */
+        RunStreamEvent: {
             /** @constant */
-            openapi: "3.2.0";
-            info: Record<string, unknown>;
-            paths: Record<string, unknown>;
+            event: "start";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "token";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "tool_call";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "agent_handoff";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "node_update";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "image";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "error";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "complete";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "resume";
+            data: string;
+        };
+        /** @description One server-sent event of an execution's lifecycle (`GET /executions/{execution_id}/events`) */
+        LifecycleStreamEvent: {
+            /** @constant */
+            event: "status";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "decision";
+            /** @description The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it */
+            id: string;
+            data: string;
+        } | {
+            /** @constant */
+            event: "resume";
+            data: string;
+        };
+        /** @description The stream probe's one event, sent after the hold, just before the response ends: the probe as asked */
+        StreamProbeEvent: {
+            /** @constant */
+            event: "end";
+            data: string;
+        };
+        /** @description An OpenAPI document: 3.2.0 at openapi.json, 3.1.0 at openapi-3.1.json */
+        OpenApiDocument: {
+            /** @enum {string} */
+            openapi: "3.2.0" | "3.1.0";
+            info: {
+                [key: string]: unknown;
+            };
+            paths: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -529,6 +669,36 @@ export interface components {
 export type $defs = Record<string, never>;
 export interface operations {
     PublishedOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description The stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedOpenApi31: {
         parameters: {
             query?: never;
             header?: never;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { webhookApiDocument } from '#inbound/openapi.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
+import { OPENAPI_31_VERSION, OPENAPI_VERSION } from '#shared/http/openapi.ts';
 import { http } from '../support/http.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -14,18 +15,32 @@ afterAll(() => twin?.close());
 /** What a JSON document looks like after the trip over HTTP. */
 const overTheWire = (document: unknown) => JSON.parse(JSON.stringify(document)) as unknown;
 
+/** The document as served from `base`: its server's URL variable defaults to `base`, the rest as built. */
+function servedFrom(document: any, base: string) {
+  const [server] = document.servers;
+  const variables = Object.fromEntries(Object.entries<any>(server.variables).map(([name, variable]) => [name, { ...variable, default: base }]));
+  return overTheWire({ ...document, servers: [{ ...server, variables }] });
+}
+
 describe('the OpenAPI documents, served', () => {
   it.each([
-    ['published', '/api/v1/published/openapi.json', publishedApiDocument],
-    ['webhooks', '/api/v1/webhooks/openapi.json', webhookApiDocument],
-  ])('serves the %s document without a key or token, at both the local and the AWS-shaped URL', async (_name, path, document) => {
-    for (const url of [`${twin.url}${path}`, `${twin.url}/prod${path}`]) {
-      const response = await http(url);
+    ['published', '/api/v1/published/openapi.json', () => publishedApiDocument(OPENAPI_VERSION), '3.2.0'],
+    ['published', '/api/v1/published/openapi-3.1.json', () => publishedApiDocument(OPENAPI_31_VERSION), '3.1.0'],
+    ['webhooks', '/api/v1/webhooks/openapi.json', () => webhookApiDocument(OPENAPI_VERSION), '3.2.0'],
+    ['webhooks', '/api/v1/webhooks/openapi-3.1.json', () => webhookApiDocument(OPENAPI_31_VERSION), '3.1.0'],
+  ])('serves the %s document at %s without a key or token, its server where it was fetched from (local and AWS-shaped URL)', async (_name, path, document, version) => {
+    expect(new URL(twin.url).port).not.toBe('3000');
+    for (const base of [twin.url, `${twin.url}/prod`]) {
+      const response = await http(`${base}${path}`);
 
-      expect(response.status, url).toBe(200);
+      expect(response.status, base).toBe(200);
       expect(response.headers['content-type']).toBe('application/json');
-      expect(response.body).toEqual(overTheWire(document()));
-      expect(response.body.openapi).toBe('3.2.0');
+      expect(response.body.openapi).toBe(version);
+      expect(Object.values<any>(response.body.servers[0].variables)[0].default).toBe(base);
+      expect(response.body).toEqual(servedFrom(document(), base));
+      // A tool that takes the server as given reaches the same API.
+      const server = (response.body.servers[0].url as string).replace(/^\{\w+\}/, base);
+      expect((await http(`${server}${path.slice(path.lastIndexOf('/'))}`)).status).toBe(200);
     }
   });
 
@@ -53,7 +68,8 @@ describe('what the documents say', () => {
     for (const route of routes) {
       const operation = operationOf(route);
       expect(operation?.operationId, route.id).toBe(route.id);
-      expect(operation.security, route.id).toEqual(route.scope ? [{ apiKey: [route.scope] }] : []);
+      expect(operation.security, route.id).toEqual(route.scope ? [{ apiKey: [] }] : []);
+      expect(operation['x-scope'], route.id).toBe(route.scope);
     }
   });
 
@@ -77,8 +93,10 @@ describe('what the documents say', () => {
   });
 
   it('describe the events of both streams as items of text/event-stream, each event\'s data a schema of its own', () => {
-    const names = (path: string) =>
-      published.paths[path].get?.responses['200'].content['text/event-stream'].itemSchema.oneOf.map((event: any) => event.properties.event.const);
+    const names = (path: string) => {
+      const component = published.paths[path].get?.responses['200'].content['text/event-stream'].itemSchema.$ref.split('/').at(-1);
+      return published.components.schemas[component].oneOf.map((event: any) => event.properties.event.const);
+    };
     expect(names('/executions/{execution_id}/stream')).toEqual(['start', 'token', 'tool_call', 'agent_handoff', 'node_update', 'image', 'error', 'complete', 'resume']);
     expect(names('/executions/{execution_id}/events')).toEqual(['status', 'decision', 'resume']);
   });

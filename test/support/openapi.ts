@@ -185,7 +185,10 @@ function headerValue(value: string, schema: Json | undefined): unknown {
 }
 
 /** Each event of a `text/event-stream` body against `itemSchema`, and its `data` against the event's `contentSchema`. */
-function eventCheck(index: number, json: Json, itemAt: string[], what: string): (event: RawEvent) => void {
+function eventCheck(index: number, json: Json, mediaItemAt: string[], what: string): (event: RawEvent) => void {
+  const mediaItem = mediaItemAt.reduce<Json>((node, part) => node[part], json);
+  // The item schema names its component (the stream's event union): the branches are looked up there.
+  const itemAt = mediaItem.$ref ? (mediaItem.$ref as string).slice(2).split('/') : mediaItemAt;
   const itemSchema = itemAt.reduce<Json>((node, part) => node[part], json);
   const item = validatorAt(index, itemAt);
   return (event) => {

@@ -1,5 +1,6 @@
 import { routeById, routes } from '#functions/routes.ts';
 import { corsPolicyFromEnv } from '#shared/http/cors.ts';
+import { servedDocument } from '#shared/http/openapi-server.ts';
 import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
 
@@ -7,6 +8,6 @@ const route = routeById('PublishedOpenApi');
 const document = publishedApiDocument();
 
 /** GET /api/v1/published/openapi.json: no key; a browser tool on an allowed origin (Swagger UI, say) may read it. */
-export const handler = withHttpStack(route, async () => jsonResponse(200, document), {
+export const handler = withHttpStack(route, async (request) => jsonResponse(200, servedDocument(document, request)), {
   cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
 });

@@ -1,35 +1,50 @@
 import { isJsonObject } from '../json-object.ts';
 import * as z from '../zod.ts';
+import { componentRef, eventStreamMedia, wireTextDescription, type StreamExample } from './openapi-streams.ts';
+
+export { componentRef, sseEventSchema, type SseItem, type StreamExample } from './openapi-streams.ts';
 
 /*
- * OpenAPI 3.2 documents built from the route table and the zod schemas that validate requests and shape responses,
+ * OpenAPI documents built from the route table and the zod schemas that validate requests and shape responses,
  * so a document cannot describe an API the code no longer has. Each API assembles its own document
  * (published/openapi.ts, inbound/openapi.ts); this module only knows OpenAPI and zod.
+ *
+ * Each API serves the document twice: as OpenAPI 3.2 (`openapi.json`), whose `itemSchema` describes each server-sent
+ * event, and as 3.1 (`openapi-3.1.json`) for the many tools that read 3.1 but not 3.2 (openapi-streams.ts). The two
+ * differ only there.
  *
  * What zod's JSON Schema cannot carry: refinements (`z.refine`, `z.superRefine`) are checks in code, so a rule that
  * lives only there (an acceptance window, "well-formed Unicode") reaches the document only as the description the
  * schema's own module gives it with `z.meta`. `z.custom` has no JSON Schema at all; the one custom schema the APIs
- * use, a JSON object with every key kept (shared/json-object.ts), is written as `{type: object}`, and any other makes
- * the build throw rather than publish a schema that says nothing.
+ * use, a JSON object with every key kept (shared/json-object.ts), is written as an object that takes any property,
+ * and any other makes the build throw rather than publish a schema that says nothing.
  */
 
 /** OpenAPI 3.2: `itemSchema` describes each server-sent event of a `text/event-stream` response. */
 export const OPENAPI_VERSION = '3.2.0';
+
+/** The variant for tools that read OpenAPI 3.1 but not 3.2. */
+export const OPENAPI_31_VERSION = '3.1.0';
+
+export type OpenApiVersion = typeof OPENAPI_VERSION | typeof OPENAPI_31_VERSION;
 
 export type JsonSchema = Record<string, unknown>;
 
 /** Where a schema's JSON Schema describes what a caller sends (`input`: defaults optional) or receives (`output`). */
 export type SchemaDirection = 'input' | 'output';
 
-/** The schema of the document itself, for the operation that serves it. */
+/** The schema of the document itself, for the operations that serve it. */
 const OPENAPI_DOCUMENT_SCHEMA: JsonSchema = {
   type: 'object',
-  description: `An OpenAPI ${OPENAPI_VERSION} document`,
-  properties: { openapi: { type: 'string', const: OPENAPI_VERSION }, info: { type: 'object' }, paths: { type: 'object' } },
+  description: `An OpenAPI document: ${OPENAPI_VERSION} at openapi.json, ${OPENAPI_31_VERSION} at openapi-3.1.json`,
+  properties: {
+    openapi: { type: 'string', enum: [OPENAPI_VERSION, OPENAPI_31_VERSION] },
+    info: { type: 'object', additionalProperties: true },
+    paths: { type: 'object', additionalProperties: true },
+  },
   required: ['openapi', 'info', 'paths'],
+  additionalProperties: true,
 };
-
-export const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 /**
  * Components from zod schemas, by id. Schemas registered together reference each other by `$ref` (a schema used
@@ -48,7 +63,9 @@ export function schemaComponents(direction: SchemaDirection, schemas: Readonly<R
       const def = (zodSchema as unknown as { _zod: { def: { type: string; fn?: unknown } } })._zod.def;
       if (def.type !== 'custom') return;
       if (def.fn !== isJsonObject) throw new Error('A z.custom schema other than jsonObjectSchema has no JSON Schema; describe it in its module');
+      // Said outright: a bare `{type: object}` is typed as an object with no keys by openapi-typescript's defaults.
       jsonSchema.type = 'object';
+      jsonSchema.additionalProperties = true;
     },
   });
   return Object.fromEntries(
@@ -58,6 +75,32 @@ export function schemaComponents(direction: SchemaDirection, schemas: Readonly<R
       return [id, rest];
     }),
   );
+}
+
+/**
+ * Components of request bodies: as `schemaComponents('input')`, with each default said in words instead of
+ * `default`. Generators read `default` in a component as "always present" (openapi-typescript's default options make
+ * such a field required), which is true of answers and false of what a caller may leave out.
+ */
+export function requestBodyComponents(schemas: Readonly<Record<string, z.ZodMiniType>>): Record<string, JsonSchema> {
+  return Object.fromEntries(Object.entries(schemaComponents('input', schemas)).map(([id, schema]) => [id, defaultsInWords(schema)]));
+}
+
+function defaultsInWords(schema: JsonSchema): JsonSchema {
+  const copy: JsonSchema = { ...schema };
+  if ('default' in copy) {
+    const { default: value, ...rest } = copy;
+    const said = `When omitted: \`${JSON.stringify(value)}\`.`;
+    return defaultsInWords({ ...rest, description: typeof rest.description === 'string' ? `${rest.description}. ${said}` : said });
+  }
+  if (isJsonObject(copy.properties)) {
+    copy.properties = Object.fromEntries(Object.entries(copy.properties).map(([name, property]) => [name, defaultsInWords(property as JsonSchema)]));
+  }
+  for (const keyword of ['oneOf', 'anyOf', 'allOf'] as const) {
+    if (Array.isArray(copy[keyword])) copy[keyword] = (copy[keyword] as JsonSchema[]).map(defaultsInWords);
+  }
+  if (isJsonObject(copy.items)) copy.items = defaultsInWords(copy.items);
+  return copy;
 }
 
 export interface HeaderDoc {
@@ -70,11 +113,14 @@ export interface ResponseDoc {
   readonly description: string;
   /** `application/json` body: a component id. */
   readonly json?: string;
-  /** `text/event-stream` body: the schema of one event (OpenAPI 3.2 `itemSchema`). */
-  readonly events?: JsonSchema;
+  /** `text/event-stream` body: the component id of one event (the union of the events the stream may send). */
+  readonly events?: string;
   /** Headers: a component's name, which is also the header's, or `[header, component]` where one header means different things. */
   readonly headers?: readonly (string | readonly [header: string, component: string])[];
+  /** Examples of the JSON body, by name. */
   readonly examples?: Readonly<Record<string, unknown>>;
+  /** Examples of the event stream, by name: its wire text and its events. */
+  readonly streamExamples?: Readonly<Record<string, StreamExample>>;
 }
 
 export interface ParameterDoc {
@@ -87,7 +133,7 @@ export interface ParameterDoc {
 
 export interface OperationDoc {
   readonly summary: string;
-  readonly description?: string;
+  readonly description: string;
   readonly tags: readonly string[];
   readonly parameters?: readonly ParameterDoc[];
   readonly requestBody?: { readonly schema: string; readonly required: boolean; readonly description?: string; readonly examples?: Readonly<Record<string, unknown>> };
@@ -104,24 +150,30 @@ export interface DocumentedRoute {
 
 const RETRY_AFTER_HEADER: HeaderDoc = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true };
 
+/**
+ * The server variable's default in a document built without a request (the linted and the generated-from copies):
+ * the twin's address. A served document names the address it was fetched from instead (openapi-server.ts).
+ */
+export const UNSERVED_BASE_URL = 'http://127.0.0.1:3000';
+
 export interface DocumentParts {
-  /** Title, version and summary; every document has the same license. */
-  readonly info: { title: string; version: string; summary: string };
+  /** Title, version, summary and description; every document has the same license and contact. */
+  readonly info: { title: string; version: string; summary: string; description: string };
   /** The API's base path; operations' paths are relative to it (as in the specs). */
   readonly basePath: string;
-  /** The one server: a URL variable for where the API is deployed (the twin's address by default), then the base path. */
+  /** The one server: a URL variable for where the API is deployed, then the base path. */
   readonly server: { variable: string; description: string };
   readonly tags: readonly JsonSchema[];
   readonly routes: readonly DocumentedRoute[];
   readonly operations: Readonly<Record<string, OperationDoc>>;
   /** Path parameters by name, shared by every operation whose path has them. */
   readonly pathParameters: Readonly<Record<string, Omit<ParameterDoc, 'name' | 'in'>>>;
-  /** The API's own schemas; `OpenApiDocument` (what the document route answers) is added to every document. */
+  /** The API's own schemas; `OpenApiDocument` (what the document routes answer) is added to every document. */
   readonly schemas: Readonly<Record<string, JsonSchema>>;
   /** The API's own headers; `Retry-After` (429 and 503 of both APIs) is added to every document. */
   readonly headers: Readonly<Record<string, HeaderDoc>>;
   readonly securitySchemes?: Readonly<Record<string, JsonSchema>>;
-  /** The security requirement of a route with a scope: the scheme's name (the scope goes in its list). */
+  /** The scheme a route with a scope requires; the scope itself is the operation's `x-scope`, and said in its description. */
   readonly scopedScheme?: string;
 }
 
@@ -129,7 +181,7 @@ export interface DocumentParts {
  * The document: every route of the table under `basePath`, each with its operation's description. A route without
  * one, or a description without its route, throws: the table is the list of operations, and the document follows it.
  */
-export function openApiDocument(own: DocumentParts): JsonSchema {
+export function openApiDocument(own: DocumentParts, version: OpenApiVersion): JsonSchema {
   const parts: DocumentParts = {
     ...own,
     schemas: { ...own.schemas, OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA },
@@ -146,15 +198,19 @@ export function openApiDocument(own: DocumentParts): JsonSchema {
   for (const route of routes) {
     const path = route.path.slice(parts.basePath.length);
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operationObject(route, parts.operations[route.id]!, parts);
+    paths[path][route.method.toLowerCase()] = operationObject(route, parts.operations[route.id]!, parts, version);
   }
   return {
-    openapi: OPENAPI_VERSION,
-    info: { ...parts.info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    openapi: version,
+    info: {
+      ...parts.info,
+      contact: { name: 'The operator of this deployment' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: [
       {
         url: `{${parts.server.variable}}${parts.basePath}`,
-        variables: { [parts.server.variable]: { default: 'http://127.0.0.1:3000', description: parts.server.description } },
+        variables: { [parts.server.variable]: { default: UNSERVED_BASE_URL, description: parts.server.description } },
       },
     ],
     tags: parts.tags,
@@ -167,19 +223,20 @@ export function openApiDocument(own: DocumentParts): JsonSchema {
   };
 }
 
-function operationObject(route: DocumentedRoute, operation: OperationDoc, parts: DocumentParts): JsonSchema {
+function operationObject(route: DocumentedRoute, operation: OperationDoc, parts: DocumentParts, version: OpenApiVersion): JsonSchema {
   const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => {
     const parameter = parts.pathParameters[name!];
     if (!parameter) throw new Error(`Route ${route.id}: path parameter ${name} has no description`);
     return { name, in: 'path', required: true, ...parameter };
   });
-  const security = route.scope && parts.scopedScheme ? [{ [parts.scopedScheme]: [route.scope] }] : [];
+  // The scope is not listed in the requirement: an HTTP bearer scheme has no scopes to list it among (only OAuth 2 does).
+  const scoped = route.scope !== undefined && parts.scopedScheme !== undefined;
   return {
     operationId: route.id,
     summary: operation.summary,
-    ...(operation.description ? { description: operation.description } : {}),
+    description: scoped ? `${operation.description}\n\nThe key needs the scope \`${route.scope}\` (or \`*\`).` : operation.description,
     tags: operation.tags,
-    security,
+    security: scoped ? [{ [parts.scopedScheme]: [] }] : [],
     ...(route.scope ? { 'x-scope': route.scope } : {}),
     parameters: [...pathParameters, ...(operation.parameters ?? []).map((parameter) => ({ required: false, ...parameter }))],
     ...(operation.requestBody
@@ -191,18 +248,22 @@ function operationObject(route: DocumentedRoute, operation: OperationDoc, parts:
           },
         }
       : {}),
-    responses: Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, responseObject(response, parts)])),
+    responses: Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, responseObject(response, parts, version)])),
   };
 }
 
-function responseObject(response: ResponseDoc, parts: DocumentParts): JsonSchema {
+function responseObject(response: ResponseDoc, parts: DocumentParts, version: OpenApiVersion): JsonSchema {
   const headers = (response.headers ?? []).map((entry) => (typeof entry === 'string' ? [entry, entry] : entry));
   for (const [, component] of headers) if (!parts.headers[component]) throw new Error(`Header ${component} is not a component`);
   const content: Record<string, unknown> = {};
   if (response.json) content['application/json'] = { schema: componentRef(response.json), ...examplesObject(response.examples) };
-  if (response.events) content['text/event-stream'] = { itemSchema: response.events, ...examplesObject(response.examples) };
+  if (response.events) {
+    if (!parts.schemas[response.events]) throw new Error(`Event stream ${response.events} is not a component`);
+    content['text/event-stream'] = eventStreamMedia(response.events, response.streamExamples ?? {}, version);
+  }
+  const wireText = response.events && version === OPENAPI_31_VERSION ? wireTextDescription(response.streamExamples ?? {}) : '';
   return {
-    description: response.description,
+    description: response.description + wireText,
     ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) } : {}),
     ...(Object.keys(content).length > 0 ? { content } : {}),
   };
@@ -211,21 +272,4 @@ function responseObject(response: ResponseDoc, parts: DocumentParts): JsonSchema
 function examplesObject(examples: Readonly<Record<string, unknown>> | undefined) {
   if (!examples) return {};
   return { examples: Object.fromEntries(Object.entries(examples).map(([name, value]) => [name, { value }])) };
-}
-
-/**
- * One server-sent event as OpenAPI 3.2's `itemSchema` describes it: the `event` name, the `id` when the event has
- * one, and `data`, a line of JSON whose own schema is `contentSchema`.
- */
-export function sseEventSchema(event: string, dataComponent: string, options: { withId: boolean; description: string }): JsonSchema {
-  return {
-    type: 'object',
-    description: options.description,
-    properties: {
-      event: { const: event },
-      ...(options.withId ? { id: { type: 'string', pattern: '^[1-9][0-9]*$', description: 'The event\'s place in the execution\'s event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it' } } : {}),
-      data: { type: 'string', contentMediaType: 'application/json', contentSchema: componentRef(dataComponent) },
-    },
-    required: ['event', 'data', ...(options.withId ? ['id'] : [])],
-  };
 }
