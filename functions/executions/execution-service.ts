@@ -315,8 +315,9 @@ export async function decideApproval(
   }
   const now = deps.now();
   if (heldUntil !== null && heldUntil > now) {
-    // Another decision is being sent: it lands (this one then answers 409) or gives the approval back.
-    throw new ServiceUnavailableError(`Approval ${pending.approval_id} is being decided; retry later`);
+    // Another decision is being sent: it lands (this one then answers 409) or gives the approval back, or it died and
+    // its claim must pass before anyone can send. Only a retry after the lease is sure to find one of those.
+    throw new ServiceUnavailableError(`Approval ${pending.approval_id} is being decided; retry later`, heldUntil - now);
   }
   const lease = now + APPROVAL_DECISION_LEASE_MS;
   const ours = { ':approval': pending.approval_id, ':token': token };

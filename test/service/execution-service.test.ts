@@ -369,10 +369,14 @@ describe('decideApproval', () => {
     const claimed = env.executions.stored(run.execution_id);
     expect(claimed).toMatchObject({ status: 'running', pending_approval: run.pending_approval, task_token: run.task_token, approval_lease_until: env.clock.now() + APPROVAL_DECISION_LEASE_MS });
 
-    // While the claim holds, another decision is told to retry, and nothing is sent.
-    env.clock.advance(APPROVAL_DECISION_LEASE_MS - 1);
+    // While the claim holds, another decision is told to retry when it ends (a retry sooner would find it held), and
+    // nothing is sent.
+    env.clock.advance(5_000);
     const early = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'early').catch((caught: unknown) => caught);
     expect(early).toBeInstanceOf(ServiceUnavailableError);
+    expect((early as ServiceUnavailableError).retryAfterSeconds).toBe((APPROVAL_DECISION_LEASE_MS - 5_000) / 1_000);
+    env.clock.advance(APPROVAL_DECISION_LEASE_MS - 5_001);
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'rejected', 'early')).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(env.stateMachine.resumed).toEqual([]);
 
     env.clock.advance(1);
