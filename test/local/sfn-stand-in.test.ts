@@ -199,6 +199,25 @@ describe('the local Step Functions survives a restart, as executions on AWS do',
     expect(third.stateTransitions(executionArn)).toBe(transitionsBefore + 2);
   });
 
+  it('ends a token task at its first outcome: an answer accepted while its function still ran wins over that function failing after it', async () => {
+    const retrying = { ...approvalMachine, States: { ...approvalMachine.States, Approve: { ...approvalMachine.States.Approve, Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 3 }] } } };
+    let invocations = 0;
+    let sfn: LocalStepFunctions;
+    sfn = machine(retrying, {
+      [FN]: async (payload) => {
+        invocations += 1;
+        // The function hands the token on (a caller answers it at once), then crashes before its own answer.
+        sfn.sendTaskSuccess((payload as { token: string }).token, JSON.stringify({ decision: 'approved' }));
+        throw Object.assign(new Error('Runtime exited with error: exit status 1'), { name: 'Runtime.ExitError' });
+      },
+    });
+    const { executionArn } = sfn.startExecution(ARN, 'answered-then-crashed', JSON.stringify({ run: 1 }));
+    const described = await settled(sfn, executionArn);
+    expect(described.status).toBe('SUCCEEDED');
+    expect(JSON.parse(described.output!)).toEqual({ run: 1, decision: { decision: 'approved' } });
+    expect(invocations).toBe(1);
+  });
+
   it('answers InvalidToken for a token it never issued', () => {
     const sfn = machine(approvalMachine, {});
     expect(() => sfn.sendTaskSuccess('made-up', '{}')).toThrow(expect.objectContaining({ name: 'InvalidToken' }));
