@@ -7,18 +7,21 @@ import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import { parseStreamHoldBytes, TWIN_STREAM_HOLD_ENV } from '#lib/twin/lambda-streaming.ts';
 import { parseTwinFaults, TWIN_FAULTS_ENV, TWIN_FAULTS_SEED_ENV, type FaultPlan } from '#lib/twin/faults.ts';
+import { parseTwinPort } from '#lib/twin/twin-ports.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
- * PORT (default 3000) serves the API; the embedded DynamoDB and S3 listen on PORT+1 and PORT+2.
+ * PORT (default 3000) serves the API; the stand-ins of the AWS services listen on the ports after it (twin-ports.ts).
  */
-const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
 const stage = process.env.STAGE ?? API_STAGE;
 
-if (!Number.isInteger(port) || port < 0 || port > 65533) {
-  console.error(`PORT must be an integer between 0 and 65533, got ${process.env.PORT}`);
+let port: number;
+try {
+  port = parseTwinPort(process.env.PORT);
+} catch (error) {
+  console.error((error as Error).message);
   process.exit(1);
 }
 if (!/^[A-Za-z0-9_]{1,128}$/.test(stage)) {

@@ -99,6 +99,23 @@ export const routes: readonly Route[] = [
     errorShape: 'webhook',
     tables: { ...METERED },
   },
+  {
+    // The document rendered for people (Redoc), and the script it loads: served by the API, no token, no other host.
+    id: 'WebhookDocs',
+    method: 'GET',
+    path: `${WEBHOOKS_PREFIX}/docs`,
+    handler: 'inbound/handlers/docs.ts',
+    errorShape: 'webhook',
+    tables: { ...METERED },
+  },
+  {
+    id: 'WebhookDocsScript',
+    method: 'GET',
+    path: `${WEBHOOKS_PREFIX}/docs/redoc.standalone.js`,
+    handler: 'inbound/handlers/docs-script.ts',
+    errorShape: 'webhook',
+    tables: { ...METERED },
+  },
 
   {
     // The API's description: public, like the spec it restates, so it has no scope and asks for no key.
@@ -115,6 +132,23 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: `${PUBLISHED}/openapi-3.1.json`,
     handler: 'published/handlers/openapi-3-1.ts',
+    errorShape: 'published',
+    tables: { ...METERED },
+  },
+  {
+    // The document rendered for people (Redoc), and the script it loads: served by the API, no key, no other host.
+    id: 'PublishedDocs',
+    method: 'GET',
+    path: `${PUBLISHED}/docs`,
+    handler: 'published/handlers/docs.ts',
+    errorShape: 'published',
+    tables: { ...METERED },
+  },
+  {
+    id: 'PublishedDocsScript',
+    method: 'GET',
+    path: `${PUBLISHED}/docs/redoc.standalone.js`,
+    handler: 'published/handlers/docs-script.ts',
     errorShape: 'published',
     tables: { ...METERED },
   },

@@ -92,6 +92,19 @@ const operations: Record<string, OperationDoc> = {
     tags: ['meta'],
     responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
+  WebhookDocs: {
+    summary: 'This reference, for reading',
+    description: 'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no token.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
+  },
+  WebhookDocsScript: {
+    summary: 'The script of the reference page',
+    description: 'Redoc\'s standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no token.',
+    tags: ['meta'],
+    parameters: [{ name: 'v', in: 'query', description: 'The script\'s version, as the page names it', schema: { type: 'string' } }],
+    responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
+  },
   WebhookPing: {
     summary: 'Check a link',
     description: 'Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). Counts against the link\'s request rate like any request.',

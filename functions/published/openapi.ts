@@ -255,6 +255,19 @@ const operations: Record<string, OperationDoc> = {
     tags: ['meta'],
     responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
+  PublishedDocs: {
+    summary: 'This reference, for reading',
+    description: 'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no key.',
+    tags: ['meta'],
+    responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
+  },
+  PublishedDocsScript: {
+    summary: 'The script of the reference page',
+    description: 'Redoc\'s standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no key.',
+    tags: ['meta'],
+    parameters: [{ name: 'v', in: 'query', description: 'The script\'s version, as the page names it', schema: { type: 'string' } }],
+    responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
+  },
   PublishedListWorkflows: {
     summary: 'List the workflows of the active publication',
     description: 'The workflows of the project\'s active publication, with the publication they belong to.',
@@ -307,6 +320,7 @@ const operations: Record<string, OperationDoc> = {
         streamExamples: STREAMS.run,
         headers: [...STREAM_HEADERS, 'X-Execution-Id', ['Content-Location', 'StreamLocation']],
       },
+      '204': { ...ENDED, headers: ['X-Execution-Id', ['Content-Location', 'StreamLocation']] },
       '400': START_REFUSED,
       '404': NO_WORKFLOW,
       '413': TOO_LARGE,

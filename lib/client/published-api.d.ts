@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This reference, for reading
+         * @description A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no key.
+         */
+        get: operations["PublishedDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/redoc.standalone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The script of the reference page
+         * @description Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no key.
+         */
+        get: operations["PublishedDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -627,7 +667,10 @@ export interface components {
             event: "resume";
             data: string;
         };
-        /** @description The stream probe's one event, sent after the hold, just before the response ends: the probe as asked */
+        /**
+         * end event
+         * @description The stream probe's one event, sent after the hold, just before the response ends: the probe as asked
+         */
         StreamProbeEvent: {
             /** @constant */
             event: "end";
@@ -714,6 +757,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description The stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The stage throttle */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PublishedDocsScript: {
+        parameters: {
+            query?: {
+                /** @description The script's version, as the page names it */
+                v?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
                 };
             };
             /** @description The stage throttle */
@@ -1040,6 +1146,15 @@ export interface operations {
                 content: {
                     "text/event-stream": unknown;
                 };
+            };
+            /** @description The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here) */
+            204: {
+                headers: {
+                    "X-Execution-Id": components["headers"]["X-Execution-Id"];
+                    "Content-Location": components["headers"]["StreamLocation"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields */
             400: {

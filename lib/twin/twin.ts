@@ -24,6 +24,7 @@ import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores } from './stores.ts';
 import { removeTwinFile, writeTwinFile, type TwinFile } from './twin-file.ts';
 import { executionLine, faultLine, requestLine } from './twin-log.ts';
+import { checkTwinPort, twinPortOf, type TwinPortService } from './twin-ports.ts';
 import { NO_FAULTS, type FaultKind, type FaultPlan } from './faults.ts';
 
 const FUNCTIONS_DIR = resolve(fileURLToPath(new URL('../../functions/', import.meta.url)));
@@ -36,8 +37,8 @@ export interface LocalTwinOptions {
   dataDir: string;
   host: string;
   /**
-   * 0 picks free ports for everything. Otherwise DynamoDB listens on port+1, S3 on port+2, Step Functions on port+3,
-   * SSM on port+4, Bedrock on port+5, Cost Explorer on port+6, Lambda (account settings) on port+7.
+   * 0 picks free ports for everything. Otherwise each stand-in listens at its offset from it (twin-ports.ts: DynamoDB
+   * port+1 up to Lambda's account settings port+7), and a port without room for them all is refused before any starts.
    */
   port: number;
   /** Only tests shorten this; the spec's 30 s is the default. */
@@ -141,7 +142,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const routes = options.routes ?? productRoutes;
   const { onRequestLine, onExecutionLine } = options;
   const taskFunctions = options.taskFunctions ?? productTaskFunctions;
-  const publicPort = (offset: number) => (options.port === 0 ? 0 : options.port + offset);
+  checkTwinPort(options.port);
   const stores = await startLocalStores(options.dataDir, { dynamodb: 0, s3: 0 });
   const tables = Object.fromEntries(
     (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)]),
@@ -186,24 +187,24 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const { faults, onFaultLine } = options;
   const stopFaultLines = faults && onFaultLine ? faults.onFault((fault) => onFaultLine(faultLine(fault))) : undefined;
   // The account's stand-ins (Cost Explorer, Lambda's settings) are the operator's alone: no fault there.
-  const frontDoor = (service: LocalService, upstream: string, offset: number, withFaults = true) =>
+  const frontDoor = (service: LocalService, upstream: string, listener: TwinPortService, withFaults = true) =>
     startFrontDoor({
       service,
       upstream,
-      port: publicPort(offset),
+      port: twinPortOf(options.port, listener),
       principals,
       onDenied: (denial) => accessDenials.push(denial),
       onServed: options.onStoreRequest,
       faults: withFaults ? faults : undefined,
     });
   const doors = {
-    dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 1),
-    s3: await frontDoor('s3', stores.s3Endpoint, 2),
-    stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 3),
-    ssm: await frontDoor('ssm', ssm.endpoint, 4),
-    bedrock: await frontDoor('bedrock', bedrock.endpoint, 5),
-    costExplorer: await frontDoor('ce', costExplorer.endpoint, 6, false),
-    lambda: await frontDoor('lambda', lambdaAccount.endpoint, 7, false),
+    dynamodb: await frontDoor('dynamodb', stores.dynamodbEndpoint, 'dynamodb'),
+    s3: await frontDoor('s3', stores.s3Endpoint, 's3'),
+    stepFunctions: await frontDoor('states', stepFunctionsServer.endpoint, 'stepFunctions'),
+    ssm: await frontDoor('ssm', ssm.endpoint, 'ssm'),
+    bedrock: await frontDoor('bedrock', bedrock.endpoint, 'bedrock'),
+    costExplorer: await frontDoor('ce', costExplorer.endpoint, 'costExplorer', false),
+    lambda: await frontDoor('lambda', lambdaAccount.endpoint, 'lambda', false),
   };
   const endpoints: LocalEndpoints = {
     dynamodb: doors.dynamodb.endpoint,
@@ -247,7 +248,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => resolveListen());
+    server.listen(twinPortOf(options.port, 'api'), options.host, () => resolveListen());
   });
   const url = `http://${options.host}:${(server.address() as AddressInfo).port}`;
   const twin: TwinFile = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PublishedApiError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
+import { PublishedApiError, resumeRun, RunStreamAbortedError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
 import { startPublishedTwin, storedRunsOf, typedClient } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 import { documentedFetch } from '../support/fetch.ts';
@@ -7,7 +7,7 @@ import { documentedFetch } from '../support/fetch.ts';
 /**
  * lib/client's `streamRun` against the twin, through a fetch that drops streams part-way: the client resumes with
  * GET /executions/{id}/stream and Last-Event-ID (or a `resume` event's URL), gets every event exactly once, and the
- * start is sent once: one run.
+ * start is sent once: one run. A caller that aborts gets where it stood, and resumes exactly after it.
  */
 
 let twin: TestTwin;
@@ -150,5 +150,125 @@ describe('streamRun (lib/client)', () => {
     await expect(refused).rejects.toMatchObject({ status: 404, detail: 'Workflow nope not found' });
     expect(requests).toHaveLength(1);
     expect(await storedRunsOf(twin, 'client-refused')).toEqual([]);
+  });
+});
+
+/** Runs `start`, which aborts its own signal after `count` events; answers the events seen and what it threw. */
+async function abortAfter(count: number, start: (options: { signal: AbortSignal; onEvent: (event: RunEvent) => void }) => Promise<unknown>) {
+  const controller = new AbortController();
+  const events: RunEvent[] = [];
+  const thrown = await start({
+    signal: controller.signal,
+    onEvent: (event) => {
+      events.push(event);
+      if (events.length === count) controller.abort();
+    },
+  }).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  return { events, thrown };
+}
+
+describe("streamRun aborted by its caller, and resumeRun", () => {
+  it('throws where the caller stood after two events; resumeRun from there gives every later event once, to the final complete', async () => {
+    const { fetch, requests } = cuttingFetch([]);
+    const client = typedClient(twin, apiKey, fetch);
+    const { events: first, thrown } = await abortAfter(2, (options) => streamRun(client, 'echo', slowEcho('client-abort'), options));
+
+    expect(thrown).toBeInstanceOf(RunStreamAbortedError);
+    const aborted = thrown as RunStreamAbortedError;
+    expect(aborted.name).toBe('AbortError');
+    expect(first.map((event) => event.id)).toEqual([1, 2]);
+    expect(aborted.position).toEqual({ executionId: first[0]!.event === 'start' ? first[0]!.data.execution_id : 'not a start', lastEventId: 2 });
+
+    const rest: RunEvent[] = [];
+    const result = await resumeRun(client, aborted.position.executionId!, { lastEventId: aborted.position.lastEventId, onEvent: (event) => rest.push(event) });
+
+    const all = [...first, ...rest];
+    expect(all.map((event) => event.id)).toEqual(consecutiveFrom1(all.length));
+    expect(all.at(-1)).toMatchObject({ event: 'complete', data: { status: 'completed', output: SLOW_REPLY } });
+    expect(tokens(all)).toBe(SLOW_REPLY);
+    expect(result).toMatchObject({ executionId: aborted.position.executionId, lastEventId: all.length, complete: { status: 'completed', output: SLOW_REPLY } });
+    const streamPath = `/api/v1/published/executions/${result.executionId}/stream`;
+    expect(requests.map(({ method, path, lastEventId }) => [method, path, lastEventId])).toEqual([
+      ['POST', '/api/v1/published/workflows/echo/stream', null],
+      ['GET', streamPath, '2'],
+    ]);
+    expect(await storedRunsOf(twin, 'client-abort')).toEqual([result.executionId]);
+  });
+
+  it('resumes a resumed stream aborted again, from its own position', async () => {
+    const client = typedClient(twin, apiKey);
+    const first = await abortAfter(2, (options) => streamRun(client, 'echo', slowEcho('client-abort-twice'), options));
+    const position = (first.thrown as RunStreamAbortedError).position;
+    const second = await abortAfter(3, (options) => resumeRun(client, position.executionId!, { lastEventId: position.lastEventId, ...options }));
+    const again = (second.thrown as RunStreamAbortedError).position;
+    expect(again).toEqual({ executionId: position.executionId, lastEventId: 5 });
+
+    const rest: RunEvent[] = [];
+    const result = await resumeRun(client, again.executionId!, { lastEventId: again.lastEventId, onEvent: (event) => rest.push(event) });
+
+    const all = [...first.events, ...second.events, ...rest];
+    expect(all.map((event) => event.id)).toEqual(consecutiveFrom1(all.length));
+    expect(all.at(-1)).toMatchObject({ event: 'complete', data: { status: 'completed' } });
+    expect(result.complete).toMatchObject({ status: 'completed', output: SLOW_REPLY });
+  });
+
+  it('sent again with its Idempotency-Key and the last event id, streamRun joins the run after that event instead of from event 1', async () => {
+    const { fetch, requests } = cuttingFetch([]);
+    const client = typedClient(twin, apiKey, fetch);
+    const key = 'client-abort-key-1';
+    const first = await abortAfter(2, (options) => streamRun(client, 'echo', slowEcho('client-abort-key'), { idempotencyKey: key, ...options }));
+    const position = (first.thrown as RunStreamAbortedError).position;
+
+    const rest: RunEvent[] = [];
+    const result = await streamRun(client, 'echo', slowEcho('client-abort-key'), { idempotencyKey: key, lastEventId: position.lastEventId, onEvent: (event) => rest.push(event) });
+
+    const all = [...first.events, ...rest];
+    expect(all.map((event) => event.id)).toEqual(consecutiveFrom1(all.length));
+    expect(result).toMatchObject({ executionId: position.executionId, lastEventId: all.length, complete: { status: 'completed', output: SLOW_REPLY } });
+    expect(requests.map(({ method, lastEventId }) => [method, lastEventId])).toEqual([
+      ['POST', null],
+      ['POST', '2'],
+    ]);
+    expect(await storedRunsOf(twin, 'client-abort-key')).toEqual([result.executionId]);
+  });
+
+  it('resumed after the final event, gives the run\'s complete back and no event again', async () => {
+    const client = typedClient(twin, apiKey);
+    const seen: RunEvent[] = [];
+    const finished = await streamRun(client, 'echo', { user_id: 'client-after-end', input: { message: 'done' } }, { idempotencyKey: 'client-after-end-1', onEvent: (event) => seen.push(event) });
+
+    const replayed: RunEvent[] = [];
+    const byGet = await resumeRun(client, finished.executionId, { lastEventId: finished.lastEventId, onEvent: (event) => replayed.push(event) });
+    const byPost = await streamRun(client, 'echo', { user_id: 'client-after-end', input: { message: 'done' } }, {
+      idempotencyKey: 'client-after-end-1',
+      lastEventId: finished.lastEventId,
+      onEvent: (event) => replayed.push(event),
+    });
+
+    expect(replayed).toEqual([]);
+    expect(byGet).toEqual(finished);
+    expect(byPost).toEqual(finished);
+    expect(finished.complete).toMatchObject({ status: 'completed', output: 'Echo: done' });
+    expect(seen.at(-1)).toMatchObject({ id: finished.lastEventId, event: 'complete' });
+  });
+
+  it('aborted before the API named the run, throws no execution id and event 0: the same start with its key is the way back', async () => {
+    const client = typedClient(twin, apiKey);
+    const controller = new AbortController();
+    controller.abort();
+    const refused = streamRun(client, 'echo', { user_id: 'client-abort-early' }, { signal: controller.signal, onEvent: () => undefined });
+
+    await expect(refused).rejects.toBeInstanceOf(RunStreamAbortedError);
+    await expect(refused).rejects.toMatchObject({ name: 'AbortError', position: { executionId: undefined, lastEventId: 0 } });
+  });
+
+  it('refuses a last event id without the Idempotency-Key that names its run, sending nothing', async () => {
+    const { fetch, requests } = cuttingFetch([]);
+    const refused = streamRun(typedClient(twin, apiKey, fetch), 'echo', { user_id: 'client-no-key' }, { lastEventId: 3, onEvent: () => undefined });
+    await expect(refused).rejects.toThrow(TypeError);
+    expect(requests).toEqual([]);
   });
 });

@@ -167,20 +167,25 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(await storedRunsOf(twin, 'stream-then-execute')).toEqual([executionId]);
   });
 
-  it('ends at once for a retry that already has the last event, and refuses an id the run never gave out', async () => {
+  it('answers 204 to a retry that already has the last event, as the GET stream does, and refuses an id the run never gave out', async () => {
     const body = { user_id: 'stream-end', input: { message: 'short' } };
     const first = await stream('echo', body, 'stream-end-1');
     await first.ended;
     const lastId = first.events.at(-1)!.id!;
+    const executionId = first.headers['x-execution-id'] as string;
 
-    const nothingMore = await stream('echo', body, 'stream-end-1', { 'last-event-id': String(lastId) });
-    await nothingMore.ended;
+    const nothingMore = await http(`${base()}/workflows/echo/stream`, { method: 'POST', headers: headersWith('stream-end-1', { 'last-event-id': String(lastId) }), body: JSON.stringify(body) });
+    const byGet = await http(`${base()}/executions/${executionId}/stream`, { headers: headersWith(undefined, { 'last-event-id': String(lastId) }) });
     const pastTheEnd = await stream('echo', body, 'stream-end-1', { 'last-event-id': String(lastId + 5) });
     await pastTheEnd.ended;
 
-    expect(nothingMore.status).toBe(200);
-    expect(nothingMore.headers['content-type']).toBe('text/event-stream');
-    expect(nothingMore.events).toEqual([]);
+    for (const answer of [nothingMore, byGet]) {
+      expect(answer.status).toBe(204);
+      expect(answer.text).toBe('');
+      expect(answer.headers['content-type']).toBeUndefined();
+    }
+    expect(nothingMore.headers['x-execution-id']).toBe(executionId);
+    expect(nothingMore.headers['content-location']).toBe(`${base()}/executions/${executionId}/stream`);
     expect(pastTheEnd.status).toBe(400);
     expect(JSON.parse(pastTheEnd.text)).toEqual({ detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}` });
     expect(await storedRunsOf(twin, 'stream-end')).toHaveLength(1);

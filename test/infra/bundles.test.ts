@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +15,8 @@ import { gte } from '#lib/cdk/bundling/semver-gte.ts';
 import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/twin/stores.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
+import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
+import { REDOC_SCRIPT_FILE, REDOC_STANDALONE_MODULE } from '#shared/http/api-reference/redoc-standalone.ts';
 import { BUNDLE_BUDGET_BYTES, importInFreshNode, listFunctionBundles, staticImportClosure, type FunctionBundle } from '../bench/bundle-list.ts';
 
 /**
@@ -159,6 +162,70 @@ process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { fu
       const status = await new Promise((resolve) => child.on('close', resolve));
       expect(status, stderr).toBe(0);
       expect(JSON.parse(stdout)).toMatchObject({ statusCode: 404, body: JSON.stringify({ error: 'Unknown webhook link' }) });
+    } finally {
+      await stores.close();
+    }
+  }, 60_000);
+});
+
+describe('the reference pages in the bundles', () => {
+  const REFERENCE_FUNCTIONS = ['PublishedDocs', 'PublishedDocsScript', 'WebhookDocs', 'WebhookDocsScript'];
+
+  it('ships the prepared script beside the code of the reference functions only, the script the twin serves', () => {
+    for (const bundle of bundles) {
+      const beside = join(dirname(bundle.bundleFile), REDOC_SCRIPT_FILE);
+      expect(existsSync(beside), bundle.name).toBe(REFERENCE_FUNCTIONS.includes(idOf(bundle)));
+      if (!existsSync(beside)) continue;
+      expect(gunzipSync(readFileSync(beside)).equals(gunzipSync(redocScript.gzip)), bundle.name).toBe(true);
+      // The bundle reads the file beside it, never node_modules, which Lambda has not.
+      expect(bundle.codeFiles.map((file) => readFileSync(file, 'utf8')).join('\n'), bundle.name).not.toContain(REDOC_STANDALONE_MODULE);
+    }
+  });
+
+  it('answers the script from a bundle as on Lambda, read from beside index.mjs', async () => {
+    const stores = await startLocalStores(scratchDir('reference-stores-'), { dynamodb: 0, s3: 0 });
+    try {
+      const bundle = bundles.find((candidate) => idOf(candidate) === 'WebhookDocsScript')!;
+      const path = '/api/v1/webhooks/docs/redoc.standalone.js';
+      const event = {
+        httpMethod: 'GET',
+        resource: path,
+        path,
+        headers: { 'Accept-Encoding': 'gzip, deflate, br' },
+        queryStringParameters: { v: redocScript.version },
+        requestContext: { identity: { sourceIp: '203.0.113.9' }, requestId: 'request', stage: 'prod', path: `/prod${path}` },
+        body: null,
+        isBase64Encoded: false,
+      };
+      const code = `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.bundleFile).href)});
+process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { functionName: 'docs-script', awsRequestId: 'request', getRemainingTimeInMillis: () => 10_000 })));`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+        cwd: tmpdir(),
+        env: {
+          PATH: process.env.PATH,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+          AWS_LAMBDA_FUNCTION_NAME: 'docs-script',
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+          LAMBDA_TASK_ROOT: dirname(bundle.bundleFile),
+          AWS_ENDPOINT_URL_DYNAMODB: stores.dynamodbEndpoint,
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          ...bundle.environment,
+          USAGE_TABLE: localTableName('usage'),
+          POWERTOOLS_METRICS_DISABLED: 'true',
+          POWERTOOLS_LOG_LEVEL: 'SILENT',
+        },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise((resolve) => child.on('close', resolve));
+      expect(status, stderr).toBe(0);
+      const answer = JSON.parse(stdout) as { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded: boolean };
+      expect(answer).toMatchObject({ statusCode: 200, isBase64Encoded: true, headers: { 'content-encoding': 'gzip', 'cache-control': 'public, max-age=31536000, immutable' } });
+      expect(gunzipSync(Buffer.from(answer.body, 'base64')).equals(gunzipSync(redocScript.gzip))).toBe(true);
     } finally {
       await stores.close();
     }

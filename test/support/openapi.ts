@@ -174,6 +174,17 @@ export function documentedAnswer(call: ApiCall, head: AnswerHead): BodyCheck {
       body: (text) => check(schema, parseJson(text, what), what),
     };
   }
+  if (contentType !== 'text/event-stream') {
+    // A page or a script: text the document types only as a string; its tests read what it says.
+    return {
+      event: () => {
+        throw new Error(`${what}: a ${contentType} answer has no events`);
+      },
+      body: (text) => {
+        if (text === '') throw new Error(`${what}: an empty ${contentType} body`);
+      },
+    };
+  }
   const checkEvent = eventCheck(index, json, [...at, 'content', 'text/event-stream', 'itemSchema'], what);
   return { event: checkEvent, body: (text) => parseEventStream(text).forEach(checkEvent) };
 }

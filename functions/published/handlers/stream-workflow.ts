@@ -4,7 +4,7 @@ import { checkResumePoint, runStream, type TailDeps } from '#executions/run-even
 import { executionStartFromEnv, runTailFromEnv } from '#executions/wiring.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { metrics, MetricUnit } from '#shared/lambda/powertools.ts';
-import { respondWithEvents, type EventStreamSettings } from '#published/event-stream-response.ts';
+import { NOTHING_MORE, respondWithEvents, type EventStreamSettings } from '#published/event-stream-response.ts';
 import { jsonBody, pathParameter, publishedRoute } from '#published/published-route.ts';
 import { resumePoint, resumeUrl } from '#published/run-stream-route.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
@@ -15,7 +15,8 @@ import { eventStreamSettingsFromEnv } from '#published/wiring.ts';
  * same refusals as JSON), then streams its log until `complete`, naming the run in the response headers. The run does
  * not depend on the stream: a dropped connection resumes at GET /executions/{id}/stream with Last-Event-ID, or by
  * sending this request again with its `Idempotency-Key`, which joins the key's run instead of starting another: from
- * its first event, or after `Last-Event-ID` when sent (what fetch-event-source sends when it retries).
+ * its first event, or after `Last-Event-ID` when sent (what fetch-event-source sends when it retries); 204 when that
+ * was the final event of a run that has ended.
  */
 export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: TailDeps }, settings: EventStreamSettings) {
   return publishedRoute('PublishedStreamWorkflow', async (request, caller, context) => {
@@ -29,16 +30,16 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
     metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
     const executionId = run.executionId;
     const after = !run.started && resume ? resume.after : 0;
-    // Past the log's end is a 400. A caller that already has the run's last event gets a stream that ends at once
-    // (not GET's 204: this route's clients are fetch-based, such as fetch-event-source, which retries a non-stream
-    // answer for ever and stops at a stream's end; EventSource cannot POST).
-    if (after > 0) await checkResumePoint(deps.tail, executionId, after, resume!.field);
+    const headers = runHeaders(request, 'PublishedStreamExecution', executionId);
+    // Past the log's end is a 400. A caller that already has the final event of an ended run gets the GET streams'
+    // 204, naming the run: one answer for "nothing more will come" on every stream route.
+    if (after > 0 && (await checkResumePoint(deps.tail, executionId, after, resume!.field)) === 'ended') return { ...NOTHING_MORE, headers };
     return respondWithEvents(
       context,
       settings,
       { after, now: deps.tail.now, resumeUrl: (lastEventId) => resumeUrl(request, 'PublishedStreamExecution', executionId, lastEventId) },
       (options) => runStream(deps.tail, executionId, { ...options, after }),
-      runHeaders(request, 'PublishedStreamExecution', executionId),
+      headers,
     );
   });
 }

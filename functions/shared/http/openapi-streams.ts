@@ -36,6 +36,7 @@ export const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}
 export function sseEventSchema(event: string, dataComponent: string, options: { withId: boolean; description: string }): JsonSchema {
   return {
     type: 'object',
+    title: `${event} event`,
     description: options.description,
     properties: {
       event: { type: 'string', const: event },
@@ -58,10 +59,29 @@ export function eventStreamMedia(eventComponent: string, examples: Readonly<Reco
   const perEvent = named.flatMap(([name, example]) =>
     example.events.map(({ item, wire }, index) => [
       `${name}_${index + 1}`,
-      { summary: `${example.summary}: event ${index + 1} of ${example.events.length} (${item.event})`, value: item, 'x-oai-serializedValue': wire },
+      {
+        summary: `${example.summary}: event ${index + 1} of ${example.events.length} (${item.event})`,
+        value: { ...item, data: JSON.parse(item.data) as unknown },
+        'x-oai-serializedValue': wire,
+      },
     ]),
   );
   return { schema: componentRef(eventComponent), ...(perEvent.length > 0 ? { examples: Object.fromEntries(perEvent) } : {}) };
+}
+
+/**
+ * The 3.1 variant gives each event's `data` as the JSON value its line carries: 3.1 tools (Redoc, Swagger UI, the
+ * generators) ignore `contentSchema`, so a `data` typed as text would hide every field, and the SSE clients they
+ * generate parse the line anyway. The wire text stays in each example's `x-oai-serializedValue`.
+ */
+export function eventDataAsValue<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((item: unknown) => eventDataAsValue(item)) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  if (node.contentMediaType === 'application/json' && node.contentSchema) {
+    return { ...(node.contentSchema as object), description: 'The `data:` line: this value as one line of JSON text' } as T;
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, eventDataAsValue(value)])) as T;
 }
 
 /** What the 3.1 variant adds to a stream response's description: each example's wire text, whole. */

@@ -1,6 +1,6 @@
 import { isJsonObject } from '../json-object.ts';
 import * as z from '../zod.ts';
-import { componentRef, eventStreamMedia, wireTextDescription, type StreamExample } from './openapi-streams.ts';
+import { componentRef, eventDataAsValue, eventStreamMedia, wireTextDescription, type StreamExample } from './openapi-streams.ts';
 
 export { componentRef, sseEventSchema, type SseItem, type StreamExample } from './openapi-streams.ts';
 
@@ -115,6 +115,8 @@ export interface ResponseDoc {
   readonly json?: string;
   /** `text/event-stream` body: the component id of one event (the union of the events the stream may send). */
   readonly events?: string;
+  /** A body that is text but not JSON (a page, a script): its media type. */
+  readonly text?: 'text/html' | 'text/javascript';
   /** Headers: a component's name, which is also the header's, or `[header, component]` where one header means different things. */
   readonly headers?: readonly (string | readonly [header: string, component: string])[];
   /** Examples of the JSON body, by name. */
@@ -216,7 +218,7 @@ export function openApiDocument(own: DocumentParts, version: OpenApiVersion): Js
     tags: parts.tags,
     paths,
     components: {
-      schemas: parts.schemas,
+      schemas: version === OPENAPI_31_VERSION ? eventDataAsValue(parts.schemas) : parts.schemas,
       headers: Object.fromEntries(Object.entries(parts.headers).map(([name, header]) => [name, { ...header }])),
       ...(parts.securitySchemes ? { securitySchemes: parts.securitySchemes } : {}),
     },
@@ -261,6 +263,7 @@ function responseObject(response: ResponseDoc, parts: DocumentParts, version: Op
     if (!parts.schemas[response.events]) throw new Error(`Event stream ${response.events} is not a component`);
     content['text/event-stream'] = eventStreamMedia(response.events, response.streamExamples ?? {}, version);
   }
+  if (response.text) content[response.text] = { schema: { type: 'string' } };
   const wireText = response.events && version === OPENAPI_31_VERSION ? wireTextDescription(response.streamExamples ?? {}) : '';
   return {
     description: response.description + wireText,

@@ -1,7 +1,9 @@
 import { buildSync, type BuildOptions, type OutputFile } from 'esbuild';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { prepareRedocScript, REDOC_SCRIPT_FILE, REDOC_STANDALONE_MODULE } from '#shared/http/api-reference/redoc-standalone.ts';
 
 const BUNDLING_DIR = fileURLToPath(new URL('./', import.meta.url));
 
@@ -20,6 +22,22 @@ export const TRACER_OFF_ALIASES: Readonly<Record<string, string>> = {
   '@aws-lambda-powertools/tracer': join(BUNDLING_DIR, 'tracer-off.ts'),
   '@aws-lambda-powertools/tracer/middleware': join(BUNDLING_DIR, 'tracer-middleware-off.ts'),
 };
+
+/**
+ * The API reference pages' script (functions/shared/http/api-reference/redoc-script.ts) reads Redoc from node_modules,
+ * which a Lambda bundle has not: in a bundle the module is redoc-script-beside.ts, which reads the prepared script
+ * from beside index.mjs, and only a bundle that includes it gets the file (about 330 KB, never loaded as code).
+ * esbuild aliases import paths, so the handlers import the module by this one.
+ */
+export const REDOC_SCRIPT_IMPORT = '#shared/http/api-reference/redoc-script.ts';
+const REDOC_SCRIPT_BESIDE = join(BUNDLING_DIR, 'redoc-script-beside.ts');
+
+/** The files a bundle reads beside its code, by name, for the modules it includes (esbuild's inputs, from the working directory). */
+function filesBeside(inputs: readonly string[]): Record<string, Buffer> {
+  if (!inputs.some((input) => resolve(input) === REDOC_SCRIPT_BESIDE)) return {};
+  const standalone = readFileSync(createRequire(import.meta.url).resolve(REDOC_STANDALONE_MODULE));
+  return { [REDOC_SCRIPT_FILE]: prepareRedocScript(standalone) };
+}
 
 export interface BundleOptions {
   /** Bundle the real Powertools Tracer: X-Ray subsegments for every AWS SDK call, at a cold-start price. */
@@ -54,14 +72,20 @@ const COMMON: BuildOptions = {
  * so both layouts are built and the one whose cold start loads less is written.
  */
 export function bundleFunction(entry: string, outdir: string, options: BundleOptions): void {
-  const common: BuildOptions = { ...COMMON, alias: { ...BUNDLE_ALIASES, ...(options.sdkTracing ? {} : TRACER_OFF_ALIASES) } };
-  const single = buildSync({ ...common, entryPoints: { index: entry }, outdir }).outputFiles ?? [];
+  const common: BuildOptions = {
+    ...COMMON,
+    alias: { ...BUNDLE_ALIASES, [REDOC_SCRIPT_IMPORT]: REDOC_SCRIPT_BESIDE, ...(options.sdkTracing ? {} : TRACER_OFF_ALIASES) },
+    metafile: true,
+  };
+  const singleBuild = buildSync({ ...common, entryPoints: { index: entry }, outdir });
+  const single = singleBuild.outputFiles ?? [];
   const split = buildSync({ ...common, entryPoints: { index: entry }, outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' }).outputFiles ?? [];
   const chosen = coldStartBytes(split, join(outdir, 'index.mjs')) < coldStartBytes(single, join(outdir, 'index.mjs')) ? split : single;
   for (const file of chosen) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.contents);
   }
+  for (const [name, contents] of Object.entries(filesBeside(Object.keys(singleBuild.metafile?.inputs ?? {})))) writeFileSync(join(outdir, name), contents);
 }
 
 /** Bytes of `entry` and every module it imports statically, transitively, among `files`. */

@@ -1,0 +1,21 @@
+import { routeById, routes } from '#functions/routes.ts';
+import { referencePageResponse } from '#shared/http/api-reference/api-reference.ts';
+import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
+import { corsPolicyFromEnv } from '#shared/http/cors.ts';
+import { withHttpStack } from '#shared/http/http-stack.ts';
+
+const route = routeById('PublishedDocs');
+const page = referencePageResponse(
+  {
+    title: 'Published Workflow API',
+    pagePath: route.path,
+    documentPath: routeById('PublishedOpenApi31').path,
+    scriptPath: routeById('PublishedDocsScript').path,
+  },
+  redocScript,
+);
+
+/** GET /api/v1/published/docs: the API reference, rendered in the browser from openapi-3.1.json; no key. */
+export const handler = withHttpStack(route, async () => page, {
+  cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
+});
