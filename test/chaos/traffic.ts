@@ -64,6 +64,8 @@ export interface StartedRun {
   callbackTag?: string;
   /** The decision the first answered approve/reject asked for. */
   decision?: 'approve' | 'reject';
+  /** The status the execute answered with. */
+  answeredStatus?: string;
 }
 
 export interface StreamRecord {
@@ -233,9 +235,9 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
     for (let send = 0; send < (options.twice ? 2 : 1); send++) {
       const answer = await client.send(`execute ${workflow}`, published(`/workflows/${workflow}/execute`), init);
       if (answer?.status !== 200) continue;
-      const executionId = (JSON.parse(answer.text) as { execution_id: string }).execution_id;
+      const { execution_id: executionId, status } = JSON.parse(answer.text) as { execution_id: string; status: string };
       noteKey(idempotencyKey, executionId);
-      run ??= { executionId, workflow, idempotencyKey, callbackTag };
+      run ??= { executionId, workflow, idempotencyKey, callbackTag, answeredStatus: status };
       record.runs.set(executionId, record.runs.get(executionId) ?? run);
     }
     return run;
@@ -247,9 +249,21 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
     record.keyAnswers.set(key, seen);
   }
 
+  /** As a caller does: decides only once the run waits at its approval (a blocking execute may answer it still going). */
+  async function waitingAtApproval(run: StartedRun): Promise<boolean> {
+    let status = run.answeredStatus;
+    for (let read = 0; status !== 'interrupted' && read < 60; read++) {
+      if (status !== undefined && status !== 'queued' && status !== 'running') return false;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const answer = await client.send('get execution', published(`/executions/${run.executionId}`), { headers: auth });
+      status = answer?.status === 200 ? (JSON.parse(answer.text) as { status: string }).status : undefined;
+    }
+    return status === 'interrupted';
+  }
+
   const approval = (random: Random): Action => async () => {
     const run = await execute('gate', { callback: random() < 0.5 });
-    if (!run) return;
+    if (!run || !(await waitingAtApproval(run))) return;
     const decision = random() < 0.5 ? 'approve' : 'reject';
     const url = published(`/executions/${run.executionId}/${decision}`);
     const init = { method: 'POST', headers: auth, body: JSON.stringify({ feedback: decision }) };
