@@ -49,6 +49,8 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
    * `running` and the approval and token stay until the decision has landed. Null or absent otherwise.
    */
   approval_lease_until?: number | null;
+  /** Internal: a task token Step Functions answered TaskDoesNotExist for once; found dead again, the run fails. */
+  dead_task_token?: string | null;
   callback_url: string | null;
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { APPROVAL_DECISION_LEASE_MS, EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
+import { APPROVAL_DECISION_LEASE_MS, APPROVAL_REISSUE_WAIT_MS, EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
@@ -347,6 +347,13 @@ export async function decideApproval(
     if (gone && heldUntil !== null) {
       await release({ pending_approval: null, task_token: null }, 'cleared');
       throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
+    }
+    if (name === 'TaskDoesNotExist' && record.dead_task_token !== token) {
+      // A task whose attempt failed (its function crashed after recording the wait) is retried with a new token, which
+      // its next attempt records within seconds: the approval goes back, marked, and the retry sends with the new
+      // token. Found dead a second time, the token was not replaced: the run ends below.
+      await release({ status: 'interrupted', dead_task_token: token }, 'given back');
+      throw unavailable(error, APPROVAL_REISSUE_WAIT_MS);
     }
     if (gone) {
       // Nobody can ever answer this approval: the run ends failed now, with its callback, instead of staying running.

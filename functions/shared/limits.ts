@@ -143,6 +143,11 @@ export const IDEMPOTENT_START_LEASE_MARGIN_MS = 5 * SECOND_MS;
  * live decision is not taken over, and is short enough that a caller retrying after a lost answer is served in seconds.
  */
 export const APPROVAL_DECISION_LEASE_MS = 15 * SECOND_MS;
+/**
+ * How long a decision that found its task token gone tells the caller to wait: a retried AwaitApproval records its new
+ * token after its retry's backoff (at most 2 s for the first retry in the ASL file) and one invocation.
+ */
+export const APPROVAL_REISSUE_WAIT_MS = 5 * SECOND_MS;
 /** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */

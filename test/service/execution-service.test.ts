@@ -4,7 +4,7 @@ import { decideApproval, startExecution, stopExecution, waitUntilSettled, type S
 import { createSettleTimes } from '#executions/settle-polling.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { APPROVAL_DECISION_LEASE_MS } from '#shared/limits.ts';
+import { APPROVAL_DECISION_LEASE_MS, APPROVAL_REISSUE_WAIT_MS } from '#shared/limits.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
@@ -270,7 +270,11 @@ describe('decideApproval', () => {
     const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
     // Make the token dead the way Step Functions would: timed out, already answered, or never issued.
     if (name === 'TaskTimedOut') env.stateMachine.timeOut(run.task_token!);
-    if (name === 'TaskDoesNotExist') env.stateMachine.tokens.set(run.task_token!, 'answered');
+    // TaskDoesNotExist fails the run when the token was found dead before (the first time, the approval goes back).
+    if (name === 'TaskDoesNotExist') {
+      env.stateMachine.tokens.set(run.task_token!, 'answered');
+      env.executions.items.get(run.execution_id)!.record.dead_task_token = run.task_token;
+    }
     if (name === 'InvalidToken') env.stateMachine.tokens.delete(run.task_token!);
     env.clock.advance(5_000);
 
@@ -289,6 +293,34 @@ describe('decideApproval', () => {
     });
     expect(env.stateMachine.executions.get(`callback-${run.execution_id}`)?.input).toEqual({ mode: 'callback', execution_id: run.execution_id });
     expect(env.stateMachine.resumed).toEqual([]);
+  });
+
+  it('gives the approval back once when its task no longer exists, and sends with the token the retried task records', async () => {
+    const env = setup();
+    const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
+    // AwaitApproval crashed after recording its wait: Step Functions closed that attempt's token and retries the task.
+    env.stateMachine.tokens.set(run.task_token!, 'answered');
+
+    const first = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'ok').catch((caught: unknown) => caught);
+    expect(first).toBeInstanceOf(ServiceUnavailableError);
+    expect((first as ServiceUnavailableError).retryAfterSeconds).toBe(APPROVAL_REISSUE_WAIT_MS / 1_000);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'interrupted', pending_approval: run.pending_approval, dead_task_token: run.task_token, finished_at: null });
+    expect(env.stateMachine.startedNames()).toEqual([]);
+
+    // The retried attempt records its own token; the caller's retry is sent with it.
+    const reissued = env.stateMachine.issueToken(run.execution_id);
+    env.executions.items.get(run.execution_id)!.record.task_token = reissued;
+    await decideApproval(env.deps, caller, run.execution_id, 'approved', 'ok');
+    expect(env.stateMachine.resumed).toEqual([{ taskToken: reissued, output: { decision: 'approved', feedback: 'ok', approval_id: 'appr-1' } }]);
+  });
+
+  it('fails the run when the same token is found dead twice: nothing replaced it', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    env.stateMachine.tokens.set(run.task_token!, 'answered');
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ConflictError);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'failed', error: 'The approval could not be delivered: the run was no longer waiting for it' });
   });
 
   it('fails a run with a dead token without starting a callback when it has none', async () => {
