@@ -1,3 +1,4 @@
+import { MAX_IMAGE_SIDE, MIN_IMAGE_SIDE } from '#shared/limits.ts';
 import { sameShape, type Same } from '#shared/same-shape.ts';
 import * as z from '#shared/zod.ts';
 import { executionStatusSchema, pendingApprovalSchema, runUsageSchema } from './execution-views.ts';
@@ -43,13 +44,16 @@ export const nodeUpdateDataSchema = z.object({
   feedback: z.optional(z.string().check(z.meta({ description: 'An approval approved or rejected: the approver\'s comment' }))),
 });
 
+/** As the image node allows them (definition-schema.ts); Nova Canvas's own rules narrow them for provider bedrock. */
+const imageSide = z.int().check(z.minimum(MIN_IMAGE_SIDE), z.maximum(MAX_IMAGE_SIDE));
+
 export const imageDataSchema = z.object({
   node_id: nodeId,
   key: z.string(),
   url: z.string().check(z.meta({ description: 'A presigned GET URL, valid for an hour' })),
   mime_type: z.literal('image/png'),
-  width: z.int(),
-  height: z.int(),
+  width: imageSide,
+  height: imageSide,
 });
 
 export const errorDataSchema = z.object({ message: z.string().check(z.meta({ description: 'The same text as the execution\'s error' })) });

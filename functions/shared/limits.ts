@@ -359,6 +359,8 @@ export const COLLECTION_SWEEP_RETENTION_MS = 90 * DAY_MS;
 /** Model turns of one agent node, hand-offs included, unless the node says fewer. */
 export const DEFAULT_AGENT_TURNS = 8;
 export const MAX_AGENT_TURNS = 50;
+/** Tool calls one turn of a scripted agent's script may make. */
+export const MAX_SCRIPTED_TOOL_CALLS_PER_TURN = 16;
 /** An HTTP tool call, whole; a tool may ask for less. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 10 * SECOND_MS;
 export const MAX_TOOL_TIMEOUT_MS = 60 * SECOND_MS;
@@ -389,5 +391,8 @@ export const NOVA_CANVAS_SIDE_STEP = 16;
 export const NOVA_CANVAS_MAX_PIXELS = 4_194_304;
 export const NOVA_CANVAS_MAX_ASPECT = 4;
 export const NOVA_CANVAS_MAX_PROMPT_CHARS = 1024;
+/** An image node's sides, whatever its provider: from the scripted drawing's smallest to Nova Canvas's largest. */
+export const MIN_IMAGE_SIDE = 1;
+export const MAX_IMAGE_SIDE = NOVA_CANVAS_MAX_SIDE;
 /** An image node's URL: a presigned GET, valid this long (less if the signing role's session ends sooner). */
 export const IMAGE_URL_TTL_SECONDS = 3600;

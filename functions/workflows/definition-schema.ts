@@ -1,11 +1,15 @@
 import { missingModelProblem, modelProblem } from '#shared/bedrock-catalog.ts';
 import { isJsonObject } from '#shared/json-object.ts';
+import { headerNameProblem, headerValueProblem } from '#shared/network/http-header-rule.ts';
 import {
   DEFAULT_AGENT_TURNS,
   DEFAULT_TOOL_TIMEOUT_MS,
   MAX_AGENT_TURNS,
+  MAX_IMAGE_SIDE,
   MAX_MCP_TOOLS_PER_SERVER,
   MAX_SCRIPTED_IMAGE_SIDE,
+  MAX_SCRIPTED_TOOL_CALLS_PER_TURN,
+  MIN_IMAGE_SIDE,
   NOVA_CANVAS_MAX_ASPECT,
   NOVA_CANVAS_MAX_PIXELS,
   NOVA_CANVAS_MAX_PROMPT_CHARS,
@@ -19,6 +23,7 @@ import {
   WORKFLOW_ID_PATTERN,
 } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
+import { chosenUnion } from './chosen-union.ts';
 import { memoryKeyProblem } from './memory-key.ts';
 
 /**
@@ -81,10 +86,15 @@ const llmNode = z.strictObject({
   next: nodeId,
 });
 
+const approvalBranches = z.strictObject({ approved: nodeId, rejected: z.optional(nodeId) });
 const approvalNode = z.strictObject({
   type: z.literal('approval'),
   message: template,
-  next: z.union([nodeId, z.strictObject({ approved: nodeId, rejected: z.optional(nodeId) })]),
+  next: chosenUnion(
+    [nodeId, approvalBranches],
+    (value) => (typeof value === 'string' ? nodeId : isJsonObject(value) ? approvalBranches : undefined),
+    'a node id, or an object with approved (and optionally rejected) node ids',
+  ),
 });
 
 const memoryNode = z.strictObject({
@@ -107,14 +117,27 @@ const waitNode = z.strictObject({
 
 const failNode = z.strictObject({ type: z.literal('fail'), error: template });
 
-/** A scripted model turn: a reply (the agent's output), tool calls, or a hand-off to another agent node. */
-const scriptStep = z.union([
-  z.strictObject({ reply: template }),
-  z.strictObject({
-    tool_calls: z.array(z.strictObject({ tool: nodeId, arguments: z._default(ownRecord(z.record(z.string(), jsonValue)), {}) })).check(z.minLength(1), z.maxLength(16)),
+/** A scripted model turn: a reply (the agent's output), tool calls, or a hand-off to another agent node; its one key says which. */
+const scriptSteps = {
+  reply: z.strictObject({ reply: template }),
+  tool_calls: z.strictObject({
+    tool_calls: z.array(z.strictObject({ tool: nodeId, arguments: z._default(ownRecord(z.record(z.string(), jsonValue)), {}) })).check(
+      z.minLength(1),
+      z.maxLength(MAX_SCRIPTED_TOOL_CALLS_PER_TURN, {
+        error: (issue) => `at most ${MAX_SCRIPTED_TOOL_CALLS_PER_TURN} tool calls per turn, got ${(issue.input as unknown[]).length}`,
+      }),
+    ),
   }),
-  z.strictObject({ handoff: nodeId }),
-]);
+  handoff: z.strictObject({ handoff: nodeId }),
+};
+const scriptStep = chosenUnion(
+  [scriptSteps.reply, scriptSteps.tool_calls, scriptSteps.handoff],
+  (value) => {
+    const held = isJsonObject(value) ? (Object.keys(scriptSteps) as (keyof typeof scriptSteps)[]).filter((key) => Object.hasOwn(value, key)) : [];
+    return held.length === 1 ? scriptSteps[held[0]!] : undefined;
+  },
+  'a turn is an object with exactly one of reply, tool_calls or handoff',
+);
 
 /**
  * An agent: a loop of model turns (at most `max_turns`), each a reply, tool calls (run, results given back), or a
@@ -143,8 +166,8 @@ const imageNode = z.strictObject({
   type: z.literal('image'),
   provider: z.enum(['scripted', 'bedrock']),
   prompt: template,
-  width: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
-  height: z.number().check(z.int(), z.minimum(1), z.maximum(NOVA_CANVAS_MAX_SIDE)),
+  width: z.number().check(z.int(), z.minimum(MIN_IMAGE_SIDE), z.maximum(MAX_IMAGE_SIDE)),
+  height: z.number().check(z.int(), z.minimum(MIN_IMAGE_SIDE), z.maximum(MAX_IMAGE_SIDE)),
   /** bedrock: the image model, required (publish refuses it when the catalog serves no image model). */
   model_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   seed: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(858_993_459))),
@@ -153,13 +176,30 @@ const imageNode = z.strictObject({
   next: nodeId,
 });
 
+/** A tool's headers, sent as written with their placeholders filled: one the request could never carry is refused here. */
+const toolHeaders = z._default(
+  ownRecord(
+    z.record(
+      z.string(),
+      template.check(
+        z.superRefine((value, context) => {
+          const problem = headerValueProblem(value);
+          if (problem) context.addIssue({ code: 'custom', message: `${problem}: every call of this tool would fail` });
+        }),
+      ),
+    ),
+    headerNameProblem,
+  ),
+  {},
+);
+
 /** An HTTP tool: `{{args.x}}` in the URL are URL-encoded; `parameters` is the JSON Schema of the arguments. */
 export const httpToolSchema = z.strictObject({
   type: z.literal('http'),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   method: z._default(z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']), 'GET'),
   url: z.string().check(z.minLength(1), z.maxLength(2048)),
-  headers: z._default(ownRecord(z.record(z.string(), template)), {}),
+  headers: toolHeaders,
   parameters: z._default(jsonValue, { type: 'object' }),
   timeout_ms: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_TOOL_TIMEOUT_MS)), DEFAULT_TOOL_TIMEOUT_MS),
 });
@@ -170,7 +210,7 @@ export const mcpToolSchema = z.strictObject({
   type: z.literal('mcp'),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   url: z.string().check(z.minLength(1), z.maxLength(2048)),
-  headers: z._default(ownRecord(z.record(z.string(), template)), {}),
+  headers: toolHeaders,
   tools: z.array(nodeId).check(z.minLength(1), z.maxLength(MAX_MCP_TOOLS_PER_SERVER)),
   timeout_ms: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_TOOL_TIMEOUT_MS)), DEFAULT_TOOL_TIMEOUT_MS),
 });

@@ -8,7 +8,7 @@ import type { InjectedFault } from './faults.ts';
  * What `npm start` shows on its terminal, as `sam local` and serverless-offline do: a line per API request as its
  * response ends, and a line as each Step Functions execution starts and ends. The lines are written for a person
  * sharing a screen, so no line ever carries a secret whole: a link token keeps what `links list` shows of it, an id
- * its first 8 characters, a query its names.
+ * its first 8 characters, a query only its shape.
  */
 export const TWIN_LOG_ENV = 'TWIN_LOG';
 
@@ -51,20 +51,17 @@ function shownSegment(segment: string): string {
   return segment.length > LONGEST_SHOWN_SEGMENT ? `${segment.slice(0, SHOWN_ID_CHARS)}…` : segment;
 }
 
-/** A request's path as a line shows it: long segments (tokens, ids) cut, a query reduced to its names. */
+/**
+ * A request's path as a line shows it: long segments (tokens, ids) cut, a query reduced to its shape (`?…=…&…`).
+ * A caller may put a secret in a query's names as well as in its values (`?<api key>`): the line keeps neither.
+ */
 export function shownPath(url: string): string {
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   let shown = path.split('/').map(shownSegment).join('/');
   if (queryAt !== -1) {
-    const names = url
-      .slice(queryAt + 1)
-      .split('&')
-      .map((pair) => {
-        const equals = pair.indexOf('=');
-        return equals === -1 ? shownSegment(pair) : `${shownSegment(pair.slice(0, equals))}=…`;
-      });
-    shown += `?${names.join('&')}`;
+    const pairs = url.slice(queryAt + 1).split('&');
+    shown += `?${pairs.map((pair) => (pair === '' ? '' : pair.includes('=') ? '…=…' : '…')).join('&')}`;
   }
   return shown.replace(CONTROL, '?');
 }

@@ -19,9 +19,14 @@ describe('the twin log', () => {
     expect(shownPath('/api/v1/published/workflows/support-bot/execute')).toBe('/api/v1/published/workflows/support-bot/execute');
   });
 
-  it('keeps the names of a query and drops its values', () => {
-    expect(shownPath(`/api/v1/webhooks/${TOKEN}/ping?token=${TOKEN}&after=3&flag`)).toBe('/api/v1/webhooks/whk_AbCdEf…/ping?token=…&after=…&flag');
-    expect(shownPath(`/ping?${TOKEN}`)).toBe('/ping?whk_AbCdEf…');
+  it('shows a query by its shape only: its names are the caller\'s data, as its values are', () => {
+    expect(shownPath(`/api/v1/webhooks/${TOKEN}/ping?token=${TOKEN}&after=3&flag`)).toBe('/api/v1/webhooks/whk_AbCdEf…/ping?…=…&…=…&…');
+    expect(shownPath('/api/v1/published/workflows?QSECRETname8842&api_key=sk-live-1')).toBe('/api/v1/published/workflows?…&…=…');
+    expect(shownPath(`/ping?${TOKEN}`)).toBe('/ping?…');
+    expect(shownPath('/ping?')).toBe('/ping?');
+    expect(shownPath('/ping?a=1&&b')).toBe('/ping?…=…&&…');
+    const served = { method: 'GET', url: '/api/v1/published/workflows?QSECRETname8842=1', status: 200, functionName: 'PublishedListWorkflows', cold: false, streaming: false, finished: true, durationMs: 5 };
+    expect(requestLine(served, AT)).toBe('03:04:05.006 GET /api/v1/published/workflows?…=… 200 PublishedListWorkflows 5 ms');
   });
 
   it('never lets a control byte start a line of its own', () => {

@@ -137,7 +137,19 @@ export interface ServedRequest {
   resource: string;
   startedAtMs: number;
   endedAtMs: number;
+  /** Its places in the front doors' order of events (`nextEvent`): as it arrived, and as its answer's last bytes went out. */
+  arrived: number;
+  answered: number;
 }
+
+/**
+ * One count of events for every front door of the process (they share its one thread): a request arriving, and the
+ * last bytes of an answer handed to its socket. A request its caller sent after reading an answer counts higher than
+ * that answer, however loaded the machine. Clock readings cannot say so: `finish` may come after the caller has read
+ * the answer and sent its next request.
+ */
+let frontDoorEvents = 0;
+const nextEvent = () => ++frontDoorEvents;
 
 function readAll(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -164,6 +176,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const startedAtMs = performance.now();
+    const arrived = nextEvent();
     let body: Buffer;
     try {
       body = await readAll(request);
@@ -221,12 +234,15 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     }
     // After authentication and authorization, as AWS checks a call before it can throttle it.
     if (options.faults && !principal.faultFree && injectedFault(options.faults, principal, needs, target, reply)) return;
+    let answered: number | undefined;
     if (options.onServed) {
       const operation = target ? target.replace(/^.*\./, '') : `${method} ${url.split('?')[0]}`;
       const resource = needs[0]?.resource ?? '';
-      response.once('finish', () => options.onServed!({ service: options.service, principal: principal.name, operation, resource, startedAtMs, endedAtMs: performance.now() }));
+      response.once('finish', () =>
+        options.onServed!({ service: options.service, principal: principal.name, operation, resource, startedAtMs, endedAtMs: performance.now(), arrived, answered: answered ?? nextEvent() }),
+      );
     }
-    forward(request, response, body, method, url, principal);
+    forward(request, response, body, method, url, principal, (event) => (answered = event));
   }
 
   /** A fault of the plan instead of the store's answer; false when the call gets none. */
@@ -239,7 +255,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     return true;
   }
 
-  function forward(request: IncomingMessage, response: ServerResponse, body: Buffer, method: string, url: string, principal: LocalPrincipal): void {
+  /** Sends the request on to the store and its answer back; `onAnswered` gets the event count as the answer's last bytes go out. */
+  function forward(request: IncomingMessage, response: ServerResponse, body: Buffer, method: string, url: string, principal: LocalPrincipal, onAnswered: (event: number) => void): void {
     const headers = { ...request.headers };
     if (!rules.forwardAuthorization) delete headers.authorization;
     const upstreamRequest = httpRequest(
@@ -250,18 +267,27 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
         const missingHidden = !principal.policy.allows('s3:ListBucket', bucketArn);
         if (options.service === 's3' && upstreamResponse.statusCode === 404 && (method === 'GET' || method === 'HEAD') && missingHidden) {
           upstreamResponse.resume();
-          return rules.refuse({ method, response }, 'AccessDenied', 'Access Denied');
+          rules.refuse({ method, response }, 'AccessDenied', 'Access Denied');
+          return onAnswered(nextEvent());
         }
         const oldItem = options.service === 'dynamodb' ? oldItemRequest(String(request.headers['x-amz-target'] ?? ''), body) : undefined;
         if (oldItem) {
           withOldItem(upstream, agent, request.headers, oldItem, upstreamResponse).then(
-            (answer) => response.writeHead(answer.status, answer.headers).end(answer.body),
+            (answer) => {
+              response.writeHead(answer.status, answer.headers).end(answer.body);
+              onAnswered(nextEvent());
+            },
             () => response.destroy(),
           );
           return;
         }
         response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
         upstreamResponse.pipe(response);
+        // Listening after the pipe: each of these runs just after it has written a chunk, or ended the answer. The
+        // last chunk completes the answer its caller reads (the end may come a turn later); with no body, the end.
+        let lastChunk: number | undefined;
+        upstreamResponse.on('data', () => void (lastChunk = nextEvent()));
+        upstreamResponse.once('end', () => onAnswered(lastChunk ?? nextEvent()));
       },
     );
     upstreamRequest.on('error', () => response.destroy());
