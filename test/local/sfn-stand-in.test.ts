@@ -202,8 +202,7 @@ describe('the local Step Functions survives a restart, as executions on AWS do',
   it('ends a token task at its first outcome: an answer accepted while its function still ran wins over that function failing after it', async () => {
     const retrying = { ...approvalMachine, States: { ...approvalMachine.States, Approve: { ...approvalMachine.States.Approve, Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 3 }] } } };
     let invocations = 0;
-    let sfn: LocalStepFunctions;
-    sfn = machine(retrying, {
+    const sfn: LocalStepFunctions = machine(retrying, {
       [FN]: async (payload) => {
         invocations += 1;
         // The function hands the token on (a caller answers it at once), then crashes before its own answer.

@@ -79,7 +79,7 @@ export function eventDataAsValue<T>(schema: T): T {
   if (schema === null || typeof schema !== 'object') return schema;
   const node = schema as Record<string, unknown>;
   if (node.contentMediaType === 'application/json' && node.contentSchema) {
-    return { ...(node.contentSchema as object), description: 'The `data:` line: this value as one line of JSON text' } as T;
+    return { ...node.contentSchema, description: 'The `data:` line: this value as one line of JSON text' } as T;
   }
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, eventDataAsValue(value)])) as T;
 }
