@@ -42,7 +42,10 @@ const sourceUrls = {
       if (args.path.includes('/node_modules/')) return undefined;
       const text = readFileSync(args.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
-      return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
+      return {
+        contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+        loader: args.path.endsWith('.ts') ? 'ts' : 'js',
+      };
     });
   },
 };
@@ -75,7 +78,8 @@ async function rebuild(sourcesAt) {
   // Older copies go, but not one another call may be running from right now.
   for (const old of readdirSync(CACHE)) {
     const path = join(CACHE, old);
-    if (old !== name && !old.startsWith('current.json') && Date.now() - statSync(path).mtimeMs > 60_000) rmSync(path, { recursive: true, force: true });
+    if (old !== name && !old.startsWith('current.json') && Date.now() - statSync(path).mtimeMs > 60_000)
+      rmSync(path, { recursive: true, force: true });
   }
   return pointer;
 }

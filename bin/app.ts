@@ -5,7 +5,8 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 // A synth that succeeds prints nothing, so that any finding stands out; CDK's progress line for each function it
 // bundles ("Bundling asset <path>...", written on stderr the first time an asset is built) is dropped.
 const writeStderr = process.stderr.write.bind(process.stderr) as (chunk: unknown, ...rest: unknown[]) => boolean;
-const dropBundlingLines = (chunk: unknown, ...rest: unknown[]) => (typeof chunk === 'string' && /^Bundling asset \S+\.\.\.\n$/.test(chunk) ? true : writeStderr(chunk, ...rest));
+const dropBundlingLines = (chunk: unknown, ...rest: unknown[]) =>
+  typeof chunk === 'string' && /^Bundling asset \S+\.\.\.\n$/.test(chunk) ? true : writeStderr(chunk, ...rest);
 process.stderr.write = dropBundlingLines;
 
 const app = new App();

@@ -65,19 +65,36 @@ try {
   process.exit(1);
 }
 
-const twin = await startLocalTwin({ dataDir, host, port, stage, streamHoldBytes, faults, nightlySchedule: true, ...twinLogSinks(twinLog, (line) => console.log(line)) });
+const twin = await startLocalTwin({
+  dataDir,
+  host,
+  port,
+  stage,
+  streamHoldBytes,
+  faults,
+  nightlySchedule: true,
+  ...twinLogSinks(twinLog, (line) => console.log(line)),
+});
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
 console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
-console.log(`  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`);
-console.log(`  Browsers:      ${corsAllowedOrigins.length > 0 ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`}`);
-const holding = streamHoldBytes > 0 ? `held until ${streamHoldBytes} bytes wait, as Lambda is reported to` : `passed on at once (${TWIN_STREAM_HOLD_ENV}=102400 holds them as Lambda is reported to)`;
+console.log(
+  `  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`,
+);
+console.log(
+  `  Browsers:      ${corsAllowedOrigins.length > 0 ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`}`,
+);
+const holding =
+  streamHoldBytes > 0
+    ? `held until ${streamHoldBytes} bytes wait, as Lambda is reported to`
+    : `passed on at once (${TWIN_STREAM_HOLD_ENV}=102400 holds them as Lambda is reported to)`;
 console.log(`  Streams:       writes ${holding}; padding ${streamFlushPaddingBytes} bytes (${STREAM_FLUSH_PADDING_ENV})`);
 console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];
 console.log(`  Lines here:    ${shown} (${TWIN_LOG_ENV}=requests|executions|off)`);
-if (faults) console.log(`  Faults:        ${faults.spec || 'every rate 0'} (seed ${faults.seed}: ${TWIN_FAULTS_SEED_ENV}=${faults.seed} replays it)`);
+if (faults)
+  console.log(`  Faults:        ${faults.spec || 'every rate 0'} (seed ${faults.seed}: ${TWIN_FAULTS_SEED_ENV}=${faults.seed} replays it)`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -299,4 +299,3 @@ export function routeById(id: string): Route {
   if (!route) throw new Error(`No route ${id} in the route table`);
   return route;
 }
-

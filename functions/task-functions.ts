@@ -1,5 +1,13 @@
 import { COLLECT_BATCH_MEMORY_MB } from './shared/limits.ts';
-import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineGrant, type StateMachineName, type TableName } from './shared/resources.ts';
+import {
+  METERED,
+  type Access,
+  type BucketGrant,
+  type BucketName,
+  type StateMachineGrant,
+  type StateMachineName,
+  type TableName,
+} from './shared/resources.ts';
 
 /**
  * The functions the state machines invoke, and the ASL substitution that names each one (`${WorkflowStepFunctionArn}`

@@ -83,7 +83,13 @@ export type CollectionRepository = ReturnType<typeof createCollectionRepository>
 export function createCollectionRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {
     async createTask(task: CollectionTask): Promise<void> {
-      await client.send(new PutCommand({ TableName: tableName, Item: { pk: TASKS, sk: task.task_id, ...storedTask(task) }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: TASKS, sk: task.task_id, ...storedTask(task) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
     },
 
     async getTask(taskId: string): Promise<CollectionTask | undefined> {
@@ -96,7 +102,12 @@ export function createCollectionRepository(client: DynamoDBDocumentClient, table
       let startKey: Item | undefined;
       do {
         const page = await client.send(
-          new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': TASKS }, ExclusiveStartKey: startKey }),
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': TASKS },
+            ExclusiveStartKey: startKey,
+          }),
         );
         tasks.push(...(page.Items ?? []).map(taskOf));
         startKey = page.LastEvaluatedKey;
@@ -116,12 +127,16 @@ export function createCollectionRepository(client: DynamoDBDocumentClient, table
         ),
       );
       if (created) return fresh;
-      const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk: sweepsKey(fresh.task_id), sk: fresh.sweep_id }, ConsistentRead: true }));
+      const result = await client.send(
+        new GetCommand({ TableName: tableName, Key: { pk: sweepsKey(fresh.task_id), sk: fresh.sweep_id }, ConsistentRead: true }),
+      );
       return sweepOf<SweepCheckpoint>(result.Item!);
     },
 
     async getSweep(taskId: string, sweepId: string): Promise<SweepCheckpoint | undefined> {
-      const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk: sweepsKey(taskId), sk: sweepId }, ConsistentRead: true }));
+      const result = await client.send(
+        new GetCommand({ TableName: tableName, Key: { pk: sweepsKey(taskId), sk: sweepId }, ConsistentRead: true }),
+      );
       return result.Item ? sweepOf<SweepCheckpoint>(result.Item) : undefined;
     },
 
@@ -131,7 +146,8 @@ export function createCollectionRepository(client: DynamoDBDocumentClient, table
         new UpdateCommand({
           TableName: tableName,
           Key: { pk: sweepsKey(sweep.task_id), sk: sweep.sweep_id },
-          UpdateExpression: 'SET cursor_key = :cursor, handed_off = :handed, failed = :failed, filtered = :filtered, pending = :pending, finished_at = :finished',
+          UpdateExpression:
+            'SET cursor_key = :cursor, handed_off = :handed, failed = :failed, filtered = :filtered, pending = :pending, finished_at = :finished',
           ExpressionAttributeValues: {
             ':cursor': sweep.cursor_key,
             ':handed': sweep.handed_off,

@@ -59,7 +59,12 @@ export async function sweepTask(deps: CollectionDeps, taskId: string, sweepId: s
  * is resumed after its last event started (events start in order, and every started one is finished first), so no
  * event is tried twice in a sweep and no count is lost or counted twice.
  */
-export async function collectUntil(deps: CollectionDeps, taskId: string, sweepId: string, deadlineMs: number): Promise<{ done: boolean; summary: SweepSummary }> {
+export async function collectUntil(
+  deps: CollectionDeps,
+  taskId: string,
+  sweepId: string,
+  deadlineMs: number,
+): Promise<{ done: boolean; summary: SweepSummary }> {
   const task = await deps.tasks.getTask(taskId);
   if (!task) throw new NotFoundError(`Task ${taskId} not found`);
   // Collection is the link's: its downloads, hand-offs and the CollectBatch and CollectMore transitions.
@@ -68,7 +73,18 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, sweepId
   const startedAtMs = deps.now();
   const startedAt = new Date(startedAtMs).toISOString();
   const sweep = await deps.tasks.openSweep(
-    { task_id: taskId, sweep_id: sweepId, started_at: startedAt, finished_at: null, cutoff_key: `${startedAt}#`, cursor_key: '', handed_off: 0, failed: 0, filtered: 0, pending: 0 },
+    {
+      task_id: taskId,
+      sweep_id: sweepId,
+      started_at: startedAt,
+      finished_at: null,
+      cutoff_key: `${startedAt}#`,
+      cursor_key: '',
+      handed_off: 0,
+      failed: 0,
+      filtered: 0,
+      pending: 0,
+    },
     startedAtMs + COLLECTION_SWEEP_RETENTION_MS,
   );
   if (sweep.finished_at) return { done: true, summary: summaryOf(sweep) };
@@ -79,13 +95,25 @@ export async function collectUntil(deps: CollectionDeps, taskId: string, sweepId
     for (;;) {
       const page = await deps.queue.page(link.source_id, sweep.cursor_key, sweep.cutoff_key, COLLECTION_PAGE_SIZE);
       const pastDeadline = () => deps.now() >= deadlineMs;
-      const { outcomes, failure } = await mapBounded(page.events, COLLECTION_CONCURRENCY, (event) => collectEvent(deps, task, link, sweep, event), pastDeadline);
+      const { outcomes, failure } = await mapBounded(
+        page.events,
+        COLLECTION_CONCURRENCY,
+        (event) => collectEvent(deps, task, link, sweep, event),
+        pastDeadline,
+      );
       if (failure) {
         // What the page did before the failure stays counted: the retry skips those events (handed off, or given
         // back by this sweep), and resumes at the page's start for the rest. A filtered event stays queued, so the
         // retry meets it again and counts it then.
-        tally(sweep, outcomes.filter((outcome) => outcome !== 'filtered'));
-        await deps.tasks.saveProgress(sweep).catch((saveError: unknown) => logger.error('could not save the counts of a failed batch', { taskId, sweepId, error: saveError as Error }));
+        tally(
+          sweep,
+          outcomes.filter((outcome) => outcome !== 'filtered'),
+        );
+        await deps.tasks
+          .saveProgress(sweep)
+          .catch((saveError: unknown) =>
+            logger.error('could not save the counts of a failed batch', { taskId, sweepId, error: saveError as Error }),
+          );
         throw failure.error;
       }
       tally(sweep, outcomes);

@@ -15,7 +15,9 @@ export function createCollectionSweeps(client: SFNClient, stateMachineArn: strin
     async start(taskId: string, sweepId: string): Promise<string> {
       const name = `${EXECUTION_PREFIX}${taskId}-${sweepId}`;
       try {
-        await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ task_id: taskId, sweep_id: sweepId }) }));
+        await client.send(
+          new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ task_id: taskId, sweep_id: sweepId }) }),
+        );
       } catch (error) {
         if (!(error instanceof ExecutionAlreadyExists)) throw error;
       }

@@ -7,7 +7,9 @@ export function eventBridgeAnnouncer(client: EventBridgeClient, busName: string)
     async announce(announcement) {
       const result = await client.send(
         new PutEventsCommand({
-          Entries: [{ EventBusName: busName, Source: HANDOFF_EVENT_SOURCE, DetailType: HANDOFF_DETAIL_TYPE, Detail: JSON.stringify(announcement) }],
+          Entries: [
+            { EventBusName: busName, Source: HANDOFF_EVENT_SOURCE, DetailType: HANDOFF_DETAIL_TYPE, Detail: JSON.stringify(announcement) },
+          ],
         }),
       );
       // PutEvents answers 200 with per-entry failures: an unannounced hand-off must fail the batch, to be retried.

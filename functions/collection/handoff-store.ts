@@ -31,7 +31,10 @@ export interface HandoffAnnouncement {
  * announcement goes to a file, and is metered the same.
  */
 export function putEventsChunks(announcement: HandoffAnnouncement): number {
-  const size = [HANDOFF_EVENT_SOURCE, HANDOFF_DETAIL_TYPE, JSON.stringify(announcement)].reduce((sum, part) => sum + Buffer.byteLength(part, 'utf8'), 0);
+  const size = [HANDOFF_EVENT_SOURCE, HANDOFF_DETAIL_TYPE, JSON.stringify(announcement)].reduce(
+    (sum, part) => sum + Buffer.byteLength(part, 'utf8'),
+    0,
+  );
   return Math.max(1, Math.ceil(size / (64 * 1024)));
 }
 
@@ -54,7 +57,14 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
     /** `metadataJson`: the metadata's source text in the body as received, written as it is. */
     async handOff(conversation: NormalizedConversation, metadataJson?: string): Promise<void> {
       const key = handoffKey(conversation);
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: conversationJson(conversation, metadataJson), ContentType: 'application/json' }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: conversationJson(conversation, metadataJson),
+          ContentType: 'application/json',
+        }),
+      );
       const announcement: HandoffAnnouncement = {
         bucket,
         key,
@@ -76,7 +86,9 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
       const keys: string[] = [];
       let token: string | undefined;
       do {
-        const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${HANDOFF_PREFIX}${sourceId}/`, ContinuationToken: token }));
+        const page = await s3.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${HANDOFF_PREFIX}${sourceId}/`, ContinuationToken: token }),
+        );
         keys.push(...(page.Contents ?? []).map((object) => object.Key!));
         token = page.NextContinuationToken;
       } while (token);
@@ -96,7 +108,10 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
 export function fileAnnouncer(path: string): Announcer {
   return {
     async announce(announcement) {
-      await appendFile(path, `${JSON.stringify({ source: HANDOFF_EVENT_SOURCE, 'detail-type': HANDOFF_DETAIL_TYPE, detail: announcement })}\n`);
+      await appendFile(
+        path,
+        `${JSON.stringify({ source: HANDOFF_EVENT_SOURCE, 'detail-type': HANDOFF_DETAIL_TYPE, detail: announcement })}\n`,
+      );
     },
   };
 }

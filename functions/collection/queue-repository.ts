@@ -112,7 +112,8 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
           new UpdateCommand({
             TableName: tableName,
             Key: key(event),
-            UpdateExpression: 'SET #state = :next, last_error = :reason ADD delivery_failures :failures, #givenBack :sweeps REMOVE claimed_at_ms',
+            UpdateExpression:
+              'SET #state = :next, last_error = :reason ADD delivery_failures :failures, #givenBack :sweeps REMOVE claimed_at_ms',
             ConditionExpression: '#state = :handing AND #claimedBy = :sweep',
             ExpressionAttributeNames: { '#state': 'state', '#claimedBy': CLAIMING_SWEEP, '#givenBack': SWEEPS_GIVEN_BACK },
             ExpressionAttributeValues: {

@@ -52,7 +52,11 @@ interface Target {
  * The host is resolved once and the connection pinned to the checked addresses, so a second DNS answer
  * (rebinding) cannot redirect it. The sink's own failures are rethrown as they are: they are not the link's fault.
  */
-export async function downloadRecording(url: string, sink: RecordingSink, options: DownloadOptions): Promise<{ bytes: number; sha256: string }> {
+export async function downloadRecording(
+  url: string,
+  sink: RecordingSink,
+  options: DownloadOptions,
+): Promise<{ bytes: number; sha256: string }> {
   const target = checkedTarget(url, options.allowLoopback);
   const deadline = startDeadline(options.timeoutMs);
   try {
@@ -148,8 +152,12 @@ async function streamInto(response: IncomingMessage, sink: RecordingSink, deadli
   }
   const meter = new HashMeter();
   const contentType = response.headers['content-type'];
-  const transfer = pipeline(response, meter, { signal: deadline.signal }).catch((error: unknown) => deadline.fail(asDownloadError(error, 'transfer broke off')));
-  const storing = sink(meter, { ...(contentType ? { contentType } : {}), signal: deadline.signal }).catch((error: unknown) => deadline.fail(error));
+  const transfer = pipeline(response, meter, { signal: deadline.signal }).catch((error: unknown) =>
+    deadline.fail(asDownloadError(error, 'transfer broke off')),
+  );
+  const storing = sink(meter, { ...(contentType ? { contentType } : {}), signal: deadline.signal }).catch((error: unknown) =>
+    deadline.fail(error),
+  );
   // Both settle before answering, so a failed download never returns while the sink is still writing.
   await Promise.all([transfer, storing]);
   deadline.throwIfFailed();
@@ -164,7 +172,14 @@ function asDownloadError(error: unknown, what: string): RecordingDownloadError {
   if (error instanceof RecordingDownloadError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Node's HTTP parser names its refusals HPE_*: say what they mean to the sender.
-  const detail = typeof code === 'string' ? (code.startsWith('HPE_') ? ': the server sent an invalid HTTP response' : ` (${code})`) : error instanceof Error ? `: ${error.message}` : '';
+  const detail =
+    typeof code === 'string'
+      ? code.startsWith('HPE_')
+        ? ': the server sent an invalid HTTP response'
+        : ` (${code})`
+      : error instanceof Error
+        ? `: ${error.message}`
+        : '';
   return new RecordingDownloadError(`${what}${detail}`, { cause: error });
 }
 

@@ -44,7 +44,11 @@ export class TaskRefusedError extends ValidationError {
 function filterValues(values: readonly string[] | undefined, field: 'channels' | 'directions'): string[] {
   const list = [...(values ?? [])];
   if (list.some((value) => value.trim() === '')) {
-    throw new TaskRefusedError(field === 'channels' ? 'channel-value' : 'direction-value', field, `every ${field} value must name one; an empty one is not a filter`);
+    throw new TaskRefusedError(
+      field === 'channels' ? 'channel-value' : 'direction-value',
+      field,
+      `every ${field} value must name one; an empty one is not a filter`,
+    );
   }
   return list;
 }
@@ -72,7 +76,11 @@ export function createTasksService(deps: TasksServiceDeps) {
       const link = await deps.links.getLink(request.linkId);
       if (!link) throw new NotFoundError(`link ${request.linkId} not found`);
       if (directions.length > 0 && link.connector_type !== 'calls') {
-        throw new TaskRefusedError('direction-on-dialogs', 'directions', `a Direction filter applies to calls only; link ${link.link_id} takes ${link.connector_type}`);
+        throw new TaskRefusedError(
+          'direction-on-dialogs',
+          'directions',
+          `a Direction filter applies to calls only; link ${link.link_id} takes ${link.connector_type}`,
+        );
       }
       const task: CollectionTask = {
         task_id: newId('tsk_'),

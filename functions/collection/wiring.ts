@@ -25,8 +25,8 @@ function announcerFromEnv(): Announcer {
   // The EventBridge client loads with the first hand-off, not at cold start: a sweep with nothing to hand off never needs it.
   let announcer: Promise<Announcer> | undefined;
   const loaded = () =>
-    (announcer ??= Promise.all([import('#shared/clients/eventbridge.ts'), import('./eventbridge-announcer.ts')]).then(([{ eventBridge }, { eventBridgeAnnouncer }]) =>
-      eventBridgeAnnouncer(eventBridge, bus),
+    (announcer ??= Promise.all([import('#shared/clients/eventbridge.ts'), import('./eventbridge-announcer.ts')]).then(
+      ([{ eventBridge }, { eventBridgeAnnouncer }]) => eventBridgeAnnouncer(eventBridge, bus),
     ));
   return { announce: async (announcement) => (await loaded()).announce(announcement) };
 }

@@ -44,7 +44,13 @@ export async function runAgent(run: AgentRun, deps: AgentDeps): Promise<{ output
   for (;;) {
     const toolbox = deps.tools.open({ definition: run.definition, toolNames: agent.tools, projectId: run.projectId });
     try {
-      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, { nodeId: current, node: agent, scope, transcript, toolResults });
+      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, {
+        nodeId: current,
+        node: agent,
+        scope,
+        transcript,
+        toolResults,
+      });
       if (ended.kind === 'reply') return { output: ended.text, next: agent.next, agents };
       run.events.push({ type: 'agent_handoff', data: { from: current, to: ended.to } });
       current = ended.to;
@@ -65,7 +71,12 @@ interface AgentState {
   toolResults: Record<string, unknown>;
 }
 
-async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, state: AgentState): Promise<{ kind: 'reply'; text: string } | { kind: 'handoff'; to: string }> {
+async function agentTurns(
+  run: AgentRun,
+  model: AgentModel,
+  toolbox: Toolbox,
+  state: AgentState,
+): Promise<{ kind: 'reply'; text: string } | { kind: 'handoff'; to: string }> {
   const { nodeId, node } = state;
   let described: Promise<ToolDescriptor[]> | undefined;
   for (let turn = 0; ; turn += 1) {
@@ -83,21 +94,31 @@ async function agentTurns(run: AgentRun, model: AgentModel, toolbox: Toolbox, st
     });
     if (decided.kind === 'reply') return decided;
     if (decided.kind === 'handoff') {
-      if (!node.handoffs.includes(decided.to)) throw new RunFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
+      if (!node.handoffs.includes(decided.to))
+        throw new RunFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
       return decided;
     }
     state.transcript.push({
       role: 'assistant',
-      content: [...(decided.text ? [{ text: decided.text }] : []), ...decided.calls.map((call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.args } }))],
+      content: [
+        ...(decided.text ? [{ text: decided.text }] : []),
+        ...decided.calls.map((call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.args } })),
+      ],
     });
     const results = [];
-    for (const call of decided.calls) results.push({ toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(run, nodeId, call, toolbox, state.toolResults) } });
+    for (const call of decided.calls)
+      results.push({
+        toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(run, nodeId, call, toolbox, state.toolResults) },
+      });
     state.transcript.push({ role: 'user', content: results });
   }
 }
 
 async function callTool(run: AgentRun, nodeId: string, call: ToolCallRequest, toolbox: Toolbox, toolResults: Record<string, unknown>) {
-  run.events.push({ type: 'tool_call', data: { node_id: nodeId, call_id: call.id, tool: call.name, arguments: call.args, status: 'started' } });
+  run.events.push({
+    type: 'tool_call',
+    data: { node_id: nodeId, call_id: call.id, tool: call.name, arguments: call.args, status: 'started' },
+  });
   run.usage.tool_calls += 1;
   const startedAt = performance.now();
   const answer = await toolbox.call(call.name, call.args);
@@ -116,5 +137,11 @@ async function callTool(run: AgentRun, nodeId: string, call: ToolCallRequest, to
 function eventResult(result: unknown): { result: unknown; result_truncated?: true } {
   const json = JSON.stringify(result ?? null);
   if (Buffer.byteLength(json, 'utf8') <= MAX_TOOL_EVENT_RESULT_BYTES) return { result };
-  return { result: Buffer.from(json, 'utf8').subarray(0, MAX_TOOL_EVENT_RESULT_BYTES).toString('utf8').replace(/\uFFFD$/, ''), result_truncated: true };
+  return {
+    result: Buffer.from(json, 'utf8')
+      .subarray(0, MAX_TOOL_EVENT_RESULT_BYTES)
+      .toString('utf8')
+      .replace(/\uFFFD$/, ''),
+    result_truncated: true,
+  };
 }

@@ -33,7 +33,8 @@ export async function recordApprovalWait(
   if (previous?.status === 'running') {
     // Read back whole: a long approval message is kept in S3, and the stream shows it as a poll does.
     const record = await deps.executions.get(wait.execution_id, true);
-    if (record?.status === 'interrupted') await runEventAppender(deps.events, wait.execution_id, { now: deps.now }).append(settledEvents(record));
+    if (record?.status === 'interrupted')
+      await runEventAppender(deps.events, wait.execution_id, { now: deps.now }).append(settledEvents(record));
   }
   return { recorded: Boolean(previous) };
 }

@@ -31,9 +31,12 @@ export function parseInferenceProfiles(text: string): InferenceProfiles {
   const profiles = new Map<string, string>();
   for (const [modelId, arn] of Object.entries(value)) {
     // Only the catalog entry is read, so the time given is beside the point.
-    if (!lookUpModel(modelId, 0)) throw new Error(`${INFERENCE_PROFILES_ENV}: ${JSON.stringify(modelId)} is not a model the product supports`);
+    if (!lookUpModel(modelId, 0))
+      throw new Error(`${INFERENCE_PROFILES_ENV}: ${JSON.stringify(modelId)} is not a model the product supports`);
     if (typeof arn !== 'string' || !APPLICATION_PROFILE_ARN.test(arn)) {
-      throw new Error(`${INFERENCE_PROFILES_ENV}: the profile of ${modelId} is not an application inference profile ARN: ${JSON.stringify(arn)}`);
+      throw new Error(
+        `${INFERENCE_PROFILES_ENV}: the profile of ${modelId} is not an application inference profile ARN: ${JSON.stringify(arn)}`,
+      );
     }
     if ([...profiles.values()].includes(arn)) throw new Error(`${INFERENCE_PROFILES_ENV}: ${arn} is given for two models`);
     profiles.set(modelId, arn);
@@ -46,7 +49,9 @@ export function parseInferenceProfiles(text: string): InferenceProfiles {
  * dependencies require it (`requireInferenceProfiles`, from step-wiring.ts), so it is unset only in a process that
  * never builds them: a provider under test against the Bedrock stand-in directly, whose ids go as named.
  */
-const FROM_ENVIRONMENT: InferenceProfiles | undefined = ((text) => (text === undefined ? undefined : parseInferenceProfiles(text)))(process.env[INFERENCE_PROFILES_ENV]);
+const FROM_ENVIRONMENT: InferenceProfiles | undefined = ((text) => (text === undefined ? undefined : parseInferenceProfiles(text)))(
+  process.env[INFERENCE_PROFILES_ENV],
+);
 
 /** The step function's map, which it cannot run without: a missing variable fails its cold start. */
 export function requireInferenceProfiles(): InferenceProfiles {
@@ -59,13 +64,19 @@ export function requireInferenceProfiles(): InferenceProfiles {
  * A model past its end of life at `now` (a definition published before it) has no profile anywhere (no deployment may
  * list it), so the failure says it ended instead of asking for it in the list.
  */
-export function invocationModelId<Id extends string | undefined>(modelId: Id, profiles: InferenceProfiles | undefined = FROM_ENVIRONMENT, now: number = Date.now()): Id | string {
+export function invocationModelId<Id extends string | undefined>(
+  modelId: Id,
+  profiles: InferenceProfiles | undefined = FROM_ENVIRONMENT,
+  now: number = Date.now(),
+): Id | string {
   if (modelId === undefined || profiles === undefined) return modelId;
   const arn = profiles.get(modelId);
   if (arn === undefined) {
     const found = lookUpModel(modelId, now);
     if (found?.state === 'ended') throw new RunFailure(`Bedrock model ${endedMessage(modelId, found.model)}`);
-    throw new RunFailure(`Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`);
+    throw new RunFailure(
+      `Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`,
+    );
   }
   return arn;
 }

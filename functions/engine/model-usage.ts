@@ -8,7 +8,12 @@ import { countModel, type ModelUsage } from '#shared/metering/cost-meter.ts';
  * key), the tokens the cost report prices, cache reads and writes included. Bedrock's `inputTokens` leaves out the
  * tokens read from or written to the prompt cache, which are billed at their own prices.
  */
-export function countBedrockTokens(usage: RunUsage, models: ModelUsage | undefined, modelId: string | undefined, tokens: Partial<TokenUsage> | undefined): void {
+export function countBedrockTokens(
+  usage: RunUsage,
+  models: ModelUsage | undefined,
+  modelId: string | undefined,
+  tokens: Partial<TokenUsage> | undefined,
+): void {
   if (!tokens) return;
   const input = tokens.inputTokens ?? 0;
   const output = tokens.outputTokens ?? 0;

@@ -41,7 +41,13 @@ import type { RunCostUnits } from '#executions/execution-model.ts';
 import { RunFailure } from './run-failure.ts';
 import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
-import { endLogAsRecorded, runEventAppender, runEventBuffer, type RunEventAppender, type RunEventBuffer } from '#executions/run-event-log.ts';
+import {
+  endLogAsRecorded,
+  runEventAppender,
+  runEventBuffer,
+  type RunEventAppender,
+  type RunEventBuffer,
+} from '#executions/run-event-log.ts';
 import type { RunEventsRepository } from '#executions/run-events-repository.ts';
 import { settledEvents } from '#executions/run-events.ts';
 import { logger } from '#shared/lambda/powertools.ts';
@@ -68,7 +74,6 @@ export interface StepDeps {
   images: { models: Record<'scripted' | 'bedrock', ImageModel>; store(): Promise<ImageStore> };
   now: () => number;
 }
-
 
 /** The run as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
 interface StepRun {
@@ -128,7 +133,8 @@ function isFirstStep(state: StepState): boolean {
 async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Ending): Promise<StepState> {
   const executionId = state.execution_id;
   const base = { execution_id: executionId, cursor: state.cursor };
-  if (state.failure) return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
+  if (state.failure)
+    return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: describeFailure(state.failure) }, state.cursor)) };
 
   const firstStep = isFirstStep(state);
   // One round trip before the first node: the context, the outputs so far (after a pause) and, on the first step, the
@@ -144,7 +150,10 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   if (!started) return { ...base, ...(await alreadyEnded(deps, ending, executionId)) };
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
-    return { ...base, ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)) };
+    return {
+      ...base,
+      ...(await finish(deps, ending, executionId, 'failed', { error: 'The workflow is no longer published' }, state.cursor)),
+    };
   }
 
   // Copies: the counters grow in place, and the entry cursor must keep what the run had spent before this step.
@@ -154,13 +163,21 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     ...(state.cursor.models ? { models: addModelUsage(undefined, state.cursor.models) } : {}),
   };
   ending.cursor = cursor;
-  const step: StepRun = { run, expiresAt, cursor, nodes: Object.assign(Object.create(null) as NodeOutputs, outputs), changed: false, events: ending.events };
+  const step: StepRun = {
+    run,
+    expiresAt,
+    cursor,
+    nodes: Object.assign(Object.create(null) as NodeOutputs, outputs),
+    changed: false,
+    events: ending.events,
+  };
   const appendTurn = async (role: 'user' | 'assistant', text: string) => {
     const now = deps.now();
     cursor.turns += 1;
     const turn: Turn = { role, text, execution_id: executionId, at: new Date(now).toISOString() };
     await deps.userState.appendTurn(run.project_id, run.user_id, run.thread_id, turn, cursor.turns, now + HISTORY_RETENTION_MS);
-    if (role === 'assistant') ending.replies.push({ projectId: run.project_id, userId: run.user_id, threadId: run.thread_id, turn, sequence: cursor.turns });
+    if (role === 'assistant')
+      ending.replies.push({ projectId: run.project_id, userId: run.user_id, threadId: run.thread_id, turn, sequence: cursor.turns });
   };
 
   try {
@@ -175,7 +192,11 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
       const next = resumeAfterApproval(definition, step, state.decision);
       scope.approval = approvalOf(step);
       if (next === undefined) {
-        return { ...base, cursor, ...(await finish(deps, ending, executionId, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)) };
+        return {
+          ...base,
+          cursor,
+          ...(await finish(deps, ending, executionId, 'failed', { error: state.decision.feedback || 'Rejected' }, cursor)),
+        };
       }
       cursor.node = next;
     }
@@ -212,7 +233,11 @@ async function pause(deps: StepDeps, ending: Ending, step: StepRun, paused: Paus
     cursor.outputs += 1;
   }
   const pending = paused.approval ? { ...paused.approval, message: paused.message ?? '' } : undefined;
-  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], { total_steps: cursor.steps, pending_approval: pending, usage: cursor.usage });
+  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], {
+    total_steps: cursor.steps,
+    pending_approval: pending,
+    usage: cursor.usage,
+  });
   if (!stillRunning) return alreadyEnded(deps, ending, run.execution_id);
   const { message: _message, ...small } = paused;
   return small;
@@ -238,7 +263,13 @@ async function executeNode(
   switch (node.type) {
     case 'llm': {
       const onToken = (content: string) => step.events.push({ type: 'token', data: { content, node_id: nodeId } });
-      const reply = await deps.providers[node.provider].generate({ node, scope, onToken, usage: usageIn(cursor), models: modelsIn(cursor) });
+      const reply = await deps.providers[node.provider].generate({
+        node,
+        scope,
+        onToken,
+        usage: usageIn(cursor),
+        models: modelsIn(cursor),
+      });
       setOutput(reply);
       await appendTurn('assistant', reply);
       cursor.node = node.next;
@@ -246,7 +277,16 @@ async function executeNode(
     }
     case 'agent': {
       // Definitions published before agents existed have no `tools`.
-      const agentRun = { definition: step.definition!, projectId: run.project_id, nodeId, node, scope, events: step.events, usage: usageIn(cursor), models: modelsIn(cursor) };
+      const agentRun = {
+        definition: step.definition!,
+        projectId: run.project_id,
+        nodeId,
+        node,
+        scope,
+        events: step.events,
+        usage: usageIn(cursor),
+        models: modelsIn(cursor),
+      };
       const result = await runAgent(agentRun, deps.agents);
       for (const agentId of result.agents) step.nodes[agentId] = { output: result.output };
       setOutput(result.output);
@@ -258,12 +298,21 @@ async function executeNode(
       const prompt = renderText(node.prompt, scope);
       // Checked on the rendered text: the definition's template may grow or vanish once its values are filled in.
       if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
-        throw new RunFailure(`Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`);
+        throw new RunFailure(
+          `Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`,
+        );
       }
       // The logical model id: the node's on Bedrock (publish refuses a bedrock image node without one), `scripted` offline.
       const modelId = node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL;
       if (modelId === undefined) throw new RunFailure(`Image node ${nodeId} names no model_id for provider bedrock`);
-      const png = await deps.images.models[node.provider].generate({ prompt, width: node.width, height: node.height, seed: node.seed, quality: node.quality, modelId });
+      const png = await deps.images.models[node.provider].generate({
+        prompt,
+        width: node.width,
+        height: node.height,
+        seed: node.seed,
+        quality: node.quality,
+        modelId,
+      });
       usageIn(cursor).images += 1;
       // Priced by the logical model id (`scripted` draws offline, whatever `model_id` a stored definition carries), quality and size class.
       countModel(modelsIn(cursor), modelId, { [imageCounter(node.width, node.height, node.quality)]: 1 });
@@ -280,7 +329,9 @@ async function executeNode(
         const value = renderValue(template, scope);
         const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
         if (bytes > MAX_MEMORY_VALUE_BYTES) {
-          throw new RunFailure(`Memory node ${nodeId} sets ${name} to ${bytes} bytes; a memory value is at most ${MAX_MEMORY_VALUE_BYTES} bytes`);
+          throw new RunFailure(
+            `Memory node ${nodeId} sets ${name} to ${bytes} bytes; a memory value is at most ${MAX_MEMORY_VALUE_BYTES} bytes`,
+          );
         }
         values[name] = value;
       }
@@ -374,7 +425,9 @@ function runCostUnits(units: Partial<CostUnits>, models: ModelUsage | undefined)
 function assertResultSize(what: string, value: unknown): void {
   const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
   if (bytes > MAX_EXECUTION_RESULT_BYTES) {
-    throw new RunFailure(`${what} is ${bytes} bytes of JSON; an execution's output or approval message is at most ${MAX_EXECUTION_RESULT_BYTES} bytes`);
+    throw new RunFailure(
+      `${what} is ${bytes} bytes of JSON; an execution's output or approval message is at most ${MAX_EXECUTION_RESULT_BYTES} bytes`,
+    );
   }
 }
 
@@ -384,7 +437,12 @@ async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefi
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
     needs.memory ? deps.userState.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
-    needs.history ? deps.userState.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, { executionId: run.execution_id, startedAt: run.created_at }) : [],
+    needs.history
+      ? deps.userState.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, {
+          executionId: run.execution_id,
+          startedAt: run.created_at,
+        })
+      : [],
   ]);
   return {
     input: run.input,
@@ -410,7 +468,13 @@ function resumeAfterApproval(definition: WorkflowDefinition, step: StepRun, deci
   step.changed = true;
   step.events.push({
     type: 'node_update',
-    data: { node_id: cursor.node, type: 'approval', status: decision.decision, approval_id: decision.approval_id, feedback: decision.feedback },
+    data: {
+      node_id: cursor.node,
+      type: 'approval',
+      status: decision.decision,
+      approval_id: decision.approval_id,
+      feedback: decision.feedback,
+    },
   });
   cursor.approval_node = cursor.node;
   const edges = typeof node.next === 'string' ? { approved: node.next, rejected: undefined } : node.next;

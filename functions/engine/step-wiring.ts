@@ -65,5 +65,7 @@ function imageStoreFromEnv(): () => Promise<ImageStore> {
   const bucket = requireEnv(BUCKET_ENV.bodies);
   let store: Promise<ImageStore> | undefined;
   return () =>
-    (store ??= Promise.all([import('#shared/clients/s3.ts'), import('./images/image-store.ts')]).then(([{ s3 }, { createImageStore }]) => createImageStore(s3, bucket)));
+    (store ??= Promise.all([import('#shared/clients/s3.ts'), import('./images/image-store.ts')]).then(([{ s3 }, { createImageStore }]) =>
+      createImageStore(s3, bucket),
+    ));
 }

@@ -9,7 +9,13 @@ import type { ReconcilerDeps } from './execution-reconciler.ts';
 /** The reconciler reads a finished record whole (a long error is in S3) when it ends the run's log as recorded. */
 export function reconcilerFromEnv(): ReconcilerDeps & { stateMachineArn: string } {
   const stateMachineArn = requireEnv(STATE_MACHINE_ENV);
-  return { executions: executionsFromEnv(), events: runEventsFromEnv(), stateMachine: createStateMachine(sfn, stateMachineArn), stateMachineArn, now: Date.now };
+  return {
+    executions: executionsFromEnv(),
+    events: runEventsFromEnv(),
+    stateMachine: createStateMachine(sfn, stateMachineArn),
+    stateMachineArn,
+    now: Date.now,
+  };
 }
 
 export function approvalWaitFromEnv(): ApprovalWaitDeps {

@@ -78,9 +78,14 @@ export async function abandonPendingCallback(
   executionId: string,
   from: readonly ExecutionStatus[] = FINISHED_STATUSES,
 ): Promise<boolean> {
-  const previous = await executions.transition(executionId, from, { callback_state: 'abandoned' }, {
-    expression: 'callback_state = :pending',
-    values: { ':pending': 'pending' },
-  });
+  const previous = await executions.transition(
+    executionId,
+    from,
+    { callback_state: 'abandoned' },
+    {
+      expression: 'callback_state = :pending',
+      values: { ':pending': 'pending' },
+    },
+  );
   return previous !== undefined;
 }

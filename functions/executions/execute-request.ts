@@ -14,7 +14,11 @@ import { memoryKeyProblem } from '#workflows/memory-key.ts';
 /** A caller's id becomes part of a DynamoDB key (user-state-keys.ts), which must be valid Unicode. */
 const callerId = z
   .string()
-  .check(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH), z.refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate)' }));
+  .check(
+    z.minLength(1),
+    z.maxLength(MAX_CALLER_ID_LENGTH),
+    z.refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate)' }),
+  );
 
 const input = jsonObjectSchema.check(
   z.refine((value) => value.message === undefined || typeof value.message === 'string', {

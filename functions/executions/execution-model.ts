@@ -81,7 +81,7 @@ export function executionView(record: ExecutionRecord, nowMs: number) {
     workflow_id: record.workflow_id,
     status: record.status,
     output: record.output ?? null,
-    error: record.status === 'failed' ? record.error ?? 'Execution failed' : null,
+    error: record.status === 'failed' ? (record.error ?? 'Execution failed') : null,
     elapsed_time: Math.max(0, finishedMs - Date.parse(record.created_at)) / SECOND_MS,
     total_steps: record.total_steps,
     created_at: record.created_at,
@@ -90,4 +90,3 @@ export function executionView(record: ExecutionRecord, nowMs: number) {
     usage: usageOf(record.usage),
   };
 }
-

@@ -6,11 +6,7 @@ import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-
 import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
 import type { UserStateRepository, Turn } from './user-state-repository.ts';
-import {
-  SETTLED_STATUSES,
-  STOPPABLE_STATUSES,
-  type ExecutionRecord,
-} from './execution-model.ts';
+import { SETTLED_STATUSES, STOPPABLE_STATUSES, type ExecutionRecord } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { RunStore } from './run-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
@@ -120,20 +116,27 @@ export async function startExecution(
   // The user's message joins its thread's history here, the first of the run's turns, so the run's first step has
   // one round trip less before its first node; the step's history read leaves out its own run's turns.
   const message = request.input.message;
-  const userTurn: Turn | undefined = typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
+  const userTurn: Turn | undefined =
+    typeof message === 'string' ? { role: 'user', text: message, execution_id: executionId, at: record.created_at } : undefined;
   planned?.writing?.();
   // Each write is attempted as its own promise: one that throws before it is sent (its item cannot be built) must not
   // stop the clean-up of those already on their way.
   const written = await Promise.allSettled([
     attempt(() => (planned?.again ? createUnlessQueued(deps, record, expiresAtMs) : deps.executions.create(record, expiresAtMs))),
-    attempt(() => deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs)),
+    attempt(() =>
+      deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs),
+    ),
     attempt(() => deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs })),
     attempt(() =>
       request.initial_memory && Object.keys(request.initial_memory).length > 0
         ? deps.userState.writeMemory(caller.projectId, request.user_id, request.initial_memory)
         : undefined,
     ),
-    attempt(() => (userTurn ? deps.userState.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS) : undefined)),
+    attempt(() =>
+      userTurn
+        ? deps.userState.appendTurn(caller.projectId, request.user_id, ids.thread_id, userTurn, 1, now + HISTORY_RETENTION_MS)
+        : undefined,
+    ),
   ]);
   const [recordWrite, , , , turnWrite] = written;
   const recordWritten = recordWrite.status === 'fulfilled';
@@ -144,7 +147,11 @@ export async function startExecution(
     if (failed) throw failed.reason;
     // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
-    const input: StateMachineInput = { mode: 'run', execution_id: executionId, cursor: initialCursor(workflow.definition, userTurn ? 1 : 0) };
+    const input: StateMachineInput = {
+      mode: 'run',
+      execution_id: executionId,
+      cursor: initialCursor(workflow.definition, userTurn ? 1 : 0),
+    };
     await planned?.launching?.(input);
     sent = true;
     await deps.stateMachine.start(executionId, input);
@@ -170,7 +177,10 @@ async function createUnlessQueued(deps: StartDeps, record: ExecutionRecord, expi
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const existing = await deps.executions.get(record.execution_id, true);
-    if (existing?.status !== 'queued') throw new Error(`Execution ${record.execution_id} is ${existing?.status ?? 'gone'}, not queued: its start cannot be driven again`, { cause: error });
+    if (existing?.status !== 'queued')
+      throw new Error(`Execution ${record.execution_id} is ${existing?.status ?? 'gone'}, not queued: its start cannot be driven again`, {
+        cause: error,
+      });
   }
 }
 
@@ -180,7 +190,9 @@ const attempt = async <T>(write: () => Promise<T> | undefined): Promise<T | unde
 async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: string, threadId: string, turn: Turn): Promise<void> {
   await deps.userState
     .removeTurn(projectId, userId, threadId, turn, 1)
-    .catch((removeError: unknown) => logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }));
+    .catch((removeError: unknown) =>
+      logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }),
+    );
 }
 
 /** True: marked failed. False: no longer queued (its first step has taken it, so it started). Undefined: the write failed. */
@@ -249,7 +261,12 @@ function settledBetween(record: ExecutionRecord, goingAt: number, readAt: number
 }
 
 /** Another project's execution is answered exactly like a missing one. */
-export async function ownedExecution(deps: Pick<ExecutionDeps, 'executions'>, caller: Caller, executionId: string, consistent = false): Promise<ExecutionRecord> {
+export async function ownedExecution(
+  deps: Pick<ExecutionDeps, 'executions'>,
+  caller: Caller,
+  executionId: string,
+  consistent = false,
+): Promise<ExecutionRecord> {
   const record = await deps.executions.get(executionId, consistent);
   if (!record || record.project_id !== caller.projectId) throw new NotFoundError(`Execution ${executionId} not found`);
   return record;
@@ -266,7 +283,12 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
     return refuse(finished.status);
   };
   if (!STOPPABLE_STATUSES.includes(record.status)) throw await refuseAsRecorded(record);
-  const cancelled = { status: 'cancelled' as const, finished_at: new Date(deps.now()).toISOString(), pending_approval: null, task_token: null };
+  const cancelled = {
+    status: 'cancelled' as const,
+    finished_at: new Date(deps.now()).toISOString(),
+    pending_approval: null,
+    task_token: null,
+  };
   const previous = await deps.executions.transition(executionId, STOPPABLE_STATUSES, cancelled);
   if (!previous) throw await refuseAsRecorded(await ownedExecution(deps, caller, executionId, true));
   await log.append(settledEvents({ ...previous, ...cancelled, output: null, error: null }));
@@ -276,7 +298,8 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
     // The record already says cancelled, and a run that is not running ends at its next step (a waiting approval
     // at its timeout), so a stop that did not reach Step Functions (not started yet, throttled) changes nothing the
     // caller sees; failing here would lose the callback, as a retried stop answers 409.
-    if ((error as Error).name !== 'ExecutionDoesNotExist') logger.warn('stop not sent to Step Functions', { executionId, error: error as Error });
+    if ((error as Error).name !== 'ExecutionDoesNotExist')
+      logger.warn('stop not sent to Step Functions', { executionId, error: error as Error });
   }
   if (previous.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
   return { execution_id: executionId, status: 'cancelled' as const };
@@ -323,22 +346,37 @@ export async function decideApproval(
   const ours = { ':approval': pending.approval_id, ':token': token };
   const claimed =
     heldUntil === null
-      ? await deps.executions.transition(executionId, ['interrupted'], { status: 'running', approval_lease_until: lease }, {
-          expression: 'pending_approval.approval_id = :approval AND task_token = :token',
-          values: ours,
-        })
-      : await deps.executions.transition(executionId, ['running'], { approval_lease_until: lease }, {
-          expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :held',
-          values: { ...ours, ':held': heldUntil },
-        });
+      ? await deps.executions.transition(
+          executionId,
+          ['interrupted'],
+          { status: 'running', approval_lease_until: lease },
+          {
+            expression: 'pending_approval.approval_id = :approval AND task_token = :token',
+            values: ours,
+          },
+        )
+      : await deps.executions.transition(
+          executionId,
+          ['running'],
+          { approval_lease_until: lease },
+          {
+            expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :held',
+            values: { ...ours, ':held': heldUntil },
+          },
+        );
   if (!claimed) throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
   // Every later write names this claim, so none of them touches a run a stop, a take-over or the next approval changed.
-  const whileClaimed = { expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :lease', values: { ...ours, ':lease': lease } };
+  const whileClaimed = {
+    expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :lease',
+    values: { ...ours, ':lease': lease },
+  };
   const release = (changes: Partial<ExecutionRecord>, what: string) =>
-    deps.executions.transition(executionId, ['running'], { approval_lease_until: null, ...changes }, whileClaimed).catch((error: unknown) => {
-      logger.warn(`approval claim not ${what}; it passes with its lease`, { executionId, error: error as Error });
-      return undefined;
-    });
+    deps.executions
+      .transition(executionId, ['running'], { approval_lease_until: null, ...changes }, whileClaimed)
+      .catch((error: unknown) => {
+        logger.warn(`approval claim not ${what}; it passes with its lease`, { executionId, error: error as Error });
+        return undefined;
+      });
   try {
     await deps.stateMachine.resume(token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
   } catch (error) {
@@ -364,7 +402,10 @@ export async function decideApproval(
         { status: 'failed', error: gone, finished_at: finishedAt, pending_approval: null, task_token: null, approval_lease_until: null },
         whileClaimed,
       );
-      if (failed) await runEventAppender(deps.events, executionId, { now: deps.now }).append(settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }));
+      if (failed)
+        await runEventAppender(deps.events, executionId, { now: deps.now }).append(
+          settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }),
+        );
       if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
       throw new ConflictError(`Approval ${pending.approval_id} can no longer be answered (${name}); the execution has failed`);
     }

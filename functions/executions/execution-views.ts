@@ -11,11 +11,13 @@ import type { decideApproval, stopExecution } from './execution-service.ts';
  */
 
 const count = z.int().check(z.minimum(0));
-const timestamp = z.string().check(z.meta({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-05-01T09:30:00.000Z'] }));
+const timestamp = z
+  .string()
+  .check(z.meta({ format: 'date-time', description: 'ISO 8601 UTC timestamp', examples: ['2026-05-01T09:30:00.000Z'] }));
 
-export const executionStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'interrupted', 'cancelled']).check(
-  z.meta({ description: 'queued, running; interrupted while an approval is awaited; completed, failed and cancelled are final' }),
-);
+export const executionStatusSchema = z
+  .enum(['queued', 'running', 'completed', 'failed', 'interrupted', 'cancelled'])
+  .check(z.meta({ description: 'queued, running; interrupted while an approval is awaited; completed, failed and cancelled are final' }));
 
 export const pendingApprovalSchema = z.object({
   approval_id: z.string(),
@@ -23,13 +25,15 @@ export const pendingApprovalSchema = z.object({
   node_id: z.string().check(z.meta({ description: 'The node awaiting approval' })),
 });
 
-export const runUsageSchema = z.object({
-  model_calls: count,
-  input_tokens: count,
-  output_tokens: count,
-  tool_calls: count,
-  images: count,
-}).check(z.meta({ description: 'What the run spent on models and tools so far' }));
+export const runUsageSchema = z
+  .object({
+    model_calls: count,
+    input_tokens: count,
+    output_tokens: count,
+    tool_calls: count,
+    images: count,
+  })
+  .check(z.meta({ description: 'What the run spent on models and tools so far' }));
 
 /** Whatever the run's end node produced: text, or any JSON value. */
 const output = z.unknown().check(z.meta({ description: 'The answer text or structured data; null until the execution has completed' }));
@@ -45,13 +49,17 @@ export const executionViewSchema = z.object({
   total_steps: count.check(z.meta({ description: 'Executed nodes; an approval counts once, when reached' })),
   created_at: timestamp,
   finished_at: z.nullable(timestamp),
-  pending_approval: z.nullable(pendingApprovalSchema).check(z.meta({ description: 'The approval awaited while status is interrupted; null otherwise' })),
+  pending_approval: z
+    .nullable(pendingApprovalSchema)
+    .check(z.meta({ description: 'The approval awaited while status is interrupted; null otherwise' })),
   usage: runUsageSchema,
 });
 
 export const executeResponseSchema = z.extend(executionViewSchema, {
   poll_url: z.optional(
-    z.string().check(z.meta({ description: 'Present only when the run outlived the blocking wait (status running or queued): where to poll it' })),
+    z
+      .string()
+      .check(z.meta({ description: 'Present only when the run outlived the blocking wait (status running or queued): where to poll it' })),
   ),
 });
 

@@ -29,7 +29,9 @@ const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 function boundedError(error: string): string {
   if (utf8Bytes(error) <= MAX_EXECUTION_RESULT_BYTES) return error;
   const note = ` … (cut from ${utf8Bytes(error)} bytes)`;
-  const cut = Buffer.from(error, 'utf8').subarray(0, MAX_EXECUTION_RESULT_BYTES - utf8Bytes(note)).toString('utf8');
+  const cut = Buffer.from(error, 'utf8')
+    .subarray(0, MAX_EXECUTION_RESULT_BYTES - utf8Bytes(note))
+    .toString('utf8');
   return `${cut.replace(/\uFFFD$/, '')}${note}`;
 }
 
@@ -84,10 +86,18 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
     const record = rest as unknown as ExecutionRecord;
     const stored = record.pending_approval as StoredPending | null | undefined;
     const [output, error, message] = await Promise.all([
-      output_s3 !== undefined ? (load ? values.load({ s3: output_s3 as string }) : null) : output_json !== undefined ? (JSON.parse(output_json as string) as unknown) : (legacyOutput ?? null),
-      error_s3 !== undefined && load ? values.load({ s3: error_s3 as string }) : record.error ?? null,
+      output_s3 !== undefined
+        ? load
+          ? values.load({ s3: output_s3 as string })
+          : null
+        : output_json !== undefined
+          ? (JSON.parse(output_json as string) as unknown)
+          : (legacyOutput ?? null),
+      error_s3 !== undefined && load ? values.load({ s3: error_s3 as string }) : (record.error ?? null),
       // A pending approval is shown only while the run is interrupted: its message is read only then.
-      stored?.message_s3 !== undefined && load && record.status === 'interrupted' ? values.load({ s3: stored.message_s3 }) : stored?.message ?? '',
+      stored?.message_s3 !== undefined && load && record.status === 'interrupted'
+        ? values.load({ s3: stored.message_s3 })
+        : (stored?.message ?? ''),
     ]);
     record.output = output;
     record.error = error as string | null;

@@ -119,7 +119,13 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
             UpdateExpression: 'SET #state = :launching, start_input = :input',
             ConditionExpression: 'execution_id = :execution AND lease_id = :lease AND #state = :starting',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':launching': 'launching', ':starting': 'starting', ':input': input, ':execution': executionId, ':lease': leaseId },
+            ExpressionAttributeValues: {
+              ':launching': 'launching',
+              ':starting': 'starting',
+              ':input': input,
+              ':execution': executionId,
+              ':lease': leaseId,
+            },
           }),
         ),
       );
@@ -150,7 +156,13 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
      * execution; the request that held the previous lease can no longer write the key. False when another retry took
      * it first, or it moved on.
      */
-    async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, lease: Lease, nowMs: number): Promise<boolean> {
+    async takeOver(
+      projectId: string,
+      key: string,
+      holder: Pick<KeyReservation, 'execution_id' | 'state'>,
+      lease: Lease,
+      nowMs: number,
+    ): Promise<boolean> {
       return conditionHeld(
         client.send(
           new UpdateCommand({

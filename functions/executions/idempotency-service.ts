@@ -83,7 +83,13 @@ class LeaseLost extends Error {
  * as it is, and its retry sends the same start again at once; one that died, or was too slow, before saying its run
  * started leaves the key to a retry, which finishes starting that run once its lease has passed.
  */
-export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, options: StartOptions): Promise<RequestedRun> {
+export async function startOrJoin(
+  deps: StartOnceDeps,
+  caller: Caller,
+  workflowId: string,
+  request: ExecuteRequest,
+  options: StartOptions,
+): Promise<RequestedRun> {
   const { key } = options;
   if (key === undefined) {
     const started = await startExecution(deps, caller, workflowId, request);
@@ -109,10 +115,20 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
       const run: PlannedRun = { executionId: randomUUID(), threadId: request.thread_id ?? randomUUID(), createdAtMs: now };
       const lease = newLease();
       const outcome = await deps.idempotency.reserve(
-        { projectId, key, executionId: run.executionId, requestSha256, threadId: run.threadId, createdAtMs: now, lease, expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS },
+        {
+          projectId,
+          key,
+          executionId: run.executionId,
+          requestSha256,
+          threadId: run.threadId,
+          createdAtMs: now,
+          lease,
+          expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS,
+        },
         now,
       );
-      if (outcome.reserved) return startReserved(deps, caller, workflowId, request, { projectId, key, executionId: run.executionId, lease, lost: false }, run);
+      if (outcome.reserved)
+        return startReserved(deps, caller, workflowId, request, { projectId, key, executionId: run.executionId, lease, lost: false }, run);
       // DynamoDB answers a refused write with the item that refused it; a read covers a store that did not.
       holder = outcome.existing ?? (await deps.idempotency.find(projectId, key, deps.now()));
       if (!holder) {
@@ -127,7 +143,14 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
     if (leasePassed(holder, deps.now())) {
       const lease = newLease();
       if (await deps.idempotency.takeOver(projectId, key, holder, lease, deps.now())) {
-        return finishStart(deps, caller, workflowId, request, { projectId, key, executionId: holder.execution_id, lease, lost: false }, holder);
+        return finishStart(
+          deps,
+          caller,
+          workflowId,
+          request,
+          { projectId, key, executionId: holder.execution_id, lease, lost: false },
+          holder,
+        );
       }
     }
     // Still starting under a live lease, or taken over by another retry (which is finishing the start): look again after a pause.
@@ -143,7 +166,14 @@ export async function startOrJoin(deps: StartOnceDeps, caller: Caller, workflowI
  * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists. A
  * request that lost its lease on the way stops there and leaves the key, and the items, to the one that took it over.
  */
-async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, hold: KeyHold, run: PlannedRun): Promise<RequestedRun> {
+async function startReserved(
+  deps: StartOnceDeps,
+  caller: Caller,
+  workflowId: string,
+  request: ExecuteRequest,
+  hold: KeyHold,
+  run: PlannedRun,
+): Promise<RequestedRun> {
   const { projectId, key, executionId, lease } = hold;
   let released: Promise<boolean> | undefined;
   let handedBack = false;
@@ -193,7 +223,14 @@ async function startReserved(deps: StartOnceDeps, caller: Caller, workflowId: st
  * is sent again and the one execution of that name is the run. `starting`: the start was never sent, so nothing has
  * read the items; they are written again as the first attempt wrote them (or would have), and the run starts.
  */
-async function finishStart(deps: StartOnceDeps, caller: Caller, workflowId: string, request: ExecuteRequest, hold: KeyHold, holder: KeyReservation): Promise<RequestedRun> {
+async function finishStart(
+  deps: StartOnceDeps,
+  caller: Caller,
+  workflowId: string,
+  request: ExecuteRequest,
+  hold: KeyHold,
+  holder: KeyReservation,
+): Promise<RequestedRun> {
   const { executionId } = hold;
   logger.warn('finishing the start of a run whose lease passed before it was marked started', { executionId, state: holder.state });
   if (holder.state === 'launching' && holder.start_input !== undefined) {
@@ -240,7 +277,9 @@ async function handBack(deps: StartOnceDeps, hold: KeyHold): Promise<void> {
   const { executionId } = hold;
   await deps.idempotency
     .handBack(hold.projectId, hold.key, executionId, hold.lease.id, deps.now())
-    .catch((handBackError: unknown) => logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }));
+    .catch((handBackError: unknown) =>
+      logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }),
+    );
 }
 
 /**

@@ -9,7 +9,9 @@ import type { ExecuteRequest } from './execute-request.ts';
  * with one and pick it up with the other under the same key.
  */
 export function requestFingerprint(workflowId: string, request: ExecuteRequest): string {
-  return createHash('sha256').update(canonicalJson({ workflow_id: workflowId, body: request }), 'utf8').digest('base64url');
+  return createHash('sha256')
+    .update(canonicalJson({ workflow_id: workflowId, body: request }), 'utf8')
+    .digest('base64url');
 }
 
 /**

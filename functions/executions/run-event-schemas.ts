@@ -16,7 +16,7 @@ const nodeId = z.string().check(z.meta({ description: 'The workflow node the eve
 export const startDataSchema = z.object({ execution_id: z.string(), thread_id: z.string(), workflow_id: z.string() });
 
 export const tokenDataSchema = z.object({
-  content: z.string().check(z.meta({ description: 'A fragment of text; one node\'s fragments, concatenated, are its output' })),
+  content: z.string().check(z.meta({ description: "A fragment of text; one node's fragments, concatenated, are its output" })),
   node_id: nodeId,
 });
 
@@ -27,7 +27,7 @@ export const toolCallDataSchema = z.object({
   status: z.enum(['started', 'succeeded', 'failed']),
   arguments: z.optional(z.unknown().check(z.meta({ description: 'With started: the arguments the model chose' }))),
   duration_ms: z.optional(z.int().check(z.minimum(0), z.meta({ description: 'With succeeded and failed' }))),
-  result: z.optional(z.unknown().check(z.meta({ description: 'With succeeded: the tool\'s result, cut to 2 KB of JSON text when longer' }))),
+  result: z.optional(z.unknown().check(z.meta({ description: "With succeeded: the tool's result, cut to 2 KB of JSON text when longer" }))),
   result_truncated: z.optional(z.literal(true)),
   error: z.optional(z.string().check(z.meta({ description: 'With failed' }))),
 });
@@ -36,12 +36,12 @@ export const agentHandoffDataSchema = z.object({ from: z.string(), to: z.string(
 
 export const nodeUpdateDataSchema = z.object({
   node_id: nodeId,
-  type: z.string().check(z.meta({ description: 'The node\'s type (llm, agent, condition, wait, approval, ...)' })),
+  type: z.string().check(z.meta({ description: "The node's type (llm, agent, condition, wait, approval, ...)" })),
   status: z.enum(['started', 'completed', 'waiting', 'approved', 'rejected']),
   next: z.optional(z.string().check(z.meta({ description: 'A completed condition: the node it chose' }))),
   seconds: z.optional(z.number().check(z.meta({ description: 'A waiting wait node: how long' }))),
   approval_id: z.optional(z.string().check(z.meta({ description: 'An approval waiting, approved or rejected' }))),
-  feedback: z.optional(z.string().check(z.meta({ description: 'An approval approved or rejected: the approver\'s comment' }))),
+  feedback: z.optional(z.string().check(z.meta({ description: "An approval approved or rejected: the approver's comment" }))),
 });
 
 /** As the image node allows them (definition-schema.ts); Nova Canvas's own rules narrow them for provider bedrock. */
@@ -56,7 +56,7 @@ export const imageDataSchema = z.object({
   height: imageSide,
 });
 
-export const errorDataSchema = z.object({ message: z.string().check(z.meta({ description: 'The same text as the execution\'s error' })) });
+export const errorDataSchema = z.object({ message: z.string().check(z.meta({ description: "The same text as the execution's error" })) });
 
 export const completeDataSchema = z.object({
   output: z.unknown().check(z.meta({ description: 'The answer text or structured data; null unless completed' })),
@@ -71,7 +71,10 @@ export const resumeDataSchema = z.object({
   last_event_id: z.int().check(z.minimum(0)),
   resume_url: z.string().check(z.meta({ description: 'Continues exactly after the last event sent (stage path included)' })),
   reason: z.enum(['time_limit', 'unavailable', 'slow_reader']).check(
-    z.meta({ description: 'time_limit: the stream\'s 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited' }),
+    z.meta({
+      description:
+        "time_limit: the stream's 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited",
+    }),
   ),
 });
 

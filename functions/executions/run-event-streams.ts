@@ -64,7 +64,11 @@ export async function* runStream(deps: TailDeps, executionId: string, options: T
  * approval answered, until the final status. It reads the log from the start (the state needs the ids in
  * `start`), sending only what follows `after`.
  */
-export async function* lifecycleStream(deps: TailDeps, executionId: string, options: TailOptions): AsyncGenerator<StreamedEvent, StreamEnd> {
+export async function* lifecycleStream(
+  deps: TailDeps,
+  executionId: string,
+  options: TailOptions,
+): AsyncGenerator<StreamedEvent, StreamEnd> {
   const state = initialState(executionId);
   const tail = tailLog(deps, executionId, { ...options, after: 0 });
   let snapshotDue = options.after === 0;
@@ -104,7 +108,16 @@ interface LifecycleState {
 }
 
 function initialState(executionId: string): LifecycleState {
-  return { execution_id: executionId, workflow_id: null, thread_id: null, status: 'queued', output: null, error: null, pending_approval: null, lastId: 0 };
+  return {
+    execution_id: executionId,
+    workflow_id: null,
+    thread_id: null,
+    status: 'queued',
+    output: null,
+    error: null,
+    pending_approval: null,
+    lastId: 0,
+  };
 }
 
 const statusOf = ({ lastId: _lastId, ...state }: LifecycleState) => ({ ...state });
@@ -125,11 +138,23 @@ function lifecycleEventOf(event: NumberedRunEvent, state: LifecycleState): Strea
     return {
       id: event.id,
       event: 'decision',
-      data: { execution_id: state.execution_id, approval_id: data.approval_id, node_id: data.node_id, decision: data.status, feedback: data.feedback, status: 'running' },
+      data: {
+        execution_id: state.execution_id,
+        approval_id: data.approval_id,
+        node_id: data.node_id,
+        decision: data.status,
+        feedback: data.feedback,
+        status: 'running',
+      },
     };
   }
   if (isComplete(event)) {
-    Object.assign(state, { status: event.data.status, output: event.data.output ?? null, error: event.data.error ?? null, pending_approval: event.data.pending_approval ?? null });
+    Object.assign(state, {
+      status: event.data.status,
+      output: event.data.output ?? null,
+      error: event.data.error ?? null,
+      pending_approval: event.data.pending_approval ?? null,
+    });
     return { id: event.id, event: 'status', data: statusOf(state) };
   }
   return undefined;
@@ -170,7 +195,10 @@ async function* tailLog(deps: TailDeps, executionId: string, options: TailOption
     if (options.signal.aborted) return 'gone';
     const left = options.deadlineMs - deps.now();
     if (left <= 0) return 'deadline';
-    pause = batches.length > 0 ? STREAM_POLL_FIRST_MS : Math.min(waiting ? STREAM_POLL_WAITING_MAX_MS : STREAM_POLL_MAX_MS, Math.ceil(pause * 1.5));
+    pause =
+      batches.length > 0
+        ? STREAM_POLL_FIRST_MS
+        : Math.min(waiting ? STREAM_POLL_WAITING_MAX_MS : STREAM_POLL_MAX_MS, Math.ceil(pause * 1.5));
     await deps.sleep(Math.min(pause, left), options.signal);
   }
 }

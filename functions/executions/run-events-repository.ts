@@ -46,7 +46,11 @@ const sortKeyOf = (id: number) => String(id).padStart(SORT_KEY_DIGITS, '0');
 export type RunEventsRepository = ReturnType<typeof createRunEventsRepository>;
 
 export function createRunEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
-  async function encodeBody(executionId: string, events: readonly RunEvent[], expiresAt: number): Promise<Pick<BatchItem, 'body' | 'gzip' | 'parts'>> {
+  async function encodeBody(
+    executionId: string,
+    events: readonly RunEvent[],
+    expiresAt: number,
+  ): Promise<Pick<BatchItem, 'body' | 'gzip' | 'parts'>> {
     const json = Buffer.from(JSON.stringify(events.map(({ type, data }) => [type, data])), 'utf8');
     const gzip = json.byteLength >= RUN_EVENT_BATCH_GZIP_FROM_BYTES;
     const body = gzip ? gzipSync(json) : json;
@@ -55,7 +59,9 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     const count = Math.ceil(body.byteLength / RUN_EVENT_ITEM_BODY_MAX_BYTES);
     for (let index = 0; index < count; index++) {
       const piece = body.subarray(index * RUN_EVENT_ITEM_BODY_MAX_BYTES, (index + 1) * RUN_EVENT_ITEM_BODY_MAX_BYTES);
-      await client.send(new PutCommand({ TableName: tableName, Item: { pk: partsKey, sk: sortKeyOf(index), body: piece, expires_at: expiresAt } }));
+      await client.send(
+        new PutCommand({ TableName: tableName, Item: { pk: partsKey, sk: sortKeyOf(index), body: piece, expires_at: expiresAt } }),
+      );
     }
     return { gzip, parts: { pk: partsKey, count } };
   }
@@ -63,13 +69,23 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
   async function decodeBatch(item: BatchItem): Promise<RunEventBatch> {
     let body = item.body ? Buffer.from(item.body) : Buffer.alloc(0);
     if (item.parts) {
-      const pieces = await queryAll({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': item.parts.pk }, ConsistentRead: true });
-      if (pieces.length !== item.parts.count) throw new Error(`Run event batch ${item.pk}/${item.sk} has ${pieces.length} of ${item.parts.count} parts`);
+      const pieces = await queryAll({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': item.parts.pk },
+        ConsistentRead: true,
+      });
+      if (pieces.length !== item.parts.count)
+        throw new Error(`Run event batch ${item.pk}/${item.sk} has ${pieces.length} of ${item.parts.count} parts`);
       body = Buffer.concat(pieces.map((piece) => Buffer.from(piece.body as Uint8Array)));
     }
     const json = item.gzip ? gunzipSync(body) : body;
     const pairs = JSON.parse(json.toString('utf8')) as [RunEvent['type'], Record<string, unknown>][];
-    return { firstId: item.first_id, final: item.final, events: pairs.map(([type, data], index) => ({ id: item.first_id + index, type, data })) };
+    return {
+      firstId: item.first_id,
+      final: item.final,
+      events: pairs.map(([type, data], index) => ({ id: item.first_id + index, type, data })),
+    };
   }
 
   async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
@@ -103,7 +119,12 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     },
 
     /** Writes the batch at `firstId` unless a batch already starts there; answers whether it did. */
-    async putBatch(executionId: string, firstId: number, events: readonly RunEvent[], options: { final: boolean; projectId?: string; expiresAtMs: number }): Promise<boolean> {
+    async putBatch(
+      executionId: string,
+      firstId: number,
+      events: readonly RunEvent[],
+      options: { final: boolean; projectId?: string; expiresAtMs: number },
+    ): Promise<boolean> {
       const expiresAt = ttlSeconds(options.expiresAtMs);
       const item: BatchItem = {
         pk: logKey(executionId),
@@ -115,13 +136,20 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
         ...(await encodeBody(executionId, events, expiresAt)),
         expires_at: expiresAt,
       };
-      return conditionHeld(client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+      return conditionHeld(
+        client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+      );
     },
 
     /** The project that owns the run, from its first batch; undefined when the run has no log. */
     async owner(executionId: string): Promise<string | undefined> {
       const result = await client.send(
-        new GetCommand({ TableName: tableName, Key: { pk: logKey(executionId), sk: sortKeyOf(1) }, ProjectionExpression: 'project_id', ConsistentRead: true }),
+        new GetCommand({
+          TableName: tableName,
+          Key: { pk: logKey(executionId), sk: sortKeyOf(1) },
+          ProjectionExpression: 'project_id',
+          ConsistentRead: true,
+        }),
       );
       return (result.Item as Pick<BatchItem, 'project_id'> | undefined)?.project_id;
     },

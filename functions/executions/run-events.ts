@@ -51,9 +51,11 @@ export function startEvent(ids: Pick<ExecutionRecord, 'execution_id' | 'thread_i
  * failed run, so a client that only shows errors sees it), or with the pending approval for an interrupted run.
  * Built from the record the writer just wrote, so the log says exactly what a poll says.
  */
-export function settledEvents(record: Pick<ExecutionRecord, 'execution_id' | 'status' | 'output' | 'error' | 'pending_approval' | 'usage'>): RunEvent[] {
+export function settledEvents(
+  record: Pick<ExecutionRecord, 'execution_id' | 'status' | 'output' | 'error' | 'pending_approval' | 'usage'>,
+): RunEvent[] {
   const complete: CompleteData = {
-    output: record.status === 'completed' ? record.output ?? null : null,
+    output: record.status === 'completed' ? (record.output ?? null) : null,
     execution_id: record.execution_id,
     status: record.status,
     usage: usageOf(record.usage),

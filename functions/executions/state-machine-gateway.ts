@@ -11,9 +11,7 @@ import { executionArnOf } from '#shared/execution-arn.ts';
  * The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`): ids and a
  * cursor only, a few hundred bytes whatever the run's input (Step Functions allows 256 KiB per state).
  */
-export type StateMachineInput =
-  | ({ mode: 'run' } & import('./step-state.ts').StepState)
-  | { mode: 'callback'; execution_id: string };
+export type StateMachineInput = ({ mode: 'run' } & import('./step-state.ts').StepState) | { mode: 'callback'; execution_id: string };
 
 /** Step Functions API calls the API handlers make; the ARN is configuration, locally the stand-in's. */
 export function createStateMachine(client: SFNClient, stateMachineArn: string) {

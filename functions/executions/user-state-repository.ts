@@ -63,7 +63,13 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
      * The thread's latest `limit` turns of other executions than `run`'s, oldest first, as the thread stood when the
      * run started (`startedAt`): a run started later, or a reply that came after, is not this run's history.
      */
-    async readHistory(projectId: string, userId: string, threadId: string, limit: number, run: { executionId: string; startedAt?: string }): Promise<Turn[]> {
+    async readHistory(
+      projectId: string,
+      userId: string,
+      threadId: string,
+      limit: number,
+      run: { executionId: string; startedAt?: string },
+    ): Promise<Turn[]> {
       const before = run.startedAt === undefined ? {} : { ':before': `turn#${run.startedAt}` };
       const result = await client.send(
         new QueryCommand({
@@ -90,7 +96,14 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
     },
 
     /** `sequence` orders turns written in the same millisecond by one run, and names a long turn's object. */
-    async appendTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number, expiresAtMs: number): Promise<void> {
+    async appendTurn(
+      projectId: string,
+      userId: string,
+      threadId: string,
+      turn: Turn,
+      sequence: number,
+      expiresAtMs: number,
+    ): Promise<void> {
       const { text, ...rest } = turn;
       const stored: StoredTurn =
         Buffer.byteLength(text, 'utf8') <= RUN_VALUE_INLINE_MAX_BYTES
@@ -112,5 +125,8 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
 }
 
 function turnKey(projectId: string, userId: string, threadId: string, turn: Pick<Turn, 'at' | 'execution_id'>, sequence: number) {
-  return { pk: threadPartitionKey(projectId, userId, threadId), sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}` };
+  return {
+    pk: threadPartitionKey(projectId, userId, threadId),
+    sk: `turn#${turn.at}#${turn.execution_id}#${String(sequence).padStart(6, '0')}`,
+  };
 }

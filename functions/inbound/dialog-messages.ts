@@ -33,7 +33,8 @@ export function acceptedMessages(value: unknown): DialogMessage[] | undefined {
 function acceptedMessage(value: unknown): DialogMessage | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const { text, timestamp, author_name, author_role, sequence_number, external_id, author_id } = value as Record<string, unknown>;
-  if (typeof text !== 'string' || typeof timestamp !== 'string' || typeof author_name !== 'string' || typeof author_role !== 'string') return undefined;
+  if (typeof text !== 'string' || typeof timestamp !== 'string' || typeof author_name !== 'string' || typeof author_role !== 'string')
+    return undefined;
   if (!isIsoWithOffset(timestamp)) return undefined;
   const message: DialogMessage = { text, timestamp, author_name, author_role };
   // The optional fields in the schema's order, so the output's keys come in the same order as the schema's.

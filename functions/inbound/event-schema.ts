@@ -22,17 +22,15 @@ import { isIsoWithOffset } from './iso-timestamp.ts';
  * for a string is refused; unknown fields are dropped. Dates must carry an explicit offset.
  */
 
-const timestampWithOffset = z
-  .string()
-  .check(
-    z.refine(isIsoWithOffset, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'),
-    // What the refinement checks, for the OpenAPI document (a refinement has no JSON Schema of its own).
-    z.meta({
-      description: 'ISO 8601 date-time of a real calendar day with an explicit zone offset (+HH:MM or Z); seconds and fraction optional',
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$',
-      examples: ['2026-05-01T12:30:00+03:00'],
-    }),
-  );
+const timestampWithOffset = z.string().check(
+  z.refine(isIsoWithOffset, 'must be an ISO 8601 date-time with a zone offset (+HH:MM or Z)'),
+  // What the refinement checks, for the OpenAPI document (a refinement has no JSON Schema of its own).
+  z.meta({
+    description: 'ISO 8601 date-time of a real calendar day with an explicit zone offset (+HH:MM or Z); seconds and fraction optional',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$',
+    examples: ['2026-05-01T12:30:00+03:00'],
+  }),
+);
 
 /**
  * A rule on when the event arrives, not on what it holds: checked at acceptance only. A body read again later (the
@@ -86,7 +84,10 @@ function eventSchemas(occurredAt: typeof timestampWithOffset) {
      */
     metadata: z.optional(
       jsonObjectSchema.check(
-        z.refine((metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH), `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`),
+        z.refine(
+          (metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH),
+          `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
+        ),
         z.meta({
           description: `Any JSON object, stored whole (objects and arrays nested at most ${MAX_JSON_DEPTH} levels); \`direction\` (inbound, outbound, internal) feeds the collection's Direction filter for calls`,
           examples: [{ direction: 'inbound', operator: 'Anna' }],

@@ -55,7 +55,9 @@ export function createEventsRepository(client: DynamoDBDocumentClient, tableName
      * event it sent. A body kept in the bucket (`body_s3_key`) is the caller's to delete.
      */
     async remove(sourceId: string, externalId: string): Promise<StoredEvent | undefined> {
-      const result = await client.send(new DeleteCommand({ TableName: tableName, Key: { source_id: sourceId, external_id: externalId }, ReturnValues: 'ALL_OLD' }));
+      const result = await client.send(
+        new DeleteCommand({ TableName: tableName, Key: { source_id: sourceId, external_id: externalId }, ReturnValues: 'ALL_OLD' }),
+      );
       return result.Attributes as StoredEvent | undefined;
     },
 

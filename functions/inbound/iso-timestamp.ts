@@ -57,7 +57,8 @@ function isZone(text: string, at: number): boolean {
 
 /** Whether `text` is an ISO 8601 date-time with a zone offset that exists. */
 export function isIsoWithOffset(text: string): boolean {
-  if (text.length < 17 || text.charCodeAt(4) !== 45 /* - */ || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 /* T */) return false;
+  if (text.length < 17 || text.charCodeAt(4) !== 45 /* - */ || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 /* T */)
+    return false;
   const year = digitsAt(text, 0, 4);
   const month = digitsAt(text, 5, 2);
   const day = digitsAt(text, 8, 2);

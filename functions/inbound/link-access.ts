@@ -81,12 +81,21 @@ export async function openLink(deps: LinkAccessDeps, token: string, clientIp: st
   return opened(deps, view, tokenHash, guessWindow, nowMs, { guessCount });
 }
 
-function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWindow: RateWindow, nowMs: number, lookup: GuardLookup): OpenedLink {
+function opened(
+  deps: LinkAccessDeps,
+  link: LinkView,
+  tokenHash: string,
+  guessWindow: RateWindow,
+  nowMs: number,
+  lookup: GuardLookup,
+): OpenedLink {
   const refresh = 'refreshToken' in lookup && lookup.refreshToken;
   const readGuard = (): Promise<{ guessCount: number; token?: TokenRecord }> => {
     if ('guessCount' in lookup) return Promise.resolve(lookup);
     return guarded(() =>
-      refresh ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key) : deps.counters.read(guessWindow.key).then((guessCount) => ({ guessCount })),
+      refresh
+        ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key)
+        : deps.counters.read(guessWindow.key).then((guessCount) => ({ guessCount })),
     );
   };
   return {
@@ -98,7 +107,8 @@ function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, guessWi
       // The update itself, the reads beside it (when not made with the token), and the event if it is one.
       const reads = 'guessCount' in lookup ? 0 : GUARD_READ_UNITS + (refresh ? TOKEN_READ_UNITS : 0);
       const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: reads };
-      const usage = link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
+      const usage =
+        link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
       const [guard, limits] = await Promise.allSettled([readGuard(), deps.limits.take(link.link_id, counted, nowMs, usage)]);
       const blocked = guard.status === 'rejected' || guard.value.guessCount >= RATE_LIMITS.unknownTokensPerIp.limit;
       // The guard answers first, whatever became of the limits: a blocked address learns nothing, an unread guard is 503.

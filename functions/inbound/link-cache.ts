@@ -30,7 +30,11 @@ export function createLinkCache(ttlMs: number, maxEntries: number) {
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
       // Re-inserted, so the map's order stays oldest first.
       entries.delete(tokenHash);
-      entries.set(tokenHash, { view, freshUntilMs: Math.min(nowMs + ttlMs, tokenValidUntilMs ?? Number.POSITIVE_INFINITY), refreshAtMs: nowMs + ttlMs / 2 });
+      entries.set(tokenHash, {
+        view,
+        freshUntilMs: Math.min(nowMs + ttlMs, tokenValidUntilMs ?? Number.POSITIVE_INFINITY),
+        refreshAtMs: nowMs + ttlMs / 2,
+      });
     },
   };
 }

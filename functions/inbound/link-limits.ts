@@ -34,13 +34,24 @@ export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: str
   const leftovers = new Map<string, string[]>();
 
   /** One conditional update of the day's item: the minute, the day (for an event) and the usage it carries. */
-  async function update(linkId: string, withEvent: boolean, nowMs: number, usage?: CarriedUsage): Promise<{ taken: boolean; old?: Record<string, number> }> {
+  async function update(
+    linkId: string,
+    withEvent: boolean,
+    nowMs: number,
+    usage?: CarriedUsage,
+  ): Promise<{ taken: boolean; old?: Record<string, number> }> {
     const day = dayWindow(linkId, nowMs);
     const minuteOfDay = minuteOf(day, nowMs);
     const minute = `m${minuteOfDay}`;
-    const stale = [...new Set([...(minuteOfDay > 0 ? [`m${minuteOfDay - 1}`] : []), ...(leftovers.get(linkId) ?? [])])].filter((name) => name !== minute);
+    const stale = [...new Set([...(minuteOfDay > 0 ? [`m${minuteOfDay - 1}`] : []), ...(leftovers.get(linkId) ?? [])])].filter(
+      (name) => name !== minute,
+    );
     const names: Record<string, string> = { '#minute': minute, ...Object.fromEntries(stale.map((name, i) => [`#stale${i}`, name])) };
-    const values: Record<string, unknown> = { ':one': 1, ':rate': RATE_LIMITS.requestsPerLinkPerMinute.limit, ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS) };
+    const values: Record<string, unknown> = {
+      ':one': 1,
+      ':rate': RATE_LIMITS.requestsPerLinkPerMinute.limit,
+      ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS),
+    };
     const adds = ['#minute :one'];
     // A comparison with a missing attribute is false, so `NOT (count >= limit)` also holds for a new minute or day:
     // the test of `attribute_not_exists(count) OR count < limit`, in one comparison per limit.
@@ -68,7 +79,10 @@ export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: str
         }),
       );
       usage?.carried();
-      remember(linkId, Object.keys(result.Attributes ?? {}).filter((name) => MINUTE_ATTRIBUTE.test(name) && Number(name.slice(1)) < minuteOfDay));
+      remember(
+        linkId,
+        Object.keys(result.Attributes ?? {}).filter((name) => MINUTE_ATTRIBUTE.test(name) && Number(name.slice(1)) < minuteOfDay),
+      );
       return { taken: true };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
@@ -88,7 +102,13 @@ export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: str
     const values: Record<string, unknown> = { ':minusOne': -1 };
     const adds = ['#day :minusOne', ...usageAdds(usage, names, values)];
     await client.send(
-      new UpdateCommand({ TableName: usageTable, Key: dayKey(linkId, nowMs), UpdateExpression: `ADD ${adds.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values }),
+      new UpdateCommand({
+        TableName: usageTable,
+        Key: dayKey(linkId, nowMs),
+        UpdateExpression: `ADD ${adds.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
     );
     usage?.carried();
   }

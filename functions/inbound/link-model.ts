@@ -33,7 +33,10 @@ export const EVENT_TYPE_OF_CONNECTOR = { calls: 'call', dialogs: 'text' } as con
  * What a webhook request needs of its link. Every token item carries a copy, so one read of the token answers a
  * request; the link item stays the authority (a copy that says anything but bound or revoked is checked against it).
  */
-export type LinkView = Pick<Link, 'link_id' | 'state' | 'connector_type' | 'source_id' | 'allow_hosts' | 'channel_values' | 'direction_values'>;
+export type LinkView = Pick<
+  Link,
+  'link_id' | 'state' | 'connector_type' | 'source_id' | 'allow_hosts' | 'channel_values' | 'direction_values'
+>;
 
 export function linkView(link: LinkView): LinkView {
   const { link_id, state, connector_type, source_id, allow_hosts, channel_values, direction_values } = link;

@@ -1,10 +1,4 @@
-import {
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  paginateScan,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from '#shared/store/batch-get.ts';
 import type { BatchRetryOptions } from '#shared/store/batch-retry.ts';
 import { conditionHeld, ifConditionHolds } from '#shared/store/conditional-write.ts';
@@ -40,7 +34,9 @@ export function tokenLinkView(record: TokenRecord): LinkView | undefined {
 const linkKey = (linkId: string) => ({ pk: `link#${linkId}` });
 const tokenKey = (tokenHash: string) => ({ pk: `token#${tokenHash}` });
 /** Every token a link has had that may still carry a copy (links from before `token_hashes` name only their current one). */
-const tokenHashesOf = (link: Pick<Link, 'current_token_hash' | 'token_hashes'>) => [...new Set([...(link.token_hashes ?? []), link.current_token_hash])];
+const tokenHashesOf = (link: Pick<Link, 'current_token_hash' | 'token_hashes'>) => [
+  ...new Set([...(link.token_hashes ?? []), link.current_token_hash]),
+];
 
 export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string, batchRetry?: BatchRetryOptions) {
   return {
@@ -105,9 +101,12 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
       );
       if (!result) return false;
       // Only a copy that still says issued: one a revocation reached meanwhile stays revoked.
-      await copyToTokens(tokenHashesOf(result.Attributes as Link), 'SET #state = :bound, source_id = :source', { ':bound': 'bound', ':source': sourceId }, 'issued').catch((error: unknown) =>
-        logger.warn('bound, but a token copy still says issued', { linkId, error: error as Error }),
-      );
+      await copyToTokens(
+        tokenHashesOf(result.Attributes as Link),
+        'SET #state = :bound, source_id = :source',
+        { ':bound': 'bound', ':source': sourceId },
+        'issued',
+      ).catch((error: unknown) => logger.warn('bound, but a token copy still says issued', { linkId, error: error as Error }));
       return true;
     },
 
@@ -132,7 +131,13 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             UpdateExpression: 'SET current_token_hash = :hash, token_prefix = :prefix, reissued_at = :at ADD token_hashes :hashes',
             ConditionExpression: 'attribute_exists(pk) AND #state <> :revoked',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':hash': newTokenHash, ':hashes': new Set([newTokenHash]), ':prefix': tokenPrefix, ':at': reissuedAt, ':revoked': 'revoked' },
+            ExpressionAttributeValues: {
+              ':hash': newTokenHash,
+              ':hashes': new Set([newTokenHash]),
+              ':prefix': tokenPrefix,
+              ':at': reissuedAt,
+              ':revoked': 'revoked',
+            },
             ReturnValues: 'ALL_OLD',
           }),
         ),
@@ -240,7 +245,12 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
    * Applies `update` to each token item that carries a copy of its link (older token items have none to keep right),
    * and only where the copy is in state `onlyFrom` when one is named.
    */
-  async function copyToTokens(tokenHashes: string[], update: string, values: Record<string, unknown>, onlyFrom?: Link['state']): Promise<void> {
+  async function copyToTokens(
+    tokenHashes: string[],
+    update: string,
+    values: Record<string, unknown>,
+    onlyFrom?: Link['state'],
+  ): Promise<void> {
     await Promise.all(
       tokenHashes.map((hash) =>
         conditionHeld(

@@ -132,4 +132,3 @@ export function createLinksService(deps: LinksServiceDeps) {
     return deps.events.recent(link.source_id, METADATA_SCHEMA_SAMPLE_EVENTS, deps.now());
   }
 }
-

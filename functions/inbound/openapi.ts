@@ -67,13 +67,25 @@ const REFUSALS = {
 
 const LIMITED = error(
   `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
-  { link_rate: REFUSALS.linkRate, daily_quota: REFUSALS.dailyQuota, token_guessing: REFUSALS.guessing, stage_throttle: REFUSALS.stageThrottle },
+  {
+    link_rate: REFUSALS.linkRate,
+    daily_quota: REFUSALS.dailyQuota,
+    token_guessing: REFUSALS.guessing,
+    stage_throttle: REFUSALS.stageThrottle,
+  },
   ['Retry-After'],
 );
-const UNKNOWN_LINK = error('Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link', { unknown_link: REFUSALS.unknownLink });
+const UNKNOWN_LINK = error(
+  'Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link',
+  { unknown_link: REFUSALS.unknownLink },
+);
 const SERVER_ERRORS: Record<string, ResponseDoc> = {
   '500': error('Internal error: retry with the same external_id, with growing delays', { internal: REFUSALS.internal }),
-  '503': error('The service is busy: retry with the same external_id after Retry-After seconds, with growing delays', { busy: REFUSALS.busy }, ['Retry-After']),
+  '503': error(
+    'The service is busy: retry with the same external_id after Retry-After seconds, with growing delays',
+    { busy: REFUSALS.busy },
+    ['Retry-After'],
+  ),
 };
 const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: REFUSALS.stageThrottle }, ['Retry-After']);
 
@@ -82,7 +94,8 @@ const NOW = '2026-05-01T12:30:00+03:00';
 const operations: Record<string, OperationDoc> = {
   WebhookOpenApi: {
     summary: 'This document',
-    description: 'The OpenAPI 3.2 description of the Inbound Conversation Webhook API, its server the address it was fetched from. Needs no token.',
+    description:
+      'The OpenAPI 3.2 description of the Inbound Conversation Webhook API, its server the address it was fetched from. Needs no token.',
     tags: ['meta'],
     responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
@@ -94,39 +107,47 @@ const operations: Record<string, OperationDoc> = {
   },
   WebhookDocs: {
     summary: 'This reference, for reading',
-    description: 'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no token.',
+    description:
+      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no token.',
     tags: ['meta'],
     responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
   },
   WebhookDocsScript: {
     summary: 'The script of the reference page',
-    description: 'Redoc\'s standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no token.',
+    description:
+      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no token.",
     tags: ['meta'],
-    parameters: [{ name: 'v', in: 'query', description: 'The script\'s version, as the page names it', schema: { type: 'string' } }],
+    parameters: [{ name: 'v', in: 'query', description: "The script's version, as the page names it", schema: { type: 'string' } }],
     responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
   },
   WebhookPing: {
     summary: 'Check a link',
-    description: 'Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). Counts against the link\'s request rate like any request.',
+    description:
+      "Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). Counts against the link's request rate like any request.",
     tags: ['webhook'],
     responses: { '200': { description: 'The link is known', json: 'PingResponse' }, '404': UNKNOWN_LINK, '429': LIMITED, ...SERVER_ERRORS },
   },
   WebhookPostEvent: {
     summary: 'Send one finished conversation',
-    description:
-      `One call or dialog per request, at most ${MAX_REQUEST_BODY_BYTES} bytes, fully sent within 30 seconds. Deduplicated on (link's source, external_id): a repeat passes the same checks and answers 200 duplicate. A 201 or 200 confirms queueing for the nightly collection. Unknown fields are ignored; strings are never coerced.`,
+    description: `One call or dialog per request, at most ${MAX_REQUEST_BODY_BYTES} bytes, fully sent within 30 seconds. Deduplicated on (link's source, external_id): a repeat passes the same checks and answers 200 duplicate. A 201 or 200 confirms queueing for the nightly collection. Unknown fields are ignored; strings are never coerced.`,
     tags: ['webhook'],
     requestBody: {
       schema: 'Event',
       required: true,
-      description: 'The type must match the link\'s connector type (call for calls, text for dialogs)',
+      description: "The type must match the link's connector type (call for calls, text for dialogs)",
       examples: {
         call: {
-          type: 'call', external_id: 'call-1', occurred_at: NOW, source_channel: 'site', metadata: { direction: 'inbound' },
+          type: 'call',
+          external_id: 'call-1',
+          occurred_at: NOW,
+          source_channel: 'site',
+          metadata: { direction: 'inbound' },
           audio: { url: 'https://records.example.com/call-1.mp3', format: 'mp3', duration_seconds: 63, channels: 2 },
         },
         dialog: {
-          type: 'text', external_id: 'chat-1', occurred_at: NOW,
+          type: 'text',
+          external_id: 'chat-1',
+          occurred_at: NOW,
           messages: [
             { text: 'Hello', timestamp: NOW, author_name: 'Ann', author_role: 'client' },
             { text: 'Hi, how can I help?', timestamp: NOW, author_name: 'Bob', author_role: 'operator' },
@@ -135,16 +156,30 @@ const operations: Record<string, OperationDoc> = {
       },
     },
     responses: {
-      '201': { description: 'Accepted and queued', json: 'Accepted', examples: { call: { status: 'accepted', external_id: 'call-1', event_id: 1042, messages: 0 } } },
-      '200': { description: 'Duplicate external_id: already accepted, this content ignored', json: 'Duplicate', examples: { call: { status: 'duplicate', external_id: 'call-1', event_id: 1042 } } },
+      '201': {
+        description: 'Accepted and queued',
+        json: 'Accepted',
+        examples: { call: { status: 'accepted', external_id: 'call-1', event_id: 1042, messages: 0 } },
+      },
+      '200': {
+        description: 'Duplicate external_id: already accepted, this content ignored',
+        json: 'Duplicate',
+        examples: { call: { status: 'duplicate', external_id: 'call-1', event_id: 1042 } },
+      },
       '400': error(
-        'Invalid JSON, a schema violation, the other type than the link\'s, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id',
+        "Invalid JSON, a schema violation, the other type than the link's, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id",
         { invalid_event: REFUSALS.invalid },
       ),
       '404': UNKNOWN_LINK,
-      '408': error('The body was not fully received within 30 seconds: resend the whole request with the same external_id', { timed_out: REFUSALS.timedOut }),
-      '409': error('The link is issued but no source is connected yet: ask the administrator, check ping, retry', { not_bound: REFUSALS.notBound }),
-      '413': error(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes: make it smaller and retry with the same external_id`, { too_large: REFUSALS.tooLarge }),
+      '408': error('The body was not fully received within 30 seconds: resend the whole request with the same external_id', {
+        timed_out: REFUSALS.timedOut,
+      }),
+      '409': error('The link is issued but no source is connected yet: ask the administrator, check ping, retry', {
+        not_bound: REFUSALS.notBound,
+      }),
+      '413': error(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes: make it smaller and retry with the same external_id`, {
+        too_large: REFUSALS.tooLarge,
+      }),
       '429': LIMITED,
       ...SERVER_ERRORS,
     },
@@ -165,31 +200,40 @@ export function webhookApiDocument(version: OpenApiVersion = OPENAPI_VERSION): J
 
 const INFO_DESCRIPTION = [
   'Receives finished conversations from external systems: a call with a link to its recording, or a text dialog, one per request. Each connected source has a personal link; its token, in the path, is the only credential.',
-  'Events are deduplicated on the link\'s source and `external_id`: a retry with the same `external_id` is always safe and answers 200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.',
+  "Events are deduplicated on the link's source and `external_id`: a retry with the same `external_id` is always safe and answers 200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.",
   `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');
 
 function buildDocument(version: OpenApiVersion): JsonSchema {
-  return openApiDocument({
-    info: {
-      title: 'Inbound Conversation Webhook API',
-      version: '1',
-      summary: 'Receives finished calls and text dialogs for the nightly collection',
-      description: INFO_DESCRIPTION,
+  return openApiDocument(
+    {
+      info: {
+        title: 'Inbound Conversation Webhook API',
+        version: '1',
+        summary: 'Receives finished calls and text dialogs for the nightly collection',
+        description: INFO_DESCRIPTION,
+      },
+      basePath: WEBHOOKS_PREFIX,
+      server: {
+        variable: 'webhook_base_url',
+        description: "The API's URL: where this document was fetched from (on AWS the stack's ApiUrl output without its trailing slash)",
+      },
+      tags: [
+        { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
+        { name: 'meta', description: 'About the API itself' },
+      ],
+      routes,
+      operations,
+      pathParameters: {
+        token: {
+          description: 'The secret part of the personal link: treat it like a password',
+          schema: { type: 'string', pattern: LINK_TOKEN_PATTERN.source },
+        },
+      },
+      schemas: { ...requests, ...responses },
+      headers: {},
     },
-    basePath: WEBHOOKS_PREFIX,
-    server: { variable: 'webhook_base_url', description: 'The API\'s URL: where this document was fetched from (on AWS the stack\'s ApiUrl output without its trailing slash)' },
-    tags: [
-      { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
-      { name: 'meta', description: 'About the API itself' },
-    ],
-    routes,
-    operations,
-    pathParameters: {
-      token: { description: 'The secret part of the personal link: treat it like a password', schema: { type: 'string', pattern: LINK_TOKEN_PATTERN.source } },
-    },
-    schemas: { ...requests, ...responses },
-    headers: {},
-  }, version);
+    version,
+  );
 }

@@ -67,7 +67,12 @@ export function isLive(event: Pick<StoredEvent, 'expires_at'>, nowMs: number): b
 }
 
 /** The item of an event accepted now: `queued` for the nightly collection, with its body as packed. */
-export function newStoredEvent(event: InboundEvent, ids: { sourceId: string; eventId: number }, body: PackedBody, nowMs: number): StoredEvent {
+export function newStoredEvent(
+  event: InboundEvent,
+  ids: { sourceId: string; eventId: number },
+  body: PackedBody,
+  nowMs: number,
+): StoredEvent {
   const receivedAt = new Date(nowMs).toISOString();
   return {
     source_id: ids.sourceId,
@@ -156,7 +161,8 @@ const BODY_OBJECT_ENCODING: ObjectEncoding = { contentType: 'application/json', 
 
 export function packBody(raw: Buffer, sourceId: string, eventId: number): PackedBody {
   const gzip = compressBody(raw);
-  if (gzip.byteLength <= INLINE_BODY_MAX_BYTES) return { attributes: { body_gzip: gzip, body_s3_key: undefined, body_bytes: raw.byteLength } };
+  if (gzip.byteLength <= INLINE_BODY_MAX_BYTES)
+    return { attributes: { body_gzip: gzip, body_s3_key: undefined, body_bytes: raw.byteLength } };
   const key = `inbound/${sourceId}/${eventId}.json.gz`;
   return { attributes: { body_gzip: undefined, body_s3_key: key, body_bytes: raw.byteLength }, object: { key, gzip } };
 }
@@ -174,7 +180,10 @@ export type BodyReading = { ok: true; text: string; event: InboundEvent } | { ok
  * that are not an accepted body are answered as a problem of the event's own. The event is the one accepted: unknown
  * fields dropped as at acceptance, and `occurred_at` as sent, however long ago it was inside the acceptance window.
  */
-export async function readBody(bodies: Pick<BodyStore, 'get'>, stored: Pick<StoredEvent, 'body_gzip' | 'body_s3_key'>): Promise<BodyReading> {
+export async function readBody(
+  bodies: Pick<BodyStore, 'get'>,
+  stored: Pick<StoredEvent, 'body_gzip' | 'body_s3_key'>,
+): Promise<BodyReading> {
   const gzip = stored.body_s3_key ? await bodies.get(stored.body_s3_key) : stored.body_gzip!;
   let text: string;
   let body: unknown;

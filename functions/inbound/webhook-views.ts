@@ -11,14 +11,14 @@ import { connectorTypeSchema } from './link-model.ts';
 
 export const pingResponseSchema = z.object({
   status: z.literal('ok').check(z.meta({ description: 'The link is known' })),
-  state: z.enum(['bound', 'issued']).check(
-    z.meta({ description: 'bound: events are accepted; issued: no source connected yet, POST /events answers 409' }),
-  ),
+  state: z
+    .enum(['bound', 'issued'])
+    .check(z.meta({ description: 'bound: events are accepted; issued: no source connected yet, POST /events answers 409' })),
   connector_type: connectorTypeSchema.check(z.meta({ description: 'calls accepts `call` events, dialogs `text` events' })),
 });
 
-const eventId = z.int().check(z.minimum(1), z.meta({ description: 'The platform\'s id of the event', examples: [1042] }));
-const externalId = z.string().check(z.meta({ description: 'Echo of the sender\'s id' }));
+const eventId = z.int().check(z.minimum(1), z.meta({ description: "The platform's id of the event", examples: [1042] }));
+const externalId = z.string().check(z.meta({ description: "Echo of the sender's id" }));
 
 export const acceptedResponseSchema = z.object({
   status: z.literal('accepted'),
@@ -28,7 +28,9 @@ export const acceptedResponseSchema = z.object({
 });
 
 export const duplicateResponseSchema = z.object({
-  status: z.literal('duplicate').check(z.meta({ description: 'The external_id was accepted before: the first variant is kept, this one ignored' })),
+  status: z
+    .literal('duplicate')
+    .check(z.meta({ description: 'The external_id was accepted before: the first variant is kept, this one ignored' })),
   external_id: externalId,
   event_id: eventId,
 });

@@ -51,7 +51,11 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
     async create(record: ApiKeyRecord, hashItem: KeyHashItem): Promise<void> {
       await putHash(record.current_key_hash, hashItem);
       await client.send(
-        new PutCommand({ TableName: tableName, Item: { ...recordKey(record.key_id), ...record }, ConditionExpression: 'attribute_not_exists(pk)' }),
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...recordKey(record.key_id), ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
       );
     },
 
@@ -64,7 +68,13 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
      * on items that still exist (a revocation that deleted one is never undone). Setting every retired value's end
      * again also mends a rotation that stopped before setting its own.
      */
-    async rotate(record: ApiKeyRecord, newHash: string, newItem: KeyHashItem, previousValidUntilMs: number, retired: RetiredKeyHash[]): Promise<boolean> {
+    async rotate(
+      record: ApiKeyRecord,
+      newHash: string,
+      newItem: KeyHashItem,
+      previousValidUntilMs: number,
+      retired: RetiredKeyHash[],
+    ): Promise<boolean> {
       await putHash(newHash, newItem);
       try {
         await client.send(
@@ -111,7 +121,11 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
         }),
       );
       const revoked = Attributes as ApiKeyRecord;
-      const hashes = new Set([revoked.current_key_hash, revoked.previous_key_hash, ...(revoked.retired_key_hashes ?? []).map((entry) => entry.hash)]);
+      const hashes = new Set([
+        revoked.current_key_hash,
+        revoked.previous_key_hash,
+        ...(revoked.retired_key_hashes ?? []).map((entry) => entry.hash),
+      ]);
       await Promise.all([...hashes].filter((hash) => hash !== undefined).map((hash) => this.deleteHash(hash)));
     },
 

@@ -15,7 +15,6 @@ export interface ApiKeysDeps {
   now: () => number;
 }
 
-
 const KEY_PREFIX = 'wfk_';
 
 const hashItemOf = (record: Pick<ApiKeyRecord, 'key_id' | 'project_id' | 'scopes' | 'expires_at_iso'>): KeyHashItem => ({
@@ -42,7 +41,14 @@ export async function createKey(
     current_key_hash: hashSecret(key),
   };
   await deps.keys.create(record, hashItemOf(record));
-  return { key_id: record.key_id, key, name: record.name, project_id: record.project_id, scopes: record.scopes, expires_at: record.expires_at_iso };
+  return {
+    key_id: record.key_id,
+    key,
+    name: record.name,
+    project_id: record.project_id,
+    scopes: record.scopes,
+    expires_at: record.expires_at_iso,
+  };
 }
 
 /** A key that can still change: not revoked, and not past its expiry date (both end a key for good). */
@@ -54,7 +60,8 @@ async function activeRecord(deps: ApiKeysDeps, keyId: string): Promise<ApiKeyRec
   return record;
 }
 
-const isExpired = (record: Pick<ApiKeyRecord, 'expires_at_iso'>, now: number) => record.expires_at_iso !== null && Date.parse(record.expires_at_iso) <= now;
+const isExpired = (record: Pick<ApiKeyRecord, 'expires_at_iso'>, now: number) =>
+  record.expires_at_iso !== null && Date.parse(record.expires_at_iso) <= now;
 
 /**
  * A new value for the key. The value it replaces keeps working for 24 hours, and so does each value replaced before
@@ -121,7 +128,8 @@ export async function authenticate(deps: ApiKeysDeps, authorization: string | un
   const now = deps.now();
   if (!item) throw new UnauthorizedError('Invalid or revoked API key');
   if (item.key_expires_at_ms !== undefined && item.key_expires_at_ms <= now) throw new UnauthorizedError('API key expired');
-  if (item.valid_until_ms !== undefined && item.valid_until_ms <= now) throw new UnauthorizedError('API key was rotated and its grace period ended');
+  if (item.valid_until_ms !== undefined && item.valid_until_ms <= now)
+    throw new UnauthorizedError('API key was rotated and its grace period ended');
 
   await takeUnitOrRefuse(deps.counters, RATE_LIMITS.requestsPerKeyPerMinute, item.key_id, now);
 

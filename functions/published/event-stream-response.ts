@@ -190,7 +190,10 @@ export function respondWithEvents(
           if (pace === 'gone') metrics.addMetric('EventStreamsAbandoned', MetricUnit.Count, 1);
           else if (start.now() >= deadlineMs) resume('time_limit');
           else {
-            logger.warn('event stream ended: the reader took nothing while events waited', { lastEventId, slowReaderMs: settings.slowReaderMs });
+            logger.warn('event stream ended: the reader took nothing while events waited', {
+              lastEventId,
+              slowReaderMs: settings.slowReaderMs,
+            });
             metrics.addMetric('EventStreamsSlowReaders', MetricUnit.Count, 1);
             resume('slow_reader');
           }

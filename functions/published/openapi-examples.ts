@@ -37,7 +37,9 @@ export const PUBLISHED_ERRORS = {
   notWaiting: detail(`Execution ${EXECUTION_ID} is not waiting for an approval (status completed)`),
   noLongerPending: detail(`Approval ${APPROVAL_ID} is no longer pending`),
   tooLarge: detail(`Request body exceeds ${MAX_EXECUTE_BODY_BYTES} bytes`),
-  keyReused: detail('Idempotency-Key: was used in the last 24 hours for a different request (another workflow or body); send a new key for a new request'),
+  keyReused: detail(
+    'Idempotency-Key: was used in the last 24 hours for a different request (another workflow or body); send a new key for a new request',
+  ),
   rateLimited: detail(RATE_LIMITS.requestsPerKeyPerMinute.refusal),
   // API Gateway's own answer carries the message under both specs' names (lib/cdk/gateway-responses.ts).
   stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
@@ -60,7 +62,11 @@ function streamExample(summary: string, steps: readonly Step[]): StreamExample {
 /** The probe's answer to `bytes` and `hold_ms`, written by its own code: the opening comment, then `end`. */
 function probeExample(probe: { bytes: number; hold_ms: number }): StreamExample {
   const end = { event: 'end', data: { bytes: probe.bytes, hold_ms: probe.hold_ms } };
-  return { summary: `bytes=${probe.bytes}, hold_ms=${probe.hold_ms}`, wire: probeOpening(probe.bytes) + probeEnd(probe), events: [{ item: sseItem(end), wire: sseEvent(end) }] };
+  return {
+    summary: `bytes=${probe.bytes}, hold_ms=${probe.hold_ms}`,
+    wire: probeOpening(probe.bytes) + probeEnd(probe),
+    events: [{ item: sseItem(end), wire: sseEvent(end) }],
+  };
 }
 
 function sseItem(event: { id?: number; event: string; data: unknown }): SseItem {
@@ -92,11 +98,21 @@ const SUPPORT_BOT_RUN = [
   { id: 6, event: 'node_update', data: { node_id: 'answer', type: 'llm', status: 'completed' } },
   { id: 7, event: 'node_update', data: { node_id: 'confirm', type: 'approval', status: 'started' } },
   { id: 8, event: 'node_update', data: { node_id: 'confirm', type: 'approval', status: 'waiting', approval_id: APPROVAL_ID } },
-  { id: 9, event: 'complete', data: { output: null, execution_id: EXECUTION_ID, status: 'interrupted', usage: usage(3), pending_approval: PENDING_APPROVAL } },
+  {
+    id: 9,
+    event: 'complete',
+    data: { output: null, execution_id: EXECUTION_ID, status: 'interrupted', usage: usage(3), pending_approval: PENDING_APPROVAL },
+  },
 ] as const;
 
 const lifecycleStatus = (status: string, rest: { output: unknown; pending_approval: unknown }) => ({
-  execution_id: EXECUTION_ID, workflow_id: 'support-bot', thread_id: THREAD_ID, status, output: rest.output, error: null, pending_approval: rest.pending_approval,
+  execution_id: EXECUTION_ID,
+  workflow_id: 'support-bot',
+  thread_id: THREAD_ID,
+  status,
+  output: rest.output,
+  error: null,
+  pending_approval: rest.pending_approval,
 });
 
 export const publishedStreamExamples = {
@@ -114,7 +130,10 @@ export const publishedStreamExamples = {
       { id: 2, event: 'node_update', data: { node_id: 'pause', type: 'wait', status: 'started' } },
       { id: 3, event: 'node_update', data: { node_id: 'pause', type: 'wait', status: 'waiting', seconds: 3600 } },
       SSE_HEARTBEAT,
-      { event: 'resume', data: { last_event_id: 3, resume_url: `${API_URL}/executions/${EXECUTION_ID}/stream?after=3`, reason: 'time_limit' } },
+      {
+        event: 'resume',
+        data: { last_event_id: 3, resume_url: `${API_URL}/executions/${EXECUTION_ID}/stream?after=3`, reason: 'time_limit' },
+      },
     ]),
   },
   /** GET /executions/{execution_id}/events */
@@ -123,7 +142,18 @@ export const publishedStreamExamples = {
       SSE_HEARTBEAT,
       { id: 9, event: 'status', data: lifecycleStatus('interrupted', { output: null, pending_approval: PENDING_APPROVAL }) },
       SSE_HEARTBEAT,
-      { id: 10, event: 'decision', data: { execution_id: EXECUTION_ID, approval_id: APPROVAL_ID, node_id: 'confirm', decision: 'approved', feedback: 'ok', status: 'running' } },
+      {
+        id: 10,
+        event: 'decision',
+        data: {
+          execution_id: EXECUTION_ID,
+          approval_id: APPROVAL_ID,
+          node_id: 'confirm',
+          decision: 'approved',
+          feedback: 'ok',
+          status: 'running',
+        },
+      },
       { id: 12, event: 'status', data: lifecycleStatus('completed', { output: 'You said: refund', pending_approval: null }) },
     ]),
   },

@@ -60,17 +60,22 @@ export const PUBLISHED_BASE_PATH = '/api/v1/published';
  */
 const EXECUTE_FIELDS: Record<string, JsonSchema> = {
   input: {
-    description: 'Input data for the workflow\'s start node; `message`, when present, must be a string. Every key is kept',
+    description: "Input data for the workflow's start node; `message`, when present, must be a string. Every key is kept",
     properties: { message: { type: 'string', description: 'The message, for workflows that take one' } },
   },
   user_id: { description: 'External user identifier: isolates memory between users (1-256 characters of well-formed Unicode)' },
-  thread_id: { description: 'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)' },
-  initial_memory: { description: 'Key-value pairs written into the user\'s memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)' },
+  thread_id: {
+    description:
+      'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)',
+  },
+  initial_memory: {
+    description: "Key-value pairs written into the user's memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)",
+  },
   callback_url: { description: 'Receives a POST with the status response when the run finishes (signed with webhook_secret when given)' },
   webhook_secret: { description: 'Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url' },
   overrides: {
-    description: 'Node parameter overrides `{node_id: {param: value}}`, checked against the workflow\'s nodes and their parameters',
-    additionalProperties: { type: 'object', description: 'One node\'s parameters, by name', additionalProperties: true },
+    description: "Node parameter overrides `{node_id: {param: value}}`, checked against the workflow's nodes and their parameters",
+    additionalProperties: { type: 'object', description: "One node's parameters, by name", additionalProperties: true },
   },
 };
 
@@ -115,14 +120,17 @@ function refineProperties(schema: JsonSchema, refinements: Record<string, JsonSc
     const description = [refinement.description, property.description].filter((text) => typeof text === 'string').join('. ');
     return { ...property, ...refinement, description };
   };
-  return { ...schema, properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, refined(name, property)])) };
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, refined(name, property)])),
+  };
 }
 
 /** A run's events on `/stream` and `/executions/{id}/stream` (README, Streaming). */
 const RUN_EVENTS: [event: string, component: string, description: string][] = [
   ['start', 'StartEvent', 'The execution began (always id 1)'],
   ['token', 'TokenEvent', 'A fragment of text from a language model'],
-  ['tool_call', 'ToolCallEvent', 'An agent\'s tool call: started, then succeeded or failed'],
+  ['tool_call', 'ToolCallEvent', "An agent's tool call: started, then succeeded or failed"],
   ['agent_handoff', 'AgentHandoffEvent', 'Control passed to another agent'],
   ['node_update', 'NodeUpdateEvent', 'A node started, completed, waits, or an approval was decided'],
   ['image', 'ImageEvent', 'A generated image'],
@@ -132,35 +140,50 @@ const RUN_EVENTS: [event: string, component: string, description: string][] = [
 
 const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   withId: false,
-  description: 'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the run, so it has no id',
+  description:
+    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the run, so it has no id',
 });
 
 /** The events of each stream, as components: what a generated client names them. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
   RunStreamEvent: {
-    description: 'One server-sent event of a run\'s stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON',
-    oneOf: [...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })), RESUME_EVENT],
+    description:
+      "One server-sent event of a run's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON",
+    oneOf: [
+      ...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })),
+      RESUME_EVENT,
+    ],
   },
   LifecycleStreamEvent: {
-    description: 'One server-sent event of an execution\'s lifecycle (`GET /executions/{execution_id}/events`)',
+    description: "One server-sent event of an execution's lifecycle (`GET /executions/{execution_id}/events`)",
     oneOf: [
-      sseEventSchema('status', 'StatusEvent', { withId: true, description: 'The run\'s state: first at subscription, then at each change; a final status ends the stream' }),
+      sseEventSchema('status', 'StatusEvent', {
+        withId: true,
+        description: "The run's state: first at subscription, then at each change; a final status ends the stream",
+      }),
       sseEventSchema('decision', 'DecisionEvent', { withId: true, description: 'An approval was answered' }),
       RESUME_EVENT,
     ],
   },
   // The probe's one event: a schema of its own, not a `oneOf` of one (Redocly: "use the schema directly").
-  StreamProbeEvent: sseEventSchema('end', 'StreamProbeEndEvent', { withId: false, description: 'The stream probe\'s one event, sent after the hold, just before the response ends: the probe as asked' }),
+  StreamProbeEvent: sseEventSchema('end', 'StreamProbeEndEvent', {
+    withId: false,
+    description: "The stream probe's one event, sent after the hold, just before the response ends: the probe as asked",
+  }),
 };
 
 /** The probe's query parameters, from the schema that validates them (bounds and defaults). */
-const probeQuery = schemaComponents('input', { StreamProbeQuery: streamProbeQuerySchema }).StreamProbeQuery!.properties as Record<string, JsonSchema>;
+const probeQuery = schemaComponents('input', { StreamProbeQuery: streamProbeQuerySchema }).StreamProbeQuery!.properties as Record<
+  string,
+  JsonSchema
+>;
 
 const PROBE_PARAMETERS = [
   {
     name: 'bytes',
     in: 'query',
-    description: 'The size of the first write, in bytes: exactly this many, as one write (`:` and then spaces, the start of a comment line)',
+    description:
+      'The size of the first write, in bytes: exactly this many, as one write (`:` and then spaces, the start of a comment line)',
     schema: probeQuery.bytes!,
   },
   {
@@ -192,25 +215,32 @@ function authenticated(routeId: string): Record<string, ResponseDoc> {
       { key_rate: E.rateLimited, stage_throttle: E.stageThrottle },
       ['Retry-After'],
     ),
-    '500': error('Internal error (details only in the service\'s log)', { internal: E.internal }),
+    '500': error("Internal error (details only in the service's log)", { internal: E.internal }),
     '503': error(
-      'A service the API depends on is unavailable or throttled, or a start\'s outcome is not known yet: retry the request as it is after Retry-After seconds',
+      "A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds",
       { busy: E.unavailable },
       ['Retry-After'],
     ),
   };
 }
 
-const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields', { no_publication: E.noPublication });
-const START_REFUSED = error('The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields', {
-  invalid_body: E.invalidBody,
-  unknown_override: E.invalidOverrides,
-  invalid_idempotency_key: E.invalidIdempotencyKey,
+const NO_PUBLICATION = error('The project has no active publication, or (with a body) the body is invalid: `detail` names the fields', {
   no_publication: E.noPublication,
 });
+const START_REFUSED = error(
+  'The project has no active publication, or the body, the Idempotency-Key or (stream) Last-Event-ID is invalid: `detail` names the fields',
+  {
+    invalid_body: E.invalidBody,
+    unknown_override: E.invalidOverrides,
+    invalid_idempotency_key: E.invalidIdempotencyKey,
+    no_publication: E.noPublication,
+  },
+);
 const KEY_REUSED = error('The Idempotency-Key was used in the last 24 hours for a different request', { key_reused: E.keyReused });
 const TOO_LARGE = error(`The body is larger than ${MAX_EXECUTE_BODY_BYTES} bytes`, { too_large: E.tooLarge });
-const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the last event of the execution', { past_the_end: E.invalidResumePoint });
+const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the last event of the execution', {
+  past_the_end: E.invalidResumePoint,
+});
 const NO_EXECUTION = error('No such execution in this project', { no_execution: E.noExecution });
 const NO_WORKFLOW = error('No such workflow in the active publication', { no_workflow: E.noWorkflow });
 const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: E.stageThrottle }, ['Retry-After']);
@@ -231,10 +261,17 @@ const RESUME_PARAMETERS = [
     description: 'Resume after this event id (what EventSource sends when it reconnects); wins over `after`',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
-  { name: 'after', in: 'query', description: 'Resume after this event id (the resume URL\'s form)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'after',
+    in: 'query',
+    description: "Resume after this event id (the resume URL's form)",
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 ] as const;
 
-const ENDED = { description: 'The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here)' };
+const ENDED = {
+  description: 'The caller already has the last event of an execution that has ended: nothing more will come (EventSource stops here)',
+};
 
 /** The README's execute body, and one that continues a thread and seeds the user's memory. */
 const EXECUTE_EXAMPLES = {
@@ -251,39 +288,50 @@ const operations: Record<string, OperationDoc> = {
   },
   PublishedOpenApi31: {
     summary: 'This document as OpenAPI 3.1',
-    description: 'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.',
+    description:
+      'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.',
     tags: ['meta'],
     responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedDocs: {
     summary: 'This reference, for reading',
-    description: 'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no key.',
+    description:
+      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no key.',
     tags: ['meta'],
     responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedDocsScript: {
     summary: 'The script of the reference page',
-    description: 'Redoc\'s standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no key.',
+    description:
+      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no key.",
     tags: ['meta'],
-    parameters: [{ name: 'v', in: 'query', description: 'The script\'s version, as the page names it', schema: { type: 'string' } }],
+    parameters: [{ name: 'v', in: 'query', description: "The script's version, as the page names it", schema: { type: 'string' } }],
     responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedListWorkflows: {
     summary: 'List the workflows of the active publication',
-    description: 'The workflows of the project\'s active publication, with the publication they belong to.',
+    description: "The workflows of the project's active publication, with the publication they belong to.",
     tags: ['workflows'],
-    responses: { '200': { description: 'The workflows', json: 'WorkflowList' }, '400': NO_PUBLICATION, ...authenticated('PublishedListWorkflows') },
+    responses: {
+      '200': { description: 'The workflows', json: 'WorkflowList' },
+      '400': NO_PUBLICATION,
+      ...authenticated('PublishedListWorkflows'),
+    },
   },
   PublishedGetWorkflow: {
     summary: 'Workflow details',
     description: 'One workflow of the active publication: its nodes, and the parameters each one takes (what `overrides` may set).',
     tags: ['workflows'],
-    responses: { '200': { description: 'The workflow', json: 'WorkflowDetail' }, '400': NO_PUBLICATION, '404': NO_WORKFLOW, ...authenticated('PublishedGetWorkflow') },
+    responses: {
+      '200': { description: 'The workflow', json: 'WorkflowDetail' },
+      '400': NO_PUBLICATION,
+      '404': NO_WORKFLOW,
+      ...authenticated('PublishedGetWorkflow'),
+    },
   },
   PublishedExecute: {
     summary: 'Run a workflow and wait for the result',
-    description:
-      `Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
+    description: `Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
     tags: ['executions'],
     parameters: [IDEMPOTENCY_KEY],
     requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
@@ -294,8 +342,17 @@ const operations: Record<string, OperationDoc> = {
         headers: ['X-Execution-Id', ['Content-Location', 'ExecutionLocation']],
         examples: {
           completed: {
-            execution_id: EXECUTION_ID, thread_id: 'thread-42', workflow_id: 'echo', status: 'completed', output: 'Echo: hello', error: null,
-            elapsed_time: 0.42, total_steps: 2, created_at: '2026-05-01T09:30:00.000Z', finished_at: '2026-05-01T09:30:00.420Z', pending_approval: null,
+            execution_id: EXECUTION_ID,
+            thread_id: 'thread-42',
+            workflow_id: 'echo',
+            status: 'completed',
+            output: 'Echo: hello',
+            error: null,
+            elapsed_time: 0.42,
+            total_steps: 2,
+            created_at: '2026-05-01T09:30:00.000Z',
+            finished_at: '2026-05-01T09:30:00.420Z',
+            pending_approval: null,
             usage: { model_calls: 1, input_tokens: 0, output_tokens: 2, tool_calls: 0, images: 0 },
           },
         },
@@ -309,9 +366,13 @@ const operations: Record<string, OperationDoc> = {
   },
   PublishedStreamWorkflow: {
     summary: 'Run a workflow and stream its events',
-    description: 'Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
+    description:
+      'Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
     tags: ['executions'],
-    parameters: [IDEMPOTENCY_KEY, { ...RESUME_PARAMETERS[0], description: 'With an Idempotency-Key that names a run already: resume its stream after this event id' }],
+    parameters: [
+      IDEMPOTENCY_KEY,
+      { ...RESUME_PARAMETERS[0], description: 'With an Idempotency-Key that names a run already: resume its stream after this event id' },
+    ],
     requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
     responses: {
       '200': {
@@ -332,15 +393,24 @@ const operations: Record<string, OperationDoc> = {
     summary: 'Status and result of an execution (polling)',
     description: 'The execution as it stands: its status, output or error, the approval it waits for, and what it has spent.',
     tags: ['executions'],
-    responses: { '200': { description: 'The execution', json: 'Execution' }, '404': NO_EXECUTION, ...authenticated('PublishedGetExecution') },
+    responses: {
+      '200': { description: 'The execution', json: 'Execution' },
+      '404': NO_EXECUTION,
+      ...authenticated('PublishedGetExecution'),
+    },
   },
   PublishedStreamExecution: {
-    summary: 'An execution\'s whole event stream, replayed and then live',
+    summary: "An execution's whole event stream, replayed and then live",
     description: 'The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.',
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
-      '200': { description: 'Server-sent events until `complete`', events: 'RunStreamEvent', streamExamples: STREAMS.replay, headers: STREAM_HEADERS },
+      '200': {
+        description: 'Server-sent events until `complete`',
+        events: 'RunStreamEvent',
+        streamExamples: STREAMS.replay,
+        headers: STREAM_HEADERS,
+      },
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
@@ -348,12 +418,18 @@ const operations: Record<string, OperationDoc> = {
     },
   },
   PublishedExecutionEvents: {
-    summary: 'Subscribe to an execution\'s lifecycle',
-    description: 'Subscribe-then-fetch: the first event is the execution\'s current status; an execution already finished gets that one event and the stream closes.',
+    summary: "Subscribe to an execution's lifecycle",
+    description:
+      "Subscribe-then-fetch: the first event is the execution's current status; an execution already finished gets that one event and the stream closes.",
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
-      '200': { description: 'Server-sent events until the final status', events: 'LifecycleStreamEvent', streamExamples: STREAMS.lifecycle, headers: STREAM_HEADERS },
+      '200': {
+        description: 'Server-sent events until the final status',
+        events: 'LifecycleStreamEvent',
+        streamExamples: STREAMS.lifecycle,
+        headers: STREAM_HEADERS,
+      },
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
@@ -374,12 +450,12 @@ const operations: Record<string, OperationDoc> = {
   PublishedStreamProbe: {
     summary: 'Measure whether small streamed writes reach the client at once',
     description:
-      'For operators: tells whether this deployment\'s response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, ' +
+      "For operators: tells whether this deployment's response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, " +
       'which decides how much filler the event streams must send after a write that has to arrive. ' +
       'The function writes, as one write, exactly `bytes` bytes: `:` and `bytes`-1 spaces, the start of a comment line, with no newline. ' +
       'Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the heartbeat or filler of the other streams is added. ' +
       'A client that has the first `bytes` bytes well before `hold_ms` has passed saw the write pass through unheld. ' +
-      'Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key\'s rate limit like any request.',
+      "Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key's rate limit like any request.",
     tags: ['meta'],
     parameters: PROBE_PARAMETERS,
     responses: {
@@ -389,12 +465,18 @@ const operations: Record<string, OperationDoc> = {
         streamExamples: STREAMS.probe,
         headers: STREAM_HEADERS,
       },
-      '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter', { out_of_bounds: E.invalidProbe }),
+      '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter', {
+        out_of_bounds: E.invalidProbe,
+      }),
       ...authenticated('PublishedStreamProbe'),
     },
   },
-  PublishedApprove: decision('PublishedApprove', 'Approve the pending step', 'The run resumes along the approval\'s `approved` edge.'),
-  PublishedReject: decision('PublishedReject', 'Reject the pending step', 'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.'),
+  PublishedApprove: decision('PublishedApprove', 'Approve the pending step', "The run resumes along the approval's `approved` edge."),
+  PublishedReject: decision(
+    'PublishedReject',
+    'Reject the pending step',
+    'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.',
+  ),
 };
 
 function decision(routeId: string, summary: string, description: string): OperationDoc {
@@ -402,15 +484,23 @@ function decision(routeId: string, summary: string, description: string): Operat
     summary,
     description,
     tags: ['executions'],
-    requestBody: { schema: 'DecisionRequest', required: false, description: 'May be omitted: feedback defaults to empty', examples: { feedback: { feedback: 'ok' } } },
+    requestBody: {
+      schema: 'DecisionRequest',
+      required: false,
+      description: 'May be omitted: feedback defaults to empty',
+      examples: { feedback: { feedback: 'ok' } },
+    },
     responses: {
       '200': { description: 'The decision was delivered; the run goes on', json: 'DecisionResult' },
       '400': error('The body is invalid: `detail` names the fields', { invalid_body: E.invalidDecision }),
       '404': NO_EXECUTION,
-      '409': error('The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)', {
-        not_waiting: E.notWaiting,
-        already_answered: E.noLongerPending,
-      }),
+      '409': error(
+        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)',
+        {
+          not_waiting: E.notWaiting,
+          already_answered: E.noLongerPending,
+        },
+      ),
       '413': TOO_LARGE,
       ...authenticated(routeId),
     },
@@ -441,17 +531,21 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       basePath: PUBLISHED_BASE_PATH,
       server: {
         variable: 'base_url',
-        description: 'The API\'s URL: where this document was fetched from (on AWS the stack\'s ApiUrl output without its trailing slash, https://<id>.execute-api.<region>.amazonaws.com/prod)',
+        description:
+          "The API's URL: where this document was fetched from (on AWS the stack's ApiUrl output without its trailing slash, https://<id>.execute-api.<region>.amazonaws.com/prod)",
       },
       tags: [
-        { name: 'workflows', description: 'The workflows of the project\'s active publication' },
+        { name: 'workflows', description: "The workflows of the project's active publication" },
         { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
         { name: 'meta', description: 'About the API itself' },
       ],
       routes,
       operations,
       pathParameters: {
-        workflow_id: { description: 'A workflow of the active publication', schema: { type: 'string', pattern: WORKFLOW_ID_PATTERN.source } },
+        workflow_id: {
+          description: 'A workflow of the active publication',
+          schema: { type: 'string', pattern: WORKFLOW_ID_PATTERN.source },
+        },
         execution_id: { description: 'An execution of this project', schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source } },
       },
       schemas: {
@@ -462,17 +556,19 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       },
       headers: {
         'X-Execution-Id': {
-          description: 'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
+          description:
+            'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
           schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },
           required: true,
         },
         ExecutionLocation: {
-          description: 'Where the execution\'s status continues: its GET /executions/{execution_id} URL, to poll if the connection drops',
+          description: "Where the execution's status continues: its GET /executions/{execution_id} URL, to poll if the connection drops",
           schema: { type: 'string' },
           required: true,
         },
         StreamLocation: {
-          description: 'Where the stream continues: the execution\'s GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops',
+          description:
+            "Where the stream continues: the execution's GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops",
           schema: { type: 'string' },
           required: true,
         },
@@ -483,7 +579,8 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'A project API key: `Authorization: Bearer <API_KEY>`. Each operation names the one scope its key needs (`x-scope`, and in its description); `*` holds them all.',
+          description:
+            'A project API key: `Authorization: Bearer <API_KEY>`. Each operation names the one scope its key needs (`x-scope`, and in its description); `*` holds them all.',
         },
       },
       scopedScheme: 'apiKey',
@@ -493,7 +590,7 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
 }
 
 const INFO_DESCRIPTION = [
-  'Runs the workflows of a project\'s active publication. Every operation but the two documents needs a project API key (`Authorization: Bearer <API_KEY>`) holding the operation\'s scope.',
+  "Runs the workflows of a project's active publication. Every operation but the two documents needs a project API key (`Authorization: Bearer <API_KEY>`) holding the operation's scope.",
   'A run is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to retry.',
   `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests a minute.`,
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',

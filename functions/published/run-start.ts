@@ -20,7 +20,9 @@ export function idempotencyKey(request: HttpRequest): string | undefined {
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY_PATTERN.test(value)) {
-    throw new ValidationError([{ field: IDEMPOTENCY_KEY_HEADER, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters` }]);
+    throw new ValidationError([
+      { field: IDEMPOTENCY_KEY_HEADER, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters` },
+    ]);
   }
   return value;
 }

@@ -1,6 +1,14 @@
 import type { Context } from 'aws-lambda';
 import { routePath } from '#functions/routes.ts';
-import { assertLogOwner, checkResumePoint, type ResumeField, type StreamedEvent, type StreamEnd, type TailDeps, type TailOptions } from '#executions/run-event-streams.ts';
+import {
+  assertLogOwner,
+  checkResumePoint,
+  type ResumeField,
+  type StreamedEvent,
+  type StreamEnd,
+  type TailDeps,
+  type TailOptions,
+} from '#executions/run-event-streams.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from './external-url.ts';
 import { header, type HttpRequest } from '#shared/http/http-stack.ts';

@@ -63,7 +63,11 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     profiles: { us: ['us-east-1', 'us-east-2', 'us-west-2'], eu: NOVA_EU, apac: NOVA_APAC },
     onDemand: true,
     inRegion: ['us-east-1', 'eu-west-2', 'ap-southeast-2'],
-    checked: { source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-micro.html', on: CHECKED_ON, note: NOVA_V1_NOTE },
+    checked: {
+      source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-micro.html',
+      on: CHECKED_ON,
+      note: NOVA_V1_NOTE,
+    },
   },
   {
     id: 'amazon.nova-lite-v1:0',
@@ -72,7 +76,11 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     profiles: { us: US, eu: NOVA_EU, apac: NOVA_APAC },
     onDemand: true,
     inRegion: ['us-east-1', 'eu-north-1', 'eu-west-2', 'ap-northeast-1', 'ap-southeast-2', 'ap-southeast-3', 'me-central-1'],
-    checked: { source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-lite.html', on: CHECKED_ON, note: NOVA_V1_NOTE },
+    checked: {
+      source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-lite.html',
+      on: CHECKED_ON,
+      note: NOVA_V1_NOTE,
+    },
   },
   {
     id: 'amazon.nova-pro-v1:0',
@@ -91,7 +99,17 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
       us: [...US, 'ca-central-1', 'ca-west-1'],
       eu: ['eu-central-1', 'eu-north-1', 'eu-south-1', 'eu-south-2', 'eu-west-1', 'eu-west-3'],
       jp: ['ap-northeast-1'],
-      global: ['eu-west-2', 'il-central-1', 'me-central-1', 'ap-east-2', 'ap-northeast-2', 'ap-south-1', 'ap-southeast-1', 'ap-southeast-2', 'ap-southeast-3'],
+      global: [
+        'eu-west-2',
+        'il-central-1',
+        'me-central-1',
+        'ap-east-2',
+        'ap-northeast-2',
+        'ap-south-1',
+        'ap-southeast-1',
+        'ap-southeast-2',
+        'ap-southeast-3',
+      ],
     },
     onDemand: false,
     inRegion: [],
@@ -131,7 +149,11 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     inRegion: ['us-west-2'],
     endOfLife: '2026-06-19',
     replacement: { model: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' },
-    checked: { source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-3-5-haiku.html', on: CHECKED_ON, note: 'Ended: "Model EOL date: June 19, 2026"' },
+    checked: {
+      source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-3-5-haiku.html',
+      on: CHECKED_ON,
+      note: 'Ended: "Model EOL date: June 19, 2026"',
+    },
   },
   {
     id: 'amazon.nova-canvas-v1:0',
@@ -221,7 +243,9 @@ export function regionProblem(id: string, region: string): string | undefined {
   const found = lookUpModel(id, 0);
   if (!found) return undefined;
   const { model } = found;
-  const callable = found.viaProfile ? model.profiles[PROFILE_PREFIX.exec(id)![1] as Geography]!.includes(region) : model.inRegion.includes(region);
+  const callable = found.viaProfile
+    ? model.profiles[PROFILE_PREFIX.exec(id)![1] as Geography]!.includes(region)
+    : model.inRegion.includes(region);
   if (callable) return undefined;
   const instead = regionalIds([model], region);
   const where = found.viaProfile ? `its profile cannot be called from ${region}` : `Bedrock does not serve it on demand in ${region}`;
@@ -236,15 +260,22 @@ export function modelProblem(id: string, kind: CatalogModel['kind'], now: number
   const found = lookUpModel(id, now);
   if (!found) {
     const served = servedIds(kind, now);
-    return { refuse: `"${id}" is not a supported Bedrock model; ${served.length > 0 ? `supported: ${served.join(', ')}` : noneServed(kind)}` };
+    return {
+      refuse: `"${id}" is not a supported Bedrock model; ${served.length > 0 ? `supported: ${served.join(', ')}` : noneServed(kind)}`,
+    };
   }
   const { model, state } = found;
   if (model.kind !== kind) return { refuse: `"${id}" is ${model.kind === 'image' ? 'an image' : 'a text'} model` };
   if (!found.viaProfile && !model.onDemand) {
-    return { refuse: `"${id}" is served on demand only through an inference profile: name ${geographiesOf(model).map((geography) => `${geography}.${model.id}`).join(' or ')}` };
+    return {
+      refuse: `"${id}" is served on demand only through an inference profile: name ${geographiesOf(model)
+        .map((geography) => `${geography}.${model.id}`)
+        .join(' or ')}`,
+    };
   }
   if (state === 'ended') return { refuse: endedMessage(id, model) };
-  if (state === 'legacy') return { warn: `"${id}" is Legacy on Bedrock and stops answering on ${model.endOfLife}${insteadOf(model, state)}` };
+  if (state === 'legacy')
+    return { warn: `"${id}" is Legacy on Bedrock and stops answering on ${model.endOfLife}${insteadOf(model, state)}` };
   return {};
 }
 
@@ -259,7 +290,9 @@ export function endedMessage(id: string, model: CatalogModel): string {
  */
 export function missingModelProblem(kind: CatalogModel['kind'], now: number): string {
   if (servedIds(kind, now).length > 0) return 'required for provider bedrock';
-  const ended = BEDROCK_CATALOG.filter((model) => model.kind === kind).map((model) => `"${model.id}" reached end of life on Bedrock on ${model.endOfLife}`);
+  const ended = BEDROCK_CATALOG.filter((model) => model.kind === kind).map(
+    (model) => `"${model.id}" reached end of life on Bedrock on ${model.endOfLife}`,
+  );
   return `required for provider bedrock, and ${[...ended, noneServed(kind)].join('; ')}`;
 }
 
@@ -273,7 +306,11 @@ function servedIds(kind: CatalogModel['kind'], now: number): string[] {
 
 /** That the catalog serves no model of `kind`, with what its ended models of that kind say to do instead. */
 function noneServed(kind: CatalogModel['kind']): string {
-  const instead = new Set(BEDROCK_CATALOG.flatMap((model) => (model.kind === kind && model.replacement && 'none' in model.replacement ? [model.replacement.none] : [])));
+  const instead = new Set(
+    BEDROCK_CATALOG.flatMap((model) =>
+      model.kind === kind && model.replacement && 'none' in model.replacement ? [model.replacement.none] : [],
+    ),
+  );
   return `no Bedrock ${kind} model is supported now${instead.size > 0 ? `: ${[...instead].join('; ')}` : ''}`;
 }
 
@@ -285,5 +322,7 @@ function insteadOf(model: CatalogModel, state: ModelState): string {
   const replacement = model.replacement;
   if (replacement === undefined) return '';
   if ('model' in replacement) return `; use ${replacement.model}`;
-  return state === 'ended' ? `; ${noneServed(model.kind)}` : `; the product supports no other Bedrock ${model.kind} model: ${replacement.none}`;
+  return state === 'ended'
+    ? `; ${noneServed(model.kind)}`
+    : `; the product supports no other Bedrock ${model.kind} model: ${replacement.none}`;
 }

@@ -19,7 +19,10 @@ export abstract class DomainError extends Error {
 
 export class ValidationError extends DomainError {
   readonly statusCode = 400;
-  constructor(readonly details: FieldIssue[], message = 'Validation error') {
+  constructor(
+    readonly details: FieldIssue[],
+    message = 'Validation error',
+  ) {
     super(message);
   }
 }
@@ -90,7 +93,11 @@ export class ServiceUnavailableError extends DomainError {
  * assumed about the missing part: the request is refused with 503 and the caller retries later.
  */
 export class BatchIncompleteError extends ServiceUnavailableError {
-  constructor(readonly operation: 'BatchGetItem' | 'BatchWriteItem', readonly unprocessed: number, attempts: number) {
+  constructor(
+    readonly operation: 'BatchGetItem' | 'BatchWriteItem',
+    readonly unprocessed: number,
+    attempts: number,
+  ) {
     super(`The data store is busy (${operation} left ${unprocessed} item(s) unprocessed after ${attempts} attempts); retry later`);
   }
 }

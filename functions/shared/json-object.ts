@@ -11,7 +11,6 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 export const jsonObjectSchema = z.custom<Record<string, unknown>>(isJsonObject, { message: 'must be a JSON object' });
 
-
 /** How deep `value` nests objects and arrays, counted without recursion (a hostile value may nest thousands deep): past `limit`, true. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   const pending: [unknown, number][] = [[value, 0]];

@@ -344,7 +344,10 @@ export const RECORDING_TRANSFER_TIMEOUT_MS = 120 * SECOND_MS;
  * and a margin for its reads and writes. A CollectBatch invocation starts no event later than this before its
  * timeout, so it never times out inside a page (a timed-out batch would be retried on the same events).
  */
-export const COLLECTION_EVENT_MAX_MS = COLLECTION_ATTEMPTS_PER_SWEEP * RECORDING_TRANSFER_TIMEOUT_MS + (COLLECTION_ATTEMPTS_PER_SWEEP - 1) * COLLECTION_RETRY_PAUSE_MS + 30 * SECOND_MS;
+export const COLLECTION_EVENT_MAX_MS =
+  COLLECTION_ATTEMPTS_PER_SWEEP * RECORDING_TRANSFER_TIMEOUT_MS +
+  (COLLECTION_ATTEMPTS_PER_SWEEP - 1) * COLLECTION_RETRY_PAUSE_MS +
+  30 * SECOND_MS;
 /** A claim older than this belongs to a sweep that died (a transfer takes at most 2 minutes, twice). */
 export const COLLECTION_CLAIM_LEASE_MS = 15 * MINUTE_MS;
 /** Recordings and hand-off documents in the bucket (lifecycle rules on `recordings/` and `handoff/`). */

@@ -27,13 +27,37 @@ export interface RateLimit {
 
 export const RATE_LIMITS = {
   /** Webhook spec section 8: every request to a link counts, whatever it turns out to be. */
-  requestsPerLinkPerMinute: { prefix: 'rate', limit: MAX_REQUESTS_PER_MINUTE_PER_LINK, window: MINUTE_MS, keepMs: 0, refusal: 'Request rate limit of this link exceeded' },
+  requestsPerLinkPerMinute: {
+    prefix: 'rate',
+    limit: MAX_REQUESTS_PER_MINUTE_PER_LINK,
+    window: MINUTE_MS,
+    keepMs: 0,
+    refusal: 'Request rate limit of this link exceeded',
+  },
   /** Webhook spec section 8: accepted events per link per UTC day; a duplicate gives its unit back. */
-  acceptedEventsPerLinkPerDay: { prefix: 'quota', limit: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, window: 'utcDay', keepMs: DAY_MS, refusal: 'Daily limit of accepted events for this link reached' },
+  acceptedEventsPerLinkPerDay: {
+    prefix: 'quota',
+    limit: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK,
+    window: 'utcDay',
+    keepMs: DAY_MS,
+    refusal: 'Daily limit of accepted events for this link reached',
+  },
   /** Token guessing: unknown tokens per client IP; a blocked address gets 429 for the rest of the window. */
-  unknownTokensPerIp: { prefix: 'guess', limit: MAX_UNKNOWN_TOKENS_PER_IP, window: UNKNOWN_TOKEN_WINDOW_MS, keepMs: 0, refusal: 'Too many requests with unknown links from this address' },
+  unknownTokensPerIp: {
+    prefix: 'guess',
+    limit: MAX_UNKNOWN_TOKENS_PER_IP,
+    window: UNKNOWN_TOKEN_WINDOW_MS,
+    keepMs: 0,
+    refusal: 'Too many requests with unknown links from this address',
+  },
   /** Published API spec section 5: requests per API key per minute. */
-  requestsPerKeyPerMinute: { prefix: 'key-rate', limit: MAX_REQUESTS_PER_MINUTE_PER_KEY, window: MINUTE_MS, keepMs: 0, refusal: `Rate limit of ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute exceeded` },
+  requestsPerKeyPerMinute: {
+    prefix: 'key-rate',
+    limit: MAX_REQUESTS_PER_MINUTE_PER_KEY,
+    window: MINUTE_MS,
+    keepMs: 0,
+    refusal: `Rate limit of ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute exceeded`,
+  },
 } as const satisfies Record<string, RateLimit>;
 
 /** API Gateway's stage-wide throttle (requests per second, burst), in front of the limits above. */

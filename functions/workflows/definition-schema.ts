@@ -105,7 +105,9 @@ const memoryNode = z.strictObject({
 
 const conditionNode = z.strictObject({
   type: z.literal('condition'),
-  cases: z.array(z.strictObject({ if: z.string().check(z.minLength(1), z.maxLength(10_000)), next: nodeId })).check(z.minLength(1), z.maxLength(50)),
+  cases: z
+    .array(z.strictObject({ if: z.string().check(z.minLength(1), z.maxLength(10_000)), next: nodeId }))
+    .check(z.minLength(1), z.maxLength(50)),
   else: nodeId,
 });
 
@@ -133,7 +135,9 @@ const scriptSteps = {
 const scriptStep = chosenUnion(
   [scriptSteps.reply, scriptSteps.tool_calls, scriptSteps.handoff],
   (value) => {
-    const held = isJsonObject(value) ? (Object.keys(scriptSteps) as (keyof typeof scriptSteps)[]).filter((key) => Object.hasOwn(value, key)) : [];
+    const held = isJsonObject(value)
+      ? (Object.keys(scriptSteps) as (keyof typeof scriptSteps)[]).filter((key) => Object.hasOwn(value, key))
+      : [];
     return held.length === 1 ? scriptSteps[held[0]!] : undefined;
   },
   'a turn is an object with exactly one of reply, tool_calls or handoff',
@@ -272,11 +276,13 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
   switch (node.type) {
     case 'llm':
       if (node.provider === 'scripted' && node.reply === undefined) return [{ field: 'reply', message: 'required for provider scripted' }];
-      if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
+      if (node.provider === 'bedrock' && node.model_id === undefined)
+        return [{ field: 'model_id', message: 'required for provider bedrock' }];
       return [];
     case 'agent':
       if (node.provider === 'scripted' && node.script.length === 0) return [{ field: 'script', message: 'required for provider scripted' }];
-      if (node.provider === 'bedrock' && node.model_id === undefined) return [{ field: 'model_id', message: 'required for provider bedrock' }];
+      if (node.provider === 'bedrock' && node.model_id === undefined)
+        return [{ field: 'model_id', message: 'required for provider bedrock' }];
       return [];
     case 'image':
       return imageSizeProblems(node);
@@ -291,8 +297,10 @@ export function nodeProblems(node: WorkflowNode): { field: string; message: stri
  * `model_id`. An image node without a model is refused here, where the catalog's state is known, and not defaulted.
  */
 export function modelIssues(node: WorkflowNode, now: number): { refuse: string[]; warn: string[] } {
-  const named = (node.type === 'llm' || node.type === 'agent' || node.type === 'image') && node.provider === 'bedrock' ? node.model_id : undefined;
-  if (named === undefined && node.type === 'image' && node.provider === 'bedrock') return { refuse: [missingModelProblem('image', now)], warn: [] };
+  const named =
+    (node.type === 'llm' || node.type === 'agent' || node.type === 'image') && node.provider === 'bedrock' ? node.model_id : undefined;
+  if (named === undefined && node.type === 'image' && node.provider === 'bedrock')
+    return { refuse: [missingModelProblem('image', now)], warn: [] };
   if (named === undefined) return { refuse: [], warn: [] };
   const { refuse, warn } = modelProblem(named, node.type === 'image' ? 'image' : 'text', now);
   return { refuse: refuse ? [refuse] : [], warn: warn ? [warn] : [] };
@@ -303,19 +311,28 @@ function imageSizeProblems(node: NodeOfType<'image'>): { field: string; message:
   const problems: { field: string; message: string }[] = [];
   if (node.provider === 'scripted') {
     for (const side of ['width', 'height'] as const) {
-      if (node[side] > MAX_SCRIPTED_IMAGE_SIDE) problems.push({ field: side, message: `at most ${MAX_SCRIPTED_IMAGE_SIDE} for provider scripted` });
+      if (node[side] > MAX_SCRIPTED_IMAGE_SIDE)
+        problems.push({ field: side, message: `at most ${MAX_SCRIPTED_IMAGE_SIDE} for provider scripted` });
     }
     return problems;
   }
   for (const side of ['width', 'height'] as const) {
     const value = node[side];
     if (value < NOVA_CANVAS_MIN_SIDE || value % NOVA_CANVAS_SIDE_STEP !== 0) {
-      problems.push({ field: side, message: `must be ${NOVA_CANVAS_MIN_SIDE}-${NOVA_CANVAS_MAX_SIDE} and divisible by ${NOVA_CANVAS_SIDE_STEP} for provider bedrock` });
+      problems.push({
+        field: side,
+        message: `must be ${NOVA_CANVAS_MIN_SIDE}-${NOVA_CANVAS_MAX_SIDE} and divisible by ${NOVA_CANVAS_SIDE_STEP} for provider bedrock`,
+      });
     }
   }
-  if (node.width * node.height > NOVA_CANVAS_MAX_PIXELS) problems.push({ field: 'width', message: `width × height must be at most ${NOVA_CANVAS_MAX_PIXELS} pixels for provider bedrock` });
+  if (node.width * node.height > NOVA_CANVAS_MAX_PIXELS)
+    problems.push({ field: 'width', message: `width × height must be at most ${NOVA_CANVAS_MAX_PIXELS} pixels for provider bedrock` });
   const aspect = Math.max(node.width, node.height) / Math.min(node.width, node.height);
-  if (aspect > NOVA_CANVAS_MAX_ASPECT) problems.push({ field: 'height', message: `the aspect ratio must be within 1:${NOVA_CANVAS_MAX_ASPECT} and ${NOVA_CANVAS_MAX_ASPECT}:1 for provider bedrock` });
+  if (aspect > NOVA_CANVAS_MAX_ASPECT)
+    problems.push({
+      field: 'height',
+      message: `the aspect ratio must be within 1:${NOVA_CANVAS_MAX_ASPECT} and ${NOVA_CANVAS_MAX_ASPECT}:1 for provider bedrock`,
+    });
   if (!/\{\{/.test(node.prompt) && node.prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS) {
     problems.push({ field: 'prompt', message: `at most ${NOVA_CANVAS_MAX_PROMPT_CHARS} characters for provider bedrock` });
   }

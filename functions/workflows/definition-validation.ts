@@ -4,10 +4,18 @@ import { toFieldIssues } from '#shared/http/field-issues.ts';
 import * as z from '#shared/zod.ts';
 import { CONVERSE_TOOL_NAME_MAX, MAX_SECRETS_PER_TOOL, SECRET_NAME_PATTERN } from '#shared/limits.ts';
 import { HANDOFF_TOOL_PREFIX, secretReferencesIn } from './tool-references.ts';
-import { modelIssues, nodeProblems, workflowShape, type NodeOfType, type ToolDefinition, type WorkflowDefinition } from './definition-schema.ts';
+import {
+  modelIssues,
+  nodeProblems,
+  workflowShape,
+  type NodeOfType,
+  type ToolDefinition,
+  type WorkflowDefinition,
+} from './definition-schema.ts';
 
 const SECRET_REFERENCE = /\{\{\s*secret\./;
-const SECRET_OUTSIDE_TEMPLATES = 'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event';
+const SECRET_OUTSIDE_TEMPLATES =
+  'uses {{secret.*}}; secrets are read only in tool URLs and headers, so they never reach a model, an output or an event';
 import { toolUrlProblem } from '#shared/network/public-url.ts';
 import { definitionSizeProblem } from './publication-service.ts';
 
@@ -18,55 +26,61 @@ import { definitionSizeProblem } from './publication-service.ts';
  */
 export function definitionSchema(options: DefinitionOptions) {
   return workflowShape.check(
-  z.superRefine((definition, context) => {
-    const known = new Set(Object.keys(definition.nodes));
-    for (const [name, tool] of Object.entries(definition.tools)) {
-      const problem = toolUrlProblem(tool.url, options.allowLoopbackTools);
-      if (problem) context.addIssue({ code: 'custom', path: ['tools', name, 'url'], message: problem });
-      for (const { path, message } of toolSecretProblems(tool)) context.addIssue({ code: 'custom', path: ['tools', name, ...path], message });
-      for (const path of secretReferencePaths({ description: tool.description, ...(tool.type === 'http' ? { parameters: tool.parameters } : {}) })) {
-        context.addIssue({ code: 'custom', path: ['tools', name, ...path], message: SECRET_OUTSIDE_TEMPLATES });
+    z.superRefine((definition, context) => {
+      const known = new Set(Object.keys(definition.nodes));
+      for (const [name, tool] of Object.entries(definition.tools)) {
+        const problem = toolUrlProblem(tool.url, options.allowLoopbackTools);
+        if (problem) context.addIssue({ code: 'custom', path: ['tools', name, 'url'], message: problem });
+        for (const { path, message } of toolSecretProblems(tool))
+          context.addIssue({ code: 'custom', path: ['tools', name, ...path], message });
+        for (const path of secretReferencePaths({
+          description: tool.description,
+          ...(tool.type === 'http' ? { parameters: tool.parameters } : {}),
+        })) {
+          context.addIssue({ code: 'custom', path: ['tools', name, ...path], message: SECRET_OUTSIDE_TEMPLATES });
+        }
       }
-    }
-    const edge = (target: string, path: (string | number)[]) => {
-      if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
-    };
-    edge(definition.start, ['start']);
-    for (const [id, node] of Object.entries(definition.nodes)) {
-      const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
-      for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
-      for (const message of modelIssues(node, options.now).refuse) context.addIssue({ code: 'custom', path: at('model_id'), message });
-      if (SECRET_REFERENCE.test(JSON.stringify(node))) {
-        context.addIssue({ code: 'custom', path: at(), message: SECRET_OUTSIDE_TEMPLATES });
+      const edge = (target: string, path: (string | number)[]) => {
+        if (!known.has(target)) context.addIssue({ code: 'custom', path, message: `unknown node "${target}"` });
+      };
+      edge(definition.start, ['start']);
+      for (const [id, node] of Object.entries(definition.nodes)) {
+        const at = (...rest: (string | number)[]) => ['nodes', id, ...rest];
+        for (const problem of nodeProblems(node)) context.addIssue({ code: 'custom', path: at(problem.field), message: problem.message });
+        for (const message of modelIssues(node, options.now).refuse) context.addIssue({ code: 'custom', path: at('model_id'), message });
+        if (SECRET_REFERENCE.test(JSON.stringify(node))) {
+          context.addIssue({ code: 'custom', path: at(), message: SECRET_OUTSIDE_TEMPLATES });
+        }
+        switch (node.type) {
+          case 'approval':
+            if (typeof node.next === 'string') edge(node.next, at('next'));
+            else {
+              edge(node.next.approved, at('next', 'approved'));
+              if (node.next.rejected) edge(node.next.rejected, at('next', 'rejected'));
+            }
+            break;
+          case 'condition':
+            node.cases.forEach((branch, i) => {
+              edge(branch.next, at('cases', i, 'next'));
+              const syntax = conditionSyntaxProblem(branch.if);
+              if (syntax) context.addIssue({ code: 'custom', path: at('cases', i, 'if'), message: syntax });
+            });
+            edge(node.else, at('else'));
+            break;
+          case 'agent':
+            agentProblems(definition, node).forEach(({ path, message }) =>
+              context.addIssue({ code: 'custom', path: at(...path), message }),
+            );
+            edge(node.next, at('next'));
+            break;
+          case 'fail':
+          case 'end':
+            break;
+          default:
+            edge(node.next, at('next'));
+        }
       }
-      switch (node.type) {
-        case 'approval':
-          if (typeof node.next === 'string') edge(node.next, at('next'));
-          else {
-            edge(node.next.approved, at('next', 'approved'));
-            if (node.next.rejected) edge(node.next.rejected, at('next', 'rejected'));
-          }
-          break;
-        case 'condition':
-          node.cases.forEach((branch, i) => {
-            edge(branch.next, at('cases', i, 'next'));
-            const syntax = conditionSyntaxProblem(branch.if);
-            if (syntax) context.addIssue({ code: 'custom', path: at('cases', i, 'if'), message: syntax });
-          });
-          edge(node.else, at('else'));
-          break;
-        case 'agent':
-          agentProblems(definition, node).forEach(({ path, message }) => context.addIssue({ code: 'custom', path: at(...path), message }));
-          edge(node.next, at('next'));
-          break;
-        case 'fail':
-        case 'end':
-          break;
-        default:
-          edge(node.next, at('next'));
-      }
-    }
-  }),
+    }),
   );
 }
 
@@ -81,7 +95,9 @@ export interface DefinitionOptions {
  * Bedrock stops answering (`<source>.nodes.<id>.model_id`).
  */
 export function definitionWarnings(definition: WorkflowDefinition, source: string, now: number): FieldIssue[] {
-  return Object.entries(definition.nodes).flatMap(([id, node]) => modelIssues(node, now).warn.map((message) => ({ field: `${source}.nodes.${id}.model_id`, message })));
+  return Object.entries(definition.nodes).flatMap(([id, node]) =>
+    modelIssues(node, now).warn.map((message) => ({ field: `${source}.nodes.${id}.model_id`, message })),
+  );
 }
 
 /**
@@ -96,8 +112,13 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
     if (!entry) return void problems.push({ path: ['tools', i], message: `unknown tool "${entryName}"` });
     for (const name of entry.type === 'mcp' ? entry.tools : [entryName]) {
       const earlier = visible.get(name);
-      if (earlier !== undefined) problems.push({ path: ['tools', i], message: `tool name "${name}" is also given by "${earlier}"; the model could not tell them apart` });
-      else if (name.startsWith(HANDOFF_TOOL_PREFIX)) problems.push({ path: ['tools', i], message: `tool name "${name}" starts with ${HANDOFF_TOOL_PREFIX}, which names hand-offs` });
+      if (earlier !== undefined)
+        problems.push({
+          path: ['tools', i],
+          message: `tool name "${name}" is also given by "${earlier}"; the model could not tell them apart`,
+        });
+      else if (name.startsWith(HANDOFF_TOOL_PREFIX))
+        problems.push({ path: ['tools', i], message: `tool name "${name}" starts with ${HANDOFF_TOOL_PREFIX}, which names hand-offs` });
       visible.set(name, entryName);
     }
   });
@@ -115,7 +136,8 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
   node.script.forEach((step, i) => {
     if ('tool_calls' in step) {
       step.tool_calls.forEach((call, j) => {
-        if (!visible.has(call.tool)) problems.push({ path: ['script', i, 'tool_calls', j, 'tool'], message: `"${call.tool}" is not one of this agent's tools` });
+        if (!visible.has(call.tool))
+          problems.push({ path: ['script', i, 'tool_calls', j, 'tool'], message: `"${call.tool}" is not one of this agent's tools` });
       });
     }
     if ('handoff' in step && !node.handoffs.includes(step.handoff)) {
@@ -128,8 +150,11 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
 /** `{{secret.NAME}}` names an SSM parameter segment; a tool reads at most MAX_SECRETS_PER_TOOL of them per call. */
 function toolSecretProblems(tool: ToolDefinition): { path: (string | number)[]; message: string }[] {
   const names = secretReferencesIn([tool.url, ...Object.values(tool.headers)]);
-  const problems = names.filter((name) => !SECRET_NAME_PATTERN.test(name)).map((name) => ({ path: [] as (string | number)[], message: `secret name "${name}" must be 1-128 letters, digits, _ . or -` }));
-  if (names.length > MAX_SECRETS_PER_TOOL) problems.push({ path: [], message: `uses ${names.length} secrets; a tool uses at most ${MAX_SECRETS_PER_TOOL}` });
+  const problems = names
+    .filter((name) => !SECRET_NAME_PATTERN.test(name))
+    .map((name) => ({ path: [] as (string | number)[], message: `secret name "${name}" must be 1-128 letters, digits, _ . or -` }));
+  if (names.length > MAX_SECRETS_PER_TOOL)
+    problems.push({ path: [], message: `uses ${names.length} secrets; a tool uses at most ${MAX_SECRETS_PER_TOOL}` });
   return problems;
 }
 
@@ -138,7 +163,10 @@ function secretReferencePaths(value: unknown, path: (string | number)[] = []): (
   if (typeof value === 'string') return SECRET_REFERENCE.test(value) ? [path] : [];
   if (Array.isArray(value)) return value.flatMap((item, i) => secretReferencePaths(item, [...path, i]));
   if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => [...(SECRET_REFERENCE.test(key) ? [[...path, key]] : []), ...secretReferencePaths(item, [...path, key])]);
+  return Object.entries(value).flatMap(([key, item]) => [
+    ...(SECRET_REFERENCE.test(key) ? [[...path, key]] : []),
+    ...secretReferencePaths(item, [...path, key]),
+  ]);
 }
 
 function conditionSyntaxProblem(expression: string): string | undefined {

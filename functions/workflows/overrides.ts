@@ -40,8 +40,10 @@ export function applyOverrides(definition: WorkflowDefinition, overrides: Overri
       issues.push(...toFieldIssues(parsed.error, ['overrides', nodeId]));
       continue;
     }
-    for (const problem of nodeProblems(parsed.data)) issues.push({ field: `overrides.${nodeId}.${problem.field}`, message: problem.message });
-    if (now !== undefined) for (const message of modelIssues(parsed.data, now).refuse) issues.push({ field: `overrides.${nodeId}.model_id`, message });
+    for (const problem of nodeProblems(parsed.data))
+      issues.push({ field: `overrides.${nodeId}.${problem.field}`, message: problem.message });
+    if (now !== undefined)
+      for (const message of modelIssues(parsed.data, now).refuse) issues.push({ field: `overrides.${nodeId}.model_id`, message });
     nodes.set(nodeId, parsed.data);
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Invalid overrides');

@@ -95,9 +95,7 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
     },
 
     async unpublish(projectId: string): Promise<ActivePublication | undefined> {
-      const result = await client.send(
-        new DeleteCommand({ TableName: tableName, Key: activeKey(projectId), ReturnValues: 'ALL_OLD' }),
-      );
+      const result = await client.send(new DeleteCommand({ TableName: tableName, Key: activeKey(projectId), ReturnValues: 'ALL_OLD' }));
       return result.Attributes as ActivePublication | undefined;
     },
   };

@@ -1,7 +1,16 @@
 import { parseArgs } from 'node:util';
 import { CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
-import { COLLECTION_USAGE, COST_USAGE, KEYS_USAGE, LINKS_USAGE, MODELS_USAGE, PUBLICATION_USAGE, SECRETS_USAGE, VERIFY_USAGE } from './usage.ts';
+import {
+  COLLECTION_USAGE,
+  COST_USAGE,
+  KEYS_USAGE,
+  LINKS_USAGE,
+  MODELS_USAGE,
+  PUBLICATION_USAGE,
+  SECRETS_USAGE,
+  VERIFY_USAGE,
+} from './usage.ts';
 import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json] [--stack NAME [--region R]]
@@ -49,7 +58,10 @@ export class CliExit {
 }
 
 /** Runs `work` with a status line on `stream` if it is a terminal, and clears the line after, so the answer starts clean. */
-export async function withTerminalStatus<T>(stream: NodeJS.WriteStream, work: (status: ((text: string) => void) | undefined) => Promise<T>): Promise<T> {
+export async function withTerminalStatus<T>(
+  stream: NodeJS.WriteStream,
+  work: (status: ((text: string) => void) | undefined) => Promise<T>,
+): Promise<T> {
   if (!stream.isTTY) return work(undefined);
   const CLEAR_LINE = '\r\x1b[K';
   let shown = false;
@@ -71,25 +83,39 @@ export async function withTerminalStatus<T>(stream: NodeJS.WriteStream, work: (s
 const COMMANDS = new Map<string, Command>([
   ['links', async (target, args, flags) => (await import('./links-commands.ts')).runLinksCommand(target, args, flags)],
   ['keys', async (target, args, flags, io) => (await import('./keys-commands.ts')).runKeysCommand(target, args, flags, io.now ?? Date.now)],
-  ['publish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now)],
-  ['unpublish', async (target, args, flags, io) => (await import('./publication-commands.ts')).runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now)],
+  [
+    'publish',
+    async (target, args, flags, io) =>
+      (await import('./publication-commands.ts')).runPublicationCommand(target, 'publish', args, flags, io.now ?? Date.now),
+  ],
+  [
+    'unpublish',
+    async (target, args, flags, io) =>
+      (await import('./publication-commands.ts')).runPublicationCommand(target, 'unpublish', args, flags, io.now ?? Date.now),
+  ],
   ['tasks', async (target, args, flags) => (await import('./collection-commands.ts')).runTasksCommand(target, args, flags)],
   [
     'collect',
     async (target, args, flags, io) => {
       const { runCollectCommand } = await import('./collection-commands.ts');
-      return io.status ? runCollectCommand(target, args, flags, io.status) : withTerminalStatus(process.stderr, (status) => runCollectCommand(target, args, flags, status));
+      return io.status
+        ? runCollectCommand(target, args, flags, io.status)
+        : withTerminalStatus(process.stderr, (status) => runCollectCommand(target, args, flags, status));
     },
   ],
   ['events', async (target, args, flags) => (await import('./collection-commands.ts')).runEventsCommand(target, args, flags)],
   ['handoffs', async (target, args, flags) => (await import('./collection-commands.ts')).runHandoffsCommand(target, args, flags)],
   ['secrets', async (target, args, flags, io) => (await import('./secrets-commands.ts')).runSecretsCommand(target, args, flags, io.stdin)],
-  ['cost', async (target, args, flags, io) => (await import('./cost-commands.ts')).runCostCommand(target, args, flags, io.terminal ?? false)],
+  [
+    'cost',
+    async (target, args, flags, io) => (await import('./cost-commands.ts')).runCostCommand(target, args, flags, io.terminal ?? false),
+  ],
   [
     'verify',
     async (target, args, flags, io) => {
       const { runVerifyCommand } = await import('./verify-command.ts');
-      const verify = (status: ((text: string) => void) | undefined) => runVerifyCommand(target, args, flags, { terminal: io.terminal ?? false, now: io.now ?? Date.now, status });
+      const verify = (status: ((text: string) => void) | undefined) =>
+        runVerifyCommand(target, args, flags, { terminal: io.terminal ?? false, now: io.now ?? Date.now, status });
       return io.status ? verify(io.status) : withTerminalStatus(process.stderr, verify);
     },
   ],
@@ -97,7 +123,10 @@ const COMMANDS = new Map<string, Command>([
 
 /** Commands that read only the product's own files (the model catalog, the price sheet): no data directory is opened. */
 const OFFLINE_COMMANDS = new Map<string, (args: string[], flags: Flags, io: CliInput) => Promise<object>>([
-  ['models', async (args, flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)(), flags.region)],
+  [
+    'models',
+    async (args, flags, io) => (await import('./models-commands.ts')).runModelsCommand(args, (io.now ?? Date.now)(), flags.region),
+  ],
 ]);
 
 export interface CliResult {
@@ -107,7 +136,11 @@ export interface CliResult {
 }
 
 /** The twin's stores or the deployed stack, open for the command and closed after it; `notes` gets its notice. */
-async function withTarget<T>(where: { stack?: string; region?: string }, notes: string[], command: (target: AdminTarget) => Promise<T>): Promise<T> {
+async function withTarget<T>(
+  where: { stack?: string; region?: string },
+  notes: string[],
+  command: (target: AdminTarget) => Promise<T>,
+): Promise<T> {
   const { resolveTarget } = await import('./target.ts');
   const target = await resolveTarget({ stack: where.stack, region: where.region });
   if (target.notice) notes.push(`note: ${target.notice}\n`);
@@ -125,7 +158,10 @@ function warningLines(result: object): string {
 }
 
 /** Runs one admin command; with --json stdout is exactly one JSON object, errors included. */
-export async function runCli(argv: string[], io: CliInput = { stdin: () => Promise.reject(new UsageError('this command reads stdin, and none was given')) }): Promise<CliResult> {
+export async function runCli(
+  argv: string[],
+  io: CliInput = { stdin: () => Promise.reject(new UsageError('this command reads stdin, and none was given')) },
+): Promise<CliResult> {
   let json = argv.includes('--json');
   try {
     const { values, positionals } = parseArgs({
@@ -173,7 +209,9 @@ export async function runCli(argv: string[], io: CliInput = { stdin: () => Promi
     const offline = OFFLINE_COMMANDS.get(area ?? '');
     if (!command && !offline) throw new UsageError(`unknown command ${area}`);
     const notes: string[] = [];
-    const outcome = offline ? await offline(rest, values, io) : await withTarget(values, notes, (target) => command!(target, rest, values, io));
+    const outcome = offline
+      ? await offline(rest, values, io)
+      : await withTarget(values, notes, (target) => command!(target, rest, values, io));
     const [result, exitCode] = outcome instanceof CliExit ? [outcome.answer, outcome.exitCode] : [outcome, 0];
     if (result instanceof CliText) return { exitCode, stdout: result.text, stderr: notes.join('') };
     return { exitCode, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };

@@ -91,7 +91,9 @@ export async function runTasksCommand(target: AdminTarget, args: string[], flags
 
 /** What a sweep's wait shows of it, from its checkpoint (written after each batch), if it has one yet. */
 function sweepStatus(sweepId: string, elapsedMs: number, sweep: SweepCheckpoint | undefined): string {
-  const progress = sweep ? `${sweep.handed_off} handed off, ${sweep.failed} failed, ${sweep.filtered} filtered so far` : 'no batch finished yet';
+  const progress = sweep
+    ? `${sweep.handed_off} handed off, ${sweep.failed} failed, ${sweep.filtered} filtered so far`
+    : 'no batch finished yet';
   return `collect: sweep ${sweepId} still running after ${Math.round(elapsedMs / 1000)} s: ${progress}`;
 }
 
@@ -100,7 +102,12 @@ function sweepStatus(sweepId: string, elapsedMs: number, sweep: SweepCheckpoint 
  * to say it finished, or for its execution to end without finishing it (failed, timed out, stopped), which it reports
  * with the reason. `status` gets a line now and then while it waits (the CLI passes one only when stderr is a terminal).
  */
-export async function runCollectCommand(target: AdminTarget, _args: string[], flags: Flags, status?: (text: string) => void): Promise<object> {
+export async function runCollectCommand(
+  target: AdminTarget,
+  _args: string[],
+  flags: Flags,
+  status?: (text: string) => void,
+): Promise<object> {
   const taskId = requireId(flags.task as string | undefined, 'collect', '--task');
   const { tasks } = deps(target);
   if (!(await tasks.getTask(taskId))) throw new NotFoundError(`task ${taskId} not found`);
@@ -120,7 +127,9 @@ export async function runCollectCommand(target: AdminTarget, _args: string[], fl
       const execution = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
       // The checkpoint is read once more: a sweep may finish between the two reads.
       if (ENDED_UNFINISHED.has(execution.status ?? '') && !(await tasks.getSweep(taskId, sweepId))?.finished_at) {
-        throw new Error(`sweep ${sweepId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next sweep takes up its events`);
+        throw new Error(
+          `sweep ${sweepId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next sweep takes up its events`,
+        );
       }
     }
     if (Date.now() > deadline) throw new Error(`sweep ${sweepId} of task ${taskId} has not finished after 30 minutes; it goes on`);
@@ -140,7 +149,8 @@ export async function runEventsCommand(target: AdminTarget, _args: string[], fla
   const link = await boundLink(target, requireId(flags.link as string | undefined, 'events', '--link'));
   if (!link.source_id) return { events: [] };
   const wanted = typeof flags.state === 'string' ? flags.state : undefined;
-  if (wanted !== undefined && !['queued', 'handed_off', 'abandoned'].includes(wanted)) throw new UsageError('--state must be queued, handed_off or abandoned');
+  if (wanted !== undefined && !['queued', 'handed_off', 'abandoned'].includes(wanted))
+    throw new UsageError('--state must be queued, handed_off or abandoned');
   const events = (await deps(target).queue.listBySource(link.source_id))
     .map((event) => ({
       event_id: Number(event.event_id),

@@ -4,7 +4,16 @@ import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInpu
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { modelUsageOf, usageAttribute } from '#shared/metering/usage-meter.ts';
-import { costReport, costReportCsv, costReportTable, MAX_REPORT_DAYS, periodDays, type CostReport, type RunCost, type UsageRow } from '#lib/pricing/cost-report.ts';
+import {
+  costReport,
+  costReportCsv,
+  costReportTable,
+  MAX_REPORT_DAYS,
+  periodDays,
+  type CostReport,
+  type RunCost,
+  type UsageRow,
+} from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet, type PriceSheet } from '#lib/pricing/price-sheet.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { forecastTable, usdText, type LinkSample } from '#lib/pricing/cost-forecast.ts';
@@ -37,7 +46,8 @@ function dayOption(value: string | undefined, fallback: string, name: string): s
   if (Number.isNaN(time)) throw new UsageError(`--${name} must be a date YYYY-MM-DD`);
   // Date rolls a day the month does not have over into the next month (2026-02-30 reads as 2026-03-02), which
   // would report on other days than asked: a date exists only if it comes back as written.
-  if (new Date(time).toISOString().slice(0, 10) !== value) throw new UsageError(`--${name} must be a date YYYY-MM-DD; ${value} does not exist`);
+  if (new Date(time).toISOString().slice(0, 10) !== value)
+    throw new UsageError(`--${name} must be a date YYYY-MM-DD; ${value} does not exist`);
   return value;
 }
 
@@ -46,7 +56,9 @@ function checkedPeriod(from: string, to: string): { from: string; to: string } {
   if (from > to) throw new UsageError('--from must not be after --to');
   const days = periodDays(from, to);
   if (days > MAX_REPORT_DAYS) {
-    throw new UsageError(`--from ${from} --to ${to} is ${days.toLocaleString('en-US')} days; a period is at most ${MAX_REPORT_DAYS} days, as long as usage is kept`);
+    throw new UsageError(
+      `--from ${from} --to ${to} is ${days.toLocaleString('en-US')} days; a period is at most ${MAX_REPORT_DAYS} days, as long as usage is kept`,
+    );
   }
   return { from, to };
 }
@@ -61,11 +73,14 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   if (args[0] !== 'report') throw new UsageError(`unknown cost action ${args[0] ?? ''}; use report or estimate`);
   const misplaced = ESTIMATE_ONLY.find((name) => flags[name] !== undefined);
   if (misplaced) throw new UsageError(`--${misplaced} is a flag of cost estimate, not cost report`);
-  if (flags.html !== undefined && (flags.csv || flags.html === '')) throw new UsageError(flags.csv ? 'give --html FILE or --csv, not both' : '--html needs a file name');
+  if (flags.html !== undefined && (flags.csv || flags.html === ''))
+    throw new UsageError(flags.csv ? 'give --html FILE or --csv, not both' : '--html needs a file name');
   if (flags.project && flags.link) throw new UsageError('give --project or --link, not both');
   // The page's forecast adds the deployment's fixed cost to the traffic it measured: one subject's traffic would not fit it.
-  if (flags.html !== undefined && (flags.project || flags.link)) throw new UsageError('--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report');
-  if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
+  if (flags.html !== undefined && (flags.project || flags.link))
+    throw new UsageError('--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report');
+  if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project))
+    throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
   const link = flags.link === undefined ? undefined : requireId(flags.link, 'cost report', 'link_id');
   const to = dayOption(flags.to, new Date().toISOString().slice(0, 10), 'to');
   const { from } = checkedPeriod(dayOption(flags.from, `${to.slice(0, 8)}01`, 'from'), to);
@@ -97,7 +112,8 @@ async function htmlTarget(file: string): Promise<string> {
   const directory = dirname(path);
   if (directory === dirname(resolve(DEFAULT_DATA_DIR))) await mkdir(directory).catch(() => undefined);
   const found = await stat(directory).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new UsageError(`--html: the directory ${directory} does not exist; create it first, or name a file in a directory that exists`);
+    if (error.code === 'ENOENT')
+      throw new UsageError(`--html: the directory ${directory} does not exist; create it first, or name a file in a directory that exists`);
     if (error.code === 'ENOTDIR') throw new UsageError(`--html: ${directory} is not a directory`);
     throw new UsageError(`--html: cannot write into ${directory} (${error.code ?? String(error)})`);
   });
@@ -157,7 +173,8 @@ async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: 
 /** Each link subject of the usage: the events it accepted in the period, and its type from the links table. */
 async function linkSamples(target: AdminTarget, usage: UsageRow[]): Promise<LinkSample[]> {
   const events = new Map<string, number>();
-  for (const row of usage) if (row.subject.startsWith('link#')) events.set(row.subject, (events.get(row.subject) ?? 0) + (row.units.webhookEvents ?? 0));
+  for (const row of usage)
+    if (row.subject.startsWith('link#')) events.set(row.subject, (events.get(row.subject) ?? 0) + (row.units.webhookEvents ?? 0));
   const links = createLinksRepository(target.dynamo, target.tables.links);
   const samples: LinkSample[] = [];
   const pending = [...events];
@@ -175,13 +192,24 @@ async function linkSamples(target: AdminTarget, usage: UsageRow[]): Promise<Link
 async function usageRows(target: AdminTarget, from: string, to: string, subject: string | undefined): Promise<UsageRow[]> {
   const range = { ':from': `${from}#`, ':to': `${to}#~` };
   const base = subject
-    ? ({ TableName: target.tables.usage, KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': subject, ...range } } satisfies QueryCommandInput)
-    : ({ TableName: target.tables.usage, FilterExpression: 'sk BETWEEN :from AND :to', ExpressionAttributeValues: range } satisfies ScanCommandInput);
+    ? ({
+        TableName: target.tables.usage,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': subject, ...range },
+      } satisfies QueryCommandInput)
+    : ({
+        TableName: target.tables.usage,
+        FilterExpression: 'sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: range,
+      } satisfies ScanCommandInput);
   const rows: UsageRow[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await target.dynamo.send(subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }));
-    for (const item of page.Items ?? []) rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item), models: modelUsageOf(item) });
+    const page = await target.dynamo.send(
+      subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }),
+    );
+    for (const item of page.Items ?? [])
+      rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item), models: modelUsageOf(item) });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return rows;
@@ -205,7 +233,13 @@ async function finishedRunCosts(target: AdminTarget, from: string, to: string, p
         ExclusiveStartKey,
       }),
     );
-    for (const item of page.Items ?? []) costs.push({ project: String(item.project_id), workflow_id: String(item.workflow_id), units: item.cost_units as Partial<CostUnits>, models: (item.cost_units as { models?: RunCost['models'] }).models });
+    for (const item of page.Items ?? [])
+      costs.push({
+        project: String(item.project_id),
+        workflow_id: String(item.workflow_id),
+        units: item.cost_units as Partial<CostUnits>,
+        models: (item.cost_units as { models?: RunCost['models'] }).models,
+      });
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return costs;

@@ -30,7 +30,9 @@ export const ESTIMATE_DAYS = 30;
 function countOption(value: string | undefined, name: string, max: number, min = 0): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,13}$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new UsageError(`--${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}; got ${JSON.stringify(value.slice(0, 40))}`);
+    throw new UsageError(
+      `--${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}; got ${JSON.stringify(value.slice(0, 40))}`,
+    );
   }
   return Number(value);
 }
@@ -44,10 +46,17 @@ export function estimateOptions(flags: EstimateFlags): EstimateOptions {
   const dialogs = countOption(flags.dialogs, 'dialogs', MAX_COUNT);
   const runs = countOption(flags.runs, 'runs', MAX_COUNT);
   const months = countOption(flags.months, 'months', MAX_MONTHS, 1) ?? 1;
-  if (flags.workflow !== undefined && !WORKFLOW_ID_PATTERN.test(flags.workflow)) throw new UsageError('--workflow must be a workflow id: 1-64 letters, digits, _ or -');
-  if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project)) throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
+  if (flags.workflow !== undefined && !WORKFLOW_ID_PATTERN.test(flags.workflow))
+    throw new UsageError('--workflow must be a workflow id: 1-64 letters, digits, _ or -');
+  if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project))
+    throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
   const given = [events, dialogs, runs].some((count) => count !== undefined);
-  return { volumes: given ? { events: events ?? 0, dialogs: dialogs ?? 0, runs: runs ?? 0 } : undefined, months, workflow: flags.workflow, project: flags.project };
+  return {
+    volumes: given ? { events: events ?? 0, dialogs: dialogs ?? 0, runs: runs ?? 0 } : undefined,
+    months,
+    workflow: flags.workflow,
+    project: flags.project,
+  };
 }
 
 /** The forecast from a measured period's report (every subject) and its links, as the options ask. */
@@ -65,7 +74,14 @@ export function estimate(report: CostReport, links: LinkSample[], options: Estim
 /** The two forecasts the HTML report shows: next month at the period's traffic, and at twice that. */
 export function reportForecasts(report: CostReport, links: LinkSample[]): { current: Forecast; double: Forecast } {
   const averages = measureAverages(report, links, { nowMs: Date.now() });
-  const at = (scale: number) => forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: periodVolumes(averages, scale), months: 1, volumesFrom: 'period', scale });
+  const at = (scale: number) =>
+    forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: periodVolumes(averages, scale),
+      months: 1,
+      volumesFrom: 'period',
+      scale,
+    });
   return { current: at(1), double: at(2) };
 }
-

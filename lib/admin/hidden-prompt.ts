@@ -29,7 +29,8 @@ export function readHidden(input: TerminalInput, output: Writable, prompt: strin
     function onData(chunk: Buffer | string) {
       for (const character of String(chunk)) {
         if (character === '\r' || character === '\n') return finish(() => resolve(typed.join('')));
-        if (character === '\u0003' || (character === '\u0004' && typed.length === 0)) return finish(() => reject(new UsageError('cancelled at the prompt; nothing was stored')));
+        if (character === '\u0003' || (character === '\u0004' && typed.length === 0))
+          return finish(() => reject(new UsageError('cancelled at the prompt; nothing was stored')));
         if (character === '\u007f' || character === '\b') typed = typed.slice(0, -1);
         else if (character >= ' ') typed.push(character);
       }

@@ -39,8 +39,12 @@ function scopesOf(flags: KeyFlags): GrantedScope[] {
 function nameOf(flags: KeyFlags): string {
   if (!flags.name) throw new UsageError('keys create needs --name');
   const tooLong = workflowShape.shape.name.safeParse(flags.name).error?.issues.find((issue) => issue.code === 'too_big');
-  if (tooLong) throw new UsageError(`--name is ${flags.name.length.toLocaleString('en-US')} characters; a key name is at most ${String(tooLong.maximum)}, as a workflow name`);
-  if (/\p{Cc}/u.test(flags.name)) throw new UsageError('--name must not contain control characters (newline, tab, ESC, ...): keys list shows it as written');
+  if (tooLong)
+    throw new UsageError(
+      `--name is ${flags.name.length.toLocaleString('en-US')} characters; a key name is at most ${String(tooLong.maximum)}, as a workflow name`,
+    );
+  if (/\p{Cc}/u.test(flags.name))
+    throw new UsageError('--name must not contain control characters (newline, tab, ESC, ...): keys list shows it as written');
   return flags.name;
 }
 
@@ -52,7 +56,9 @@ function expiryOf(flags: KeyFlags, now: number): string | null {
   if (time === undefined) throw new UsageError('--expires must be an ISO 8601 time with an offset, e.g. 2027-01-31T00:00:00Z');
   // A key counts as expired from its expiry on (api-keys-service isExpired): such a key could never authenticate.
   if (time <= now) {
-    throw new UsageError(`--expires ${flags.expires} is not in the future (now is ${new Date(now).toISOString()}): the key would be expired as soon as it is created`);
+    throw new UsageError(
+      `--expires ${flags.expires} is not in the future (now is ${new Date(now).toISOString()}): the key would be expired as soon as it is created`,
+    );
   }
   return new Date(time).toISOString();
 }
@@ -67,7 +73,12 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
   const requireKeyId = () => requireId(keyId, `keys ${verb}`, 'key_id');
   switch (verb) {
     case 'create':
-      return createKey(deps, { name: nameOf(flags), projectId: projectOption(flags.project), scopes: scopesOf(flags), expiresAt: expiryOf(flags, deps.now()) });
+      return createKey(deps, {
+        name: nameOf(flags),
+        projectId: projectOption(flags.project),
+        scopes: scopesOf(flags),
+        expiresAt: expiryOf(flags, deps.now()),
+      });
     case 'rotate':
       return rotateKey(deps, requireKeyId());
     case 'revoke':

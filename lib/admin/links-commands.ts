@@ -17,7 +17,8 @@ function allowHostsOption(text: string | undefined): string[] {
   if (text === undefined) return [];
   const entries = text.split(',').map((entry) => entry.trim());
   // An empty list would mean no allow-list at all: every public host, the opposite of what was asked.
-  if (entries.some((entry) => entry === '')) throw new UsageError('--allow-hosts needs one or more host names, separated by commas, none empty');
+  if (entries.some((entry) => entry === ''))
+    throw new UsageError('--allow-hosts needs one or more host names, separated by commas, none empty');
   for (const entry of entries) {
     const problem = allowHostProblem(entry.toLowerCase());
     if (problem) throw new UsageError(`--allow-hosts entry ${JSON.stringify(entry)} ${problem}`);
@@ -26,12 +27,14 @@ function allowHostsOption(text: string | undefined): string[] {
 }
 
 function allowHostProblem(entry: string): string | undefined {
-  if (entry.includes('/')) return 'has a scheme or path: give the host name alone (records.example.com); a recording link is matched on its host only';
+  if (entry.includes('/'))
+    return 'has a scheme or path: give the host name alone (records.example.com); a recording link is matched on its host only';
   // Before the port: `2606:4700::1111` ends in what looks like one.
   if (isIPv6(entry)) return `is an IPv6 address without brackets: write it as a link does, [${entry}]`;
   const port = entry.startsWith('[') ? /\]:\d*$/.test(entry) : /:\d*$/.test(entry);
   if (port) return 'has a port: give the host name alone; a recording link to any port of the host matches';
-  if (entry === '*') return 'matches no host: "*" is not a wildcard for every host; to accept recordings from any public host, leave --allow-hosts out';
+  if (entry === '*')
+    return 'matches no host: "*" is not a wildcard for every host; to accept recordings from any public host, leave --allow-hosts out';
   const wildcard = entry.startsWith('*.');
   const name = wildcard ? entry.slice(2) : entry;
   if (name.includes('*')) return 'has a "*" that is not a leading "*.": the only wildcard is *.example.com (any subdomain of example.com)';

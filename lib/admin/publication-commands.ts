@@ -23,7 +23,10 @@ function readDefinitions(path: string, now: number): { definitions: WorkflowDefi
   let files: string[];
   try {
     files = statSync(path).isDirectory()
-      ? readdirSync(path).filter((name) => name.endsWith('.json')).sort().map((name) => join(path, name))
+      ? readdirSync(path)
+          .filter((name) => name.endsWith('.json'))
+          .sort()
+          .map((name) => join(path, name))
       : [path];
   } catch {
     throw new UsageError(`cannot read ${path}`);
@@ -44,7 +47,13 @@ function readDefinitions(path: string, now: number): { definitions: WorkflowDefi
   return { definitions, warnings };
 }
 
-export async function runPublicationCommand(target: AdminTarget, verb: string, args: string[], flags: { project?: string }, now: () => number) {
+export async function runPublicationCommand(
+  target: AdminTarget,
+  verb: string,
+  args: string[],
+  flags: { project?: string },
+  now: () => number,
+) {
   const deps = { publications: createPublicationsRepository(target.dynamo, target.tables.publications), now };
   const projectId = projectOption(flags.project);
   if (verb === 'unpublish') return unpublish(deps, projectId);

@@ -19,7 +19,12 @@ function secretName(value: string | undefined, command: string): string {
  * twin, its SSM stand-in). A value comes from stdin (at a terminal, a prompt that does not echo), so it is in no
  * shell history and no process list, and it is never printed back.
  */
-export async function runSecretsCommand(target: AdminTarget, args: string[], flags: { project?: string }, stdin: (prompt?: string) => Promise<string>): Promise<object> {
+export async function runSecretsCommand(
+  target: AdminTarget,
+  args: string[],
+  flags: { project?: string },
+  stdin: (prompt?: string) => Promise<string>,
+): Promise<object> {
   const [action, name] = args;
   const project = projectOption(flags.project);
   const { ssm, prefix } = await target.secrets();
@@ -29,7 +34,14 @@ export async function runSecretsCommand(target: AdminTarget, args: string[], fla
       const value = (await stdin(`Value of secret ${secret} for project ${project} (not shown): `)).replace(/\r?\n$/, '');
       if (value.length === 0) throw new UsageError('secrets set reads the value from stdin, and stdin was empty');
       if (value.length > MAX_SECRET_VALUE_CHARS) throw new UsageError(`a secret value is at most ${MAX_SECRET_VALUE_CHARS} characters`);
-      const answer = await ssm.send(new PutParameterCommand({ Name: secretParameterName(prefix, project, secret), Value: value, Type: 'SecureString', Overwrite: true }));
+      const answer = await ssm.send(
+        new PutParameterCommand({
+          Name: secretParameterName(prefix, project, secret),
+          Value: value,
+          Type: 'SecureString',
+          Overwrite: true,
+        }),
+      );
       return { project_id: project, name: secret, version: answer.Version };
     }
     case 'list': {
@@ -39,7 +51,11 @@ export async function runSecretsCommand(target: AdminTarget, args: string[], fla
       do {
         const page = await ssm.send(new GetParametersByPathCommand({ Path: path, WithDecryption: false, NextToken }));
         for (const parameter of page.Parameters ?? []) {
-          names.push({ name: parameter.Name!.slice(path.length + 1), version: parameter.Version, last_modified: parameter.LastModifiedDate?.toISOString() });
+          names.push({
+            name: parameter.Name!.slice(path.length + 1),
+            version: parameter.Version,
+            last_modified: parameter.LastModifiedDate?.toISOString(),
+          });
         }
         NextToken = page.NextToken;
       } while (NextToken);

@@ -5,7 +5,14 @@ import type { TableName } from '#shared/resources.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName } from '#lib/twin/local-names.ts';
 import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { UsageError } from './usage-error.ts';
-import { API_URL_OUTPUT, BEDROCK_PROFILES_OUTPUT, BUCKET_OUTPUTS, COLLECTION_STATE_MACHINE_OUTPUT, SECRETS_PREFIX_OUTPUT, TABLE_OUTPUTS } from '#lib/cdk/stack-outputs.ts';
+import {
+  API_URL_OUTPUT,
+  BEDROCK_PROFILES_OUTPUT,
+  BUCKET_OUTPUTS,
+  COLLECTION_STATE_MACHINE_OUTPUT,
+  SECRETS_PREFIX_OUTPUT,
+  TABLE_OUTPUTS,
+} from '#lib/cdk/stack-outputs.ts';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SFNClient } from '@aws-sdk/client-sfn';
@@ -53,10 +60,14 @@ async function verifyClientClasses() {
 
 /** The stack output's JSON (model id → ARN), or why it cannot be used. */
 function profilesOf(text: string | undefined): { inferenceProfiles?: Record<string, string>; missing?: string } {
-  if (text === undefined) return { missing: `the stack has no output ${BEDROCK_PROFILES_OUTPUT}: it was deployed by an earlier version; redeploy it (npx cdk deploy)` };
+  if (text === undefined)
+    return {
+      missing: `the stack has no output ${BEDROCK_PROFILES_OUTPUT}: it was deployed by an earlier version; redeploy it (npx cdk deploy)`,
+    };
   try {
     const parsed = JSON.parse(text) as unknown;
-    if (typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((arn) => typeof arn === 'string')) return { inferenceProfiles: parsed as Record<string, string> };
+    if (typeof parsed === 'object' && parsed !== null && Object.values(parsed).every((arn) => typeof arn === 'string'))
+      return { inferenceProfiles: parsed as Record<string, string> };
   } catch {
     // reported below
   }
@@ -105,9 +116,7 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     if (!value) throw new Error(`Stack ${stackName} has no output ${key}; is it this product's stack?`);
     return value;
   };
-  const tables = Object.fromEntries(
-    Object.entries(TABLE_OUTPUTS).map(([table, key]) => [table, output(key)]),
-  ) as Record<TableName, string>;
+  const tables = Object.fromEntries(Object.entries(TABLE_OUTPUTS).map(([table, key]) => [table, output(key)])) as Record<TableName, string>;
   const client = new DynamoDBClient({ region });
   let services: Awaited<ReturnType<AdminTarget['services']>> | undefined;
   let secrets: Awaited<ReturnType<AdminTarget['secrets']>> | undefined;
@@ -116,7 +125,8 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
-    secrets: async () => (secrets ??= { ssm: new (await import('@aws-sdk/client-ssm')).SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
+    secrets: async () =>
+      (secrets ??= { ssm: new (await import('@aws-sdk/client-ssm')).SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
     async verify() {
       if (verify) return verify;
       const classes = await verifyClientClasses();
@@ -183,7 +193,9 @@ async function localTarget(): Promise<AdminTarget> {
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
     deployed: false,
-    notice: twin ? undefined : `no twin is running for DATA_DIR=${dataDir}: opened its data directly (URLs name port ${port}, where npm start will serve it)`,
+    notice: twin
+      ? undefined
+      : `no twin is running for DATA_DIR=${dataDir}: opened its data directly (URLs name port ${port}, where npm start will serve it)`,
     async secrets() {
       if (!twin) throw new Error('This command needs the local twin running (npm start)');
       const { SSMClient } = await import('@aws-sdk/client-ssm');
@@ -204,7 +216,10 @@ async function localTarget(): Promise<AdminTarget> {
       });
     },
     async verify() {
-      if (!twin) throw new Error(`admin verify checks a running deployment, and no twin is running for DATA_DIR=${dataDir}: start it (npm start), or name a stack with --stack`);
+      if (!twin)
+        throw new Error(
+          `admin verify checks a running deployment, and no twin is running for DATA_DIR=${dataDir}: start it (npm start), or name a stack with --stack`,
+        );
       if (verify) return verify;
       const classes = await verifyClientClasses();
       // The operator's credentials, as for every store: the twin's front doors allow them everything.

@@ -5,7 +5,8 @@ export const COST_TAG_KEY = 'Project';
 
 const ACTIVATE_TAG = `aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=${COST_TAG_KEY},Status=Active`;
 /** Lambda's "Concurrent executions" quota in Service Quotas. */
-const CONCURRENCY_QUOTA = 'aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 1000';
+const CONCURRENCY_QUOTA =
+  'aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 1000';
 
 const refusalText = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
@@ -19,7 +20,10 @@ export const costTagCheck: VerifyCheck = {
     const { ListCostAllocationTagsCommand } = await import('@aws-sdk/client-cost-explorer');
     let tag: { Status?: string; LastUpdatedDate?: string } | undefined;
     try {
-      const answer = await context.services.costExplorer.send(new ListCostAllocationTagsCommand({ TagKeys: [COST_TAG_KEY], Type: 'UserDefined' }), { abortSignal: context.signal });
+      const answer = await context.services.costExplorer.send(
+        new ListCostAllocationTagsCommand({ TagKeys: [COST_TAG_KEY], Type: 'UserDefined' }),
+        { abortSignal: context.signal },
+      );
       tag = answer.CostAllocationTags?.find((entry) => entry.TagKey === COST_TAG_KEY);
     } catch (error) {
       if (context.signal.aborted) throw context.signal.reason;
@@ -30,7 +34,11 @@ export const costTagCheck: VerifyCheck = {
       };
     }
     if (tag?.Status === 'Active') {
-      return { status: 'pass', detail: `the ${COST_TAG_KEY} tag is an active cost allocation tag${tag.LastUpdatedDate ? ` (since ${tag.LastUpdatedDate})` : ''}: the budget counts the stack's spend`, tag_status: 'Active' };
+      return {
+        status: 'pass',
+        detail: `the ${COST_TAG_KEY} tag is an active cost allocation tag${tag.LastUpdatedDate ? ` (since ${tag.LastUpdatedDate})` : ''}: the budget counts the stack's spend`,
+        tag_status: 'Active',
+      };
     }
     if (!tag) {
       return {

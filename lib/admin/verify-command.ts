@@ -8,7 +8,16 @@ import { CliExit } from './cli.ts';
 import { CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
 import { UsageError } from './usage-error.ts';
-import { CHECK_NAMES, CheckFailure, type CheckOutcome, type CheckResult, type Cleanup, type TemporaryProject, type VerifyCheck, type VerifyContext } from './verify-check.ts';
+import {
+  CHECK_NAMES,
+  CheckFailure,
+  type CheckOutcome,
+  type CheckResult,
+  type Cleanup,
+  type TemporaryProject,
+  type VerifyCheck,
+  type VerifyContext,
+} from './verify-check.ts';
 import { openApiCheck } from './verify-openapi.ts';
 import { webhookCheck } from './verify-webhook.ts';
 import { workflowCheck } from './verify-workflow.ts';
@@ -17,14 +26,31 @@ import { streamWritesCheck } from './verify-stream-writes.ts';
 import { concurrencyCheck, costTagCheck } from './verify-account.ts';
 
 /** Every check, in CHECK_NAMES' order (checked when the module loads: the report's order is the names' order). */
-const CHECKS: readonly VerifyCheck[] = [openApiCheck, webhookCheck, workflowCheck, modelsCheck, streamWritesCheck, costTagCheck, concurrencyCheck];
-if (CHECKS.map((check) => check.name).join() !== CHECK_NAMES.join()) throw new Error('lib/admin/verify-command.ts: CHECKS must follow CHECK_NAMES');
+const CHECKS: readonly VerifyCheck[] = [
+  openApiCheck,
+  webhookCheck,
+  workflowCheck,
+  modelsCheck,
+  streamWritesCheck,
+  costTagCheck,
+  concurrencyCheck,
+];
+if (CHECKS.map((check) => check.name).join() !== CHECK_NAMES.join())
+  throw new Error('lib/admin/verify-command.ts: CHECKS must follow CHECK_NAMES');
 
 /**
  * What the temporary key may do: run, stream, read, approve the verify workflow, end a run a failure left behind
  * (stop, reject), and the stream probe (`workflows.read`). Nothing else.
  */
-const VERIFY_KEY_SCOPES: GrantedScope[] = ['workflows.read', 'workflows.execute', 'workflows.stream', 'executions.read', 'executions.approve', 'executions.reject', 'executions.stop'];
+const VERIFY_KEY_SCOPES: GrantedScope[] = [
+  'workflows.read',
+  'workflows.execute',
+  'workflows.stream',
+  'executions.read',
+  'executions.approve',
+  'executions.reject',
+  'executions.stop',
+];
 /** The key expires by itself an hour after it is made, should the command be killed before it revokes it (kill -9). */
 const VERIFY_KEY_LIFETIME_MS = 60 * 60_000;
 
@@ -69,7 +95,9 @@ export async function runVerifyCommand(target: AdminTarget, args: string[], flag
     if (interrupt.signal.aborted) process.exit(SIGNAL_EXIT_CODES[signal]);
     interrupt.abort(new Interrupted(signal));
   };
-  const signals = (Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]).map((signal) => [signal, () => onSignal(signal)] as const);
+  const signals = (Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]).map(
+    (signal) => [signal, () => onSignal(signal)] as const,
+  );
   for (const [signal, listener] of signals) process.on(signal, listener);
   const cleanup = new CleanupStack();
   const adminFlags = target.deployed && flags.stack ? ` --stack ${flags.stack} --region ${services.region}` : '';
@@ -171,7 +199,11 @@ class CleanupStack implements Cleanup {
       try {
         if ((await step.undo()) !== false) this.done.push(step.what);
       } catch (error) {
-        failures.push({ check: 'cleanup', status: 'fail', detail: `expected to remove ${step.what}; got ${(error as Error).name}: ${(error as Error).message}. To finish: ${step.manually}` });
+        failures.push({
+          check: 'cleanup',
+          status: 'fail',
+          detail: `expected to remove ${step.what}; got ${(error as Error).name}: ${(error as Error).message}. To finish: ${step.manually}`,
+        });
       }
     }
     return failures;
@@ -182,13 +214,26 @@ class CleanupStack implements Cleanup {
 function temporaryProject(target: AdminTarget, cleanup: Cleanup, now: () => number, adminFlags: string): TemporaryProject {
   const projectId = `admin-verify-${randomBytes(4).toString('hex')}`;
   let key: Promise<string> | undefined;
-  const deps: ApiKeysDeps = { keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys), counters: createCounterStore(target.dynamo, target.tables.counters), now };
+  const deps: ApiKeysDeps = {
+    keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys),
+    counters: createCounterStore(target.dynamo, target.tables.counters),
+    now,
+  };
   return {
     projectId,
     key: () =>
       (key ??= (async () => {
-        const created = await createKey(deps, { name: 'admin verify', projectId, scopes: VERIFY_KEY_SCOPES, expiresAt: new Date(now() + VERIFY_KEY_LIFETIME_MS).toISOString() });
-        cleanup.add(`key ${created.key_id} of project ${projectId}`, async () => void (await revokeKey(deps, created.key_id)), `npm run --silent admin -- keys revoke ${created.key_id}${adminFlags} (it expires by itself within the hour)`);
+        const created = await createKey(deps, {
+          name: 'admin verify',
+          projectId,
+          scopes: VERIFY_KEY_SCOPES,
+          expiresAt: new Date(now() + VERIFY_KEY_LIFETIME_MS).toISOString(),
+        });
+        cleanup.add(
+          `key ${created.key_id} of project ${projectId}`,
+          async () => void (await revokeKey(deps, created.key_id)),
+          `npm run --silent admin -- keys revoke ${created.key_id}${adminFlags} (it expires by itself within the hour)`,
+        );
         return created.key;
       })()),
   };
@@ -205,7 +250,8 @@ export function verifyTable(report: VerifyReport, width = 100): string {
   const resultWidth = 'result'.length;
   const indent = checkWidth + resultWidth + 4;
   const detailWidth = Math.max(40, width - indent - 1);
-  const row = (check: string, result: string, detail: string) => `${check.padEnd(checkWidth)}  ${result.padEnd(resultWidth)}  ${detail}`.trimEnd();
+  const row = (check: string, result: string, detail: string) =>
+    `${check.padEnd(checkWidth)}  ${result.padEnd(resultWidth)}  ${detail}`.trimEnd();
   const lines = [`verify ${report.target}`, '', row('check', 'result', 'detail')];
   for (const check of report.checks) {
     const detail = check.detail.split('\n').flatMap((line) => wrap(line, detailWidth));
@@ -222,7 +268,8 @@ function verdict(report: VerifyReport): string {
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const warnings = count('warn') > 0 ? `, ${plural(count('warn'), 'warning')}` : '';
   const leftBehind = report.checks.some((check) => check.check === 'cleanup');
-  if (report.interrupted) return `interrupted by ${report.interrupted}: the checks stopped${leftBehind ? '; see cleanup for what is left' : ', and what they had created was removed'}`;
+  if (report.interrupted)
+    return `interrupted by ${report.interrupted}: the checks stopped${leftBehind ? '; see cleanup for what is left' : ', and what they had created was removed'}`;
   if (!report.passed) return `${plural(count('fail'), 'check')} failed${warnings}`;
   return `passed${warnings}${count('skip') > 0 ? `, ${count('skip')} skipped` : ''}`;
 }

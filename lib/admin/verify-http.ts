@@ -36,7 +36,11 @@ export function requestName(method: string, path: string): string {
 }
 
 /** One request to `<apiUrl><path>`, read to its end. A connection that fails is a CheckFailure naming where. */
-export async function apiRequest(context: Pick<VerifyContext, 'apiUrl' | 'signal'>, path: string, request: ApiRequest = {}): Promise<ApiAnswer> {
+export async function apiRequest(
+  context: Pick<VerifyContext, 'apiUrl' | 'signal'>,
+  path: string,
+  request: ApiRequest = {},
+): Promise<ApiAnswer> {
   const method = request.method ?? 'GET';
   let response: Response;
   let text: string;
@@ -56,7 +60,12 @@ export async function apiRequest(context: Pick<VerifyContext, 'apiUrl' | 'signal
 }
 
 /** Sends the request and answers as soon as the headers are in (the body is the caller's to read). */
-export async function openRequest(context: Pick<VerifyContext, 'apiUrl' | 'signal'>, path: string, request: ApiRequest = {}, signal?: AbortSignal): Promise<Response> {
+export async function openRequest(
+  context: Pick<VerifyContext, 'apiUrl' | 'signal'>,
+  path: string,
+  request: ApiRequest = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   const signals = [context.signal, AbortSignal.timeout(request.timeoutMs ?? REQUEST_TIMEOUT_MS), ...(signal ? [signal] : [])];
   return fetch(`${context.apiUrl}${path}`, {
     method: request.method ?? 'GET',
@@ -74,7 +83,7 @@ export function unreachable(context: Pick<VerifyContext, 'apiUrl' | 'signal'>, m
   return new CheckFailure(
     `an answer to ${requestName(method, path)} from ${context.apiUrl}`,
     `no answer (${why})`,
-    'Check that the deployment is up and reachable from here: locally that the twin runs (npm start); on AWS the stack\'s ApiUrl output and your network',
+    "Check that the deployment is up and reachable from here: locally that the twin runs (npm start); on AWS the stack's ApiUrl output and your network",
   );
 }
 

@@ -1,6 +1,13 @@
 import { lookUpModel } from '#shared/bedrock-catalog.ts';
 import { loadPriceSheet, modelCostOf, type PriceSheet } from '#lib/pricing/price-sheet.ts';
-import { CheckFailure, MODEL_CHECK_MAX_TOKENS, type CheckOutcome, type CheckStatus, type VerifyCheck, type VerifyContext } from './verify-check.ts';
+import {
+  CheckFailure,
+  MODEL_CHECK_MAX_TOKENS,
+  type CheckOutcome,
+  type CheckStatus,
+  type VerifyCheck,
+  type VerifyContext,
+} from './verify-check.ts';
 
 /** What one model's call came to. */
 export interface ModelCall {
@@ -47,7 +54,9 @@ export const modelsCheck: VerifyCheck = {
     const answeredCount = calls.filter((call) => call.status === 'pass').length;
     const summary = `${answeredCount} of ${calls.length} models answered through their profiles, ${usdText(total)} in all${sheet ? '' : ` (no price sheet for ${context.services.region}: add lib/pricing/${context.services.region}.json)`}`;
     // Refusals first, where the eye lands; then the models that answered.
-    const lines = [...calls.filter((call) => call.status !== 'pass'), ...calls.filter((call) => call.status === 'pass')].map((call) => call.detail);
+    const lines = [...calls.filter((call) => call.status !== 'pass'), ...calls.filter((call) => call.status === 'pass')].map(
+      (call) => call.detail,
+    );
     return { status, detail: [summary, ...lines].join('\n'), models: calls, usd: sheet ? roundUsd(total) : null };
   },
 };
@@ -66,7 +75,11 @@ async function callModel(context: VerifyContext, model: string, profileArn: stri
   let usage: { inputTokens?: number; outputTokens?: number } | undefined;
   try {
     const answer = await context.services.bedrock.send(
-      new ConverseStreamCommand({ modelId: profileArn, messages: [{ role: 'user', content: [{ text: PROMPT }] }], inferenceConfig: { maxTokens: MODEL_CHECK_MAX_TOKENS } }),
+      new ConverseStreamCommand({
+        modelId: profileArn,
+        messages: [{ role: 'user', content: [{ text: PROMPT }] }],
+        inferenceConfig: { maxTokens: MODEL_CHECK_MAX_TOKENS },
+      }),
       { abortSignal: context.signal },
     );
     // Refusals can come inside the stream too (throttling, a model error), as exceptions the SDK throws here.
@@ -104,7 +117,11 @@ export function usdText(usd: number): string {
  * What a Bedrock refusal means for the operator, from its error name and message: a line saying what came back and
  * what to do, and whether it fails the check (a throttled call is a warning: nothing is wrong with the deployment).
  */
-export function refusalExplanation(model: string, error: { name: string; message: string }, now: number): { status: 'fail' | 'warn'; detail: string } {
+export function refusalExplanation(
+  model: string,
+  error: { name: string; message: string },
+  now: number,
+): { status: 'fail' | 'warn'; detail: string } {
   const got = `${model}: expected an answer through its inference profile; got ${error.name}: ${error.message.trim()}`;
   const fail = (todo: string) => ({ status: 'fail' as const, detail: `${got} -> ${todo}` });
   const { name, message } = error;
@@ -115,7 +132,9 @@ export function refusalExplanation(model: string, error: { name: string; message
     );
   }
   if (name === 'ResourceNotFoundException' && /use case details/i.test(message)) {
-    return fail("submit Anthropic's use-case form once for this account (aws bedrock put-use-case-for-model-access, or the Bedrock console's model catalog), then retry after 15 minutes");
+    return fail(
+      "submit Anthropic's use-case form once for this account (aws bedrock put-use-case-for-model-access, or the Bedrock console's model catalog), then retry after 15 minutes",
+    );
   }
   if (name === 'ResourceNotFoundException' && /end of its life|marked by provider as Legacy/i.test(message)) {
     return fail(`the model is Legacy or past its end of life on Bedrock: ${replacementOf(model, now)}`);
@@ -125,8 +144,13 @@ export function refusalExplanation(model: string, error: { name: string; message
       'a region/profile problem: in this region Bedrock serves the model only through a cross-region inference profile; allow its profile id (us.<model>, eu.<model>, ...) in -c bedrockModels instead and redeploy',
     );
   }
-  if (name === 'ValidationException' && /model identifier is invalid|not (available|supported) in (this|the) region|isn.t supported in this region|region/i.test(message)) {
-    return fail('a region/profile problem: the model or its profile is not served in this region: deploy in a region that serves it (see the Bedrock console\'s model catalog), or drop it from -c bedrockModels and redeploy');
+  if (
+    name === 'ValidationException' &&
+    /model identifier is invalid|not (available|supported) in (this|the) region|isn.t supported in this region|region/i.test(message)
+  ) {
+    return fail(
+      "a region/profile problem: the model or its profile is not served in this region: deploy in a region that serves it (see the Bedrock console's model catalog), or drop it from -c bedrockModels and redeploy",
+    );
   }
   if (name === 'AccessDeniedException') {
     return fail(
@@ -134,9 +158,12 @@ export function refusalExplanation(model: string, error: { name: string; message
     );
   }
   if (name === 'ThrottlingException' || name === 'ServiceQuotaExceededException' || name === 'TooManyRequestsException') {
-    return { status: 'warn', detail: `${got} -> throttled: nothing is wrong with the deployment; verify again later (a quota too small for your traffic is raised in Service Quotas, Amazon Bedrock)` };
+    return {
+      status: 'warn',
+      detail: `${got} -> throttled: nothing is wrong with the deployment; verify again later (a quota too small for your traffic is raised in Service Quotas, Amazon Bedrock)`,
+    };
   }
-  return fail('see the message; the Bedrock console shows the model\'s access and the account\'s quotas');
+  return fail("see the message; the Bedrock console shows the model's access and the account's quotas");
 }
 
 /** What to move to from a Legacy or ended model: the catalog's replacement, or what to do without one. */

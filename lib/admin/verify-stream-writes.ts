@@ -1,6 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { routePath } from '#functions/routes.ts';
-import { AT_ONCE_TOLERANCE, CheckFailure, PROBE_HOLD_MS, PROBE_SIZES, REPORTED_HOLD_BYTES, shortText, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
+import {
+  AT_ONCE_TOLERANCE,
+  CheckFailure,
+  PROBE_HOLD_MS,
+  PROBE_SIZES,
+  REPORTED_HOLD_BYTES,
+  shortText,
+  type CheckOutcome,
+  type VerifyCheck,
+  type VerifyContext,
+} from './verify-check.ts';
 import { answered, openRequest, unreachable } from './verify-http.ts';
 
 /** One probe as the client saw it: when the first `bytes` bytes and the end arrived, on the client's clock only. */
@@ -54,7 +64,9 @@ const sizeText = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${bytes / 10
  */
 export function streamWritesOutcome(judgements: readonly ProbeJudgement[]): CheckOutcome {
   const padding = recommendedPadding(judgements);
-  const sizes = judgements.map((judgement) => `${sizeText(judgement.bytes)} ${judgement.reached_at_once ? 'at once' : `held ~${judgement.held_ms} ms`}`).join(', ');
+  const sizes = judgements
+    .map((judgement) => `${sizeText(judgement.bytes)} ${judgement.reached_at_once ? 'at once' : `held ~${judgement.held_ms} ms`}`)
+    .join(', ');
   if (padding === undefined) {
     const largest = sizeText(Math.max(...judgements.map((judgement) => judgement.bytes)));
     return {
@@ -69,7 +81,12 @@ export function streamWritesOutcome(judgements: readonly ProbeJudgement[]): Chec
     padding === 0
       ? 'the streams need no filler (-c streamFlushPaddingBytes=0, the default)'
       : `${sizeText(padding)} of filler will do: cdk deploy -c streamFlushPaddingBytes=${padding}`;
-  return { status: 'pass', detail: `${sizes}: a write of ${padding === 0 ? 'any size' : sizeText(padding)} reaches the client at once, so ${advice}`, sizes: judgements, recommendation };
+  return {
+    status: 'pass',
+    detail: `${sizes}: a write of ${padding === 0 ? 'any size' : sizeText(padding)} reaches the client at once, so ${advice}`,
+    sizes: judgements,
+    recommendation,
+  };
 }
 
 /**
@@ -98,7 +115,11 @@ async function probe(context: VerifyContext, key: string, bytes: number, holdMs:
     const response = await openRequest(context, path, { headers: { authorization: `Bearer ${key}` }, timeoutMs: holdMs + 60_000 });
     status = response.status;
     if (status !== 200 || !response.body) {
-      throw new CheckFailure(`GET ${path} to stream the probe (200 text/event-stream)`, answered({ status, text: await response.text() }), FIX_PROBE);
+      throw new CheckFailure(
+        `GET ${path} to stream the probe (200 text/event-stream)`,
+        answered({ status, text: await response.text() }),
+        FIX_PROBE,
+      );
     }
     for await (const chunk of response.body as ReadableStream<Uint8Array>) {
       received += chunk.byteLength;
@@ -112,7 +133,11 @@ async function probe(context: VerifyContext, key: string, bytes: number, holdMs:
   const endAtMs = performance.now() - sentAt;
   const body = Buffer.concat(chunks).toString('utf8');
   if (firstBytesAtMs === undefined || !body.includes('event: end')) {
-    throw new CheckFailure(`GET ${path} to send ${bytes} bytes, then its end event`, `${received} bytes: ${shortText(body.slice(bytes))}`, FIX_PROBE);
+    throw new CheckFailure(
+      `GET ${path} to send ${bytes} bytes, then its end event`,
+      `${received} bytes: ${shortText(body.slice(bytes))}`,
+      FIX_PROBE,
+    );
   }
   return { bytes, holdMs, firstBytesAtMs, endAtMs };
 }

@@ -49,7 +49,11 @@ export const webhookCheck: VerifyCheck = {
     const issued = await links.issue('dialogs', []);
     const linkId = issued.link_id;
     const measured: Record<string, unknown> = { link_id: linkId };
-    const revoke = context.cleanup.add(`webhook link ${linkId}`, async () => void (await links.revoke(linkId)), `npm run --silent admin -- links revoke ${linkId}${context.adminFlags}`);
+    const revoke = context.cleanup.add(
+      `webhook link ${linkId}`,
+      async () => void (await links.revoke(linkId)),
+      `npm run --silent admin -- links revoke ${linkId}${context.adminFlags}`,
+    );
     const { source_id: sourceId } = await links.bind(linkId);
     const ping = routePath('WebhookPing', { token: issued.token });
     const post = routePath('WebhookPostEvent', { token: issued.token });
@@ -57,7 +61,12 @@ export const webhookCheck: VerifyCheck = {
     context.status('webhook: ping');
     const pinged = await apiRequest(context, ping);
     if (pinged.status !== 200 || field(pinged, 'state') !== 'bound' || field(pinged, 'connector_type') !== 'dialogs') {
-      throw new CheckFailure(`${requestName('GET', ping)} of a bound dialogs link to answer 200 {status:"ok", state:"bound", connector_type:"dialogs"}`, answered(pinged), FIX_WEBHOOKS, measured);
+      throw new CheckFailure(
+        `${requestName('GET', ping)} of a bound dialogs link to answer 200 {status:"ok", state:"bound", connector_type:"dialogs"}`,
+        answered(pinged),
+        FIX_WEBHOOKS,
+        measured,
+      );
     }
 
     const externalId = `admin-verify-${randomBytes(6).toString('hex')}`;
@@ -79,12 +88,22 @@ export const webhookCheck: VerifyCheck = {
     const accepted = await apiRequest(context, post, { method: 'POST', body: dialog });
     const eventId = field(accepted, 'event_id');
     if (accepted.status !== 201 || field(accepted, 'status') !== 'accepted' || typeof eventId !== 'number') {
-      throw new CheckFailure(`${requestName('POST', post)} of a new dialog to answer 201 {status:"accepted", event_id}`, answered(accepted), FIX_WEBHOOKS, measured);
+      throw new CheckFailure(
+        `${requestName('POST', post)} of a new dialog to answer 201 {status:"accepted", event_id}`,
+        answered(accepted),
+        FIX_WEBHOOKS,
+        measured,
+      );
     }
     measured.event_id = eventId;
     const repeated = await apiRequest(context, post, { method: 'POST', body: dialog });
     if (repeated.status !== 200 || field(repeated, 'status') !== 'duplicate' || field(repeated, 'event_id') !== eventId) {
-      throw new CheckFailure(`${requestName('POST', post)} of the same dialog again to answer 200 {status:"duplicate", event_id:${eventId}}`, answered(repeated), FIX_WEBHOOKS, measured);
+      throw new CheckFailure(
+        `${requestName('POST', post)} of the same dialog again to answer 200 {status:"duplicate", event_id:${eventId}}`,
+        answered(repeated),
+        FIX_WEBHOOKS,
+        measured,
+      );
     }
 
     context.status('webhook: revoking the link');
@@ -107,7 +126,8 @@ export const webhookCheck: VerifyCheck = {
   },
 };
 
-const FIX_WEBHOOKS = 'The webhook API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
+const FIX_WEBHOOKS =
+  'The webhook API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
 
 /** Pings until the revocation shows (a warm function keeps a link for LINK_CACHE_MS), or the deadline passes. */
 async function refusedAfterRevocation(context: VerifyContext, ping: string): Promise<ApiAnswer> {

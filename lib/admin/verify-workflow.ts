@@ -4,7 +4,17 @@ import { parseDefinition } from '#workflows/definition-validation.ts';
 import { createPublicationsRepository } from '#workflows/publications-repository.ts';
 import { publish, unpublish } from '#workflows/publication-service.ts';
 import { CheckFailure, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
-import { answered, apiRequest, field, openRequest, readEventStream, UNINTERRUPTED, unreachable, type ApiAnswer, type StreamedEvent } from './verify-http.ts';
+import {
+  answered,
+  apiRequest,
+  field,
+  openRequest,
+  readEventStream,
+  UNINTERRUPTED,
+  unreachable,
+  type ApiAnswer,
+  type StreamedEvent,
+} from './verify-http.ts';
 
 /** The workflow the check publishes: one node, an approval, one node; scripted, so no model is called. */
 export const VERIFY_WORKFLOW_ID = 'admin-verify';
@@ -42,7 +52,8 @@ const paths = {
   stop: ((id) => routePath('PublishedStopExecution', { execution_id: id })) as Path,
 };
 
-const FIX_WORKFLOWS = 'The Published Workflow API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
+const FIX_WORKFLOWS =
+  'The Published Workflow API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
 
 /**
  * `workflow`: in a temporary project of its own (publishing replaces a project's active publication, so never the
@@ -56,11 +67,18 @@ export const workflowCheck: VerifyCheck = {
   name: 'workflow',
   async run(context): Promise<CheckOutcome> {
     const { projectId } = context.project;
-    const deps = { publications: createPublicationsRepository(context.target.dynamo, context.target.tables.publications), now: context.now };
+    const deps = {
+      publications: createPublicationsRepository(context.target.dynamo, context.target.tables.publications),
+      now: context.now,
+    };
     const definition = parseDefinition(VERIFY_WORKFLOW, `${VERIFY_WORKFLOW_ID}.json`, { allowLoopbackTools: false, now: context.now() });
     context.status(`workflow: publishing ${VERIFY_WORKFLOW_ID} in project ${projectId}`);
     const published = await publish(deps, projectId, [definition]);
-    context.cleanup.add(`the publication of project ${projectId}`, async () => void (await unpublish(deps, projectId)), `npm run --silent admin -- unpublish --project ${projectId}${context.adminFlags}`);
+    context.cleanup.add(
+      `the publication of project ${projectId}`,
+      async () => void (await unpublish(deps, projectId)),
+      `npm run --silent admin -- unpublish --project ${projectId}${context.adminFlags}`,
+    );
     const measured: Record<string, unknown> = { project_id: projectId, publication_id: published.publication_id };
     const api = authorized(context, await context.project.key());
 
@@ -76,12 +94,22 @@ export const workflowCheck: VerifyCheck = {
     const waiting = await api.settle(blockingId, ['interrupted']);
     const approvalId = (field(waiting, 'pending_approval') as { approval_id?: unknown } | null)?.approval_id;
     if (field(waiting, 'status') !== 'interrupted' || typeof approvalId !== 'string') {
-      throw new CheckFailure(`GET ${paths.execution(blockingId)} to show the blocking run stopped at its approval (status interrupted, pending_approval)`, answered(waiting), FIX_WORKFLOWS, measured);
+      throw new CheckFailure(
+        `GET ${paths.execution(blockingId)} to show the blocking run stopped at its approval (status interrupted, pending_approval)`,
+        answered(waiting),
+        FIX_WORKFLOWS,
+        measured,
+      );
     }
     await api.approve(blockingId);
     const finished = await api.settle(blockingId, ['completed']);
     if (field(finished, 'status') !== 'completed') {
-      throw new CheckFailure(`GET ${paths.execution(blockingId)} to show the approved run completed`, answered(finished), runFailedTodo(finished), measured);
+      throw new CheckFailure(
+        `GET ${paths.execution(blockingId)} to show the approved run completed`,
+        answered(finished),
+        runFailedTodo(finished),
+        measured,
+      );
     }
 
     context.status('workflow: a streamed run, dropped and resumed');
@@ -94,7 +122,7 @@ export const workflowCheck: VerifyCheck = {
       detail:
         `project ${projectId}: a blocking run stopped at its approval, was approved and completed; a streamed run dropped after ${EVENTS_BEFORE_DROP} events ` +
         `and resumed with Last-Event-ID ${streamed.resumes} times got events 1-${streamed.ids.length}, each once, to complete. ` +
-        'The key is revoked and the project unpublished at the end (the publication\'s workflow item and the run records stay, unreachable; the records expire)',
+        "The key is revoked and the project unpublished at the end (the publication's workflow item and the run records stay, unreachable; the records expire)",
       ...measured,
     };
   },
@@ -105,13 +133,22 @@ function runFailedTodo(answer: ApiAnswer): string {
   const error = field(answer, 'error');
   return typeof error === 'string'
     ? `The run failed with "${error}": read the workflow step function's log (locally the npm start terminal) for the cause`
-    : 'Read the workflow step function\'s log (locally the npm start terminal) for the cause';
+    : "Read the workflow step function's log (locally the npm start terminal) for the cause";
 }
 
 interface AuthorizedApi {
   /** `signal` replaces the operator's interrupt (UNINTERRUPTED for a request that starts a run). */
-  request(path: string, request?: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> }, signal?: AbortSignal): Promise<ApiAnswer>;
-  open(path: string, request: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> }, drop: AbortSignal, signal?: AbortSignal): Promise<Response>;
+  request(
+    path: string,
+    request?: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> },
+    signal?: AbortSignal,
+  ): Promise<ApiAnswer>;
+  open(
+    path: string,
+    request: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> },
+    drop: AbortSignal,
+    signal?: AbortSignal,
+  ): Promise<Response>;
   /** Remembers a run this check started: one left unfinished is stopped or rejected at cleanup. */
   started(executionId: string): void;
   /** Polls the run until its status is one of `statuses` or a final one, or the deadline passes; answers the last read. */
@@ -124,8 +161,10 @@ const FINAL = ['completed', 'failed', 'cancelled'];
 function authorized(context: VerifyContext, key: string): AuthorizedApi {
   const headers = { authorization: `Bearer ${key}` };
   const api: AuthorizedApi = {
-    request: (path, request = {}, signal = context.signal) => apiRequest({ apiUrl: context.apiUrl, signal }, path, { ...request, headers: { ...headers, ...request.headers } }),
-    open: (path, request, drop, signal = context.signal) => openRequest({ apiUrl: context.apiUrl, signal }, path, { ...request, headers: { ...headers, ...request.headers } }, drop),
+    request: (path, request = {}, signal = context.signal) =>
+      apiRequest({ apiUrl: context.apiUrl, signal }, path, { ...request, headers: { ...headers, ...request.headers } }),
+    open: (path, request, drop, signal = context.signal) =>
+      openRequest({ apiUrl: context.apiUrl, signal }, path, { ...request, headers: { ...headers, ...request.headers } }, drop),
     started(executionId) {
       context.cleanup.add(
         `run ${executionId} (stopped or rejected)`,
@@ -139,7 +178,8 @@ function authorized(context: VerifyContext, key: string): AuthorizedApi {
       for (let pause = POLL_FIRST_MS; ; pause = Math.min(pause * 1.5, POLL_MAX_MS)) {
         const answer = await api.request(paths.execution(executionId));
         const status = field(answer, 'status');
-        if (answer.status !== 200) throw new CheckFailure(`GET ${paths.execution(executionId)} to answer 200`, answered(answer), FIX_WORKFLOWS);
+        if (answer.status !== 200)
+          throw new CheckFailure(`GET ${paths.execution(executionId)} to answer 200`, answered(answer), FIX_WORKFLOWS);
         if (statuses.includes(status as string) || FINAL.includes(status as string) || Date.now() > deadline) return answer;
         await sleep(pause, undefined, { signal: context.signal });
       }
@@ -173,7 +213,10 @@ async function endRun(request: AuthorizedApi['request'], executionId: string): P
  * /executions/{id}/stream` and `Last-Event-ID` until its `complete` (interrupted at the approval), approved, and
  * resumed again to the final `complete`. Every id must come exactly once, 1 to the last, none repeated or skipped.
  */
-async function streamAndResume(context: VerifyContext, api: AuthorizedApi): Promise<{ executionId: string; ids: number[]; resumes: number }> {
+async function streamAndResume(
+  context: VerifyContext,
+  api: AuthorizedApi,
+): Promise<{ executionId: string; ids: number[]; resumes: number }> {
   const ids: number[] = [];
   let complete: { status?: unknown } | undefined;
   const take = (event: StreamedEvent) => {
@@ -197,7 +240,11 @@ async function streamAndResume(context: VerifyContext, api: AuthorizedApi): Prom
   context.signal.throwIfAborted();
   if (response.status !== 200 || !executionId || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
     const text = await response.text().catch(() => '');
-    throw new CheckFailure(`POST ${paths.stream} to answer 200 text/event-stream with X-Execution-Id`, answered({ status: response.status, text }), FIX_WORKFLOWS);
+    throw new CheckFailure(
+      `POST ${paths.stream} to answer 200 text/event-stream with X-Execution-Id`,
+      answered({ status: response.status, text }),
+      FIX_WORKFLOWS,
+    );
   }
   await readOrFail(context, 'POST', paths.stream, response, (event) => {
     take(event);
@@ -213,9 +260,17 @@ async function streamAndResume(context: VerifyContext, api: AuthorizedApi): Prom
       approved = true;
       complete = undefined;
     } else if (complete !== undefined) {
-      throw new CheckFailure('the streamed run to complete', `a complete event with status ${String(complete.status)}`, FIX_WORKFLOWS, { events: ids });
+      throw new CheckFailure('the streamed run to complete', `a complete event with status ${String(complete.status)}`, FIX_WORKFLOWS, {
+        events: ids,
+      });
     }
-    if (resumes >= 4) throw new CheckFailure('the resumed stream to reach the run\'s complete event', `events ${ids.join(', ')} after ${resumes} resumes`, FIX_WORKFLOWS, { events: ids });
+    if (resumes >= 4)
+      throw new CheckFailure(
+        "the resumed stream to reach the run's complete event",
+        `events ${ids.join(', ')} after ${resumes} resumes`,
+        FIX_WORKFLOWS,
+        { events: ids },
+      );
     resumes += 1;
     const resume = paths.resume(executionId);
     const last = String(ids.at(-1) ?? 0);
@@ -227,16 +282,28 @@ async function streamAndResume(context: VerifyContext, api: AuthorizedApi): Prom
     }
     if (resumed.status !== 200) {
       const text = await resumed.text().catch(() => '');
-      throw new CheckFailure(`GET ${resume} with Last-Event-ID ${last} to answer 200 with the events after it`, answered({ status: resumed.status, text }), FIX_WORKFLOWS, { events: ids });
+      throw new CheckFailure(
+        `GET ${resume} with Last-Event-ID ${last} to answer 200 with the events after it`,
+        answered({ status: resumed.status, text }),
+        FIX_WORKFLOWS,
+        { events: ids },
+      );
     }
     await readOrFail(context, 'GET', resume, resumed, (event) => void take(event));
   }
   const problem = idProblem(ids);
-  if (problem) throw new CheckFailure('every event id of the run exactly once, from 1 to its complete event', problem, FIX_WORKFLOWS, { events: ids });
+  if (problem)
+    throw new CheckFailure('every event id of the run exactly once, from 1 to its complete event', problem, FIX_WORKFLOWS, { events: ids });
   return { executionId, ids, resumes };
 }
 
-async function readOrFail(context: VerifyContext, method: string, path: string, response: Response, onEvent: (event: StreamedEvent) => 'stop' | void) {
+async function readOrFail(
+  context: VerifyContext,
+  method: string,
+  path: string,
+  response: Response,
+  onEvent: (event: StreamedEvent) => 'stop' | void,
+) {
   try {
     await readEventStream(response, onEvent);
   } catch (error) {

@@ -16,7 +16,9 @@ export function defaultBedrockModels(region: string): string[] {
     region,
   );
   if (models.length === 0) {
-    throw new Error(`No Bedrock model of the catalog can be called from ${region}; deploy to a region the catalog knows (${knownRegions().join(', ')}) or set bedrockModels`);
+    throw new Error(
+      `No Bedrock model of the catalog can be called from ${region}; deploy to a region the catalog knows (${knownRegions().join(', ')}) or set bedrockModels`,
+    );
   }
   return models;
 }
@@ -47,17 +49,24 @@ export function profileTarget(profileId: string): { geography: string; model: st
  */
 export function parseBedrockModels(value: unknown, region: string, now: number = Date.now()): string[] {
   if (value === undefined) return defaultBedrockModels(region);
-  const entries: unknown[] | undefined = Array.isArray(value) ? (value as unknown[]) : typeof value === 'string' ? value.split(',') : undefined;
+  const entries: unknown[] | undefined = Array.isArray(value)
+    ? (value as unknown[])
+    : typeof value === 'string'
+      ? value.split(',')
+      : undefined;
   if (!entries) throw new Error(`CDK context bedrockModels must be a list of model ids, got ${JSON.stringify(value)}`);
   const models = entries.map((entry): unknown => (typeof entry === 'string' ? entry.trim() : entry));
   const bad = models.find((model) => typeof model !== 'string' || !MODEL_ID.test(model));
-  if (bad !== undefined) throw new Error(`CDK context bedrockModels: ${JSON.stringify(bad)} is not a Bedrock model id (e.g. amazon.nova-lite-v1:0)`);
+  if (bad !== undefined)
+    throw new Error(`CDK context bedrockModels: ${JSON.stringify(bad)} is not a Bedrock model id (e.g. amazon.nova-lite-v1:0)`);
   if (models.length === 0) throw new Error('CDK context bedrockModels is empty');
   const allowed = catalogIds();
   for (const model of models as string[]) {
     const found = lookUpModel(model, now);
-    if (!found || !allowed.includes(model)) throw new Error(`CDK context bedrockModels: ${model} is not a model the product supports; choose from ${allowed.join(', ')}`);
-    if (found.state === 'ended') throw new Error(`CDK context bedrockModels: ${model} reached end of life on Bedrock on ${found.model.endOfLife}`);
+    if (!found || !allowed.includes(model))
+      throw new Error(`CDK context bedrockModels: ${model} is not a model the product supports; choose from ${allowed.join(', ')}`);
+    if (found.state === 'ended')
+      throw new Error(`CDK context bedrockModels: ${model} reached end of life on Bedrock on ${found.model.endOfLife}`);
     const elsewhere = regionProblem(model, region);
     if (elsewhere) throw new Error(`CDK context bedrockModels: ${elsewhere}`);
   }
@@ -74,7 +83,10 @@ export function bedrockModelArns(models: readonly string[], where: { partition: 
   return models.flatMap((model) => {
     const target = profileTarget(model);
     return target
-      ? [`arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`, `arn:${where.partition}:bedrock:*::foundation-model/${target.model}`]
+      ? [
+          `arn:${where.partition}:bedrock:${where.region}:${where.account}:inference-profile/${model}`,
+          `arn:${where.partition}:bedrock:*::foundation-model/${target.model}`,
+        ]
       : [`arn:${where.partition}:bedrock:${where.region}::foundation-model/${model}`];
   });
 }
@@ -139,7 +151,9 @@ export const MARKETPLACE_PRODUCT_KEY = 'aws-marketplace:ProductId';
  * products too. None without a third-party model. CDK writes these on the role (constructs/workflow-engine.ts); the
  * twin's policy model evaluates the same (lib/twin/iam/function-policy.ts).
  */
-export function marketplaceGrants(models: readonly string[]): { actions: string[]; conditions: { StringEquals: Record<string, string[]> } }[] {
+export function marketplaceGrants(
+  models: readonly string[],
+): { actions: string[]; conditions: { StringEquals: Record<string, string[]> } }[] {
   const products = marketplaceProductIds(models);
   if (products.length === 0) return [];
   const byBedrock = { [CALLED_VIA_LAST_KEY]: [BEDROCK_SERVICE_PRINCIPAL] };
@@ -200,16 +214,24 @@ export function applicationInferenceProfiles(
 ): ApplicationProfileSpec[] {
   const deployment = where.deployment.replace(/[^0-9A-Za-z:.]+/g, '-').replace(/^-+|-+$/g, '') || 'deployment';
   return models.map((model) => {
-    const description = `${deployment} workflow engine calls to ${model} tagged for cost allocation`.slice(0, DESCRIPTION_MAX).replace(/ +$/, '');
+    const description = `${deployment} workflow engine calls to ${model} tagged for cost allocation`
+      .slice(0, DESCRIPTION_MAX)
+      .replace(/ +$/, '');
     const name = profileName(deployment, model, description);
-    if (!PROFILE_NAME.test(name) || name.length > PROFILE_NAME_MAX) throw new Error(`No valid inference profile name for ${model} in ${where.deployment}: ${name}`);
-    if (!DESCRIPTION.test(description)) throw new Error(`No valid inference profile description for ${model} in ${where.deployment}: ${description}`);
+    if (!PROFILE_NAME.test(name) || name.length > PROFILE_NAME_MAX)
+      throw new Error(`No valid inference profile name for ${model} in ${where.deployment}: ${name}`);
+    if (!DESCRIPTION.test(description))
+      throw new Error(`No valid inference profile description for ${model} in ${where.deployment}: ${description}`);
     return { model, name, description, copyFrom: profileSourceArn(model, where) };
   });
 }
 
 /** Letters and digits of `text`, each run of anything else one `-`: what a profile name may hold. */
-const nameSlug = (text: string) => text.split(/[^0-9A-Za-z]+/).filter(Boolean).join('-');
+const nameSlug = (text: string) =>
+  text
+    .split(/[^0-9A-Za-z]+/)
+    .filter(Boolean)
+    .join('-');
 
 /**
  * `<deployment>-<model>-<hash>`, cut to fit (the deployment's part first). A profile's name, description and source
@@ -220,7 +242,9 @@ const nameSlug = (text: string) => text.split(/[^0-9A-Za-z]+/).filter(Boolean).j
  */
 function profileName(deployment: string, model: string, description: string): string {
   const hash = createHash('sha256').update(`${model}\n${description}`).digest('hex').slice(0, 8);
-  const modelPart = nameSlug(model).slice(-(PROFILE_NAME_MAX - hash.length - 1)).replace(/^-+/, '');
+  const modelPart = nameSlug(model)
+    .slice(-(PROFILE_NAME_MAX - hash.length - 1))
+    .replace(/^-+/, '');
   const room = PROFILE_NAME_MAX - modelPart.length - hash.length - 2;
   const deploymentPart = nameSlug(deployment).slice(0, Math.max(0, room)).replace(/-+$/, '');
   return [deploymentPart, modelPart, hash].filter(Boolean).join('-');

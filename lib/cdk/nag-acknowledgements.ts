@@ -50,7 +50,11 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   );
 
   if (collection.nightly) {
-    acknowledge(collection.nightly.deadLetters, 'AwsSolutions-SQS3', 'This queue is itself the dead-letter queue of the nightly collection schedule.');
+    acknowledge(
+      collection.nightly.deadLetters,
+      'AwsSolutions-SQS3',
+      'This queue is itself the dead-letter queue of the nightly collection schedule.',
+    );
     acknowledge(
       grantsOf(collection.nightly.role),
       wildcard(`<${logicalId(collection.functions.CollectionNightly!)}.Arn>:*`),
@@ -59,7 +63,11 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   }
 
   const restApi = api.restApi;
-  acknowledge(restApi, 'AwsSolutions-APIG2', "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.");
+  acknowledge(
+    restApi,
+    'AwsSolutions-APIG2',
+    "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.",
+  );
   acknowledge(
     restApi.node.findChild('CloudWatchRole'),
     'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -78,7 +86,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   for (const route of routes) {
     const method = api.methods[route.id]!;
     if (!route.scope && !route.path.includes('{token}')) {
-      const reason = 'A public document: the API\'s OpenAPI description, which restates its published spec and holds no data, so it asks for no credentials.';
+      const reason =
+        "A public document: the API's OpenAPI description, which restates its published spec and holds no data, so it asks for no credentials.";
       acknowledge(method, 'AwsSolutions-APIG4', reason);
       acknowledge(method, 'AwsSolutions-COG4', reason);
       continue;
@@ -90,7 +99,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     acknowledge(method, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${authentication}`);
   }
   for (const method of Object.values(api.preflightMethods)) {
-    const reason = 'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and headers the API allows; the request that follows is authenticated by its API key.';
+    const reason =
+      'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and headers the API allows; the request that follows is authenticated by its API key.';
     acknowledge(method, 'AwsSolutions-APIG4', reason);
     acknowledge(method, 'AwsSolutions-COG4', reason);
   }

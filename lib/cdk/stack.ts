@@ -43,7 +43,9 @@ export class PlatformStack extends Stack {
     // The Bedrock models' cross-region profiles are chosen by the region's geography (bedrock-models.ts), which a
     // template meant for any region could not do: a stack is synthesized for one region.
     if (Token.isUnresolved(this.region)) {
-      throw new Error(`Stack ${id} needs a region (env.region): the Bedrock models it may call depend on it. bin/app.ts takes the CDK CLI's (AWS_REGION, else the profile's, else us-east-1)`);
+      throw new Error(
+        `Stack ${id} needs a region (env.region): the Bedrock models it may call depend on it. bin/app.ts takes the CDK CLI's (AWS_REGION, else the profile's, else us-east-1)`,
+      );
     }
     this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
     this.engine = new WorkflowEngine(this, 'Engine', {
@@ -75,13 +77,15 @@ function numberFromContext(scope: Construct, name: string): number | undefined {
   const value: unknown = scope.node.tryGetContext(name);
   if (value === undefined) return undefined;
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isFinite(number)) throw new Error(`CDK context ${name} must be a number, got ${JSON.stringify(value)}`);
+  if (typeof number !== 'number' || !Number.isFinite(number))
+    throw new Error(`CDK context ${name} must be a number, got ${JSON.stringify(value)}`);
   return number;
 }
 
 function stringFromContext(scope: Construct, name: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(name);
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw new Error(`CDK context ${name} must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new Error(`CDK context ${name} must be a non-empty string, got ${JSON.stringify(value)}`);
   return value.trim();
 }

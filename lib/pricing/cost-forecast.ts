@@ -109,7 +109,11 @@ const MONTH_DAYS = 30;
  * The per-unit averages of a period. `select` narrows the run average to a workflow (in every project, or in
  * `project`) or to a project's workflows; the event averages are every link's of the report.
  */
-export function measureAverages(report: CostReport, links: LinkSample[], select: { workflow?: string; project?: string; nowMs?: number } = {}): Averages {
+export function measureAverages(
+  report: CostReport,
+  links: LinkSample[],
+  select: { workflow?: string; project?: string; nowMs?: number } = {},
+): Averages {
   const usdOf = new Map(report.subjects.map((subject) => [subject.subject, subject.usd]));
   const transferOf = new Map(report.data_transfer_out.subjects.map((subject) => [subject.subject, subject.usd]));
   const known = new Map(links.map((link) => [link.subject, link]));
@@ -129,7 +133,14 @@ export function measureAverages(report: CostReport, links: LinkSample[], select:
         : ofType.length === 0
           ? `no ${type} link was billed ${period}`
           : `the ${type} links accepted no ${noun} ${period} (they cost $${usdText(usd_total)} without one)`;
-    return { usd: events > 0 ? money(usd_total / events) : null, events, links: ofType.length, usd_total, data_transfer_usd: events > 0 ? money(transfer / events) : null, reason };
+    return {
+      usd: events > 0 ? money(usd_total / events) : null,
+      events,
+      links: ofType.length,
+      usd_total,
+      data_transfer_usd: events > 0 ? money(transfer / events) : null,
+      reason,
+    };
   };
   const call_event = eventAverage('calls', 'call event');
   const dialog = eventAverage('dialogs', 'dialog');
@@ -146,7 +157,10 @@ export function measureAverages(report: CostReport, links: LinkSample[], select:
     volumes: { events: call_event.events, dialogs: dialog.events, runs: run.runs },
     unknown_links,
     projects_without_runs: report.subjects
-      .filter((subject) => subject.subject.startsWith('project#') && !report.workflows.some((workflow) => `project#${workflow.project}` === subject.subject))
+      .filter(
+        (subject) =>
+          subject.subject.startsWith('project#') && !report.workflows.some((workflow) => `project#${workflow.project}` === subject.subject),
+      )
       .map((subject) => ({ subject: subject.subject, usd: subject.usd })),
   };
 }
@@ -186,18 +200,31 @@ function runAverage(
     return Math.max(0, (usdOf.get(`project#${project}`) ?? 0) - entry.stepUsd) / entry.runs;
   };
   const chosen = report.workflows.filter(
-    (workflow) => (select.workflow === undefined || workflow.workflow_id === select.workflow) && (select.project === undefined || workflow.project === select.project),
+    (workflow) =>
+      (select.workflow === undefined || workflow.workflow_id === select.workflow) &&
+      (select.project === undefined || workflow.project === select.project),
   );
   const runs = chosen.reduce((sum, workflow) => sum + workflow.runs, 0);
   const base = { runs, workflow: select.workflow ?? null, project: select.project ?? null };
   if (runs === 0) {
     const of = [select.workflow ? ` of workflow ${select.workflow}` : '', select.project ? ` in project ${select.project}` : ''].join('');
-    return { ...base, usd: null, step_usd: null, request_usd: null, usd_total: 0, data_transfer_usd: null, reason: `no run${of} finished ${period}` };
+    return {
+      ...base,
+      usd: null,
+      step_usd: null,
+      request_usd: null,
+      usd_total: 0,
+      data_transfer_usd: null,
+      reason: `no run${of} finished ${period}`,
+    };
   }
   const stepTotal = chosen.reduce((sum, workflow) => sum + workflow.mean_usd * workflow.runs, 0);
   const requestTotal = chosen.reduce((sum, workflow) => sum + requestPerRun(workflow.project) * workflow.runs, 0);
   // Steps send no answer: a run's data transfer is its project's (part of the request side), shared the same way.
-  const transferTotal = chosen.reduce((sum, workflow) => sum + ((transferOf.get(`project#${workflow.project}`) ?? 0) / byProject.get(workflow.project)!.runs) * workflow.runs, 0);
+  const transferTotal = chosen.reduce(
+    (sum, workflow) => sum + ((transferOf.get(`project#${workflow.project}`) ?? 0) / byProject.get(workflow.project)!.runs) * workflow.runs,
+    0,
+  );
   return {
     ...base,
     usd: money((stepTotal + requestTotal) / runs),
@@ -237,7 +264,13 @@ export function forecastCost(input: {
     run.usd === null
       ? 'none'
       : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}${transferText(run.data_transfer_usd)}`;
-  const line = (item: ForecastLine['item'], count: number, usd_each: number | null, samples: string, reason: string | null): ForecastLine => ({
+  const line = (
+    item: ForecastLine['item'],
+    count: number,
+    usd_each: number | null,
+    samples: string,
+    reason: string | null,
+  ): ForecastLine => ({
     item,
     count,
     usd_each,
@@ -247,19 +280,39 @@ export function forecastCost(input: {
   });
   const fixedUsd = money(input.fixed.reduce((sum, fixed) => sum + fixed.usd, 0));
   const lines = [
-    line('call events', volumes.events, call_event.usd, call_event.usd === null ? 'none' : `${plural(call_event.events, 'event')} on ${plural(call_event.links, 'link')}${transferText(call_event.data_transfer_usd)}`, call_event.reason),
-    line('dialogs', volumes.dialogs, dialog.usd, dialog.usd === null ? 'none' : `${plural(dialog.events, 'dialog')} on ${plural(dialog.links, 'link')}${transferText(dialog.data_transfer_usd)}`, dialog.reason),
+    line(
+      'call events',
+      volumes.events,
+      call_event.usd,
+      call_event.usd === null
+        ? 'none'
+        : `${plural(call_event.events, 'event')} on ${plural(call_event.links, 'link')}${transferText(call_event.data_transfer_usd)}`,
+      call_event.reason,
+    ),
+    line(
+      'dialogs',
+      volumes.dialogs,
+      dialog.usd,
+      dialog.usd === null
+        ? 'none'
+        : `${plural(dialog.events, 'dialog')} on ${plural(dialog.links, 'link')}${transferText(dialog.data_transfer_usd)}`,
+      dialog.reason,
+    ),
     line('runs', volumes.runs, run.usd, runSamples, run.reason),
     line('fixed monthly', 1, fixedUsd, input.fixed.map((fixed) => `${fixed.count} × ${fixed.item}`).join(', '), null),
   ];
   const unpriced = lines.filter((entry) => entry.monthly_usd === null);
   const priced = money(lines.reduce((sum, entry) => sum + (entry.monthly_usd ?? 0), 0));
-  const warnings = unpriced.map((entry) => `${entry.item}: ${entry.count} a month asked for, but ${entry.reason}; that line is left out (no average to price it with)`);
+  const warnings = unpriced.map(
+    (entry) => `${entry.item}: ${entry.count} a month asked for, but ${entry.reason}; that line is left out (no average to price it with)`,
+  );
   for (const project of averages.projects_without_runs) {
     warnings.push(`${project.subject} was billed $${usdText(project.usd)} without a finished run: its cost is in no run average`);
   }
   for (const link of averages.unknown_links) {
-    warnings.push(`${link.subject} is not in the links table, so its type is unknown: its $${usdText(link.usd)} and ${plural(link.events, 'event')} are in neither event average`);
+    warnings.push(
+      `${link.subject} is not in the links table, so its type is unknown: its $${usdText(link.usd)} and ${plural(link.events, 'event')} are in neither event average`,
+    );
   }
   return {
     from: averages.from,
@@ -285,13 +338,41 @@ export function forecastTable(forecast: Forecast): string {
   const dollars = (usd: number | null) => (usd === null ? '-' : usdText(usd));
   const rows: string[][] = [
     ['', 'count/month', 'USD each', 'USD/month', 'average from'],
-    ...forecast.lines.map((line) => [line.item, String(line.count), dollars(line.usd_each), dollars(line.monthly_usd), line.usd_each === null ? `no samples: ${line.reason}` : line.samples]),
-    ['total a month', '', '', dollars(forecast.monthly_usd), forecast.monthly_usd === null ? `incomplete; the priced lines add up to ${dollars(money(forecast.priced_total_usd / forecast.months))}` : ''],
+    ...forecast.lines.map((line) => [
+      line.item,
+      String(line.count),
+      dollars(line.usd_each),
+      dollars(line.monthly_usd),
+      line.usd_each === null ? `no samples: ${line.reason}` : line.samples,
+    ]),
+    [
+      'total a month',
+      '',
+      '',
+      dollars(forecast.monthly_usd),
+      forecast.monthly_usd === null
+        ? `incomplete; the priced lines add up to ${dollars(money(forecast.priced_total_usd / forecast.months))}`
+        : '',
+    ],
   ];
-  if (forecast.months !== 1) rows.push([`total, ${forecast.months} months`, '', '', dollars(forecast.total_usd), forecast.total_usd === null ? `incomplete; priced lines ${dollars(forecast.priced_total_usd)}` : '']);
+  if (forecast.months !== 1)
+    rows.push([
+      `total, ${forecast.months} months`,
+      '',
+      '',
+      dollars(forecast.total_usd),
+      forecast.total_usd === null ? `incomplete; priced lines ${dollars(forecast.priced_total_usd)}` : '',
+    ]);
   const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = rows.map((row) => [row[0]!.padEnd(widths[0]!), row[1]!.padStart(widths[1]!), row[2]!.padStart(widths[2]!), row[3]!.padStart(widths[3]!), row[4]!].join('  ').trimEnd());
-  const source = forecast.volumes_from === 'period' ? `the period's own traffic scaled to 30 days${forecast.scale !== 1 ? ` × ${forecast.scale}` : ''}` : 'the counts given';
+  const lines = rows.map((row) =>
+    [row[0]!.padEnd(widths[0]!), row[1]!.padStart(widths[1]!), row[2]!.padStart(widths[2]!), row[3]!.padStart(widths[3]!), row[4]!]
+      .join('  ')
+      .trimEnd(),
+  );
+  const source =
+    forecast.volumes_from === 'period'
+      ? `the period's own traffic scaled to 30 days${forecast.scale !== 1 ? ` × ${forecast.scale}` : ''}`
+      : 'the counts given';
   const heading = [
     `Estimate for ${forecast.months} month${forecast.months === 1 ? '' : 's'} at ${source}`,
     `averages of ${averages.from} to ${averages.to} (UTC, ${plural(averages.days, 'day')} measured, ${averages.days_with_usage} with usage; ${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,

@@ -13,7 +13,24 @@ export interface CostHtmlInput {
   forecasts: { current: Forecast; double: Forecast };
 }
 
-const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac', '#1f77b4', '#17becf', '#8c564b', '#bcbd22', '#7f7f7f', '#d62728'];
+const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac',
+  '#1f77b4',
+  '#17becf',
+  '#8c564b',
+  '#bcbd22',
+  '#7f7f7f',
+  '#d62728',
+];
 
 /** The chart's geometry, in SVG user units. */
 const CHART = { width: 960, height: 360, left: 88, right: 16, top: 20, bottom: 64 } as const;
@@ -53,10 +70,12 @@ ${
     ? '<p class="empty">No usage in the period.</p>'
     : table(
         ['Kind', 'Subject', 'USD'],
-        [...report.subjects].sort((a, b) => b.usd - a.usd).map((subject) => {
-          const [kind = '', ...id] = subject.subject.split('#');
-          return [text(kind), text(id.join('#')), usd(subject.usd)];
-        }),
+        [...report.subjects]
+          .sort((a, b) => b.usd - a.usd)
+          .map((subject) => {
+            const [kind = '', ...id] = subject.subject.split('#');
+            return [text(kind), text(id.join('#')), usd(subject.usd)];
+          }),
       )
 }
 ${modelsSection(report)}
@@ -99,7 +118,10 @@ function usd(value: number | null, total?: string): Cell {
 }
 
 function card(label: string, value: number | null, total: string, lowerBound?: number, warning = ''): string {
-  const note = value === null && lowerBound !== undefined ? `<span class="note">incomplete: the priced lines add up to $${escapeHtml(usdText(lowerBound))}</span>` : '';
+  const note =
+    value === null && lowerBound !== undefined
+      ? `<span class="note">incomplete: the priced lines add up to $${escapeHtml(usdText(lowerBound))}</span>`
+      : '';
   return `<div class="card"><span class="label">${escapeHtml(label)}</span>${usd(value, total).html}${note}${warning}</div>`;
 }
 
@@ -110,7 +132,8 @@ function unpricedWarning(report: CostReport): string {
 }
 
 function table(head: string[], rows: Cell[][], foot: Cell[][] = []): string {
-  const cells = (row: Cell[], tag: 'td' | 'th') => row.map((cell) => `<${tag}${cell.numeric ? ' class="num"' : ''}>${cell.html}</${tag}>`).join('');
+  const cells = (row: Cell[], tag: 'td' | 'th') =>
+    row.map((cell) => `<${tag}${cell.numeric ? ' class="num"' : ''}>${cell.html}</${tag}>`).join('');
   return `<table>
 <thead><tr>${head.map((label) => `<th>${escapeHtml(label)}</th>`).join('')}</tr></thead>
 <tbody>
@@ -141,7 +164,15 @@ ${table(
 function workflowsSection(report: CostReport, top = 10): string {
   if (report.workflows.length === 0) return '<p class="empty">No run finished in the period.</p>';
   const rows = (workflows: CostReport['workflows']) =>
-    workflows.slice(0, top).map((workflow) => [text(workflow.project), text(workflow.workflow_id), number(workflow.runs), usd(workflow.mean_usd), usd(workflow.p95_usd)]);
+    workflows
+      .slice(0, top)
+      .map((workflow) => [
+        text(workflow.project),
+        text(workflow.workflow_id),
+        number(workflow.runs),
+        usd(workflow.mean_usd),
+        usd(workflow.p95_usd),
+      ]);
   const head = ['Project', 'Workflow', 'Runs', 'Mean USD', 'p95 USD'];
   return `<h3>Most expensive workflows by mean run cost</h3>
 ${table(head, rows([...report.workflows].sort((a, b) => b.mean_usd - a.mean_usd)))}
@@ -157,7 +188,10 @@ function forecastSection(heading: string, forecast: Forecast, name: string): str
     usd(line.monthly_usd),
     text(line.usd_each === null ? `no samples: ${line.reason ?? ''}` : line.samples),
   ]);
-  const warnings = forecast.warnings.length > 0 ? `<ul class="warnings">${forecast.warnings.map((warning) => `<li>${escapeHtml(warning)}</li>`).join('')}</ul>` : '';
+  const warnings =
+    forecast.warnings.length > 0
+      ? `<ul class="warnings">${forecast.warnings.map((warning) => `<li>${escapeHtml(warning)}</li>`).join('')}</ul>`
+      : '';
   return `<h3>${escapeHtml(heading)}</h3>
 ${table(['', 'Count a month', 'USD each', 'USD a month', 'Average from'], rows, [[text('Total a month'), text(''), text(''), usd(forecast.monthly_usd, `forecast-${name}-lines`), text('')]])}
 ${warnings}`;
@@ -203,7 +237,10 @@ function dailyChart(report: CostReport): string {
   });
   const legend = report.services
     .filter((service) => service.usd > 0)
-    .map((service) => `<li><span class="swatch" style="background:${colorOf.get(service.service)!}"></span>${escapeHtml(service.service)}</li>`);
+    .map(
+      (service) =>
+        `<li><span class="swatch" style="background:${colorOf.get(service.service)!}"></span>${escapeHtml(service.service)}</li>`,
+    );
   return `<figure>
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Daily cost by service, ${escapeHtml(report.from)} to ${escapeHtml(report.to)}">
 ${grid.join('\n')}

@@ -101,7 +101,8 @@ export const periodDays = (from: string, to: string) => (Date.parse(`${to}T00:00
 export function costReport(input: { from: string; to: string; sheet: PriceSheet; usage: UsageRow[]; runCosts: RunCost[] }): CostReport {
   const { sheet } = input;
   const days = periodDays(input.from, input.to);
-  if (!(days >= 1 && days <= MAX_REPORT_DAYS)) throw new RangeError(`a report covers 1 to ${MAX_REPORT_DAYS} days; ${input.from} to ${input.to} is ${days}`);
+  if (!(days >= 1 && days <= MAX_REPORT_DAYS))
+    throw new RangeError(`a report covers 1 to ${MAX_REPORT_DAYS} days; ${input.from} to ${input.to} is ${days}`);
   const all = metered(input.usage);
   const services = byService(sheet, all);
   const bySubject = new Map<string, UsageRow[]>();
@@ -118,7 +119,11 @@ export function costReport(input: { from: string; to: string; sheet: PriceSheet;
     days: daysOf(input.from, input.to, sheet, input.usage),
     subjects: [...bySubject].map(([subject, rows]) => ({ subject, usd: money(usdOf(sheet, metered(rows))) })).sort((a, b) => b.usd - a.usd),
     per_million_webhook_events: links.units.webhookEvents > 0 ? money((usdOf(sheet, links) / links.units.webhookEvents) * 1_000_000) : null,
-    per_run: { runs: runPrices.length, mean_usd: runPrices.length > 0 ? mean(runPrices) : null, p95_usd: runPrices.length > 0 ? p95(runPrices) : null },
+    per_run: {
+      runs: runPrices.length,
+      mean_usd: runPrices.length > 0 ? mean(runPrices) : null,
+      p95_usd: runPrices.length > 0 ? p95(runPrices) : null,
+    },
     workflows: workflowCosts(sheet, input.runCosts),
     models,
     unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
@@ -138,7 +143,14 @@ function dataTransferOut(sheet: PriceSheet, bytes: number, bySubject: Map<string
     })
     .filter((subject) => subject.bytes !== 0)
     .sort((a, b) => b.bytes - a.bytes);
-  return { service: sheet.units.dataTransferOutBytes.service, bytes, gb: Math.round((bytes / GB) * 1e9) / 1e9, usd_per_gb: Math.round(price * GB * 1e6) / 1e6, usd: money(bytes * price), subjects };
+  return {
+    service: sheet.units.dataTransferOutBytes.service,
+    bytes,
+    gb: Math.round((bytes / GB) * 1e9) / 1e9,
+    usd_per_gb: Math.round(price * GB * 1e6) / 1e6,
+    usd: money(bytes * price),
+    subjects,
+  };
 }
 
 /** What some usage rows (or runs) add up to: their units, and their models' counters. */
@@ -148,7 +160,10 @@ interface Metered {
 }
 
 function metered(rows: { units: Partial<CostUnits>; models?: ModelUsage }[]): Metered {
-  return { units: sumUnits(rows.map((row) => row.units)), models: rows.reduce<ModelUsage>((sum, row) => addModelUsage(sum, row.models), addModelUsage(undefined, undefined)) };
+  return {
+    units: sumUnits(rows.map((row) => row.units)),
+    models: rows.reduce<ModelUsage>((sum, row) => addModelUsage(sum, row.models), addModelUsage(undefined, undefined)),
+  };
 }
 
 /** The per-model dollars of some usage: tokens and images apart (an unpriced model adds nothing). */
@@ -185,7 +200,10 @@ function byService(sheet: PriceSheet, usage: Metered): Map<string, { units: numb
   };
   for (const name of COST_UNIT_NAMES) add(sheet.units[name].service, usage.units[name], usage.units[name] * sheet.units[name].usd_per_unit);
   const { tokens, images } = modelDollars(sheet, usage.models);
-  const cacheTokens = Object.values(usage.models).reduce((sum, counters) => sum + (counters.cache_read_tokens ?? 0) + (counters.cache_write_tokens ?? 0), 0);
+  const cacheTokens = Object.values(usage.models).reduce(
+    (sum, counters) => sum + (counters.cache_read_tokens ?? 0) + (counters.cache_write_tokens ?? 0),
+    0,
+  );
   add(sheet.units.inputTokens.service, cacheTokens, tokens);
   add(sheet.units.images.service, 0, images);
   return services;
@@ -216,7 +234,11 @@ function modelLines(sheet: PriceSheet, models: ModelUsage): ModelCostLine[] {
       output_tokens: counters.output_tokens ?? 0,
       cache_read_tokens: counters.cache_read_tokens ?? 0,
       cache_write_tokens: counters.cache_write_tokens ?? 0,
-      images: (counters.images_standard_1024 ?? 0) + (counters.images_standard_2048 ?? 0) + (counters.images_premium_1024 ?? 0) + (counters.images_premium_2048 ?? 0),
+      images:
+        (counters.images_standard_1024 ?? 0) +
+        (counters.images_standard_2048 ?? 0) +
+        (counters.images_premium_1024 ?? 0) +
+        (counters.images_premium_2048 ?? 0),
       usd: cost.priced ? money(cost.tokens_usd + cost.images_usd) : null,
       priced: cost.priced,
       source: cost.source,
@@ -250,7 +272,9 @@ const mean = (prices: number[]) => money(prices.reduce((sum, price) => sum + pri
 const p95 = (sorted: number[]) => money(sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)]!);
 
 export function sumUnits(rows: Partial<CostUnits>[]): CostUnits {
-  return Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, rows.reduce((sum, row) => sum + (row[name] ?? 0), 0)])) as unknown as CostUnits;
+  return Object.fromEntries(
+    COST_UNIT_NAMES.map((name) => [name, rows.reduce((sum, row) => sum + (row[name] ?? 0), 0)]),
+  ) as unknown as CostUnits;
 }
 
 /** Dollars to a millionth of a cent: per-request figures are that small. */
@@ -275,7 +299,14 @@ function reportRows(report: CostReport): ReportRow[] {
     ...report.services.map((service) => row(service.service, String(service.units), dollars(service.usd, 8))),
     // A model's row has no one count: its tokens of each kind and its images are counts of their own (model columns);
     // its dollars are in the Bedrock services above.
-    ...report.models.map((model): ReportRow => ({ label: `model ${model.model}`, count: '', usd: model.usd === null ? 'unpriced' : dollars(model.usd, 8), model })),
+    ...report.models.map(
+      (model): ReportRow => ({
+        label: `model ${model.model}`,
+        count: '',
+        usd: model.usd === null ? 'unpriced' : dollars(model.usd, 8),
+        model,
+      }),
+    ),
     row('total', '', dollars(report.total_usd, 8)),
     // What the total leaves out: a model the sheet cannot price (its ids, space-separated: an id has no spaces).
     ...(report.unpriced_models.length > 0 ? [row('unpriced models', '', report.unpriced_models.join(' '))] : []),
@@ -294,7 +325,12 @@ function reportRows(report: CostReport): ReportRow[] {
 export function costReportCsv(report: CostReport): string {
   const rows = [
     ['service', 'units', 'usd', ...MODEL_COUNT_COLUMNS],
-    ...reportRows(report).map((row) => [row.label, row.count, row.usd, ...MODEL_COUNT_COLUMNS.map((column) => (row.model ? String(row.model[column]) : ''))]),
+    ...reportRows(report).map((row) => [
+      row.label,
+      row.count,
+      row.usd,
+      ...MODEL_COUNT_COLUMNS.map((column) => (row.model ? String(row.model[column]) : '')),
+    ]),
   ];
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;
 }
@@ -314,7 +350,10 @@ function modelCounts(model: ModelCostLine): string {
   const tokens = (['input', 'output', 'cache_read', 'cache_write'] as const)
     .filter((kind) => model[`${kind}_tokens`] > 0)
     .map((kind) => `${model[`${kind}_tokens`]} ${kind.replace('_', ' ')}`);
-  const parts = [...(tokens.length > 0 ? [`${tokens.join(' + ')} tokens`] : []), ...(model.images > 0 ? [`${model.images} image${model.images === 1 ? '' : 's'}`] : [])];
+  const parts = [
+    ...(tokens.length > 0 ? [`${tokens.join(' + ')} tokens`] : []),
+    ...(model.images > 0 ? [`${model.images} image${model.images === 1 ? '' : 's'}`] : []),
+  ];
   return parts.length > 0 ? parts.join(', ') : 'no use';
 }
 
@@ -335,15 +374,27 @@ export function costReportTable(report: CostReport, topSubjects = 10): string {
     // words under the total (below) rather than as a row.
     ...reportRows(report)
       .filter((row) => row.label !== 'unpriced models')
-      .map((row): [string, string, string] => [row.model ? `${row.label} (${modelCounts(row.model)})` : tableLabel(report, row.label), row.count, row.usd]),
+      .map((row): [string, string, string] => [
+        row.model ? `${row.label} (${modelCounts(row.model)})` : tableLabel(report, row.label),
+        row.count,
+        row.usd,
+      ]),
   ];
   const total = rows.findIndex((row) => row[0] === 'total');
   const subjects = report.subjects.slice(0, topSubjects);
-  if (subjects.length > 0) rows.push(['', '', ''], [`most expensive subjects (${subjects.length} of ${report.subjects.length})`, '', ''], ...subjects.map((subject): [string, string, string] => [`  ${subject.subject}`, '', subject.usd.toFixed(8)]));
+  if (subjects.length > 0)
+    rows.push(
+      ['', '', ''],
+      [`most expensive subjects (${subjects.length} of ${report.subjects.length})`, '', ''],
+      ...subjects.map((subject): [string, string, string] => [`  ${subject.subject}`, '', subject.usd.toFixed(8)]),
+    );
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = rows.map(([label, count, usd]) => `${label.padEnd(widths[0]!)}  ${count.padStart(widths[1]!)}  ${usd.padStart(widths[2]!)}`.trimEnd());
+  const lines = rows.map(([label, count, usd]) =>
+    `${label.padEnd(widths[0]!)}  ${count.padStart(widths[1]!)}  ${usd.padStart(widths[2]!)}`.trimEnd(),
+  );
   const heading = `Cost ${report.from} to ${report.to} (UTC days), ${report.price_sheet.region} prices of ${report.price_sheet.date}`;
   // Under the total, a line no one can miss: the period's spend is more than the total says.
-  if (report.unpriced_models.length > 0) lines.splice(total + 1, 0, `total leaves out unpriced models: ${report.unpriced_models.join(', ')}`);
+  if (report.unpriced_models.length > 0)
+    lines.splice(total + 1, 0, `total leaves out unpriced models: ${report.unpriced_models.join(', ')}`);
   return `${heading}\n\n${lines.join('\n')}\n`;
 }

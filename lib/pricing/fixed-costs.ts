@@ -13,7 +13,9 @@ import type { PriceSheet } from './price-sheet.ts';
  */
 export function alarmMetricCount(): number {
   const functions = routes.length + taskFunctions.length;
-  return functions * 2 + ROUTE_GROUPS.length * 2 + Object.keys(LATENCY_P99_MS).length + 1 + 3 + 1 + 2 + 4 + Object.keys(TABLE_ENV).length * 2;
+  return (
+    functions * 2 + ROUTE_GROUPS.length * 2 + Object.keys(LATENCY_P99_MS).length + 1 + 3 + 1 + 2 + 4 + Object.keys(TABLE_ENV).length * 2
+  );
 }
 
 /**

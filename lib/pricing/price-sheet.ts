@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
-import { COST_UNIT_NAMES, MODEL_COUNTER_NAMES, type CostUnits, type ModelCounterName, type ModelCounters } from '#shared/metering/cost-meter.ts';
+import {
+  COST_UNIT_NAMES,
+  MODEL_COUNTER_NAMES,
+  type CostUnits,
+  type ModelCounterName,
+  type ModelCounters,
+} from '#shared/metering/cost-meter.ts';
 
 export interface PriceSheet {
   region: string;
@@ -11,7 +17,10 @@ export interface PriceSheet {
    * Per metered unit. A unit whose price has a source or date of its own says so (`source`, `date`); the others are
    * the sheet's. `usd_per_gb`: a per-byte unit's price as its page quotes it (GB = 2^30 bytes).
    */
-  units: Record<keyof CostUnits, { service: string; usd_per_unit: number; basis: string; usd_per_gb?: number; source?: string; date?: string }>;
+  units: Record<
+    keyof CostUnits,
+    { service: string; usd_per_unit: number; basis: string; usd_per_gb?: number; source?: string; date?: string }
+  >;
   /**
    * What the stack bills each month whatever its traffic (`usd`: per item and month), and what only bills when
    * something goes wrong (`usd: 0`, with its per-request price): see lib/pricing/fixed-costs.ts.

@@ -41,7 +41,12 @@ export function modelIdOfLocalArn(arn: string): string | undefined {
  * start (`createLocalProfile`).
  */
 export function createLocalInferenceProfiles(models: readonly string[]): { profiles: ReadonlyMap<string, string>; remove(): void } {
-  const specs = applicationInferenceProfiles(models, { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT, deployment: 'local' });
+  const specs = applicationInferenceProfiles(models, {
+    partition: 'aws',
+    region: LOCAL_REGION,
+    account: LOCAL_ACCOUNT,
+    deployment: 'local',
+  });
   const profiles = new Map<string, string>();
   try {
     for (const spec of specs) profiles.set(spec.model, createLocalProfile(spec));

@@ -65,7 +65,8 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const match = /^\/model\/([^/?]+)\/(converse-stream|invoke)$/.exec(request.url ?? '');
-    if (request.method !== 'POST' || !match) return refuse(response, 404, 'UnknownOperationException', 'The stand-in answers ConverseStream and InvokeModel only');
+    if (request.method !== 'POST' || !match)
+      return refuse(response, 404, 'UnknownOperationException', 'The stand-in answers ConverseStream and InvokeModel only');
     const invokedAs = decodeURIComponent(match[1]!);
     const modelId = modelOf(invokedAs);
     if (modelId === undefined) return refuse(response, 400, 'ValidationException', INVALID_MODEL_IDENTIFIER);
@@ -79,7 +80,8 @@ export async function startBedrockStandIn(options: { port?: number; host?: strin
     }
     // Only an image model before its end of life gets here (Nova Canvas on a clock set before 2026-09-30): the
     // stand-in keeps no image request rules, so it draws nothing.
-    if (match[2] === 'invoke') return refuse(response, 400, 'ValidationException', `The stand-in has no request rules for InvokeModel on ${modelId}`);
+    if (match[2] === 'invoke')
+      return refuse(response, 400, 'ValidationException', `The stand-in has no request rules for InvokeModel on ${modelId}`);
     requests.push({ operation: 'ConverseStream', modelId, invokedAs, body });
     const problem = conversationProblem(body);
     if (problem) return refuse(response, 400, 'ValidationException', problem);
@@ -131,7 +133,11 @@ function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { st
   const found = lookUpModel(modelId, at);
   if (!found) return { status: 400, type: 'ValidationException', message: INVALID_MODEL_IDENTIFIER };
   if (found.state === 'ended') {
-    return { status: 404, type: 'ResourceNotFoundException', message: 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.' };
+    return {
+      status: 404,
+      type: 'ResourceNotFoundException',
+      message: 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.',
+    };
   }
   if (!found.viaProfile && !found.model.onDemand) {
     return {
@@ -141,7 +147,11 @@ function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { st
     };
   }
   if (found.model.kind !== kind) {
-    return { status: 400, type: 'ValidationException', message: "This action doesn't support the model that you provided. Try again with a supported text or chat model." };
+    return {
+      status: 400,
+      type: 'ValidationException',
+      message: "This action doesn't support the model that you provided. Try again with a supported text or chat model.",
+    };
   }
   return undefined;
 }
@@ -189,7 +199,8 @@ function streamTurn(response: ServerResponse, turn: ConverseTurn, body: Json): v
     events.push(['contentBlockStart', { contentBlockIndex: index, start: { toolUse: { toolUseId, name: toolUse.name } } }]);
     const input = JSON.stringify(toolUse.input ?? {});
     const half = Math.ceil(input.length / 2);
-    for (const piece of [input.slice(0, half), input.slice(half)]) events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: piece } } }]);
+    for (const piece of [input.slice(0, half), input.slice(half)])
+      events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: piece } } }]);
     events.push(['contentBlockStop', { contentBlockIndex: index }]);
     index += 1;
   }
@@ -201,10 +212,17 @@ function streamTurn(response: ServerResponse, turn: ConverseTurn, body: Json): v
   response.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': `local-${Date.now()}` });
   for (const [i, [type, payload]] of events.entries()) {
     if (turn.streamError && i === turn.streamError.afterEvents) {
-      response.write(message({ ':message-type': 'exception', ':exception-type': turn.streamError.type, ':content-type': 'application/json' }, { message: turn.streamError.message }));
+      response.write(
+        message(
+          { ':message-type': 'exception', ':exception-type': turn.streamError.type, ':content-type': 'application/json' },
+          { message: turn.streamError.message },
+        ),
+      );
       return void response.end();
     }
-    response.write(message({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, { ...payload, p: 'abcdefghijkl' }));
+    response.write(
+      message({ ':message-type': 'event', ':event-type': type, ':content-type': 'application/json' }, { ...payload, p: 'abcdefghijkl' }),
+    );
   }
   response.end();
 }

@@ -46,5 +46,9 @@ export function schemaRefusals(type: string, properties: Record<string, unknown>
   return validator
     .validate(new module.TemplateContent(template, `${type}.json`), region)
     .filter((diagnostic) => diagnostic.severity === 'FATAL' || diagnostic.severity === 'ERROR')
-    .map((diagnostic) => ({ property: (diagnostic.propertyPath ?? type).replace(/^Properties\./, ''), message: diagnostic.message, ruleId: diagnostic.ruleId }));
+    .map((diagnostic) => ({
+      property: (diagnostic.propertyPath ?? type).replace(/^Properties\./, ''),
+      message: diagnostic.message,
+      ruleId: diagnostic.ruleId,
+    }));
 }

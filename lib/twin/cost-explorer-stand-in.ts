@@ -64,7 +64,9 @@ class Violations {
   private readonly found: string[] = [];
 
   private add(value: unknown, at: string, constraint: string): void {
-    this.found.push(`Value ${value === undefined ? 'null' : `'${shown(value)}'`} at '${at}' failed to satisfy constraint: Member must ${constraint}`);
+    this.found.push(
+      `Value ${value === undefined ? 'null' : `'${shown(value)}'`} at '${at}' failed to satisfy constraint: Member must ${constraint}`,
+    );
   }
 
   required(value: unknown, at: string): boolean {
@@ -91,7 +93,11 @@ class Violations {
 
   check(): void {
     const count = this.found.length;
-    if (count > 0) throw new CostExplorerError('ValidationException', `${count} validation error${count === 1 ? '' : 's'} detected: ${this.found.join('; ')}`);
+    if (count > 0)
+      throw new CostExplorerError(
+        'ValidationException',
+        `${count} validation error${count === 1 ? '' : 's'} detected: ${this.found.join('; ')}`,
+      );
   }
 }
 
@@ -162,7 +168,8 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
       const type = member(input, 'Type', isString, 'a string');
       const nextToken = member(input, 'NextToken', isString, 'a string');
       const maxResults = member(input, 'MaxResults', isInteger, 'an integer');
-      if (tagKeys?.some((key) => !isString(key))) throw new CostExplorerError('SerializationException', 'TagKeys: expected a list of strings');
+      if (tagKeys?.some((key) => !isString(key)))
+        throw new CostExplorerError('SerializationException', 'TagKeys: expected a list of strings');
       const violations = new Violations();
       violations.enumValue(status, 'status', STATUSES);
       violations.length(tagKeys, 'tagKeys', TAG_KEYS_PER_FILTER);
@@ -172,7 +179,9 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
       violations.range(maxResults, 'maxResults', MAX_RESULTS);
       violations.check();
 
-      const matching = known.map(view).filter((tag) => (!tagKeys || tagKeys.includes(tag.TagKey)) && (!type || tag.Type === type) && (!status || tag.Status === status));
+      const matching = known
+        .map(view)
+        .filter((tag) => (!tagKeys || tagKeys.includes(tag.TagKey)) && (!type || tag.Type === type) && (!status || tag.Status === status));
       const start = nextToken ? offsetOf(nextToken) : 0;
       const page = matching.slice(start, start + Math.min(maxResults ?? PAGE_SIZE, PAGE_SIZE));
       const next = start + page.length < matching.length ? tokenOf(start + page.length) : undefined;
@@ -180,7 +189,8 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
     },
     UpdateCostAllocationTagsStatus(input) {
       const entries = member(input, 'CostAllocationTagsStatus', isArray, 'a list');
-      if (entries?.some((entry) => !isObject(entry))) throw new CostExplorerError('SerializationException', 'CostAllocationTagsStatus: expected a list of structures');
+      if (entries?.some((entry) => !isObject(entry)))
+        throw new CostExplorerError('SerializationException', 'CostAllocationTagsStatus: expected a list of structures');
       const parsed = (entries as Input[] | undefined)?.map((entry) => ({
         TagKey: member(entry, 'TagKey', isString, 'a string'),
         Status: member(entry, 'Status', isString, 'a string'),
@@ -198,7 +208,11 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
       let changed = false;
       for (const entry of parsed as { TagKey: string; Status: TagStatus }[]) {
         if (!known.includes(entry.TagKey)) {
-          errors.push({ TagKey: entry.TagKey, Code: 'TagKeysNotFoundException', Message: `Failed to update Cost Allocation Tag: ${entry.TagKey}` });
+          errors.push({
+            TagKey: entry.TagKey,
+            Code: 'TagKeysNotFoundException',
+            Message: `Failed to update Cost Allocation Tag: ${entry.TagKey}`,
+          });
           continue;
         }
         // "If the tag status that's updated is the same as the existing tag status, ... it doesn't have any effect."
@@ -223,7 +237,8 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
     const name = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
     const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
     try {
-      if (request.method !== 'POST' || !operation) throw new CostExplorerError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
+      if (request.method !== 'POST' || !operation)
+        throw new CostExplorerError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
       let input: unknown;
       try {
         input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
@@ -234,8 +249,12 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
       const output = operation(input);
       response.writeHead(200, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(output));
     } catch (error) {
-      const failure = error instanceof CostExplorerError ? error : new CostExplorerError('InternalServerException', 'An internal error occurred');
-      response.writeHead(failure.type === 'InternalServerException' ? 500 : 400, { 'content-type': JSON_CONTENT_TYPE, 'x-amzn-errortype': failure.type });
+      const failure =
+        error instanceof CostExplorerError ? error : new CostExplorerError('InternalServerException', 'An internal error occurred');
+      response.writeHead(failure.type === 'InternalServerException' ? 500 : 400, {
+        'content-type': JSON_CONTENT_TYPE,
+        'x-amzn-errortype': failure.type,
+      });
       response.end(JSON.stringify({ __type: failure.type, message: failure.message }));
     }
   }
@@ -246,7 +265,7 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
 const tokenOf = (offset: number) => Buffer.from(`cost-allocation-tags:${offset}`).toString('base64url');
 function offsetOf(token: string): number {
   const match = /^cost-allocation-tags:(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
-  if (!match) throw new CostExplorerError('InvalidNextTokenException', 'The pagination token is invalid. Try again without a pagination token.');
+  if (!match)
+    throw new CostExplorerError('InvalidNextTokenException', 'The pagination token is invalid. Try again without a pagination token.');
   return Number(match[1]);
 }
-

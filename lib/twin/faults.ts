@@ -83,7 +83,8 @@ export class FaultPlan {
     rates: Partial<Record<FaultKind, number>> = {},
     delayMs = 0,
   ) {
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`a fault seed is a whole number from 0 to ${0xffffffff}, got ${seed}`);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+      throw new Error(`a fault seed is a whole number from 0 to ${0xffffffff}, got ${seed}`);
     for (const kind of FAULT_KINDS) {
       this.decisions.set(kind, seededRandom(streamSeed(seed, kind)));
       this.variants.set(kind, seededRandom(streamSeed(seed, `${kind}#variant`)));
@@ -115,7 +116,8 @@ export class FaultPlan {
     if (!(rate >= 0 && rate <= 1)) throw new Error(`${kind}: the rate must be a number from 0 to 1, got ${rate}`);
     if (delayMs !== undefined) {
       if (kind !== 'lambda:delay') throw new Error(`${kind} takes no delay`);
-      if (!Number.isInteger(delayMs) || delayMs < 1 || delayMs > MAX_FAULT_DELAY_MS) throw new Error(`${kind}: the delay must be a whole number of milliseconds from 1 to ${MAX_FAULT_DELAY_MS}, got ${delayMs}`);
+      if (!Number.isInteger(delayMs) || delayMs < 1 || delayMs > MAX_FAULT_DELAY_MS)
+        throw new Error(`${kind}: the delay must be a whole number of milliseconds from 1 to ${MAX_FAULT_DELAY_MS}, got ${delayMs}`);
       this.delay = delayMs;
     }
     if (kind === 'lambda:delay' && rate > 0 && this.delay === 0) throw new Error(`${kind} needs a delay (${kind}=<N>ms@<rate>)`);
@@ -161,7 +163,8 @@ function parseRate(text: string): number {
 export function parseFaultSeed(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return randomInt(0, 2 ** 32);
   const seed = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!(seed <= 0xffffffff)) throw new Error(`${TWIN_FAULTS_SEED_ENV} must be a whole number from 0 to ${0xffffffff}, got ${JSON.stringify(value)}`);
+  if (!(seed <= 0xffffffff))
+    throw new Error(`${TWIN_FAULTS_SEED_ENV} must be a whole number from 0 to ${0xffffffff}, got ${JSON.stringify(value)}`);
   return seed;
 }
 
@@ -182,7 +185,8 @@ export function parseTwinFaults(value: string | undefined, seedValue?: string): 
     if (equals === -1) throw refuse(entry, 'is not kind=rate');
     const kind = entry.slice(0, equals).trim();
     const setting = entry.slice(equals + 1).trim();
-    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw refuse(entry, `names no fault kind (the kinds: ${FAULT_KINDS.join(', ')})`);
+    if (!(FAULT_KINDS as readonly string[]).includes(kind))
+      throw refuse(entry, `names no fault kind (the kinds: ${FAULT_KINDS.join(', ')})`);
     if (seen.has(kind)) throw refuse(entry, `repeats ${kind}`);
     seen.add(kind);
     if (kind === 'lambda:delay') {

@@ -59,7 +59,11 @@ interface CompiledRoute extends BoundRoute {
 const gatewayAnswer = (statusCode: number, message: string, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
   // Every 5xx of the gateway says when to retry, as the DEFAULT_5XX gateway response CDK writes.
-  headers: { ...headers, ...(statusCode >= 500 ? { 'retry-after': String(GATEWAY_RETRY_AFTER_SECONDS) } : {}), 'content-type': 'application/json' },
+  headers: {
+    ...headers,
+    ...(statusCode >= 500 ? { 'retry-after': String(GATEWAY_RETRY_AFTER_SECONDS) } : {}),
+    'content-type': 'application/json',
+  },
   body: gatewayErrorBody(message),
 });
 
@@ -161,7 +165,6 @@ export interface ApiServerOptions {
   onServed?: (served: ServedApiRequest) => void;
 }
 
-
 function targetOf(pathname: string, stage: string): RequestTarget {
   const prefix = `/${stage}`;
   if (pathname.startsWith(`${prefix}/`)) return { stage, path: pathname.slice(prefix.length), requestPath: pathname };
@@ -183,7 +186,9 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   const fromGateway = gatewayCorsHeaders(corsAllowedOrigins);
   const { onServed } = options;
   // Deliberately not awaited: Node ignores a request listener's result; serve() answers each request itself (a 502 if the handler fails).
-  const server = createServer((request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined));
+  const server = createServer(
+    (request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined),
+  );
   // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
   server.requestTimeout = 0;
   return server;
@@ -215,12 +220,12 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const { route: compiledRoute, values } = match;
     // On AWS most oversized bodies reach the function, which refuses them with its own CORS headers.
     const fromFunction =
-      corsAllowedOrigins.length > 0 && servesBrowsers(compiledRoute.route) ? corsResponseHeaders(corsAllowedOrigins, { headers: { origin: request.headers.origin } }) : {};
+      corsAllowedOrigins.length > 0 && servesBrowsers(compiledRoute.route)
+        ? corsResponseHeaders(corsAllowedOrigins, { headers: { origin: request.headers.origin } })
+        : {};
     const body = await readBody(request, response, compiledRoute.route, options.bodyTimeoutMs, fromFunction);
     if (!body) return;
-    const pathParameters = Object.fromEntries(
-      compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]),
-    );
+    const pathParameters = Object.fromEntries(compiledRoute.parameterNames.map((name, i) => [name, safeDecode(values[i] ?? '')]));
     const sent = body.byteLength > 0 ? body : undefined;
     const binary = sent !== undefined && isBinaryMediaType(request.headers['content-type'], BINARY_MEDIA_TYPES);
     const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, binary);
@@ -231,11 +236,19 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     }
     try {
       if (route.streaming) {
-        const stream = new LocalResponseStream(response, { idleTimeoutMs: options.streamIdleTimeoutMs, totalTimeoutMs: routeTimeoutSeconds(route) * 1000 });
+        const stream = new LocalResponseStream(response, {
+          idleTimeoutMs: options.streamIdleTimeoutMs,
+          totalTimeoutMs: routeTimeoutSeconds(route) * 1000,
+        });
         await fn.invokeStreaming(event, stream, sent, watched?.trace);
       } else {
         const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
-        send(response, proxyResult(await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout)));
+        send(
+          response,
+          proxyResult(
+            await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout),
+          ),
+        );
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
@@ -278,7 +291,11 @@ function proxyResult(result: unknown): APIGatewayProxyResult {
 }
 
 /** API Gateway gives up on a non-streaming integration after 29 s and answers 504, whatever the function does next. */
-async function withIntegrationTimeout(invoke: () => Promise<unknown>, timeoutMs: number, timeoutAnswer: APIGatewayProxyResult): Promise<unknown> {
+async function withIntegrationTimeout(
+  invoke: () => Promise<unknown>,
+  timeoutMs: number,
+  timeoutAnswer: APIGatewayProxyResult,
+): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<APIGatewayProxyResult>((resolve) => {
     timer = setTimeout(() => resolve(timeoutAnswer), timeoutMs);

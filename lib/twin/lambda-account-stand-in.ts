@@ -34,12 +34,18 @@ function fail(response: ServerResponse, status: number, type: string, message: s
  * 0. Any other route is an operation this endpoint does not know (404). The IAM front door before it authorizes the
  * call; the twin does not hold its invocations to the quota.
  */
-export async function startLambdaAccountStandIn(options: LambdaAccountStandInOptions): Promise<{ endpoint: string; close(): Promise<void> }> {
+export async function startLambdaAccountStandIn(
+  options: LambdaAccountStandInOptions,
+): Promise<{ endpoint: string; close(): Promise<void> }> {
   if (!Number.isSafeInteger(options.concurrencyLimit) || options.concurrencyLimit < 1) {
     throw new Error(`lambdaConcurrencyLimit must be a positive whole number of concurrent executions, got ${options.concurrencyLimit}`);
   }
   const settings = {
-    AccountLimit: { ...CODE_SIZE_LIMITS, ConcurrentExecutions: options.concurrencyLimit, UnreservedConcurrentExecutions: options.concurrencyLimit },
+    AccountLimit: {
+      ...CODE_SIZE_LIMITS,
+      ConcurrentExecutions: options.concurrencyLimit,
+      UnreservedConcurrentExecutions: options.concurrencyLimit,
+    },
     AccountUsage: { TotalCodeSize: 0, FunctionCount: options.functionCount },
   };
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -51,7 +57,12 @@ export async function startLambdaAccountStandIn(options: LambdaAccountStandInOpt
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
         return;
       }
-      fail(response, 404, 'UnknownOperationException', `Unknown operation ${request.method ?? ''} ${path ?? ''}: the twin's Lambda endpoint answers GetAccountSettings only`);
+      fail(
+        response,
+        404,
+        'UnknownOperationException',
+        `Unknown operation ${request.method ?? ''} ${path ?? ''}: the twin's Lambda endpoint answers GetAccountSettings only`,
+      );
     });
   });
   return listenOnLoopback(server, options.port);

@@ -3,9 +3,11 @@ import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './local-names.ts';
 
 /** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */
 export const LOCAL_ACCOUNT = '000000000000';
-export const localStateMachineArn = (machine: StateMachineName) => `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:local-${machine}`;
+export const localStateMachineArn = (machine: StateMachineName) =>
+  `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:local-${machine}`;
 /** Every execution of one local state machine (what a `stop` grant covers). */
-export const localExecutionsArn = (machine: StateMachineName) => `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:local-${machine}:*`;
+export const localExecutionsArn = (machine: StateMachineName) =>
+  `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:local-${machine}:*`;
 /** The workflow state machine (runs and their callbacks). */
 export const LOCAL_STATE_MACHINE_ARN = localStateMachineArn('workflow');
 export const LOCAL_COLLECTION_STATE_MACHINE_ARN = localStateMachineArn('collection');

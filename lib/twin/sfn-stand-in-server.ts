@@ -16,7 +16,10 @@ const OPERATIONS: Record<string, Operation> = {
   SendTaskFailure: (sfn, input) => sfn.sendTaskFailure(input.taskToken ?? '', input.error, input.cause),
 };
 
-export async function startStepFunctionsServer(stepFunctions: LocalStepFunctions, port: number): Promise<{ endpoint: string; server: Server }> {
+export async function startStepFunctionsServer(
+  stepFunctions: LocalStepFunctions,
+  port: number,
+): Promise<{ endpoint: string; server: Server }> {
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,7 +33,12 @@ export async function startStepFunctionsServer(stepFunctions: LocalStepFunctions
       };
       const operationName = String(request.headers['x-amz-target'] ?? '').replace(/^AWSStepFunctions\./, '');
       const operation = OPERATIONS[operationName];
-      if (!operation) return reply(400, { __type: 'UnknownOperationException', message: `Unsupported operation ${operationName}` }, 'UnknownOperationException');
+      if (!operation)
+        return reply(
+          400,
+          { __type: 'UnknownOperationException', message: `Unsupported operation ${operationName}` },
+          'UnknownOperationException',
+        );
       try {
         const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, string>;
         reply(200, operation(stepFunctions, input));

@@ -96,7 +96,11 @@ export class LocalStepFunctions {
         const state = record.position?.state;
         // Saved under an earlier definition that had this state (a collection sweep from when it shared the workflow machine).
         if (state !== undefined && !machine.definition.States[state]) {
-          this.finish(record, { status: 'FAILED', error: 'States.Runtime', cause: `The state machine's definition has no state '${state}' any more` });
+          this.finish(record, {
+            status: 'FAILED',
+            error: 'States.Runtime',
+            cause: `The state machine's definition has no state '${state}' any more`,
+          });
         } else {
           this.report('resumed', record);
           void this.drive(record);
@@ -118,7 +122,10 @@ export class LocalStepFunctions {
     }
     const bytes = Buffer.byteLength(input, 'utf8');
     if (bytes > MAX_PAYLOAD_BYTES) {
-      throw new StatesError('States.DataLimitExceeded', `The execution input has a size of ${bytes} bytes, exceeding the maximum number of bytes service limit (${MAX_PAYLOAD_BYTES}).`);
+      throw new StatesError(
+        'States.DataLimitExceeded',
+        `The execution input has a size of ${bytes} bytes, exceeding the maximum number of bytes service limit (${MAX_PAYLOAD_BYTES}).`,
+      );
     }
     const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
     const existing = this.findExecution(executionArn);
@@ -310,7 +317,13 @@ export class LocalStepFunctions {
     }
     let outcome;
     try {
-      outcome = await runState(position.state, state, position.input, this.contextOf(record, position), this.hooks(record, position, signal));
+      outcome = await runState(
+        position.state,
+        state,
+        position.input,
+        this.contextOf(record, position),
+        this.hooks(record, position, signal),
+      );
       checkPayload(outcome.output, `output of state '${position.state}'`);
     } catch (error) {
       this.closeToken(record, position, error);
@@ -345,7 +358,11 @@ export class LocalStepFunctions {
     const catcher = isTask ? state.Catch?.[matchingIndex(state.Catch, failure, true)] : undefined;
     if (catcher) {
       try {
-        this.enter(record, catcher.Next, writeResultPath(position.input, catcher.ResultPath, { Error: failure.name, Cause: failure.causeText }));
+        this.enter(
+          record,
+          catcher.Next,
+          writeResultPath(position.input, catcher.ResultPath, { Error: failure.name, Cause: failure.causeText }),
+        );
         return;
       } catch (error) {
         failure = toStatesError(error);
@@ -366,9 +383,18 @@ export class LocalStepFunctions {
   private contextOf(record: ExecutionRecord, position: Position): Json {
     const stateMachineName = record.stateMachineArn.split(':').pop()!;
     return {
-      Execution: { Id: record.executionArn, Name: record.name, Input: JSON.parse(record.input) as Json, StartTime: new Date(record.startDate).toISOString() },
+      Execution: {
+        Id: record.executionArn,
+        Name: record.name,
+        Input: JSON.parse(record.input) as Json,
+        StartTime: new Date(record.startDate).toISOString(),
+      },
       StateMachine: { Id: record.stateMachineArn, Name: stateMachineName },
-      State: { Name: position.state, EnteredTime: new Date(position.startedAt).toISOString(), RetryCount: position.attempts.reduce((a, b) => a + b, 0) },
+      State: {
+        Name: position.state,
+        EnteredTime: new Date(position.startedAt).toISOString(),
+        RetryCount: position.attempts.reduce((a, b) => a + b, 0),
+      },
     };
   }
 
@@ -391,7 +417,9 @@ export class LocalStepFunctions {
         }
         const resumed = position.token !== undefined;
         const token = position.token ?? newTaskToken(record.executionArn);
-        const answered = new Promise<Json>((resolve, reject) => this.pendingTokens.set(token, { executionArn: record.executionArn, resolve, reject }));
+        const answered = new Promise<Json>((resolve, reject) =>
+          this.pendingTokens.set(token, { executionArn: record.executionArn, resolve, reject }),
+        );
         answered.catch(() => undefined);
         if (!resumed) {
           position.token = token;

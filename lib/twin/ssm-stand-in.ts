@@ -35,12 +35,26 @@ const NAME_RULES =
   'Parameter name: can\'t be prefixed with "aws" or "ssm" (case-insensitive). It must use only letters, numbers, or the following symbols: . (period), - (hyphen), _ (underscore). Special characters are not allowed. All sub-paths, if specified, must use the forward slash symbol "/". Valid example: /get/parameters2-/by1./path0_.';
 
 function checkName(name: unknown): string {
-  if (typeof name !== 'string' || name.length === 0) throw new SsmError('ValidationException', '1 validation error detected: Value at \'name\' failed to satisfy constraint: Member must not be null');
-  if (name.length > MAX_NAME_CHARS) throw new SsmError('ValidationException', `Parameter name must be at most ${MAX_NAME_CHARS} characters`);
+  if (typeof name !== 'string' || name.length === 0)
+    throw new SsmError(
+      'ValidationException',
+      "1 validation error detected: Value at 'name' failed to satisfy constraint: Member must not be null",
+    );
+  if (name.length > MAX_NAME_CHARS)
+    throw new SsmError('ValidationException', `Parameter name must be at most ${MAX_NAME_CHARS} characters`);
   if (!NAME_PATTERN.test(name)) throw new SsmError('ValidationException', NAME_RULES);
-  if (name.includes('/') && !name.startsWith('/')) throw new SsmError('ValidationException', 'Parameter name must be a fully qualified name.');
-  if (name.startsWith('/') && name.slice(1).split('/').some((level) => level === '')) throw new SsmError('ValidationException', NAME_RULES);
-  if (name.split('/').length - 1 > MAX_LEVELS) throw new SsmError('HierarchyLevelLimitExceededException', `A hierarchy can have a maximum of ${MAX_LEVELS} levels.`);
+  if (name.includes('/') && !name.startsWith('/'))
+    throw new SsmError('ValidationException', 'Parameter name must be a fully qualified name.');
+  if (
+    name.startsWith('/') &&
+    name
+      .slice(1)
+      .split('/')
+      .some((level) => level === '')
+  )
+    throw new SsmError('ValidationException', NAME_RULES);
+  if (name.split('/').length - 1 > MAX_LEVELS)
+    throw new SsmError('HierarchyLevelLimitExceededException', `A hierarchy can have a maximum of ${MAX_LEVELS} levels.`);
   return name;
 }
 
@@ -82,11 +96,20 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       const value = input.Value;
       if (typeof value !== 'string' || value.length === 0) throw new SsmError('ValidationException', 'Parameter value must not be empty');
       // AWS documents the limit as 4 KB; counting UTF-8 bytes keeps the twin from accepting a value AWS may refuse.
-      if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) throw new SsmError('ValidationException', `Standard tier parameters support a maximum parameter value of ${MAX_VALUE_BYTES} characters.`);
+      if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES)
+        throw new SsmError(
+          'ValidationException',
+          `Standard tier parameters support a maximum parameter value of ${MAX_VALUE_BYTES} characters.`,
+        );
       const type = input.Type ?? parameters.get(name)?.Type;
-      if (type !== 'String' && type !== 'SecureString') throw new SsmError('ValidationException', 'Type must be String or SecureString here (StringList is not used by the product)');
+      if (type !== 'String' && type !== 'SecureString')
+        throw new SsmError('ValidationException', 'Type must be String or SecureString here (StringList is not used by the product)');
       const existing = parameters.get(name);
-      if (existing && input.Overwrite !== true) throw new SsmError('ParameterAlreadyExists', 'The parameter already exists. To overwrite this value, set the overwrite option in the request to true.');
+      if (existing && input.Overwrite !== true)
+        throw new SsmError(
+          'ParameterAlreadyExists',
+          'The parameter already exists. To overwrite this value, set the overwrite option in the request to true.',
+        );
       const version = (existing?.Version ?? 0) + 1;
       parameters.set(name, { Name: name, Type: type, Value: value, Version: version, LastModifiedDate: Date.now() / 1000 });
       save();
@@ -100,11 +123,16 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
     GetParameters(input) {
       const names = input.Names;
       if (!Array.isArray(names) || names.length === 0 || names.length > MAX_GET_PARAMETERS) {
-        throw new SsmError('ValidationException', `1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and ${MAX_GET_PARAMETERS}`);
+        throw new SsmError(
+          'ValidationException',
+          `1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and ${MAX_GET_PARAMETERS}`,
+        );
       }
       const found = names.map((name) => parameters.get(checkName(name)));
       return {
-        Parameters: found.filter((parameter): parameter is StoredParameter => parameter !== undefined).map((parameter) => view(parameter, input.WithDecryption === true)),
+        Parameters: found
+          .filter((parameter): parameter is StoredParameter => parameter !== undefined)
+          .map((parameter) => view(parameter, input.WithDecryption === true)),
         InvalidParameters: names.filter((_, i) => found[i] === undefined),
       };
     },
@@ -113,7 +141,9 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       if (!path.startsWith('/')) throw new SsmError('ValidationException', 'The parameter path must start with /');
       const base = path.endsWith('/') ? path : `${path}/`;
       const matching = [...parameters.values()]
-        .filter((parameter) => parameter.Name.startsWith(base) && (input.Recursive === true || !parameter.Name.slice(base.length).includes('/')))
+        .filter(
+          (parameter) => parameter.Name.startsWith(base) && (input.Recursive === true || !parameter.Name.slice(base.length).includes('/')),
+        )
         .sort((a, b) => a.Name.localeCompare(b.Name));
       const start = typeof input.NextToken === 'string' ? Number(Buffer.from(input.NextToken, 'base64url').toString('utf8')) : 0;
       const page = matching.slice(start, start + MAX_RESULTS_PER_PATH_PAGE);
@@ -137,9 +167,12 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       return void response.destroy();
     }
     const target = String(request.headers['x-amz-target'] ?? '');
-    const operation = Object.hasOwn(operations, target.replace(/^AmazonSSM\./, '')) ? operations[target.replace(/^AmazonSSM\./, '')] : undefined;
+    const operation = Object.hasOwn(operations, target.replace(/^AmazonSSM\./, ''))
+      ? operations[target.replace(/^AmazonSSM\./, '')]
+      : undefined;
     try {
-      if (request.method !== 'POST' || !target.startsWith('AmazonSSM.') || !operation) throw new SsmError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
+      if (request.method !== 'POST' || !target.startsWith('AmazonSSM.') || !operation)
+        throw new SsmError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
       let input: Record<string, unknown>;
       try {
         input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
@@ -150,13 +183,15 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(output));
     } catch (error) {
       const known = error instanceof SsmError ? error : new SsmError('InternalServerError', 'An internal error occurred');
-      response.writeHead(known.type === 'InternalServerError' ? 500 : 400, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': known.type });
+      response.writeHead(known.type === 'InternalServerError' ? 500 : 400, {
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amzn-errortype': known.type,
+      });
       response.end(JSON.stringify({ __type: known.type, message: known.message }));
     }
   }
   return listenOnLoopback(server, options.port);
 }
-
 
 /** Stands in for the KMS ciphertext AWS returns: opaque, stable per version, and never the value. */
 function ciphertextOf(parameter: StoredParameter): string {

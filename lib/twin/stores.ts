@@ -2,12 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import {
-  CreateTableCommand,
-  DynamoDBClient,
-  ResourceInUseException,
-  type CreateTableCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ResourceInUseException, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { TABLE_ENV, type TableName } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
@@ -17,7 +12,9 @@ import { startDynamoProcess } from './dynamo-process.ts';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const require = createRequire(import.meta.url);
-type S3rverServer = new (options: Record<string, unknown>) => {
+type S3rverServer = new (
+  options: Record<string, unknown>,
+) => {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
 };

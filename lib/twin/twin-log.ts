@@ -100,7 +100,15 @@ function duration(ms: number): string {
 /** `12:03:04.567 POST /prod/api/v1/webhooks/whk_AbCdEf…/events 201 WebhookPostEvent 84 ms cold` */
 export function requestLine(served: ServedApiRequest, at = new Date()): string {
   const marks = [served.cold ? 'cold' : '', served.streaming ? 'stream' : '', served.finished ? '' : 'unfinished'].filter(Boolean);
-  const words = [clock(at), served.method, shownPath(served.url), served.status ?? '-', served.functionName ?? '-', duration(served.durationMs), ...marks];
+  const words = [
+    clock(at),
+    served.method,
+    shownPath(served.url),
+    served.status ?? '-',
+    served.functionName ?? '-',
+    duration(served.durationMs),
+    ...marks,
+  ];
   return words.join(' ');
 }
 

@@ -11,7 +11,13 @@ import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalServi
 import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
 import { LocalLambda } from './lambda/function-host.ts';
-import { LOCAL_COLLECTION_STATE_MACHINE_ARN, LOCAL_SECRETS_PREFIX, LOCAL_STATE_MACHINE_ARN, localFunctionArn, localStateMachineArn } from './local-arns.ts';
+import {
+  LOCAL_COLLECTION_STATE_MACHINE_ARN,
+  LOCAL_SECRETS_PREFIX,
+  LOCAL_STATE_MACHINE_ARN,
+  localFunctionArn,
+  localStateMachineArn,
+} from './local-arns.ts';
 import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
 import { createLocalInferenceProfiles } from './bedrock-profiles.ts';
 import { parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
@@ -144,9 +150,10 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const taskFunctions = options.taskFunctions ?? productTaskFunctions;
   checkTwinPort(options.port);
   const stores = await startLocalStores(options.dataDir, { dynamodb: 0, s3: 0 });
-  const tables = Object.fromEntries(
-    (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)]),
-  ) as Record<TableName, string>;
+  const tables = Object.fromEntries((Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, localTableName(table)])) as Record<
+    TableName,
+    string
+  >;
   const functions: Record<string, LocalFunction> = {};
   // One stand-in, one definition per state machine, each with only its own tasks' substitutions (as CDK writes them).
   const stepFunctions = new LocalStepFunctions({
@@ -159,7 +166,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
           Partition: 'aws',
           ...Object.fromEntries(own.flatMap((task) => (task.arnSubstitution ? [[task.arnSubstitution, localFunctionArn(task.id)]] : []))),
         },
-        executionEndedSubscribers: () => own.filter((task) => task.trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
+        executionEndedSubscribers: () =>
+          own.filter((task) => task.trigger === 'executionEnded').map((task) => functions[localFunctionArn(task.id)]!),
       };
     }),
     functions,
@@ -181,7 +189,11 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const lambdaAccount = await startLambdaAccountStandIn({ concurrencyLimit: lambdaConcurrencyLimit, functionCount: declarations.length });
   const principals: LocalPrincipal[] = [
     { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY, faultFree: true },
-    ...declarations.map((declaration) => ({ name: declaration.id, ...credentials.get(declaration.id)!, policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles) })),
+    ...declarations.map((declaration) => ({
+      name: declaration.id,
+      ...credentials.get(declaration.id)!,
+      policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles),
+    })),
   ];
   const accessDenials: AccessDenial[] = [];
   const { faults, onFaultLine } = options;
@@ -216,7 +228,11 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
 
   const localFiles = { handoffEvents: join(options.dataDir, HANDOFF_EVENTS_FILE_NAME) };
   const lambdas = new Map<string, LocalLambda>();
-  const lambdaOf = (declaration: FunctionDeclaration & { handler: string; memorySize?: number }, timeoutSeconds: number, streaming: boolean) => {
+  const lambdaOf = (
+    declaration: FunctionDeclaration & { handler: string; memorySize?: number },
+    timeoutSeconds: number,
+    streaming: boolean,
+  ) => {
     const lambda = new LocalLambda({
       functionName: declaration.id,
       handlerFile: join(FUNCTIONS_DIR, declaration.handler),
@@ -238,7 +254,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdaOf(route, routeTimeoutSeconds(route), Boolean(route.streaming)) }));
   stepFunctions.resume();
   const nightly = taskFunctions.find((task) => task.trigger === 'nightly');
-  const runNightly = (input: object = { source: 'local.scheduler' }) => (nightly ? functions[localFunctionArn(nightly.id)]!(input) : Promise.resolve(undefined));
+  const runNightly = (input: object = { source: 'local.scheduler' }) =>
+    nightly ? functions[localFunctionArn(nightly.id)]!(input) : Promise.resolve(undefined);
   const nightlyTimer = options.nightlySchedule ? scheduleNightly(runNightly) : undefined;
   const server = createApiServer(bound, {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
@@ -333,10 +350,13 @@ export function nextMoscowMidnight(nowMs: number): number {
 function scheduleNightly(fire: () => Promise<unknown>): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
-    timer = setTimeout(() => {
-      fire().catch((error: unknown) => console.error('nightly collection trigger failed', error));
-      arm();
-    }, nextMoscowMidnight(Date.now()) - Date.now() + 1);
+    timer = setTimeout(
+      () => {
+        fire().catch((error: unknown) => console.error('nightly collection trigger failed', error));
+        arm();
+      },
+      nextMoscowMidnight(Date.now()) - Date.now() + 1,
+    );
     timer.unref();
   };
   arm();

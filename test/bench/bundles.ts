@@ -33,7 +33,9 @@ const bundles = listFunctionBundles(assemblyDir);
 if (bundles.length === 0) throw new Error(`no function bundles in ${assemblyDir}`);
 
 console.log(`${bundles.length} bundles in ${assemblyDir}; import time = median of ${RUNS} fresh Node ${process.version} processes`);
-console.log(`${'function'.padEnd(32)} ${'bundle KB'.padStart(9)} ${'lazy KB'.padStart(8)} ${'map KB'.padStart(7)} ${'import ms'.padStart(9)}  NODE_OPTIONS`);
+console.log(
+  `${'function'.padEnd(32)} ${'bundle KB'.padStart(9)} ${'lazy KB'.padStart(8)} ${'map KB'.padStart(7)} ${'import ms'.padStart(9)}  NODE_OPTIONS`,
+);
 let over = 0;
 for (const bundle of bundles) {
   const times = Array.from({ length: RUNS }, () => importInFreshNode(bundle));

@@ -41,7 +41,11 @@ export async function cliBench(dataDir: string): Promise<Record<string, number>>
   console.log(`  admin links list --json            ${round(figures.admin_links_list_ms)} ms (the running twin's stores)`);
   const times = (ms: number) => (ms / figures.npm_run_env_ms).toFixed(2);
   console.log(`  npm run --silent env                ${round(figures.npm_run_env_ms)} ms (npm's own start)`);
-  console.log(`  npm run --silent admin -- --help   ${round(figures.npm_run_admin_help_ms)} ms (${times(figures.npm_run_admin_help_ms)}x npm's start)`);
-  console.log(`  npm run ... links list --json      ${round(figures.npm_run_admin_links_list_ms)} ms (${times(figures.npm_run_admin_links_list_ms)}x npm's start)`);
+  console.log(
+    `  npm run --silent admin -- --help   ${round(figures.npm_run_admin_help_ms)} ms (${times(figures.npm_run_admin_help_ms)}x npm's start)`,
+  );
+  console.log(
+    `  npm run ... links list --json      ${round(figures.npm_run_admin_links_list_ms)} ms (${times(figures.npm_run_admin_links_list_ms)}x npm's start)`,
+  );
   return figures;
 }

@@ -29,7 +29,8 @@ const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url)
 const TLS_DIR = new URL('../fixtures/tls/', import.meta.url);
 const MiB = 2 ** 20;
 
-export const worstCaseUploadBuffersMb = () => (COLLECTION_CONCURRENCY * (RECORDING_UPLOAD_QUEUE_SIZE + 2) * RECORDING_UPLOAD_PART_BYTES) / MiB;
+export const worstCaseUploadBuffersMb = () =>
+  (COLLECTION_CONCURRENCY * (RECORDING_UPLOAD_QUEUE_SIZE + 2) * RECORDING_UPLOAD_PART_BYTES) / MiB;
 
 /**
  * The twin's peak for CollectBatch so far (the caller runs the collection first). `collect` answers once the sweep's
@@ -44,7 +45,11 @@ export async function twinCollectBatchPeakMb(twin: LocalTwin): Promise<number> {
  * Runs one CollectBatch invocation of `taskId`'s sweep `sweepId` in a fresh Node process from the bundle, against the
  * twin's stores (its own function's credentials, so its IAM front doors apply), S3 through a TLS terminator.
  */
-export async function collectBatchInOwnProcess(twin: LocalTwin, taskId: string, sweepId: string): Promise<{ result: unknown; vmHwmMb: number; accountedMb: number; heapAtPeakMb: number }> {
+export async function collectBatchInOwnProcess(
+  twin: LocalTwin,
+  taskId: string,
+  sweepId: string,
+): Promise<{ result: unknown; vmHwmMb: number; accountedMb: number; heapAtPeakMb: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'collect-batch-'));
   const s3Tls = await tlsTerminator(new URL(twin.twin.s3_endpoint));
   try {
@@ -60,17 +65,32 @@ export async function collectBatchInOwnProcess(twin: LocalTwin, taskId: string, 
     };
     const dataDir = process.env.DATA_DIR ?? dir;
     const environment = {
-      ...functionEnvironment(COLLECT_BATCH, endpoints, twin.credentialsOf(COLLECT_BATCH.id), { handoffEvents: join(dataDir, HANDOFF_EVENTS_FILE_NAME) }),
+      ...functionEnvironment(COLLECT_BATCH, endpoints, twin.credentialsOf(COLLECT_BATCH.id), {
+        handoffEvents: join(dataDir, HANDOFF_EVENTS_FILE_NAME),
+      }),
       NODE_EXTRA_CA_CERTS: TEST_CA_PATH,
       PATH: process.env.PATH ?? '',
     };
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, [runner, join(dir, 'bundle', 'index.mjs'), JSON.stringify({ task_id: taskId, sweep_id: sweepId })], { env: environment, maxBuffer: 16 * MiB }, (error, out, err) =>
-        error ? reject(new Error(`CollectBatch process failed: ${error.message}\n${err}`)) : resolve(out),
+      execFile(
+        process.execPath,
+        [runner, join(dir, 'bundle', 'index.mjs'), JSON.stringify({ task_id: taskId, sweep_id: sweepId })],
+        { env: environment, maxBuffer: 16 * MiB },
+        (error, out, err) => (error ? reject(new Error(`CollectBatch process failed: ${error.message}\n${err}`)) : resolve(out)),
       );
     });
-    const figures = JSON.parse(stdout.trim().split('\n').pop()!) as { result: unknown; vmHwmBytes: number; accountedBytes: number; heapAtPeakBytes: number };
-    return { result: figures.result, vmHwmMb: figures.vmHwmBytes / MiB, accountedMb: figures.accountedBytes / MiB, heapAtPeakMb: figures.heapAtPeakBytes / MiB };
+    const figures = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      result: unknown;
+      vmHwmBytes: number;
+      accountedBytes: number;
+      heapAtPeakBytes: number;
+    };
+    return {
+      result: figures.result,
+      vmHwmMb: figures.vmHwmBytes / MiB,
+      accountedMb: figures.accountedBytes / MiB,
+      heapAtPeakMb: figures.heapAtPeakBytes / MiB,
+    };
   } finally {
     await new Promise((resolve) => s3Tls.close(resolve));
     rmSync(dir, { recursive: true, force: true });
@@ -81,16 +101,19 @@ export const runtimeBaselineMb = async () => (await runtimeBaselineBytes()) / Mi
 
 /** HTTPS in front of a plain HTTP store: bytes pass through untouched, so SigV4 signatures still hold. */
 async function tlsTerminator(upstream: URL): Promise<TlsServer> {
-  const server = createTlsServer({ key: readFileSync(new URL('server-key.pem', TLS_DIR)), cert: readFileSync(new URL('server.pem', TLS_DIR)) }, (client) => {
-    const store = connect(Number(upstream.port), upstream.hostname);
-    const drop = () => {
-      client.destroy();
-      store.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    store.on('error', drop).on('close', drop);
-    client.pipe(store).pipe(client);
-  });
+  const server = createTlsServer(
+    { key: readFileSync(new URL('server-key.pem', TLS_DIR)), cert: readFileSync(new URL('server.pem', TLS_DIR)) },
+    (client) => {
+      const store = connect(Number(upstream.port), upstream.hostname);
+      const drop = () => {
+        client.destroy();
+        store.destroy();
+      };
+      client.on('error', drop).on('close', drop);
+      store.on('error', drop).on('close', drop);
+      client.pipe(store).pipe(client);
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
 }

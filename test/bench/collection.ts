@@ -1,5 +1,10 @@
 import { gzipSync } from 'node:zlib';
-import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { receivedKey, type StoredEvent } from '#inbound/stored-event.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { COLLECTION_CONCURRENCY, QUEUE_RETENTION_MS, RECORDING_UPLOAD_PART_BYTES, RECORDING_UPLOAD_QUEUE_SIZE } from '#shared/limits.ts';
@@ -34,9 +39,14 @@ export async function collectionBench(context: CollectionBenchContext): Promise<
     if (process.env.BENCH_COLLECTION === 'memory') return;
     const dialogs = await queuedLink(context, 'dialogs', DIALOGS, () => textEvent(20));
     report('queued dialogs', DIALOGS, await timedSweep(context, dialogs));
-    for (const [count, bytes] of [[Math.min(200, CALLS), 256 * 1024], [CALLS, 1024 * 1024]] as const) {
+    for (const [count, bytes] of [
+      [Math.min(200, CALLS), 256 * 1024],
+      [CALLS, 1024 * 1024],
+    ] as const) {
       recordings.file(`/bench/${bytes}.mp3`, bytes);
-      const calls = await queuedLink(context, 'calls', count, () => callEvent({ audio: { url: recordings.href(`/bench/${bytes}.mp3`), format: 'mp3' } }));
+      const calls = await queuedLink(context, 'calls', count, () =>
+        callEvent({ audio: { url: recordings.href(`/bench/${bytes}.mp3`), format: 'mp3' } }),
+      );
       report(`calls with ${bytes / 1024} KB recordings`, count, await timedSweep(context, calls));
     }
   } finally {
@@ -66,7 +76,9 @@ async function memoryBench(context: CollectionBenchContext, recordings: Recordin
     console.log(`${label}, twin: the sweep failed: ${(error as Error).message.slice(0, 300)}`);
   }
   const twinPeakMb = await twinCollectBatchPeakMb(context.twin);
-  console.log(`  CollectBatch on the twin, counted against its memory size: peak ${twinPeakMb.toFixed(0)} MiB of ${memorySizeMb} MB (${((100 * twinPeakMb) / memorySizeMb).toFixed(0)}%)`);
+  console.log(
+    `  CollectBatch on the twin, counted against its memory size: peak ${twinPeakMb.toFixed(0)} MiB of ${memorySizeMb} MB (${((100 * twinPeakMb) / memorySizeMb).toFixed(0)}%)`,
+  );
   const ownProcess = await queuedLink(context, 'calls', COLLECTION_CONCURRENCY, event);
   const started = performance.now();
   const alone = await collectBatchInOwnProcess(context.twin, ownProcess, 'bench-own-process');
@@ -76,7 +88,11 @@ async function memoryBench(context: CollectionBenchContext, recordings: Recordin
   );
 }
 
-function report(label: string, count: number, sweep: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> }) {
+function report(
+  label: string,
+  count: number,
+  sweep: { seconds: number; peakRssMb: number; baseRssMb: number; summary: Record<string, unknown> },
+) {
   console.log(
     `${label.padEnd(32)} ${count} events in ${sweep.seconds.toFixed(1)} s = ${(count / sweep.seconds).toFixed(0)} handed off/s; ` +
       `RSS ${sweep.baseRssMb.toFixed(0)} MB before, peak ${sweep.peakRssMb.toFixed(0)} MB (handed_off ${String(sweep.summary.handed_off)}, failed ${String(sweep.summary.failed)})`,
@@ -97,7 +113,12 @@ async function timedSweep(context: CollectionBenchContext, taskId: string) {
 }
 
 /** A bound link with `count` queued events (written as ingest stores them) and a periodic task for it. */
-async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dialogs', count: number, makeEvent: () => object): Promise<string> {
+async function queuedLink(
+  context: CollectionBenchContext,
+  type: 'calls' | 'dialogs',
+  count: number,
+  makeEvent: () => object,
+): Promise<string> {
   const issued = await context.admin('links', 'issue', '--type', type);
   const bound = await context.admin('links', 'bind', issued.link_id!);
   const sourceId = bound.source_id!;
@@ -107,15 +128,27 @@ async function queuedLink(context: CollectionBenchContext, type: 'calls' | 'dial
     const event = makeEvent() as { type: 'call' | 'text'; external_id: string };
     const receivedAt = new Date(receivedMs + i).toISOString();
     items.push({
-      source_id: sourceId, external_id: event.external_id, event_id: i, type: event.type, state: 'queued',
-      received_at: receivedAt, received_key: receivedKey(receivedAt, i), occurred_at: receivedAt, message_count: 0,
-      metadata_fields: [], body_gzip: gzipSync(JSON.stringify(event)), body_bytes: 0, delivery_failures: 0,
+      source_id: sourceId,
+      external_id: event.external_id,
+      event_id: i,
+      type: event.type,
+      state: 'queued',
+      received_at: receivedAt,
+      received_key: receivedKey(receivedAt, i),
+      occurred_at: receivedAt,
+      message_count: 0,
+      metadata_fields: [],
+      body_gzip: gzipSync(JSON.stringify(event)),
+      body_bytes: 0,
+      delivery_failures: 0,
       expires_at: ttlSeconds(receivedMs + QUEUE_RETENTION_MS),
     });
   }
   for (let start = 0; start < items.length; start += 25) {
     const table = context.twin.twin.tables.inboundEvents;
-    let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] | undefined = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
+    let requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] | undefined = items
+      .slice(start, start + 25)
+      .map((item) => ({ PutRequest: { Item: item } }));
     while (requests && requests.length > 0) {
       const result: BatchWriteCommandOutput = await context.dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
       requests = result.UnprocessedItems?.[table];

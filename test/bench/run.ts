@@ -45,7 +45,12 @@ process.env.ALLOW_LOOPBACK_TOOLS = '1';
 /** Store requests, recorded only while a measurement asks for them. */
 const storeRequests: ServedRequest[] = [];
 let recordingStoreRequests = false;
-const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, onStoreRequest: (served) => void (recordingStoreRequests && storeRequests.push(served)) });
+const twin = await startLocalTwin({
+  dataDir,
+  host: '127.0.0.1',
+  port: 0,
+  onStoreRequest: (served) => void (recordingStoreRequests && storeRequests.push(served)),
+});
 
 async function recorded(principal: string, work: () => Promise<unknown>): Promise<ServedRequest[]> {
   storeRequests.length = 0;
@@ -102,7 +107,12 @@ function post(url: string, body: string, headers: Record<string, string> = {}): 
   return send('POST', url, body, headers).then((answer) => answer.status);
 }
 
-function send(method: string, url: string, body: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+function send(
+  method: string,
+  url: string,
+  body: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
     const req = request(url, { method, agent, headers: { 'content-type': 'application/json', ...length, ...headers } }, (res) => {
@@ -128,7 +138,12 @@ onRequestCost((operation, units) => {
  * requests compile the function's TypeScript in its worker and warm the JIT, which is not what a sender meets on a
  * warm Lambda. The link pool covers both passes within each link's 600 requests a minute.
  */
-async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number, makeBody: () => string): Promise<RunStats & { sourceId: string }> {
+async function ingestRun(
+  label: string,
+  type: 'calls' | 'dialogs',
+  total: number,
+  makeBody: () => string,
+): Promise<RunStats & { sourceId: string }> {
   const warmUp = Math.ceil(total / 3);
   const tokens = await linkPool(type, total + warmUp);
   const unexpected: number[] = [];
@@ -146,7 +161,9 @@ async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number
   const cost = costs.get('WebhookPostEvent');
   if (cost) {
     const per = (n: number) => (n / cost.requests).toFixed(2);
-    console.log(`  ${label} units/request: DynamoDB RCU ${per(cost.units.dynamoReadUnits)}, WCU ${per(cost.units.dynamoWriteUnits)}, S3 PUT ${per(cost.units.s3WriteRequests)}`);
+    console.log(
+      `  ${label} units/request: DynamoDB RCU ${per(cost.units.dynamoReadUnits)}, WCU ${per(cost.units.dynamoWriteUnits)}, S3 PUT ${per(cost.units.s3WriteRequests)}`,
+    );
   }
   return { ...stats, sourceId: sourceIds.get(tokens[0]!)! };
 }
@@ -158,17 +175,26 @@ async function ingestRun(label: string, type: 'calls' | 'dialogs', total: number
  */
 async function floorRun(sourceId: string, label: string): Promise<RunStats> {
   const client = new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const { Items } = await client.send(new QueryCommand({ TableName: twin.twin.tables.inboundEvents, KeyConditionExpression: 'source_id = :s', ExpressionAttributeValues: { ':s': { S: sourceId } }, Limit: 1 }));
+  const { Items } = await client.send(
+    new QueryCommand({
+      TableName: twin.twin.tables.inboundEvents,
+      KeyConditionExpression: 'source_id = :s',
+      ExpressionAttributeValues: { ':s': { S: sourceId } },
+      Limit: 1,
+    }),
+  );
   const stored = Items?.[0];
   if (!stored) throw new Error(`floor (${label}): no stored event of ${sourceId} to copy`);
   const put = (pass: string) => (i: number) =>
-    client.send(
-      new PutItemCommand({
-        TableName: twin.twin.tables.inboundEvents,
-        Item: { ...stored, source_id: { S: `floor-${label}-${pass}` }, external_id: { S: `e-${i}` } },
-        ConditionExpression: 'attribute_not_exists(source_id)',
-      }),
-    ).then(() => undefined);
+    client
+      .send(
+        new PutItemCommand({
+          TableName: twin.twin.tables.inboundEvents,
+          Item: { ...stored, source_id: { S: `floor-${label}-${pass}` }, external_id: { S: `e-${i}` } },
+          ConditionExpression: 'attribute_not_exists(source_id)',
+        }),
+      )
+      .then(() => undefined);
   const total = label === 'dialog' ? DIALOG_FLOOR_PUTS : RAW_PUTS;
   await runAtConcurrency(Math.ceil(total / 3), CONCURRENCY, put('warm'));
   const stats = await runAtConcurrency(total, CONCURRENCY, put('measured'));
@@ -194,9 +220,18 @@ async function rawPutRun(): Promise<RunStats> {
 /** Workflows for the engine figures: one llm node, and a linear chain of LINEAR_NODES llm nodes. */
 function publishBenchWorkflows(): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-wf-'));
-  const oneNode = { id: 'one', name: 'One node', start: 'reply', nodes: { reply: { type: 'llm', provider: 'scripted', reply: 'ok', next: 'done' }, done: { type: 'end', output: '{{nodes.reply.output}}' } } };
+  const oneNode = {
+    id: 'one',
+    name: 'One node',
+    start: 'reply',
+    nodes: {
+      reply: { type: 'llm', provider: 'scripted', reply: 'ok', next: 'done' },
+      done: { type: 'end', output: '{{nodes.reply.output}}' },
+    },
+  };
   const chain: Record<string, unknown> = {};
-  for (let i = 1; i <= LINEAR_NODES; i += 1) chain[`n${i}`] = { type: 'llm', provider: 'scripted', reply: `step ${i}`, next: i === LINEAR_NODES ? 'done' : `n${i + 1}` };
+  for (let i = 1; i <= LINEAR_NODES; i += 1)
+    chain[`n${i}`] = { type: 'llm', provider: 'scripted', reply: `step ${i}`, next: i === LINEAR_NODES ? 'done' : `n${i + 1}` };
   chain.done = { type: 'end', output: `{{nodes.n${LINEAR_NODES}.output}}` };
   writeFileSync(join(dir, 'one.json'), JSON.stringify(oneNode));
   writeFileSync(join(dir, 'linear.json'), JSON.stringify({ id: 'linear', name: 'Linear', start: 'n1', nodes: chain }));
@@ -205,7 +240,8 @@ function publishBenchWorkflows(): Promise<Record<string, string>> {
 
 async function keyPool(requests: number): Promise<string[]> {
   const keys: string[] = [];
-  for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_KEY - 50)); i += 1) keys.push((await admin('keys', 'create', '--name', `bench-${i}`, '--preset', 'full')).key!);
+  for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_KEY - 50)); i += 1)
+    keys.push((await admin('keys', 'create', '--name', `bench-${i}`, '--preset', 'full')).key!);
   return keys;
 }
 
@@ -214,14 +250,20 @@ async function executeRun(label: string, workflowId: string, total: number, conc
   const executionIds: string[] = [];
   costs.clear();
   const stats = await runAtConcurrency(total, concurrency, async (i) => {
-    const answer = await send('POST', `${twin.url}/api/v1/published/workflows/${workflowId}/execute`, JSON.stringify({ user_id: `user-${i % 50}`, input: { message: 'hi' } }), {
-      authorization: `Bearer ${keys[i % keys.length]}`,
-    });
+    const answer = await send(
+      'POST',
+      `${twin.url}/api/v1/published/workflows/${workflowId}/execute`,
+      JSON.stringify({ user_id: `user-${i % 50}`, input: { message: 'hi' } }),
+      {
+        authorization: `Bearer ${keys[i % keys.length]}`,
+      },
+    );
     const body = JSON.parse(answer.text) as { status?: string; execution_id?: string };
     if (answer.status !== 200 || body.status !== 'completed') unexpected.push(`${answer.status} ${body.status}`);
     else executionIds.push(body.execution_id!);
   });
-  if (unexpected.length > 0) throw new Error(`${label}: ${unexpected.length} runs did not complete (${[...new Set(unexpected)].join(',')})`);
+  if (unexpected.length > 0)
+    throw new Error(`${label}: ${unexpected.length} runs did not complete (${[...new Set(unexpected)].join(',')})`);
   const perRequest = (operation: string) => {
     const cost = costs.get(operation);
     if (!cost) return 'n/a';
@@ -241,7 +283,9 @@ async function transitionsPerRun(executionIds: string[]): Promise<number> {
 
 async function baselineRun(total: number, keys: string[]): Promise<RunStats> {
   return runAtConcurrency(total, 1, async (i) => {
-    const answer = await send('GET', `${twin.url}/api/v1/published/workflows`, undefined, { authorization: `Bearer ${keys[i % keys.length]}` });
+    const answer = await send('GET', `${twin.url}/api/v1/published/workflows`, undefined, {
+      authorization: `Bearer ${keys[i % keys.length]}`,
+    });
     if (answer.status !== 200) throw new Error(`GET /workflows answered ${answer.status}`);
   });
 }
@@ -283,7 +327,9 @@ async function ingest() {
   const dialogFloor = await floorRun(dialogs.sourceId, 'dialog');
   console.log(format('floor: conditional put, call-event item', callFloor));
   console.log(format('floor: conditional put, dialog item', dialogFloor));
-  console.log(`ratio call ingest / floor: ${(calls.perSecond / callFloor.perSecond).toFixed(2)}; dialog ingest / floor: ${(dialogs.perSecond / dialogFloor.perSecond).toFixed(2)}`);
+  console.log(
+    `ratio call ingest / floor: ${(calls.perSecond / callFloor.perSecond).toFixed(2)}; dialog ingest / floor: ${(dialogs.perSecond / dialogFloor.perSecond).toFixed(2)}`,
+  );
   summary.round_trips = await roundTrips();
   console.log(`sequential round trips on a warm link: ${JSON.stringify(summary.round_trips)}`);
   Object.assign(summary, {
@@ -303,7 +349,9 @@ async function engine() {
   const executeReads = await recorded('PublishedExecute', async () => {
     sequential = await executeRun('one-node execute, concurrency 1', 'one', EXECUTES / 2, 1, keys);
   });
-  const statusReads = executeReads.filter((served) => served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`)).length;
+  const statusReads = executeReads.filter(
+    (served) => served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`),
+  ).length;
   summary.execute_reads_per_run = round2(statusReads / (EXECUTES / 2));
   console.log(`execute status reads per run (strongly consistent GetItem): ${round2(statusReads / (EXECUTES / 2))}`);
   const parallel = await executeRun(`one-node execute, concurrency ${CONCURRENCY}`, 'one', EXECUTES, CONCURRENCY, keys);
@@ -312,9 +360,13 @@ async function engine() {
   console.log(format('execute one-node, c=1', sequential.stats));
   console.log(format(`execute one-node, c=${CONCURRENCY}`, parallel.stats));
   console.log(format(`execute ${LINEAR_NODES}-node linear, c=1`, linear.stats));
-  console.log(`execute overhead over an authenticated read (c=1): p50 +${(sequential.stats.p50Ms - baseline.p50Ms).toFixed(1)} ms, p99 +${(sequential.stats.p99Ms - baseline.p99Ms).toFixed(1)} ms`);
+  console.log(
+    `execute overhead over an authenticated read (c=1): p50 +${(sequential.stats.p50Ms - baseline.p50Ms).toFixed(1)} ms, p99 +${(sequential.stats.p99Ms - baseline.p99Ms).toFixed(1)} ms`,
+  );
   summary.execute_overhead_p50_ms = round2(sequential.stats.p50Ms - baseline.p50Ms);
-  console.log(`state transitions per run: one-node ${(await transitionsPerRun(sequential.executionIds)).toFixed(1)}, ${LINEAR_NODES}-node linear ${(await transitionsPerRun(linear.executionIds)).toFixed(1)}`);
+  console.log(
+    `state transitions per run: one-node ${(await transitionsPerRun(sequential.executionIds)).toFixed(1)}, ${LINEAR_NODES}-node linear ${(await transitionsPerRun(linear.executionIds)).toFixed(1)}`,
+  );
 }
 
 try {
@@ -322,9 +374,14 @@ try {
   if (only === undefined || only === 'execute') await engine();
   if (only === undefined || only === 'streaming') {
     console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
-    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    const dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    );
     const bytes = await streamingBench({ twin, dynamo, admin, costs });
-    Object.assign(summary, { stream_run_wire_ratio: round2(bytes.run.ratio), idle_subscription_bytes_per_minute: Math.round(bytes.idle.bytes_per_minute) });
+    Object.assign(summary, {
+      stream_run_wire_ratio: round2(bytes.run.ratio),
+      idle_subscription_bytes_per_minute: Math.round(bytes.idle.bytes_per_minute),
+    });
     dynamo.destroy();
   }
   if (only === undefined || only === 'agents') {
@@ -333,9 +390,12 @@ try {
   }
   if (only === undefined || only === 'collection') {
     console.log(`\nNightly collection (one sweep per task through the local state machine; recordings over local HTTPS)`);
-    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
-      marshallOptions: { removeUndefinedValues: true },
-    });
+    const dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+      {
+        marshallOptions: { removeUndefinedValues: true },
+      },
+    );
     await collectionBench({ twin, dynamo, admin });
     dynamo.destroy();
   }

@@ -46,7 +46,12 @@ function exchange(url: string, options: { method: string; headers: Record<string
 /** The events' own bytes: each `id:`/`event:`/`data:` block and its blank line, not comments. */
 function eventBytes(body: string): { events: number; bytes: number } {
   const blocks = body.split('\n\n').filter((block) => block.split('\n').some((line) => line.startsWith('data:')));
-  const lines = blocks.map((block) => block.split('\n').filter((line) => !line.startsWith(':')).join('\n'));
+  const lines = blocks.map((block) =>
+    block
+      .split('\n')
+      .filter((line) => !line.startsWith(':'))
+      .join('\n'),
+  );
   return { events: lines.length, bytes: lines.reduce((sum, block) => sum + Buffer.byteLength(block) + 2, 0) };
 }
 
@@ -54,11 +59,16 @@ export async function streamBytesBench(context: StreamBytesContext): Promise<Str
   const base = `${context.twin.url}/api/v1/published`;
   const headers = { authorization: `Bearer ${context.key}`, 'content-type': 'application/json' };
   const reply = Array.from({ length: RUN_TOKENS }, (_, index) => `w${index}`).join(' ');
-  const body = JSON.stringify({ user_id: 'bench', input: { message: 'go' }, overrides: { write: { reply, token_delay_ms: TOKEN_DELAY_MS } } });
+  const body = JSON.stringify({
+    user_id: 'bench',
+    input: { message: 'go' },
+    overrides: { write: { reply, token_delay_ms: TOKEN_DELAY_MS } },
+  });
   const started = performance.now();
   const streamed = await exchange(`${base}/workflows/writer/stream`, { method: 'POST', headers, body });
   const seconds = (performance.now() - started) / 1000;
-  if (streamed.status !== 200 || !streamed.body.includes('"completed"')) throw new Error(`stream-bytes: the streamed run did not complete (${streamed.status})`);
+  if (streamed.status !== 200 || !streamed.body.includes('"completed"'))
+    throw new Error(`stream-bytes: the streamed run did not complete (${streamed.status})`);
   const carried = eventBytes(streamed.body);
   const run = {
     events: carried.events,
@@ -69,7 +79,11 @@ export async function streamBytesBench(context: StreamBytesContext): Promise<Str
     seconds,
   };
 
-  const waiting = await exchange(`${base}/workflows/gate/execute`, { method: 'POST', headers, body: JSON.stringify({ user_id: 'bench', input: { message: 'wait' } }) });
+  const waiting = await exchange(`${base}/workflows/gate/execute`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ user_id: 'bench', input: { message: 'wait' } }),
+  });
   const executionId = (JSON.parse(waiting.body.trim()) as { execution_id: string }).execution_id;
   const silent = await exchange(`${base}/executions/${executionId}/events`, { method: 'GET', headers, forMs: IDLE_SECONDS * 1000 });
   await exchange(`${base}/executions/${executionId}/reject`, { method: 'POST', headers, body: '{}' });

@@ -33,11 +33,19 @@ export async function streamingBench(context: StreamingBenchContext): Promise<St
   const { key } = await context.admin('keys', 'create', '--name', 'bench-stream', '--preset', 'full', '--project', 'bench-stream');
   const base = `${twin.url}/api/v1/published/workflows`;
   const headers = { authorization: `Bearer ${key}` };
-  const body = (tokens: number, delayMs: number) => ({ user_id: 'bench', input: { message: 'go' }, overrides: { write: { reply: words(tokens), token_delay_ms: delayMs } } });
+  const body = (tokens: number, delayMs: number) => ({
+    user_id: 'bench',
+    input: { message: 'go' },
+    overrides: { write: { reply: words(tokens), token_delay_ms: delayMs } },
+  });
 
   const executeMs = async (tokens: number, delayMs: number) => {
     const started = performance.now();
-    const answer = await fetch(`${base}/writer/execute`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body(tokens, delayMs)) });
+    const answer = await fetch(`${base}/writer/execute`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body(tokens, delayMs)),
+    });
     const result = JSON.parse((await answer.text()).trim()) as { status: string };
     if (result.status !== 'completed') throw new Error(`execute: ${result.status}`);
     return performance.now() - started;
@@ -46,7 +54,8 @@ export async function streamingBench(context: StreamingBenchContext): Promise<St
     const opened = await openSse(`${base}/writer/stream`, { method: 'POST', headers, body: body(tokens, delayMs) });
     await opened.ended;
     const events = opened.events;
-    const firstToken = opened.arrivals.filter((arrival) => arrival.kind === 'event')[events.findIndex((event) => event.event === 'token')]!.atMs;
+    const firstToken = opened.arrivals.filter((arrival) => arrival.kind === 'event')[events.findIndex((event) => event.event === 'token')]!
+      .atMs;
     const complete = opened.arrivals.filter((arrival) => arrival.kind === 'event').at(-1)!.atMs;
     if (events.at(-1)?.data.status !== 'completed') throw new Error('stream did not complete');
     return { firstToken, complete, executionId: events[0]!.data.execution_id as string };
@@ -66,8 +75,14 @@ export async function streamingBench(context: StreamingBenchContext): Promise<St
     firstTokens.push(streamed.firstToken);
     perTokenAdded.push((streamed.complete - (await executeMs(tokens, 10))) / tokens);
   }
-  const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 0.5);
-  console.log(`  one-token run by execute p50 ${median(oneTokenExecute).toFixed(1)} ms; first token by stream p50 ${median(firstTokens).toFixed(1)} ms`);
+  const median = (values: number[]) =>
+    percentile(
+      [...values].sort((a, b) => a - b),
+      0.5,
+    );
+  console.log(
+    `  one-token run by execute p50 ${median(oneTokenExecute).toFixed(1)} ms; first token by stream p50 ${median(firstTokens).toFixed(1)} ms`,
+  );
   console.log(`first-token overhead of streaming (p50): ${(median(firstTokens) - median(oneTokenExecute)).toFixed(1)} ms`);
   console.log(`added latency per token, ${tokens} tokens at 10 ms, stream vs execute (p50): ${median(perTokenAdded).toFixed(2)} ms`);
 
@@ -89,7 +104,9 @@ export async function streamingBench(context: StreamingBenchContext): Promise<St
   console.log(
     `bytes on the wire, a streamed run of ${run.events} events over ${run.seconds.toFixed(1)} s: ${run.wire_bytes} B for ${run.event_bytes} B of events and a ${run.head_bytes} B head (${run.ratio.toFixed(2)}x)`,
   );
-  console.log(`bytes on the wire, a silent /events subscription: ${idle.wire_bytes} B in ${idle.seconds} s (${idle.bytes_per_minute.toFixed(0)} B a minute)`);
+  console.log(
+    `bytes on the wire, a silent /events subscription: ${idle.wire_bytes} B in ${idle.seconds} s (${idle.bytes_per_minute.toFixed(0)} B a minute)`,
+  );
   return bytes;
 }
 
@@ -99,17 +116,35 @@ function words(count: number): string {
 
 async function publishStreamingWorkflow(context: StreamingBenchContext) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-stream-'));
-  const writer = { id: 'writer', name: 'Writer', start: 'write', nodes: { write: { type: 'llm', provider: 'scripted', reply: 'x', next: 'done' }, done: { type: 'end', output: '{{nodes.write.output}}' } } };
+  const writer = {
+    id: 'writer',
+    name: 'Writer',
+    start: 'write',
+    nodes: {
+      write: { type: 'llm', provider: 'scripted', reply: 'x', next: 'done' },
+      done: { type: 'end', output: '{{nodes.write.output}}' },
+    },
+  };
   writeFileSync(join(dir, 'writer.json'), JSON.stringify(writer));
   // A run that waits at its approval: what a silent /events subscription watches.
-  const gate = { id: 'gate', name: 'Gate', start: 'ask', nodes: { ask: { type: 'approval', message: 'Proceed?', next: 'done' }, done: { type: 'end', output: 'ok' } } };
+  const gate = {
+    id: 'gate',
+    name: 'Gate',
+    start: 'ask',
+    nodes: { ask: { type: 'approval', message: 'Proceed?', next: 'done' }, done: { type: 'end', output: 'ok' } },
+  };
   writeFileSync(join(dir, 'gate.json'), JSON.stringify(gate));
   await context.admin('publish', dir, '--project', 'bench-stream');
 }
 
 async function batchCount(context: StreamingBenchContext, executionId: string): Promise<number> {
   const result = await context.dynamo.send(
-    new QueryCommand({ TableName: context.twin.twin.tables.runEvents, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `run#${executionId}` }, Select: 'COUNT' }),
+    new QueryCommand({
+      TableName: context.twin.twin.tables.runEvents,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `run#${executionId}` },
+      Select: 'COUNT',
+    }),
   );
   return result.Count ?? 0;
 }

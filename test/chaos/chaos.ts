@@ -10,7 +10,8 @@ import { readStoredState } from './stored-state.ts';
 import { collectThroughCli, prepareTraffic, runTraffic, type TrafficRecord, type TrafficSetup, type TrafficTarget } from './traffic.ts';
 
 /** The setting the chaos suite runs with unless told otherwise: every kind of fault the twin injects, at once. */
-export const EXAMPLE_FAULTS = 'dynamodb:throttle=0.05,dynamodb:error=0.02,s3:error=0.05,sfn:throttle=0.05,bedrock:throttle=0.1,ssm:throttle=0.05,lambda:error=0.01,lambda:crash-after-write=0.02,lambda:delay=200ms@0.1';
+export const EXAMPLE_FAULTS =
+  'dynamodb:throttle=0.05,dynamodb:error=0.02,s3:error=0.05,sfn:throttle=0.05,bedrock:throttle=0.1,ssm:throttle=0.05,lambda:error=0.01,lambda:crash-after-write=0.02,lambda:delay=200ms@0.1';
 
 export interface ChaosOptions {
   faults: string;
@@ -82,10 +83,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     const client = retryingClient();
     const ticker = setInterval(() => {
       const oldest = client.oldestInFlight();
-      const waiting = oldest && oldest.forMs > 30_000 ? `; waiting ${Math.round(oldest.forMs / 1000)} s for ${oldest.label} ${new URL(oldest.url).pathname}` : '';
+      const waiting =
+        oldest && oldest.forMs > 30_000
+          ? `; waiting ${Math.round(oldest.forMs / 1000)} s for ${oldest.label} ${new URL(oldest.url).pathname}`
+          : '';
       progress(`traffic: ${client.ledger.answers.length} answers, faults ${JSON.stringify(twin.faultCounts())}${waiting}`);
     }, 10_000);
-    const record = await runTraffic(target, { durationMs: options.durationMs, seed: options.seed, concurrency: options.concurrency, collectEveryMs: options.collectEveryMs, minAnswers: options.minAnswers, client }).finally(() => clearInterval(ticker));
+    const record = await runTraffic(target, {
+      durationMs: options.durationMs,
+      seed: options.seed,
+      concurrency: options.concurrency,
+      collectEveryMs: options.collectEveryMs,
+      minAnswers: options.minAnswers,
+      client,
+    }).finally(() => clearInterval(ticker));
     const finals = await settle(target, setup, record, options.settleMs, progress);
     const check = async () => {
       const stored = await readStoredState(dataDir);
@@ -119,7 +130,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   }
 }
 
-function chaosReport(seed: number, seconds: number, record: TrafficRecord, finals: FinalStatuses, faults: Record<string, number>, violations: Violation[]): ChaosReport {
+function chaosReport(
+  seed: number,
+  seconds: number,
+  record: TrafficRecord,
+  finals: FinalStatuses,
+  faults: Record<string, number>,
+  violations: Violation[],
+): ChaosReport {
   const statuses: Record<string, number> = {};
   const refusals: Record<string, number> = {};
   for (const answer of record.ledger.answers) {

@@ -103,7 +103,10 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
   };
   const pauseAfter = async (headers: Headers | undefined, attempt: number) => {
     const seconds = Number(headers?.get('retry-after'));
-    const pause = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : Math.min(FIRST_PAUSE_MS * 2 ** attempt, MAX_PAUSE_MS);
+    const pause =
+      Number.isFinite(seconds) && seconds > 0
+        ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS)
+        : Math.min(FIRST_PAUSE_MS * 2 ** attempt, MAX_PAUSE_MS);
     await sleep(pause);
   };
   return {

@@ -7,13 +7,23 @@ import type { TrafficRecord, TrafficSetup } from './traffic.ts';
  * the rules). Each violation names its invariant and what broke it.
  */
 export interface Violation {
-  invariant: 'answered' | 'acknowledged-stored-once' | 'handed-off-once' | 'run-ends' | 'decision-once' | 'one-run-per-key' | 'callback-delivered' | 'stream-exactly-once' | 'refusal-shape';
+  invariant:
+    | 'answered'
+    | 'acknowledged-stored-once'
+    | 'handed-off-once'
+    | 'run-ends'
+    | 'decision-once'
+    | 'one-run-per-key'
+    | 'callback-delivered'
+    | 'stream-exactly-once'
+    | 'refusal-shape';
   detail: string;
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** An AWS error's name in a body meant for callers (ThrottlingException, SlowDown, Runtime.ExitError, States.Timeout...). */
-const AWS_ERROR_NAME = /\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Exception|Error|Fault)\b|\bSlowDown\b|\b(?:Runtime|Sandbox|Lambda|States|Function)\.[A-Z]\w+/;
+const AWS_ERROR_NAME =
+  /\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Exception|Error|Fault)\b|\bSlowDown\b|\b(?:Runtime|Sandbox|Lambda|States|Function)\.[A-Z]\w+/;
 
 /** A run's status as GET /executions answered it after the traffic settled (`undefined`: never read). */
 export type FinalStatuses = Map<string, { status: string; pending_approval?: unknown } | undefined>;
@@ -34,13 +44,21 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
   // it exists at most once; its event says handed_off).
   for (const event of record.events.values()) {
     const items = stored.events.get(event.externalId) ?? [];
-    if (items.length !== 1) violate('acknowledged-stored-once', `${event.externalId}: acknowledged as ${event.eventId}, stored ${items.length} times`);
-    else if (String(items[0]!.event_id) !== event.eventId) violate('acknowledged-stored-once', `${event.externalId}: acknowledged as ${event.eventId}, stored as ${items[0]!.event_id}`);
-    else if (items[0]!.state !== 'handed_off') violate('handed-off-once', `${event.externalId} (${event.kind}): ${items[0]!.state} after the last collection`);
-    else if (!(await stored.handedOff(items[0]!.source_id, items[0]!.event_id))) violate('handed-off-once', `${event.externalId}: handed_off without its hand-off object`);
+    if (items.length !== 1)
+      violate('acknowledged-stored-once', `${event.externalId}: acknowledged as ${event.eventId}, stored ${items.length} times`);
+    else if (String(items[0]!.event_id) !== event.eventId)
+      violate('acknowledged-stored-once', `${event.externalId}: acknowledged as ${event.eventId}, stored as ${items[0]!.event_id}`);
+    else if (items[0]!.state !== 'handed_off')
+      violate('handed-off-once', `${event.externalId} (${event.kind}): ${items[0]!.state} after the last collection`);
+    else if (!(await stored.handedOff(items[0]!.source_id, items[0]!.event_id)))
+      violate('handed-off-once', `${event.externalId}: handed_off without its hand-off object`);
   }
   for (const duplicate of record.duplicates) {
-    if (duplicate.answered !== duplicate.first) violate('acknowledged-stored-once', `${duplicate.externalId}: a duplicate answered ${duplicate.answered}, the first send ${duplicate.first}`);
+    if (duplicate.answered !== duplicate.first)
+      violate(
+        'acknowledged-stored-once',
+        `${duplicate.externalId}: a duplicate answered ${duplicate.answered}, the first send ${duplicate.first}`,
+      );
   }
 
   // 2. Every answered run ended or waits at its approval; each approval decision applied once.
@@ -52,8 +70,16 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
     if (run.workflow === 'gate' && run.decision && status === 'completed') {
       // Both of the gate's edges end the run completed: its output says which decision applied.
       const output = (final as { output?: unknown }).output;
-      const applied = typeof output !== 'string' ? undefined : output.startsWith('approved') ? 'approve' : output.startsWith('rejected') ? 'reject' : undefined;
-      if (applied !== run.decision) violate('decision-once', `${run.executionId}: asked to ${run.decision}, ended with output ${JSON.stringify(output)}`);
+      const applied =
+        typeof output !== 'string'
+          ? undefined
+          : output.startsWith('approved')
+            ? 'approve'
+            : output.startsWith('rejected')
+              ? 'reject'
+              : undefined;
+      if (applied !== run.decision)
+        violate('decision-once', `${run.executionId}: asked to ${run.decision}, ended with output ${JSON.stringify(output)}`);
     }
   }
   for (const executionId of record.doubleDecisions) violate('decision-once', `${executionId}: a second decision was accepted`);
@@ -64,7 +90,11 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
   for (const [key, executionIds] of record.keyAnswers) {
     if (executionIds.size !== 1) violate('one-run-per-key', `${key}: answered with ${[...executionIds].join(', ')}`);
     const started = (stored.executions.get(`chaos-${key}`) ?? []).filter((run) => stored.stateMachineExecutions.has(run.execution_id));
-    if (started.length !== 1) violate('one-run-per-key', `${key}: ${started.length} started executions stored (${started.map((run) => `${run.execution_id} ${run.status}`).join(', ')})`);
+    if (started.length !== 1)
+      violate(
+        'one-run-per-key',
+        `${key}: ${started.length} started executions stored (${started.map((run) => `${run.execution_id} ${run.status}`).join(', ')})`,
+      );
   }
 
   // 4. Each finished run with a callback was delivered at least once, always with the same webhook-id.
@@ -72,14 +102,16 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
     if (!run.callbackTag || !TERMINAL.has(finals.get(run.executionId)?.status ?? '')) continue;
     const ids = new Set(setup.callbacks.deliveries(run.callbackTag));
     if (ids.size === 0) violate('callback-delivered', `${run.executionId}: finished, never called back`);
-    else if (ids.size > 1 || !ids.has(`msg_${run.executionId}`)) violate('callback-delivered', `${run.executionId}: webhook ids ${[...ids].join(', ')}`);
+    else if (ids.size > 1 || !ids.has(`msg_${run.executionId}`))
+      violate('callback-delivered', `${run.executionId}: webhook ids ${[...ids].join(', ')}`);
   }
 
   // 5. A stream, resumed as often as it was cut, yields every event id exactly once, in order, up to its complete.
   for (const stream of record.streams) {
     const expected = Array.from({ length: stream.ids.length }, (_, index) => index + 1);
     if (!stream.completed) violate('stream-exactly-once', `${stream.executionId}: no complete after ${stream.resumes} resumes`);
-    else if (stream.ids.join(',') !== expected.join(',')) violate('stream-exactly-once', `${stream.executionId}: ids ${stream.ids.join(',')}`);
+    else if (stream.ids.join(',') !== expected.join(','))
+      violate('stream-exactly-once', `${stream.executionId}: ids ${stream.ids.join(',')}`);
   }
 
   // Every request gets an answer (a refusal is an answer); one the API never answered is a finding of its own.

@@ -6,7 +6,13 @@ import { EXAMPLE_FAULTS, runChaos } from './chaos.ts';
  * kind at once; TWIN_FAULTS_SEED replays a run), then the invariants. Prints each violation, then one JSON line of
  * counts; exits 1 when any invariant broke.
  */
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '8' }, 'settle-minutes': { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '8' },
+    'settle-minutes': { type: 'string', default: '5' },
+  },
+});
 const minutes = Number(values.minutes);
 const concurrency = Number(values.concurrency);
 const settleMinutes = Number(values['settle-minutes']);
@@ -40,7 +46,8 @@ for (const violation of chaos.violations) {
   // What the client sent and heard about the ids the violation names: the first thing to read when replaying it.
   const ids = violation.detail.match(/[0-9a-f]{8}-[0-9a-f-]{27}/g) ?? [];
   for (const answer of chaos.record.ledger.answers) {
-    if (ids.some((id) => answer.path.includes(id))) console.error(`  ${answer.label} ${answer.path} ${answer.status} ${answer.refusalBody.slice(0, 200)}`);
+    if (ids.some((id) => answer.path.includes(id)))
+      console.error(`  ${answer.label} ${answer.path} ${answer.status} ${answer.refusalBody.slice(0, 200)}`);
   }
 }
 // A run with violations keeps its data directory (the twin's stores and Step Functions journal) for a post-mortem.

@@ -141,7 +141,9 @@ try {
   // The admin CLI finds the twin's stores through DATA_DIR's twin.json.
   process.env.DATA_DIR = dataDir;
   const target: TrafficTarget = { url: twin.url, dataDir, collect: collectThroughCli };
-  console.log(`soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`);
+  console.log(
+    `soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`,
+  );
   setup = await prepareTraffic(target);
 
   const samples: Sample[] = [];
@@ -197,7 +199,9 @@ try {
   printTable(samples);
   const warm = samples.find((one) => one.elapsedMs >= WARM_UP_MS) ?? samples[0]!;
   // Memory under traffic: the sample as the mix ended (when it hangs, the last one taken while it still ran).
-  const last = result ? samples.at(-1)! : (samples.filter((one) => one.elapsedMs <= minutes * 60_000 + SAMPLE_MS).at(-1) ?? samples.at(-1)!);
+  const last = result
+    ? samples.at(-1)!
+    : (samples.filter((one) => one.elapsedMs <= minutes * 60_000 + SAMPLE_MS).at(-1) ?? samples.at(-1)!);
   const growthPct = ((last.totalBytes - warm.totalBytes) / warm.totalBytes) * 100;
   all.sort((a, b) => a - b);
   const summary = {

@@ -27,11 +27,16 @@ export async function readEventStream(url: string, init: RequestInit, dropAfter 
   signal?.addEventListener('abort', () => dropping.abort(), { once: true });
   const response = await fetch(url, { ...init, signal: dropping.signal });
   const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  if (!isStream || !response.body) return { status: response.status, headers: response.headers, events: [], text: await response.text(), cut: false };
+  if (!isStream || !response.body)
+    return { status: response.status, headers: response.headers, events: [], text: await response.text(), cut: false };
   const events: StreamedEvent[] = [];
   const parser = createParser({
     onEvent(message) {
-      events.push({ id: message.id === undefined ? undefined : Number(message.id), event: message.event ?? 'message', data: JSON.parse(message.data) as unknown });
+      events.push({
+        id: message.id === undefined ? undefined : Number(message.id),
+        event: message.event ?? 'message',
+        data: JSON.parse(message.data) as unknown,
+      });
     },
   });
   const decoder = new TextDecoder();

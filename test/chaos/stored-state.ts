@@ -23,7 +23,9 @@ export interface StoredState {
 export async function readStoredState(dataDir: string): Promise<StoredState> {
   const twin = readLiveTwinFile(dataDir);
   if (!twin) throw new Error(`no live twin in ${dataDir}`);
-  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+  const dynamo = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
   const s3 = new S3Client({ endpoint: twin.s3_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
   const scan = async (table: string) => {
     const items: Record<string, unknown>[] = [];
@@ -38,12 +40,18 @@ export async function readStoredState(dataDir: string): Promise<StoredState> {
   const events = new Map<string, { source_id: string; event_id: number; state: string }[]>();
   for (const item of await scan(twin.tables.inboundEvents)) {
     const externalId = String(item.external_id);
-    events.set(externalId, [...(events.get(externalId) ?? []), { source_id: String(item.source_id), event_id: Number(item.event_id), state: String(item.state) }]);
+    events.set(externalId, [
+      ...(events.get(externalId) ?? []),
+      { source_id: String(item.source_id), event_id: Number(item.event_id), state: String(item.state) },
+    ]);
   }
   const executions = new Map<string, { execution_id: string; status: string }[]>();
   for (const item of await scan(twin.tables.executions)) {
     if (!String(item.pk).startsWith('execution#') || typeof item.user_id !== 'string') continue;
-    executions.set(item.user_id, [...(executions.get(item.user_id) ?? []), { execution_id: String(item.execution_id), status: String(item.status) }]);
+    executions.set(item.user_id, [
+      ...(executions.get(item.user_id) ?? []),
+      { execution_id: String(item.execution_id), status: String(item.status) },
+    ]);
   }
   // `<state machine>.<execution name>.json` under step-functions/ (lib/twin/asl/execution-journal.ts), ended ones included.
   const journals = join(dataDir, 'step-functions');

@@ -133,13 +133,25 @@ async function prepare(target: TrafficTarget): Promise<TrafficSetup> {
 }
 
 export function newTrafficRecord(client: RetryingClient): TrafficRecord {
-  return { ledger: client.ledger, events: new Map(), duplicates: [], runs: new Map(), keyAnswers: new Map(), streams: [], doubleDecisions: [], collections: 0, requests: 0 };
+  return {
+    ledger: client.ledger,
+    events: new Map(),
+    duplicates: [],
+    runs: new Map(),
+    keyAnswers: new Map(),
+    streams: [],
+    doubleDecisions: [],
+    collections: 0,
+    requests: 0,
+  };
 }
 
 /** Runs the mix on `concurrency` workers for `durationMs`, then answers what was sent and how it was answered. */
 export async function runTraffic(target: TrafficTarget, options: TrafficOptions): Promise<TrafficRecord> {
   const setup = await prepareTraffic(target);
-  const client = options.client ?? retryingClient((answer: Answer) => options.onRequest?.({ label: answer.label, status: answer.status, ms: answer.ms }));
+  const client =
+    options.client ??
+    retryingClient((answer: Answer) => options.onRequest?.({ label: answer.label, status: answer.status, ms: answer.ms }));
   const record = newTrafficRecord(client);
   const actions = trafficActions(target, setup, client, record);
   const endAt = Date.now() + options.durationMs;
@@ -183,7 +195,11 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
   async function sendEvent(kind: 'calls' | 'dialogs', event: Record<string, unknown>, keepBody: boolean): Promise<void> {
     const body = JSON.stringify(event);
     const token = kind === 'calls' ? setup.calls.token : setup.dialogs.token;
-    const answer = await client.send(`${kind} event`, webhook(token), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const answer = await client.send(`${kind} event`, webhook(token), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     if (!answer || (answer.status !== 201 && answer.status !== 200)) return;
     const { event_id: eventId } = JSON.parse(answer.text) as { event_id: string };
     const externalId = String(event.external_id);
@@ -193,43 +209,62 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
   }
 
   const callEvent = (): Action => () =>
-    sendEvent('calls', {
-      type: 'call',
-      external_id: `call-${randomUUID()}`,
-      occurred_at: new Date().toISOString(),
-      source_channel: 'website',
-      status: 'completed',
-      metadata: { direction: 'inbound' },
-      audio: { url: setup.recordings.url + `/rec/${randomUUID()}.mp3`, format: 'mp3', duration_seconds: 12 },
-    }, true);
+    sendEvent(
+      'calls',
+      {
+        type: 'call',
+        external_id: `call-${randomUUID()}`,
+        occurred_at: new Date().toISOString(),
+        source_channel: 'website',
+        status: 'completed',
+        metadata: { direction: 'inbound' },
+        audio: { url: setup.recordings.url + `/rec/${randomUUID()}.mp3`, format: 'mp3', duration_seconds: 12 },
+      },
+      true,
+    );
 
-  const dialogEvent = (messages: number, textLength: number): Action => () =>
-    sendEvent('dialogs', {
-      type: 'text',
-      external_id: `chat-${randomUUID()}`,
-      occurred_at: new Date().toISOString(),
-      source_channel: 'telegram',
-      messages: Array.from({ length: messages }, (_, i) => ({
-        // A large dialog's text is random, so that its gzip passes the inline limit and its body goes to S3.
-        text: messages < 10 ? `message ${i} `.padEnd(textLength, 'x') : randomBytes(textLength / 2).toString('hex'),
-        timestamp: new Date(Date.now() - 60_000 + i).toISOString(),
-        author_name: i % 2 ? 'Operator Ann' : 'Client Bob',
-        author_role: i % 2 ? 'operator' : 'client',
-      })),
-    }, messages < 10);
+  const dialogEvent =
+    (messages: number, textLength: number): Action =>
+    () =>
+      sendEvent(
+        'dialogs',
+        {
+          type: 'text',
+          external_id: `chat-${randomUUID()}`,
+          occurred_at: new Date().toISOString(),
+          source_channel: 'telegram',
+          messages: Array.from({ length: messages }, (_, i) => ({
+            // A large dialog's text is random, so that its gzip passes the inline limit and its body goes to S3.
+            text: messages < 10 ? `message ${i} `.padEnd(textLength, 'x') : randomBytes(textLength / 2).toString('hex'),
+            timestamp: new Date(Date.now() - 60_000 + i).toISOString(),
+            author_name: i % 2 ? 'Operator Ann' : 'Client Bob',
+            author_role: i % 2 ? 'operator' : 'client',
+          })),
+        },
+        messages < 10,
+      );
 
-  const duplicate = (random: Random): Action => async () => {
-    const small = [...record.events.values()].filter((event) => event.body !== undefined);
-    if (small.length === 0) return;
-    const event = small[Math.floor(random() * small.length)]!;
-    await sendEvent(event.kind, JSON.parse(event.body!) as Record<string, unknown>, false);
-  };
+  const duplicate =
+    (random: Random): Action =>
+    async () => {
+      const small = [...record.events.values()].filter((event) => event.body !== undefined);
+      if (small.length === 0) return;
+      const event = small[Math.floor(random() * small.length)]!;
+      await sendEvent(event.kind, JSON.parse(event.body!) as Record<string, unknown>, false);
+    };
 
   /** Starts a run blocking, with its own Idempotency-Key (sent again on every retry); `twice` sends the same key once more. */
-  async function execute(workflow: StartedRun['workflow'], options: { callback?: boolean; twice?: boolean } = {}): Promise<StartedRun | undefined> {
+  async function execute(
+    workflow: StartedRun['workflow'],
+    options: { callback?: boolean; twice?: boolean } = {},
+  ): Promise<StartedRun | undefined> {
     const idempotencyKey = randomUUID();
     const callbackTag = options.callback ? idempotencyKey : undefined;
-    const body = JSON.stringify({ user_id: `chaos-${idempotencyKey}`, input: { message: 'hello' }, ...(callbackTag ? { callback_url: setup.callbacks.url(callbackTag) } : {}) });
+    const body = JSON.stringify({
+      user_id: `chaos-${idempotencyKey}`,
+      input: { message: 'hello' },
+      ...(callbackTag ? { callback_url: setup.callbacks.url(callbackTag) } : {}),
+    });
     const init = { method: 'POST', headers: { ...auth, 'idempotency-key': idempotencyKey }, body };
     let run: StartedRun | undefined;
     for (let send = 0; send < (options.twice ? 2 : 1); send++) {
@@ -261,63 +296,76 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
     return status === 'interrupted';
   }
 
-  const approval = (random: Random): Action => async () => {
-    const run = await execute('gate', { callback: random() < 0.5 });
-    if (!run || !(await waitingAtApproval(run))) return;
-    const decision = random() < 0.5 ? 'approve' : 'reject';
-    const url = published(`/executions/${run.executionId}/${decision}`);
-    const init = { method: 'POST', headers: auth, body: JSON.stringify({ feedback: decision }) };
-    const answer = await client.send(`${decision}`, url, init);
-    // A 409 after a retry is the first attempt's decision having applied; the run's final state says which.
-    if (answer?.status === 200 || answer?.status === 409) run.decision = decision;
-    if (random() < 0.3) {
-      const other = decision === 'approve' ? 'reject' : 'approve';
-      const again = await client.send(`second ${other}`, published(`/executions/${run.executionId}/${other}`), { method: 'POST', headers: auth, body: '{}' });
-      if (again && again.status < 300) record.doubleDecisions.push(run.executionId);
-    }
-  };
+  const approval =
+    (random: Random): Action =>
+    async () => {
+      const run = await execute('gate', { callback: random() < 0.5 });
+      if (!run || !(await waitingAtApproval(run))) return;
+      const decision = random() < 0.5 ? 'approve' : 'reject';
+      const url = published(`/executions/${run.executionId}/${decision}`);
+      const init = { method: 'POST', headers: auth, body: JSON.stringify({ feedback: decision }) };
+      const answer = await client.send(`${decision}`, url, init);
+      // A 409 after a retry is the first attempt's decision having applied; the run's final state says which.
+      if (answer?.status === 200 || answer?.status === 409) run.decision = decision;
+      if (random() < 0.3) {
+        const other = decision === 'approve' ? 'reject' : 'approve';
+        const again = await client.send(`second ${other}`, published(`/executions/${run.executionId}/${other}`), {
+          method: 'POST',
+          headers: auth,
+          body: '{}',
+        });
+        if (again && again.status < 300) record.doubleDecisions.push(run.executionId);
+      }
+    };
 
-  const stream = (workflow: 'echo' | 'agent', random: Random): Action => async () => {
-    const idempotencyKey = randomUUID();
-    const body = JSON.stringify({ user_id: `chaos-${idempotencyKey}`, input: { message: 'stream me' } });
-    const headers = { ...auth, accept: 'text/event-stream', 'idempotency-key': idempotencyKey };
-    const seen: StreamRecord = { executionId: '', ids: [], completed: false, resumes: 0 };
-    const dropFirst = random() < 0.5;
-    for (let attempt = 0; attempt < 10 && !seen.completed; attempt++) {
-      const lastId = seen.ids.at(-1);
-      // Before the first event the POST is sent again (same key: the same run); after it, the run is resumed by GET.
-      const [url, init] =
-        seen.executionId === ''
-          ? [published(`/workflows/${workflow}/stream`), { method: 'POST', headers, body }]
-          : [published(`/executions/${seen.executionId}/stream`), { headers: { ...headers, ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) } }];
-      if (attempt > 0) client.ledger.retries += 1;
-      if (seen.executionId !== '') seen.resumes += 1;
-      const startedAt = performance.now();
-      let read;
-      try {
-        // Half the streams lose their connection after a couple of events, once, and resume where they broke off.
-        read = await client.tracked(`stream ${workflow}`, url, (signal) => readEventStream(url, init, attempt === 0 && dropFirst ? 2 : Infinity, signal));
-      } catch {
-        client.ledger.dropped += 1;
-        await client.pauseAfter(undefined, attempt);
-        continue;
+  const stream =
+    (workflow: 'echo' | 'agent', random: Random): Action =>
+    async () => {
+      const idempotencyKey = randomUUID();
+      const body = JSON.stringify({ user_id: `chaos-${idempotencyKey}`, input: { message: 'stream me' } });
+      const headers = { ...auth, accept: 'text/event-stream', 'idempotency-key': idempotencyKey };
+      const seen: StreamRecord = { executionId: '', ids: [], completed: false, resumes: 0 };
+      const dropFirst = random() < 0.5;
+      for (let attempt = 0; attempt < 10 && !seen.completed; attempt++) {
+        const lastId = seen.ids.at(-1);
+        // Before the first event the POST is sent again (same key: the same run); after it, the run is resumed by GET.
+        const [url, init] =
+          seen.executionId === ''
+            ? [published(`/workflows/${workflow}/stream`), { method: 'POST', headers, body }]
+            : [
+                published(`/executions/${seen.executionId}/stream`),
+                { headers: { ...headers, ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) } },
+              ];
+        if (attempt > 0) client.ledger.retries += 1;
+        if (seen.executionId !== '') seen.resumes += 1;
+        const startedAt = performance.now();
+        let read;
+        try {
+          // Half the streams lose their connection after a couple of events, once, and resume where they broke off.
+          read = await client.tracked(`stream ${workflow}`, url, (signal) =>
+            readEventStream(url, init, attempt === 0 && dropFirst ? 2 : Infinity, signal),
+          );
+        } catch {
+          client.ledger.dropped += 1;
+          await client.pauseAfter(undefined, attempt);
+          continue;
+        }
+        client.record(`stream ${workflow}`, url, read.status, read.headers, read.text, startedAt);
+        if (read.status !== 200) {
+          if (read.status === 204) seen.completed = seen.completed || seen.ids.length > 0;
+          await client.pauseAfter(read.headers, attempt);
+          continue;
+        }
+        const executionId = read.headers.get('x-execution-id');
+        if (executionId && seen.executionId === '') {
+          seen.executionId = executionId;
+          noteKey(idempotencyKey, executionId);
+          record.runs.set(executionId, record.runs.get(executionId) ?? { executionId, workflow, idempotencyKey });
+        }
+        take(seen, read.events);
       }
-      client.record(`stream ${workflow}`, url, read.status, read.headers, read.text, startedAt);
-      if (read.status !== 200) {
-        if (read.status === 204) seen.completed = seen.completed || seen.ids.length > 0;
-        await client.pauseAfter(read.headers, attempt);
-        continue;
-      }
-      const executionId = read.headers.get('x-execution-id');
-      if (executionId && seen.executionId === '') {
-        seen.executionId = executionId;
-        noteKey(idempotencyKey, executionId);
-        record.runs.set(executionId, record.runs.get(executionId) ?? { executionId, workflow, idempotencyKey });
-      }
-      take(seen, read.events);
-    }
-    if (seen.executionId !== '') record.streams.push(seen);
-  };
+      if (seen.executionId !== '') record.streams.push(seen);
+    };
 
   function take(seen: StreamRecord, events: StreamedEvent[]) {
     for (const event of events) {

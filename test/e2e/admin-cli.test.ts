@@ -39,35 +39,47 @@ describe('admin CLI against a running local twin', () => {
   });
   afterAll(() => twin.close());
 
-  it('issues and binds a link the running server then accepts, printing one JSON object each time', async () => {
-    const issued = await admin(twin.dataDir, 'links', 'issue', '--type', 'dialogs', '--json');
-    const link = JSON.parse(issued.stdout);
-    const bound = JSON.parse((await admin(twin.dataDir, 'links', 'bind', link.link_id, '--json')).stdout);
-    const ping = await http(`${twin.url}/api/v1/webhooks/${link.token}/ping`);
+  it(
+    'issues and binds a link the running server then accepts, printing one JSON object each time',
+    async () => {
+      const issued = await admin(twin.dataDir, 'links', 'issue', '--type', 'dialogs', '--json');
+      const link = JSON.parse(issued.stdout);
+      const bound = JSON.parse((await admin(twin.dataDir, 'links', 'bind', link.link_id, '--json')).stdout);
+      const ping = await http(`${twin.url}/api/v1/webhooks/${link.token}/ping`);
 
-    expect(issued.stdout.trim().split('\n')).toHaveLength(1);
-    // Against the running twin the CLI has nothing to say on stderr (no SDK notice, no note about opening the data).
-    expect(issued.stderr).toBe('');
-    expect(link).toMatchObject({ state: 'issued', connector_type: 'dialogs', url: expect.stringContaining(twin.url) });
-    expect(bound).toEqual({ link_id: link.link_id, state: 'bound', source_id: expect.stringMatching(/^src_/) });
-    expect(ping.body).toEqual({ status: 'ok', state: 'bound', connector_type: 'dialogs' });
-  }, CLI_PROCESS_TIMEOUT_MS);
+      expect(issued.stdout.trim().split('\n')).toHaveLength(1);
+      // Against the running twin the CLI has nothing to say on stderr (no SDK notice, no note about opening the data).
+      expect(issued.stderr).toBe('');
+      expect(link).toMatchObject({ state: 'issued', connector_type: 'dialogs', url: expect.stringContaining(twin.url) });
+      expect(bound).toEqual({ link_id: link.link_id, state: 'bound', source_id: expect.stringMatching(/^src_/) });
+      expect(ping.body).toEqual({ status: 'ok', state: 'bound', connector_type: 'dialogs' });
+    },
+    CLI_PROCESS_TIMEOUT_MS,
+  );
 
-  it('prints an error object and exits non-zero on a bad command', async () => {
-    const result = await admin(twin.dataDir, 'links', 'issue', '--type', 'video', '--json');
-    expect(result.exitCode).toBe(2);
-    expect(JSON.parse(result.stdout)).toEqual({ error: 'links issue needs --type calls or --type dialogs' });
-  }, CLI_PROCESS_TIMEOUT_MS);
+  it(
+    'prints an error object and exits non-zero on a bad command',
+    async () => {
+      const result = await admin(twin.dataDir, 'links', 'issue', '--type', 'video', '--json');
+      expect(result.exitCode).toBe(2);
+      expect(JSON.parse(result.stdout)).toEqual({ error: 'links issue needs --type calls or --type dialogs' });
+    },
+    CLI_PROCESS_TIMEOUT_MS,
+  );
 });
 
 describe('admin CLI with no server running', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'admin-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('opens the data directory itself, so links can be prepared before the first start', async () => {
-    const issued = JSON.parse((await admin(dataDir, 'links', 'issue', '--type', 'calls', '--json')).stdout);
-    const { links } = JSON.parse((await admin(dataDir, 'links', 'list', '--json')).stdout);
-    expect(issued.url).toMatch(/^http:\/\/127\.0\.0\.1:3999\/api\/v1\/webhooks\/whk_/);
-    expect(links).toEqual([expect.objectContaining({ link_id: issued.link_id, state: 'issued' })]);
-  }, CLI_PROCESS_TIMEOUT_MS);
+  it(
+    'opens the data directory itself, so links can be prepared before the first start',
+    async () => {
+      const issued = JSON.parse((await admin(dataDir, 'links', 'issue', '--type', 'calls', '--json')).stdout);
+      const { links } = JSON.parse((await admin(dataDir, 'links', 'list', '--json')).stdout);
+      expect(issued.url).toMatch(/^http:\/\/127\.0\.0\.1:3999\/api\/v1\/webhooks\/whk_/);
+      expect(links).toEqual([expect.objectContaining({ link_id: issued.link_id, state: 'issued' })]);
+    },
+    CLI_PROCESS_TIMEOUT_MS,
+  );
 });

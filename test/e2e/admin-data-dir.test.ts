@@ -31,7 +31,7 @@ async function cliWith(env: { DATA_DIR: string; PORT: string }, ...argv: string[
 }
 
 describe('the admin CLI and the running twin', () => {
-  it("refuses (exit 2) to act on another DATA_DIR than the twin on its port serves, naming both and the variable", async () => {
+  it('refuses (exit 2) to act on another DATA_DIR than the twin on its port serves, naming both and the variable', async () => {
     const port = new URL(twin.url).port;
     const result = await cliWith({ DATA_DIR: elsewhere, PORT: port }, 'links', 'issue', '--type', 'calls', '--json');
     expect(result.exitCode).toBe(2);
@@ -43,7 +43,9 @@ describe('the admin CLI and the running twin', () => {
   it('says on stderr when it opens a data directory itself, and not when the twin serves it', async () => {
     const alone = await cliWith({ DATA_DIR: elsewhere, PORT: '3998' }, 'links', 'list', '--json');
     expect(alone.exitCode).toBe(0);
-    expect(alone.stderr).toBe(`note: no twin is running for DATA_DIR=${elsewhere}: opened its data directly (URLs name port 3998, where npm start will serve it)\n`);
+    expect(alone.stderr).toBe(
+      `note: no twin is running for DATA_DIR=${elsewhere}: opened its data directly (URLs name port 3998, where npm start will serve it)\n`,
+    );
     const served = await cliWith({ DATA_DIR: twin.dataDir, PORT: new URL(twin.url).port }, 'links', 'list', '--json');
     expect(served.exitCode).toBe(0);
     expect(served.stderr).toBe('');

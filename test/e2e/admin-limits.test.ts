@@ -14,7 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-
 async function activePublication(project: string) {
   const { Item } = await twin.dynamo.send(
     new GetCommand({ TableName: twin.twin.tables.publications, Key: { pk: `project#${project}`, sk: 'active' } }),
@@ -125,7 +124,12 @@ describe('definitions naming prototype properties', () => {
   it('refuses a memory name over 256 bytes of UTF-8 naming it', async () => {
     const name = 'я'.repeat(129);
     const dir = workflowDir({
-      'long.json': { id: 'long', name: 'L', start: 'm', nodes: { m: { type: 'memory', set: { [name]: 'x' }, next: 'done' }, done: { type: 'end', output: 'y' } } },
+      'long.json': {
+        id: 'long',
+        name: 'L',
+        start: 'm',
+        nodes: { m: { type: 'memory', set: { [name]: 'x' }, next: 'done' }, done: { type: 'end', output: 'y' } },
+      },
     });
     const answer = await refused('publish', dir, '--project', 'proto-refused');
     expect(answer.exitCode).toBe(1);

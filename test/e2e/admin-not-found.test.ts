@@ -24,7 +24,9 @@ describe('an id that names nothing', () => {
 
   it('is refused with exit 1 by tasks create --link, naming the link, and creates no task', async () => {
     expect(await refused('tasks', 'create', '--link', NO_LINK)).toEqual({ exitCode: 1, error: `link ${NO_LINK} not found` });
-    expect(await refused('tasks', 'create', '--link', NO_LINK, '--once', '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z')).toEqual({
+    expect(
+      await refused('tasks', 'create', '--link', NO_LINK, '--once', '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z'),
+    ).toEqual({
       exitCode: 1,
       error: `link ${NO_LINK} not found`,
     });

@@ -20,9 +20,18 @@ afterAll(() => twin?.close());
 
 describe('cost report dates', () => {
   it('refuses a day the month does not have, naming the flag, instead of rolling it into the next month', async () => {
-    expect(await refused('cost', 'report', '--from', '2026-02-30')).toEqual({ exitCode: 2, error: '--from must be a date YYYY-MM-DD; 2026-02-30 does not exist' });
-    expect(await refused('cost', 'report', '--from', '2026-04-01', '--to', '2026-04-31')).toEqual({ exitCode: 2, error: '--to must be a date YYYY-MM-DD; 2026-04-31 does not exist' });
-    expect(await refused('cost', 'report', '--from', '2026-02-29', '--to', '2026-03-01')).toEqual({ exitCode: 2, error: '--from must be a date YYYY-MM-DD; 2026-02-29 does not exist' });
+    expect(await refused('cost', 'report', '--from', '2026-02-30')).toEqual({
+      exitCode: 2,
+      error: '--from must be a date YYYY-MM-DD; 2026-02-30 does not exist',
+    });
+    expect(await refused('cost', 'report', '--from', '2026-04-01', '--to', '2026-04-31')).toEqual({
+      exitCode: 2,
+      error: '--to must be a date YYYY-MM-DD; 2026-04-31 does not exist',
+    });
+    expect(await refused('cost', 'report', '--from', '2026-02-29', '--to', '2026-03-01')).toEqual({
+      exitCode: 2,
+      error: '--from must be a date YYYY-MM-DD; 2026-02-29 does not exist',
+    });
     expect(await refused('cost', 'report', '--to', '2026-02-32')).toEqual({ exitCode: 2, error: '--to must be a date YYYY-MM-DD' });
   });
 
@@ -32,7 +41,10 @@ describe('cost report dates', () => {
       exitCode: 2,
       error: `--from 0001-01-01 --to 9999-12-31 is 3,652,059 days; ${limit}`,
     });
-    expect(await refused('cost', 'report', '--from', '2025-01-01', '--to', '2026-02-05')).toEqual({ exitCode: 2, error: `--from 2025-01-01 --to 2026-02-05 is 401 days; ${limit}` });
+    expect(await refused('cost', 'report', '--from', '2025-01-01', '--to', '2026-02-05')).toEqual({
+      exitCode: 2,
+      error: `--from 2025-01-01 --to 2026-02-05 is 401 days; ${limit}`,
+    });
     expect(await refused('cost', 'estimate', '--from', '0001-01-01', '--to', '9999-12-31')).toEqual({
       exitCode: 2,
       error: `--from 0001-01-01 --to 9999-12-31 is 3,652,059 days; ${limit}`,
@@ -82,7 +94,10 @@ describe('cost report --html FILE', () => {
   it('refuses a parent that is a file, and a FILE that is a directory', async () => {
     const file = join(dir, 'plain.txt');
     writeFileSync(file, 'x');
-    expect(await refused('cost', 'report', '--html', join(file, 'cost.html'))).toEqual({ exitCode: 2, error: `--html: ${file} is not a directory` });
+    expect(await refused('cost', 'report', '--html', join(file, 'cost.html'))).toEqual({
+      exitCode: 2,
+      error: `--html: ${file} is not a directory`,
+    });
     expect(await refused('cost', 'report', '--html', dir)).toEqual({ exitCode: 2, error: `--html: cannot write ${dir} (EISDIR)` });
   });
 
@@ -117,7 +132,9 @@ describe('keys create --expires', () => {
     for (const expires of ['2020-01-01T00:00:00Z', new Date().toISOString()]) {
       const answer = await refused('keys', 'create', '--name', 'late', '--preset', 'read', '--expires', expires);
       expect(answer.exitCode).toBe(2);
-      expect(answer.error).toMatch(/^--expires (\S+) is not in the future \(now is \S+Z\): the key would be expired as soon as it is created$/);
+      expect(answer.error).toMatch(
+        /^--expires (\S+) is not in the future \(now is \S+Z\): the key would be expired as soon as it is created$/,
+      );
       expect(answer.error.split(' ')[1]).toBe(expires);
     }
     expect((await twin.admin('keys', 'list')).keys).toEqual(keysBefore);
@@ -141,35 +158,56 @@ describe('keys create --expires', () => {
 describe('links issue --allow-hosts', () => {
   const issue = (allowHosts: string) => refused('links', 'issue', '--type', 'calls', '--allow-hosts', allowHosts);
   const entryError = (entry: string, reason: string) => ({ exitCode: 2, error: `--allow-hosts entry ${JSON.stringify(entry)} ${reason}` });
-  const SCHEME_OR_PATH = 'has a scheme or path: give the host name alone (records.example.com); a recording link is matched on its host only';
+  const SCHEME_OR_PATH =
+    'has a scheme or path: give the host name alone (records.example.com); a recording link is matched on its host only';
   const PORT = 'has a port: give the host name alone; a recording link to any port of the host matches';
   const WILDCARD = 'has a "*" that is not a leading "*.": the only wildcard is *.example.com (any subdomain of example.com)';
 
   it('refuses entries no recording link can match, saying why, and issues no link', async () => {
     const linksBefore = (await twin.admin('links', 'list')).links;
     expect(await issue('*')).toEqual(
-      entryError('*', 'matches no host: "*" is not a wildcard for every host; to accept recordings from any public host, leave --allow-hosts out'),
+      entryError(
+        '*',
+        'matches no host: "*" is not a wildcard for every host; to accept recordings from any public host, leave --allow-hosts out',
+      ),
     );
     for (const empty of ['', ' ', 'records.example.com,', 'a.example.com,,b.example.com']) {
-      expect(await issue(empty)).toEqual({ exitCode: 2, error: '--allow-hosts needs one or more host names, separated by commas, none empty' });
+      expect(await issue(empty)).toEqual({
+        exitCode: 2,
+        error: '--allow-hosts needs one or more host names, separated by commas, none empty',
+      });
     }
     expect(await issue('https://records.example.com')).toEqual(entryError('https://records.example.com', SCHEME_OR_PATH));
     expect(await issue('records.example.com/calls')).toEqual(entryError('records.example.com/calls', SCHEME_OR_PATH));
     expect(await issue('records.example.com:443')).toEqual(entryError('records.example.com:443', PORT));
     expect(await issue('[2606:4700::1111]:443')).toEqual(entryError('[2606:4700::1111]:443', PORT));
-    expect(await issue('2606:4700::1111')).toEqual(entryError('2606:4700::1111', 'is an IPv6 address without brackets: write it as a link does, [2606:4700::1111]'));
-    for (const entry of ['rec*.example.com', '*.*.example.com', 'records.*.com', '*example.com', 'example.*']) expect(await issue(entry)).toEqual(entryError(entry, WILDCARD));
+    expect(await issue('2606:4700::1111')).toEqual(
+      entryError('2606:4700::1111', 'is an IPv6 address without brackets: write it as a link does, [2606:4700::1111]'),
+    );
+    for (const entry of ['rec*.example.com', '*.*.example.com', 'records.*.com', '*example.com', 'example.*'])
+      expect(await issue(entry)).toEqual(entryError(entry, WILDCARD));
     // Hosts the public-link rule refuses before any allow-list is read.
-    expect(await issue('good.example.com, localhost')).toEqual(entryError('localhost', 'can match no recording link: host must be a public domain name'));
+    expect(await issue('good.example.com, localhost')).toEqual(
+      entryError('localhost', 'can match no recording link: host must be a public domain name'),
+    );
     expect(await issue('*.internal')).toEqual(entryError('*.internal', 'can match no recording link: host must be a public domain name'));
     expect(await issue('10.0.0.1')).toEqual(entryError('10.0.0.1', 'can match no recording link: host must be a public address'));
     expect(await issue('*.1.2.3.4')).toEqual(entryError('*.1.2.3.4', 'can match no recording link: host is an ambiguous numeric address'));
-    expect(await issue('user@records.example.com')).toEqual(entryError('user@records.example.com', 'can match no recording link: must not contain credentials'));
+    expect(await issue('user@records.example.com')).toEqual(
+      entryError('user@records.example.com', 'can match no recording link: must not contain credentials'),
+    );
     // A link's host is compared as the URL parser spells it.
-    expect(await issue('Bücher.de')).toEqual(entryError('Bücher.de', "never equals a link's host, which is compared as the URL parser spells it: write xn--bcher-kva.de"));
-    expect(await issue('*.bücher.de')).toEqual(entryError('*.bücher.de', "never equals a link's host, which is compared as the URL parser spells it: write *.xn--bcher-kva.de"));
+    expect(await issue('Bücher.de')).toEqual(
+      entryError('Bücher.de', "never equals a link's host, which is compared as the URL parser spells it: write xn--bcher-kva.de"),
+    );
+    expect(await issue('*.bücher.de')).toEqual(
+      entryError('*.bücher.de', "never equals a link's host, which is compared as the URL parser spells it: write *.xn--bcher-kva.de"),
+    );
     expect(await issue('[2606:4700:0:0:0:0:0:1111]')).toEqual(
-      entryError('[2606:4700:0:0:0:0:0:1111]', "never equals a link's host, which is compared as the URL parser spells it: write [2606:4700::1111]"),
+      entryError(
+        '[2606:4700:0:0:0:0:0:1111]',
+        "never equals a link's host, which is compared as the URL parser spells it: write [2606:4700::1111]",
+      ),
     );
     expect((await twin.admin('links', 'list')).links).toEqual(linksBefore);
   });
@@ -181,7 +219,13 @@ describe('links issue --allow-hosts', () => {
     const { source_id: sourceId } = await twin.admin('links', 'bind', issued.link_id);
     expect(sourceId).toMatch(/^src_/);
     const events = `${twin.url}/api/v1/webhooks/${issued.token}/events`;
-    for (const url of ['https://records.example.com/1.mp3', 'https://eu.cdn.example.net/1.mp3', 'https://[2606:4700::1111]/1.mp3', 'https://1.2.3.4/1.mp3', 'https://bücher.de/1.mp3']) {
+    for (const url of [
+      'https://records.example.com/1.mp3',
+      'https://eu.cdn.example.net/1.mp3',
+      'https://[2606:4700::1111]/1.mp3',
+      'https://1.2.3.4/1.mp3',
+      'https://bücher.de/1.mp3',
+    ]) {
       const answer = await postJson(events, callEvent({ audio: { url, format: 'mp3' } }));
       expect(answer.status, `${url}: ${answer.text}`).toBe(201);
     }

@@ -47,11 +47,19 @@ async function leftovers(twin: TestTwin, report: Report) {
   const webhook = checkOf(report, 'webhook');
   const { links } = await twin.admin('links', 'list');
   const { keys } = await twin.admin('keys', 'list');
-  const active = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.publications, Key: { pk: `project#${projectId}`, sk: 'active' } }));
+  const active = await twin.dynamo.send(
+    new GetCommand({ TableName: twin.twin.tables.publications, Key: { pk: `project#${projectId}`, sk: 'active' } }),
+  );
   const link = (links as { link_id: string; source_id: string }[]).find((entry) => entry.link_id === webhook.link_id);
-  const event = webhook.external_id && link?.source_id
-    ? await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.inboundEvents, Key: { source_id: link.source_id, external_id: webhook.external_id } }))
-    : { Item: undefined };
+  const event =
+    webhook.external_id && link?.source_id
+      ? await twin.dynamo.send(
+          new GetCommand({
+            TableName: twin.twin.tables.inboundEvents,
+            Key: { source_id: link.source_id, external_id: webhook.external_id },
+          }),
+        )
+      : { Item: undefined };
   const runs = await twin.dynamo.send(
     new ScanCommand({
       TableName: twin.twin.tables.executions,
@@ -80,53 +88,65 @@ describe('admin verify against a twin that works', () => {
   });
   afterAll(() => twin?.close());
 
-  it('passes, every check in order passing or warning, and leaves nothing of its own active', async () => {
-    const { exitCode, report } = await verify(twin);
+  it(
+    'passes, every check in order passing or warning, and leaves nothing of its own active',
+    async () => {
+      const { exitCode, report } = await verify(twin);
 
-    expect(exitCode).toBe(0);
-    expect(report.passed).toBe(true);
-    expect(report.target).toContain(twin.dataDir);
-    expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
-    for (const check of report.checks) expect(['pass', 'warn'], `${check.check}: ${check.detail}`).toContain(check.status);
-    expect(checkOf(report, 'openapi').status).toBe('pass');
-    expect(checkOf(report, 'webhook')).toMatchObject({ status: 'pass', event_id: expect.any(Number) });
-    expect(checkOf(report, 'workflow')).toMatchObject({ status: 'pass', resumes: 2 });
-    expect(checkOf(report, 'concurrency')).toMatchObject({ status: 'pass', account_limit: 1000, unreserved: 1000 });
+      expect(exitCode).toBe(0);
+      expect(report.passed).toBe(true);
+      expect(report.target).toContain(twin.dataDir);
+      expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
+      for (const check of report.checks) expect(['pass', 'warn'], `${check.check}: ${check.detail}`).toContain(check.status);
+      expect(checkOf(report, 'openapi').status).toBe('pass');
+      expect(checkOf(report, 'webhook')).toMatchObject({ status: 'pass', event_id: expect.any(Number) });
+      expect(checkOf(report, 'workflow')).toMatchObject({ status: 'pass', resumes: 2 });
+      expect(checkOf(report, 'concurrency')).toMatchObject({ status: 'pass', account_limit: 1000, unreserved: 1000 });
 
-    // Every model of the allow-list, once, through its own profile, with a handful of tokens, priced.
-    const models = checkOf(report, 'models');
-    expect(models.status).toBe('pass');
-    expect(models.models.map((call: { model: string; profile_arn: string }) => [call.model, call.profile_arn])).toEqual([...twin.inferenceProfiles]);
-    for (const call of models.models) expect(call).toMatchObject({ status: 'pass', output_tokens: expect.any(Number), usd: expect.any(Number) });
-    const calls = twin.bedrock.requests.filter((request) => [...twin.inferenceProfiles.values()].includes(request.invokedAs));
-    expect(calls).toHaveLength(twin.inferenceProfiles.size);
-    for (const call of calls) expect((call.body as { inferenceConfig: { maxTokens: number } }).inferenceConfig.maxTokens).toBeLessThanOrEqual(5);
+      // Every model of the allow-list, once, through its own profile, with a handful of tokens, priced.
+      const models = checkOf(report, 'models');
+      expect(models.status).toBe('pass');
+      expect(models.models.map((call: { model: string; profile_arn: string }) => [call.model, call.profile_arn])).toEqual([
+        ...twin.inferenceProfiles,
+      ]);
+      for (const call of models.models)
+        expect(call).toMatchObject({ status: 'pass', output_tokens: expect.any(Number), usd: expect.any(Number) });
+      const calls = twin.bedrock.requests.filter((request) => [...twin.inferenceProfiles.values()].includes(request.invokedAs));
+      expect(calls).toHaveLength(twin.inferenceProfiles.size);
+      for (const call of calls)
+        expect((call.body as { inferenceConfig: { maxTokens: number } }).inferenceConfig.maxTokens).toBeLessThanOrEqual(5);
 
-    // The default twin holds no streamed write: every size reaches the client at once, so the streams need no padding.
-    const writes = checkOf(report, 'stream-writes');
-    expect(writes).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 0 } });
-    expect(writes.sizes.map((size: { bytes: number }) => size.bytes)).toEqual(PROBE_SIZES);
-    for (const size of writes.sizes) expect(size).toMatchObject({ reached_at_once: expect.any(Boolean), held_ms: expect.any(Number) });
-    expect(writes.sizes[0]).toMatchObject({ bytes: 1, reached_at_once: true });
-    expect(writes.detail).toContain('-c streamFlushPaddingBytes=0');
+      // The default twin holds no streamed write: every size reaches the client at once, so the streams need no padding.
+      const writes = checkOf(report, 'stream-writes');
+      expect(writes).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 0 } });
+      expect(writes.sizes.map((size: { bytes: number }) => size.bytes)).toEqual(PROBE_SIZES);
+      for (const size of writes.sizes) expect(size).toMatchObject({ reached_at_once: expect.any(Boolean), held_ms: expect.any(Number) });
+      expect(writes.sizes[0]).toMatchObject({ bytes: 1, reached_at_once: true });
+      expect(writes.detail).toContain('-c streamFlushPaddingBytes=0');
 
-    const costTag = checkOf(report, 'cost-tag');
-    expect(costTag).toMatchObject({ status: 'warn', tag_status: 'Inactive' });
-    expect(costTag.detail).toContain('aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=Project,Status=Active');
+      const costTag = checkOf(report, 'cost-tag');
+      expect(costTag).toMatchObject({ status: 'warn', tag_status: 'Inactive' });
+      expect(costTag.detail).toContain(
+        'aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=Project,Status=Active',
+      );
 
-    const left = await leftovers(twin, report);
-    expect(left.projectId).toMatch(/^admin-verify-/);
-    expect(left.links).toEqual(['revoked']);
-    expect(left.event).toBeUndefined();
-    expect(left.keys).toEqual(['revoked']);
-    expect(left.activePublication).toBeUndefined();
-    expect(left.runStatuses).toEqual(['completed', 'completed']);
-    // The operator's project is as it was: its publication active, its key working.
-    const { keys } = await twin.admin('keys', 'list', '--project', 'default');
-    const ownActive = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.publications, Key: { pk: 'project#default', sk: 'active' } }));
-    expect(ownActive.Item?.publication_id).toBe(operator.publicationId);
-    expect(keys).toEqual([expect.objectContaining({ key_id: operator.keyId, state: 'active' })]);
-  }, VERIFY_TIMEOUT_MS);
+      const left = await leftovers(twin, report);
+      expect(left.projectId).toMatch(/^admin-verify-/);
+      expect(left.links).toEqual(['revoked']);
+      expect(left.event).toBeUndefined();
+      expect(left.keys).toEqual(['revoked']);
+      expect(left.activePublication).toBeUndefined();
+      expect(left.runStatuses).toEqual(['completed', 'completed']);
+      // The operator's project is as it was: its publication active, its key working.
+      const { keys } = await twin.admin('keys', 'list', '--project', 'default');
+      const ownActive = await twin.dynamo.send(
+        new GetCommand({ TableName: twin.twin.tables.publications, Key: { pk: 'project#default', sk: 'active' } }),
+      );
+      expect(ownActive.Item?.publication_id).toBe(operator.publicationId);
+      expect(keys).toEqual([expect.objectContaining({ key_id: operator.keyId, state: 'active' })]);
+    },
+    VERIFY_TIMEOUT_MS,
+  );
 
   it('refuses arguments it does not take as a usage mistake (exit 2), before it creates anything', async () => {
     process.env.DATA_DIR = twin.dataDir;
@@ -139,42 +159,50 @@ describe('admin verify against a twin that works', () => {
     expect(after).toEqual(before);
   });
 
-  it('stops at SIGINT, ends the run it had started, removes what it had made, and exits 130', async () => {
-    const child = spawn(process.execPath, ['bin/admin.mjs', 'verify', '--json'], { cwd: ROOT, env: { ...process.env, DATA_DIR: twin.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    // Interrupted once its workflow check has started its first run: a link, a project, a key and a run exist by then.
-    await waitFor(async () => {
-      const { Items } = await twin.dynamo.send(
-        new ScanCommand({
-          TableName: twin.twin.tables.executions,
-          FilterExpression: 'begins_with(pk, :record) AND user_id = :user AND begins_with(project_id, :verify)',
-          ExpressionAttributeValues: { ':record': 'execution#', ':user': VERIFY_USER_ID, ':verify': 'admin-verify-' },
-        }),
-      );
-      // The first test's runs are completed; this run is the one still under way.
-      return Items?.find((item) => item.status !== 'completed');
-    }, exited);
-    child.kill('SIGINT');
-    const exitCode = await exited;
-    const report = JSON.parse(stdout) as Report;
+  it(
+    'stops at SIGINT, ends the run it had started, removes what it had made, and exits 130',
+    async () => {
+      const child = spawn(process.execPath, ['bin/admin.mjs', 'verify', '--json'], {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: twin.dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      // Interrupted once its workflow check has started its first run: a link, a project, a key and a run exist by then.
+      await waitFor(async () => {
+        const { Items } = await twin.dynamo.send(
+          new ScanCommand({
+            TableName: twin.twin.tables.executions,
+            FilterExpression: 'begins_with(pk, :record) AND user_id = :user AND begins_with(project_id, :verify)',
+            ExpressionAttributeValues: { ':record': 'execution#', ':user': VERIFY_USER_ID, ':verify': 'admin-verify-' },
+          }),
+        );
+        // The first test's runs are completed; this run is the one still under way.
+        return Items?.find((item) => item.status !== 'completed');
+      }, exited);
+      child.kill('SIGINT');
+      const exitCode = await exited;
+      const report = JSON.parse(stdout) as Report;
 
-    expect(exitCode).toBe(130);
-    expect(report).toMatchObject({ passed: false, interrupted: 'SIGINT' });
-    expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
-    expect(report.checks.slice(0, 2).map((check) => check.status)).toEqual(['pass', 'pass']);
-    expect(checkOf(report, 'workflow')).toMatchObject({ status: 'skip', detail: 'interrupted by SIGINT before this check finished' });
-    expect(checkOf(report, 'models')).toMatchObject({ status: 'skip', detail: 'not run: interrupted by SIGINT' });
-    expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
-    expect(report.cleaned_up).toContainEqual(expect.stringMatching(/^run \S+ \(stopped or rejected\)$/));
-    const left = await leftovers(twin, report);
-    expect(left.activePublication).toBeUndefined();
-    expect(left.links).toEqual(['revoked']);
-    expect(left.keys).toEqual(['revoked']);
-    expect(left.runStatuses.length).toBeGreaterThan(0);
-    expect(left.runStatuses).not.toContain('interrupted');
-  }, VERIFY_TIMEOUT_MS);
+      expect(exitCode).toBe(130);
+      expect(report).toMatchObject({ passed: false, interrupted: 'SIGINT' });
+      expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
+      expect(report.checks.slice(0, 2).map((check) => check.status)).toEqual(['pass', 'pass']);
+      expect(checkOf(report, 'workflow')).toMatchObject({ status: 'skip', detail: 'interrupted by SIGINT before this check finished' });
+      expect(checkOf(report, 'models')).toMatchObject({ status: 'skip', detail: 'not run: interrupted by SIGINT' });
+      expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
+      expect(report.cleaned_up).toContainEqual(expect.stringMatching(/^run \S+ \(stopped or rejected\)$/));
+      const left = await leftovers(twin, report);
+      expect(left.activePublication).toBeUndefined();
+      expect(left.links).toEqual(['revoked']);
+      expect(left.keys).toEqual(['revoked']);
+      expect(left.runStatuses.length).toBeGreaterThan(0);
+      expect(left.runStatuses).not.toContain('interrupted');
+    },
+    VERIFY_TIMEOUT_MS,
+  );
 });
 
 describe('admin verify against a twin that fails every check it can', () => {
@@ -187,51 +215,78 @@ describe('admin verify against a twin that fails every check it can', () => {
     twin.bedrock.scriptConverse(claude, [{ httpError: { status: 403, type: 'AccessDeniedException', message: MARKETPLACE_DENIAL } }]);
     twin.bedrock.scriptConverse(nova, [{ httpError: { status: 404, type: 'ResourceNotFoundException', message: USE_CASE_MISSING } }]);
     // The payer account has activated the cost allocation tag here.
-    const costExplorer = new CostExplorerClient({ endpoint: twin.twin.cost_explorer_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-    await costExplorer.send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Active' }] }));
+    const costExplorer = new CostExplorerClient({
+      endpoint: twin.twin.cost_explorer_endpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    await costExplorer.send(
+      new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Active' }] }),
+    );
     costExplorer.destroy();
   });
   afterAll(() => twin?.close());
 
-  it('fails each broken check with one line saying what was expected, what came back and what to do, exits 1, and still cleans up', async () => {
-    const { exitCode, report } = await verify(twin);
-    const failed = (name: string) => {
-      const check = checkOf(report, name);
-      expect(check.status, `${name}: ${check.detail}`).toBe('fail');
-      return check.detail;
-    };
+  it(
+    'fails each broken check with one line saying what was expected, what came back and what to do, exits 1, and still cleans up',
+    async () => {
+      const { exitCode, report } = await verify(twin);
+      const failed = (name: string) => {
+        const check = checkOf(report, name);
+        expect(check.status, `${name}: ${check.detail}`).toBe('fail');
+        return check.detail;
+      };
 
-    expect(exitCode).toBe(1);
-    expect(report.passed).toBe(false);
-    expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
-    for (const name of ['openapi', 'webhook', 'workflow', 'stream-writes']) {
-      expect(failed(name), name).toMatch(/^expected .+; got .+\. \S.+$/);
-      expect(failed(name)).not.toContain('\n');
-    }
-    expect(failed('openapi')).toMatch(/^expected GET \/api\/v1\/published\/openapi\.json to answer 200 .+; got 404 .+\. Deploy this version/);
-    expect(failed('webhook')).toMatch(/^expected POST \/api\/v1\/webhooks\/<token>\/events of a new dialog to answer 201 .+; got 404 .+ deploy this version/);
-    expect(failed('workflow')).toMatch(/^expected POST \/api\/v1\/published\/executions\/[^/]+\/approve to answer 200 .+; got 404 .+ deploy this version/);
-    expect(failed('stream-writes')).toMatch(/^expected GET \/api\/v1\/published\/diagnostics\/stream-probe\?bytes=\d+&hold_ms=\d+ to stream the probe .+; got 404 .+ deploy it/);
-    // Each refused model gets its own line, which names the fix; the models that answered still pass.
-    const models = failed('models').split('\n');
-    expect(models.find((line) => line.startsWith('us.anthropic.claude-haiku-4-5-20251001-v1:0: '))).toMatch(/AccessDeniedException.+aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions.+2-15 minutes/);
-    expect(models.find((line) => line.startsWith('amazon.nova-micro-v1:0: '))).toMatch(/ResourceNotFoundException.+aws bedrock put-use-case-for-model-access.+15 minutes/);
-    const calls = checkOf(report, 'models').models as { model: string; status: string }[];
-    expect(calls.filter((call) => call.status === 'fail').map((call) => call.model).sort()).toEqual(['amazon.nova-micro-v1:0', 'us.anthropic.claude-haiku-4-5-20251001-v1:0']);
-    // The two account checks only ever warn: this account's concurrency is a new account's.
-    expect(checkOf(report, 'concurrency')).toMatchObject({ status: 'warn', account_limit: 10, unreserved: 10 });
-    expect(checkOf(report, 'concurrency').detail).toMatch(/at least 100 .+ has 10 .+--quota-code L-B99A9384/);
-    expect(checkOf(report, 'cost-tag')).toMatchObject({ status: 'pass', tag_status: 'Active' });
+      expect(exitCode).toBe(1);
+      expect(report.passed).toBe(false);
+      expect(report.checks.map((check) => check.check)).toEqual([...CHECK_NAMES]);
+      for (const name of ['openapi', 'webhook', 'workflow', 'stream-writes']) {
+        expect(failed(name), name).toMatch(/^expected .+; got .+\. \S.+$/);
+        expect(failed(name)).not.toContain('\n');
+      }
+      expect(failed('openapi')).toMatch(
+        /^expected GET \/api\/v1\/published\/openapi\.json to answer 200 .+; got 404 .+\. Deploy this version/,
+      );
+      expect(failed('webhook')).toMatch(
+        /^expected POST \/api\/v1\/webhooks\/<token>\/events of a new dialog to answer 201 .+; got 404 .+ deploy this version/,
+      );
+      expect(failed('workflow')).toMatch(
+        /^expected POST \/api\/v1\/published\/executions\/[^/]+\/approve to answer 200 .+; got 404 .+ deploy this version/,
+      );
+      expect(failed('stream-writes')).toMatch(
+        /^expected GET \/api\/v1\/published\/diagnostics\/stream-probe\?bytes=\d+&hold_ms=\d+ to stream the probe .+; got 404 .+ deploy it/,
+      );
+      // Each refused model gets its own line, which names the fix; the models that answered still pass.
+      const models = failed('models').split('\n');
+      expect(models.find((line) => line.startsWith('us.anthropic.claude-haiku-4-5-20251001-v1:0: '))).toMatch(
+        /AccessDeniedException.+aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions.+2-15 minutes/,
+      );
+      expect(models.find((line) => line.startsWith('amazon.nova-micro-v1:0: '))).toMatch(
+        /ResourceNotFoundException.+aws bedrock put-use-case-for-model-access.+15 minutes/,
+      );
+      const calls = checkOf(report, 'models').models as { model: string; status: string }[];
+      expect(
+        calls
+          .filter((call) => call.status === 'fail')
+          .map((call) => call.model)
+          .sort(),
+      ).toEqual(['amazon.nova-micro-v1:0', 'us.anthropic.claude-haiku-4-5-20251001-v1:0']);
+      // The two account checks only ever warn: this account's concurrency is a new account's.
+      expect(checkOf(report, 'concurrency')).toMatchObject({ status: 'warn', account_limit: 10, unreserved: 10 });
+      expect(checkOf(report, 'concurrency').detail).toMatch(/at least 100 .+ has 10 .+--quota-code L-B99A9384/);
+      expect(checkOf(report, 'cost-tag')).toMatchObject({ status: 'pass', tag_status: 'Active' });
 
-    // The run left waiting at its approval was rejected; the link, key and publication are gone or revoked.
-    expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
-    const left = await leftovers(twin, report);
-    expect(left.links).toEqual(['revoked']);
-    expect(left.keys).toEqual(['revoked']);
-    expect(left.activePublication).toBeUndefined();
-    expect(left.runStatuses).toHaveLength(1);
-    expect(left.runStatuses).not.toContain('interrupted');
-  }, VERIFY_TIMEOUT_MS);
+      // The run left waiting at its approval was rejected; the link, key and publication are gone or revoked.
+      expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
+      const left = await leftovers(twin, report);
+      expect(left.links).toEqual(['revoked']);
+      expect(left.keys).toEqual(['revoked']);
+      expect(left.activePublication).toBeUndefined();
+      expect(left.runStatuses).toHaveLength(1);
+      expect(left.runStatuses).not.toContain('interrupted');
+    },
+    VERIFY_TIMEOUT_MS,
+  );
 });
 
 /** Polls `read` until it answers something, failing when `gaveUp` settles first (the process ended) or after a minute. */
@@ -242,7 +297,8 @@ async function waitFor<T>(read: () => Promise<T | undefined>, gaveUp: Promise<un
   for (;;) {
     const found = await read();
     if (found !== undefined) return found;
-    if (ended || Date.now() > deadline) throw new Error(ended ? 'the CLI ended before the awaited state' : 'the awaited state did not come in time');
+    if (ended || Date.now() > deadline)
+      throw new Error(ended ? 'the CLI ended before the awaited state' : 'the awaited state did not come in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -40,10 +40,18 @@ const crmWorkflow = (mcpUrl: string) => ({
   tools: { crm: { type: 'mcp', url: mcpUrl, headers: { 'x-crm-key': '{{secret.CRM_KEY}}' }, tools: ['lookup_customer', 'explode'] } },
   nodes: {
     agent: {
-      type: 'agent', provider: 'scripted', tools: ['crm'], next: 'done',
+      type: 'agent',
+      provider: 'scripted',
+      tools: ['crm'],
+      next: 'done',
       script: [
         { tool_calls: [{ tool: 'lookup_customer', arguments: { id: 42 } }] },
-        { tool_calls: [{ tool: 'lookup_customer', arguments: { id: '{{input.customer}}' } }, { tool: 'explode', arguments: {} }] },
+        {
+          tool_calls: [
+            { tool: 'lookup_customer', arguments: { id: '{{input.customer}}' } },
+            { tool: 'explode', arguments: {} },
+          ],
+        },
         { reply: '{{tool_results.lookup_customer.name}} is {{tool_results.lookup_customer.tier}}; {{tool_results.explode.error}}' },
       ],
     },
@@ -61,8 +69,19 @@ const weatherWorkflow = (url: string) => ({
   },
   nodes: {
     agent: {
-      type: 'agent', provider: 'scripted', tools: ['weather', 'unset'], next: 'done',
-      script: [{ tool_calls: [{ tool: 'weather', arguments: {} }, { tool: 'unset', arguments: {} }] }, { reply: 'It is {{tool_results.weather.sky}}.' }],
+      type: 'agent',
+      provider: 'scripted',
+      tools: ['weather', 'unset'],
+      next: 'done',
+      script: [
+        {
+          tool_calls: [
+            { tool: 'weather', arguments: {} },
+            { tool: 'unset', arguments: {} },
+          ],
+        },
+        { reply: 'It is {{tool_results.weather.sky}}.' },
+      ],
     },
     done: { type: 'end', output: { reply: '{{nodes.agent.output}}', raw: '{{tool_results.weather}}' } },
   },
@@ -79,9 +98,18 @@ const leakyWorkflow = (url: string, mcpUrl: string) => ({
   },
   nodes: {
     agent: {
-      type: 'agent', provider: 'scripted', tools: ['echo', 'crm'], next: 'done',
+      type: 'agent',
+      provider: 'scripted',
+      tools: ['echo', 'crm'],
+      next: 'done',
       script: [
-        { tool_calls: [{ tool: 'echo', arguments: {} }, { tool: 'echo_key', arguments: { encoding: 'base64' } }, { tool: 'echo_key', arguments: { encoding: 'json' } }] },
+        {
+          tool_calls: [
+            { tool: 'echo', arguments: {} },
+            { tool: 'echo_key', arguments: { encoding: 'base64' } },
+            { tool: 'echo_key', arguments: { encoding: 'json' } },
+          ],
+        },
         { reply: 'Echoed {{tool_results.echo}} and {{tool_results.echo_key}}' },
       ],
     },
@@ -131,12 +159,20 @@ beforeAll(async () => {
   // A careless tool that echoes the key it was sent: the agent must not pass it on.
   echoServer = createServer((request, response) => {
     echoed.push(request.headers);
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sky: 'clear', echo: request.headers['x-api-key'], url: request.url }));
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ sky: 'clear', echo: request.headers['x-api-key'], url: request.url }));
   });
   await new Promise<void>((resolve) => echoServer.listen(0, '127.0.0.1', resolve));
   echoUrl = `http://127.0.0.1:${(echoServer.address() as AddressInfo).port}`;
   twin = await startTestTwin();
-  const workflows = [crmWorkflow(mcp.url), weatherWorkflow(echoUrl), drawWorkflow, bedrockWorkflow('amazon.nova-lite-v1:0'), bedrockWorkflow('eu.amazon.nova-pro-v1:0')];
+  const workflows = [
+    crmWorkflow(mcp.url),
+    weatherWorkflow(echoUrl),
+    drawWorkflow,
+    bedrockWorkflow('amazon.nova-lite-v1:0'),
+    bedrockWorkflow('eu.amazon.nova-pro-v1:0'),
+  ];
   const published = [...workflows, leakyWorkflow(echoUrl, sessionsMcp.url)];
   await twin.admin('publish', definitionsDir(published), '--project', PROJECT);
   key = (await createKey(twin, 'full', { project: PROJECT })).key;
@@ -152,15 +188,23 @@ afterAll(async () => {
 });
 
 const stream = (workflowId: string, body: object) =>
-  openSse(`${twin.url}/api/v1/published/workflows/${workflowId}/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body });
+  openSse(`${twin.url}/api/v1/published/workflows/${workflowId}/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body,
+  });
 
 async function rawStreamText(executionId: string): Promise<string> {
-  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}/stream`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}/stream`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   return response.text();
 }
 
 async function statusOf(executionId: string) {
-  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}`, { headers: { authorization: `Bearer ${key}` } });
+  const response = await documentedFetch(`${twin.url}/api/v1/published/executions/${executionId}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, any>;
 }
@@ -172,7 +216,11 @@ describe('secrets', () => {
     const listed = await twin.admin('secrets', 'list', '--project', PROJECT);
     expect(listed.secrets.map((secret: { name: string }) => secret.name).sort()).toEqual(['CRM_KEY', 'LEAKY_KEY', 'SPARE', 'WEATHER_KEY']);
     expect(JSON.stringify(listed)).not.toContain(CRM_SECRET);
-    expect(await twin.admin('secrets', 'delete', 'SPARE', '--project', PROJECT)).toEqual({ project_id: PROJECT, name: 'SPARE', deleted: true });
+    expect(await twin.admin('secrets', 'delete', 'SPARE', '--project', PROJECT)).toEqual({
+      project_id: PROJECT,
+      name: 'SPARE',
+      deleted: true,
+    });
     expect((await refusedAdmin('secrets', 'delete', 'SPARE', '--project', PROJECT)).error).toBe(`project ${PROJECT} has no secret SPARE`);
     const empty = await runCli(['secrets', 'set', 'X', '--project', PROJECT, '--json'], { stdin: () => Promise.resolve('') });
     expect(empty.exitCode).toBe(2);
@@ -185,13 +233,19 @@ describe('MCP tools', () => {
     await run.ended;
     const calls = run.events.filter((event) => event.event === 'tool_call');
     expect(calls.map((event) => [event.data.tool, event.data.status])).toEqual([
-      ['lookup_customer', 'started'], ['lookup_customer', 'failed'],
-      ['lookup_customer', 'started'], ['lookup_customer', 'succeeded'],
-      ['explode', 'started'], ['explode', 'failed'],
+      ['lookup_customer', 'started'],
+      ['lookup_customer', 'failed'],
+      ['lookup_customer', 'started'],
+      ['lookup_customer', 'succeeded'],
+      ['explode', 'started'],
+      ['explode', 'failed'],
     ]);
     // The listed schema says `id` is a string: 42 never reaches the server.
     expect(calls[1]!.data.error).toMatch(/^invalid arguments: .*id/);
-    expect(mcp.calls.map((call) => [call.tool, call.args])).toEqual([['lookup_customer', { id: 'c-7' }], ['explode', {}]]);
+    expect(mcp.calls.map((call) => [call.tool, call.args])).toEqual([
+      ['lookup_customer', { id: 'c-7' }],
+      ['explode', {}],
+    ]);
     // The server got the secret in its header; its echo of it came back masked.
     expect(mcp.calls[0]!.headers['x-crm-key']).toBe(CRM_SECRET);
     expect(calls[3]!.data.result).toEqual({ id: 'c-7', name: 'Customer c-7', tier: 'gold', seen_key: '[secret]' });
@@ -213,7 +267,11 @@ describe('secrets in HTTP tools', () => {
     await run.ended;
     expect(echoed.at(-1)!['x-api-key']).toBe(WEATHER_SECRET);
     const calls = run.events.filter((event) => event.event === 'tool_call' && event.data.status !== 'started');
-    expect(calls[0]!.data).toMatchObject({ tool: 'weather', status: 'succeeded', result: { sky: 'clear', echo: '[secret]', url: '/weather?key=[secret]' } });
+    expect(calls[0]!.data).toMatchObject({
+      tool: 'weather',
+      status: 'succeeded',
+      result: { sky: 'clear', echo: '[secret]', url: '/weather?key=[secret]' },
+    });
     expect(calls[1]!.data).toMatchObject({ tool: 'unset', status: 'failed', error: 'secret NOT_SET is not set for this project' });
     const complete = run.events.at(-1)!.data;
     expect(complete).toMatchObject({ status: 'completed', output: { reply: 'It is clear.' } });
@@ -227,7 +285,9 @@ describe('secrets in HTTP tools', () => {
     }
     const objects = await twin.s3.send(new ListObjectsV2Command({ Bucket: twin.twin.bucket, Prefix: `executions/${executionId}` }));
     for (const object of objects.Contents ?? []) {
-      const body = await (await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))).Body!.transformToString();
+      const body = await (
+        await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))
+      ).Body!.transformToString();
       expect(body, object.Key).not.toContain(WEATHER_SECRET);
     }
   });
@@ -259,7 +319,9 @@ describe('a secret that JSON escapes, echoed by HTTP and MCP tools', () => {
       expect(leaksOf(JSON.stringify(await statusOf(executionId)), LEAKY_SECRET), 'status and output').toEqual([]);
       const objects = await twin.s3.send(new ListObjectsV2Command({ Bucket: twin.twin.bucket, Prefix: `executions/${executionId}` }));
       for (const object of objects.Contents ?? []) {
-        const body = await (await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))).Body!.transformToString();
+        const body = await (
+          await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: object.Key! }))
+        ).Body!.transformToString();
         expect(leaksOf(body, LEAKY_SECRET), object.Key).toEqual([]);
       }
     }
@@ -311,27 +373,42 @@ describe('publishing agents with tools', () => {
   it('refuses secrets outside tools, tools the allow-list hides, clashing names and bad image sizes, naming the field', async () => {
     const crm = crmWorkflow('http://127.0.0.1:1/mcp');
     const agent = crm.nodes.agent;
-    expect(await refused({ ...crm, nodes: { ...crm.nodes, agent: { ...agent, instructions: 'use {{secret.CRM_KEY}}' } } })).toMatch(/nodes\.agent: uses \{\{secret\.\*\}\}/);
-    expect(await refused({ ...crm, nodes: { ...crm.nodes, agent: { ...agent, script: [{ tool_calls: [{ tool: 'delete_customer' }] }, { reply: 'x' }] } } })).toMatch(
-      /nodes\.agent\.script\.0\.tool_calls\.0\.tool: "delete_customer" is not one of this agent's tools/,
+    expect(await refused({ ...crm, nodes: { ...crm.nodes, agent: { ...agent, instructions: 'use {{secret.CRM_KEY}}' } } })).toMatch(
+      /nodes\.agent: uses \{\{secret\.\*\}\}/,
     );
+    expect(
+      await refused({
+        ...crm,
+        nodes: { ...crm.nodes, agent: { ...agent, script: [{ tool_calls: [{ tool: 'delete_customer' }] }, { reply: 'x' }] } },
+      }),
+    ).toMatch(/nodes\.agent\.script\.0\.tool_calls\.0\.tool: "delete_customer" is not one of this agent's tools/);
     const clash = { ...crm, tools: { ...crm.tools, lookup_customer: { type: 'http', url: 'http://127.0.0.1:1/x' } } };
     expect(await refused({ ...clash, nodes: { ...crm.nodes, agent: { ...agent, tools: ['crm', 'lookup_customer'] } } })).toMatch(
       /nodes\.agent\.tools\.1: tool name "lookup_customer" is also given by "crm"/,
     );
     const transfer = { ...crm, tools: { ...crm.tools, transfer_to_x: { type: 'http', url: 'http://127.0.0.1:1/x' } } };
-    expect(await refused({ ...transfer, nodes: { ...crm.nodes, agent: { ...agent, tools: ['crm', 'transfer_to_x'] } } })).toMatch(/starts with transfer_to_/);
-    expect(await refused({ ...crm, tools: { crm: { ...crm.tools.crm, headers: { k: '{{secret.bad/name}}' } } } })).toMatch(/tools\.crm: /);
-    expect(await refused({ ...drawWorkflow, nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock' } } })).toMatch(
-      /nodes\.draw\.width: must be 320-4096 and divisible by 16 for provider bedrock/,
+    expect(await refused({ ...transfer, nodes: { ...crm.nodes, agent: { ...agent, tools: ['crm', 'transfer_to_x'] } } })).toMatch(
+      /starts with transfer_to_/,
     );
+    expect(await refused({ ...crm, tools: { crm: { ...crm.tools.crm, headers: { k: '{{secret.bad/name}}' } } } })).toMatch(/tools\.crm: /);
+    expect(
+      await refused({ ...drawWorkflow, nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock' } } }),
+    ).toMatch(/nodes\.draw\.width: must be 320-4096 and divisible by 16 for provider bedrock/);
   });
 
   it('refuses a bedrock image node, naming Nova Canvas or none: no Bedrock image model is supported', async () => {
-    const ended = '"amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node';
-    const onBedrock = (extra: object) => ({ ...drawWorkflow, nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock', width: 320, height: 320, ...extra } } });
-    expect(await refused(onBedrock({ model_id: 'amazon.nova-canvas-v1:0' }))).toBe(`Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: ${ended}`);
-    expect(await refused(onBedrock({}))).toBe(`Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: required for provider bedrock, and ${ended}`);
+    const ended =
+      '"amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node';
+    const onBedrock = (extra: object) => ({
+      ...drawWorkflow,
+      nodes: { ...drawWorkflow.nodes, draw: { ...drawWorkflow.nodes.draw, provider: 'bedrock', width: 320, height: 320, ...extra } },
+    });
+    expect(await refused(onBedrock({ model_id: 'amazon.nova-canvas-v1:0' }))).toBe(
+      `Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: ${ended}`,
+    );
+    expect(await refused(onBedrock({}))).toBe(
+      `Invalid workflow definition in w0.json: w0.json.nodes.draw.model_id: required for provider bedrock, and ${ended}`,
+    );
   });
 });
 
@@ -345,7 +422,10 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
     const run = await stream('bedrock-amazon-nova-lite-v1-0', { user_id: 'u', input: { message: 'close my ticket' } });
     await run.ended;
     const complete = run.events.at(-1)!.data;
-    expect(complete).toMatchObject({ status: 'completed', output: { reply: 'Closed it.', picture: `executions/${complete.execution_id}/images/picture-2.png` } });
+    expect(complete).toMatchObject({
+      status: 'completed',
+      output: { reply: 'Closed it.', picture: `executions/${complete.execution_id}/images/picture-2.png` },
+    });
     expect(run.events.find((event) => event.event === 'agent_handoff')!.data).toEqual({ from: 'front', to: 'closer' });
     expect(tokensOf(run.events, 'closer')).toBe('Closed it.');
     expect(complete.usage).toEqual({ model_calls: 2, input_tokens: 70, output_tokens: 7, tool_calls: 0, images: 1 });
@@ -353,7 +433,9 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
     const bytes = Buffer.from(await (await fetch(image.url as string)).arrayBuffer());
     const png = PNG.sync.read(bytes);
     expect([png.width, png.height]).toEqual([320, 320]);
-    expect(bytes.equals(await scriptedImageModel.generate({ prompt: 'A lighthouse', width: 320, height: 320, seed: 7, modelId: 'scripted' }))).toBe(true);
+    expect(
+      bytes.equals(await scriptedImageModel.generate({ prompt: 'A lighthouse', width: 320, height: 320, seed: 7, modelId: 'scripted' })),
+    ).toBe(true);
     expect(twin.bedrock.requests.map((request) => request.operation)).toEqual(['ConverseStream', 'ConverseStream']);
   });
 
@@ -364,7 +446,10 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
     // application inference profile, and the role may call no model but through one.
     const run = await stream('bedrock-eu-amazon-nova-pro-v1-0', { user_id: 'u', input: { message: 'hello' } });
     await run.ended;
-    expect(run.events.at(-1)!.data).toMatchObject({ status: 'failed', error: expect.stringMatching(/Bedrock model eu\.amazon\.nova-pro-v1:0 is not one this deployment allows/) as string });
+    expect(run.events.at(-1)!.data).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/Bedrock model eu\.amazon\.nova-pro-v1:0 is not one this deployment allows/) as string,
+    });
     expect(twin.bedrock.requests).toEqual([]);
     expect(twin.accessDenials.slice(denialsBefore)).toEqual([]);
   });

@@ -33,16 +33,27 @@ const agentWorkflow = (url: string) => ({
   start: 'triage',
   tools: {
     weather: {
-      type: 'http', description: 'Current weather for a city', method: 'GET', url: `${url}/weather?city={{args.city}}`,
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, timeout_ms: 2000,
+      type: 'http',
+      description: 'Current weather for a city',
+      method: 'GET',
+      url: `${url}/weather?city={{args.city}}`,
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      timeout_ms: 2000,
     },
     broken: { type: 'http', method: 'POST', url: `${url}/broken` },
   },
   nodes: {
     triage: {
-      type: 'agent', provider: 'scripted', tools: ['weather', 'broken'],
+      type: 'agent',
+      provider: 'scripted',
+      tools: ['weather', 'broken'],
       script: [
-        { tool_calls: [{ tool: 'weather', arguments: { town: 'x' } }, { tool: 'broken', arguments: {} }] },
+        {
+          tool_calls: [
+            { tool: 'weather', arguments: { town: 'x' } },
+            { tool: 'broken', arguments: {} },
+          ],
+        },
         { tool_calls: [{ tool: 'weather', arguments: { city: '{{input.city}}' } }] },
         { reply: 'Weather: {{tool_results.weather.summary}} ({{tool_results.broken.error}})' },
       ],
@@ -70,7 +81,11 @@ const spinnerWorkflow = (url: string) => ({
   tools: { weather: agentWorkflow(url).tools.weather },
   nodes: {
     a: {
-      type: 'agent', provider: 'scripted', tools: ['weather'], max_turns: 2, next: 'done',
+      type: 'agent',
+      provider: 'scripted',
+      tools: ['weather'],
+      max_turns: 2,
+      next: 'done',
       script: [1, 2].map(() => ({ tool_calls: [{ tool: 'weather', arguments: { city: 'Oslo' } }] })).concat([{ reply: 'never' } as never]),
     },
     done: { type: 'end', output: '{{nodes.a.output}}' },
@@ -105,7 +120,11 @@ afterAll(async () => {
 });
 
 const stream = (workflowId: string, body: object) =>
-  openSse(`${twin.url}/api/v1/published/workflows/${workflowId}/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body });
+  openSse(`${twin.url}/api/v1/published/workflows/${workflowId}/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body,
+  });
 
 describe('agents with tools and hand-offs', () => {
   it('calls an HTTP tool with the rendered arguments, streams tool_call events, and replies with its result', async () => {
@@ -113,16 +132,31 @@ describe('agents with tools and hand-offs', () => {
     await run.ended;
     const calls = run.events.filter((event) => event.event === 'tool_call');
     expect(calls.map((event) => [event.data.tool, event.data.status])).toEqual([
-      ['weather', 'started'], ['weather', 'failed'],
-      ['broken', 'started'], ['broken', 'failed'],
-      ['weather', 'started'], ['weather', 'succeeded'],
+      ['weather', 'started'],
+      ['weather', 'failed'],
+      ['broken', 'started'],
+      ['broken', 'failed'],
+      ['weather', 'started'],
+      ['weather', 'succeeded'],
     ]);
     // Invalid arguments never reach the tool; a failing tool is an answer for the model, and the run goes on.
     expect(calls[1]!.data.error).toMatch(/^invalid arguments: .*city/);
     expect(calls[3]!.data.error).toMatch(/^HTTP 500/);
-    expect(calls[4]!.data).toEqual({ node_id: 'triage', call_id: expect.any(String), tool: 'weather', arguments: { city: 'Saint Petersburg' }, status: 'started' });
-    expect(calls[5]!.data).toMatchObject({ call_id: calls[4]!.data.call_id, result: { city: 'Saint Petersburg', summary: 'sunny in Saint Petersburg', celsius: 21 }, duration_ms: expect.any(Number) });
-    expect(toolRequests.filter((request) => request.url.startsWith('/weather'))).toEqual([{ method: 'GET', url: '/weather?city=Saint%20Petersburg', body: '' }]);
+    expect(calls[4]!.data).toEqual({
+      node_id: 'triage',
+      call_id: expect.any(String),
+      tool: 'weather',
+      arguments: { city: 'Saint Petersburg' },
+      status: 'started',
+    });
+    expect(calls[5]!.data).toMatchObject({
+      call_id: calls[4]!.data.call_id,
+      result: { city: 'Saint Petersburg', summary: 'sunny in Saint Petersburg', celsius: 21 },
+      duration_ms: expect.any(Number),
+    });
+    expect(toolRequests.filter((request) => request.url.startsWith('/weather'))).toEqual([
+      { method: 'GET', url: '/weather?city=Saint%20Petersburg', body: '' },
+    ]);
 
     // `{{tool_results.<tool>}}` is each tool's latest result, as the model saw it.
     const reply = 'Weather: sunny in Saint Petersburg (HTTP 500: broken)';
@@ -130,12 +164,15 @@ describe('agents with tools and hand-offs', () => {
     expect(run.events.at(-1)!.data).toMatchObject({ status: 'completed', output: reply });
   });
 
-  it('hands off to another agent, whose reply is the run\'s answer', async () => {
+  it("hands off to another agent, whose reply is the run's answer", async () => {
     const run = await stream('desk', { user_id: 'u', input: { message: 'refund please' } });
     await run.ended;
     expect(run.events.find((event) => event.event === 'agent_handoff')!.data).toEqual({ from: 'front', to: 'billing' });
     expect(tokensOf(run.events, 'billing')).toBe('Billing here: refund please');
-    expect(run.events.at(-1)!.data).toMatchObject({ status: 'completed', output: { answer: 'Billing here: refund please', front: 'Billing here: refund please' } });
+    expect(run.events.at(-1)!.data).toMatchObject({
+      status: 'completed',
+      output: { answer: 'Billing here: refund please', front: 'Billing here: refund please' },
+    });
   });
 
   it('fails the run clearly when an agent uses its turns without a reply', async () => {
@@ -148,12 +185,18 @@ describe('agents with tools and hand-offs', () => {
   it('refuses to publish unknown tools, unknown hand-off targets and private tool URLs, naming the field', async () => {
     const refused = async (workflow: object) => (await refusedAdmin('publish', publishWorkflows([workflow]), '--project', 'bad')).error;
     const base = agentWorkflow(toolUrl);
-    expect(await refused({ ...base, nodes: { ...base.nodes, triage: { ...base.nodes.triage, tools: ['weather', 'nope'] } } })).toMatch(/nodes\.triage\.tools\.1: unknown tool "nope"/);
-    expect(await refused({ ...base, nodes: { ...base.nodes, triage: { ...base.nodes.triage, handoffs: ['done'] } } })).toMatch(/nodes\.triage\.handoffs\.0: "done" is not an agent node/);
+    expect(await refused({ ...base, nodes: { ...base.nodes, triage: { ...base.nodes.triage, tools: ['weather', 'nope'] } } })).toMatch(
+      /nodes\.triage\.tools\.1: unknown tool "nope"/,
+    );
+    expect(await refused({ ...base, nodes: { ...base.nodes, triage: { ...base.nodes.triage, handoffs: ['done'] } } })).toMatch(
+      /nodes\.triage\.handoffs\.0: "done" is not an agent node/,
+    );
     const previous = process.env.ALLOW_LOOPBACK_TOOLS;
     delete process.env.ALLOW_LOOPBACK_TOOLS;
     try {
-      expect(await refused({ ...base, tools: { ...base.tools, meta: { type: 'http', url: 'https://169.254.169.254/latest' } } })).toMatch(/tools\.meta\.url: /);
+      expect(await refused({ ...base, tools: { ...base.tools, meta: { type: 'http', url: 'https://169.254.169.254/latest' } } })).toMatch(
+        /tools\.meta\.url: /,
+      );
       expect(await refused(base)).toMatch(/tools\.weather\.url: scheme must be https/);
     } finally {
       process.env.ALLOW_LOOPBACK_TOOLS = previous;

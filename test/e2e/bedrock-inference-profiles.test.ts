@@ -55,16 +55,40 @@ describe('Bedrock calls of a run on the twin', () => {
     twin.bedrock.scriptConverse('amazon.nova-pro-v1:0', [{ text: ['Fine'], usage: { inputTokens: 6, outputTokens: 1 } }]);
     const started = await client.execute('profiled', { user_id: 'u', input: { message: 'hi' } });
     expect(started.status, started.text).toBeLessThan(300);
-    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
-    expect(done).toMatchObject({ status: 'completed', output: 'Hi', usage: { model_calls: 2, input_tokens: 10, output_tokens: 2, images: 0 } });
+    const done = await pollExecution(
+      client,
+      started.body.execution_id,
+      (body) => body.status !== 'queued' && body.status !== 'running',
+      60_000,
+    );
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: 'Hi',
+      usage: { model_calls: 2, input_tokens: 10, output_tokens: 2, images: 0 },
+    });
 
-    const calls = twin.bedrock.requests.map((request) => ({ operation: request.operation, modelId: request.modelId, profile: localApplicationProfile(request.invokedAs) }));
+    const calls = twin.bedrock.requests.map((request) => ({
+      operation: request.operation,
+      modelId: request.modelId,
+      profile: localApplicationProfile(request.invokedAs),
+    }));
     expect(calls).toEqual([
-      { operation: 'ConverseStream', modelId: 'us.amazon.nova-lite-v1:0', profile: expect.objectContaining({ model: 'us.amazon.nova-lite-v1:0', name: expect.stringMatching(/^local-us-amazon-nova-lite-v1-0-[0-9a-f]{8}$/) as unknown }) },
+      {
+        operation: 'ConverseStream',
+        modelId: 'us.amazon.nova-lite-v1:0',
+        profile: expect.objectContaining({
+          model: 'us.amazon.nova-lite-v1:0',
+          name: expect.stringMatching(/^local-us-amazon-nova-lite-v1-0-[0-9a-f]{8}$/) as unknown,
+        }),
+      },
       {
         operation: 'ConverseStream',
         modelId: 'amazon.nova-pro-v1:0',
-        profile: expect.objectContaining({ model: 'amazon.nova-pro-v1:0', name: expect.stringMatching(/^local-amazon-nova-pro-v1-0-[0-9a-f]{8}$/) as unknown, copyFrom: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0' }),
+        profile: expect.objectContaining({
+          model: 'amazon.nova-pro-v1:0',
+          name: expect.stringMatching(/^local-amazon-nova-pro-v1-0-[0-9a-f]{8}$/) as unknown,
+          copyFrom: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0',
+        }),
       },
     ]);
     expect(twin.accessDenials).toEqual([]);
@@ -73,8 +97,14 @@ describe('Bedrock calls of a run on the twin', () => {
 
 describe('the step function on the twin', () => {
   it('may not call a model directly, untagged, with its own credentials: only through its deployment’s profile', async () => {
-    const asStep = createBedrockClient({ endpoint: twin.operatorEnvironment.AWS_ENDPOINT_URL_BEDROCK_RUNTIME, region: 'us-east-1', credentials: twin.credentialsOf('WorkflowStep'), maxAttempts: 1 });
-    const converse = (modelId: string) => asStep.send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+    const asStep = createBedrockClient({
+      endpoint: twin.operatorEnvironment.AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+      region: 'us-east-1',
+      credentials: twin.credentialsOf('WorkflowStep'),
+      maxAttempts: 1,
+    });
+    const converse = (modelId: string) =>
+      asStep.send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
     twin.bedrock.reset();
     const denialsBefore = twin.accessDenials.length;
     const refused = await converse('us.amazon.nova-lite-v1:0').then(
@@ -86,7 +116,9 @@ describe('the step function on the twin', () => {
     expect(refused!.message).toBe(
       `User: arn:aws:sts::000000000000:assumed-role/WorkflowStep/WorkflowStep is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: ${resource} because no identity-based policy allows the bedrock:InvokeModelWithResponseStream action`,
     );
-    expect(twin.accessDenials.slice(denialsBefore)).toEqual([{ principal: 'WorkflowStep', action: 'bedrock:InvokeModelWithResponseStream', resource }]);
+    expect(twin.accessDenials.slice(denialsBefore)).toEqual([
+      { principal: 'WorkflowStep', action: 'bedrock:InvokeModelWithResponseStream', resource },
+    ]);
 
     const profile = twin.inferenceProfiles.get('us.amazon.nova-lite-v1:0')!;
     await expect(converse(profile)).resolves.toBeDefined();
@@ -100,10 +132,16 @@ describe('the step function on the twin', () => {
     const denialsBefore = twin.accessDenials.length;
     const started = await client.execute('unlisted', { user_id: 'u', input: { message: 'hi' } });
     expect(started.status, started.text).toBeLessThan(300);
-    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
+    const done = await pollExecution(
+      client,
+      started.body.execution_id,
+      (body) => body.status !== 'queued' && body.status !== 'running',
+      60_000,
+    );
     expect(done).toMatchObject({
       status: 'failed',
-      error: "Bedrock model amazon.nova-micro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
+      error:
+        "Bedrock model amazon.nova-micro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
     });
     expect(twin.bedrock.requests).toEqual([]);
     expect(twin.accessDenials.slice(denialsBefore)).toEqual([]);
@@ -114,9 +152,9 @@ describe('the twin’s Bedrock list', () => {
   it('is held to the rules synth holds bedrockModels to: a model past its end of life starts no twin', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ended-list-'));
     try {
-      await expect(startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-canvas-v1:0'] })).rejects.toThrow(
-        'CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30',
-      );
+      await expect(
+        startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, bedrockModels: ['us.amazon.nova-lite-v1:0', 'amazon.nova-canvas-v1:0'] }),
+      ).rejects.toThrow('CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -15,7 +15,17 @@ const SEED = 20_261_128;
 let chaos: ChaosRun;
 
 beforeAll(async () => {
-  chaos = await runChaos({ faults: EXAMPLE_FAULTS, seed: SEED, durationMs: 20_000, minAnswers: 200, concurrency: 4, settleMs: 90_000, collectEveryMs: 8_000, retryIntervalMs: 50, progress: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`) });
+  chaos = await runChaos({
+    faults: EXAMPLE_FAULTS,
+    seed: SEED,
+    durationMs: 20_000,
+    minAnswers: 200,
+    concurrency: 4,
+    settleMs: 90_000,
+    collectEveryMs: 8_000,
+    retryIntervalMs: 50,
+    progress: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+  });
 }, 600_000);
 afterAll(async () => {
   await chaos?.close();
@@ -39,15 +49,28 @@ describe('chaos, bounded', () => {
 
   it('reports a violation when an acknowledged event is stored again under another id, as a put without the deduplication condition would', async () => {
     const stored = await readStoredState(chaos.dataDir);
-    const [externalId, [item]] = [...stored.events].find(([, items]) => items.length === 1)! as [string, { source_id: string; event_id: number }[]];
+    const [externalId, [item]] = [...stored.events].find(([, items]) => items.length === 1)! as [
+      string,
+      { source_id: string; event_id: number }[],
+    ];
     stored.close();
-    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: chaos.twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    const dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: chaos.twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    );
     try {
-      await dynamo.send(new PutCommand({ TableName: chaos.twin.twin.tables.inboundEvents, Item: { source_id: item!.source_id, external_id: externalId, event_id: item!.event_id + 1_000_000, state: 'queued' } }));
+      await dynamo.send(
+        new PutCommand({
+          TableName: chaos.twin.twin.tables.inboundEvents,
+          Item: { source_id: item!.source_id, external_id: externalId, event_id: item!.event_id + 1_000_000, state: 'queued' },
+        }),
+      );
     } finally {
       dynamo.destroy();
     }
     const violations = await chaos.recheck();
-    expect(violations).toContainEqual({ invariant: 'acknowledged-stored-once', detail: `${externalId}: acknowledged as ${item!.event_id}, stored as ${item!.event_id + 1_000_000}` });
+    expect(violations).toContainEqual({
+      invariant: 'acknowledged-stored-once',
+      detail: `${externalId}: acknowledged as ${item!.event_id}, stored as ${item!.event_id + 1_000_000}`,
+    });
   });
 });

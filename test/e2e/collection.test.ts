@@ -48,7 +48,11 @@ const expectConforming = (conversation: unknown) => {
 const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
 const announced = () => {
   try {
-    return readFileSync(join(twin.dataDir, HANDOFF_EVENTS_FILE_NAME), 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    return readFileSync(join(twin.dataDir, HANDOFF_EVENTS_FILE_NAME), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
   } catch {
     return [];
   }
@@ -63,18 +67,48 @@ describe('nightly collection on the twin', () => {
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
     expect(task).toEqual({ task_id: expect.stringMatching(/^tsk_/), link_id: link.linkId, kind: 'periodic', channels: [], directions: [] });
     const sweep = await twin.admin('collect', '--task', task.task_id);
-    expect(sweep).toMatchObject({ task_id: task.task_id, sweep_id: expect.stringMatching(/^manual-/), handed_off: 1, failed: 0, filtered: 0, pending: 0, finished_at: expect.any(String) });
+    expect(sweep).toMatchObject({
+      task_id: task.task_id,
+      sweep_id: expect.stringMatching(/^manual-/),
+      handed_off: 1,
+      failed: 0,
+      filtered: 0,
+      pending: 0,
+      finished_at: expect.any(String),
+    });
 
     const { events } = await twin.admin('events', '--link', link.linkId);
-    expect(events).toEqual([{ event_id: expect.any(Number), external_id: dialog.external_id, type: 'text', state: 'handed_off', failures: 0, last_error: null, received_at: expect.any(String) }]);
+    expect(events).toEqual([
+      {
+        event_id: expect.any(Number),
+        external_id: dialog.external_id,
+        type: 'text',
+        state: 'handed_off',
+        failures: 0,
+        last_error: null,
+        received_at: expect.any(String),
+      },
+    ]);
     const { conversations } = await twin.admin('handoffs', '--link', link.linkId);
     expect(conversations).toHaveLength(1);
     expectConforming(conversations[0]);
     // The schema bites: a dialog with a recording, or a message without its order, does not conform.
-    expect(conformsToSchema({ ...conversations[0], recording: { key: 'recordings/x', bytes: 1, sha256: 'a'.repeat(64), format: 'mp3' } })).toBe(false);
-    expect(conformsToSchema({ ...conversations[0], messages: [{ ...conversations[0].messages[0], sequence_number: undefined }] })).toBe(false);
-    expect(conversations[0]).toMatchObject({ external_id: dialog.external_id, link_id: link.linkId, source_channel: 'web', type: 'text', recording: null });
-    expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual([1, 2, 3].map((n) => `${dialog.external_id}:${n}`));
+    expect(
+      conformsToSchema({ ...conversations[0], recording: { key: 'recordings/x', bytes: 1, sha256: 'a'.repeat(64), format: 'mp3' } }),
+    ).toBe(false);
+    expect(conformsToSchema({ ...conversations[0], messages: [{ ...conversations[0].messages[0], sequence_number: undefined }] })).toBe(
+      false,
+    );
+    expect(conversations[0]).toMatchObject({
+      external_id: dialog.external_id,
+      link_id: link.linkId,
+      source_channel: 'web',
+      type: 'text',
+      recording: null,
+    });
+    expect(conversations[0].messages.map((m: { external_id: string }) => m.external_id)).toEqual(
+      [1, 2, 3].map((n) => `${dialog.external_id}:${n}`),
+    );
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
 
     // The sweep was an execution of the collection state machine, never of the workflow one.
@@ -84,10 +118,14 @@ describe('nightly collection on the twin', () => {
       status: 'SUCCEEDED',
       input: JSON.stringify({ task_id: task.task_id, sweep_id: sweep.sweep_id }),
     });
-    expect(() => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionName))).toThrow(/Execution Does Not Exist/);
+    expect(() => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionName))).toThrow(
+      /Execution Does Not Exist/,
+    );
 
     const listed = await twin.admin('tasks', 'list', '--link', link.linkId);
-    expect(listed.tasks).toEqual([expect.objectContaining({ task_id: task.task_id, last_sweep: expect.objectContaining({ sweep_id: sweep.sweep_id, handed_off: 1 }) })]);
+    expect(listed.tasks).toEqual([
+      expect.objectContaining({ task_id: task.task_id, last_sweep: expect.objectContaining({ sweep_id: sweep.sweep_id, handed_off: 1 }) }),
+    ]);
     // Nothing new: a second sweep hands nothing off again.
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0 });
   });
@@ -114,7 +152,9 @@ describe('nightly collection on the twin', () => {
     expect(text.stdout).toContain('"metadata": {\n        "big": 12345678901234567890123,\n        "n": 9007199254740993\n      }');
     // Otherwise the same layout as any other command's: JSON.stringify's, with the sender's numbers put back.
     const rounded = (number: string) => `: ${JSON.stringify(JSON.parse(number))}`;
-    const laidOut = JSON.stringify(JSON.parse(json.stdout), null, 2).replace(rounded('12345678901234567890123'), ': 12345678901234567890123').replace(rounded('9007199254740993'), ': 9007199254740993');
+    const laidOut = JSON.stringify(JSON.parse(json.stdout), null, 2)
+      .replace(rounded('12345678901234567890123'), ': 12345678901234567890123')
+      .replace(rounded('9007199254740993'), ': 9007199254740993');
     expect(text.stdout).toBe(`${laidOut}\n`);
   });
 
@@ -129,7 +169,12 @@ describe('nightly collection on the twin', () => {
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 1, failed: 0 });
     const [conversation] = (await twin.admin('handoffs', '--link', link.linkId)).conversations;
     expectConforming(conversation);
-    expect(conversation.recording).toEqual({ key: expect.stringMatching(/^recordings\/.+\.mp3$/), bytes: size, sha256: file.sha256, format: 'mp3' });
+    expect(conversation.recording).toEqual({
+      key: expect.stringMatching(/^recordings\/.+\.mp3$/),
+      bytes: size,
+      sha256: file.sha256,
+      format: 'mp3',
+    });
     const stored = await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: conversation.recording.key }));
     const bytes = Buffer.from(await stored.Body!.transformToByteArray());
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
@@ -143,9 +188,21 @@ describe('nightly collection on the twin', () => {
     const link = await boundLink(twin, 'calls');
     recordings.redirect('/r/moved.mp3', '/r/elsewhere.mp3');
     recordings.notFound('/r/missing.mp3');
-    const moved = callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' }, audio: { url: `${recordings.url}/r/moved.mp3`, format: 'mp3' } });
-    const missing = callEvent({ source_channel: 'sip', metadata: { direction: 'inbound' }, audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' } });
-    const outbound = callEvent({ source_channel: 'sip', metadata: { direction: 'outbound' }, audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' } });
+    const moved = callEvent({
+      source_channel: 'sip',
+      metadata: { direction: 'inbound' },
+      audio: { url: `${recordings.url}/r/moved.mp3`, format: 'mp3' },
+    });
+    const missing = callEvent({
+      source_channel: 'sip',
+      metadata: { direction: 'inbound' },
+      audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' },
+    });
+    const outbound = callEvent({
+      source_channel: 'sip',
+      metadata: { direction: 'outbound' },
+      audio: { url: `${recordings.url}/r/missing.mp3`, format: 'mp3' },
+    });
     for (const event of [moved, missing, outbound]) expect((await postJson(eventsUrl(link.token), event)).status).toBe(201);
 
     const task = await twin.admin('tasks', 'create', '--link', link.linkId, '--channel', 'sip', '--direction', 'inbound');
@@ -154,7 +211,13 @@ describe('nightly collection on the twin', () => {
     expect(recordings.requests.some((seen) => seen.path === '/r/elsewhere.mp3')).toBe(false);
 
     const failed = (await twin.admin('events', '--link', link.linkId, '--state', 'queued')).events;
-    expect(failed.map((event: { external_id: string; failures: number; last_error: string | null }) => [event.external_id, event.failures, event.last_error])).toEqual(
+    expect(
+      failed.map((event: { external_id: string; failures: number; last_error: string | null }) => [
+        event.external_id,
+        event.failures,
+        event.last_error,
+      ]),
+    ).toEqual(
       expect.arrayContaining([
         [moved.external_id, 2, expect.stringMatching(/redirect/i)],
         [missing.external_id, 2, expect.stringMatching(/404/)],
@@ -174,13 +237,20 @@ describe('nightly collection on the twin', () => {
 
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 0, failed: 2, pending: 2 });
     const afterFirst = (await twin.admin('events', '--link', link.linkId)).events;
-    expect(afterFirst.find((event: { external_id: string }) => event.external_id === hang.external_id)).toMatchObject({ state: 'queued', failures: 2, last_error: expect.stringMatching(/timed out/) });
+    expect(afterFirst.find((event: { external_id: string }) => event.external_id === hang.external_id)).toMatchObject({
+      state: 'queued',
+      failures: 2,
+      last_error: expect.stringMatching(/timed out/),
+    });
 
     await twin.admin('collect', '--task', task.task_id);
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ failed: 2, pending: 0 });
     const abandoned = (await twin.admin('events', '--link', link.linkId, '--state', 'abandoned')).events;
     expect(abandoned.map((event: { external_id: string; failures: number }) => [event.external_id, event.failures]).sort()).toEqual(
-      [[hang.external_id, 5], [gone.external_id, 5]].sort(),
+      [
+        [hang.external_id, 5],
+        [gone.external_id, 5],
+      ].sort(),
     );
     const requestsBefore = recordings.requests.length;
     expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ failed: 0, handed_off: 0 });
@@ -230,13 +300,25 @@ describe('nightly collection on the twin', () => {
   it('collects nothing for a one-off task, and refuses a task for an unknown link or bad dates', async () => {
     const link = await boundLink(twin, 'dialogs');
     expect((await postJson(eventsUrl(link.token), textEvent(1))).status).toBe(201);
-    const once = await twin.admin('tasks', 'create', '--link', link.linkId, '--once', '--from', '2026-11-01T00:00:00Z', '--to', '2026-11-02T00:00:00Z');
+    const once = await twin.admin(
+      'tasks',
+      'create',
+      '--link',
+      link.linkId,
+      '--once',
+      '--from',
+      '2026-11-01T00:00:00Z',
+      '--to',
+      '2026-11-02T00:00:00Z',
+    );
     expect(once).toMatchObject({ kind: 'once', from_iso: '2026-11-01T00:00:00.000Z', to_iso: '2026-11-02T00:00:00.000Z' });
     expect(await twin.admin('collect', '--task', once.task_id)).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
     expect((await twin.admin('events', '--link', link.linkId, '--state', 'queued')).events).toHaveLength(1);
 
     expect((await refusedAdmin('tasks', 'create', '--link', 'lnk_nope')).error).toMatch(/not found/);
-    expect((await refusedAdmin('tasks', 'create', '--link', link.linkId, '--once', '--from', 'yesterday', '--to', '2026-11-02T00:00:00Z')).error).toMatch(/--from and --to/);
+    expect(
+      (await refusedAdmin('tasks', 'create', '--link', link.linkId, '--once', '--from', 'yesterday', '--to', '2026-11-02T00:00:00Z')).error,
+    ).toMatch(/--from and --to/);
   });
 
   it('starts every periodic task at the nightly trigger, once per night however often it fires', async () => {
@@ -252,9 +334,13 @@ describe('nightly collection on the twin', () => {
     expect(first.started).toContain(task.task_id);
     expect(again.sweep_id).toBe(first.sweep_id);
     // The night's sweep is one execution of the collection state machine, whichever trigger started it.
-    const night = twin.stepFunctions.describeExecution(executionArnOf(twin.twin.collection_state_machine_arn, `collect-${task.task_id}-${first.sweep_id}`));
+    const night = twin.stepFunctions.describeExecution(
+      executionArnOf(twin.twin.collection_state_machine_arn, `collect-${task.task_id}-${first.sweep_id}`),
+    );
     expect(night.stateMachineArn).toBe(twin.twin.collection_state_machine_arn);
-    await expect.poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_sweep?.sweep_id, { timeout: 15_000 }).toBe(first.sweep_id);
+    await expect
+      .poll(async () => (await twin.admin('tasks', 'list', '--link', link.linkId)).tasks[0].last_sweep?.sweep_id, { timeout: 15_000 })
+      .toBe(first.sweep_id);
     expect((await twin.admin('events', '--link', link.linkId, '--state', 'handed_off')).events).toHaveLength(1);
     expect(announced().filter((line) => line.detail.link_id === link.linkId)).toHaveLength(1);
     const checked = (await twin.runNightly({ check: 'deadline' })) as { sweep_id: string; late: string[] };
@@ -266,7 +352,12 @@ describe('nightly collection on the twin', () => {
 describe('who may start collection sweeps on the twin', () => {
   /** What the front door answers a StartExecution signed with a function's own key: a refusal, or the stand-in's verdict on a bad input. */
   async function startAs(functionId: string, stateMachineArn: string): Promise<string> {
-    const sfn = new SFNClient({ endpoint: twin.twin.step_functions_endpoint, region: LOCAL_REGION, credentials: twin.credentialsOf(functionId), maxAttempts: 1 });
+    const sfn = new SFNClient({
+      endpoint: twin.twin.step_functions_endpoint,
+      region: LOCAL_REGION,
+      credentials: twin.credentialsOf(functionId),
+      maxAttempts: 1,
+    });
     try {
       // Input that is not JSON: a call the front door lets through is refused by the stand-in, so nothing starts.
       await sfn.send(new StartExecutionCommand({ stateMachineArn, input: 'not json' }));

@@ -32,7 +32,8 @@ beforeAll(async () => {
   const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
   const link = await boundLink(twin, 'calls');
   for (let i = 0; i < 4; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
-  for (const workflow of ['echo', 'echo', 'memory']) expect((await client.execute(workflow, { user_id: 'u', input: { message: 'hi' } })).body.status).toBe('completed');
+  for (const workflow of ['echo', 'echo', 'memory'])
+    expect((await client.execute(workflow, { user_id: 'u', input: { message: 'hi' } })).body.status).toBe('completed');
   await twin.settled();
   period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
   report = (await twin.admin('cost', 'report', ...period)) as CostReport;
@@ -58,7 +59,10 @@ describe('cost estimate', () => {
     expect(forecast.averages.run.step_usd!).toBeCloseTo(steps / 3, 8);
     expect(forecast.averages.run.usd!).toBeCloseTo(project.usd / 3, 7);
     const fixed = report.fixed_monthly_usd.reduce((sum, item) => sum + item.usd, 0);
-    expect(forecast.total_usd!).toBeCloseTo(3 * (100000 * forecast.averages.call_event.usd! + 2000 * forecast.averages.run.usd! + fixed), 4);
+    expect(forecast.total_usd!).toBeCloseTo(
+      3 * (100000 * forecast.averages.call_event.usd! + 2000 * forecast.averages.run.usd! + fixed),
+      4,
+    );
   });
 
   it("without counts, is next month at the period's own traffic scaled to 30 days", async () => {
@@ -71,9 +75,16 @@ describe('cost estimate', () => {
   it('narrows the run average to a workflow, and has none for a workflow without runs', async () => {
     const echo = (await estimate('--runs', '10', '--workflow', 'echo')).forecast.averages.run;
     expect(echo).toMatchObject({ runs: 2, workflow: 'echo' });
-    expect((await estimate('--runs', '10', '--workflow', 'memory', '--project', PROJECT)).forecast.averages.run).toMatchObject({ runs: 1, project: PROJECT });
+    expect((await estimate('--runs', '10', '--workflow', 'memory', '--project', PROJECT)).forecast.averages.run).toMatchObject({
+      runs: 1,
+      project: PROJECT,
+    });
     const { forecast, stderr } = await estimate('--runs', '10', '--events', '10', '--workflow', 'router');
-    expect(forecast.averages.run).toMatchObject({ usd: null, runs: 0, reason: expect.stringMatching(/^no run of workflow router finished from /) as string });
+    expect(forecast.averages.run).toMatchObject({
+      usd: null,
+      runs: 0,
+      reason: expect.stringMatching(/^no run of workflow router finished from /) as string,
+    });
     expect(forecast.lines.find((line) => line.item === 'runs')).toMatchObject({ count: 10, monthly_usd: null });
     expect(forecast.total_usd).toBeNull();
     expect(forecast.priced_total_usd).toBeGreaterThan(0);
@@ -81,7 +92,10 @@ describe('cost estimate', () => {
   });
 
   it('does not guess a dialog without samples, and prices the other lines', async () => {
-    const result = await runCli(['cost', 'estimate', ...period, '--events', '1000', '--dialogs', '50'], { stdin: () => Promise.resolve(''), terminal: true });
+    const result = await runCli(['cost', 'estimate', ...period, '--events', '1000', '--dialogs', '50'], {
+      stdin: () => Promise.resolve(''),
+      terminal: true,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^dialogs +50 +- +- +no samples: no dialogs link was billed from /m);
     expect(result.stdout).toMatch(/^total a month +- +incomplete; the priced lines add up to \d+\.\d+$/m);
@@ -123,7 +137,10 @@ describe('cost estimate', () => {
       error: '--html reports the whole deployment; narrow with --project or --link in the table, --json or --csv report',
     });
     const folder = mkdtempSync(join(tmpdir(), 'cost-html-'));
-    expect(await refusedAdmin('cost', 'report', '--html', folder)).toEqual({ exitCode: 2, error: `--html: cannot write ${folder} (EISDIR)` });
+    expect(await refusedAdmin('cost', 'report', '--html', folder)).toEqual({
+      exitCode: 2,
+      error: `--html: cannot write ${folder} (EISDIR)`,
+    });
     expect((await runCli(['--help'])).stdout).toContain('cost estimate [--events N]');
   });
 });

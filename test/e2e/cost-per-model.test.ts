@@ -27,8 +27,14 @@ const lite = sheet.models[LITE]!;
 const pro = sheet.models[PRO]!;
 /** By hand: each model's tokens at its own per-million prices; the scripted model's tokens and images at $0. */
 const EXPECTED = {
-  [LITE]: perMillion(1200, lite.input_usd_per_million) + perMillion(300, lite.output_usd_per_million) + perMillion(2000, lite.cache_read_usd_per_million),
-  [PRO]: perMillion(5000, pro.input_usd_per_million) + perMillion(1500, pro.output_usd_per_million) + perMillion(800, pro.cache_write_usd_per_million),
+  [LITE]:
+    perMillion(1200, lite.input_usd_per_million) +
+    perMillion(300, lite.output_usd_per_million) +
+    perMillion(2000, lite.cache_read_usd_per_million),
+  [PRO]:
+    perMillion(5000, pro.input_usd_per_million) +
+    perMillion(1500, pro.output_usd_per_million) +
+    perMillion(800, pro.cache_write_usd_per_million),
   scripted: 0,
 };
 
@@ -52,7 +58,6 @@ let twin: TestTwin;
 let report: CostReport;
 let executionId: string;
 let publicUsage: unknown;
-
 
 beforeAll(async () => {
   twin = await startTestTwin();
@@ -85,10 +90,25 @@ describe('the cost report prices each model with its own price', () => {
     expect(Object.keys(byModel).sort()).toEqual([LITE, PRO, 'scripted'].sort());
     for (const [model, usd] of Object.entries(EXPECTED)) {
       expect(byModel[model]!.priced, model).toBe(true);
-      expect(Math.abs(byModel[model]!.usd! - usd), `${model}: report ${byModel[model]!.usd}, by hand ${usd}`).toBeLessThanOrEqual(usd * 0.02);
+      expect(Math.abs(byModel[model]!.usd! - usd), `${model}: report ${byModel[model]!.usd}, by hand ${usd}`).toBeLessThanOrEqual(
+        usd * 0.02,
+      );
     }
-    expect(byModel[LITE]).toMatchObject({ input_tokens: 1200, output_tokens: 300, cache_read_tokens: 2000, cache_write_tokens: 0, images: 0, source: lite.source });
-    expect(byModel[PRO]).toMatchObject({ input_tokens: 5000, output_tokens: 1500, cache_read_tokens: 0, cache_write_tokens: 800, images: 0 });
+    expect(byModel[LITE]).toMatchObject({
+      input_tokens: 1200,
+      output_tokens: 300,
+      cache_read_tokens: 2000,
+      cache_write_tokens: 0,
+      images: 0,
+      source: lite.source,
+    });
+    expect(byModel[PRO]).toMatchObject({
+      input_tokens: 5000,
+      output_tokens: 1500,
+      cache_read_tokens: 0,
+      cache_write_tokens: 800,
+      images: 0,
+    });
     // The offline model: its word tokens and both its images (the premium one too), at $0, a line of its own.
     expect(byModel.scripted).toMatchObject({ output_tokens: 4, images: 2, usd: 0 });
     expect(report.models.map((model) => model.model)).toEqual([PRO, LITE, 'scripted']);
@@ -122,11 +142,20 @@ describe('the cost report prices each model with its own price', () => {
   it('keeps the logical model ids in the usage items and the run record, and the public usage as it was', async () => {
     const items = (await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.usage }))).Items ?? [];
     const names = new Set(items.flatMap((item) => Object.keys(item)));
-    for (const name of [`model#${LITE}#input_tokens`, `model#${LITE}#cache_read_tokens`, `model#${PRO}#cache_write_tokens`, 'model#scripted#images_premium_1024', 'model#scripted#output_tokens', 'model#scripted#images_standard_1024']) {
+    for (const name of [
+      `model#${LITE}#input_tokens`,
+      `model#${LITE}#cache_read_tokens`,
+      `model#${PRO}#cache_write_tokens`,
+      'model#scripted#images_premium_1024',
+      'model#scripted#output_tokens',
+      'model#scripted#images_standard_1024',
+    ]) {
       expect(names, name).toContain(name);
     }
     expect([...names].filter((name) => name.startsWith('model#') && name.includes('arn:'))).toEqual([]);
-    const { Item } = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }));
+    const { Item } = await twin.dynamo.send(
+      new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }),
+    );
     expect(Item!.cost_units.models).toEqual({
       [LITE]: { input_tokens: 1200, output_tokens: 300, cache_read_tokens: 2000 },
       [PRO]: { input_tokens: 5000, output_tokens: 1500, cache_write_tokens: 800 },
@@ -137,7 +166,10 @@ describe('the cost report prices each model with its own price', () => {
 
   it('gives each model a CSV row', async () => {
     const result = await runCli(['cost', 'report', '--project', PROJECT, '--csv']);
-    const rows = result.stdout.trimEnd().split('\r\n').map((row) => row.split(','));
+    const rows = result.stdout
+      .trimEnd()
+      .split('\r\n')
+      .map((row) => row.split(','));
     const modelRows = Object.fromEntries(rows.filter((row) => row[0]!.startsWith('model ')).map((row) => [row[0], row]));
     // Tokens of each kind and images in columns of their own, never one sum.
     expect(modelRows[`model ${PRO}`]).toEqual([`model ${PRO}`, '', report.models[0]!.usd!.toFixed(8), '5000', '1500', '0', '800', '0']);

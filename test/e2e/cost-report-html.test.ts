@@ -74,19 +74,34 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     const calls = await boundLink(twin, 'calls');
     const dialogs = await boundLink(twin, 'dialogs');
-    for (let i = 0; i < CALLS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
-    for (let i = 0; i < DIALOGS; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
-    for (let i = 0; i < RUNS; i++) expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
+    for (let i = 0; i < CALLS; i++)
+      expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
+    for (let i = 0; i < DIALOGS; i++)
+      expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
+    for (let i = 0; i < RUNS; i++)
+      expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
     await twin.settled();
     // As the usage meter writes any model's counters: an unpriced model, shown in the models table and the warning.
     const noUnits = sumUnits([]);
-    await createUsageMeter(twin.dynamo, twin.twin.tables.usage).add(`project#${PROJECT}`, noUnits, Date.now(), { [LONG_MODEL_ID]: { input_tokens: 1000 } });
+    await createUsageMeter(twin.dynamo, twin.twin.tables.usage).add(`project#${PROJECT}`, noUnits, Date.now(), {
+      [LONG_MODEL_ID]: { input_tokens: 1000 },
+    });
     // The same period for every command (a test that crosses midnight UTC still asks for one).
     const period = ['--from', from, '--to', new Date().toISOString().slice(0, 10)];
     report = await admin<CostReport>('cost', 'report', ...period);
     estimate = await admin<Forecast>('cost', 'estimate', ...period);
     const { events, dialogs: dialogCount, runs } = estimate.volumes;
-    doubled = await admin<Forecast>('cost', 'estimate', ...period, '--events', String(2 * events), '--dialogs', String(2 * dialogCount), '--runs', String(2 * runs));
+    doubled = await admin<Forecast>(
+      'cost',
+      'estimate',
+      ...period,
+      '--events',
+      String(2 * events),
+      '--dialogs',
+      String(2 * dialogCount),
+      '--runs',
+      String(2 * runs),
+    );
     userDataDir = mkdtempSync(join(tmpdir(), 'cost-html-'));
     htmlFile = join(userDataDir, 'cost-report.html');
     const written = await admin<{ html: string; total_usd: number }>('cost', 'report', ...period, '--html', htmlFile);
@@ -136,7 +151,13 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     const drawn = await page.$$eval('svg rect', (rects) =>
       rects.map((rect) => {
         const box = rect.getBoundingClientRect();
-        return { day: rect.dataset.day, service: rect.dataset.service, usd: Number(rect.dataset.usd), width: box.width, height: box.height };
+        return {
+          day: rect.dataset.day,
+          service: rect.dataset.service,
+          usd: Number(rect.dataset.usd),
+          width: box.width,
+          height: box.height,
+        };
       }),
     );
     expect(drawn.length).toBe(expected.length);
@@ -182,12 +203,19 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
       const text = element.ownerDocument.createRange();
       text.selectNodeContents(element);
       const [outer, inner] = [element.closest('.card')!.getBoundingClientRect(), text.getBoundingClientRect()];
-      return { card: { left: outer.left, right: outer.right, bottom: outer.bottom }, warning: { left: inner.left, right: inner.right, bottom: inner.bottom } };
+      return {
+        card: { left: outer.left, right: outer.right, bottom: outer.bottom },
+        warning: { left: inner.left, right: inner.right, bottom: inner.bottom },
+      };
     });
     expect(warning.left).toBeGreaterThanOrEqual(card.left);
     expect(warning.right).toBeLessThanOrEqual(card.right);
     expect(warning.bottom).toBeLessThanOrEqual(card.bottom);
-    const modelCell = await page.$$eval('table td', (cells, id) => cells.filter((cell) => cell.textContent === id).map((cell) => cell.getBoundingClientRect().right), LONG_MODEL_ID);
+    const modelCell = await page.$$eval(
+      'table td',
+      (cells, id) => cells.filter((cell) => cell.textContent === id).map((cell) => cell.getBoundingClientRect().right),
+      LONG_MODEL_ID,
+    );
     expect(modelCell).toHaveLength(1);
     expect(modelCell[0]).toBeLessThanOrEqual(VIEWPORT_WIDTH);
   });

@@ -21,7 +21,8 @@ const M = 3;
 const K = 2;
 const PROJECT = 'costed';
 const sheet = loadPriceSheet();
-const price = (units: Record<string, number>) => Object.entries(units).reduce((sum, [name, count]) => sum + count * sheet.units[name as keyof typeof sheet.units].usd_per_unit, 0);
+const price = (units: Record<string, number>) =>
+  Object.entries(units).reduce((sum, [name, count]) => sum + count * sheet.units[name as keyof typeof sheet.units].usd_per_unit, 0);
 /**
  * Model tokens are priced per model, not by the aggregate counters (which the sheet prices at 0): the fixtures' runs
  * use the scripted (offline) model, its own line at the sheet's `scripted` price, $0.
@@ -32,7 +33,15 @@ const scriptedOutput = (tokens: number) => (tokens * sheet.models.scripted!.outp
  * Units per operation, as lib/pricing/README.md documents them. Lambda time is the one figure that varies with the machine;
  * it is a small share of each total, so it is taken as documented (GB-ms at 256 MB).
  */
-const CALL_EVENT = { apiRequests: 1, lambdaInvocations: 1, lambdaGbMs: 10, dynamoReadUnits: 0.5, dynamoWriteUnits: 2, storedBytes: 1024, dataTransferOutBytes: 410 };
+const CALL_EVENT = {
+  apiRequests: 1,
+  lambdaInvocations: 1,
+  lambdaGbMs: 10,
+  dynamoReadUnits: 0.5,
+  dynamoWriteUnits: 2,
+  storedBytes: 1024,
+  dataTransferOutBytes: 410,
+};
 /** POST execute (interrupted at the approval) and POST approve; the run's two steps and its AwaitApproval. */
 const APPROVAL_RUN = {
   apiRequests: 2,
@@ -48,7 +57,18 @@ const APPROVAL_RUN = {
   dataTransferOutBytes: 1400,
 };
 /** POST stream of the echo workflow, and its one step. */
-const STREAMED_RUN = { apiRequests: 1, lambdaInvocations: 2, lambdaGbMs: 100, dynamoReadUnits: 6, dynamoWriteUnits: 10, storedBytes: 5 * 1024, stateTransitions: 4, modelCalls: 1, outputTokens: 2, dataTransferOutBytes: 1330 };
+const STREAMED_RUN = {
+  apiRequests: 1,
+  lambdaInvocations: 2,
+  lambdaGbMs: 100,
+  dynamoReadUnits: 6,
+  dynamoWriteUnits: 10,
+  storedBytes: 5 * 1024,
+  stateTransitions: 4,
+  modelCalls: 1,
+  outputTokens: 2,
+  dataTransferOutBytes: 1330,
+};
 
 let twin: TestTwin;
 let linkId: string;
@@ -57,7 +77,9 @@ let report: CostReport;
 async function waitForStatus(executionId: string, status: string): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
-    const { Item } = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }));
+    const { Item } = await twin.dynamo.send(
+      new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }),
+    );
     if (Item?.status === status) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -86,7 +108,11 @@ beforeAll(async () => {
     await waitForStatus(started.body.execution_id as string, 'completed');
   }
   for (let i = 0; i < K; i++) {
-    const stream = await openSse(`${twin.url}/api/v1/published/workflows/echo/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: { user_id: 's', input: { message: 'hi' } } });
+    const stream = await openSse(`${twin.url}/api/v1/published/workflows/echo/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: { user_id: 's', input: { message: 'hi' } },
+    });
     await stream.ended;
     expect(stream.events.at(-1)!.data.status).toBe('completed');
   }
@@ -116,21 +142,49 @@ describe('cost report', () => {
     // StartExecution and task responses are free: the Step Functions dollars are the transitions alone.
     // Every answer's bytes (test/e2e/data-transfer.test.ts checks them byte for byte), at the sheet's price per GB.
     expect(services['Data transfer out']!.units).toBeGreaterThan(N * 300 + M * 1000 + K * 1000);
-    expect(services['Data transfer out']!.usd).toBeCloseTo(services['Data transfer out']!.units * sheet.units.dataTransferOutBytes.usd_per_unit, 8);
-    expect(services['Step Functions']!.usd).toBeCloseTo((M * APPROVAL_RUN.stateTransitions + K * STREAMED_RUN.stateTransitions) * sheet.units.stateTransitions.usd_per_unit, 10);
+    expect(services['Data transfer out']!.usd).toBeCloseTo(
+      services['Data transfer out']!.units * sheet.units.dataTransferOutBytes.usd_per_unit,
+      8,
+    );
+    expect(services['Step Functions']!.usd).toBeCloseTo(
+      (M * APPROVAL_RUN.stateTransitions + K * STREAMED_RUN.stateTransitions) * sheet.units.stateTransitions.usd_per_unit,
+      10,
+    );
     expect(report.subjects.map((subject) => subject.subject).sort()).toEqual([`link#${linkId}`, `project#${PROJECT}`]);
     expect(report.per_run.runs).toBe(M + K);
     expect(report.per_run.p95_usd!).toBeGreaterThanOrEqual(report.per_run.mean_usd!);
     // The scripted model is a line of its own, at $0: no longer priced as a Bedrock model.
     expect(report.models).toEqual([
-      { model: 'scripted', input_tokens: 0, output_tokens: M * APPROVAL_RUN.outputTokens + K * STREAMED_RUN.outputTokens, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: 0, priced: true, source: sheet.models.scripted!.source },
+      {
+        model: 'scripted',
+        input_tokens: 0,
+        output_tokens: M * APPROVAL_RUN.outputTokens + K * STREAMED_RUN.outputTokens,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        images: 0,
+        usd: 0,
+        priced: true,
+        source: sheet.models.scripted!.source,
+      },
     ]);
     expect(services['Bedrock tokens']!.usd).toBe(0);
     expect(report.fixed_monthly_usd.map((fixed) => fixed.item)).toEqual([
-      'CloudWatch alarms', 'CloudWatch dashboard', 'KMS key (alarm topic)', 'CloudWatch custom metrics', 'SQS dead-letter queue (nightly schedule)',
+      'CloudWatch alarms',
+      'CloudWatch dashboard',
+      'KMS key (alarm topic)',
+      'CloudWatch custom metrics',
+      'SQS dead-letter queue (nightly schedule)',
     ]);
-    expect(report.fixed_monthly_usd[3]).toEqual({ item: 'CloudWatch custom metrics', count: customMetricCount(), usd: Math.round(customMetricCount() * 30) / 100 });
-    expect(report.fixed_monthly_usd[0]).toEqual({ item: 'CloudWatch alarms', count: alarmMetricCount(), usd: Math.round(alarmMetricCount() * 10) / 100 });
+    expect(report.fixed_monthly_usd[3]).toEqual({
+      item: 'CloudWatch custom metrics',
+      count: customMetricCount(),
+      usd: Math.round(customMetricCount() * 30) / 100,
+    });
+    expect(report.fixed_monthly_usd[0]).toEqual({
+      item: 'CloudWatch alarms',
+      count: alarmMetricCount(),
+      usd: Math.round(alarmMetricCount() * 10) / 100,
+    });
   });
 
   it('narrows to a link or a project, and writes a CSV a spreadsheet opens', async () => {
@@ -142,14 +196,28 @@ describe('cost report', () => {
     expect(byProject.total_usd + byLink.total_usd).toBeCloseTo(report.total_usd, 7);
 
     const csv = await admin('cost', 'report', '--csv');
-    const rows = csv.trimEnd().split('\r\n').map((row) => row.split(','));
+    const rows = csv
+      .trimEnd()
+      .split('\r\n')
+      .map((row) => row.split(','));
     // The first three columns as they always were; a model row's tokens of each kind and images at the end.
-    expect(rows[0]).toEqual(['service', 'units', 'usd', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'images']);
+    expect(rows[0]).toEqual([
+      'service',
+      'units',
+      'usd',
+      'input_tokens',
+      'output_tokens',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'images',
+    ]);
     expect(rows.every((row) => row.length === 8)).toBe(true);
     // Every model here is priced (the scripted one): no unpriced-models row.
     expect(rows.some((row) => row[0] === 'unpriced models')).toBe(false);
     expect(rows.find((row) => row[0] === 'total')![2]).toBe(report.total_usd.toFixed(8));
-    expect(rows.filter((row) => !Number.isNaN(Number(row[2])) && row[0] !== 'service').length).toBeGreaterThanOrEqual(report.services.length + 1);
+    expect(rows.filter((row) => !Number.isNaN(Number(row[2])) && row[0] !== 'service').length).toBeGreaterThanOrEqual(
+      report.services.length + 1,
+    );
   });
 
   it('refuses bad dates and both subjects at once as usage mistakes', async () => {

@@ -44,7 +44,12 @@ interface RawAnswer {
 /** One request on a fresh connection, read to its end byte for byte; the answer is checked against the OpenAPI document. */
 function exchange(method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
   const url = new URL(`${twin.url}${path}`);
-  const lines = [`${method} ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  const lines = [
+    `${method} ${url.pathname} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   if (body !== undefined) lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
@@ -54,7 +59,10 @@ function exchange(method: string, path: string, headers: Record<string, string>,
     socket.on('close', () => {
       try {
         const answer = parseAnswer(Buffer.concat(chunks));
-        expectDocumented({ method, url: url.toString() }, { status: answer.status, headers: answer.headers, text: answer.body.toString('utf8') });
+        expectDocumented(
+          { method, url: url.toString() },
+          { status: answer.status, headers: answer.headers, text: answer.body.toString('utf8') },
+        );
         resolve(answer);
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
@@ -69,7 +77,9 @@ function parseAnswer(raw: Buffer): RawAnswer {
   if (end < 0) throw new Error('no whole HTTP answer');
   const head = raw.subarray(0, end + 4);
   const [statusLine, ...lines] = head.toString('latin1').trimEnd().split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   let rest = raw.subarray(end + 4);
   const parts: Buffer[] = [];
   if (headers['transfer-encoding'] === 'chunked') {
@@ -102,7 +112,13 @@ function countedBytes(answer: RawAnswer, kind: 'buffered' | 'streamed'): number 
 
 /** The data transfer bytes in a subject's usage items (every shard of every day). */
 async function recordedBytes(subject: string): Promise<number> {
-  const { Items = [] } = await twin.dynamo.send(new QueryCommand({ TableName: twin.twin.tables.usage, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': subject } }));
+  const { Items = [] } = await twin.dynamo.send(
+    new QueryCommand({
+      TableName: twin.twin.tables.usage,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': subject },
+    }),
+  );
   return Items.reduce((sum, item) => sum + Number(item.data_transfer_out_bytes ?? 0), 0);
 }
 
@@ -135,14 +151,34 @@ beforeAll(async () => {
   const auth = { Authorization: `Bearer ${key}` };
   const project = `project#${PROJECT}`;
   list = await measured(project, () => exchange('GET', '/api/v1/published/workflows', auth));
-  stream = await measured(project, () => exchange('POST', '/api/v1/published/workflows/echo/stream', auth, JSON.stringify({ user_id: 'u1', input: { message: 'hello' } })));
-  execute = await measured(project, () => exchange('POST', '/api/v1/published/workflows/support-bot/execute', auth, JSON.stringify({ user_id: 'u2', input: { message: 'refund' } })));
+  stream = await measured(project, () =>
+    exchange('POST', '/api/v1/published/workflows/echo/stream', auth, JSON.stringify({ user_id: 'u1', input: { message: 'hello' } })),
+  );
+  execute = await measured(project, () =>
+    exchange(
+      'POST',
+      '/api/v1/published/workflows/support-bot/execute',
+      auth,
+      JSON.stringify({ user_id: 'u2', input: { message: 'refund' } }),
+    ),
+  );
   refused = await measured(project, () => exchange('GET', '/api/v1/published/workflows/no-such-workflow', auth));
   unknownKey = await measured(project, () => exchange('GET', '/api/v1/published/workflows', { Authorization: 'Bearer pk_not_a_key' }));
   const link = await boundLink(twin, 'calls');
   const sent: RawAnswer[] = [];
-  for (let i = 0; i < 4; i++) sent.push((await measured(`link#${link.linkId}`, () => exchange('POST', `/api/v1/webhooks/${link.token}/events`, {}, JSON.stringify(callEvent())))).answer);
-  events = { counted: sent.map((answer) => countedBytes(answer, 'buffered')), recorded: await recordedBytes(`link#${link.linkId}`), statuses: sent.map((answer) => answer.status) };
+  for (let i = 0; i < 4; i++)
+    sent.push(
+      (
+        await measured(`link#${link.linkId}`, () =>
+          exchange('POST', `/api/v1/webhooks/${link.token}/events`, {}, JSON.stringify(callEvent())),
+        )
+      ).answer,
+    );
+  events = {
+    counted: sent.map((answer) => countedBytes(answer, 'buffered')),
+    recorded: await recordedBytes(`link#${link.linkId}`),
+    statuses: sent.map((answer) => answer.status),
+  };
 
   const { Items = [] } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.usage }));
   metered = Items.reduce((sum, item) => sum + Number(item.data_transfer_out_bytes ?? 0), 0);
@@ -153,7 +189,7 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 describe('the bytes of each answer, as recorded in the usage table', () => {
-  it('are a buffered GET\'s status line, headers and body as the client read them', () => {
+  it("are a buffered GET's status line, headers and body as the client read them", () => {
     expect(list.answer.status).toBe(200);
     expect(list.recorded).toBe(countedBytes(list.answer, 'buffered'));
   });
@@ -165,20 +201,20 @@ describe('the bytes of each answer, as recorded in the usage table', () => {
     expect(stream.recorded).toBe(countedBytes(stream.answer, 'streamed'));
   });
 
-  it('are a blocking execute\'s whitespace and its document', () => {
+  it("are a blocking execute's whitespace and its document", () => {
     expect(execute.answer.status).toBe(200);
     expect(JSON.parse(execute.answer.body.toString('utf8'))).toMatchObject({ status: 'interrupted' });
     expect(execute.recorded).toBe(countedBytes(execute.answer, 'streamed'));
   });
 
-  it('are a refused request\'s when someone is billed for it, and nothing when nobody is', () => {
+  it("are a refused request's when someone is billed for it, and nothing when nobody is", () => {
     expect(refused.answer.status).toBe(404);
     expect(refused.recorded).toBe(countedBytes(refused.answer, 'buffered'));
     expect(unknownKey.answer.status).toBe(401);
     expect(unknownKey.recorded).toBe(0);
   });
 
-  it('are a webhook request\'s, carried by the next request of its function when its usage needs no write of its own', () => {
+  it("are a webhook request's, carried by the next request of its function when its usage needs no write of its own", () => {
     expect(events.statuses).toEqual([201, 201, 201, 201]);
     // Each answer is recorded once: by its own request when that one writes a usage correction anyway (a new block of
     // event ids), else by the next; only the last may still wait for a request after it.
@@ -187,7 +223,13 @@ describe('the bytes of each answer, as recorded in the usage table', () => {
   });
 
   it('are the sizes lib/pricing/README.md quotes per answer, within 20 %', () => {
-    const counted = { event: events.counted[0]!, refusal: refused.recorded, workflows: list.recorded, execute: execute.recorded, stream: stream.recorded };
+    const counted = {
+      event: events.counted[0]!,
+      refusal: refused.recorded,
+      workflows: list.recorded,
+      execute: execute.recorded,
+      stream: stream.recorded,
+    };
     for (const [kind, bytes] of Object.entries(DOCUMENTED_BYTES)) {
       expect(counted[kind as keyof typeof counted], kind).toBeGreaterThan(bytes * 0.8);
       expect(counted[kind as keyof typeof counted], kind).toBeLessThan(bytes * 1.2);
@@ -195,10 +237,10 @@ describe('the bytes of each answer, as recorded in the usage table', () => {
   });
 });
 
-describe('the cost report\'s data transfer line', () => {
+describe("the cost report's data transfer line", () => {
   const line = () => report.services.find((service) => service.service === 'Data transfer out')!;
 
-  it('prices the metered bytes at the sheet\'s $/GB: bytes / 2^30 × $0.09 within 2 %', () => {
+  it("prices the metered bytes at the sheet's $/GB: bytes / 2^30 × $0.09 within 2 %", () => {
     expect(sheet.units.dataTransferOutBytes.usd_per_gb).toBe(0.09);
     const byHand = (metered / 2 ** 30) * sheet.units.dataTransferOutBytes.usd_per_gb!;
     expect(metered).toBeGreaterThan(0);
@@ -216,7 +258,7 @@ describe('the cost report\'s data transfer line', () => {
     expect(readFileSync(file, 'utf8')).toMatch(/<td>Data transfer out<\/td>/);
   });
 
-  it('is in the estimate\'s run average: each run carries its project\'s answers', async () => {
+  it("is in the estimate's run average: each run carries its project's answers", async () => {
     const answer = await runCli(['cost', 'estimate', '--runs', '1000', '--json']);
     const estimate = JSON.parse(answer.stdout) as { averages: { run: { usd: number; data_transfer_usd: number } } };
     expect(estimate.averages.run.data_transfer_usd).toBeGreaterThan(0);

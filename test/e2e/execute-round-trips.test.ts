@@ -20,13 +20,18 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 const named = (served: ServedRequest) => `${served.operation} ${served.resource.replace(/^.*(table|stateMachine)[/:]/, '')}`;
-const isStatusRead = (served: ServedRequest) => served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`);
+const isStatusRead = (served: ServedRequest) =>
+  served.operation === 'GetItem' && served.resource.endsWith(`table/${twin.twin.tables.executions}`);
 
 async function execute(body: object = {}): Promise<ServedRequest[]> {
-  return recorder.during('PublishedExecute', async () => {
-    const answer = await client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' }, ...body });
-    expect(answer.body).toMatchObject({ status: 'completed', output: 'Echo: hi' });
-  }, twin);
+  return recorder.during(
+    'PublishedExecute',
+    async () => {
+      const answer = await client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' }, ...body });
+      expect(answer.body).toMatchObject({ status: 'completed', output: 'Echo: hi' });
+    },
+    twin,
+  );
 }
 
 describe('round trips of a blocking execute', () => {
@@ -57,12 +62,19 @@ describe('round trips of a blocking execute', () => {
   it("has the run's first step read its context and mark it running before its first node, and nothing else", async () => {
     // A step of an earlier run may still be writing its usage: this run's step is then the only one recorded.
     await twin.settled(['WorkflowStep']);
-    const served = await recorder.during('WorkflowStep', () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }), twin);
+    const served = await recorder.during(
+      'WorkflowStep',
+      () => client.execute('echo', { user_id: 'round-trips', input: { message: 'hi' } }),
+      twin,
+    );
     // First the context read and the running mark (in arrival order). That the two are sent side by side is pinned by
     // test/service/step-runner.test.ts: the twin's front door, one thread for every store, may serve them one after
     // the other on a busy machine.
     const [first, second, ...others] = served;
-    expect([first, second].map((request) => request && named(request)).sort()).toEqual(['GetItem local-executions', 'UpdateItem local-executions']);
+    expect([first, second].map((request) => request && named(request)).sort()).toEqual([
+      'GetItem local-executions',
+      'UpdateItem local-executions',
+    ]);
     // The user's message is execute's to write: the step writes the reply, the thread's one other turn.
     expect(others.filter((request) => named(request) === 'PutItem local-conversations')).toHaveLength(1);
     // Everything else was sent after both answers came back: it arrived after both were handed to their sockets.

@@ -68,18 +68,21 @@ describe('bodies that are not UTF-8', () => {
 describe('bodies nested past any real input', () => {
   const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 
-  it.each(['input', 'initial_memory', 'overrides'])('answers 400 on the body for %s nested 20,000 levels deep (a 40 KB body), and starts and writes nothing', async (field) => {
-    const before = await executionCount();
-    const userId = `deep-${field}`;
-    const value = field === 'input' ? `{"x":${nested(20_000)}}` : `{"k":${nested(20_000)}}`;
-    const response = await client.execute('memory', `{"user_id":"${userId}","initial_memory":{"name":"Zed"},"${field}":${value}}`);
+  it.each(['input', 'initial_memory', 'overrides'])(
+    'answers 400 on the body for %s nested 20,000 levels deep (a 40 KB body), and starts and writes nothing',
+    async (field) => {
+      const before = await executionCount();
+      const userId = `deep-${field}`;
+      const value = field === 'input' ? `{"x":${nested(20_000)}}` : `{"k":${nested(20_000)}}`;
+      const response = await client.execute('memory', `{"user_id":"${userId}","initial_memory":{"name":"Zed"},"${field}":${value}}`);
 
-    expect(response.status).toBe(400);
-    expect(response.body.detail).toContain('body: must not nest objects and arrays more than 64 levels deep');
-    expect(await executionCount()).toBe(before);
-    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
-    expect(Items!.filter((item) => JSON.stringify(item).includes(userId))).toEqual([]);
-  });
+      expect(response.status).toBe(400);
+      expect(response.body.detail).toContain('body: must not nest objects and arrays more than 64 levels deep');
+      expect(await executionCount()).toBe(before);
+      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+      expect(Items!.filter((item) => JSON.stringify(item).includes(userId))).toEqual([]);
+    },
+  );
 
   it('runs an input nested 60 levels deep', async () => {
     const response = await client.execute('echo', `{"user_id":"u","input":{"message":"hi","x":${nested(60)}}}`);

@@ -29,7 +29,9 @@ beforeAll(async () => {
   receiver = createServer((request, response) => {
     request.resume();
     // An echoing tool, and a callback receiver that refuses once so the delivery is retried and logged.
-    response.writeHead(request.url === '/tool' ? 200 : 500, { 'content-type': 'application/json' }).end(JSON.stringify({ echo: request.headers['x-key'] }));
+    response
+      .writeHead(request.url === '/tool' ? 200 : 500, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ echo: request.headers['x-key'] }));
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
@@ -41,13 +43,14 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
-const jsonLines = () => lines.flatMap(({ fn, line }) => {
-  try {
-    return [{ fn, entry: JSON.parse(line) as Record<string, unknown>, line }];
-  } catch {
-    return [];
-  }
-});
+const jsonLines = () =>
+  lines.flatMap(({ fn, line }) => {
+    try {
+      return [{ fn, entry: JSON.parse(line) as Record<string, unknown>, line }];
+    } catch {
+      return [];
+    }
+  });
 
 describe('function logs', () => {
   it('carry correlation ids and no token, key or secret value', async () => {
@@ -59,19 +62,40 @@ describe('function logs', () => {
 
     await publishFixtures(twin, 'logs');
     const dir = mkdtempSync(join(tmpdir(), 'logs-'));
-    writeFileSync(join(dir, 'tool.json'), JSON.stringify({
-      id: 'tooled', name: 'Tooled', start: 'a',
-      tools: { t: { type: 'http', url: `${receiverUrl}/tool`, headers: { 'x-key': '{{secret.K}}' } } },
-      nodes: { a: { type: 'agent', provider: 'scripted', tools: ['t'], script: [{ tool_calls: [{ tool: 't' }] }, { reply: 'done' }], next: 'end' }, end: { type: 'end', output: '{{nodes.a.output}}' } },
-    }));
+    writeFileSync(
+      join(dir, 'tool.json'),
+      JSON.stringify({
+        id: 'tooled',
+        name: 'Tooled',
+        start: 'a',
+        tools: { t: { type: 'http', url: `${receiverUrl}/tool`, headers: { 'x-key': '{{secret.K}}' } } },
+        nodes: {
+          a: {
+            type: 'agent',
+            provider: 'scripted',
+            tools: ['t'],
+            script: [{ tool_calls: [{ tool: 't' }] }, { reply: 'done' }],
+            next: 'end',
+          },
+          end: { type: 'end', output: '{{nodes.a.output}}' },
+        },
+      }),
+    );
     expect((await runCli(['publish', dir, '--project', 'logs2', '--json'])).exitCode).toBe(0);
-    expect((await runCli(['secrets', 'set', 'K', '--project', 'logs2', '--json'], { stdin: () => Promise.resolve(TOOL_SECRET) })).exitCode).toBe(0);
+    expect(
+      (await runCli(['secrets', 'set', 'K', '--project', 'logs2', '--json'], { stdin: () => Promise.resolve(TOOL_SECRET) })).exitCode,
+    ).toBe(0);
     const key = (await createKey(twin, 'full', { project: 'logs' })).key;
     const toolKey = (await createKey(twin, 'full', { project: 'logs2' })).key;
     const client = publishedClient(twin, key);
     expect((await client.getWorkflow('no-such-workflow')).status).toBe(404);
     expect((await publishedClient(twin, `${key.slice(0, -3)}xyz`).listWorkflows()).status).toBe(401);
-    const run = await client.execute('echo', { user_id: 'u', input: { message: 'hi' }, callback_url: `${receiverUrl}/callback`, webhook_secret: CALLBACK_SECRET });
+    const run = await client.execute('echo', {
+      user_id: 'u',
+      input: { message: 'hi' },
+      callback_url: `${receiverUrl}/callback`,
+      webhook_secret: CALLBACK_SECRET,
+    });
     expect(run.status).toBe(200);
     expect((await publishedClient(twin, toolKey).execute('tooled', { user_id: 'u' })).body.output).toBe('done');
     // The callback is delivered (and refused) in the background: wait for its first attempt's lines.

@@ -18,7 +18,9 @@ const overTheWire = (document: unknown) => JSON.parse(JSON.stringify(document)) 
 /** The document as served from `base`: its server's URL variable defaults to `base`, the rest as built. */
 function servedFrom(document: any, base: string) {
   const [server] = document.servers;
-  const variables = Object.fromEntries(Object.entries<any>(server.variables).map(([name, variable]) => [name, { ...variable, default: base }]));
+  const variables = Object.fromEntries(
+    Object.entries<any>(server.variables).map(([name, variable]) => [name, { ...variable, default: base }]),
+  );
   return overTheWire({ ...document, servers: [{ ...server, variables }] });
 }
 
@@ -28,26 +30,33 @@ describe('the OpenAPI documents, served', () => {
     ['published', '/api/v1/published/openapi-3.1.json', () => publishedApiDocument(OPENAPI_31_VERSION), '3.1.0'],
     ['webhooks', '/api/v1/webhooks/openapi.json', () => webhookApiDocument(OPENAPI_VERSION), '3.2.0'],
     ['webhooks', '/api/v1/webhooks/openapi-3.1.json', () => webhookApiDocument(OPENAPI_31_VERSION), '3.1.0'],
-  ])('serves the %s document at %s without a key or token, its server where it was fetched from (local and AWS-shaped URL)', async (_name, path, document, version) => {
-    expect(new URL(twin.url).port).not.toBe('3000');
-    for (const base of [twin.url, `${twin.url}/prod`]) {
-      const response = await http(`${base}${path}`);
+  ])(
+    'serves the %s document at %s without a key or token, its server where it was fetched from (local and AWS-shaped URL)',
+    async (_name, path, document, version) => {
+      expect(new URL(twin.url).port).not.toBe('3000');
+      for (const base of [twin.url, `${twin.url}/prod`]) {
+        const response = await http(`${base}${path}`);
 
-      expect(response.status, base).toBe(200);
-      expect(response.headers['content-type']).toBe('application/json');
-      expect(response.body.openapi).toBe(version);
-      expect(Object.values<any>(response.body.servers[0].variables)[0].default).toBe(base);
-      expect(response.body).toEqual(servedFrom(document(), base));
-      // A tool that takes the server as given reaches the same API.
-      const server = (response.body.servers[0].url as string).replace(/^\{\w+\}/, base);
-      expect((await http(`${server}${path.slice(path.lastIndexOf('/'))}`)).status).toBe(200);
-    }
-  });
+        expect(response.status, base).toBe(200);
+        expect(response.headers['content-type']).toBe('application/json');
+        expect(response.body.openapi).toBe(version);
+        expect(Object.values<any>(response.body.servers[0].variables)[0].default).toBe(base);
+        expect(response.body).toEqual(servedFrom(document(), base));
+        // A tool that takes the server as given reaches the same API.
+        const server = (response.body.servers[0].url as string).replace(/^\{\w+\}/, base);
+        expect((await http(`${server}${path.slice(path.lastIndexOf('/'))}`)).status).toBe(200);
+      }
+    },
+  );
 
   it('keeps webhooks/openapi.json apart from the token routes, which still answer under any token', async () => {
     const document = await http(`${twin.url}/api/v1/webhooks/openapi.json`);
     const ping = await http(`${twin.url}/api/v1/webhooks/openapi.json/ping`);
-    const post = await http(`${twin.url}/api/v1/webhooks/openapi.json`, { method: 'POST', body: '{}', undocumented: 'the document is only read (GET)' });
+    const post = await http(`${twin.url}/api/v1/webhooks/openapi.json`, {
+      method: 'POST',
+      body: '{}',
+      undocumented: 'the document is only read (GET)',
+    });
 
     expect(document.body.info.title).toBe('Inbound Conversation Webhook API');
     expect(ping.status).toBe(404);
@@ -60,7 +69,9 @@ describe('what the documents say', () => {
   const published = publishedApiDocument() as any;
   const webhooks = webhookApiDocument() as any;
   const operationOf = (route: (typeof routes)[number]) => {
-    const [document, base] = route.path.startsWith('/api/v1/published/') ? [published, '/api/v1/published'] : [webhooks, '/api/v1/webhooks'];
+    const [document, base] = route.path.startsWith('/api/v1/published/')
+      ? [published, '/api/v1/published']
+      : [webhooks, '/api/v1/webhooks'];
     return document.paths[route.path.slice(base.length)]?.[route.method.toLowerCase()];
   };
 
@@ -76,7 +87,8 @@ describe('what the documents say', () => {
   it('give every refusal the error shape of its spec', () => {
     for (const route of routes) {
       for (const [status, response] of Object.entries<any>(operationOf(route).responses)) {
-        if (Number(status) >= 400) expect(response.content['application/json'].schema, `${route.id} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        if (Number(status) >= 400)
+          expect(response.content['application/json'].schema, `${route.id} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }
     expect(published.components.schemas.Error.required).toEqual(['detail']);
@@ -84,20 +96,35 @@ describe('what the documents say', () => {
   });
 
   it('send Retry-After with every 429, and take an Idempotency-Key on execute and stream', () => {
-    for (const route of routes) expect(operationOf(route).responses['429'].headers, route.id).toEqual({ 'Retry-After': { $ref: '#/components/headers/Retry-After' } });
+    for (const route of routes)
+      expect(operationOf(route).responses['429'].headers, route.id).toEqual({
+        'Retry-After': { $ref: '#/components/headers/Retry-After' },
+      });
     for (const path of ['/workflows/{workflow_id}/execute', '/workflows/{workflow_id}/stream']) {
       const operation = published.paths[path].post;
-      expect(operation.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header', schema: expect.objectContaining({ maxLength: 255 }) }));
+      expect(operation.parameters).toContainEqual(
+        expect.objectContaining({ name: 'Idempotency-Key', in: 'header', schema: expect.objectContaining({ maxLength: 255 }) }),
+      );
       expect(Object.keys(operation.responses)).toContain('422');
     }
   });
 
-  it('describe the events of both streams as items of text/event-stream, each event\'s data a schema of its own', () => {
+  it("describe the events of both streams as items of text/event-stream, each event's data a schema of its own", () => {
     const names = (path: string) => {
       const component = published.paths[path].get?.responses['200'].content['text/event-stream'].itemSchema.$ref.split('/').at(-1);
       return published.components.schemas[component].oneOf.map((event: any) => event.properties.event.const);
     };
-    expect(names('/executions/{execution_id}/stream')).toEqual(['start', 'token', 'tool_call', 'agent_handoff', 'node_update', 'image', 'error', 'complete', 'resume']);
+    expect(names('/executions/{execution_id}/stream')).toEqual([
+      'start',
+      'token',
+      'tool_call',
+      'agent_handoff',
+      'node_update',
+      'image',
+      'error',
+      'complete',
+      'resume',
+    ]);
     expect(names('/executions/{execution_id}/events')).toEqual(['status', 'decision', 'resume']);
   });
 

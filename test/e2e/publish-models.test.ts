@@ -19,7 +19,10 @@ const agentWorkflow = (id: string, model: string) => ({
   id,
   name: id,
   start: 'front',
-  nodes: { front: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Answer.', next: 'done' }, done: { type: 'end', output: '{{nodes.front.output}}' } },
+  nodes: {
+    front: { type: 'agent', provider: 'bedrock', model_id: model, instructions: 'Answer.', next: 'done' },
+    done: { type: 'end', output: '{{nodes.front.output}}' },
+  },
 });
 const imageWorkflow = (id: string, image: object) => ({
   id,
@@ -53,14 +56,17 @@ describe('publishing and running workflows by their models', () => {
 
   it('publishes a Legacy model with a warning on stderr and in the answer', async () => {
     const beforeEndOfLife = () => Date.parse('2026-05-01T00:00:00Z');
-    const result = await runCli(['publish', definitionFile(agentWorkflow('legacy', HAIKU_35)), '--project', `${PROJECT}-legacy`], { stdin: () => Promise.resolve(''), now: beforeEndOfLife });
+    const result = await runCli(['publish', definitionFile(agentWorkflow('legacy', HAIKU_35)), '--project', `${PROJECT}-legacy`], {
+      stdin: () => Promise.resolve(''),
+      now: beforeEndOfLife,
+    });
     const warning = `w.json.nodes.front.model_id: "${HAIKU_35}" is Legacy on Bedrock and stops answering on 2026-06-19; use ${HAIKU_45_US}`;
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ workflows: ['legacy'], warnings: [warning] });
     expect(result.stderr).toBe(`warning: ${warning}\n`);
   });
 
-  it("runs a third-party model through its inference profile, and refuses a run overriding it to an ended one", async () => {
+  it('runs a third-party model through its inference profile, and refuses a run overriding it to an ended one', async () => {
     await twin.admin('publish', definitionFile(agentWorkflow('claude', HAIKU_45_US)), '--project', PROJECT);
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     twin.bedrock.reset();
@@ -68,11 +74,20 @@ describe('publishing and running workflows by their models', () => {
 
     const started = await client.execute('claude', { user_id: 'u', input: { message: 'hi' } });
     expect(started.status, started.text).toBeLessThan(300);
-    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
+    const done = await pollExecution(
+      client,
+      started.body.execution_id,
+      (body) => body.status !== 'queued' && body.status !== 'running',
+      60_000,
+    );
     expect(done).toMatchObject({ status: 'completed', output: 'Hello there' });
     expect(twin.bedrock.requests.map((request) => request.modelId)).toEqual([HAIKU_45_US]);
 
-    const overridden = await client.execute('claude', { user_id: 'u', input: { message: 'hi' }, overrides: { front: { model_id: HAIKU_35 } } });
+    const overridden = await client.execute('claude', {
+      user_id: 'u',
+      input: { message: 'hi' },
+      overrides: { front: { model_id: HAIKU_35 } },
+    });
     expect(overridden.status).toBe(400);
     expect(JSON.stringify(overridden.body)).toContain('overrides.front.model_id');
     expect(JSON.stringify(overridden.body)).toContain('reached end of life on Bedrock on 2026-06-19');
@@ -102,11 +117,17 @@ describe('a bedrock image node, with Nova Canvas past its end of life', () => {
     const beforeEndOfLife = () => Date.parse('2026-09-01T00:00:00Z');
     const published = await runCli(['publish', dir, '--project', project], { stdin: () => Promise.resolve(''), now: beforeEndOfLife });
     expect(published.exitCode, published.stderr).toBe(0);
-    expect(published.stderr).toMatch(/warning: drawing\.json\.nodes\.draw\.model_id: "amazon\.nova-canvas-v1:0" is Legacy on Bedrock and stops answering on 2026-09-30/);
+    expect(published.stderr).toMatch(
+      /warning: drawing\.json\.nodes\.draw\.model_id: "amazon\.nova-canvas-v1:0" is Legacy on Bedrock and stops answering on 2026-09-30/,
+    );
     const client = publishedClient(twin, (await createKey(twin, 'full', { project })).key);
     twin.bedrock.reset();
 
-    const overridden = await client.execute('drawing', { user_id: 'u', input: { message: 'a lighthouse' }, overrides: { draw: { prompt: 'a harbour' } } });
+    const overridden = await client.execute('drawing', {
+      user_id: 'u',
+      input: { message: 'a lighthouse' },
+      overrides: { draw: { prompt: 'a harbour' } },
+    });
     expect(overridden.status).toBe(400);
     expect(overridden.body).toEqual({ detail: `Invalid overrides: overrides.draw.model_id: ${CANVAS_ENDED}` });
     const toCanvas = await client.execute('agent', { user_id: 'u', input: { message: 'hi' }, overrides: { front: { model_id: CANVAS } } });
@@ -115,7 +136,12 @@ describe('a bedrock image node, with Nova Canvas past its end of life', () => {
 
     const started = await client.execute('drawing', { user_id: 'u', input: { message: 'a lighthouse' } });
     expect(started.status, started.text).toBeLessThan(300);
-    const done = await pollExecution(client, started.body.execution_id, (body) => body.status !== 'queued' && body.status !== 'running', 60_000);
+    const done = await pollExecution(
+      client,
+      started.body.execution_id,
+      (body) => body.status !== 'queued' && body.status !== 'running',
+      60_000,
+    );
     expect(done).toMatchObject({ status: 'failed', error: `Bedrock model ${CANVAS_ENDED}` });
     expect(twin.bedrock.requests).toEqual([]);
     expect(twin.accessDenials).toEqual([]);

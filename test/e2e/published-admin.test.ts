@@ -10,16 +10,24 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-
 describe('admin CLI refusals for keys and publications', () => {
   it('refuses malformed keys create calls as usage mistakes (exit 2)', async () => {
     // Other tests of this file may have created keys: what counts is that none of these refusals adds one.
     const keysBefore = (await twin.admin('keys', 'list')).keys;
     expect(await refused('keys', 'create', '--preset', 'full')).toEqual({ exitCode: 2, error: 'keys create needs --name' });
     expect(await refused('keys', 'create', '--name', 'n')).toEqual({ exitCode: 2, error: 'keys create needs --preset or --scopes' });
-    expect(await refused('keys', 'create', '--name', 'n', '--preset', 'full', '--scopes', '*')).toEqual({ exitCode: 2, error: 'give --preset or --scopes, not both' });
-    expect(await refused('keys', 'create', '--name', 'n', '--preset', 'admin')).toEqual({ exitCode: 2, error: 'unknown preset admin; use read, execute or full' });
-    expect(await refused('keys', 'create', '--name', 'n', '--scopes', 'workflows.read,workflows.delete')).toEqual({ exitCode: 2, error: 'unknown scope workflows.delete' });
+    expect(await refused('keys', 'create', '--name', 'n', '--preset', 'full', '--scopes', '*')).toEqual({
+      exitCode: 2,
+      error: 'give --preset or --scopes, not both',
+    });
+    expect(await refused('keys', 'create', '--name', 'n', '--preset', 'admin')).toEqual({
+      exitCode: 2,
+      error: 'unknown preset admin; use read, execute or full',
+    });
+    expect(await refused('keys', 'create', '--name', 'n', '--scopes', 'workflows.read,workflows.delete')).toEqual({
+      exitCode: 2,
+      error: 'unknown scope workflows.delete',
+    });
     for (const expires of ['2027-01-31', '2027-01-31T00:00:00', 'soon']) {
       const answer = await refused('keys', 'create', '--name', 'n', '--preset', 'read', '--expires', expires);
       expect(answer.exitCode).toBe(2);
@@ -33,7 +41,16 @@ describe('admin CLI refusals for keys and publications', () => {
   it('refuses rotating an unknown or revoked key (exit 1)', async () => {
     expect(await refused('keys', 'rotate', 'key_missing')).toEqual({ exitCode: 1, error: 'API key key_missing not found' });
     expect(await refused('keys', 'revoke', 'key_missing')).toEqual({ exitCode: 1, error: 'API key key_missing not found' });
-    const created = await twin.admin('keys', 'create', '--name', 'n', '--scopes', 'workflows.read,executions.read', '--expires', '2030-01-01T00:00:00+02:00');
+    const created = await twin.admin(
+      'keys',
+      'create',
+      '--name',
+      'n',
+      '--scopes',
+      'workflows.read,executions.read',
+      '--expires',
+      '2030-01-01T00:00:00+02:00',
+    );
     expect(created.expires_at).toBe('2029-12-31T22:00:00.000Z');
     expect(created.scopes).toEqual(['workflows.read', 'executions.read']);
     expect(await twin.admin('keys', 'revoke', created.key_id)).toEqual({ key_id: created.key_id, state: 'revoked' });
@@ -52,7 +69,9 @@ describe('admin CLI refusals for keys and publications', () => {
     writeFileSync(join(dir, 'copy.json'), JSON.stringify(definition));
     expect(await refused('publish', dir)).toEqual({ exitCode: 1, error: 'Invalid publication: same.id: two workflows share this id' });
     expect(await twin.admin('unpublish', '--project', 'nothing-here')).toEqual({
-      project_id: 'nothing-here', unpublished_publication_id: null, active_publication_id: null,
+      project_id: 'nothing-here',
+      unpublished_publication_id: null,
+      active_publication_id: null,
     });
   });
 });

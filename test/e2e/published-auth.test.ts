@@ -46,7 +46,8 @@ async function endGracePeriod(key: string) {
 }
 
 /** What an authorised call of `callRoute` answers: the list and the stream probe exist, everything it names does not. */
-const authorisedStatus = (route: (typeof routes)[number]) => (route.id === 'PublishedListWorkflows' || route.id === 'PublishedStreamProbe' ? 200 : 404);
+const authorisedStatus = (route: (typeof routes)[number]) =>
+  route.id === 'PublishedListWorkflows' || route.id === 'PublishedStreamProbe' ? 200 : 404;
 
 /** The per-key rate window: the UTC minute, numbered as the counter key names it (`key-rate#<key id>#<minute>`). */
 const minuteOf = (epochMs: number) => Math.floor(epochMs / MINUTE_MS);
@@ -74,60 +75,75 @@ const EVERY_ROUTE_TIMEOUT_MS = 120_000;
 
 describe('authentication on every endpoint (spec section 5)', () => {
   it('covers every route of the published API', () => {
-    expect(publishedRoutes.map((route) => route.scope).sort()).toEqual(
-      [
-        'events.subscribe', 'executions.approve', 'executions.read', 'executions.reject', 'executions.stop',
-        'workflows.execute', 'workflows.read', 'workflows.read', 'workflows.read', 'workflows.stream', 'workflows.stream',
-      ],
-    );
+    expect(publishedRoutes.map((route) => route.scope).sort()).toEqual([
+      'events.subscribe',
+      'executions.approve',
+      'executions.read',
+      'executions.reject',
+      'executions.stop',
+      'workflows.execute',
+      'workflows.read',
+      'workflows.read',
+      'workflows.read',
+      'workflows.stream',
+      'workflows.stream',
+    ]);
   });
 
-  it('answers 401 with detail for a missing header, a malformed header, an unknown key, an expired key and a revoked key', async () => {
-    const expired = await createExpiredKey('full');
-    const revoked = await createKey(twin, 'full');
-    await twin.admin('keys', 'revoke', revoked.keyId);
-    const rotatedAway = await createKey(twin, 'full');
-    const replacement = await twin.admin('keys', 'rotate', rotatedAway.keyId);
-    await endGracePeriod(rotatedAway.key);
-    for (const route of publishedRoutes) {
-      for (const [label, key] of [
-        ['missing', undefined],
-        ['unknown', 'wfk_not-a-real-key'],
-        ['expired', expired.key],
-        ['revoked', revoked.key],
-        ['rotated, grace over', rotatedAway.key],
-      ] as const) {
-        const response = await callRoute(key, route);
-        expect(response.status, `${route.id} ${label}`).toBe(401);
-        expect(typeof response.body.detail, `${route.id} ${label}`).toBe('string');
+  it(
+    'answers 401 with detail for a missing header, a malformed header, an unknown key, an expired key and a revoked key',
+    async () => {
+      const expired = await createExpiredKey('full');
+      const revoked = await createKey(twin, 'full');
+      await twin.admin('keys', 'revoke', revoked.keyId);
+      const rotatedAway = await createKey(twin, 'full');
+      const replacement = await twin.admin('keys', 'rotate', rotatedAway.keyId);
+      await endGracePeriod(rotatedAway.key);
+      for (const route of publishedRoutes) {
+        for (const [label, key] of [
+          ['missing', undefined],
+          ['unknown', 'wfk_not-a-real-key'],
+          ['expired', expired.key],
+          ['revoked', revoked.key],
+          ['rotated, grace over', rotatedAway.key],
+        ] as const) {
+          const response = await callRoute(key, route);
+          expect(response.status, `${route.id} ${label}`).toBe(401);
+          expect(typeof response.body.detail, `${route.id} ${label}`).toBe('string');
+        }
+        expect((await callRoute(replacement.key, route)).status, `${route.id} replacement key`).toBe(authorisedStatus(route));
       }
-      expect((await callRoute(replacement.key, route)).status, `${route.id} replacement key`).toBe(authorisedStatus(route));
-    }
-    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', `bearer  ${'x'}`, '']) {
-      const malformed = await http(`${twin.url}/api/v1/published/workflows`, { headers: { authorization } });
-      expect(malformed.status, authorization).toBe(401);
-    }
-    const basic = await twin.admin('keys', 'list');
-    const states = Object.fromEntries(basic.keys.map((key: any) => [key.key_id, key.state]));
-    expect(states[expired.keyId]).toBe('expired');
-    expect(states[revoked.keyId]).toBe('revoked');
-    expect(JSON.stringify(basic)).not.toContain(revoked.key);
-  }, EVERY_ROUTE_TIMEOUT_MS);
+      for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', `bearer  ${'x'}`, '']) {
+        const malformed = await http(`${twin.url}/api/v1/published/workflows`, { headers: { authorization } });
+        expect(malformed.status, authorization).toBe(401);
+      }
+      const basic = await twin.admin('keys', 'list');
+      const states = Object.fromEntries(basic.keys.map((key: any) => [key.key_id, key.state]));
+      expect(states[expired.keyId]).toBe('expired');
+      expect(states[revoked.keyId]).toBe('revoked');
+      expect(JSON.stringify(basic)).not.toContain(revoked.key);
+    },
+    EVERY_ROUTE_TIMEOUT_MS,
+  );
 
-  it('answers 403 when the key lacks the route scope and lets * and the matching scope through', async () => {
-    for (const route of publishedRoutes) {
-      const others = SCOPES.filter((scope) => scope !== route.scope);
-      const lacking = await createKey(twin, others);
-      const denied = await callRoute(lacking.key, route);
-      expect(denied.status, route.id).toBe(403);
-      expect(denied.body.detail).toContain(route.scope);
+  it(
+    'answers 403 when the key lacks the route scope and lets * and the matching scope through',
+    async () => {
+      for (const route of publishedRoutes) {
+        const others = SCOPES.filter((scope) => scope !== route.scope);
+        const lacking = await createKey(twin, others);
+        const denied = await callRoute(lacking.key, route);
+        expect(denied.status, route.id).toBe(403);
+        expect(denied.body.detail).toContain(route.scope);
 
-      const exact = await createKey(twin, [route.scope!]);
-      expect((await callRoute(exact.key, route)).status, route.id).toBe(authorisedStatus(route));
-    }
-    const full = await createKey(twin, ['*']);
-    for (const route of publishedRoutes) expect((await callRoute(full.key, route)).status, route.id).toBe(authorisedStatus(route));
-  }, EVERY_ROUTE_TIMEOUT_MS);
+        const exact = await createKey(twin, [route.scope!]);
+        expect((await callRoute(exact.key, route)).status, route.id).toBe(authorisedStatus(route));
+      }
+      const full = await createKey(twin, ['*']);
+      for (const route of publishedRoutes) expect((await callRoute(full.key, route)).status, route.id).toBe(authorisedStatus(route));
+    },
+    EVERY_ROUTE_TIMEOUT_MS,
+  );
 
   it('gives the presets the scopes the spec lists', async () => {
     const read = await createKey(twin, 'read');
@@ -140,51 +156,55 @@ describe('authentication on every endpoint (spec section 5)', () => {
     expect((await client(execute.key).approve(UNKNOWN_EXECUTION, {})).status).toBe(403);
   });
 
-  it('keeps a rotated key working on every endpoint through its grace period, and refuses it after', async () => {
-    const original = await createKey(twin, 'read');
-    const sentAt = Date.now();
-    const rotated = await twin.admin('keys', 'rotate', original.keyId);
-    const answeredAt = Date.now();
-    expect(rotated.key_id).toBe(original.keyId);
-    expect(rotated.key).not.toBe(original.key);
-    expect(rotated.scopes).toEqual(['workflows.read', 'executions.read', 'events.subscribe']);
-    // 24 hours from the rotation, which happened somewhere between sending and answering, however slow the machine.
-    const validUntil = Date.parse(rotated.previous_valid_until);
-    expect(validUntil).toBeGreaterThanOrEqual(sentAt + 24 * 3600_000);
-    expect(validUntil).toBeLessThanOrEqual(answeredAt + 24 * 3600_000);
-    const listed = async () => (await twin.admin('keys', 'list')).keys.find((key: { key_id: string }) => key.key_id === original.keyId);
-    const recordKey = { pk: `keyid#${original.keyId}` };
-    const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.apiKeys, Key: recordKey }));
-    expect(stored.Item).toMatchObject({ previous_valid_until_iso: rotated.previous_valid_until });
-    expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
-    // A record rotated before time fields named their unit is still listed with its grace period.
-    await twin.dynamo.send(
-      new UpdateCommand({
-        TableName: twin.twin.tables.apiKeys,
-        Key: recordKey,
-        UpdateExpression: 'SET previous_valid_until = :until REMOVE previous_valid_until_iso',
-        ExpressionAttributeValues: { ':until': rotated.previous_valid_until },
-      }),
-    );
-    expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
+  it(
+    'keeps a rotated key working on every endpoint through its grace period, and refuses it after',
+    async () => {
+      const original = await createKey(twin, 'read');
+      const sentAt = Date.now();
+      const rotated = await twin.admin('keys', 'rotate', original.keyId);
+      const answeredAt = Date.now();
+      expect(rotated.key_id).toBe(original.keyId);
+      expect(rotated.key).not.toBe(original.key);
+      expect(rotated.scopes).toEqual(['workflows.read', 'executions.read', 'events.subscribe']);
+      // 24 hours from the rotation, which happened somewhere between sending and answering, however slow the machine.
+      const validUntil = Date.parse(rotated.previous_valid_until);
+      expect(validUntil).toBeGreaterThanOrEqual(sentAt + 24 * 3600_000);
+      expect(validUntil).toBeLessThanOrEqual(answeredAt + 24 * 3600_000);
+      const listed = async () => (await twin.admin('keys', 'list')).keys.find((key: { key_id: string }) => key.key_id === original.keyId);
+      const recordKey = { pk: `keyid#${original.keyId}` };
+      const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.apiKeys, Key: recordKey }));
+      expect(stored.Item).toMatchObject({ previous_valid_until_iso: rotated.previous_valid_until });
+      expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
+      // A record rotated before time fields named their unit is still listed with its grace period.
+      await twin.dynamo.send(
+        new UpdateCommand({
+          TableName: twin.twin.tables.apiKeys,
+          Key: recordKey,
+          UpdateExpression: 'SET previous_valid_until = :until REMOVE previous_valid_until_iso',
+          ExpressionAttributeValues: { ':until': rotated.previous_valid_until },
+        }),
+      );
+      expect((await listed()).previous_valid_until).toBe(rotated.previous_valid_until);
 
-    // The old value keeps its scopes: same answers as the new one on every endpoint (403 where read lacks the scope).
-    for (const route of publishedRoutes) {
-      const oldAnswer = (await callRoute(original.key, route)).status;
-      expect(oldAnswer, `${route.id} old key in grace`).toBe((await callRoute(rotated.key, route)).status);
-      expect(oldAnswer).not.toBe(401);
-    }
-    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
+      // The old value keeps its scopes: same answers as the new one on every endpoint (403 where read lacks the scope).
+      for (const route of publishedRoutes) {
+        const oldAnswer = (await callRoute(original.key, route)).status;
+        expect(oldAnswer, `${route.id} old key in grace`).toBe((await callRoute(rotated.key, route)).status);
+        expect(oldAnswer).not.toBe(401);
+      }
+      expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
 
-    await endGracePeriod(original.key);
-    const late = await publishedClient(twin, original.key).listWorkflows();
-    expect(late.status).toBe(401);
-    expect(late.body.detail).toContain('rotated');
-    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
+      await endGracePeriod(original.key);
+      const late = await publishedClient(twin, original.key).listWorkflows();
+      expect(late.status).toBe(401);
+      expect(late.body.detail).toContain('rotated');
+      expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(200);
 
-    await twin.admin('keys', 'revoke', original.keyId);
-    expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(401);
-  }, EVERY_ROUTE_TIMEOUT_MS);
+      await twin.admin('keys', 'revoke', original.keyId);
+      expect((await publishedClient(twin, rotated.key).listWorkflows()).status).toBe(401);
+    },
+    EVERY_ROUTE_TIMEOUT_MS,
+  );
 
   it('keeps each rotated-away value its own 24 hours: a second rotation does not cut the first off, and revoking ends them all', async () => {
     const first = await createKey(twin, 'read');
@@ -199,7 +219,9 @@ describe('authentication on every endpoint (spec section 5)', () => {
     // A third rotation carries on the values still in their grace, so that a revocation can find them.
     const fourth = await twin.admin('keys', 'rotate', first.keyId);
     const stored = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.apiKeys, Key: { pk: `keyid#${first.keyId}` } }));
-    expect(stored.Item!.retired_key_hashes.map((entry: { hash: string }) => entry.hash)).toEqual(expect.arrayContaining([hashSecret(second.key), hashSecret(third.key)]));
+    expect(stored.Item!.retired_key_hashes.map((entry: { hash: string }) => entry.hash)).toEqual(
+      expect.arrayContaining([hashSecret(second.key), hashSecret(third.key)]),
+    );
     expect([await status(second.key), await status(third.key), await status(fourth.key)]).toEqual([200, 200, 200]);
 
     await twin.admin('keys', 'revoke', first.keyId);
@@ -212,7 +234,7 @@ describe('authentication on every endpoint (spec section 5)', () => {
     expect((await publishedClient(twin, expired.key).listWorkflows()).status).toBe(401);
   });
 
-  it('isolates projects: another project\'s workflows and executions answer 404', async () => {
+  it("isolates projects: another project's workflows and executions answer 404", async () => {
     await publishFixtures(twin, 'other');
     const mine = await createKey(twin, 'full');
     const theirs = await createKey(twin, 'full', { project: 'other' });
@@ -241,7 +263,11 @@ describe('authentication on every endpoint (spec section 5)', () => {
       await twin.dynamo.send(
         new PutCommand({
           TableName: twin.twin.tables.counters,
-          Item: { pk: `key-rate#${limited.keyId}#${minute}`, count: MAX_REQUESTS_PER_MINUTE_PER_KEY, expires_at: Math.ceil(Date.now() / 1000) + 120 },
+          Item: {
+            pk: `key-rate#${limited.keyId}#${minute}`,
+            count: MAX_REQUESTS_PER_MINUTE_PER_KEY,
+            expires_at: Math.ceil(Date.now() / 1000) + 120,
+          },
         }),
       );
       const sentAt = Date.now();

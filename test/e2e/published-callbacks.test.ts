@@ -67,7 +67,12 @@ afterAll(async () => {
 describe('completion callbacks', () => {
   it('posts the status response signed per Standard Webhooks, verifiable with the standardwebhooks package', async () => {
     const secret = `whsec_${Buffer.from('a-32-byte-secret-for-the-tests!!').toString('base64')}`;
-    const run = await client.execute('echo', { user_id: 'u', input: { message: 'signed' }, callback_url: hook.url('signed'), webhook_secret: secret });
+    const run = await client.execute('echo', {
+      user_id: 'u',
+      input: { message: 'signed' },
+      callback_url: hook.url('signed'),
+      webhook_secret: secret,
+    });
     expect(run.body.status).toBe('completed');
     const [delivery] = await hook.waitFor('signed', 1);
     expect(delivery).toBeDefined();
@@ -75,15 +80,28 @@ describe('completion callbacks', () => {
     expect(payload).toEqual((await client.getExecution(run.body.execution_id)).body);
     expect(delivery!.headers['webhook-id']).toBe(`msg_${run.body.execution_id}`);
     expect(delivery!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    expect(() => new Webhook(`whsec_${Buffer.from('another-secret-of-32-bytes-long!').toString('base64')}`).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('another-secret-of-32-bytes-long!').toString('base64')}`).verify(
+        delivery!.body,
+        delivery!.headers as Record<string, string>,
+      ),
+    ).toThrow();
     expect(JSON.stringify(payload)).not.toContain(secret);
   });
 
   it('signs with a plain secret as raw bytes (Webhook with format raw), and sends no signature without a secret', async () => {
-    const run = await client.execute('router', { user_id: 'u', input: { kind: 'broken', message: 'x' }, callback_url: hook.url('raw'), webhook_secret: 'plain secret' });
+    const run = await client.execute('router', {
+      user_id: 'u',
+      input: { kind: 'broken', message: 'x' },
+      callback_url: hook.url('raw'),
+      webhook_secret: 'plain secret',
+    });
     expect(run.body.status).toBe('failed');
     const [signed] = await hook.waitFor('raw', 1);
-    const payload = new Webhook('plain secret', { format: 'raw' }).verify(signed!.body, signed!.headers as Record<string, string>) as Record<string, unknown>;
+    const payload = new Webhook('plain secret', { format: 'raw' }).verify(
+      signed!.body,
+      signed!.headers as Record<string, string>,
+    ) as Record<string, unknown>;
     expect(payload).toMatchObject({ status: 'failed', error: 'Broken: x' });
 
     await client.execute('echo', { user_id: 'u', input: { message: 'x' }, callback_url: hook.url('unsigned') });

@@ -19,8 +19,11 @@ afterAll(() => twin?.close());
 
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
 /** The echo workflow generating slowly, so its stream can be cut in the middle of the run. */
-const slowEcho = (userId: string) => ({ user_id: userId, input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } } });
-
+const slowEcho = (userId: string) => ({
+  user_id: userId,
+  input: { message: 'hi' },
+  overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } },
+});
 
 /** How the n-th event stream answered is cut: after `events` whole events, mid-way through the next (a dropped connection), or ended with a `resume` event. */
 interface Cut {
@@ -43,7 +46,10 @@ function cuttingFetch(cuts: Cut[]) {
     const cut = cuts[streams++];
     if (!cut) return response;
     const executionId = response.headers.get('x-execution-id') ?? url.pathname.split('/').at(-2)!;
-    return new Response(cutStream(response.body as ReadableStream<Uint8Array>, cut, executionId), { status: response.status, headers: response.headers });
+    return new Response(cutStream(response.body as ReadableStream<Uint8Array>, cut, executionId), {
+      status: response.status,
+      headers: response.headers,
+    });
   };
   return { fetch, requests };
 }
@@ -71,7 +77,11 @@ function cutStream(body: ReadableStream<Uint8Array>, cut: Cut, executionId: stri
       }
       await upstream.cancel();
       if (cut.withResumeEvent) {
-        const resume = { last_event_id: cut.events, resume_url: `/api/v1/published/executions/${executionId}/stream?after=${cut.events}`, reason: 'time_limit' };
+        const resume = {
+          last_event_id: cut.events,
+          resume_url: `/api/v1/published/executions/${executionId}/stream?after=${cut.events}`,
+          reason: 'time_limit',
+        };
         controller.enqueue(encoder.encode(`${text.slice(sent, next.index)}\nevent: resume\ndata: ${JSON.stringify(resume)}\n\n`));
         controller.close();
       } else {
@@ -104,7 +114,9 @@ describe('streamRun (lib/client)', () => {
     expect(tokens(events)).toBe(SLOW_REPLY);
 
     const streamPath = `/api/v1/published/executions/${result.executionId}/stream`;
-    expect(requests.filter((request) => request.method === 'POST')).toEqual([{ method: 'POST', path: '/api/v1/published/workflows/echo/stream', search: '', lastEventId: null }]);
+    expect(requests.filter((request) => request.method === 'POST')).toEqual([
+      { method: 'POST', path: '/api/v1/published/workflows/echo/stream', search: '', lastEventId: null },
+    ]);
     expect(requests.filter((request) => request.method === 'GET')).toEqual([
       { method: 'GET', path: streamPath, search: '', lastEventId: '3' },
       { method: 'GET', path: streamPath, search: '', lastEventId: '7' },
@@ -119,7 +131,10 @@ describe('streamRun (lib/client)', () => {
     const client = typedClient(twin, apiKey, fetch);
     const events: RunEvent[] = [];
 
-    const result = await streamRun(client, 'echo', slowEcho('client-resume-event'), { idempotencyKey: 'client-resume-event-1', onEvent: (event) => events.push(event) });
+    const result = await streamRun(client, 'echo', slowEcho('client-resume-event'), {
+      idempotencyKey: 'client-resume-event-1',
+      onEvent: (event) => events.push(event),
+    });
 
     expect(result.complete).toMatchObject({ status: 'completed', output: SLOW_REPLY });
     expect(events.map((event) => event.id)).toEqual(consecutiveFrom1(events.length));
@@ -135,7 +150,12 @@ describe('streamRun (lib/client)', () => {
   it('streams a run that is never cut in one request', async () => {
     const { fetch, requests } = cuttingFetch([]);
     const events: RunEvent[] = [];
-    const result = await streamRun(typedClient(twin, apiKey, fetch), 'echo', { user_id: 'client-whole', input: { message: 'whole' } }, { onEvent: (event) => events.push(event) });
+    const result = await streamRun(
+      typedClient(twin, apiKey, fetch),
+      'echo',
+      { user_id: 'client-whole', input: { message: 'whole' } },
+      { onEvent: (event) => events.push(event) },
+    );
 
     expect(result.complete).toMatchObject({ status: 'completed', output: 'Echo: whole' });
     expect(events.map((event) => event.id)).toEqual(consecutiveFrom1(events.length));
@@ -154,7 +174,10 @@ describe('streamRun (lib/client)', () => {
 });
 
 /** Runs `start`, which aborts its own signal after `count` events; answers the events seen and what it threw. */
-async function abortAfter(count: number, start: (options: { signal: AbortSignal; onEvent: (event: RunEvent) => void }) => Promise<unknown>) {
+async function abortAfter(
+  count: number,
+  start: (options: { signal: AbortSignal; onEvent: (event: RunEvent) => void }) => Promise<unknown>,
+) {
   const controller = new AbortController();
   const events: RunEvent[] = [];
   const thrown = await start({
@@ -170,7 +193,7 @@ async function abortAfter(count: number, start: (options: { signal: AbortSignal;
   return { events, thrown };
 }
 
-describe("streamRun aborted by its caller, and resumeRun", () => {
+describe('streamRun aborted by its caller, and resumeRun', () => {
   it('throws where the caller stood after two events; resumeRun from there gives every later event once, to the final complete', async () => {
     const { fetch, requests } = cuttingFetch([]);
     const client = typedClient(twin, apiKey, fetch);
@@ -180,16 +203,26 @@ describe("streamRun aborted by its caller, and resumeRun", () => {
     const aborted = thrown as RunStreamAbortedError;
     expect(aborted.name).toBe('AbortError');
     expect(first.map((event) => event.id)).toEqual([1, 2]);
-    expect(aborted.position).toEqual({ executionId: first[0]!.event === 'start' ? first[0]!.data.execution_id : 'not a start', lastEventId: 2 });
+    expect(aborted.position).toEqual({
+      executionId: first[0]!.event === 'start' ? first[0]!.data.execution_id : 'not a start',
+      lastEventId: 2,
+    });
 
     const rest: RunEvent[] = [];
-    const result = await resumeRun(client, aborted.position.executionId!, { lastEventId: aborted.position.lastEventId, onEvent: (event) => rest.push(event) });
+    const result = await resumeRun(client, aborted.position.executionId!, {
+      lastEventId: aborted.position.lastEventId,
+      onEvent: (event) => rest.push(event),
+    });
 
     const all = [...first, ...rest];
     expect(all.map((event) => event.id)).toEqual(consecutiveFrom1(all.length));
     expect(all.at(-1)).toMatchObject({ event: 'complete', data: { status: 'completed', output: SLOW_REPLY } });
     expect(tokens(all)).toBe(SLOW_REPLY);
-    expect(result).toMatchObject({ executionId: aborted.position.executionId, lastEventId: all.length, complete: { status: 'completed', output: SLOW_REPLY } });
+    expect(result).toMatchObject({
+      executionId: aborted.position.executionId,
+      lastEventId: all.length,
+      complete: { status: 'completed', output: SLOW_REPLY },
+    });
     const streamPath = `/api/v1/published/executions/${result.executionId}/stream`;
     expect(requests.map(({ method, path, lastEventId }) => [method, path, lastEventId])).toEqual([
       ['POST', '/api/v1/published/workflows/echo/stream', null],
@@ -202,7 +235,9 @@ describe("streamRun aborted by its caller, and resumeRun", () => {
     const client = typedClient(twin, apiKey);
     const first = await abortAfter(2, (options) => streamRun(client, 'echo', slowEcho('client-abort-twice'), options));
     const position = (first.thrown as RunStreamAbortedError).position;
-    const second = await abortAfter(3, (options) => resumeRun(client, position.executionId!, { lastEventId: position.lastEventId, ...options }));
+    const second = await abortAfter(3, (options) =>
+      resumeRun(client, position.executionId!, { lastEventId: position.lastEventId, ...options }),
+    );
     const again = (second.thrown as RunStreamAbortedError).position;
     expect(again).toEqual({ executionId: position.executionId, lastEventId: 5 });
 
@@ -219,15 +254,25 @@ describe("streamRun aborted by its caller, and resumeRun", () => {
     const { fetch, requests } = cuttingFetch([]);
     const client = typedClient(twin, apiKey, fetch);
     const key = 'client-abort-key-1';
-    const first = await abortAfter(2, (options) => streamRun(client, 'echo', slowEcho('client-abort-key'), { idempotencyKey: key, ...options }));
+    const first = await abortAfter(2, (options) =>
+      streamRun(client, 'echo', slowEcho('client-abort-key'), { idempotencyKey: key, ...options }),
+    );
     const position = (first.thrown as RunStreamAbortedError).position;
 
     const rest: RunEvent[] = [];
-    const result = await streamRun(client, 'echo', slowEcho('client-abort-key'), { idempotencyKey: key, lastEventId: position.lastEventId, onEvent: (event) => rest.push(event) });
+    const result = await streamRun(client, 'echo', slowEcho('client-abort-key'), {
+      idempotencyKey: key,
+      lastEventId: position.lastEventId,
+      onEvent: (event) => rest.push(event),
+    });
 
     const all = [...first.events, ...rest];
     expect(all.map((event) => event.id)).toEqual(consecutiveFrom1(all.length));
-    expect(result).toMatchObject({ executionId: position.executionId, lastEventId: all.length, complete: { status: 'completed', output: SLOW_REPLY } });
+    expect(result).toMatchObject({
+      executionId: position.executionId,
+      lastEventId: all.length,
+      complete: { status: 'completed', output: SLOW_REPLY },
+    });
     expect(requests.map(({ method, lastEventId }) => [method, lastEventId])).toEqual([
       ['POST', null],
       ['POST', '2'],
@@ -235,18 +280,31 @@ describe("streamRun aborted by its caller, and resumeRun", () => {
     expect(await storedRunsOf(twin, 'client-abort-key')).toEqual([result.executionId]);
   });
 
-  it('resumed after the final event, gives the run\'s complete back and no event again', async () => {
+  it("resumed after the final event, gives the run's complete back and no event again", async () => {
     const client = typedClient(twin, apiKey);
     const seen: RunEvent[] = [];
-    const finished = await streamRun(client, 'echo', { user_id: 'client-after-end', input: { message: 'done' } }, { idempotencyKey: 'client-after-end-1', onEvent: (event) => seen.push(event) });
+    const finished = await streamRun(
+      client,
+      'echo',
+      { user_id: 'client-after-end', input: { message: 'done' } },
+      { idempotencyKey: 'client-after-end-1', onEvent: (event) => seen.push(event) },
+    );
 
     const replayed: RunEvent[] = [];
-    const byGet = await resumeRun(client, finished.executionId, { lastEventId: finished.lastEventId, onEvent: (event) => replayed.push(event) });
-    const byPost = await streamRun(client, 'echo', { user_id: 'client-after-end', input: { message: 'done' } }, {
-      idempotencyKey: 'client-after-end-1',
+    const byGet = await resumeRun(client, finished.executionId, {
       lastEventId: finished.lastEventId,
       onEvent: (event) => replayed.push(event),
     });
+    const byPost = await streamRun(
+      client,
+      'echo',
+      { user_id: 'client-after-end', input: { message: 'done' } },
+      {
+        idempotencyKey: 'client-after-end-1',
+        lastEventId: finished.lastEventId,
+        onEvent: (event) => replayed.push(event),
+      },
+    );
 
     expect(replayed).toEqual([]);
     expect(byGet).toEqual(finished);
@@ -267,7 +325,12 @@ describe("streamRun aborted by its caller, and resumeRun", () => {
 
   it('refuses a last event id without the Idempotency-Key that names its run, sending nothing', async () => {
     const { fetch, requests } = cuttingFetch([]);
-    const refused = streamRun(typedClient(twin, apiKey, fetch), 'echo', { user_id: 'client-no-key' }, { lastEventId: 3, onEvent: () => undefined });
+    const refused = streamRun(
+      typedClient(twin, apiKey, fetch),
+      'echo',
+      { user_id: 'client-no-key' },
+      { lastEventId: 3, onEvent: () => undefined },
+    );
     await expect(refused).rejects.toThrow(TypeError);
     expect(requests).toEqual([]);
   });

@@ -17,8 +17,15 @@ const EVIL = 'https://evil.example';
 /** What a browser sends from a sandboxed frame, a `data:` or `file:` page: an origin no list may hold. */
 const OPAQUE = 'null';
 /** The CORS headers a browser decides by, and the Vary that would tell a cache there is one to decide. */
-const CORS_HEADER_NAMES = ['access-control-allow-origin', 'access-control-expose-headers', 'access-control-allow-methods', 'access-control-allow-headers', 'vary'];
-const corsHeadersOf = (answer: HttpResult) => Object.fromEntries(CORS_HEADER_NAMES.flatMap((name) => (answer.headers[name] === undefined ? [] : [[name, answer.headers[name]]])));
+const CORS_HEADER_NAMES = [
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'vary',
+];
+const corsHeadersOf = (answer: HttpResult) =>
+  Object.fromEntries(CORS_HEADER_NAMES.flatMap((name) => (answer.headers[name] === undefined ? [] : [[name, answer.headers[name]]])));
 
 /** A function that answers `?malformed=1` with no proxy result, so that API Gateway answers 502 by itself. */
 const failing: Route = {
@@ -52,11 +59,18 @@ const base = () => `${twin.url}/prod/api/v1/published`;
 
 /** What a browser sends before a request with an Authorization header (a non-simple request). */
 function preflight(url: string, origin: string, method: string, headers = 'authorization, content-type'): Promise<HttpResult> {
-  return http(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+  return http(url, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+  });
 }
 
 /** The request itself, as fetch() on the page sends it. */
-function crossOrigin(url: string, origin: string, options: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+function crossOrigin(
+  url: string,
+  origin: string,
+  options: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
   return http(url, { ...options, headers: { origin, authorization: `Bearer ${key}`, ...options.headers } });
 }
 
@@ -118,7 +132,11 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
     it('lets a listed origin read the answer, and tells caches it varies by origin', async () => {
       const answer = await crossOrigin(`${base()}/workflows`, DASHBOARD);
       expect(answer.status).toBe(200);
-      expect(answer.headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-expose-headers': 'retry-after, x-execution-id, content-location', vary: 'Origin' });
+      expect(answer.headers).toMatchObject({
+        'access-control-allow-origin': DASHBOARD,
+        'access-control-expose-headers': 'retry-after, x-execution-id, content-location',
+        vary: 'Origin',
+      });
       expect(answer.body.workflows.length).toBeGreaterThan(0);
     });
 
@@ -146,13 +164,18 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
       expect(stream.headers['access-control-allow-origin']).toBe(DASHBOARD);
       await stream.ended;
       const last = stream.events.at(-1)!;
-      const ended = await crossOrigin(`${base()}/executions/${last.data.execution_id}/stream`, DASHBOARD, { headers: { 'last-event-id': String(last.id) } });
+      const ended = await crossOrigin(`${base()}/executions/${last.data.execution_id}/stream`, DASHBOARD, {
+        headers: { 'last-event-id': String(last.id) },
+      });
       expect(ended.status).toBe(204);
       expect(ended.headers['access-control-allow-origin']).toBe(DASHBOARD);
     });
 
     it('lets the page read the blocking execute, whose status goes out before the run ends', async () => {
-      const answer = await crossOrigin(`${base()}/workflows/echo/execute`, DEV_SERVER, { method: 'POST', body: JSON.stringify({ user_id: 'u', input: { message: 'hi' } }) });
+      const answer = await crossOrigin(`${base()}/workflows/echo/execute`, DEV_SERVER, {
+        method: 'POST',
+        body: JSON.stringify({ user_id: 'u', input: { message: 'hi' } }),
+      });
       expect(answer.status).toBe(200);
       expect(answer.headers['access-control-allow-origin']).toBe(DEV_SERVER);
       expect(answer.body).toMatchObject({ status: 'completed' });
@@ -163,7 +186,11 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
     /** Answers of API Gateway itself, no function's: an unknown path, an unknown method on a known path, a failed integration. */
     const gatewayAnswers = (origin: string) => [
       http(`${base()}/no-such-thing`, { headers: { origin }, undocumented: 'a path the API does not have: the gateway answers' }),
-      http(`${base()}/workflows`, { method: 'DELETE', headers: { origin, authorization: `Bearer ${key}` }, undocumented: 'a method the resource does not have: the gateway answers' }),
+      http(`${base()}/workflows`, {
+        method: 'DELETE',
+        headers: { origin, authorization: `Bearer ${key}` },
+        undocumented: 'a method the resource does not have: the gateway answers',
+      }),
       http(`${twin.url}/prod/api/v1/probe/failing?malformed=1`, { headers: { origin } }),
     ];
 
@@ -184,7 +211,10 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
     it('name none to an allowed page either: the gateway cannot tell it from another (the page sees a network error)', async () => {
       for (const origin of [DASHBOARD, DEV_SERVER]) {
         const answers = await Promise.all(gatewayAnswers(origin));
-        expect(answers.map((answer) => answer.status), origin).toEqual([404, 404, 502]);
+        expect(
+          answers.map((answer) => answer.status),
+          origin,
+        ).toEqual([404, 404, 502]);
         for (const answer of answers) expect(corsHeadersOf(answer), origin).toEqual({});
       }
     });
@@ -210,7 +240,10 @@ describe('with one origin in CORS_ALLOWED_ORIGINS', () => {
 
   it("names that origin on the gateway's own answers, whoever asks (a browser shows them to that page only)", async () => {
     for (const origin of [DASHBOARD, EVIL, OPAQUE]) {
-      const unknown = await http(`${base()}/no-such-thing`, { headers: { origin }, undocumented: 'a path the API does not have: the gateway answers' });
+      const unknown = await http(`${base()}/no-such-thing`, {
+        headers: { origin },
+        undocumented: 'a path the API does not have: the gateway answers',
+      });
       expect(unknown.status, origin).toBe(404);
       expect(corsHeadersOf(unknown), origin).toEqual({
         'access-control-allow-origin': DASHBOARD,
@@ -235,7 +268,10 @@ describe('without CORS_ALLOWED_ORIGINS (the default)', () => {
     expect(read.status).toBe(200);
     expect(read.headers['access-control-allow-origin']).toBeUndefined();
     expect(read.headers.vary).toBeUndefined();
-    const unknown = await http(`${base()}/no-such-thing`, { headers: { origin: DASHBOARD }, undocumented: 'a path the API does not have: the gateway answers' });
+    const unknown = await http(`${base()}/no-such-thing`, {
+      headers: { origin: DASHBOARD },
+      undocumented: 'a path the API does not have: the gateway answers',
+    });
     expect(unknown.headers['access-control-allow-origin']).toBeUndefined();
   });
 });

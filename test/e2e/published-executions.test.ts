@@ -69,7 +69,11 @@ describe('POST /workflows/{id}/execute', () => {
     const run = await client.execute('support-bot', { user_id: 'u', input: { message: 'refund me' } });
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ status: 'interrupted', output: null, error: null, total_steps: 2, finished_at: null });
-    expect(run.body.pending_approval).toEqual({ approval_id: expect.any(String), message: 'Send You said: refund me?', node_id: 'confirm' });
+    expect(run.body.pending_approval).toEqual({
+      approval_id: expect.any(String),
+      message: 'Send You said: refund me?',
+      node_id: 'confirm',
+    });
     const id = run.body.execution_id;
     expect((await client.getExecution(id)).body.pending_approval).toEqual(run.body.pending_approval);
 
@@ -159,7 +163,9 @@ describe('stop', () => {
   it("keeps a stopped run's message in its thread but not the reply its model went on to write", async () => {
     // The scripted model answers slowly: the stop comes while the step function is still generating.
     const blocked = client.execute('echo', {
-      user_id: 'reply-stopper', thread_id: 'stopped-thread', input: { message: 'hello' },
+      user_id: 'reply-stopper',
+      thread_id: 'stopped-thread',
+      input: { message: 'hello' },
       overrides: { answer: { reply: 'one two three four five', token_delay_ms: 150 } },
     });
     let stored: Record<string, any> | undefined;
@@ -192,7 +198,10 @@ describe('stop', () => {
 describe('memory and history', () => {
   it('pre-fills memory, shares history on a thread, and keeps users apart', async () => {
     const first = await client.execute('memory', {
-      user_id: 'ann', thread_id: 't1', initial_memory: { name: 'Ann' }, input: { message: 'first question', topic: 'billing' },
+      user_id: 'ann',
+      thread_id: 't1',
+      initial_memory: { name: 'Ann' },
+      input: { message: 'first question', topic: 'billing' },
     });
     expect(first.body.status).toBe('completed');
     expect(first.body.output).toEqual({ reply: 'Hello Ann, topic was []. History: []', topic: 'billing' });
@@ -214,7 +223,9 @@ describe('memory and history', () => {
 describe('overrides and validation', () => {
   it('replaces node params for one run only', async () => {
     const overridden = await client.execute('echo', {
-      user_id: 'u', input: { message: 'x' }, overrides: { answer: { reply: 'Overridden {{input.message}}' } },
+      user_id: 'u',
+      input: { message: 'x' },
+      overrides: { answer: { reply: 'Overridden {{input.message}}' } },
     });
     expect(overridden.body.output).toBe('Overridden x');
     const plain = await client.execute('echo', { user_id: 'u', input: { message: 'x' } });

@@ -85,12 +85,20 @@ describe('a run whose execution is aborted from outside (the console)', () => {
     const executionId = await runningRouterRun(2);
 
     await sfn.send(
-      new StopExecutionCommand({ executionArn: executionArnOf(twin.twin.state_machine_arn, executionId), error: 'OperatorAbort', cause: 'Aborted in the console' }),
+      new StopExecutionCommand({
+        executionArn: executionArnOf(twin.twin.state_machine_arn, executionId),
+        error: 'OperatorAbort',
+        cause: 'Aborted in the console',
+      }),
     );
 
     const answered = await blocking;
     expect(answered.status).toBe(200);
-    expect(answered.body).toMatchObject({ execution_id: executionId, status: 'failed', error: 'The run was aborted in Step Functions (OperatorAbort)' });
+    expect(answered.body).toMatchObject({
+      execution_id: executionId,
+      status: 'failed',
+      error: 'The run was aborted in Step Functions (OperatorAbort)',
+    });
     expect(answered.body).not.toHaveProperty('poll_url');
     expect(await stored(executionId)).toMatchObject({ status: 'failed', pending_approval: null, task_token: null });
     const delivered = await callbacksOf(executionId);
@@ -127,7 +135,9 @@ describe('an approval whose task token is gone', () => {
 
     const approved = await client.approve(executionId, { feedback: 'ok' });
     expect(approved.status).toBe(409);
-    expect(approved.body.detail).toMatch(new RegExp(`^Approval ${approvalId} can no longer be answered \\((TaskDoesNotExist|InvalidToken)\\); the execution has failed$`));
+    expect(approved.body.detail).toMatch(
+      new RegExp(`^Approval ${approvalId} can no longer be answered \\((TaskDoesNotExist|InvalidToken)\\); the execution has failed$`),
+    );
 
     const polled = await client.getExecution(executionId);
     expect(polled.body).toMatchObject({ status: 'failed', pending_approval: null, finished_at: expect.any(String) });

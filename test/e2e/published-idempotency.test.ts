@@ -34,10 +34,13 @@ const execute = (workflowId: string, body: unknown, key?: string) =>
 const stream = (workflowId: string, body: unknown, key?: string, extra: Record<string, string> = {}): Promise<SseStream> =>
   openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers: headersWith(key, extra), body });
 
-
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
 /** The echo workflow generating slowly, so a stream can be dropped in the middle of the run. */
-const slowEcho = (userId: string) => ({ user_id: userId, input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } } });
+const slowEcho = (userId: string) => ({
+  user_id: userId,
+  input: { message: 'hi' },
+  overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: 40 } },
+});
 
 const ids = (events: SseEvent[]) => events.map((event) => event.id);
 const consecutiveFrom = (from: number, count: number) => Array.from({ length: count }, (_, index) => from + index);
@@ -74,7 +77,9 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     for (const refused of [otherBody, otherWorkflow]) {
       expect(refused.status).toBe(422);
       expect(refused.headers['content-type']).toBe('application/json');
-      expect(refused.body).toEqual({ detail: expect.stringMatching(/^Idempotency-Key: was used in the last 24 hours for a different request/) });
+      expect(refused.body).toEqual({
+        detail: expect.stringMatching(/^Idempotency-Key: was used in the last 24 hours for a different request/),
+      });
       expect(refused.headers['x-execution-id']).toBeUndefined();
     }
     expect(await storedRunsOf(twin, 'different-body')).toEqual([first.body.execution_id]);
@@ -116,7 +121,9 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
       const refusedStream = await stream('echo', body, key);
       await refusedStream.ended;
       expect(refusedStream.status).toBe(400);
-      expect(JSON.parse(refusedStream.text)).toEqual({ detail: 'Validation error: Idempotency-Key: must be 1 to 255 printable ASCII characters' });
+      expect(JSON.parse(refusedStream.text)).toEqual({
+        detail: 'Validation error: Idempotency-Key: must be 1 to 255 printable ASCII characters',
+      });
     }
     expect(await storedRunsOf(twin, 'bad-key')).toEqual([]);
   });
@@ -147,7 +154,10 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(retried.status).toBe(200);
     expect(retried.headers['x-execution-id']).toBe(executionId);
     expect(ids(retried.events)).toEqual(consecutiveFrom(4, retried.events.length));
-    expect(retried.events.at(-1)).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'completed', output: SLOW_REPLY } });
+    expect(retried.events.at(-1)).toMatchObject({
+      event: 'complete',
+      data: { execution_id: executionId, status: 'completed', output: SLOW_REPLY },
+    });
     expect(await storedRunsOf(twin, 'stream-retry')).toEqual([executionId]);
   });
 
@@ -174,8 +184,14 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     const lastId = first.events.at(-1)!.id!;
     const executionId = first.headers['x-execution-id'] as string;
 
-    const nothingMore = await http(`${base()}/workflows/echo/stream`, { method: 'POST', headers: headersWith('stream-end-1', { 'last-event-id': String(lastId) }), body: JSON.stringify(body) });
-    const byGet = await http(`${base()}/executions/${executionId}/stream`, { headers: headersWith(undefined, { 'last-event-id': String(lastId) }) });
+    const nothingMore = await http(`${base()}/workflows/echo/stream`, {
+      method: 'POST',
+      headers: headersWith('stream-end-1', { 'last-event-id': String(lastId) }),
+      body: JSON.stringify(body),
+    });
+    const byGet = await http(`${base()}/executions/${executionId}/stream`, {
+      headers: headersWith(undefined, { 'last-event-id': String(lastId) }),
+    });
     const pastTheEnd = await stream('echo', body, 'stream-end-1', { 'last-event-id': String(lastId + 5) });
     await pastTheEnd.ended;
 
@@ -187,7 +203,9 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(nothingMore.headers['x-execution-id']).toBe(executionId);
     expect(nothingMore.headers['content-location']).toBe(`${base()}/executions/${executionId}/stream`);
     expect(pastTheEnd.status).toBe(400);
-    expect(JSON.parse(pastTheEnd.text)).toEqual({ detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}` });
+    expect(JSON.parse(pastTheEnd.text)).toEqual({
+      detail: `Validation error: Last-Event-ID: is ${lastId + 5}, but the last event of this execution is ${lastId}`,
+    });
     expect(await storedRunsOf(twin, 'stream-end')).toHaveLength(1);
   });
 });
@@ -201,8 +219,10 @@ describe('a retry after the first request died before marking its key started', 
   const keyItem = (key: string) => ({ pk: `idempotency#${PROJECT}#${key}` });
   const readKey = async (key: string) =>
     (await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.executions, Key: keyItem(key), ConsistentRead: true }))).Item;
-  const rewriteKey = (key: string, item: Record<string, unknown>) => twin.dynamo.send(new PutCommand({ TableName: twin.twin.tables.executions, Item: { ...keyItem(key), ...item } }));
-  const startInputOf = (executionId: string) => twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionId)).input;
+  const rewriteKey = (key: string, item: Record<string, unknown>) =>
+    twin.dynamo.send(new PutCommand({ TableName: twin.twin.tables.executions, Item: { ...keyItem(key), ...item } }));
+  const startInputOf = (executionId: string) =>
+    twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionId)).input;
 
   it('joins the run a first request started when it died after StartExecution, on execute and on stream', async () => {
     const body = { user_id: 'died-after-start', input: { message: 'once' } };
@@ -210,7 +230,13 @@ describe('a retry after the first request died before marking its key started', 
     const executionId = first.body.execution_id as string;
     // What the first request left: every item written, StartExecution sent, the key never marked started.
     const { state: _state, ...item } = (await readKey('died-after-start'))!;
-    await rewriteKey('died-after-start', { ...item, state: 'launching', start_input: startInputOf(executionId), lease_id: 'lease-of-the-dead-request', starting_until_ms: Date.now() - 1 });
+    await rewriteKey('died-after-start', {
+      ...item,
+      state: 'launching',
+      start_input: startInputOf(executionId),
+      lease_id: 'lease-of-the-dead-request',
+      starting_until_ms: Date.now() - 1,
+    });
 
     const retried = await execute('echo', body, 'died-after-start');
     const streamed = await stream('echo', body, 'died-after-start');

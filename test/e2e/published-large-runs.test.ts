@@ -83,7 +83,9 @@ afterAll(async () => {
 const utf8 = (value: unknown) => Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
 
 async function executionItem(executionId: string) {
-  const { Item } = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }));
+  const { Item } = await twin.dynamo.send(
+    new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${executionId}` } }),
+  );
   return Item!;
 }
 
@@ -104,7 +106,11 @@ function stateMachineInput(executionId: string): string {
 
 describe('a run of several MB', () => {
   it('completes, answers the whole output on execute, GET and the callback, and keeps items small and large values in S3', async () => {
-    const body = JSON.stringify({ user_id: 'big', input: { text: TEXT }, callback_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+    const body = JSON.stringify({
+      user_id: 'big',
+      input: { text: TEXT },
+      callback_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    });
     expect(utf8(body)).toBeGreaterThan(100_000);
     expect(utf8(TEXT) + utf8(A) + utf8(B) + utf8(C)).toBeGreaterThan(3.5 * 1024 * 1024);
 
@@ -158,7 +164,9 @@ describe('a run of several MB', () => {
 
   it(`fails a run whose output would pass ${MAX_EXECUTION_RESULT_BYTES} bytes, saying so`, async () => {
     const run = await client.execute('large-chain', {
-      user_id: 'big', input: { text: TEXT }, overrides: { done: { output: '{{nodes.c.output}}{{nodes.b.output}}' } },
+      user_id: 'big',
+      input: { text: TEXT },
+      overrides: { done: { output: '{{nodes.c.output}}{{nodes.b.output}}' } },
     });
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ status: 'failed', output: null });
@@ -204,7 +212,10 @@ describe('ids at the limits of the API', () => {
 
   it('runs with a 256-character non-ASCII user_id and thread_id, initial_memory included, and reads them back next run', async () => {
     const first = await client.execute('memory', {
-      user_id: userId, thread_id: threadId, initial_memory: { name: 'Аня' }, input: { message: 'first question', topic: 'billing' },
+      user_id: userId,
+      thread_id: threadId,
+      initial_memory: { name: 'Аня' },
+      input: { message: 'first question', topic: 'billing' },
     });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ status: 'completed', thread_id: threadId });

@@ -42,7 +42,9 @@ describe('a blocking execute longer than the streaming idle limit', () => {
     expect(document).not.toHaveProperty('poll_url');
     expect(document.elapsed_time).toBeGreaterThanOrEqual(WAIT_SECONDS);
 
-    const polled = await http(`${twin.url}/prod/api/v1/published/executions/${document.execution_id}`, { headers: { authorization: `Bearer ${key}` } });
+    const polled = await http(`${twin.url}/prod/api/v1/published/executions/${document.execution_id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(polled.status).toBe(200);
     expect(polled.body).toEqual(document);
   }, 120_000);
@@ -53,7 +55,10 @@ describe('a blocking execute longer than the streaming idle limit', () => {
     expect(missing.text.startsWith('{')).toBe(true);
     expect(missing.body).toEqual({ detail: expect.any(String) });
 
-    const tooLarge = await execute('/prod/api/v1/published/workflows/echo/execute', { user_id: 'u', input: { message: 'x'.repeat(200 * 1024) } });
+    const tooLarge = await execute('/prod/api/v1/published/workflows/echo/execute', {
+      user_id: 'u',
+      input: { message: 'x'.repeat(200 * 1024) },
+    });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body).toEqual({ detail: expect.any(String) });
   });

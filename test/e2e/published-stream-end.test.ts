@@ -25,7 +25,11 @@ const base = () => `${twin.url}/api/v1/published`;
 
 /** Runs a workflow over its stream to the stream's end; answers the execution id and the last event's id. */
 async function streamedRun(workflowId: string, body: unknown): Promise<{ executionId: string; lastId: number; lastStatus: string }> {
-  const stream = await openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body });
+  const stream = await openSse(`${base()}/workflows/${workflowId}/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body,
+  });
   await stream.ended;
   const last = stream.events.at(-1)!;
   return { executionId: stream.events[0]!.data.execution_id as string, lastId: last.id!, lastStatus: last.data.status as string };
@@ -50,7 +54,11 @@ function subscribe(url: string, eventTypes: string[]) {
   const source = new EventSource(url, {
     fetch: async (input, init) => {
       const response = await documentedFetch(input, { ...init, headers: { ...init.headers, authorization: `Bearer ${key}` } });
-      exchanges.push({ lastEventId: init.headers['Last-Event-ID'], status: response.status, contentType: response.headers.get('content-type') });
+      exchanges.push({
+        lastEventId: init.headers['Last-Event-ID'],
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+      });
       changed();
       return response;
     },
@@ -95,15 +103,21 @@ function subscribe(url: string, eventTypes: string[]) {
 describe('a client that already has the last event of an ended run', () => {
   it('gets 204 with no body and no event-stream type from /stream, by Last-Event-ID or ?after=', async () => {
     const { executionId, lastId } = await streamedRun('echo', { user_id: 'u', input: { message: 'done' } });
-    const byHeader = await http(`${base()}/executions/${executionId}/stream`, { headers: { authorization: `Bearer ${key}`, 'last-event-id': String(lastId) } });
-    const byQuery = await http(`${base()}/executions/${executionId}/stream?after=${lastId}`, { headers: { authorization: `Bearer ${key}` } });
+    const byHeader = await http(`${base()}/executions/${executionId}/stream`, {
+      headers: { authorization: `Bearer ${key}`, 'last-event-id': String(lastId) },
+    });
+    const byQuery = await http(`${base()}/executions/${executionId}/stream?after=${lastId}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     for (const answer of [byHeader, byQuery]) {
       expect(answer.status).toBe(204);
       expect(answer.text).toBe('');
       expect(answer.headers['content-type']).toBeUndefined();
     }
     // One event earlier there is still something to send.
-    const before = await http(`${base()}/executions/${executionId}/stream?after=${lastId - 1}`, { headers: { authorization: `Bearer ${key}` } });
+    const before = await http(`${base()}/executions/${executionId}/stream?after=${lastId - 1}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(before.status).toBe(200);
     expect(before.headers['content-type']).toBe('text/event-stream');
   });
@@ -113,16 +127,20 @@ describe('a client that already has the last event of an ended run', () => {
     const failed = await streamedRun('router', { user_id: 'u', input: { kind: 'broken', message: 'gears' } });
     expect([completed.lastStatus, failed.lastStatus]).toEqual(['completed', 'failed']);
     for (const run of [completed, failed]) {
-      const answer = await http(`${base()}/executions/${run.executionId}/events`, { headers: { authorization: `Bearer ${key}`, 'last-event-id': String(run.lastId) } });
+      const answer = await http(`${base()}/executions/${run.executionId}/events`, {
+        headers: { authorization: `Bearer ${key}`, 'last-event-id': String(run.lastId) },
+      });
       expect(answer.status, run.lastStatus).toBe(204);
       expect(answer.text).toBe('');
     }
   });
 
-  it('still gets a stream after an approval\'s complete: the run is paused, not ended', async () => {
+  it("still gets a stream after an approval's complete: the run is paused, not ended", async () => {
     const { executionId, lastId, lastStatus } = await streamedRun('support-bot', { user_id: 'u', input: { message: 'pause here' } });
     expect(lastStatus).toBe('interrupted');
-    const resumed = await openSse(`${base()}/executions/${executionId}/stream`, { headers: { authorization: `Bearer ${key}`, 'last-event-id': String(lastId) } });
+    const resumed = await openSse(`${base()}/executions/${executionId}/stream`, {
+      headers: { authorization: `Bearer ${key}`, 'last-event-id': String(lastId) },
+    });
     expect(resumed.status).toBe(200);
     expect(resumed.headers['content-type']).toBe('text/event-stream');
     expect((await client.approve(executionId, { feedback: 'go on' })).status).toBe(200);
@@ -132,12 +150,16 @@ describe('a client that already has the last event of an ended run', () => {
 });
 
 describe('the eventsource package', () => {
-  it('stops after a replayed run\'s complete: one reconnect with its last id, answered 204, then closed', async () => {
+  it("stops after a replayed run's complete: one reconnect with its last id, answered 204, then closed", async () => {
     const { executionId, lastId } = await streamedRun('echo', { user_id: 'u', input: { message: 'replay me' } });
     const subscription = subscribe(`${base()}/executions/${executionId}/stream`, ['start', 'node_update', 'token', 'complete']);
     await subscription.settled(2);
 
-    expect(subscription.events.at(-1)).toMatchObject({ type: 'complete', id: String(lastId), data: { status: 'completed', output: 'Echo: replay me' } });
+    expect(subscription.events.at(-1)).toMatchObject({
+      type: 'complete',
+      id: String(lastId),
+      data: { status: 'completed', output: 'Echo: replay me' },
+    });
     expect(subscription.exchanges).toEqual([
       { lastEventId: undefined, status: 200, contentType: 'text/event-stream' },
       { lastEventId: String(lastId), status: 204, contentType: null },

@@ -84,7 +84,11 @@ describe('streamed answers reach the client while the run still goes on', () => 
   });
 
   it('POST /execute: the 200 and each whitespace heartbeat arrive before the document', async () => {
-    const response = await openResponse(`${stage()}/workflows/router/execute`, { method: 'POST', headers: auth(), body: JSON.stringify(waitingRun) });
+    const response = await openResponse(`${stage()}/workflows/router/execute`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify(waitingRun),
+    });
     try {
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('application/json');

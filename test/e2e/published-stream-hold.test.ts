@@ -121,7 +121,11 @@ describe('by default nothing holds a streamed write, and the streams send no fil
   });
 
   it('POST /execute: the 200 and its first whitespace (a single space) reach the client while the run waits', async () => {
-    const response = await openResponse(`${api(world)}/workflows/pause/execute`, { method: 'POST', headers: auth(world), body: JSON.stringify({ user_id: 'u', input: {} }) });
+    const response = await openResponse(`${api(world)}/workflows/pause/execute`, {
+      method: 'POST',
+      headers: auth(world),
+      body: JSON.stringify({ user_id: 'u', input: {} }),
+    });
     try {
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('application/json');
@@ -135,7 +139,11 @@ describe('by default nothing holds a streamed write, and the streams send no fil
   });
 
   it('POST /execute: the document reaches the client as the run settles (here at its first approval)', async () => {
-    const response = await openResponse(`${api(world)}/workflows/relay/execute`, { method: 'POST', headers: auth(world), body: JSON.stringify({ user_id: 'u', input: {} }) });
+    const response = await openResponse(`${api(world)}/workflows/relay/execute`, {
+      method: 'POST',
+      headers: auth(world),
+      body: JSON.stringify({ user_id: 'u', input: {} }),
+    });
     await until(() => response.ended());
     expect(response.body()).toMatch(/^ \{/);
     expect(JSON.parse(response.body())).toMatchObject({ status: 'interrupted' });
@@ -186,7 +194,9 @@ describe(`holding writes until ${LAMBDA_STREAM_HOLD_BYTES} bytes wait, without p
     const executionId = await relayRun(world);
     // Not even the status line: the function's first bytes (the opening comment, then the `status` event) were held,
     // and the idle cut dropped them with the connection.
-    await expect(openResponse(`${api(world)}/executions/${executionId}/events`, { headers: auth(world) })).rejects.toThrow(/socket hang up|ECONNRESET/);
+    await expect(openResponse(`${api(world)}/executions/${executionId}/events`, { headers: auth(world) })).rejects.toThrow(
+      /socket hang up|ECONNRESET/,
+    );
     await world.twin.settled(['PublishedExecutionEvents']);
   });
 });

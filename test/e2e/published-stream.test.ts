@@ -20,14 +20,21 @@ function streamRun(workflowId: string, body: unknown, headers: Record<string, st
   return openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers, body });
 }
 
-function followRun(executionId: string, options: { path?: 'stream' | 'events'; query?: string; headers?: Record<string, string> } = {}): Promise<SseStream> {
+function followRun(
+  executionId: string,
+  options: { path?: 'stream' | 'events'; query?: string; headers?: Record<string, string> } = {},
+): Promise<SseStream> {
   const query = options.query ? `?${options.query}` : '';
   return openSse(`${base()}/executions/${executionId}/${options.path ?? 'stream'}${query}`, { headers: { ...auth(), ...options.headers } });
 }
 
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen';
 /** The echo workflow made to generate slowly, so a test can act in the middle of it. */
-const slowEcho = (delayMs = 40) => ({ user_id: 'u', input: { message: 'hi' }, overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: delayMs } } });
+const slowEcho = (delayMs = 40) => ({
+  user_id: 'u',
+  input: { message: 'hi' },
+  overrides: { answer: { reply: SLOW_REPLY, token_delay_ms: delayMs } },
+});
 
 const ids = (events: SseEvent[]) => events.map((event) => event.id);
 const names = (events: SseEvent[]) => events.map((event) => event.event);
@@ -72,8 +79,10 @@ describe('POST /workflows/{id}/stream', () => {
     expect(complete.event).toBe('complete');
     expect(complete.data.status).toBe('completed');
     expect(complete.data.output).toEqual({ reply: expect.stringContaining('Hello'), topic: 'tea' });
-    expect(stream.events.find((event) => event.event === 'node_update' && event.data.node_id === 'route' && event.data.status === 'completed')!.data)
-      .toEqual({ node_id: 'route', type: 'condition', status: 'completed', next: 'remember' });
+    expect(
+      stream.events.find((event) => event.event === 'node_update' && event.data.node_id === 'route' && event.data.status === 'completed')!
+        .data,
+    ).toEqual({ node_id: 'route', type: 'condition', status: 'completed', next: 'remember' });
   });
 
   it('ends with complete interrupted at an approval, and the approval can be answered at once', async () => {
@@ -89,7 +98,12 @@ describe('POST /workflows/{id}/stream', () => {
       // Counted up to the pause (the llm node's call), from the record AwaitApproval read.
       usage: { model_calls: 1, input_tokens: 0, output_tokens: 3, tool_calls: 0, images: 0 },
     });
-    expect(stream.events.at(-2)!.data).toEqual({ node_id: 'confirm', type: 'approval', status: 'waiting', approval_id: complete.data.pending_approval.approval_id });
+    expect(stream.events.at(-2)!.data).toEqual({
+      node_id: 'confirm',
+      type: 'approval',
+      status: 'waiting',
+      approval_id: complete.data.pending_approval.approval_id,
+    });
     const approved = await client.approve(complete.data.execution_id, { feedback: 'ok' });
     expect(approved.status).toBe(200);
   });
@@ -112,7 +126,10 @@ describe('POST /workflows/{id}/stream', () => {
     await stream.ended;
 
     expectGapFree(stream.events);
-    expect(stream.events.at(-1)!).toMatchObject({ event: 'complete', data: { execution_id: executionId, status: 'cancelled', output: null } });
+    expect(stream.events.at(-1)!).toMatchObject({
+      event: 'complete',
+      data: { execution_id: executionId, status: 'cancelled', output: null },
+    });
     expect(tokensOf(stream.events, 'answer').length).toBeLessThan(SLOW_REPLY.length);
   });
 
@@ -193,7 +210,9 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     const malformed = await followRun(executionId, { query: 'after=abc' });
     await Promise.all([beyond.ended, malformed.ended]);
     expect(beyond.status).toBe(400);
-    expect(JSON.parse(beyond.text)).toEqual({ detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${live.events.at(-1)!.id}` });
+    expect(JSON.parse(beyond.text)).toEqual({
+      detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${live.events.at(-1)!.id}`,
+    });
     expect(malformed.status).toBe(400);
     expect(JSON.parse(malformed.text)).toEqual({ detail: 'Validation error: after: must be an event id: a whole number' });
   });
@@ -210,8 +229,12 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
       const viaBoth = await followRun(executionId, { path, query: 'after=1', headers: { 'last-event-id': '999' } });
       await Promise.all([viaQuery.ended, viaHeader.ended, viaBoth.ended]);
       expect([viaQuery.status, viaHeader.status, viaBoth.status], path).toEqual([400, 400, 400]);
-      expect(JSON.parse(viaQuery.text), path).toEqual({ detail: `Validation error: after: is 999, but the last event of this execution is ${lastId}` });
-      expect(JSON.parse(viaHeader.text), path).toEqual({ detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${lastId}` });
+      expect(JSON.parse(viaQuery.text), path).toEqual({
+        detail: `Validation error: after: is 999, but the last event of this execution is ${lastId}`,
+      });
+      expect(JSON.parse(viaHeader.text), path).toEqual({
+        detail: `Validation error: Last-Event-ID: is 999, but the last event of this execution is ${lastId}`,
+      });
       expect(JSON.parse(viaBoth.text), path).toEqual(JSON.parse(viaHeader.text));
     }
   });
@@ -229,7 +252,7 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     expect(next.events.at(-1)!.data).toMatchObject({ status: 'completed', output: 'You said: ship it' });
   });
 
-  it('answers another project\'s run and an unknown run 404, and needs workflows.stream', async () => {
+  it("answers another project's run and an unknown run 404, and needs workflows.stream", async () => {
     await publishFixtures(twin, 'other-stream');
     const theirs = (await createKey(twin, 'full', { project: 'other-stream' })).key;
     const live = await streamRun('echo', { user_id: 'u', input: { message: 'mine' } });
@@ -256,7 +279,15 @@ describe('GET /executions/{id}/events', () => {
       {
         id: live.events.at(-1)!.id,
         event: 'status',
-        data: { execution_id: executionId, workflow_id: 'echo', thread_id: 'th', status: 'completed', output: 'Echo: done already', error: null, pending_approval: null },
+        data: {
+          execution_id: executionId,
+          workflow_id: 'echo',
+          thread_id: 'th',
+          status: 'completed',
+          output: 'Echo: done already',
+          error: null,
+          pending_approval: null,
+        },
       },
     ]);
   });
@@ -271,7 +302,13 @@ describe('GET /executions/{id}/events', () => {
     expect((await client.reject(executionId, { feedback: 'not now' })).status).toBe(200);
     await subscription.ended;
     expect(names(subscription.events)).toEqual(['status', 'decision', 'status']);
-    expect(subscription.events[1]!.data).toMatchObject({ execution_id: executionId, node_id: 'confirm', decision: 'rejected', feedback: 'not now', status: 'running' });
+    expect(subscription.events[1]!.data).toMatchObject({
+      execution_id: executionId,
+      node_id: 'confirm',
+      decision: 'rejected',
+      feedback: 'not now',
+      status: 'running',
+    });
     expect(subscription.events[2]!.data).toMatchObject({ status: 'completed', output: 'Cancelled: not now', pending_approval: null });
   });
 
@@ -301,7 +338,8 @@ describe('GET /executions/{id}/events', () => {
     subscription.close();
     // Without the stop the handler would read on for its 14 minutes; it ends long before its next 5 s read.
     const deadline = Date.now() + 3_000;
-    while (twin.invocationsInFlight('PublishedExecutionEvents') > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (twin.invocationsInFlight('PublishedExecutionEvents') > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(twin.invocationsInFlight('PublishedExecutionEvents')).toBe(0);
     expect((await client.getExecution(executionId)).body.status).toBe('interrupted');
   });
@@ -322,7 +360,11 @@ describe('the event log', () => {
     await live.ended;
     const executionId = live.events[0]!.data.execution_id as string;
     const { Items } = await twin.dynamo.send(
-      new QueryCommand({ TableName: twin.twin.tables.runEvents, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `run#${executionId}` } }),
+      new QueryCommand({
+        TableName: twin.twin.tables.runEvents,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `run#${executionId}` },
+      }),
     );
     expect(live.events.length).toBeGreaterThan(16);
     expect(Items!.length).toBeLessThan(8);

@@ -75,7 +75,9 @@ describe('workflows of the active publication', () => {
     writeFileSync(
       join(dir, 'bad.json'),
       JSON.stringify({
-        id: 'bad', name: 'Bad', start: 'a',
+        id: 'bad',
+        name: 'Bad',
+        start: 'a',
         nodes: {
           a: { type: 'llm', provider: 'scripted', next: 'missing' },
           b: { type: 'condition', cases: [{ if: 'input.x = ', next: 'a' }], else: 'a' },
@@ -90,7 +92,10 @@ describe('workflows of the active publication', () => {
     expect(error).toContain('bad.json.nodes.a.reply: required for provider scripted');
     expect(error).toContain('bad.json.nodes.b.cases.0.if: not a valid JSONata expression');
 
-    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ id: 'bad', name: 'Bad', start: 'c', nodes: { c: { type: 'wait', seconds: 'five', next: 'c' } } }));
+    writeFileSync(
+      join(dir, 'bad.json'),
+      JSON.stringify({ id: 'bad', name: 'Bad', start: 'c', nodes: { c: { type: 'wait', seconds: 'five', next: 'c' } } }),
+    );
     const typed = JSON.parse((await runCli(['publish', dir, '--project', 'refused', '--json'])).stdout).error as string;
     expect(typed).toContain('bad.json.nodes.c.seconds: Invalid input: expected number');
     expect((await client.GET('/workflows/{workflow_id}', workflow('bad'))).response.status).toBe(404);

@@ -29,11 +29,23 @@ describe('round trips per webhook request (warm link)', () => {
 
     await warm(calls.token, callEvent());
     const event = callEvent();
-    const call = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(201), twin);
+    const call = await recorder.during(
+      'WebhookPostEvent',
+      async () => expect((await postJson(url(calls.token), event)).status).toBe(201),
+      twin,
+    );
     await warm(calls.token, callEvent());
-    const duplicate = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(calls.token), event)).status).toBe(200), twin);
+    const duplicate = await recorder.during(
+      'WebhookPostEvent',
+      async () => expect((await postJson(url(calls.token), event)).status).toBe(200),
+      twin,
+    );
     await warm(dialogs.token, textEvent(3));
-    const dialog = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url(dialogs.token), textEvent(50))).status).toBe(201), twin);
+    const dialog = await recorder.during(
+      'WebhookPostEvent',
+      async () => expect((await postJson(url(dialogs.token), textEvent(50))).status).toBe(201),
+      twin,
+    );
 
     // Which requests, as a sorted list (parallel ones arrive in either order), and how many steps one after another.
     // A parallel pair can look sequential when a socket is slow to open, so the steps may read one more, never fewer.
@@ -52,7 +64,11 @@ describe('round trips per webhook request (warm link)', () => {
     // The refused put answers the stored event (ALL_OLD); the day's unit goes back, with the usage the event would have cost.
     expect(operations(duplicate)).toEqual([...operations(call), 'UpdateItem local-usage'].sort());
     expect(operations(dialog)).toEqual(operations(call));
-    for (const [kind, served, pinned] of [['call', call, 2], ['duplicate', duplicate, 3], ['dialog', dialog, 2]] as const) {
+    for (const [kind, served, pinned] of [
+      ['call', call, 2],
+      ['duplicate', duplicate, 3],
+      ['dialog', dialog, 2],
+    ] as const) {
       expect(sequentialSteps(served), kind).toBeGreaterThanOrEqual(pinned);
       expect(sequentialSteps(served), kind).toBeLessThanOrEqual(pinned + 1);
     }
@@ -82,17 +98,41 @@ describe('the twin answers a failed condition with the old item, as DynamoDB doe
     const item = { source_id: { S: 'all-old' }, external_id: { S: 'e1' }, event_id: { N: '7' }, expires_at: { N: '4102444800' } };
     await client.send(new PutItemCommand({ TableName: table, Item: item }));
     const refused = (input: { ReturnValuesOnConditionCheckFailure?: 'ALL_OLD' | 'NONE' }) =>
-      client.send(new PutItemCommand({ TableName: table, Item: { ...item, event_id: { N: '8' } }, ConditionExpression: 'attribute_not_exists(external_id)', ...input })).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      client
+        .send(
+          new PutItemCommand({
+            TableName: table,
+            Item: { ...item, event_id: { N: '8' } },
+            ConditionExpression: 'attribute_not_exists(external_id)',
+            ...input,
+          }),
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
     const withOld = await refused({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
     expect(withOld).toBeInstanceOf(ConditionalCheckFailedException);
     expect((withOld as ConditionalCheckFailedException).Item).toEqual(item);
-    expect((await refused({})) as ConditionalCheckFailedException).toMatchObject({ name: 'ConditionalCheckFailedException', Item: undefined });
+    expect((await refused({})) as ConditionalCheckFailedException).toMatchObject({
+      name: 'ConditionalCheckFailedException',
+      Item: undefined,
+    });
     const update = await client
-      .send(new UpdateItemCommand({ TableName: table, Key: { source_id: item.source_id, external_id: item.external_id }, UpdateExpression: 'SET event_id = :n', ConditionExpression: 'event_id = :x', ExpressionAttributeValues: { ':n': { N: '9' }, ':x': { N: '1' } }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }))
-      .then(() => undefined, (error: unknown) => error as ConditionalCheckFailedException);
+      .send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { source_id: item.source_id, external_id: item.external_id },
+          UpdateExpression: 'SET event_id = :n',
+          ConditionExpression: 'event_id = :x',
+          ExpressionAttributeValues: { ':n': { N: '9' }, ':x': { N: '1' } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => error as ConditionalCheckFailedException,
+      );
     expect(update?.Item).toEqual(item);
     client.destroy();
   });

@@ -20,7 +20,8 @@ const probe = (query: string) => `${twin.url}/prod/api/v1/published/diagnostics/
 const auth = (value = key) => ({ authorization: `Bearer ${value}` });
 
 /** The whole body of a probe: the first write (`:` and spaces, exactly `bytes` bytes), then the end of the comment and `end`. */
-const probeBody = (bytes: number, holdMs: number) => `:${' '.repeat(bytes - 1)}\n\nevent: end\ndata: {"bytes":${bytes},"hold_ms":${holdMs}}\n\n`;
+const probeBody = (bytes: number, holdMs: number) =>
+  `:${' '.repeat(bytes - 1)}\n\nevent: end\ndata: {"bytes":${bytes},"hold_ms":${holdMs}}\n\n`;
 
 describe('GET /diagnostics/stream-probe', () => {
   it.each([1, 65_536])('answers 200 with a first write of exactly %i bytes, then the end event, and nothing else', async (bytes) => {
@@ -40,7 +41,7 @@ describe('GET /diagnostics/stream-probe', () => {
     expect(stream.events).toEqual([{ id: undefined, event: 'end', data: { bytes: 1024, hold_ms: 0 } }]);
   });
 
-  it('sends the headers the product\'s event streams send', async () => {
+  it("sends the headers the product's event streams send", async () => {
     const run = await publishedClient(twin, key).execute('echo', { user_id: 'u', input: { message: 'hi' } });
     expect(run.status).toBe(200);
     const events = await openSse(`${twin.url}/prod/api/v1/published/executions/${run.body.execution_id}/events`, { headers: auth() });
@@ -52,7 +53,12 @@ describe('GET /diagnostics/stream-probe', () => {
       Object.fromEntries(['content-type', 'cache-control', 'connection', 'x-accel-buffering'].map((name) => [name, headers[name]]));
     expect(events.status).toBe(200);
     expect(streamHeaders(probed.headers)).toEqual(streamHeaders(events.headers));
-    expect(streamHeaders(probed.headers)).toEqual({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    expect(streamHeaders(probed.headers)).toEqual({
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
   });
 
   it('lets a key with the read preset measure', async () => {

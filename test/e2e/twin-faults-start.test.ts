@@ -56,18 +56,26 @@ describe('npm start with TWIN_FAULTS', () => {
     ['s3:error=1.5', {}, 'TWIN_FAULTS: "s3:error=1.5" needs a rate from 0 to 1'],
     ['lambda:delay=200@0.1', {}, 'TWIN_FAULTS: "lambda:delay=200@0.1" is not lambda:delay=<N>ms@<rate>'],
     ['s3:error=0.1', { TWIN_FAULTS_SEED: 'seven' }, 'TWIN_FAULTS_SEED must be a whole number from 0 to 4294967295, got "seven"'],
-  ])('refuses %s and exits 1 with the message', async (faults, env, message) => {
-    const started = startTwin({ TWIN_FAULTS: faults, ...env });
-    expect(await started.exited).toBe(1);
-    expect(started.output().stderr).toContain(message);
-    expect(started.output().stdout).not.toContain('Local twin listening');
-  }, DEADLINE_MS);
+  ])(
+    'refuses %s and exits 1 with the message',
+    async (faults, env, message) => {
+      const started = startTwin({ TWIN_FAULTS: faults, ...env });
+      expect(await started.exited).toBe(1);
+      expect(started.output().stderr).toContain(message);
+      expect(started.output().stdout).not.toContain('Local twin listening');
+    },
+    DEADLINE_MS,
+  );
 
-  it('prints the faults and the seed that replays them', async () => {
-    const started = startTwin({ TWIN_FAULTS: 's3:error=0.05,lambda:delay=200ms@0.1', TWIN_FAULTS_SEED: '424242' });
-    const stdout = await started.printed('replays it)');
-    expect(stdout).toContain('Faults:        s3:error=0.05,lambda:delay=200ms@0.1 (seed 424242: TWIN_FAULTS_SEED=424242 replays it)');
-    started.child.kill('SIGTERM');
-    expect(await started.exited).toBe(0);
-  }, DEADLINE_MS);
+  it(
+    'prints the faults and the seed that replays them',
+    async () => {
+      const started = startTwin({ TWIN_FAULTS: 's3:error=0.05,lambda:delay=200ms@0.1', TWIN_FAULTS_SEED: '424242' });
+      const stdout = await started.printed('replays it)');
+      expect(stdout).toContain('Faults:        s3:error=0.05,lambda:delay=200ms@0.1 (seed 424242: TWIN_FAULTS_SEED=424242 replays it)');
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+    },
+    DEADLINE_MS,
+  );
 });

@@ -26,7 +26,10 @@ const probe = (id: string, path: string, tables: Route['tables']): Route => ({
 
 // The ping function as if its entry declared the usage table read-only: it counts every request in the link's day
 // item there (an update).
-const underGrantedPing: Route = { ...routeById('WebhookPing'), tables: { ...METERED, usage: 'read', links: 'read', counters: 'readWrite' } };
+const underGrantedPing: Route = {
+  ...routeById('WebhookPing'),
+  tables: { ...METERED, usage: 'read', links: 'read', counters: 'readWrite' },
+};
 
 let twin: TestTwin;
 
@@ -78,7 +81,9 @@ describe('a handler that touches what its entry does not declare is refused', ()
   it('refuses a function any table its entry does not name, and a write where it declares read', async () => {
     const ping = dynamoAs(twin.credentialsOf('WebhookPing'));
     const key = { pk: { S: 'nothing-here' } };
-    expect(await ping.send(new GetItemCommand({ TableName: 'local-links', Key: key }))).toMatchObject({ $metadata: { httpStatusCode: 200 } });
+    expect(await ping.send(new GetItemCommand({ TableName: 'local-links', Key: key }))).toMatchObject({
+      $metadata: { httpStatusCode: 200 },
+    });
     const undeclared = await failureOf(ping.send(new GetItemCommand({ TableName: 'local-executions', Key: key })));
     expect(undeclared).toMatchObject({ name: 'AccessDeniedException', status: 400 });
     expect(undeclared.message).toContain(`dynamodb:GetItem on resource: ${localTableArn('executions')}`);
@@ -111,11 +116,17 @@ describe('a handler that touches what its entry does not declare is refused', ()
   it('refuses a request signed with the wrong secret or an unknown key', async () => {
     const { accessKeyId } = twin.credentialsOf('WebhookPostEvent');
     const key = { pk: { S: 'x' } };
-    const forged = await failureOf(dynamoAs({ accessKeyId, secretAccessKey: 'guessed' }).send(new GetItemCommand({ TableName: 'local-links', Key: key })));
+    const forged = await failureOf(
+      dynamoAs({ accessKeyId, secretAccessKey: 'guessed' }).send(new GetItemCommand({ TableName: 'local-links', Key: key })),
+    );
     expect(forged).toMatchObject({ name: 'InvalidSignatureException' });
-    const unknown = await failureOf(dynamoAs({ accessKeyId: 'NOBODY', secretAccessKey: 'x' }).send(new GetItemCommand({ TableName: 'local-links', Key: key })));
+    const unknown = await failureOf(
+      dynamoAs({ accessKeyId: 'NOBODY', secretAccessKey: 'x' }).send(new GetItemCommand({ TableName: 'local-links', Key: key })),
+    );
     expect(unknown).toMatchObject({ name: 'UnrecognizedClientException' });
-    const forgedS3 = await failureOf(s3As({ accessKeyId, secretAccessKey: 'guessed' }).send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: 'inbound/x' })));
+    const forgedS3 = await failureOf(
+      s3As({ accessKeyId, secretAccessKey: 'guessed' }).send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: 'inbound/x' })),
+    );
     expect(forgedS3).toMatchObject({ name: 'SignatureDoesNotMatch', status: 403 });
   });
 });

@@ -51,10 +51,16 @@ describe('the twin terminal', () => {
 
     const firstPing = await requests.waitFor(/GET \/prod\/\S+\/ping/);
     expect(firstPing).toMatch(new RegExp(`^${TIME} GET /prod/api/v1/webhooks/${shownToken}/ping\\?…=… 200 WebhookPing ${DURATION} cold$`));
-    expect(await requests.waitFor(/GET \/api\/\S+\/ping/)).toMatch(new RegExp(`^${TIME} GET /api/v1/webhooks/${shownToken}/ping 200 WebhookPing ${DURATION}$`));
-    expect(await requests.waitFor(/POST /)).toMatch(new RegExp(`^${TIME} POST /api/v1/webhooks/${shownToken}/events 201 WebhookPostEvent ${DURATION} cold$`));
+    expect(await requests.waitFor(/GET \/api\/\S+\/ping/)).toMatch(
+      new RegExp(`^${TIME} GET /api/v1/webhooks/${shownToken}/ping 200 WebhookPing ${DURATION}$`),
+    );
+    expect(await requests.waitFor(/POST /)).toMatch(
+      new RegExp(`^${TIME} POST /api/v1/webhooks/${shownToken}/events 201 WebhookPostEvent ${DURATION} cold$`),
+    );
     // The gateway's own answer: no function ran.
-    expect(await requests.waitFor(/GET \/dev\//)).toMatch(new RegExp(`^${TIME} GET /dev/api/v1/webhooks/${shownToken}/ping 404 - ${DURATION}$`));
+    expect(await requests.waitFor(/GET \/dev\//)).toMatch(
+      new RegExp(`^${TIME} GET /dev/api/v1/webhooks/${shownToken}/ping 404 - ${DURATION}$`),
+    );
 
     const printed = requests.all.join('\n');
     expect(printed).not.toContain(link.token);
@@ -74,12 +80,18 @@ describe('the twin terminal', () => {
     const shownId = escape(`${executionId.slice(0, 8)}…`);
     expect((await client.getExecution(executionId)).status).toBe(200);
 
-    expect(await requests.waitFor(/\/echo\/execute /)).toMatch(new RegExp(`^${TIME} POST /api/v1/published/workflows/echo/execute 200 PublishedExecute ${DURATION} cold stream$`));
+    expect(await requests.waitFor(/\/echo\/execute /)).toMatch(
+      new RegExp(`^${TIME} POST /api/v1/published/workflows/echo/execute 200 PublishedExecute ${DURATION} cold stream$`),
+    );
     expect(await requests.waitFor(/GET \/api\/v1\/published\/executions\//)).toMatch(
       new RegExp(`^${TIME} GET /api/v1/published/executions/${shownId} 200 PublishedGetExecution ${DURATION} cold$`),
     );
-    expect(await executions.waitFor(new RegExp(`${shownId} started$`))).toMatch(new RegExp(`^${TIME} SFN local-workflow ${shownId} started$`));
-    expect(await executions.waitFor(new RegExp(`${shownId} SUCCEEDED`))).toMatch(new RegExp(`^${TIME} SFN local-workflow ${shownId} SUCCEEDED ${DURATION}$`));
+    expect(await executions.waitFor(new RegExp(`${shownId} started$`))).toMatch(
+      new RegExp(`^${TIME} SFN local-workflow ${shownId} started$`),
+    );
+    expect(await executions.waitFor(new RegExp(`${shownId} SUCCEEDED`))).toMatch(
+      new RegExp(`^${TIME} SFN local-workflow ${shownId} SUCCEEDED ${DURATION}$`),
+    );
 
     const printed = [...requests.all, ...executions.all].join('\n');
     expect(printed).not.toContain(executionId);

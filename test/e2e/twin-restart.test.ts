@@ -52,7 +52,9 @@ async function admin(...argv: string[]) {
 /** The executions table of the running twin, read with the SDK as any client would. */
 async function scanExecutions(): Promise<Record<string, any>[]> {
   const twin = readLiveTwinFile(dataDir)!;
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
   try {
     const { Items } = await client.send(new ScanCommand({ TableName: twin.tables.executions }));
     return Items ?? [];
@@ -88,7 +90,11 @@ describe('a kill -9 of npm start loses nothing', () => {
     const link = await admin('links', 'issue', '--type', 'calls');
     await admin('links', 'bind', link.link_id);
     const published = (path: string, method = 'GET', body?: unknown) =>
-      http(`${url}/prod/api/v1/published${path}`, { method, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+      http(`${url}/prod/api/v1/published${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
 
     const event = callEvent();
     const accepted = await postJson(`${url}/prod/api/v1/webhooks/${link.token}/events`, event);
@@ -99,7 +105,11 @@ describe('a kill -9 of npm start loses nothing', () => {
     const approvalRun = waiting.body.execution_id as string;
 
     // A blocking execute whose run sits in a 3-second Wait when the process dies; its connection dies with it.
-    void published('/workflows/router/execute', 'POST', { user_id: 'u1', input: { kind: 'slow' }, overrides: { pause: { seconds: 3 } } }).catch(() => undefined);
+    void published('/workflows/router/execute', 'POST', {
+      user_id: 'u1',
+      input: { kind: 'slow' },
+      overrides: { pause: { seconds: 3 } },
+    }).catch(() => undefined);
     const listed = await until(
       () => scanExecutions(),
       (items) => items.some((item) => item.workflow_id === 'router' && item.status === 'running'),
@@ -111,10 +121,16 @@ describe('a kill -9 of npm start loses nothing', () => {
 
     const approved = await published(`/executions/${approvalRun}/approve`, 'POST', { feedback: 'after the restart' });
     expect(approved.status).toBe(200);
-    const finished = await until(() => published(`/executions/${approvalRun}`), (response) => response.body.status === 'completed');
+    const finished = await until(
+      () => published(`/executions/${approvalRun}`),
+      (response) => response.body.status === 'completed',
+    );
     expect(finished.body).toMatchObject({ status: 'completed', output: 'You said: restart me', pending_approval: null });
 
-    const woke = await until(() => published(`/executions/${waitRun}`), (response) => response.body.status === 'completed');
+    const woke = await until(
+      () => published(`/executions/${waitRun}`),
+      (response) => response.body.status === 'completed',
+    );
     expect(woke.body).toMatchObject({ status: 'completed', output: 'waited' });
 
     const repeated = await postJson(`${url}/prod/api/v1/webhooks/${link.token}/events`, event);

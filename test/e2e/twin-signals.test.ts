@@ -48,20 +48,28 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 }
 
 describe('npm start and signals', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('ends on %s sent to the npm process, with its stores, and frees its ports', async (signal) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'twin-signal-'));
-    dirs.push(dataDir);
-    const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, PORT: '0', DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'SILENT' }, stdio: 'ignore' });
-    const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
-    const twin: TwinFile = await until('the twin to come up', () => readLiveTwinFile(dataDir));
-    started.push(twin.pid);
-    const ports = [twin.api_url, twin.dynamodb_endpoint, twin.s3_endpoint, twin.step_functions_endpoint, twin.ssm_endpoint].map(portOf);
-    expect(await Promise.all(ports.map(accepts))).toEqual(ports.map(() => true));
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'ends on %s sent to the npm process, with its stores, and frees its ports',
+    async (signal) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'twin-signal-'));
+      dirs.push(dataDir);
+      const npm = spawn('npm', ['start'], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: '0', DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'SILENT' },
+        stdio: 'ignore',
+      });
+      const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+      const twin: TwinFile = await until('the twin to come up', () => readLiveTwinFile(dataDir));
+      started.push(twin.pid);
+      const ports = [twin.api_url, twin.dynamodb_endpoint, twin.s3_endpoint, twin.step_functions_endpoint, twin.ssm_endpoint].map(portOf);
+      expect(await Promise.all(ports.map(accepts))).toEqual(ports.map(() => true));
 
-    npm.kill(signal);
-    await npmExited;
+      npm.kill(signal);
+      await npmExited;
 
-    await until('the twin process to end', () => (isAlive(twin.pid) ? undefined : true));
-    expect(await Promise.all(ports.map(accepts))).toEqual(ports.map(() => false));
-  }, DEADLINE_MS * 2);
+      await until('the twin process to end', () => (isAlive(twin.pid) ? undefined : true));
+      expect(await Promise.all(ports.map(accepts))).toEqual(ports.map(() => false));
+    },
+    DEADLINE_MS * 2,
+  );
 });

@@ -13,7 +13,15 @@ import { http } from '../support/http.ts';
 /** The twin's API adapter against probe handlers: the stage prefix, the proxy event, and the streaming idle limit. */
 const IDLE_MS = 400;
 
-const probeRoute = (id: string, path: string, streaming = false, method: Route['method'] = 'GET'): Route => ({ id, method, path, handler: 'unused', errorShape: 'published', tables: {}, streaming });
+const probeRoute = (id: string, path: string, streaming = false, method: Route['method'] = 'GET'): Route => ({
+  id,
+  method,
+  path,
+  handler: 'unused',
+  errorShape: 'published',
+  tables: {},
+  streaming,
+});
 
 /**
  * Probe handlers run in this process: what is tested here is the adapter, not the function isolation. The event is
@@ -21,9 +29,16 @@ const probeRoute = (id: string, path: string, streaming = false, method: Route['
  */
 const inProcess = (handler: (event: APIGatewayProxyEvent, ...rest: never[]) => Promise<unknown>): RouteFunction => ({
   invoke: (event, body) =>
-    (handler as (event: APIGatewayProxyEvent, context: unknown) => Promise<unknown>)(eventOf(toInvokePayload(event, body)) as APIGatewayProxyEvent, localContext('probe', 29_000)),
+    (handler as (event: APIGatewayProxyEvent, context: unknown) => Promise<unknown>)(
+      eventOf(toInvokePayload(event, body)) as APIGatewayProxyEvent,
+      localContext('probe', 29_000),
+    ),
   invokeStreaming: async (event, stream: LocalResponseStream) => {
-    await (handler as (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: unknown) => Promise<unknown>)(event, stream, localContext('probe', 900_000));
+    await (handler as (event: APIGatewayProxyEvent, stream: LocalResponseStream, context: unknown) => Promise<unknown>)(
+      event,
+      stream,
+      localContext('probe', 900_000),
+    );
   },
 });
 
@@ -43,7 +58,14 @@ const echo = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult>
 });
 
 installLambdaStreamingGlobals();
-const awslambda = (globalThis as unknown as { awslambda: { streamifyResponse<T>(handler: T): T; HttpResponseStream: { from(stream: NodeJS.WritableStream, prelude: object): NodeJS.WritableStream } } }).awslambda;
+const awslambda = (
+  globalThis as unknown as {
+    awslambda: {
+      streamifyResponse<T>(handler: T): T;
+      HttpResponseStream: { from(stream: NodeJS.WritableStream, prelude: object): NodeJS.WritableStream };
+    };
+  }
+).awslambda;
 
 /** Writes `chunks` bytes, one every `everyMs`, then ends. */
 const trickle = (chunks: number, everyMs: number) =>
@@ -114,7 +136,11 @@ describe('the API adapter serves the stage as API Gateway does', () => {
 
   it('hands a request body over as base64, whatever its Content-Type (the binary media types are every type)', async () => {
     const bytes = Buffer.from([0x7b, 0xff, 0x00, 0x7d]);
-    for (const headers of [{ 'content-type': 'application/json' }, { 'content-type': 'text/plain; charset=latin1' }, { 'content-type': 'IMAGE/PNG' }]) {
+    for (const headers of [
+      { 'content-type': 'application/json' },
+      { 'content-type': 'text/plain; charset=latin1' },
+      { 'content-type': 'IMAGE/PNG' },
+    ]) {
       const response = await http(`${base}/prod/api/v1/things/a`, { method: 'POST', body: bytes, headers });
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ isBase64Encoded: true, body: bytes.toString('base64') });

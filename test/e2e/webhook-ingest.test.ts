@@ -36,7 +36,13 @@ describe('POST /events: acceptance', () => {
     expect(response.body).toEqual({ status: 'accepted', external_id: event.external_id, event_id: expect.any(Number), messages: 0 });
     expect(Number.isInteger(response.body.event_id)).toBe(true);
     const stored = await storedEvent(calls.sourceId, event.external_id);
-    expect(stored).toMatchObject({ state: 'queued', type: 'call', event_id: response.body.event_id, source_channel: 'website', direction: 'inbound' });
+    expect(stored).toMatchObject({
+      state: 'queued',
+      type: 'call',
+      event_id: response.body.event_id,
+      source_channel: 'website',
+      direction: 'inbound',
+    });
     expect(JSON.parse(gunzipSync(stored!.body_gzip).toString())).toEqual(event);
     expect(stored!.expires_at * 1000 - Date.now()).toBeGreaterThan(29.9 * 86_400_000);
   });
@@ -218,7 +224,10 @@ describe('what the admin sees of a source', () => {
   it('builds the metadata schema from first-level keys and the filter value lists from accepted events', async () => {
     const link = await boundLink(twin, 'calls');
     expect(await twin.admin('links', 'filters', link.linkId)).toMatchObject({ channels: [], directions: [] });
-    await postJson(eventsUrl(link.token), callEvent({ source_channel: 'site-a', metadata: { direction: 'inbound', score: 1, vip: false, tags: ['x'] } }));
+    await postJson(
+      eventsUrl(link.token),
+      callEvent({ source_channel: 'site-a', metadata: { direction: 'inbound', score: 1, vip: false, tags: ['x'] } }),
+    );
     await postJson(eventsUrl(link.token), callEvent({ source_channel: 'site-b', metadata: { direction: 'outbound', score: 'high' } }));
 
     const schema = await twin.admin('links', 'schema', link.linkId);
@@ -231,7 +240,9 @@ describe('what the admin sees of a source', () => {
   it('lists every channel an event may carry, 64 characters counted as the schema counts them (an emoji is one)', async () => {
     const link = await boundLink(twin, 'calls');
     const emoji = '😀'.repeat(64);
-    expect((await postJson(eventsUrl(link.token), callEvent({ source_channel: emoji, metadata: { direction: '😀'.repeat(40) } }))).status).toBe(201);
+    expect(
+      (await postJson(eventsUrl(link.token), callEvent({ source_channel: emoji, metadata: { direction: '😀'.repeat(40) } }))).status,
+    ).toBe(201);
     expect((await postJson(eventsUrl(link.token), callEvent({ metadata: { direction: '😀'.repeat(65) } }))).status).toBe(201);
 
     const filters = await twin.admin('links', 'filters', link.linkId);

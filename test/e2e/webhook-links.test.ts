@@ -98,7 +98,9 @@ describe('link lifecycle', () => {
     expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(201);
     const revokedAt = Date.now();
     await twin.admin('links', 'revoke', link.linkId);
-    const copy = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.links, Key: { pk: `token#${hashSecret(link.token)}` } }));
+    const copy = await twin.dynamo.send(
+      new GetCommand({ TableName: twin.twin.tables.links, Key: { pk: `token#${hashSecret(link.token)}` } }),
+    );
     expect(copy.Item).toMatchObject({ link_id: link.linkId, state: 'revoked' });
     await afterLinkCache(revokedAt);
     expect((await postJson(eventsUrl(link.token), callEvent())).status).toBe(404);
@@ -120,7 +122,10 @@ describe('link lifecycle', () => {
   it('refuses recording links outside the allow-list of a source that has one', async () => {
     const link = await boundLink(twin, 'calls', 'records.example.com,*.cdn.example.net');
     const allowed = await postJson(eventsUrl(link.token), callEvent({ audio: { url: 'https://eu.cdn.example.net/1.mp3', format: 'mp3' } }));
-    const refused = await postJson(eventsUrl(link.token), callEvent({ audio: { url: 'https://elsewhere.example.org/1.mp3', format: 'mp3' } }));
+    const refused = await postJson(
+      eventsUrl(link.token),
+      callEvent({ audio: { url: 'https://elsewhere.example.org/1.mp3', format: 'mp3' } }),
+    );
     expect(allowed.status).toBe(201);
     expect(refused.status).toBe(400);
     expect(refused.body.details).toEqual([{ field: 'audio.url', message: 'host is not in the allow-list of this source' }]);

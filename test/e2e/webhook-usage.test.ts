@@ -21,8 +21,16 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 async function usageOf(linkId: string): Promise<{ items: Record<string, unknown>[]; units: Partial<CostUnits> }> {
-  const { Items = [] } = await twin.dynamo.send(new QueryCommand({ TableName: twin.twin.tables.usage, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `link#${linkId}` } }));
-  const units = Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, Items.reduce((sum, item) => sum + Number(item[usageAttribute(name)] ?? 0), 0)]));
+  const { Items = [] } = await twin.dynamo.send(
+    new QueryCommand({
+      TableName: twin.twin.tables.usage,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `link#${linkId}` },
+    }),
+  );
+  const units = Object.fromEntries(
+    COST_UNIT_NAMES.map((name) => [name, Items.reduce((sum, item) => sum + Number(item[usageAttribute(name)] ?? 0), 0)]),
+  );
   return { items: Items, units };
 }
 

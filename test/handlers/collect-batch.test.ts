@@ -24,11 +24,19 @@ describe('CollectBatch', () => {
   afterAll(() => twin?.close());
 
   it('collects a sweep named sweep_id and answers with it', async () => {
-    expect(await handler({ task_id: taskId, sweep_id: 'manual-a' }, localContext('CollectBatch', 60_000))).toEqual({ task_id: taskId, sweep_id: 'manual-a', done: true });
+    expect(await handler({ task_id: taskId, sweep_id: 'manual-a' }, localContext('CollectBatch', 60_000))).toEqual({
+      task_id: taskId,
+      sweep_id: 'manual-a',
+      done: true,
+    });
   });
 
   it('collects a sweep named run_id and answers in kind', async () => {
-    expect(await handler({ task_id: taskId, run_id: 'manual-b' }, localContext('CollectBatch', 60_000))).toEqual({ task_id: taskId, run_id: 'manual-b', done: true });
+    expect(await handler({ task_id: taskId, run_id: 'manual-b' }, localContext('CollectBatch', 60_000))).toEqual({
+      task_id: taskId,
+      run_id: 'manual-b',
+      done: true,
+    });
   });
 
   it('refuses an input naming no sweep', async () => {

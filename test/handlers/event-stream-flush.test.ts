@@ -81,7 +81,11 @@ describe('an event reaches the client at once, not with the next heartbeat', () 
     const executionId = await waitingRun();
     const { received, hangUp, stream, chunks } = client(LAMBDA_STREAM_HOLD_BYTES);
 
-    const answered = eventsWith(LAMBDA_STREAM_HOLD_BYTES)(eventsRequest(executionId), stream, localContext('PublishedExecutionEvents', 900_000));
+    const answered = eventsWith(LAMBDA_STREAM_HOLD_BYTES)(
+      eventsRequest(executionId),
+      stream,
+      localContext('PublishedExecutionEvents', 900_000),
+    );
     await received('event: status');
     expect(chunks().join('')).toContain(`"execution_id":"${executionId}"`);
     hangUp();

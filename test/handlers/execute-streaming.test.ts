@@ -59,8 +59,12 @@ beforeAll(async () => {
   ({ twin, key } = await startPublishedTwin());
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
-  execute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 20, paddingBytes: 0 } }) as unknown as StreamingHandler;
-  paddedExecute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 20, paddingBytes: LAMBDA_STREAM_HOLD_BYTES } }) as unknown as StreamingHandler;
+  execute = createExecuteHandler(executionStartFromEnv(), {
+    heartbeat: { intervalMs: 20, paddingBytes: 0 },
+  }) as unknown as StreamingHandler;
+  paddedExecute = createExecuteHandler(executionStartFromEnv(), {
+    heartbeat: { intervalMs: 20, paddingBytes: LAMBDA_STREAM_HOLD_BYTES },
+  }) as unknown as StreamingHandler;
 });
 afterAll(() => twin?.close());
 
@@ -95,7 +99,12 @@ describe('blocking execute through the middy stack, as a response stream', () =>
   });
 
   it('with padding set, gets the status and each heartbeat past a 100 KiB hold: each is that much whitespace', async () => {
-    const { captured, text } = await run(executeEvent('router', { user_id: 'u', input: { kind: 'slow' } }), contextWithRemaining(5_000), paddedExecute, LAMBDA_STREAM_HOLD_BYTES);
+    const { captured, text } = await run(
+      executeEvent('router', { user_id: 'u', input: { kind: 'slow' } }),
+      contextWithRemaining(5_000),
+      paddedExecute,
+      LAMBDA_STREAM_HOLD_BYTES,
+    );
 
     expect(captured.statusCode).toBe(200);
     expect(captured.log[0]!.kind).toBe('head');
@@ -107,7 +116,10 @@ describe('blocking execute through the middy stack, as a response stream', () =>
   });
 
   it('ends the document with the settled record, without a poll URL, when the run finishes in time', async () => {
-    const { captured, text } = await run(executeEvent('echo', { user_id: 'u', input: { message: 'streamed' } }), contextWithRemaining(60_000));
+    const { captured, text } = await run(
+      executeEvent('echo', { user_id: 'u', input: { message: 'streamed' } }),
+      contextWithRemaining(60_000),
+    );
     expect(captured.statusCode).toBe(200);
     const document = JSON.parse(text);
     expect(document).toMatchObject({ status: 'completed', output: 'Echo: streamed' });

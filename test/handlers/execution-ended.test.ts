@@ -56,7 +56,13 @@ async function startWaitingRun(body: Record<string, unknown> = {}): Promise<stri
 }
 
 /** EventBridge's event for an execution of the twin's state machine that ended `status`. */
-function statusChange(name: string, status: string, error: string | null = null, cause: string | null = null, stateMachineArn = twin.twin.state_machine_arn) {
+function statusChange(
+  name: string,
+  status: string,
+  error: string | null = null,
+  cause: string | null = null,
+  stateMachineArn = twin.twin.state_machine_arn,
+) {
   return {
     version: '0',
     id: 'a1b2c3',
@@ -111,7 +117,9 @@ beforeAll(async () => {
   key = (await createKey(twin, 'full')).key;
   const { createExecuteHandler } = await import('#published/handlers/execute.ts');
   const { executionStartFromEnv } = await import('#executions/wiring.ts');
-  execute = createExecuteHandler(executionStartFromEnv(), { heartbeat: { intervalMs: 50, paddingBytes: 0 } }) as unknown as StreamingHandler;
+  execute = createExecuteHandler(executionStartFromEnv(), {
+    heartbeat: { intervalMs: 50, paddingBytes: 0 },
+  }) as unknown as StreamingHandler;
   reconcile = (await import('#engine/handlers/execution-ended.ts')).handler;
 });
 afterAll(async () => {
@@ -135,7 +143,8 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     const polled = await pollExecution(client, executionId, (body) => body.status === 'failed');
     expect(polled.error).toBe(record.error);
     // The callback execution delivers the failed status to the run's callback URL.
-    for (let i = 0; i < 100 && !received.some((body) => body.execution_id === executionId); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !received.some((body) => body.execution_id === executionId); i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(received.find((body) => body.execution_id === executionId)).toMatchObject({ status: 'failed', error: record.error });
     // The receiver sees the callback before the deliverer records it.
     for (let i = 0; i < 100 && (await stored(executionId)).callback_state !== 'delivered'; i++) await new Promise((r) => setTimeout(r, 50));
@@ -144,7 +153,11 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
 
   it('fails an aborted or timed-out run without a callback, and keeps a function’s own error report out of the record', async () => {
     const aborted = await startWaitingRun();
-    expect(await reconcile(statusChange(aborted, 'ABORTED'), context())).toEqual({ execution_id: aborted, outcome: 'failed', callback_started: false });
+    expect(await reconcile(statusChange(aborted, 'ABORTED'), context())).toEqual({
+      execution_id: aborted,
+      outcome: 'failed',
+      callback_started: false,
+    });
     expect(await stored(aborted)).toMatchObject({ status: 'failed', error: 'The run was aborted in Step Functions' });
 
     const timedOut = await startWaitingRun();
@@ -156,13 +169,19 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     const executionId = await startWaitingRun();
     const stop = await publishedClient(twin, key).stop(executionId);
     expect(stop.status).toBe(200);
-    expect(await reconcile(statusChange(executionId, 'ABORTED', 'Cancelled'), context())).toEqual({ execution_id: executionId, outcome: 'unchanged' });
+    expect(await reconcile(statusChange(executionId, 'ABORTED', 'Cancelled'), context())).toEqual({
+      execution_id: executionId,
+      outcome: 'unchanged',
+    });
     expect(await stored(executionId)).toMatchObject({ status: 'cancelled', error: null });
 
     const failed = await startWaitingRun();
     await reconcile(statusChange(failed, 'FAILED', 'States.Runtime'), context());
     const before = await stored(failed);
-    expect(await reconcile(statusChange(failed, 'FAILED', 'States.Runtime'), context())).toEqual({ execution_id: failed, outcome: 'unchanged' });
+    expect(await reconcile(statusChange(failed, 'FAILED', 'States.Runtime'), context())).toEqual({
+      execution_id: failed,
+      outcome: 'unchanged',
+    });
     expect(await stored(failed)).toEqual(before);
   });
 
@@ -188,7 +207,9 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
 
     // The run's own execution failing in CallbackNotRecorded (GiveUpCallback could not write) ends it the same way.
     await markCallbackPending(executionId);
-    expect(await reconcile(statusChange(executionId, 'FAILED', 'CallbackAbandoned'), context())).toMatchObject({ outcome: 'callback_abandoned' });
+    expect(await reconcile(statusChange(executionId, 'FAILED', 'CallbackAbandoned'), context())).toMatchObject({
+      outcome: 'callback_abandoned',
+    });
     expect(await stored(executionId)).toMatchObject({ status: 'completed', callback_state: 'abandoned' });
   });
 
@@ -199,9 +220,13 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     // A collection sweep is an execution of the collection state machine: its rule never names the reconciler, and the
     // reconciler would not take it for a run if it came.
     const collectionArn = twin.twin.collection_state_machine_arn;
-    expect(await reconcile(statusChange(`collect-tsk_1-${executionId}`, 'FAILED', 'States.TaskFailed', null, collectionArn), context())).toEqual({ outcome: 'ignored' });
+    expect(
+      await reconcile(statusChange(`collect-tsk_1-${executionId}`, 'FAILED', 'States.TaskFailed', null, collectionArn), context()),
+    ).toEqual({ outcome: 'ignored' });
     expect(await reconcile(statusChange(executionId, 'SUCCEEDED'), context())).toEqual({ outcome: 'ignored' });
     expect((await stored(executionId)).status).toBe('running');
-    await expect(reconcile({ 'detail-type': 'Something else', source: 'aws.states', detail: {} }, context())).rejects.toMatchObject({ name: 'ZodError' });
+    await expect(reconcile({ 'detail-type': 'Something else', source: 'aws.states', detail: {} }, context())).rejects.toMatchObject({
+      name: 'ZodError',
+    });
   });
 });

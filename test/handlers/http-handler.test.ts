@@ -11,10 +11,16 @@ import { localContext } from '#lib/twin/api-gateway-event.ts';
 const event = { headers: {}, body: null } as unknown as APIGatewayProxyEvent;
 const context: Context = localContext('test', 1000);
 
-describe('the shared middy stack maps errors to each API\'s body shape', () => {
+describe("the shared middy stack maps errors to each API's body shape", () => {
   it('passes a successful response through', async () => {
-    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, { ok: true }));
-    expect(await handler(event, context)).toEqual({ statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
+    const handler = withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () =>
+      jsonResponse(201, { ok: true }),
+    );
+    expect(await handler(event, context)).toEqual({
+      statusCode: 201,
+      headers: { 'content-type': 'application/json' },
+      body: '{"ok":true}',
+    });
   });
 
   it('gives webhook validation errors as {error, details}', async () => {
@@ -23,7 +29,10 @@ describe('the shared middy stack maps errors to each API\'s body shape', () => {
     });
     const response = await handler(event, context);
     expect(response.statusCode).toBe(400);
-    expect(JSON.parse(response.body)).toEqual({ error: 'Validation error', details: [{ field: 'audio.url', message: 'scheme must be https' }] });
+    expect(JSON.parse(response.body)).toEqual({
+      error: 'Validation error',
+      details: [{ field: 'audio.url', message: 'scheme must be https' }],
+    });
   });
 
   it('gives published-API errors as {detail}', async () => {
@@ -69,14 +78,21 @@ describe('request metrics per route group', () => {
     });
     const records = () =>
       published.flatMap((record) =>
-        ['HttpRequests', 'Http5xx', 'Http4xx', 'HttpLatency'].map((name) => ({ dimensions: { RouteGroup: record.RouteGroup as string }, name, value: record[name] as number })),
+        ['HttpRequests', 'Http5xx', 'Http4xx', 'HttpLatency'].map((name) => ({
+          dimensions: { RouteGroup: record.RouteGroup as string },
+          name,
+          value: record[name] as number,
+        })),
       );
     return { published, records };
   }
 
   it('counts a request, its server error and its latency under its group, also when the answer is an error response', async () => {
     const recorded = recordedMetrics();
-    await withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(event, context);
+    await withHttpStack({ errorShape: 'webhook', path: '/api/v1/webhooks/{token}/events' }, async () => jsonResponse(201, {}))(
+      event,
+      context,
+    );
     await withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => {
       throw new Error('boom');
     })(event, context);
@@ -84,7 +100,8 @@ describe('request metrics per route group', () => {
       throw new NotFoundError('nope');
     })(event, context);
     const records = recorded.records();
-    const of = (group: string, name: string) => records.filter((record) => record.dimensions.RouteGroup === group && record.name === name).map((record) => record.value);
+    const of = (group: string, name: string) =>
+      records.filter((record) => record.dimensions.RouteGroup === group && record.name === name).map((record) => record.value);
     expect(of('webhooks', 'HttpRequests')).toEqual([1]);
     expect(of('webhooks', 'Http5xx')).toEqual([0]);
     expect(of('published', 'HttpRequests')).toEqual([1, 1]);

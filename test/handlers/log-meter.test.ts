@@ -16,12 +16,12 @@ vi.stubEnv('POWERTOOLS_SERVICE_NAME', 'log-meter-test');
 /** Every chunk written to stdout or stderr, in order, instead of the terminal. */
 const written: string[] = [];
 for (const stream of [process.stdout, process.stderr]) {
-  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  stream.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
     written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     const callback = rest.find((argument) => typeof argument === 'function') as (() => void) | undefined;
     callback?.();
     return true;
-  });
+  };
 }
 const bytes = (chunks: string[]) => chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk), 0);
 /** Powertools' EMF records: written as the invocation ends, after its usage is recorded. */
@@ -57,7 +57,12 @@ async function request(handler: Handler, name: string) {
   const from = written.length;
   await handler(event, contextOf(name));
   const chunks = written.slice(from);
-  return { chunks, logBytes: metered.at(-1)!.units.logBytes, closing: bytes(chunks.filter(isMetricsRecord)), own: bytes(chunks.filter((chunk) => !isMetricsRecord(chunk))) };
+  return {
+    chunks,
+    logBytes: metered.at(-1)!.units.logBytes,
+    closing: bytes(chunks.filter(isMetricsRecord)),
+    own: bytes(chunks.filter((chunk) => !isMetricsRecord(chunk))),
+  };
 }
 
 describe('an invocation’s log bytes', () => {

@@ -72,9 +72,12 @@ describe.each(DOCUMENTS)('%s on AWS', (routeId, module, path) => {
     expect((await served(routeId, module, event)).base).toBe('https://api.example.com/workflows');
   });
 
-  it('falls back to API Gateway\'s domain name without a Host header, and to the path alone without either', async () => {
+  it("falls back to API Gateway's domain name without a Host header, and to the path alone without either", async () => {
     const withoutHost = awsEvent(path, { headers: { 'X-Forwarded-Proto': 'https' } });
-    const withNeither = { ...withoutHost, requestContext: { ...withoutHost.requestContext, domainName: undefined } } as unknown as APIGatewayProxyEvent;
+    const withNeither = {
+      ...withoutHost,
+      requestContext: { ...withoutHost.requestContext, domainName: undefined },
+    } as unknown as APIGatewayProxyEvent;
 
     expect((await served(routeId, module, withoutHost)).base).toBe(`https://${API_HOST}/prod`);
     expect((await served(routeId, module, withNeither)).base).toBe('/prod');

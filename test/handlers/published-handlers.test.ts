@@ -56,10 +56,16 @@ afterAll(() => twin.close());
 describe('published handlers through the middy stack', () => {
   it('list-workflows answers 401 in the published error shape without a key, 200 with one', async () => {
     const { handler } = (await import('#published/handlers/list-workflows.ts')) as { handler: Handler };
-    const refused = await handler(apiGatewayEvent('/api/v1/published/workflows', {}, undefined), localContext('PublishedListWorkflows', 29_000));
+    const refused = await handler(
+      apiGatewayEvent('/api/v1/published/workflows', {}, undefined),
+      localContext('PublishedListWorkflows', 29_000),
+    );
     expect(refused.statusCode).toBe(401);
     expect(Object.keys(JSON.parse(refused.body))).toEqual(['detail']);
-    const listed = await handler(apiGatewayEvent('/api/v1/published/workflows', {}, undefined, `Bearer ${key}`), localContext('PublishedListWorkflows', 29_000));
+    const listed = await handler(
+      apiGatewayEvent('/api/v1/published/workflows', {}, undefined, `Bearer ${key}`),
+      localContext('PublishedListWorkflows', 29_000),
+    );
     expect(listed.statusCode).toBe(200);
     expect(JSON.parse(listed.body).workflows.length).toBe(5);
   });
@@ -67,7 +73,12 @@ describe('published handlers through the middy stack', () => {
   it('execute is a response-streaming handler: the prelude carries status and headers, the body the result', async () => {
     const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
-    const event = apiGatewayEvent('/api/v1/published/workflows/{workflow_id}/execute', { workflow_id: 'echo' }, { user_id: 'u', input: { message: 'streamed' } }, `Bearer ${key}`);
+    const event = apiGatewayEvent(
+      '/api/v1/published/workflows/{workflow_id}/execute',
+      { workflow_id: 'echo' },
+      { user_id: 'u', input: { message: 'streamed' } },
+      `Bearer ${key}`,
+    );
     await handler(event, stream, localContext('PublishedExecute', 60_000));
     expect(captured.statusCode).toBe(200);
     expect(captured.headers['content-type']).toBe('application/json');
@@ -77,7 +88,12 @@ describe('published handlers through the middy stack', () => {
   it('execute ends its 200 document with the running status and a poll_url when the run outlives the request deadline', async () => {
     const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
-    const event = apiGatewayEvent('/api/v1/published/workflows/{workflow_id}/execute', { workflow_id: 'router' }, { user_id: 'u', input: { kind: 'slow' } }, `Bearer ${key}`);
+    const event = apiGatewayEvent(
+      '/api/v1/published/workflows/{workflow_id}/execute',
+      { workflow_id: 'router' },
+      { user_id: 'u', input: { kind: 'slow' } },
+      `Bearer ${key}`,
+    );
     await handler(event, stream, localContext('PublishedExecute', 2_500));
     expect(captured.statusCode).toBe(200);
     const body = JSON.parse(captured.body);

@@ -11,7 +11,9 @@ let stack: PlatformStack;
 let template: Template;
 
 beforeAll(() => {
-  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', { env: { region: 'us-east-1' } });
+  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {
+    env: { region: 'us-east-1' },
+  });
   template = Template.fromStack(stack);
 });
 
@@ -43,15 +45,19 @@ const declared = (grant: BucketGrant | undefined) =>
 
 function environmentOf(id: string): Record<string, unknown> {
   const fn = stack.api.functions[id] ?? stack.engine.functions[id] ?? stack.collection.functions[id]!;
-  return template.findResources('AWS::Lambda::Function')[stack.getLogicalId(fn.node.defaultChild as never)]!.Properties.Environment.Variables;
+  return template.findResources('AWS::Lambda::Function')[stack.getLogicalId(fn.node.defaultChild as never)]!.Properties.Environment
+    .Variables;
 }
 
 describe('bucket grants per function', () => {
-  it.each([...routes, ...taskFunctions].map((entry) => [entry.id, entry.buckets?.bodies] as const))('%s gets exactly its declared prefixes', (id, grant) => {
-    expect(s3GrantsOf(id)).toEqual(declared(grant));
-    if (grant) expect(environmentOf(id)).toHaveProperty(BUCKET_ENV.bodies);
-    else expect(environmentOf(id)).not.toHaveProperty(BUCKET_ENV.bodies);
-  });
+  it.each([...routes, ...taskFunctions].map((entry) => [entry.id, entry.buckets?.bodies] as const))(
+    '%s gets exactly its declared prefixes',
+    (id, grant) => {
+      expect(s3GrantsOf(id)).toEqual(declared(grant));
+      if (grant) expect(environmentOf(id)).toHaveProperty(BUCKET_ENV.bodies);
+      else expect(environmentOf(id)).not.toHaveProperty(BUCKET_ENV.bodies);
+    },
+  );
 
   it('gives the engine what large run values need, and nothing under inbound/', () => {
     expect(s3GrantsOf('WorkflowStep')).toEqual(['s3:GetObject,s3:PutObject on executions/']);
@@ -61,7 +67,11 @@ describe('bucket grants per function', () => {
     expect(s3GrantsOf('WorkflowExecutionEnded')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('PublishedStreamExecution')).toEqual([]);
     // The collector reads large webhook bodies and writes recordings and hand-offs; it deletes nothing.
-    expect(s3GrantsOf('CollectBatch').sort()).toEqual(['s3:AbortMultipartUpload,s3:PutObject on recordings/', 's3:GetObject on inbound/', 's3:PutObject on handoff/']);
+    expect(s3GrantsOf('CollectBatch').sort()).toEqual([
+      's3:AbortMultipartUpload,s3:PutObject on recordings/',
+      's3:GetObject on inbound/',
+      's3:PutObject on handoff/',
+    ]);
     expect(s3GrantsOf('CollectionNightly')).toEqual([]);
     expect(s3GrantsOf('PublishedExecutionEvents')).toEqual([]);
     expect(s3GrantsOf('PublishedGetExecution')).toEqual(['s3:GetObject on executions/']);

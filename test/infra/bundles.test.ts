@@ -17,7 +17,13 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
 import { REDOC_SCRIPT_FILE, REDOC_STANDALONE_MODULE } from '#shared/http/api-reference/redoc-standalone.ts';
-import { BUNDLE_BUDGET_BYTES, importInFreshNode, listFunctionBundles, staticImportClosure, type FunctionBundle } from '../bench/bundle-list.ts';
+import {
+  BUNDLE_BUDGET_BYTES,
+  importInFreshNode,
+  listFunctionBundles,
+  staticImportClosure,
+  type FunctionBundle,
+} from '../bench/bundle-list.ts';
 
 /**
  * The function bundles as `cdk synth` makes them (local esbuild, no Docker): one synthesis with bundling for the
@@ -49,7 +55,14 @@ beforeAll(() => {
   bundles = listFunctionBundles(app.synth().directory);
   // The step function's profile map is a Fn::Join of the profiles' ARNs, which CloudFormation resolves at deploy; the
   // listing's placeholder is no JSON map, which the step function refuses at cold start. Give it the deployed shape.
-  const profiles = JSON.stringify(Object.fromEntries(stack.engine.bedrockModels.map((model, i) => [model, `arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/dummy${i}`])));
+  const profiles = JSON.stringify(
+    Object.fromEntries(
+      stack.engine.bedrockModels.map((model, i) => [
+        model,
+        `arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/dummy${i}`,
+      ]),
+    ),
+  );
   for (const bundle of bundles) if (INFERENCE_PROFILES_ENV in bundle.environment) bundle.environment[INFERENCE_PROFILES_ENV] = profiles;
 }, 120_000);
 
@@ -90,7 +103,9 @@ describe('function bundles from cdk synth', () => {
       const bundle = bundles.find((candidate) => idOf(candidate) === id)!;
       expect(bundle.lazyBytes, id).toBeGreaterThan(100 * KB);
       expect(staticImportClosure(bundle.bundleFile).size, id).toBeLessThan(bundle.codeFiles.length);
-      const lazyCode = bundle.codeFiles.filter((file) => !staticImportClosure(bundle.bundleFile).has(file)).map((file) => readFileSync(file, 'utf8'));
+      const lazyCode = bundle.codeFiles
+        .filter((file) => !staticImportClosure(bundle.bundleFile).has(file))
+        .map((file) => readFileSync(file, 'utf8'));
       expect(lazyCode.join('\n'), id).toContain('PutObject');
     }
     for (const bundle of bundles) {
@@ -128,7 +143,12 @@ describe('function bundles from cdk synth', () => {
         path: '/api/v1/webhooks/unknown-token/ping',
         pathParameters: { token: 'unknown-token' },
         headers: {},
-        requestContext: { identity: { sourceIp: '203.0.113.9' }, requestId: 'request', stage: 'prod', path: '/prod/api/v1/webhooks/unknown-token/ping' },
+        requestContext: {
+          identity: { sourceIp: '203.0.113.9' },
+          requestId: 'request',
+          stage: 'prod',
+          path: '/prod/api/v1/webhooks/unknown-token/ping',
+        },
         body: null,
         isBase64Encoded: false,
       };
@@ -224,7 +244,11 @@ process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { fu
       const status = await new Promise((resolve) => child.on('close', resolve));
       expect(status, stderr).toBe(0);
       const answer = JSON.parse(stdout) as { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded: boolean };
-      expect(answer).toMatchObject({ statusCode: 200, isBase64Encoded: true, headers: { 'content-encoding': 'gzip', 'cache-control': 'public, max-age=31536000, immutable' } });
+      expect(answer).toMatchObject({
+        statusCode: 200,
+        isBase64Encoded: true,
+        headers: { 'content-encoding': 'gzip', 'cache-control': 'public, max-age=31536000, immutable' },
+      });
       expect(gunzipSync(Buffer.from(answer.body, 'base64')).equals(gunzipSync(redocScript.gzip))).toBe(true);
     } finally {
       await stores.close();
@@ -250,7 +274,10 @@ describe('zod in the bundles', () => {
         .join('\n'),
     );
     bundleFunction(join(dir, 'probe.ts'), join(dir, 'out'), { sdkTracing: false });
-    const bundled = (await import(pathToFileURL(join(dir, 'out', 'index.mjs')).href)) as Record<keyof typeof modules, Record<string, unknown>>;
+    const bundled = (await import(pathToFileURL(join(dir, 'out', 'index.mjs')).href)) as Record<
+      keyof typeof modules,
+      Record<string, unknown>
+    >;
     const [execute, events, definitions, keys] = await Promise.all(
       Object.values(modules).map((path) => import(pathToFileURL(join(process.cwd(), path)).href) as Promise<Record<string, unknown>>),
     );
@@ -259,13 +286,39 @@ describe('zod in the bundles', () => {
     const now = new Date().toISOString();
     const cases: [keyof typeof modules, string, unknown][] = [
       ['execute', 'executeRequestSchema', { user_id: 'u' }],
-      ['execute', 'executeRequestSchema', { user_id: '', thread_id: 'x'.repeat(300), input: { message: 1 }, initial_memory: [], webhook_secret: 's', overrides: { n: 1 } }],
+      [
+        'execute',
+        'executeRequestSchema',
+        { user_id: '', thread_id: 'x'.repeat(300), input: { message: 1 }, initial_memory: [], webhook_secret: 's', overrides: { n: 1 } },
+      ],
       ['execute', 'decisionRequestSchema', { feedback: 7 }],
-      ['events', 'callEventSchema', { type: 'call', external_id: 'e', occurred_at: now, audio: { url: 'u', format: 'mp3', duration_seconds: 1.5, channels: 3 } }],
+      [
+        'events',
+        'callEventSchema',
+        { type: 'call', external_id: 'e', occurred_at: now, audio: { url: 'u', format: 'mp3', duration_seconds: 1.5, channels: 3 } },
+      ],
       ['events', 'textEventSchema', { type: 'text', external_id: 'bad id', occurred_at: '2020-01-01', messages: [] }],
-      ['events', 'textEventSchema', { type: 'text', external_id: 'e', occurred_at: now, messages: [{ text: 't', timestamp: now, author_name: 'a', author_role: 'r', extra: 1 }] }],
+      [
+        'events',
+        'textEventSchema',
+        {
+          type: 'text',
+          external_id: 'e',
+          occurred_at: now,
+          messages: [{ text: 't', timestamp: now, author_name: 'a', author_role: 'r', extra: 1 }],
+        },
+      ],
       ['definitions', 'definitionSchema', { id: 'w', name: 'W', start: 'a', nodes: { a: { type: 'end', output: 1 } } }],
-      ['definitions', 'definitionSchema', { id: 'w!', name: 'x'.repeat(201), start: 'b', nodes: { a: { type: 'wait', seconds: 0, next: 'z', extra: 1 }, c: { type: 'nope' } } }],
+      [
+        'definitions',
+        'definitionSchema',
+        {
+          id: 'w!',
+          name: 'x'.repeat(201),
+          start: 'b',
+          nodes: { a: { type: 'wait', seconds: 0, next: 'z', extra: 1 }, c: { type: 'nope' } },
+        },
+      ],
       ['keys', 'scopeSchema', 'workflows.write'],
       ['keys', 'scopeSchema', null],
     ];
@@ -276,7 +329,9 @@ describe('zod in the bundles', () => {
     };
     // definitionSchema is built per publish, for its clock.
     const schemaOf = (exported: unknown) =>
-      (typeof exported === 'function' ? (exported as (options: object) => Schema)({ allowLoopbackTools: false, now: Date.parse('2026-11-26T00:00:00Z') }) : exported) as Schema;
+      (typeof exported === 'function'
+        ? (exported as (options: object) => Schema)({ allowLoopbackTools: false, now: Date.parse('2026-11-26T00:00:00Z') })
+        : exported) as Schema;
     const expected = cases.map(([module, name, input]) => outcome(schemaOf(local[module][name]), input));
     expect(cases.map(([module, name, input]) => outcome(schemaOf(bundled[module][name]), input))).toEqual(expected);
     expect(JSON.stringify(expected)).toContain('Too big: expected string to have <=200 characters');
@@ -308,7 +363,11 @@ describe('what the bundle aliases replace', () => {
     const saved = { ...process.env };
     try {
       Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDLAMBDA', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'session' });
-      await expect(defaultProvider()()).resolves.toMatchObject({ accessKeyId: 'AKIDLAMBDA', secretAccessKey: 'secret', sessionToken: 'session' });
+      await expect(defaultProvider()()).resolves.toMatchObject({
+        accessKeyId: 'AKIDLAMBDA',
+        secretAccessKey: 'secret',
+        sessionToken: 'session',
+      });
       delete process.env.AWS_ACCESS_KEY_ID;
       delete process.env.AWS_SECRET_ACCESS_KEY;
       await expect(defaultProvider()()).rejects.toThrow(/environment variable credentials/);

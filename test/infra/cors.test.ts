@@ -25,27 +25,37 @@ beforeAll(() => {
 
 const browserRoutes = routes.filter(servesBrowsers);
 const logicalIdOf = (routeId: string) => stack.getLogicalId(stack.api.functions[routeId]!.node.defaultChild as never);
-const optionsMethods = () => Object.values(template.findResources('AWS::ApiGateway::Method')).filter((method) => method.Properties.HttpMethod === 'OPTIONS');
-const invokes = (method: Record<string, any>, routeId: string) => JSON.stringify(method.Properties.Integration.Uri).includes(`"${logicalIdOf(routeId)}"`);
+const optionsMethods = () =>
+  Object.values(template.findResources('AWS::ApiGateway::Method')).filter((method) => method.Properties.HttpMethod === 'OPTIONS');
+const invokes = (method: Record<string, any>, routeId: string) =>
+  JSON.stringify(method.Properties.Integration.Uri).includes(`"${logicalIdOf(routeId)}"`);
 
 describe('preflights on AWS', () => {
-  it('gives each Published API resource one OPTIONS method, a Lambda proxy to its route\'s function, and the webhook API none', () => {
+  it("gives each Published API resource one OPTIONS method, a Lambda proxy to its route's function, and the webhook API none", () => {
     const paths = [...new Set(browserRoutes.map((route) => route.path))];
     expect(Object.keys(stack.api.preflightMethods).sort()).toEqual([...paths].sort());
     expect(optionsMethods()).toHaveLength(paths.length);
     for (const route of browserRoutes) {
       const method = optionsMethods().find((candidate) => invokes(candidate, route.id));
-      expect(method?.Properties, route.id).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
+      expect(method?.Properties, route.id).toMatchObject({
+        AuthorizationType: 'NONE',
+        Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
+      });
       // A streaming function answers through its streaming integration, preflights included.
       if (route.streaming) expect(method?.Properties.Integration, route.id).toMatchObject({ ResponseTransferMode: 'STREAM' });
     }
     for (const route of routes.filter((candidate) => !servesBrowsers(candidate))) {
-      expect(optionsMethods().some((method) => invokes(method, route.id)), route.id).toBe(false);
+      expect(
+        optionsMethods().some((method) => invokes(method, route.id)),
+        route.id,
+      ).toBe(false);
     }
   });
 
   it('uses no MOCK integration, which API Gateway answers with 500 under binary media types of every type', () => {
-    const integrations = Object.values(template.findResources('AWS::ApiGateway::Method')).map((method) => method.Properties.Integration?.Type);
+    const integrations = Object.values(template.findResources('AWS::ApiGateway::Method')).map(
+      (method) => method.Properties.Integration?.Type,
+    );
     expect(new Set(integrations)).toEqual(new Set(['AWS_PROXY']));
   });
 
@@ -65,14 +75,24 @@ function gatewayResponseHeaders(source: Template): Record<string, Record<string,
   return Object.fromEntries(
     Object.values(source.findResources('AWS::ApiGateway::GatewayResponse')).map((response) => [
       response.Properties.ResponseType,
-      Object.fromEntries(Object.entries((response.Properties.ResponseParameters ?? {}) as Record<string, string>).map(([name, value]) => [name.replace(/^gatewayresponse\.header\./, ''), value])),
+      Object.fromEntries(
+        Object.entries((response.Properties.ResponseParameters ?? {}) as Record<string, string>).map(([name, value]) => [
+          name.replace(/^gatewayresponse\.header\./, ''),
+          value,
+        ]),
+      ),
     ]),
   );
 }
 
-describe('the gateway\'s own answers with several origins', () => {
+describe("the gateway's own answers with several origins", () => {
   it('echo no Origin anywhere: a gateway response cannot check the list, so any page would be allowed', () => {
-    expect(Object.keys(gatewayResponseHeaders(template)).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN', 'THROTTLED']);
+    expect(Object.keys(gatewayResponseHeaders(template)).sort()).toEqual([
+      'DEFAULT_4XX',
+      'DEFAULT_5XX',
+      'MISSING_AUTHENTICATION_TOKEN',
+      'THROTTLED',
+    ]);
     expect(JSON.stringify(template.findResources('AWS::ApiGateway::GatewayResponse'))).not.toContain('method.request.header.Origin');
     expect(JSON.stringify(template.toJSON())).not.toContain('method.request.header.Origin');
   });
@@ -87,9 +107,12 @@ describe('the gateway\'s own answers with several origins', () => {
   });
 });
 
-describe('the gateway\'s own answers with one origin', () => {
+describe("the gateway's own answers with one origin", () => {
   it('name that origin, a fixed value, with the exposed headers and Vary, on every gateway response', () => {
-    const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], corsAllowedOrigins: 'https://dashboard.example' } });
+    const app = new App({
+      builtinCloudFormationValidation: false,
+      context: { 'aws:cdk:bundling-stacks': [], corsAllowedOrigins: 'https://dashboard.example' },
+    });
     const single = Template.fromStack(new PlatformStack(app, 'OneOrigin', { env: { region: 'us-east-1' } }));
     const cors = {
       'Access-Control-Allow-Origin': "'https://dashboard.example'",

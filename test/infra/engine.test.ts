@@ -14,7 +14,10 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
 
 type Asl = {
-  States: Record<string, { Type: string; Resource?: string; Retry?: Retrier[]; Catch?: { ErrorEquals: string[]; Next: string }[]; Error?: string }>;
+  States: Record<
+    string,
+    { Type: string; Resource?: string; Retry?: Retrier[]; Catch?: { ErrorEquals: string[]; Next: string }[]; Error?: string }
+  >;
 };
 const aslText = (machine: string) => readFileSync(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url), 'utf8');
 const ASL = JSON.parse(aslText('workflow')) as Asl;
@@ -27,7 +30,12 @@ interface Retrier {
   MaxDelaySeconds?: number;
   JitterStrategy?: string;
 }
-const LAMBDA_SERVICE_ERRORS = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+];
 /** Every Task state of both state machines, named `<machine>.<state>`. */
 const taskStates = Object.entries({ workflow: ASL, collection: COLLECTION_ASL }).flatMap(([machine, asl]) =>
   Object.entries(asl.States)
@@ -75,7 +83,12 @@ describe('retries in the state machines', () => {
       const retriers = state.Retry ?? [];
       const index = retriers.findIndex((candidate) => candidate.ErrorEquals.includes(TRANSIENT_SERVICE_ERROR));
       expect(index, name).toBeGreaterThanOrEqual(0);
-      expect(retriers[index], name).toMatchObject({ ErrorEquals: [TRANSIENT_SERVICE_ERROR], BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 6 });
+      expect(retriers[index], name).toMatchObject({
+        ErrorEquals: [TRANSIENT_SERVICE_ERROR],
+        BackoffRate: 2,
+        JitterStrategy: 'FULL',
+        MaxAttempts: 6,
+      });
       expect(retriers[index]!.MaxDelaySeconds, name).toBeGreaterThan(0);
       const catchAll = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('States.ALL'));
       if (catchAll >= 0) expect(catchAll, `${name}: States.ALL must come last`).toBe(retriers.length - 1);
@@ -88,7 +101,11 @@ describe('retries in the state machines', () => {
     for (const [name, state] of taskStates) {
       const retriers = state.Retry ?? [];
       const index = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('Runtime.ExitError'));
-      expect(retriers[index], name).toMatchObject({ ErrorEquals: ['Runtime.ExitError', 'Lambda.Unknown'], MaxAttempts: 3, JitterStrategy: 'FULL' });
+      expect(retriers[index], name).toMatchObject({
+        ErrorEquals: ['Runtime.ExitError', 'Lambda.Unknown'],
+        MaxAttempts: 3,
+        JitterStrategy: 'FULL',
+      });
       const catchAll = retriers.findIndex((candidate) => candidate.ErrorEquals.includes('States.ALL'));
       if (catchAll >= 0) expect(index, name).toBeLessThan(catchAll);
     }
@@ -109,7 +126,8 @@ describe('partition', () => {
   it('names no partition in the ASL files: resources use the Partition substitution, which is the stack partition', () => {
     for (const machine of ['workflow', 'collection']) expect(aslText(machine), machine).not.toContain('arn:aws:');
     for (const [name, state] of taskStates) expect(state.Resource, name).toMatch(/^arn:\$\{Partition\}:states:::lambda:invoke/);
-    for (const machine of ['engine', 'collection'] as const) expect(stateMachineProperties(machine).DefinitionSubstitutions.Partition).toEqual({ Ref: 'AWS::Partition' });
+    for (const machine of ['engine', 'collection'] as const)
+      expect(stateMachineProperties(machine).DefinitionSubstitutions.Partition).toEqual({ Ref: 'AWS::Partition' });
   });
 });
 
@@ -132,7 +150,9 @@ describe('execution-ended reconciler', () => {
     });
     expect([...ENDED_STATUSES]).toEqual(['FAILED', 'TIMED_OUT', 'ABORTED']);
     // The one rule on Step Functions events: the collection's executions never reach the reconciler.
-    const statusRules = Object.values(template.findResources('AWS::Events::Rule')).filter((rule) => JSON.stringify(rule.Properties.EventPattern).includes('aws.states'));
+    const statusRules = Object.values(template.findResources('AWS::Events::Rule')).filter((rule) =>
+      JSON.stringify(rule.Properties.EventPattern).includes('aws.states'),
+    );
     expect(statusRules).toHaveLength(1);
     expect(JSON.stringify(statusRules)).not.toContain(logicalIdOf(stack.collection.stateMachine));
     template.hasResourceProperties('AWS::Lambda::Permission', {
@@ -170,7 +190,10 @@ describe('execution-ended reconciler', () => {
     for (const task of taskFunctions) {
       const owner = task.machine === 'workflow' ? 'engine' : 'collection';
       if (task.trigger) expect(task.arnSubstitution).toBeUndefined();
-      else expect(stateMachineProperties(owner).DefinitionSubstitutions[task.arnSubstitution!]).toEqual({ 'Fn::GetAtt': [logicalIdOf(stack[owner].functions[task.id]!), 'Arn'] });
+      else
+        expect(stateMachineProperties(owner).DefinitionSubstitutions[task.arnSubstitution!]).toEqual({
+          'Fn::GetAtt': [logicalIdOf(stack[owner].functions[task.id]!), 'Arn'],
+        });
     }
     const roleId = Object.keys(template.findResources('AWS::IAM::Role')).find((id) => id.includes('WorkflowStateMachineRole'))!;
     const policy = JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
@@ -183,11 +206,17 @@ describe('deploy order', () => {
   it('updates every function that starts runs after the step function, and only those', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     const step = logicalIdOf(stack.engine.functions.WorkflowStep!);
-    const startsRuns = [...routes, ...taskFunctions].filter((declared) => declared.stateMachines?.workflow?.includes('start')).map((declared) => declared.id);
+    const startsRuns = [...routes, ...taskFunctions]
+      .filter((declared) => declared.stateMachines?.workflow?.includes('start'))
+      .map((declared) => declared.id);
     expect(startsRuns).toContain('PublishedExecute');
     // Starting a collection sweep is not starting a workflow run.
     expect(startsRuns).not.toContain('CollectionNightly');
-    for (const [id, fn] of [...Object.entries(stack.api.functions), ...Object.entries(stack.engine.functions), ...Object.entries(stack.collection.functions)]) {
+    for (const [id, fn] of [
+      ...Object.entries(stack.api.functions),
+      ...Object.entries(stack.engine.functions),
+      ...Object.entries(stack.collection.functions),
+    ]) {
       const dependsOn = functions[logicalIdOf(fn)]!.DependsOn ?? [];
       expect(dependsOn.includes(step), id).toBe(startsRuns.includes(id));
     }
@@ -217,12 +246,17 @@ describe('step function reserved concurrency', () => {
   });
 
   it('reaches the deployed stack from the CDK context (cdk deploy -c stepReservedConcurrency=40)', () => {
-    const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: '40' } });
+    const app = new App({
+      builtinCloudFormationValidation: false,
+      context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: '40' },
+    });
     const platform = new PlatformStack(app, 'FromContext', { env: { region: 'us-east-1' } });
     const step = platform.getLogicalId(platform.engine.functions.WorkflowStep!.node.defaultChild as never);
     expect(Template.fromStack(platform).findResources('AWS::Lambda::Function')[step]!.Properties.ReservedConcurrentExecutions).toBe(40);
     const refused = new App({ context: { 'aws:cdk:bundling-stacks': [], stepReservedConcurrency: 'many' } });
-    expect(() => new PlatformStack(refused, 'Refused', { env: { region: 'us-east-1' } })).toThrow(/stepReservedConcurrency must be a number/);
+    expect(() => new PlatformStack(refused, 'Refused', { env: { region: 'us-east-1' } })).toThrow(
+      /stepReservedConcurrency must be a number/,
+    );
   });
 });
 
@@ -261,10 +295,19 @@ describe('nightly collection', () => {
     expect(nightly).not.toContain(logicalIdOf(stack.engine.stateMachine));
     expect(nightly).not.toMatch(/s3:|events:PutEvents|states:StopExecution/);
     // Its only writes are its own usage items.
-    const writes = JSON.parse(nightly) as Record<string, { Properties: { PolicyDocument: { Statement: { Action: string[] | string; Resource: unknown }[] } } }>;
-    const writeStatements = Object.values(writes).flatMap((policy) => policy.Properties.PolicyDocument.Statement).filter((statement) => [statement.Action].flat().includes('dynamodb:PutItem'));
-    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).toContain(stack.getLogicalId(stack.data.tables.usage.node.defaultChild as never));
-    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).not.toContain(stack.getLogicalId(stack.data.tables.collection.node.defaultChild as never));
+    const writes = JSON.parse(nightly) as Record<
+      string,
+      { Properties: { PolicyDocument: { Statement: { Action: string[] | string; Resource: unknown }[] } } }
+    >;
+    const writeStatements = Object.values(writes)
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement)
+      .filter((statement) => [statement.Action].flat().includes('dynamodb:PutItem'));
+    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).toContain(
+      stack.getLogicalId(stack.data.tables.usage.node.defaultChild as never),
+    );
+    expect(JSON.stringify(writeStatements.map((statement) => statement.Resource))).not.toContain(
+      stack.getLogicalId(stack.data.tables.collection.node.defaultChild as never),
+    );
     const functions = template.findResources('AWS::Lambda::Function');
     expect(functions[logicalIdOfFn('CollectBatch')]!.Properties.Timeout).toBe(900);
     const collector = policyOfFn('CollectBatch');
@@ -278,7 +321,9 @@ describe('nightly collection', () => {
   });
 
   it('sets no test-only loopback allowance on any function', () => {
-    const environments = JSON.stringify(Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment));
+    const environments = JSON.stringify(
+      Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment),
+    );
     expect(environments).not.toMatch(/ALLOW_LOOPBACK/);
   });
 
@@ -304,7 +349,8 @@ describe('what agents may reach', () => {
     expect(policy).toContain(':inference-profile/us.amazon.nova-lite-v1:0');
     expect(policy).toContain(':bedrock:*::foundation-model/amazon.nova-lite-v1:0');
     expect(policy).not.toMatch(/foundation-model\/\*|inference-profile\/\*/);
-    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('bedrock:');
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep'))
+      expect(policyOf(stack, task.id), task.id).not.toContain('bedrock:');
   });
 
   it('takes the model list from CDK context and refuses an id that is not one', () => {
@@ -318,7 +364,9 @@ describe('what agents may reach', () => {
     expect(policy).not.toContain('aws-marketplace:');
     const bad = templateApp();
     bad.node.setContext('bedrockModels', 'amazon.nova-lite-v1:0,../*');
-    expect(() => new PlatformStack(bad, 'Bad', { env: { region: 'us-east-1' } })).toThrow(/bedrockModels: "\.\.\/\*" is not a Bedrock model id/);
+    expect(() => new PlatformStack(bad, 'Bad', { env: { region: 'us-east-1' } })).toThrow(
+      /bedrockModels: "\.\.\/\*" is not a Bedrock model id/,
+    );
   });
 
   it('refuses a model outside the catalog, one past its end of life, and a profile-only model named without its profile', () => {
@@ -327,29 +375,39 @@ describe('what agents may reach', () => {
       app.node.setContext('bedrockModels', models);
       return () => new PlatformStack(app, 'Models', { env: { region: 'us-east-1' } });
     };
-    expect(stackWith('amazon.titan-text-express-v1')).toThrow(/amazon\.titan-text-express-v1 is not a model the product supports; choose from amazon\.nova-micro-v1:0/);
+    expect(stackWith('amazon.titan-text-express-v1')).toThrow(
+      /amazon\.titan-text-express-v1 is not a model the product supports; choose from amazon\.nova-micro-v1:0/,
+    );
     expect(stackWith('anthropic.claude-3-5-haiku-20241022-v1:0')).toThrow(/reached end of life on Bedrock on 2026-06-19/);
-    expect(stackWith('amazon.nova-lite-v1:0,amazon.nova-canvas-v1:0')).toThrow('CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30');
+    expect(stackWith('amazon.nova-lite-v1:0,amazon.nova-canvas-v1:0')).toThrow(
+      'CDK context bedrockModels: amazon.nova-canvas-v1:0 reached end of life on Bedrock on 2026-09-30',
+    );
     expect(stackWith('anthropic.claude-haiku-4-5-20251001-v1:0')).toThrow(/is not a model the product supports/);
     expect(stackWith('us.anthropic.claude-haiku-4-5-20251001-v1:0')).not.toThrow();
   });
 
   it("lets the step function subscribe the account to the allowed third-party models' Marketplace products only", () => {
-    const statements = (template.findResources('AWS::IAM::Policy') as Record<string, { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }>);
+    const statements = template.findResources('AWS::IAM::Policy') as Record<
+      string,
+      { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }
+    >;
     const all = Object.values(statements).flatMap((resource) => resource.Properties.PolicyDocument.Statement);
     const subscribe = all.filter((statement) => JSON.stringify(statement.Action).includes('aws-marketplace:Subscribe'));
     expect(subscribe).toEqual([
       expect.objectContaining({
         Action: 'aws-marketplace:Subscribe',
         Resource: '*',
-        Condition: { StringEquals: { 'aws-marketplace:ProductId': ['prod-xdkflymybwmvi'], 'aws:CalledViaLast': ['bedrock.amazonaws.com'] } },
+        Condition: {
+          StringEquals: { 'aws-marketplace:ProductId': ['prod-xdkflymybwmvi'], 'aws:CalledViaLast': ['bedrock.amazonaws.com'] },
+        },
       }),
     ]);
     // "Your IAM role must have aws-marketplace:Subscribe, aws-marketplace:Unsubscribe, and aws-marketplace:ViewSubscriptions"
     // (Bedrock's model-access page): all three, each only when Bedrock calls on the role's behalf.
     expect(policyOf(stack, 'WorkflowStep')).toContain('aws-marketplace:ViewSubscriptions');
     expect(policyOf(stack, 'WorkflowStep')).toContain('aws-marketplace:Unsubscribe');
-    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('aws-marketplace');
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep'))
+      expect(policyOf(stack, task.id), task.id).not.toContain('aws-marketplace');
   });
 
   it('lets only the step function read secrets, under the stack prefix, and tells it and the operator where', () => {
@@ -357,8 +415,10 @@ describe('what agents may reach', () => {
     expect(policy).toContain('ssm:GetParameters');
     expect(policy).toContain(':parameter/Test/secrets/*');
     expect(policy).not.toContain('ssm:PutParameter');
-    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep')) expect(policyOf(stack, task.id), task.id).not.toContain('ssm:');
-    const variables = template.findResources('AWS::Lambda::Function')[logicalIdOf(stack.engine.functions.WorkflowStep!)]!.Properties.Environment.Variables;
+    for (const task of taskFunctions.filter((candidate) => candidate.id !== 'WorkflowStep'))
+      expect(policyOf(stack, task.id), task.id).not.toContain('ssm:');
+    const variables =
+      template.findResources('AWS::Lambda::Function')[logicalIdOf(stack.engine.functions.WorkflowStep!)]!.Properties.Environment.Variables;
     expect(variables).toHaveProperty('SECRETS_PARAMETER_PREFIX', '/Test/secrets');
     expect(variables).not.toHaveProperty('ALLOW_LOOPBACK_TOOLS');
     template.hasOutput('SecretsParameterPrefix', { Value: '/Test/secrets' });

@@ -12,14 +12,17 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 let stack: PlatformStack;
 let template: Template;
 beforeAll(() => {
-  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', { env: { region: 'us-east-1' } });
+  stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {
+    env: { region: 'us-east-1' },
+  });
   template = Template.fromStack(stack);
 });
 
 const memorySizeOf = (functionId: string) => {
   const fn = stack.engine.functions[functionId] ?? stack.collection.functions[functionId]!;
   const logicalId = stack.getLogicalId(fn.node.defaultChild as never);
-  return (template.toJSON() as { Resources: Record<string, { Properties: { MemorySize?: number } }> }).Resources[logicalId]!.Properties.MemorySize;
+  return (template.toJSON() as { Resources: Record<string, { Properties: { MemorySize?: number } }> }).Resources[logicalId]!.Properties
+    .MemorySize;
 };
 
 describe('task function memory sizes', () => {

@@ -17,7 +17,9 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown;
 function synth(bedrockModels?: string): { stack: PlatformStack; template: Template } {
   const context: Record<string, unknown> = { 'aws:cdk:bundling-stacks': [] };
   if (bedrockModels !== undefined) context.bedrockModels = bedrockModels;
-  const stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context }), 'Marketplace', { env: { region: 'us-east-1' } });
+  const stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context }), 'Marketplace', {
+    env: { region: 'us-east-1' },
+  });
   return { stack, template: Template.fromStack(stack) };
 }
 
@@ -66,7 +68,9 @@ describe('with a third-party model in the allow-list (the default list)', () => 
   });
 
   it('grants it ViewSubscriptions and Unsubscribe, which take no product key, only when Bedrock makes the call', () => {
-    const others = statementsOf(template).filter(({ statement }) => isMarketplace(statement) && !actionsOf(statement).includes('aws-marketplace:Subscribe'));
+    const others = statementsOf(template).filter(
+      ({ statement }) => isMarketplace(statement) && !actionsOf(statement).includes('aws-marketplace:Subscribe'),
+    );
     expect(others).toEqual([
       {
         roles: [stepRole],

@@ -7,7 +7,8 @@ import { PlatformStack } from '#lib/cdk/stack.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 
 /** What the on-call engineer and finance get from a deploy: alarms, the dashboard, tags and the budget. */
-const templateApp = (context: Record<string, unknown> = {}) => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
+const templateApp = (context: Record<string, unknown> = {}) =>
+  new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [], ...context } });
 
 let stack: PlatformStack;
 let template: Template;
@@ -16,20 +17,29 @@ let resources: Record<string, Resource>;
 const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 
 beforeAll(() => {
-  stack = new PlatformStack(templateApp({ alarmEmail: 'oncall@example.com', costCenter: 'cc-42' }), 'Ops', { env: { region: 'us-east-1' } });
+  stack = new PlatformStack(templateApp({ alarmEmail: 'oncall@example.com', costCenter: 'cc-42' }), 'Ops', {
+    env: { region: 'us-east-1' },
+  });
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
 });
 
-const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties as Record<string, any>);
+const alarms = () =>
+  Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties as Record<string, any>);
 const alarmNamed = (id: string) => {
   const logicalIdPattern = new RegExp(`^Operations${id.replace(/[^A-Za-z0-9]/g, '')}[0-9A-F]{8}$`);
-  const found = Object.entries(resources).find(([logicalId, resource]) => resource.Type === 'AWS::CloudWatch::Alarm' && logicalIdPattern.test(logicalId));
+  const found = Object.entries(resources).find(
+    ([logicalId, resource]) => resource.Type === 'AWS::CloudWatch::Alarm' && logicalIdPattern.test(logicalId),
+  );
   expect(found, id).toBeDefined();
   return found![1].Properties!;
 };
 const metricNamesOf = (alarm: Record<string, any>) =>
-  alarm.MetricName ? [alarm.MetricName as string] : ((alarm.Metrics ?? []) as { MetricStat?: { Metric: { MetricName: string } } }[]).flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric.MetricName] : []));
+  alarm.MetricName
+    ? [alarm.MetricName as string]
+    : ((alarm.Metrics ?? []) as { MetricStat?: { Metric: { MetricName: string } } }[]).flatMap((metric) =>
+        metric.MetricStat ? [metric.MetricStat.Metric.MetricName] : [],
+      );
 
 describe('the alarm topic', () => {
   it('is encrypted with a rotating key that CloudWatch and Budgets may use, takes TLS only, and mails the on-call address', () => {
@@ -42,7 +52,11 @@ describe('the alarm topic', () => {
     const topicPolicy = JSON.stringify(template.findResources('AWS::SNS::TopicPolicy'));
     expect(topicPolicy).toContain('aws:SecureTransport');
     expect(topicPolicy).toContain('budgets.amazonaws.com');
-    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId } });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: topicId },
+    });
   });
 });
 
@@ -57,16 +71,26 @@ describe('alarms', () => {
     }
   });
 
-  it('watch the 5xx rate of every route group and the p99 latency of the quick ones, plus API Gateway\'s own 5xx', () => {
+  it("watch the 5xx rate of every route group and the p99 latency of the quick ones, plus API Gateway's own 5xx", () => {
     for (const group of ROUTE_GROUPS) {
       const alarm = alarmNamed(`ServerErrors-${group}`);
       expect(metricNamesOf(alarm).sort()).toEqual(['Http5xx', 'HttpRequests']);
       expect(alarm.Threshold).toBe(1);
       expect(JSON.stringify(alarm.Metrics)).toContain(`"RouteGroup","Value":"${group}"`);
     }
-    expect(alarmNamed('LatencyP99-webhooks')).toMatchObject({ MetricName: 'HttpLatency', ExtendedStatistic: 'p99', Threshold: 1000, EvaluationPeriods: 3 });
+    expect(alarmNamed('LatencyP99-webhooks')).toMatchObject({
+      MetricName: 'HttpLatency',
+      ExtendedStatistic: 'p99',
+      Threshold: 1000,
+      EvaluationPeriods: 3,
+    });
     expect(alarmNamed('LatencyP99-published')).toMatchObject({ MetricName: 'HttpLatency', ExtendedStatistic: 'p99', Threshold: 2000 });
-    expect(alarmNamed('GatewayServerErrors')).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Statistic: 'Average', Threshold: 0.01 });
+    expect(alarmNamed('GatewayServerErrors')).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5XXError',
+      Statistic: 'Average',
+      Threshold: 0.01,
+    });
   });
 
   it('watch errors and throttles of every function', () => {
@@ -78,23 +102,55 @@ describe('alarms', () => {
 
   it('watch executions, callbacks, the nightly collection and every table', () => {
     const onMachine = (owner: 'engine' | 'collection') => [{ Name: 'StateMachineArn', Value: { Ref: idOf(stack[owner].stateMachine) } }];
-    expect(alarmNamed('ExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('engine') });
-    expect(alarmNamed('ExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('engine') });
-    expect(alarmNamed('ExecutionsAborted')).toMatchObject({ MetricName: 'ExecutionsAborted', Threshold: 20, Period: 900, Dimensions: onMachine('engine') });
+    expect(alarmNamed('ExecutionsFailed')).toMatchObject({
+      Namespace: 'AWS/States',
+      MetricName: 'ExecutionsFailed',
+      Threshold: 1,
+      Dimensions: onMachine('engine'),
+    });
+    expect(alarmNamed('ExecutionsTimedOut')).toMatchObject({
+      MetricName: 'ExecutionsTimedOut',
+      Threshold: 1,
+      Dimensions: onMachine('engine'),
+    });
+    expect(alarmNamed('ExecutionsAborted')).toMatchObject({
+      MetricName: 'ExecutionsAborted',
+      Threshold: 20,
+      Period: 900,
+      Dimensions: onMachine('engine'),
+    });
     // The collection's executions have alarms of their own: a failed collection sweep is not a broken workflow engine.
-    expect(alarmNamed('CollectionExecutionsFailed')).toMatchObject({ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Threshold: 1, Dimensions: onMachine('collection') });
-    expect(alarmNamed('CollectionExecutionsTimedOut')).toMatchObject({ MetricName: 'ExecutionsTimedOut', Threshold: 1, Dimensions: onMachine('collection') });
+    expect(alarmNamed('CollectionExecutionsFailed')).toMatchObject({
+      Namespace: 'AWS/States',
+      MetricName: 'ExecutionsFailed',
+      Threshold: 1,
+      Dimensions: onMachine('collection'),
+    });
+    expect(alarmNamed('CollectionExecutionsTimedOut')).toMatchObject({
+      MetricName: 'ExecutionsTimedOut',
+      Threshold: 1,
+      Dimensions: onMachine('collection'),
+    });
     expect(alarmNamed('CallbacksAbandoned')).toMatchObject({ Namespace: 'WorkflowIngest', MetricName: 'CallbacksAbandoned', Threshold: 1 });
     expect(metricNamesOf(alarmNamed('NightlyScheduleFailed')).sort()).toEqual(['InvocationDroppedCount', 'TargetErrorCount']);
-    expect(alarmNamed('NightlyDeadLetters')).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+    expect(alarmNamed('NightlyDeadLetters')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+    });
     expect(alarmNamed('NightlySweepsLate')).toMatchObject({ MetricName: 'NightlySweepsLate', Threshold: 1 });
-    for (const table of Object.keys(stack.data.tables)) expect(metricNamesOf(alarmNamed(`Throttled-${table}`)).sort(), table).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
+    for (const table of Object.keys(stack.data.tables))
+      expect(metricNamesOf(alarmNamed(`Throttled-${table}`)).sort(), table).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
   });
 });
 
 describe('the fixed monthly cost the cost report lists', () => {
   it('counts exactly the metrics the alarms read (alarms are billed per metric)', () => {
-    const metricsRead = alarms().reduce((sum, alarm) => sum + (alarm.MetricName ? 1 : (alarm.Metrics as { MetricStat?: unknown }[]).filter((metric) => metric.MetricStat).length), 0);
+    const metricsRead = alarms().reduce(
+      (sum, alarm) =>
+        sum + (alarm.MetricName ? 1 : (alarm.Metrics as { MetricStat?: unknown }[]).filter((metric) => metric.MetricStat).length),
+      0,
+    );
     expect(alarmMetricCount()).toBe(metricsRead);
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs('AWS::KMS::Key', 1);
@@ -104,7 +160,26 @@ describe('the fixed monthly cost the cost report lists', () => {
 describe('the dashboard', () => {
   it('shows requests, latency and errors per route group, the business counts, streams, the collection and the cost units', () => {
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties!.DashboardBody);
-    for (const metric of ['HttpRequests', 'HttpLatency', 'Http4xx', 'Http5xx', 'EventsAccepted', 'EventsDuplicate', 'WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'EventStreamsOpened', 'ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate', 'DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3WriteRequests', 'StepFunctionsRequests', 'ExecutionsFailed']) {
+    for (const metric of [
+      'HttpRequests',
+      'HttpLatency',
+      'Http4xx',
+      'Http5xx',
+      'EventsAccepted',
+      'EventsDuplicate',
+      'WorkflowRunsStarted',
+      'WorkflowRunsFinished',
+      'ApprovalsAwaited',
+      'EventStreamsOpened',
+      'ConversationsHandedOff',
+      'CollectionFailures',
+      'NightlySweepsLate',
+      'DynamoDBReadUnits',
+      'DynamoDBWriteUnits',
+      'S3WriteRequests',
+      'StepFunctionsRequests',
+      'ExecutionsFailed',
+    ]) {
       expect(body, metric).toContain(metric);
     }
     expect(body).toContain('p99');
@@ -115,9 +190,22 @@ describe('the dashboard', () => {
 describe('cost allocation tags', () => {
   /** Types CloudFormation cannot tag: each is part of a tagged resource (a policy of a role, a method of an API). */
   const UNTAGGABLE = new Set([
-    'AWS::IAM::Policy', 'AWS::Lambda::Permission', 'AWS::Lambda::EventInvokeConfig', 'AWS::S3::BucketPolicy', 'AWS::SQS::QueuePolicy', 'AWS::SNS::TopicPolicy',
-    'AWS::SNS::Subscription', 'AWS::Scheduler::Schedule', 'AWS::ApiGateway::Account', 'AWS::ApiGateway::Deployment', 'AWS::ApiGateway::Resource',
-    'AWS::ApiGateway::Method', 'AWS::ApiGateway::GatewayResponse', 'AWS::CloudWatch::Dashboard', 'Custom::AWSCDKOpenIdConnectProvider', 'AWS::Budgets::Budget',
+    'AWS::IAM::Policy',
+    'AWS::Lambda::Permission',
+    'AWS::Lambda::EventInvokeConfig',
+    'AWS::S3::BucketPolicy',
+    'AWS::SQS::QueuePolicy',
+    'AWS::SNS::TopicPolicy',
+    'AWS::SNS::Subscription',
+    'AWS::Scheduler::Schedule',
+    'AWS::ApiGateway::Account',
+    'AWS::ApiGateway::Deployment',
+    'AWS::ApiGateway::Resource',
+    'AWS::ApiGateway::Method',
+    'AWS::ApiGateway::GatewayResponse',
+    'AWS::CloudWatch::Dashboard',
+    'Custom::AWSCDKOpenIdConnectProvider',
+    'AWS::Budgets::Budget',
   ]);
 
   it('puts Project, Component and CostCenter on every taggable resource', () => {
@@ -126,7 +214,11 @@ describe('cost allocation tags', () => {
       if (UNTAGGABLE.has(resource.Type)) continue;
       const tags = (resource.Properties?.Tags ?? []) as { Key: string; Value: string }[] | Record<string, string>;
       const byKey = Array.isArray(tags) ? Object.fromEntries(tags.map((tag) => [tag.Key, tag.Value])) : tags;
-      expect(byKey, `${logicalId} (${resource.Type})`).toMatchObject({ Project: 'workflow-ingest', CostCenter: 'cc-42', Component: expect.any(String) });
+      expect(byKey, `${logicalId} (${resource.Type})`).toMatchObject({
+        Project: 'workflow-ingest',
+        CostCenter: 'cc-42',
+        Component: expect.any(String),
+      });
       components.add(byKey.Component!);
     }
     expect([...components].sort()).toEqual(['api', 'collection', 'data', 'engine', 'operations']);
@@ -145,9 +237,23 @@ describe('the monthly budget', () => {
     const budgets = Object.values(Template.fromStack(budgeted).findResources('AWS::Budgets::Budget'));
     expect(budgets).toHaveLength(1);
     const properties = budgets[0]!.Properties as Record<string, any>;
-    expect(properties.Budget).toMatchObject({ BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 250, Unit: 'USD' }, CostFilters: { TagKeyValue: ['user:Project$workflow-ingest'] } });
-    expect(properties.NotificationsWithSubscribers.map((entry: any) => [entry.Notification.Threshold, entry.Notification.NotificationType])).toEqual([[80, 'ACTUAL'], [100, 'ACTUAL']]);
-    expect(JSON.stringify(properties.NotificationsWithSubscribers)).toContain(budgeted.getLogicalId(budgeted.operations.topic.node.defaultChild as never));
-    expect(() => new PlatformStack(templateApp({ monthlyBudgetUsd: 'lots' }), 'Bad', { env: { region: 'us-east-1' } })).toThrow(/monthlyBudgetUsd must be a number/);
+    expect(properties.Budget).toMatchObject({
+      BudgetType: 'COST',
+      TimeUnit: 'MONTHLY',
+      BudgetLimit: { Amount: 250, Unit: 'USD' },
+      CostFilters: { TagKeyValue: ['user:Project$workflow-ingest'] },
+    });
+    expect(
+      properties.NotificationsWithSubscribers.map((entry: any) => [entry.Notification.Threshold, entry.Notification.NotificationType]),
+    ).toEqual([
+      [80, 'ACTUAL'],
+      [100, 'ACTUAL'],
+    ]);
+    expect(JSON.stringify(properties.NotificationsWithSubscribers)).toContain(
+      budgeted.getLogicalId(budgeted.operations.topic.node.defaultChild as never),
+    );
+    expect(() => new PlatformStack(templateApp({ monthlyBudgetUsd: 'lots' }), 'Bad', { env: { region: 'us-east-1' } })).toThrow(
+      /monthlyBudgetUsd must be a number/,
+    );
   });
 });

@@ -70,6 +70,8 @@ describe('a synthesis for the deploy region', () => {
     }
     expect(message).toMatch(/^ValidationFailed: [\s\S]*\nERROR InferenceProfileName: /);
     expect(message).toContain(stack.getLogicalId(profile));
-    expect(message).toContain("InferenceProfileName: 'WorkflowIngestPlatform-amazon.nova-micro-v1:0' does not match pattern '^([0-9a-zA-Z][ _-]?)+$'");
+    expect(message).toContain(
+      "InferenceProfileName: 'WorkflowIngestPlatform-amazon.nova-micro-v1:0' does not match pattern '^([0-9a-zA-Z][ _-]?)+$'",
+    );
   });
 });

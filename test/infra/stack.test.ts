@@ -84,7 +84,12 @@ describe('data', () => {
   it('keeps bodies in an encrypted, private, TLS-only, versioned bucket that expires them after the queue retention', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
       VersioningConfiguration: { Status: 'Enabled' },
       LifecycleConfiguration: {
         Rules: [
@@ -97,9 +102,7 @@ describe('data', () => {
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        ]),
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
       },
     });
   });
@@ -123,14 +126,16 @@ describe('api', () => {
         HttpMethod: route.method,
         Integration: Match.objectLike({
           Type: 'AWS_PROXY',
-          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [functionOf(route.id).logicalId, 'Arn'] })])]) }),
+          Uri: Match.objectLike({
+            'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [functionOf(route.id).logicalId, 'Arn'] })])]),
+          }),
         }),
       });
     }
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{token}' });
   });
 
-  it('answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both specs\' error shape', () => {
+  it("answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both specs' error shape", () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
       StatusCode: '404',
@@ -147,7 +152,10 @@ describe('api', () => {
         ResponseTemplates: { 'application/json': '{"error":$context.error.messageString,"detail":$context.error.messageString}' },
       });
     }
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_5XX', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'DEFAULT_5XX',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+    });
   });
 
   it('adds no CORS without corsAllowedOrigins: no OPTIONS method, no CORS header on gateway responses, no CORS_ALLOWED_ORIGINS', () => {
@@ -189,7 +197,16 @@ describe('no webhook token in traces or logs', () => {
     expect(format).toContain('$context.resourcePath');
     expect(format).not.toMatch(/\$context\.path\b/);
     expect(format).not.toContain('$context.requestOverride');
-    for (const field of ['$context.requestId', '$context.identity.sourceIp', '$context.httpMethod', '$context.status', '$context.protocol', '$context.responseLength', '$context.integrationLatency', '$context.error.messageString']) {
+    for (const field of [
+      '$context.requestId',
+      '$context.identity.sourceIp',
+      '$context.httpMethod',
+      '$context.status',
+      '$context.protocol',
+      '$context.responseLength',
+      '$context.integrationLatency',
+      '$context.error.messageString',
+    ]) {
       expect(format).toContain(field);
     }
     // Valid JSON once API Gateway has put values in (messageString comes quoted).
@@ -198,12 +215,15 @@ describe('no webhook token in traces or logs', () => {
   });
 
   it('writes no execution logs for any method, so neither token routes nor unknown paths under a token are logged', () => {
-    const settings: { ResourcePath: string; HttpMethod: string; LoggingLevel?: string; DataTraceEnabled?: boolean }[] = stage().MethodSettings;
+    const settings: { ResourcePath: string; HttpMethod: string; LoggingLevel?: string; DataTraceEnabled?: boolean }[] =
+      stage().MethodSettings;
     const everyMethod = settings.find((setting) => setting.ResourcePath === '/*' && setting.HttpMethod === '*');
     expect(everyMethod).toMatchObject({ LoggingLevel: 'OFF', DataTraceEnabled: false });
     for (const route of tokenRoutes) {
       // A per-method override would be keyed ~1api~1v1~1webhooks~1{token}~1events / POST.
-      const override = settings.find((setting) => setting.ResourcePath === route.path.replaceAll('/', '~1') && setting.HttpMethod === route.method);
+      const override = settings.find(
+        (setting) => setting.ResourcePath === route.path.replaceAll('/', '~1') && setting.HttpMethod === route.method,
+      );
       expect(override?.LoggingLevel ?? 'OFF', route.path).toBe('OFF');
       expect(override?.DataTraceEnabled ?? false, route.path).toBe(false);
     }
@@ -345,8 +365,19 @@ describe('workflow engine', () => {
   });
 
   it('streams the three SSE routes for up to 15 minutes too, each function with a 15-minute timeout', () => {
-    const streamingRoutes = ['PublishedExecute', 'PublishedStreamWorkflow', 'PublishedStreamExecution', 'PublishedExecutionEvents', 'PublishedStreamProbe'];
-    expect(routes.filter((route) => route.streaming).map((route) => route.id).sort()).toEqual([...streamingRoutes].sort());
+    const streamingRoutes = [
+      'PublishedExecute',
+      'PublishedStreamWorkflow',
+      'PublishedStreamExecution',
+      'PublishedExecutionEvents',
+      'PublishedStreamProbe',
+    ];
+    expect(
+      routes
+        .filter((route) => route.streaming)
+        .map((route) => route.id)
+        .sort(),
+    ).toEqual([...streamingRoutes].sort());
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     for (const routeId of streamingRoutes) {
       const { logicalId } = functionOf(routeId);
@@ -367,7 +398,12 @@ describe('workflow engine', () => {
       const policy = policyOf(routeId);
       expect(policy, routeId).not.toMatch(/s3:|states:|bedrock:/);
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(routeId).logicalId]!.Properties.Environment.Variables;
-      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort(), routeId).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE', 'USAGE_TABLE']);
+      expect(
+        Object.keys(variables)
+          .filter((name) => name.endsWith('_TABLE'))
+          .sort(),
+        routeId,
+      ).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE', 'USAGE_TABLE']);
       expect(variables, routeId).not.toHaveProperty('BODIES_BUCKET');
     }
   });
@@ -375,7 +411,8 @@ describe('workflow engine', () => {
   it('keeps the signing secret and Bedrock away from API functions, and gives the step function Bedrock streaming only', () => {
     expect(policyOf('WorkflowStep')).toContain('bedrock:InvokeModelWithResponseStream');
     for (const route of routes) expect(policyOf(route.id)).not.toContain('bedrock:');
-    const variables = template.findResources('AWS::Lambda::Function')[functionOf('PublishedGetExecution').logicalId]!.Properties.Environment.Variables;
+    const variables =
+      template.findResources('AWS::Lambda::Function')[functionOf('PublishedGetExecution').logicalId]!.Properties.Environment.Variables;
     expect(Object.keys(variables)).toEqual(expect.arrayContaining(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'EXECUTIONS_TABLE']));
     expect(variables).not.toHaveProperty('CONVERSATIONS_TABLE');
     expect(variables).not.toHaveProperty('PUBLICATIONS_TABLE');
@@ -409,28 +446,44 @@ describe('cdk-nag AwsSolutions', () => {
       .findAll()
       .filter((construct) =>
         construct.node.metadata.some(
-          (entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY && Object.keys(entry.data as object).some((id) => id.endsWith('[Resource::*]')),
+          (entry) =>
+            entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY &&
+            Object.keys(entry.data as object).some((id) => id.endsWith('[Resource::*]')),
         ),
       )
       .map((construct) => construct.node.path.replace(/^Test\//, ''));
     const roles = [
-      ...[stack.api.functions, stack.engine.functions, stack.collection.functions].flatMap((functions) => Object.values(functions).map((fn) => fn.role!)),
+      ...[stack.api.functions, stack.engine.functions, stack.collection.functions].flatMap((functions) =>
+        Object.values(functions).map((fn) => fn.role!),
+      ),
       stack.engine.stateMachine.role,
       stack.collection.stateMachine.role,
     ];
     // On each role's grants policy (DefaultPolicy), not on the role, the function or anything wider.
     expect(starScopes.sort()).toEqual(roles.map((role) => `${role.node.path.replace(/^Test\//, '')}/DefaultPolicy`).sort());
 
-    const stateMachineRoles = [stack.engine, stack.collection].map((owner) => stack.getLogicalId(owner.stateMachine.role.node.defaultChild as never));
+    const stateMachineRoles = [stack.engine, stack.collection].map((owner) =>
+      stack.getLogicalId(owner.stateMachine.role.node.defaultChild as never),
+    );
     const stepRole = stack.getLogicalId(stack.engine.functions.WorkflowStep!.role!.node.defaultChild as never);
-    const hasRole = (policy: { [key: string]: any }, logicalId: string) => (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === logicalId);
+    const hasRole = (policy: { [key: string]: any }, logicalId: string) =>
+      (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === logicalId);
     for (const [id, policy] of Object.entries(template.findResources('AWS::IAM::Policy'))) {
       // The step function's first call to a third-party model subscribes the account (Subscribe held to its products).
-      const allowed = stateMachineRoles.some((role) => hasRole(policy, role)) ? /^(xray|logs):/ : hasRole(policy, stepRole) ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions|Unsubscribe)$)/ : /^xray:/;
-      for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Condition?: unknown }[]) {
+      const allowed = stateMachineRoles.some((role) => hasRole(policy, role))
+        ? /^(xray|logs):/
+        : hasRole(policy, stepRole)
+          ? /^(xray:|aws-marketplace:(Subscribe|ViewSubscriptions|Unsubscribe)$)/
+          : /^xray:/;
+      for (const statement of policy.Properties.PolicyDocument.Statement as {
+        Action: string | string[];
+        Resource: unknown;
+        Condition?: unknown;
+      }[]) {
         if (statement.Resource !== '*') continue;
         for (const action of [statement.Action].flat()) expect(action, id).toMatch(allowed);
-        if ([statement.Action].flat().includes('aws-marketplace:Subscribe')) expect(statement.Condition, id).toHaveProperty(['StringEquals', 'aws-marketplace:ProductId']);
+        if ([statement.Action].flat().includes('aws-marketplace:Subscribe'))
+          expect(statement.Condition, id).toHaveProperty(['StringEquals', 'aws-marketplace:ProductId']);
       }
     }
   });

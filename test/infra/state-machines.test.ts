@@ -21,7 +21,10 @@ beforeAll(() => {
 const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 const ownerOf = (machine: StateMachineName) => (machine === 'workflow' ? stack.engine : stack.collection);
 const functionOf = (id: string) => (stack.api.functions[id] ?? stack.engine.functions[id] ?? stack.collection.functions[id])!;
-const asl = (machine: StateMachineName) => JSON.parse(readFileSync(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url), 'utf8')) as { States: Record<string, unknown> };
+const asl = (machine: StateMachineName) =>
+  JSON.parse(readFileSync(new URL(`../../statemachines/${machine}.asl.json`, import.meta.url), 'utf8')) as {
+    States: Record<string, unknown>;
+  };
 
 interface Statement {
   Action: string | string[];
@@ -33,7 +36,8 @@ const statementsOf = (id: string) => {
     (policy) => policy.Properties.PolicyDocument.Statement as Statement[],
   );
 };
-const environmentOf = (id: string): Record<string, unknown> => template.findResources('AWS::Lambda::Function')[idOf(functionOf(id))]!.Properties.Environment.Variables;
+const environmentOf = (id: string): Record<string, unknown> =>
+  template.findResources('AWS::Lambda::Function')[idOf(functionOf(id))]!.Properties.Environment.Variables;
 
 describe('two state machines', () => {
   it('deploys a Standard state machine per ASL file, each logging its errors to a log group of its own', () => {
@@ -42,9 +46,17 @@ describe('two state machines', () => {
     const logGroups = template.findResources('AWS::Logs::LogGroup');
     for (const machine of STATE_MACHINE_NAMES) {
       const properties = machines[idOf(ownerOf(machine).stateMachine)]!.Properties;
-      expect(properties, machine).toMatchObject({ StateMachineType: 'STANDARD', TracingConfiguration: { Enabled: true }, LoggingConfiguration: { Level: 'ERROR', IncludeExecutionData: false } });
-      const logGroupId = (properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-      expect(JSON.stringify(logGroups[logGroupId]!.Properties.LogGroupName), machine).toContain(`"/aws/vendedlogs/states/Test-${machine}-"`);
+      expect(properties, machine).toMatchObject({
+        StateMachineType: 'STANDARD',
+        TracingConfiguration: { Enabled: true },
+        LoggingConfiguration: { Level: 'ERROR', IncludeExecutionData: false },
+      });
+      const logGroupId = (
+        properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn as { 'Fn::GetAtt': [string, string] }
+      )['Fn::GetAtt'][0];
+      expect(JSON.stringify(logGroups[logGroupId]!.Properties.LogGroupName), machine).toContain(
+        `"/aws/vendedlogs/states/Test-${machine}-"`,
+      );
     }
   });
 
@@ -53,7 +65,8 @@ describe('two state machines', () => {
     expect(Object.keys(asl('workflow').States)).not.toContain('CollectMore');
     expect(JSON.stringify(asl('workflow'))).not.toContain('"collect"');
     expect(Object.keys(asl('collection').States).sort()).toEqual(['CollectBatch', 'CollectMore', 'Done']);
-    const deployed = (machine: StateMachineName) => template.findResources('AWS::StepFunctions::StateMachine')[idOf(ownerOf(machine).stateMachine)]!.Properties;
+    const deployed = (machine: StateMachineName) =>
+      template.findResources('AWS::StepFunctions::StateMachine')[idOf(ownerOf(machine).stateMachine)]!.Properties;
     expect(deployed('workflow').DefinitionString).not.toContain('CollectBatch');
     expect(Object.keys(deployed('workflow').DefinitionSubstitutions)).not.toContain('CollectBatchFunctionArn');
     expect(Object.keys(deployed('collection').DefinitionSubstitutions).sort()).toEqual(['CollectBatchFunctionArn', 'Partition']);
@@ -68,7 +81,9 @@ describe('two state machines', () => {
     expect(invoke).toHaveLength(1);
     const invoked = JSON.stringify(invoke[0]!.Resource);
     expect(invoked).toContain(idOf(stack.collection.functions.CollectBatch!));
-    const functions = Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => id !== idOf(stack.collection.functions.CollectBatch!));
+    const functions = Object.keys(template.findResources('AWS::Lambda::Function')).filter(
+      (id) => id !== idOf(stack.collection.functions.CollectBatch!),
+    );
     for (const other of functions) expect(invoked, other).not.toContain(`"${other}"`);
   });
 
@@ -81,27 +96,35 @@ describe('two state machines', () => {
 describe('state machine access, from each function’s declaration', () => {
   const entries = [...routes, ...taskFunctions];
 
-  it.each(entries.map((entry) => [entry.id, entry] as const))('%s may use exactly the state machines and actions it declares', (id, entry) => {
-    const granted: Partial<Record<StateMachineName, string[]>> = {};
-    for (const statement of statementsOf(id)) {
-      const actions = [statement.Action].flat().filter((action) => action.startsWith('states:'));
-      if (actions.length === 0) continue;
-      const machines = STATE_MACHINE_NAMES.filter((machine) => JSON.stringify(statement.Resource).includes(`"${idOf(ownerOf(machine).stateMachine)}"`));
-      expect(machines, `${id}: ${JSON.stringify(statement)}`).toHaveLength(1);
-      (granted[machines[0]!] ??= []).push(...actions);
-    }
-    const declared = Object.fromEntries(
-      Object.entries(entry.stateMachines ?? {}).map(([machine, access]) => [machine, access.flatMap((each) => STATE_MACHINE_ACTIONS[each])]),
-    );
-    expect(Object.fromEntries(Object.entries(granted).map(([machine, actions]) => [machine, [...new Set(actions)].sort()]))).toEqual(
-      Object.fromEntries(Object.entries(declared).map(([machine, actions]) => [machine, [...actions].sort()])),
-    );
-    const variables = environmentOf(id);
-    for (const machine of STATE_MACHINE_NAMES) {
-      const expected = entry.stateMachines?.[machine] ? { Ref: idOf(ownerOf(machine).stateMachine) } : undefined;
-      expect(variables[STATE_MACHINE_ENVS[machine]], `${id} ${STATE_MACHINE_ENVS[machine]}`).toEqual(expected);
-    }
-  });
+  it.each(entries.map((entry) => [entry.id, entry] as const))(
+    '%s may use exactly the state machines and actions it declares',
+    (id, entry) => {
+      const granted: Partial<Record<StateMachineName, string[]>> = {};
+      for (const statement of statementsOf(id)) {
+        const actions = [statement.Action].flat().filter((action) => action.startsWith('states:'));
+        if (actions.length === 0) continue;
+        const machines = STATE_MACHINE_NAMES.filter((machine) =>
+          JSON.stringify(statement.Resource).includes(`"${idOf(ownerOf(machine).stateMachine)}"`),
+        );
+        expect(machines, `${id}: ${JSON.stringify(statement)}`).toHaveLength(1);
+        (granted[machines[0]!] ??= []).push(...actions);
+      }
+      const declared = Object.fromEntries(
+        Object.entries(entry.stateMachines ?? {}).map(([machine, access]) => [
+          machine,
+          access.flatMap((each) => STATE_MACHINE_ACTIONS[each]),
+        ]),
+      );
+      expect(Object.fromEntries(Object.entries(granted).map(([machine, actions]) => [machine, [...new Set(actions)].sort()]))).toEqual(
+        Object.fromEntries(Object.entries(declared).map(([machine, actions]) => [machine, [...actions].sort()])),
+      );
+      const variables = environmentOf(id);
+      for (const machine of STATE_MACHINE_NAMES) {
+        const expected = entry.stateMachines?.[machine] ? { Ref: idOf(ownerOf(machine).stateMachine) } : undefined;
+        expect(variables[STATE_MACHINE_ENVS[machine]], `${id} ${STATE_MACHINE_ENVS[machine]}`).toEqual(expected);
+      }
+    },
+  );
 
   it('lets the nightly trigger start collection sweeps only, and no step or API function start one', () => {
     expect(taskFunctions.find((task) => task.id === 'CollectionNightly')!.stateMachines).toEqual({ collection: ['start'] });
@@ -111,7 +134,9 @@ describe('state machine access, from each function’s declaration', () => {
 
   it('refuses a task granted access to its own state machine, which would name it back', () => {
     const collectBatch = taskFunctions.find((task) => task.id === 'CollectBatch')!;
-    expect(() => tasksOf([{ ...collectBatch, stateMachines: { collection: ['start'] } }], 'collection')).toThrow(/CollectBatch is a task of the collection state machine/);
+    expect(() => tasksOf([{ ...collectBatch, stateMachines: { collection: ['start'] } }], 'collection')).toThrow(
+      /CollectBatch is a task of the collection state machine/,
+    );
   });
 });
 

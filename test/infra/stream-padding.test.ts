@@ -18,14 +18,16 @@ function synthesize(context: Record<string, unknown> = {}) {
     const logicalId = stack.getLogicalId(stack.api.functions[routeId]!.node.defaultChild as never);
     return functions[logicalId]!.Properties.Environment?.Variables?.STREAM_FLUSH_PADDING_BYTES as string | undefined;
   };
-  const withPadding = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables?.STREAM_FLUSH_PADDING_BYTES !== undefined);
+  const withPadding = Object.values(functions).filter(
+    (fn) => fn.Properties.Environment?.Variables?.STREAM_FLUSH_PADDING_BYTES !== undefined,
+  );
   return { paddingOf, withPadding };
 }
 
 const streaming = routes.filter((route) => route.streaming);
 
 describe('the padding of streamed writes on AWS', () => {
-  it('is 0 by default, set on every streaming route\'s function and on no other function', () => {
+  it("is 0 by default, set on every streaming route's function and on no other function", () => {
     const { paddingOf, withPadding } = synthesize();
     expect(streaming.length).toBeGreaterThan(0);
     for (const route of routes) expect(paddingOf(route.id), route.id).toBe(route.streaming ? '0' : undefined);
@@ -37,7 +39,12 @@ describe('the padding of streamed writes on AWS', () => {
     expect(synthesize({ streamFlushPaddingBytes: 262144 }).paddingOf(streaming[0]!.id)).toBe('262144');
   });
 
-  it.each([['-1'], ['262145'], ['1.5'], ['16k'], ['0x10'], [true], [[1024]]])('refuses %j at synth, naming the context value and its bounds', (value) => {
-    expect(() => synthesize({ streamFlushPaddingBytes: value })).toThrow(/^CDK context streamFlushPaddingBytes must be a whole number of bytes from 0 to 262144, got /);
-  });
+  it.each([['-1'], ['262145'], ['1.5'], ['16k'], ['0x10'], [true], [[1024]]])(
+    'refuses %j at synth, naming the context value and its bounds',
+    (value) => {
+      expect(() => synthesize({ streamFlushPaddingBytes: value })).toThrow(
+        /^CDK context streamFlushPaddingBytes must be a whole number of bytes from 0 to 262144, got /,
+      );
+    },
+  );
 });

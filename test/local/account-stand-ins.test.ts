@@ -2,7 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BedrockRuntimeClient, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
-import { CostExplorerClient, ListCostAllocationTagsCommand, UpdateCostAllocationTagsStatusCommand, type CostAllocationTagStatusEntry } from '@aws-sdk/client-cost-explorer';
+import {
+  CostExplorerClient,
+  ListCostAllocationTagsCommand,
+  UpdateCostAllocationTagsStatusCommand,
+  type CostAllocationTagStatusEntry,
+} from '@aws-sdk/client-cost-explorer';
 import { GetAccountSettingsCommand, LambdaClient, ListFunctionsCommand } from '@aws-sdk/client-lambda';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { App } from 'aws-cdk-lib';
@@ -33,7 +38,12 @@ const start = async () => {
   twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, lambdaConcurrencyLimit: CONCURRENCY_LIMIT });
   file = readLiveTwinFile(dataDir)!;
 };
-const clientConfig = (endpoint: string, credentials = LOCAL_CREDENTIALS) => ({ endpoint, region: file.region, credentials, maxAttempts: 1 });
+const clientConfig = (endpoint: string, credentials = LOCAL_CREDENTIALS) => ({
+  endpoint,
+  region: file.region,
+  credentials,
+  maxAttempts: 1,
+});
 const costExplorer = (credentials = LOCAL_CREDENTIALS) => new CostExplorerClient(clientConfig(file.cost_explorer_endpoint, credentials));
 const lambda = (credentials = LOCAL_CREDENTIALS) => new LambdaClient(clientConfig(file.lambda_endpoint, credentials));
 const failure = (sent: Promise<unknown>) =>
@@ -72,7 +82,13 @@ describe('the twin file', () => {
     const [model, profileArn] = Object.entries(file.inference_profiles)[0]!;
     const bedrock = new BedrockRuntimeClient({ ...clientConfig(file.bedrock_endpoint), requestHandler: new NodeHttpHandler() });
 
-    const response = await bedrock.send(new ConverseStreamCommand({ modelId: profileArn, messages: [{ role: 'user', content: [{ text: 'ping' }] }], inferenceConfig: { maxTokens: 16 } }));
+    const response = await bedrock.send(
+      new ConverseStreamCommand({
+        modelId: profileArn,
+        messages: [{ role: 'user', content: [{ text: 'ping' }] }],
+        inferenceConfig: { maxTokens: 16 },
+      }),
+    );
     let text = '';
     let stopReason: string | undefined;
     for await (const event of response.stream ?? []) {
@@ -82,14 +98,20 @@ describe('the twin file', () => {
 
     expect(text).toContain('ping');
     expect(stopReason).toBeDefined();
-    expect(twin.bedrock.requests).toEqual([expect.objectContaining({ operation: 'ConverseStream', modelId: model, invokedAs: profileArn })]);
+    expect(twin.bedrock.requests).toEqual([
+      expect.objectContaining({ operation: 'ConverseStream', modelId: model, invokedAs: profileArn }),
+    ]);
   });
 });
 
 describe('the cost allocation tags (Cost Explorer)', () => {
   // A synthesis takes seconds (more on a loaded machine): the twin may not import the stack, so this ties them.
   it('lists exactly the user-defined tag keys the CDK stack puts on its resources', () => {
-    const stack = new PlatformStack(new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }), 'Tags', { env: { region: 'us-east-1' } });
+    const stack = new PlatformStack(
+      new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } }),
+      'Tags',
+      { env: { region: 'us-east-1' } },
+    );
     const resources = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Properties?: { Tags?: unknown } }>);
     const keys = new Set<string>();
     for (const resource of resources) {
@@ -105,16 +127,28 @@ describe('the cost allocation tags (Cost Explorer)', () => {
 
     expect(listed.map((tag) => tag.TagKey)).toEqual([...STACK_TAG_KEYS].sort());
     const project = listed.find((tag) => tag.TagKey === 'Project');
-    expect(project).toMatchObject({ Type: 'UserDefined', Status: 'Inactive', LastUsedDate: expect.stringMatching(/^\d{4}-\d{2}-01T00:00:00Z$/) });
+    expect(project).toMatchObject({
+      Type: 'UserDefined',
+      Status: 'Inactive',
+      LastUsedDate: expect.stringMatching(/^\d{4}-\d{2}-01T00:00:00Z$/),
+    });
     expect(project?.LastUpdatedDate).toBeUndefined();
     expect(await tags({ Type: 'AWSGenerated' })).toEqual([]);
   });
 
   it('activates Project, lists it Active, and keeps it active across a restart on the same data directory', async () => {
-    const { Errors } = await costExplorer().send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Active' }] }));
+    const { Errors } = await costExplorer().send(
+      new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Active' }] }),
+    );
 
     expect(Errors).toEqual([]);
-    expect(await tags({ Status: 'Active' })).toEqual([expect.objectContaining({ TagKey: 'Project', Status: 'Active', LastUpdatedDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/) })]);
+    expect(await tags({ Status: 'Active' })).toEqual([
+      expect.objectContaining({
+        TagKey: 'Project',
+        Status: 'Active',
+        LastUpdatedDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/),
+      }),
+    ]);
     expect(await statusOf('CostCenter')).toBe('Inactive');
 
     await twin.close();
@@ -134,10 +168,14 @@ describe('the cost allocation tags (Cost Explorer)', () => {
       }),
     );
 
-    expect(Errors).toEqual([{ TagKey: 'NeverDeployed', Code: 'TagKeysNotFoundException', Message: 'Failed to update Cost Allocation Tag: NeverDeployed' }]);
+    expect(Errors).toEqual([
+      { TagKey: 'NeverDeployed', Code: 'TagKeysNotFoundException', Message: 'Failed to update Cost Allocation Tag: NeverDeployed' },
+    ]);
     expect(await tags({ TagKeys: ['NeverDeployed'] })).toEqual([]);
     expect(await statusOf('CostCenter')).toBe('Active');
-    await costExplorer().send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'CostCenter', Status: 'Inactive' }] }));
+    await costExplorer().send(
+      new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'CostCenter', Status: 'Inactive' }] }),
+    );
     expect(await statusOf('CostCenter')).toBe('Inactive');
   });
 
@@ -145,13 +183,18 @@ describe('the cost allocation tags (Cost Explorer)', () => {
     const first = await costExplorer().send(new ListCostAllocationTagsCommand({ MaxResults: 2 }));
     const second = await costExplorer().send(new ListCostAllocationTagsCommand({ MaxResults: 2, NextToken: first.NextToken }));
 
-    expect([...(first.CostAllocationTags ?? []), ...(second.CostAllocationTags ?? [])].map((tag) => tag.TagKey)).toEqual([...STACK_TAG_KEYS].sort());
+    expect([...(first.CostAllocationTags ?? []), ...(second.CostAllocationTags ?? [])].map((tag) => tag.TagKey)).toEqual(
+      [...STACK_TAG_KEYS].sort(),
+    );
     expect(second.NextToken).toBeUndefined();
-    expect((await failure(costExplorer().send(new ListCostAllocationTagsCommand({ NextToken: 'made-up' })))).name).toBe('InvalidNextTokenException');
+    expect((await failure(costExplorer().send(new ListCostAllocationTagsCommand({ NextToken: 'made-up' })))).name).toBe(
+      'InvalidNextTokenException',
+    );
   });
 
   it('refuses what the service model refuses with ValidationException: MaxResults out of 1-1000, 21 status entries, no entries', async () => {
-    const entries = (count: number): CostAllocationTagStatusEntry[] => Array.from({ length: count }, (_, i) => ({ TagKey: `Key${i}`, Status: 'Active' }));
+    const entries = (count: number): CostAllocationTagStatusEntry[] =>
+      Array.from({ length: count }, (_, i) => ({ TagKey: `Key${i}`, Status: 'Active' }));
     const refusals = await Promise.all([
       failure(costExplorer().send(new ListCostAllocationTagsCommand({ MaxResults: 0 }))),
       failure(costExplorer().send(new ListCostAllocationTagsCommand({ MaxResults: 1001 }))),
@@ -160,9 +203,14 @@ describe('the cost allocation tags (Cost Explorer)', () => {
       failure(costExplorer().send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [] }))),
     ]);
 
-    for (const refusal of refusals) expect({ name: refusal.name, status: refusal.$metadata?.httpStatusCode }).toEqual({ name: 'ValidationException', status: 400 });
-    expect(refusals[0].message).toBe("1 validation error detected: Value '0' at 'maxResults' failed to satisfy constraint: Member must have value greater than or equal to 1");
-    expect(refusals[3].message).toMatch(/at 'costAllocationTagsStatus' failed to satisfy constraint: Member must have length less than or equal to 20$/);
+    for (const refusal of refusals)
+      expect({ name: refusal.name, status: refusal.$metadata?.httpStatusCode }).toEqual({ name: 'ValidationException', status: 400 });
+    expect(refusals[0].message).toBe(
+      "1 validation error detected: Value '0' at 'maxResults' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+    expect(refusals[3].message).toMatch(
+      /at 'costAllocationTagsStatus' failed to satisfy constraint: Member must have length less than or equal to 20$/,
+    );
     // Twenty entries are within the model: the unknown keys come back as error entries.
     const twenty = await costExplorer().send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: entries(20) }));
     expect(twenty.Errors).toHaveLength(20);
@@ -172,7 +220,8 @@ describe('the cost allocation tags (Cost Explorer)', () => {
     const client = costExplorer();
     client.middlewareStack.add(
       (next) => (args) => {
-        (args.request as { headers: Record<string, string> }).headers['x-amz-target'] = 'AWSInsightsIndexService.GetCostAndUsageOfEverything';
+        (args.request as { headers: Record<string, string> }).headers['x-amz-target'] =
+          'AWSInsightsIndexService.GetCostAndUsageOfEverything';
         return next(args);
       },
       { step: 'build' },
@@ -207,7 +256,9 @@ describe('the account settings (Lambda)', () => {
   it('refuses a concurrency quota that is not a positive whole number before anything starts', async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'twin-account-'));
     try {
-      await expect(startLocalTwin({ dataDir: elsewhere, host: '127.0.0.1', port: 0, lambdaConcurrencyLimit: 0 })).rejects.toThrow(/lambdaConcurrencyLimit/);
+      await expect(startLocalTwin({ dataDir: elsewhere, host: '127.0.0.1', port: 0, lambdaConcurrencyLimit: 0 })).rejects.toThrow(
+        /lambdaConcurrencyLimit/,
+      );
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }
@@ -221,7 +272,11 @@ describe('a function’s role', () => {
 
     const refusals = await Promise.all([
       failure(costExplorer(keys).send(new ListCostAllocationTagsCommand({}))),
-      failure(costExplorer(keys).send(new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Inactive' }] }))),
+      failure(
+        costExplorer(keys).send(
+          new UpdateCostAllocationTagsStatusCommand({ CostAllocationTagsStatus: [{ TagKey: 'Project', Status: 'Inactive' }] }),
+        ),
+      ),
       failure(lambda(keys).send(new GetAccountSettingsCommand({}))),
     ]);
 
@@ -230,7 +285,10 @@ describe('a function’s role', () => {
       { name: 'AccessDeniedException', status: 400 },
       { name: 'AccessDeniedException', status: 403 },
     ]);
-    for (const [refusal, action] of refusals.map((refusal, i) => [refusal, ['ce:ListCostAllocationTags', 'ce:UpdateCostAllocationTagsStatus', 'lambda:GetAccountSettings'][i]!] as const)) {
+    for (const [refusal, action] of refusals.map(
+      (refusal, i) =>
+        [refusal, ['ce:ListCostAllocationTags', 'ce:UpdateCostAllocationTagsStatus', 'lambda:GetAccountSettings'][i]!] as const,
+    )) {
       expect(refusal.message).toBe(
         `User: arn:aws:sts::000000000000:assumed-role/${STEP_FUNCTION}/${STEP_FUNCTION} is not authorized to perform: ${action} on resource: * because no identity-based policy allows the ${action} action`,
       );

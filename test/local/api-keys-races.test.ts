@@ -35,11 +35,15 @@ describe('API keys: rotation and revocation overlapping', () => {
   }
 
   const plain = () => ({ keys: createApiKeysRepository(store(), table), counters, now: Date.now });
-  const hashItem = async (key: string) => (await store().send(new GetCommand({ TableName: table, Key: { pk: `key#${hashSecret(key)}` }, ConsistentRead: true }))).Item;
-  const record = async (keyId: string) => (await store().send(new GetCommand({ TableName: table, Key: { pk: `keyid#${keyId}` }, ConsistentRead: true }))).Item!;
+  const hashItem = async (key: string) =>
+    (await store().send(new GetCommand({ TableName: table, Key: { pk: `key#${hashSecret(key)}` }, ConsistentRead: true }))).Item;
+  const record = async (keyId: string) =>
+    (await store().send(new GetCommand({ TableName: table, Key: { pk: `keyid#${keyId}` }, ConsistentRead: true }))).Item!;
   const newKey = () => createKey(plain(), { name: 'k', projectId: 'p', scopes: ['*'], expiresAt: null });
-  const isRecordUpdate = (command: unknown) => command instanceof UpdateCommand && String((command.input.Key as { pk: string }).pk).startsWith('keyid#');
-  const isGraceEnd = (command: unknown) => command instanceof UpdateCommand && String(command.input.UpdateExpression).includes('valid_until_ms');
+  const isRecordUpdate = (command: unknown) =>
+    command instanceof UpdateCommand && String((command.input.Key as { pk: string }).pk).startsWith('keyid#');
+  const isGraceEnd = (command: unknown) =>
+    command instanceof UpdateCommand && String(command.input.UpdateExpression).includes('valid_until_ms');
   const waitHeld = async (holding: { held(): number }) => {
     while (holding.held() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
   };
@@ -70,7 +74,11 @@ describe('API keys: rotation and revocation overlapping', () => {
     expect(await hashItem(key.key)).toBeUndefined();
     expect(await record(key.key_id)).toMatchObject({ state: 'revoked', current_key_hash: hashSecret(key.key) });
     const { Count } = await store().send(
-      new ScanCommand({ TableName: table, FilterExpression: 'key_id = :id AND begins_with(pk, :hash)', ExpressionAttributeValues: { ':id': key.key_id, ':hash': 'key#' } }),
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: 'key_id = :id AND begins_with(pk, :hash)',
+        ExpressionAttributeValues: { ':id': key.key_id, ':hash': 'key#' },
+      }),
     );
     expect(Count).toBe(0);
   });
@@ -88,7 +96,11 @@ describe('API keys: rotation and revocation overlapping', () => {
     expect((await hashItem(key.key))?.valid_until_ms).toBeGreaterThan(Date.now());
     expect((await record(key.key_id)).retired_key_hashes).toEqual([{ hash: hashSecret(key.key), valid_until_ms: expect.any(Number) }]);
     const { Count } = await store().send(
-      new ScanCommand({ TableName: table, FilterExpression: 'key_id = :id AND begins_with(pk, :hash)', ExpressionAttributeValues: { ':id': key.key_id, ':hash': 'key#' } }),
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: 'key_id = :id AND begins_with(pk, :hash)',
+        ExpressionAttributeValues: { ':id': key.key_id, ':hash': 'key#' },
+      }),
     );
     expect(Count).toBe(2);
   });
@@ -98,7 +110,8 @@ describe('API keys: rotation and revocation overlapping', () => {
     const second = await rotateKey(plain(), key.key_id);
     const third = await rotateKey(plain(), key.key_id);
     // The delete of a value only the record's list names fails: a second run can only find it there.
-    const isDeleteOfSecond = (command: unknown) => command instanceof DeleteCommand && (command.input.Key as { pk: string }).pk === `key#${hashSecret(second.key)}`;
+    const isDeleteOfSecond = (command: unknown) =>
+      command instanceof DeleteCommand && (command.input.Key as { pk: string }).pk === `key#${hashSecret(second.key)}`;
     const failing = holdingClient(isDeleteOfSecond, new Error('throttled'));
     await expect(revokeKey(failing.deps, key.key_id)).rejects.toThrow('throttled');
     expect(await record(key.key_id)).toMatchObject({ state: 'revoked' });
@@ -112,7 +125,9 @@ describe('API keys: rotation and revocation overlapping', () => {
     const until = Date.now() + 3_600_000;
     // As rotations before `retired_key_hashes` left a key: the current value, and one predecessor in its grace.
     const legacy = 'wfk_legacy-value';
-    await store().send(new PutCommand({ TableName: table, Item: { pk: `key#${hashSecret(legacy)}`, key_id: key.key_id, project_id: 'p', scopes: ['*'] } }));
+    await store().send(
+      new PutCommand({ TableName: table, Item: { pk: `key#${hashSecret(legacy)}`, key_id: key.key_id, project_id: 'p', scopes: ['*'] } }),
+    );
     await store().send(
       new UpdateCommand({
         TableName: table,

@@ -20,9 +20,24 @@ const definition: WorkflowDefinition = workflowShape.parse({
   id: 'desk',
   name: 'Desk',
   start: 'front',
-  tools: { weather: { type: 'http', url: 'https://api.example.com/w', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+  tools: {
+    weather: {
+      type: 'http',
+      url: 'https://api.example.com/w',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
   nodes: {
-    front: { type: 'agent', provider: 'bedrock', model_id: MODEL, instructions: 'You triage {{input.topic}}.', tools: ['weather'], handoffs: ['closer'], max_tokens: 50, next: 'done' },
+    front: {
+      type: 'agent',
+      provider: 'bedrock',
+      model_id: MODEL,
+      instructions: 'You triage {{input.topic}}.',
+      tools: ['weather'],
+      handoffs: ['closer'],
+      max_tokens: 50,
+      next: 'done',
+    },
     closer: { type: 'agent', provider: 'bedrock', model_id: MODEL, instructions: 'You close.', next: 'done' },
     done: { type: 'end', output: '{{nodes.front.output}}' },
   },
@@ -34,7 +49,11 @@ function recordingTools() {
   const kit: ToolKit = {
     open: ({ toolNames }) => ({
       describe: () =>
-        Promise.resolve(toolNames.includes('weather') ? [{ name: 'weather', description: 'Weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }] : []),
+        Promise.resolve(
+          toolNames.includes('weather')
+            ? [{ name: 'weather', description: 'Weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }]
+            : [],
+        ),
       call: (name, args) => {
         calls.push({ name, args });
         return Promise.resolve({ ok: true as const, result: { sky: 'clear', city: args.city } });
@@ -47,7 +66,11 @@ function recordingTools() {
 
 function agentRun(nodeId = 'front'): AgentRun & { events: RunEventBuffer & { list: RunEvent[] } } {
   const list: RunEvent[] = [];
-  const events = { list, push: (event: RunEvent) => void list.push(event), flush: () => Promise.resolve('appended') } as unknown as RunEventBuffer & { list: RunEvent[] };
+  const events = {
+    list,
+    push: (event: RunEvent) => void list.push(event),
+    flush: () => Promise.resolve('appended'),
+  } as unknown as RunEventBuffer & { list: RunEvent[] };
   return {
     definition,
     projectId: 'p',
@@ -78,7 +101,11 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
 
   it('assembles a tool use from its input deltas, runs it, and sends the result back as a toolResult', async () => {
     standIn.bedrock.scriptConverse(MODEL, [
-      { text: ['Let me look. '], toolUses: [{ toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } }], usage: { inputTokens: 20, outputTokens: 9 } },
+      {
+        text: ['Let me look. '],
+        toolUses: [{ toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } }],
+        usage: { inputTokens: 20, outputTokens: 9 },
+      },
       { text: ['Clear in Oslo.'], usage: { inputTokens: 40, outputTokens: 4 } },
     ]);
     const tools = recordingTools();
@@ -86,12 +113,21 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
     const result = await runAgent(run, deps(tools.kit));
     expect(tools.calls).toEqual([{ name: 'weather', args: { city: 'Oslo' } }]);
     expect(result.output).toBe('Clear in Oslo.');
-    expect(run.events.list.filter((event) => event.type === 'tool_call').map((event) => event.data.status)).toEqual(['started', 'succeeded']);
+    expect(run.events.list.filter((event) => event.type === 'tool_call').map((event) => event.data.status)).toEqual([
+      'started',
+      'succeeded',
+    ]);
     const second = standIn.bedrock.requests[1]!.body as Record<string, any>;
     expect(second.messages).toEqual([
       { role: 'user', content: [{ text: 'Is it sunny in Oslo?' }] },
-      { role: 'assistant', content: [{ text: 'Let me look. ' }, { toolUse: { toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } } }] },
-      { role: 'user', content: [{ toolResult: { toolUseId: 'tu-1', content: [{ json: { sky: 'clear', city: 'Oslo' } }], status: 'success' } }] },
+      {
+        role: 'assistant',
+        content: [{ text: 'Let me look. ' }, { toolUse: { toolUseId: 'tu-1', name: 'weather', input: { city: 'Oslo' } } }],
+      },
+      {
+        role: 'user',
+        content: [{ toolResult: { toolUseId: 'tu-1', content: [{ json: { sky: 'clear', city: 'Oslo' } }], status: 'success' } }],
+      },
     ]);
     expect(run.usage).toEqual({ model_calls: 2, input_tokens: 60, output_tokens: 13, tool_calls: 1, images: 0 });
   });
@@ -126,8 +162,14 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
   });
 
   it('fails the run clearly when the model keeps calling tools past max_turns', async () => {
-    const looping = workflowShape.parse({ ...definition, nodes: { ...definition.nodes, front: { ...definition.nodes.front, max_turns: 2 } } });
-    standIn.bedrock.scriptConverse(MODEL, [1, 2].map((n) => ({ toolUses: [{ toolUseId: `tu-${n}`, name: 'weather', input: { city: 'Oslo' } }] })));
+    const looping = workflowShape.parse({
+      ...definition,
+      nodes: { ...definition.nodes, front: { ...definition.nodes.front, max_turns: 2 } },
+    });
+    standIn.bedrock.scriptConverse(
+      MODEL,
+      [1, 2].map((n) => ({ toolUses: [{ toolUseId: `tu-${n}`, name: 'weather', input: { city: 'Oslo' } }] })),
+    );
     const run = { ...agentRun(), definition: looping, node: looping.nodes.front as AgentRun['node'] };
     await expect(runAgent(run, deps(recordingTools().kit))).rejects.toThrow('Agent front used its 2 turns without a reply');
   });

@@ -1,4 +1,10 @@
-import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import {
+  AccessDeniedException,
+  ConverseStreamCommand,
+  InvokeModelCommand,
+  ResourceNotFoundException,
+  ValidationException,
+} from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
@@ -27,7 +33,12 @@ let door: { endpoint: string; close(): Promise<void> };
 let created: ReturnType<typeof createLocalInferenceProfiles>;
 const denials: AccessDenial[] = [];
 const profileOf = (model: string) => created.profiles.get(model)!;
-const principal = (name: string, policy: ReturnType<typeof functionPolicy>) => ({ name, accessKeyId: name.toUpperCase(), secretAccessKey: `${name}-secret`, policy });
+const principal = (name: string, policy: ReturnType<typeof functionPolicy>) => ({
+  name,
+  accessKeyId: name.toUpperCase(),
+  secretAccessKey: `${name}-secret`,
+  policy,
+});
 const operator = principal('Operator', { allows: () => true });
 let step: ReturnType<typeof principal>;
 // A role granted the profiles themselves but nothing of what they copy: Bedrock authorizes the model behind too.
@@ -39,7 +50,13 @@ beforeAll(async () => {
   const arns = new Set(created.profiles.values());
   profilesOnly = principal('ProfilesOnly', { allows: (action, resource) => arns.has(resource) || action.startsWith('aws-marketplace:') });
   bedrock = await startBedrockStandIn();
-  door = await startFrontDoor({ service: 'bedrock', upstream: bedrock.endpoint, port: 0, principals: [operator, step, profilesOnly], onDenied: (denial) => denials.push(denial) });
+  door = await startFrontDoor({
+    service: 'bedrock',
+    upstream: bedrock.endpoint,
+    port: 0,
+    principals: [operator, step, profilesOnly],
+    onDenied: (denial) => denials.push(denial),
+  });
 });
 afterAll(async () => {
   created?.remove();
@@ -52,8 +69,14 @@ beforeEach(() => {
 });
 
 const through = (who: { accessKeyId: string; secretAccessKey: string }) =>
-  createBedrockClient({ endpoint: door.endpoint, region: 'us-east-1', credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, maxAttempts: 1 });
-const converse = (modelId: string, who = step) => through(who).send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+  createBedrockClient({
+    endpoint: door.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
+    maxAttempts: 1,
+  });
+const converse = (modelId: string, who = step) =>
+  through(who).send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
 const refusal = (sent: Promise<unknown>) =>
   sent.then(
     () => undefined,
@@ -65,7 +88,10 @@ describe('the twin’s application inference profiles', () => {
     expect([...created.profiles.keys()]).toEqual(MODELS);
     for (const [model, arn] of created.profiles) {
       expect(arn).toMatch(/^arn:aws:bedrock:us-east-1:000000000000:application-inference-profile\/[a-z0-9]{12}$/);
-      expect(localApplicationProfile(arn)).toMatchObject({ model, name: expect.stringMatching(new RegExp(`^local-${model.replace(/[^0-9a-z]+/gi, '-')}-[0-9a-f]{8}$`)) as unknown });
+      expect(localApplicationProfile(arn)).toMatchObject({
+        model,
+        name: expect.stringMatching(new RegExp(`^local-${model.replace(/[^0-9a-z]+/gi, '-')}-[0-9a-f]{8}$`)) as unknown,
+      });
     }
     expect(new Set(created.profiles.values()).size).toBe(MODELS.length);
   });
@@ -76,28 +102,56 @@ describe('the twin’s application inference profiles', () => {
     let text = '';
     for await (const event of response.stream ?? []) text += event.contentBlockDelta?.delta?.text ?? '';
     expect(text).toBe('through the profile');
-    expect(bedrock.requests).toEqual([expect.objectContaining({ operation: 'ConverseStream', modelId: 'us.amazon.nova-pro-v1:0', invokedAs: profileOf('us.amazon.nova-pro-v1:0') })]);
+    expect(bedrock.requests).toEqual([
+      expect.objectContaining({
+        operation: 'ConverseStream',
+        modelId: 'us.amazon.nova-pro-v1:0',
+        invokedAs: profileOf('us.amazon.nova-pro-v1:0'),
+      }),
+    ]);
   });
 
   it('keep every rule of their model: requests the model refuses are refused through its profile as Bedrock refuses them', async () => {
     // An image request to a text model's profile: the model lacks the operation.
     const image = await refusal(
-      through(step).send(new InvokeModelCommand({ modelId: profileOf('amazon.nova-lite-v1:0'), body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })),
+      through(step).send(
+        new InvokeModelCommand({
+          modelId: profileOf('amazon.nova-lite-v1:0'),
+          body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }),
+        }),
+      ),
     );
     expect(image).toBeInstanceOf(ValidationException);
     expect(image!.message).toMatch(/doesn't support the model/);
     // A Converse request the API refuses (a tool name over 64 characters) through the profile of a cross-region model.
     const tools = { toolConfig: { tools: [{ toolSpec: { name: 'x'.repeat(65), inputSchema: { json: { type: 'object' } } } }] } };
-    const converseRule = await refusal(through(step).send(new ConverseStreamCommand({ modelId: profileOf('us.amazon.nova-pro-v1:0'), messages: [{ role: 'user', content: [{ text: 'hi' }] }], ...tools })));
+    const converseRule = await refusal(
+      through(step).send(
+        new ConverseStreamCommand({
+          modelId: profileOf('us.amazon.nova-pro-v1:0'),
+          messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+          ...tools,
+        }),
+      ),
+    );
     expect(converseRule).toBeInstanceOf(ValidationException);
     expect(converseRule!.message).toMatch(/must match/);
     // The end of life: a profile a deployment made before its model ended answers as the ended model does.
     const before = createLocalInferenceProfiles(['amazon.nova-canvas-v1:0', 'us.anthropic.claude-3-5-haiku-20241022-v1:0']);
     try {
       const canvas = before.profiles.get('amazon.nova-canvas-v1:0')!;
-      const drawn = await refusal(through(operator).send(new InvokeModelCommand({ modelId: canvas, body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) })));
+      const drawn = await refusal(
+        through(operator).send(
+          new InvokeModelCommand({
+            modelId: canvas,
+            body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }),
+          }),
+        ),
+      );
       expect(drawn).toBeInstanceOf(ResourceNotFoundException);
-      expect(await refusal(converse(before.profiles.get('us.anthropic.claude-3-5-haiku-20241022-v1:0')!, operator))).toBeInstanceOf(ResourceNotFoundException);
+      expect(await refusal(converse(before.profiles.get('us.anthropic.claude-3-5-haiku-20241022-v1:0')!, operator))).toBeInstanceOf(
+        ResourceNotFoundException,
+      );
     } finally {
       before.remove();
     }
@@ -107,14 +161,27 @@ describe('the twin’s application inference profiles', () => {
 
   it('need the profile, GetInferenceProfile on it, and what it copies, as IAM asks on AWS', async () => {
     const arn = profileOf('us.anthropic.claude-haiku-4-5-20251001-v1:0');
-    const needs = bedrockPermissions({ method: 'POST', url: `/model/${encodeURIComponent(arn)}/converse-stream`, target: '', body: Buffer.alloc(0) });
+    const needs = bedrockPermissions({
+      method: 'POST',
+      url: `/model/${encodeURIComponent(arn)}/converse-stream`,
+      target: '',
+      body: Buffer.alloc(0),
+    });
     // Every check of the request sees the profile it names in its context, as bedrock:InferenceProfileArn.
     const context = { 'bedrock:InferenceProfileArn': arn };
     expect(needs.slice(0, 4)).toEqual([
       { action: 'bedrock:InvokeModelWithResponseStream', resource: arn, context },
       { action: 'bedrock:GetInferenceProfile', resource: arn, context },
-      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0', context },
-      { action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0', context },
+      {
+        action: 'bedrock:InvokeModelWithResponseStream',
+        resource: 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0',
+        context,
+      },
+      {
+        action: 'bedrock:InvokeModelWithResponseStream',
+        resource: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0',
+        context,
+      },
     ]);
     // The Marketplace checks are Bedrock's own calls on the role's behalf (aws:CalledViaLast), not the profile's.
     expect(needs).toContainEqual(
@@ -129,7 +196,11 @@ describe('the twin’s application inference profiles', () => {
     const refused = await refusal(converse(profileOf('amazon.nova-lite-v1:0'), profilesOnly));
     expect(refused).toBeInstanceOf(AccessDeniedException);
     expect(denials).toEqual([
-      { principal: 'ProfilesOnly', action: 'bedrock:InvokeModelWithResponseStream', resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0' },
+      {
+        principal: 'ProfilesOnly',
+        action: 'bedrock:InvokeModelWithResponseStream',
+        resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0',
+      },
     ]);
     expect(bedrock.requests.map((request) => request.invokedAs)).toEqual([arn]);
   });
@@ -142,9 +213,15 @@ describe('what the profiles copy', () => {
   it('is refused to the step function called directly, with no profile in the request: the call would carry no tag', async () => {
     const direct = [
       ['amazon.nova-lite-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'],
-      ['arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'],
+      [
+        'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0',
+        'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0',
+      ],
       ['us.amazon.nova-pro-v1:0', 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0'],
-      ['arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0', 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0'],
+      [
+        'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0',
+        'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0',
+      ],
     ];
     for (const [modelId, resource] of direct) {
       const refused = await refusal(converse(modelId!));
@@ -153,7 +230,9 @@ describe('what the profiles copy', () => {
       expect((refused as { $metadata?: { httpStatusCode?: number } }).$metadata!.httpStatusCode).toBe(403);
     }
     // InvokeModel as well as ConverseStream: the condition is on both actions.
-    const invoked = await refusal(through(step).send(new InvokeModelCommand({ modelId: 'amazon.nova-lite-v1:0', body: JSON.stringify({ inputText: 'hi' }) })));
+    const invoked = await refusal(
+      through(step).send(new InvokeModelCommand({ modelId: 'amazon.nova-lite-v1:0', body: JSON.stringify({ inputText: 'hi' }) })),
+    );
     expect(invoked).toBeInstanceOf(AccessDeniedException);
     expect(invoked!.message).toBe(denial('bedrock:InvokeModel', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0'));
     expect(bedrock.requests).toEqual([]);
@@ -179,7 +258,11 @@ describe('what the profiles copy', () => {
     const action = 'bedrock:InvokeModel';
     expect(step.policy.allows(action, lite)).toBe(false);
     expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': profileOf('amazon.nova-lite-v1:0') })).toBe(true);
-    expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0' })).toBe(false);
+    expect(
+      step.policy.allows(action, lite, {
+        'bedrock:InferenceProfileArn': 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0',
+      }),
+    ).toBe(false);
     expect(step.policy.allows(action, lite, { 'bedrock:InferenceProfileArn': `${profileOf('amazon.nova-lite-v1:0')}x` })).toBe(false);
     // The profiles themselves carry no condition.
     expect(step.policy.allows(action, profileOf('amazon.nova-lite-v1:0'))).toBe(true);
@@ -215,7 +298,9 @@ describe('any other ARN', () => {
     }
     // The foundation model's and the system profile's own ARNs in this region and account name the model, as on Bedrock.
     await expect(converse('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', operator)).resolves.toBeDefined();
-    await expect(converse('arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0', operator)).resolves.toBeDefined();
+    await expect(
+      converse('arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0', operator),
+    ).resolves.toBeDefined();
     expect(bedrock.requests.map((request) => request.modelId)).toEqual(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0']);
   });
 
@@ -232,11 +317,23 @@ describe('the step function on the twin', () => {
   it('gets the map in its environment, as CDK sets it, and calls through it with the product’s own provider', async () => {
     const declaration = { id: 'WorkflowStep', tables: {}, invokesBedrock: true };
     const endpoints = { dynamodb: '', s3: '', stepFunctions: '', ssm: '', bedrock: door.endpoint };
-    const environment = functionEnvironment(declaration, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' }, created.profiles);
-    expect(JSON.parse(environment[INFERENCE_PROFILES_ENV]!)).toEqual(Object.fromEntries(created.profiles));
-    expect(functionEnvironment({ id: 'Other', tables: {} }, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' }, created.profiles)).not.toHaveProperty(
-      INFERENCE_PROFILES_ENV,
+    const environment = functionEnvironment(
+      declaration,
+      endpoints,
+      { accessKeyId: 'x', secretAccessKey: 'y' },
+      { handoffEvents: '' },
+      created.profiles,
     );
+    expect(JSON.parse(environment[INFERENCE_PROFILES_ENV]!)).toEqual(Object.fromEntries(created.profiles));
+    expect(
+      functionEnvironment(
+        { id: 'Other', tables: {} },
+        endpoints,
+        { accessKeyId: 'x', secretAccessKey: 'y' },
+        { handoffEvents: '' },
+        created.profiles,
+      ),
+    ).not.toHaveProperty(INFERENCE_PROFILES_ENV);
     // The step function cannot start without them (step-wiring.ts), so the twin cannot host it without them either.
     expect(() => functionEnvironment(declaration, endpoints, { accessKeyId: 'x', secretAccessKey: 'y' }, { handoffEvents: '' })).toThrow(
       "WorkflowStep invokes Bedrock: its environment needs the deployment's inference profiles",
@@ -257,7 +354,9 @@ describe('the step function on the twin', () => {
       } as never);
       expect(reply).toBe('hello');
       expect(usage).toMatchObject({ model_calls: 1, input_tokens: 3, output_tokens: 1 });
-      expect(bedrock.requests).toEqual([expect.objectContaining({ modelId: 'amazon.nova-lite-v1:0', invokedAs: profileOf('amazon.nova-lite-v1:0') })]);
+      expect(bedrock.requests).toEqual([
+        expect.objectContaining({ modelId: 'amazon.nova-lite-v1:0', invokedAs: profileOf('amazon.nova-lite-v1:0') }),
+      ]);
     } finally {
       vi.unstubAllEnvs();
       vi.resetModules();
@@ -267,18 +366,27 @@ describe('the step function on the twin', () => {
 
 describe('creating an application inference profile, held to CloudFormation’s own resource schema', () => {
   const source = 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-micro-v1:0';
-  const create = (name: string, description = 'calls tagged for cost allocation') => () => createLocalProfile({ model: 'amazon.nova-micro-v1:0', name, description, copyFrom: source });
+  const create =
+    (name: string, description = 'calls tagged for cost allocation') =>
+    () =>
+      createLocalProfile({ model: 'amazon.nova-micro-v1:0', name, description, copyFrom: source });
 
   it('refuses a name with a dot or a colon, as CloudFormation and Bedrock do, naming the property and the pattern', () => {
     // The name the stack once generated: the `:.` of the pattern belong to Description, not to InferenceProfileName.
     expect(create('WorkflowIngestPlatform-amazon.nova-micro-v1:0')).toThrow(
       "1 validation error detected: InferenceProfileName: 'WorkflowIngestPlatform-amazon.nova-micro-v1:0' does not match pattern '^([0-9a-zA-Z][ _-]?)+$'",
     );
-    expect(create('WorkflowIngestPlatform-amazon.nova-micro-v1:0')).toThrow(expect.objectContaining({ name: 'ValidationException' }) as Error);
+    expect(create('WorkflowIngestPlatform-amazon.nova-micro-v1:0')).toThrow(
+      expect.objectContaining({ name: 'ValidationException' }) as Error,
+    );
     expect(create('two--dashes')).toThrow(/InferenceProfileName: 'two--dashes' does not match pattern/);
     expect(create('x'.repeat(65))).toThrow(/InferenceProfileName: length 65 exceeds maximum 64/);
-    expect(create('fine-name', 'no! bangs')).toThrow(/Description: 'no! bangs' does not match pattern '\^\(\[0-9a-zA-Z:\.\]\[ _-\]\?\)\+\$'/);
-    expect(() => createLocalProfile({ model: 'amazon.nova-micro-v1:0', name: 'fine-name', description: 'ok', copyFrom: 'arn:aws:s3:::bucket' })).toThrow(/ModelSource/);
+    expect(create('fine-name', 'no! bangs')).toThrow(
+      /Description: 'no! bangs' does not match pattern '\^\(\[0-9a-zA-Z:\.\]\[ _-\]\?\)\+\$'/,
+    );
+    expect(() =>
+      createLocalProfile({ model: 'amazon.nova-micro-v1:0', name: 'fine-name', description: 'ok', copyFrom: 'arn:aws:s3:::bucket' }),
+    ).toThrow(/ModelSource/);
   });
 
   it('creates what the schema takes', () => {
@@ -287,7 +395,12 @@ describe('creating an application inference profile, held to CloudFormation’s 
   });
 
   it('takes every profile the product would create, for every catalog id, deployment name and region', () => {
-    const deployments = ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-eu-central-1', 'x', 'odd--name-'];
+    const deployments = [
+      'WorkflowIngestPlatform',
+      'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-eu-central-1',
+      'x',
+      'odd--name-',
+    ];
     const regions = ['us-east-1', 'eu-central-1', 'ap-northeast-1'];
     let checked = 0;
     for (const region of regions) {
@@ -295,7 +408,10 @@ describe('creating an application inference profile, held to CloudFormation’s 
       for (const deployment of deployments) {
         for (const spec of applicationInferenceProfiles([...catalogIds(), ...defaultBedrockModels(region)], { ...where, deployment })) {
           const properties = { InferenceProfileName: spec.name, Description: spec.description, ModelSource: { CopyFrom: spec.copyFrom } };
-          expect(schemaRefusals('AWS::Bedrock::ApplicationInferenceProfile', properties, region), `${region} ${deployment} ${spec.model}`).toEqual([]);
+          expect(
+            schemaRefusals('AWS::Bedrock::ApplicationInferenceProfile', properties, region),
+            `${region} ${deployment} ${spec.model}`,
+          ).toEqual([]);
           checked += 1;
         }
       }

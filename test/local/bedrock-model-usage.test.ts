@@ -18,12 +18,16 @@ const standIn = useBedrockStandIn();
 const scope = { input: { message: 'hello' }, memory: {}, nodes: {}, approval: null, history: '' };
 
 describe('per-model token counts from Bedrock', () => {
-  it('counts an llm node\'s input, output and cache tokens under the model id it names', async () => {
-    standIn.bedrock.scriptConverse(HAIKU_US, [{ text: ['Hi ', 'there.'], usage: { inputTokens: 12, outputTokens: 3, cacheReadInputTokens: 4096, cacheWriteInputTokens: 512 } }]);
+  it("counts an llm node's input, output and cache tokens under the model id it names", async () => {
+    standIn.bedrock.scriptConverse(HAIKU_US, [
+      { text: ['Hi ', 'there.'], usage: { inputTokens: 12, outputTokens: 3, cacheReadInputTokens: 4096, cacheWriteInputTokens: 512 } },
+    ]);
     const usage = emptyUsage();
     const models = emptyModelUsage();
     const node = { type: 'llm', provider: 'bedrock', model_id: HAIKU_US, next: 'done' } as NodeOfType<'llm'>;
-    expect(await createBedrockProvider(standIn.client).generate({ node, scope, onToken: () => undefined, usage, models })).toBe('Hi there.');
+    expect(await createBedrockProvider(standIn.client).generate({ node, scope, onToken: () => undefined, usage, models })).toBe(
+      'Hi there.',
+    );
     expect(usage).toMatchObject({ model_calls: 1, input_tokens: 12, output_tokens: 3 });
     expect({ ...models }).toEqual({ [HAIKU_US]: { input_tokens: 12, output_tokens: 3, cache_read_tokens: 4096, cache_write_tokens: 512 } });
   });
@@ -35,9 +39,28 @@ describe('per-model token counts from Bedrock', () => {
     ]);
     const usage = emptyUsage();
     const models = emptyModelUsage();
-    const node = { type: 'agent', provider: 'bedrock', model_id: LITE, tools: [], handoffs: [], max_turns: 8, script: [], next: 'done' } as unknown as AgentNode;
+    const node = {
+      type: 'agent',
+      provider: 'bedrock',
+      model_id: LITE,
+      tools: [],
+      handoffs: [],
+      max_turns: 8,
+      script: [],
+      next: 'done',
+    } as unknown as AgentNode;
     const turn = (n: number) =>
-      bedrockAgentModel(standIn.client).turn({ nodeId: 'a', node, scope, turn: n, transcript: [{ role: 'user', content: [{ text: 'hello' }] }], describeTools: async () => [], onToken: () => undefined, usage, models });
+      bedrockAgentModel(standIn.client).turn({
+        nodeId: 'a',
+        node,
+        scope,
+        turn: n,
+        transcript: [{ role: 'user', content: [{ text: 'hello' }] }],
+        describeTools: async () => [],
+        onToken: () => undefined,
+        usage,
+        models,
+      });
     await turn(0);
     await turn(1);
     expect(usage).toMatchObject({ model_calls: 2, input_tokens: 70, output_tokens: 4 });

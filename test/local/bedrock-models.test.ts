@@ -1,4 +1,10 @@
-import { AccessDeniedException, ConverseStreamCommand, InvokeModelCommand, ResourceNotFoundException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import {
+  AccessDeniedException,
+  ConverseStreamCommand,
+  InvokeModelCommand,
+  ResourceNotFoundException,
+  ValidationException,
+} from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { defaultBedrockModels } from '#lib/cdk/bedrock-models.ts';
@@ -30,14 +36,26 @@ const noMarketplace = { ...step('NoMarketplace', []), policy: { allows: (action:
 
 beforeAll(async () => {
   bedrock = await startBedrockStandIn({ now: () => clock });
-  door = await startFrontDoor({ service: 'bedrock', upstream: bedrock.endpoint, port: 0, principals: [allowedAll, noMarketplace], onDenied: (denial) => denials.push(denial) });
+  door = await startFrontDoor({
+    service: 'bedrock',
+    upstream: bedrock.endpoint,
+    port: 0,
+    principals: [allowedAll, noMarketplace],
+    onDenied: (denial) => denials.push(denial),
+  });
 });
 afterAll(async () => {
   await door?.close();
   await bedrock?.close();
 });
 
-const direct = () => createBedrockClient({ endpoint: bedrock.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+const direct = () =>
+  createBedrockClient({
+    endpoint: bedrock.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    maxAttempts: 1,
+  });
 const converse = (modelId: string, extra: object = {}, client = direct()) =>
   client.send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }], ...extra }));
 const refusal = (sent: Promise<unknown>) =>
@@ -68,19 +86,32 @@ describe("the Bedrock stand-in's models", () => {
   it('refuses on-demand calls to a model Bedrock serves only through an inference profile', async () => {
     const error = await refusal(converse(HAIKU_45));
     expect(error).toBeInstanceOf(ValidationException);
-    expect(error!.message).toMatch(/with on-demand throughput isn.t supported. Retry your request with the ID or ARN of an inference profile/);
+    expect(error!.message).toMatch(
+      /with on-demand throughput isn.t supported. Retry your request with the ID or ARN of an inference profile/,
+    );
     await expect(converse(`us.${HAIKU_45}`)).resolves.toBeDefined();
   });
 
   it('refuses Converse on an image model and InvokeModel images from a text model', async () => {
     clock = Date.parse('2026-09-29T12:00:00Z');
     expect(await refusal(converse('amazon.nova-canvas-v1:0'))).toBeInstanceOf(ValidationException);
-    const image = direct().send(new InvokeModelCommand({ modelId: 'amazon.nova-lite-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }));
+    const image = direct().send(
+      new InvokeModelCommand({
+        modelId: 'amazon.nova-lite-v1:0',
+        body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }),
+      }),
+    );
     expect(await refusal(image)).toBeInstanceOf(ValidationException);
   });
 
   it('answers Nova Canvas from its end of life with ResourceNotFoundException, as the other ended model, and draws no image', async () => {
-    const draw = () => direct().send(new InvokeModelCommand({ modelId: 'amazon.nova-canvas-v1:0', body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }) }));
+    const draw = () =>
+      direct().send(
+        new InvokeModelCommand({
+          modelId: 'amazon.nova-canvas-v1:0',
+          body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a cat' } }),
+        }),
+      );
     bedrock.reset();
     // Before it, the stand-in holds no image request rules: it refuses rather than draw what it cannot check.
     clock = Date.parse('2026-09-29T23:59:59Z');
@@ -89,7 +120,9 @@ describe("the Bedrock stand-in's models", () => {
     for (const sent of [draw(), converse('amazon.nova-canvas-v1:0')]) {
       const ended = await refusal(sent);
       expect(ended).toBeInstanceOf(ResourceNotFoundException);
-      expect(ended!.message).toBe('This model version has reached the end of its life. Please refer to the AWS documentation for more details.');
+      expect(ended!.message).toBe(
+        'This model version has reached the end of its life. Please refer to the AWS documentation for more details.',
+      );
       expect(ended!.$metadata!.httpStatusCode).toBe(404);
     }
     expect(bedrock.requests).toEqual([]);
@@ -106,7 +139,12 @@ describe("the Bedrock stand-in's models", () => {
 
 describe('a third-party model behind the IAM front door', () => {
   const through = (who: { accessKeyId: string; secretAccessKey: string }) =>
-    createBedrockClient({ endpoint: door.endpoint, region: 'us-east-1', credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, maxAttempts: 1 });
+    createBedrockClient({
+      endpoint: door.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
+      maxAttempts: 1,
+    });
 
   it("needs the role to subscribe the account to the model's Marketplace product, as the first call on a fresh account does", async () => {
     denials.length = 0;
@@ -114,6 +152,12 @@ describe('a third-party model behind the IAM front door', () => {
     await expect(converse('us.amazon.nova-lite-v1:0', {}, through(noMarketplace))).resolves.toBeDefined();
     const refused = await refusal(converse(`us.${HAIKU_45}`, {}, through(noMarketplace)));
     expect(refused).toBeInstanceOf(AccessDeniedException);
-    expect(denials).toEqual([expect.objectContaining({ principal: 'NoMarketplace', action: 'aws-marketplace:Subscribe', resource: 'aws-marketplace:product/prod-xdkflymybwmvi' })]);
+    expect(denials).toEqual([
+      expect.objectContaining({
+        principal: 'NoMarketplace',
+        action: 'aws-marketplace:Subscribe',
+        resource: 'aws-marketplace:product/prod-xdkflymybwmvi',
+      }),
+    ]);
   });
 });

@@ -21,7 +21,16 @@ describe('admin collect waiting for a sweep', () => {
     let started: { task_id: string; sweep_id: string } | undefined;
     let describes = 0;
     const checkpoint = (counts: Partial<SweepCheckpoint>): SweepCheckpoint => ({
-      ...started!, started_at: new Date().toISOString(), finished_at: null, handed_off: 0, failed: 0, filtered: 0, pending: 0, cutoff_key: 'z', cursor_key: '', ...counts,
+      ...started!,
+      started_at: new Date().toISOString(),
+      finished_at: null,
+      handed_off: 0,
+      failed: 0,
+      filtered: 0,
+      pending: 0,
+      cutoff_key: 'z',
+      cursor_key: '',
+      ...counts,
     });
     const sfn = {
       send: async (command: unknown) => {
@@ -30,17 +39,29 @@ describe('admin collect waiting for a sweep', () => {
           describes += 1;
           // A first batch, then the last one.
           if (describes === 1) await sweeps.openSweep(checkpoint({ handed_off: 3, failed: 1 }), Date.now() + 3_600_000);
-          if (describes === 2) await sweeps.saveProgress(checkpoint({ handed_off: 5, failed: 1, cursor_key: 'z', finished_at: new Date().toISOString() }));
+          if (describes === 2)
+            await sweeps.saveProgress(checkpoint({ handed_off: 5, failed: 1, cursor_key: 'z', finished_at: new Date().toISOString() }));
           return { executionArn: command.input.executionArn, status: 'RUNNING' };
         }
         throw new Error('unexpected command');
       },
     } as unknown as SFNClient;
-    const tables = { collection: localTableName('collection'), links: localTableName('links'), inboundEvents: localTableName('inboundEvents') } as AdminTarget['tables'];
+    const tables = {
+      collection: localTableName('collection'),
+      links: localTableName('links'),
+      inboundEvents: localTableName('inboundEvents'),
+    } as AdminTarget['tables'];
     const target = { dynamo: store(), tables, services: () => ({ sfn, stateMachineArn: STATE_MACHINE }) } as unknown as AdminTarget;
     const linkId = 'lnk_collectstatus';
     await createLinksRepository(store(), localTableName('links')).createLink({
-      link_id: linkId, state: 'bound', connector_type: 'calls', source_id: 'src_collectstatus', allow_hosts: [], token_prefix: 'whk_', current_token_hash: linkId, created_at: new Date().toISOString(),
+      link_id: linkId,
+      state: 'bound',
+      connector_type: 'calls',
+      source_id: 'src_collectstatus',
+      allow_hosts: [],
+      token_prefix: 'whk_',
+      current_token_hash: linkId,
+      created_at: new Date().toISOString(),
     });
     const task = (await runTasksCommand(target, ['create'], { link: linkId })) as { task_id: string };
 
@@ -52,6 +73,10 @@ describe('admin collect waiting for a sweep', () => {
     expect(sweepId).toMatch(/^manual-/);
     expect(summary).toMatchObject({ sweep_id: sweepId });
     expect(status[0]).toMatch(new RegExp(`^collect: sweep ${sweepId} still running after \\d+ s: no batch finished yet$`));
-    expect(status).toContainEqual(expect.stringMatching(new RegExp(`^collect: sweep ${sweepId} still running after \\d+ s: 3 handed off, 1 failed, 0 filtered so far$`)));
+    expect(status).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^collect: sweep ${sweepId} still running after \\d+ s: 3 handed off, 1 failed, 0 filtered so far$`),
+      ),
+    );
   });
 });

@@ -31,9 +31,12 @@ let s3: S3Client;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'collection-'));
   stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-  dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  dynamo = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
   s3 = new S3Client({ endpoint: stores.s3Endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
 });
 afterAll(async () => {
@@ -49,8 +52,14 @@ const NIGHT = Date.parse('2026-11-21T21:00:00.000Z');
 function setup(options: { recording?: (url: string) => Promise<{ bytes: number; sha256: string }> } = {}) {
   sequence += 1;
   const link: Link = {
-    link_id: `lnk_${sequence}`, state: 'bound', connector_type: 'calls', source_id: `src_${sequence}`, allow_hosts: [],
-    token_prefix: 'whk_x', current_token_hash: 'h', created_at: new Date(NIGHT).toISOString(),
+    link_id: `lnk_${sequence}`,
+    state: 'bound',
+    connector_type: 'calls',
+    source_id: `src_${sequence}`,
+    allow_hosts: [],
+    token_prefix: 'whk_x',
+    current_token_hash: 'h',
+    created_at: new Date(NIGHT).toISOString(),
   };
   const clock = { now: NIGHT };
   const announcements = join(dataDir, `handoffs-${sequence}.jsonl`);
@@ -60,7 +69,11 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
     tasks: createCollectionRepository(dynamo, localTableName('collection')),
     links: { getLink: async (id) => (id === link.link_id ? link : undefined) },
     queue: createQueueRepository(dynamo, localTableName('inboundEvents')),
-    bodies: { get: async () => { throw new Error('no large bodies here'); } },
+    bodies: {
+      get: async () => {
+        throw new Error('no large bodies here');
+      },
+    },
     recordings: {
       fetch: async (url, key) => {
         fetched.push(url);
@@ -91,13 +104,24 @@ function setup(options: { recording?: (url: string) => Promise<{ bytes: number; 
   };
   const task = async (extra: { channels?: string[]; directions?: string[]; kind?: 'periodic' | 'once' } = {}) => {
     const taskId = `task_${sequence}_${Math.random().toString(36).slice(2, 8)}`;
-    await deps.tasks.createTask({ task_id: taskId, link_id: link.link_id, kind: extra.kind ?? 'periodic', channels: extra.channels ?? [], directions: extra.directions ?? [], created_at: new Date(NIGHT).toISOString() });
+    await deps.tasks.createTask({
+      task_id: taskId,
+      link_id: link.link_id,
+      kind: extra.kind ?? 'periodic',
+      channels: extra.channels ?? [],
+      directions: extra.directions ?? [],
+      created_at: new Date(NIGHT).toISOString(),
+    });
     return taskId;
   };
   const stateOf = async (stored: StoredEvent) => (await deps.queue.get(stored))!;
   const announced = () => {
     try {
-      return readFileSync(announcements, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+      return readFileSync(announcements, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
     } catch {
       return [];
     }
@@ -114,16 +138,38 @@ describe('a collection sweep', () => {
     const taskId = await env.task();
 
     const summary = await sweepTask(env.deps, taskId, 'night-1');
-    expect(summary).toMatchObject({ task_id: taskId, sweep_id: 'night-1', handed_off: 2, failed: 0, filtered: 0, pending: 0, started_at: new Date(NIGHT).toISOString() });
+    expect(summary).toMatchObject({
+      task_id: taskId,
+      sweep_id: 'night-1',
+      handed_off: 2,
+      failed: 0,
+      filtered: 0,
+      pending: 0,
+      started_at: new Date(NIGHT).toISOString(),
+    });
     expect((await env.stateOf(dialog)).state).toBe('handed_off');
     expect((await env.stateOf(call)).state).toBe('handed_off');
     expect((await env.stateOf(later)).state).toBe('queued');
 
-    const conversations = (await env.handoffs.list(env.link.source_id!)).map((handoff) => JSON.parse(handoff.text) as NormalizedConversation);
-    expect(conversations.map((c) => [c.event_id, c.type])).toEqual([[1, 'text'], [2, 'call']]);
+    const conversations = (await env.handoffs.list(env.link.source_id!)).map(
+      (handoff) => JSON.parse(handoff.text) as NormalizedConversation,
+    );
+    expect(conversations.map((c) => [c.event_id, c.type])).toEqual([
+      [1, 'text'],
+      [2, 'call'],
+    ]);
     expect(conversations[0]!.messages!.map((m) => m.sequence_number)).toEqual([1, 2, 3]);
-    expect(conversations[1]).toMatchObject({ link_id: env.link.link_id, source_channel: 'sip', recording: { key: `recordings/${env.link.source_id}/2.mp3`, bytes: 3, sha256: 'abc', format: 'mp3' } });
-    expect(env.announced().map((line) => line.detail.key).sort()).toEqual([`handoff/${env.link.source_id}/1.json`, `handoff/${env.link.source_id}/2.json`]);
+    expect(conversations[1]).toMatchObject({
+      link_id: env.link.link_id,
+      source_channel: 'sip',
+      recording: { key: `recordings/${env.link.source_id}/2.mp3`, bytes: 3, sha256: 'abc', format: 'mp3' },
+    });
+    expect(
+      env
+        .announced()
+        .map((line) => line.detail.key)
+        .sort(),
+    ).toEqual([`handoff/${env.link.source_id}/1.json`, `handoff/${env.link.source_id}/2.json`]);
 
     // The same sweep again answers its summary and does nothing; the next night takes the later event only.
     expect(await sweepTask(env.deps, taskId, 'night-1')).toEqual(summary);
@@ -147,12 +193,21 @@ describe('a collection sweep', () => {
   it('collects nothing for a one-off task of a webhook source', async () => {
     const env = setup();
     await env.accept(callEvent(), NIGHT - 1000);
-    expect(await sweepTask(env.deps, await env.task({ kind: 'once' }), 'r')).toMatchObject({ handed_off: 0, failed: 0, filtered: 0, pending: 0 });
+    expect(await sweepTask(env.deps, await env.task({ kind: 'once' }), 'r')).toMatchObject({
+      handed_off: 0,
+      failed: 0,
+      filtered: 0,
+      pending: 0,
+    });
     expect(env.fetched).toEqual([]);
   });
 
   it('retries a failed recording in the sweep and on later nights, counting each failure, and abandons it at the fifth', async () => {
-    const env = setup({ recording: async () => { throw new CollectionFailure('HTTP 404'); } });
+    const env = setup({
+      recording: async () => {
+        throw new CollectionFailure('HTTP 404');
+      },
+    });
     const call = await env.accept(callEvent(), NIGHT - 1000);
     const taskId = await env.task();
     const nights: unknown[] = [];
@@ -160,8 +215,16 @@ describe('a collection sweep', () => {
       nights.push(await sweepTask(env.deps, taskId, `night-${night}`));
       env.clock.now += 24 * 3_600_000;
     }
-    expect(nights).toMatchObject([{ failed: 1, pending: 1 }, { failed: 1, pending: 1 }, { failed: 1, pending: 0 }]);
-    expect(await env.stateOf(call)).toMatchObject({ state: 'abandoned', delivery_failures: MAX_DELIVERY_FAILURES_PER_EVENT, last_error: 'HTTP 404' });
+    expect(nights).toMatchObject([
+      { failed: 1, pending: 1 },
+      { failed: 1, pending: 1 },
+      { failed: 1, pending: 0 },
+    ]);
+    expect(await env.stateOf(call)).toMatchObject({
+      state: 'abandoned',
+      delivery_failures: MAX_DELIVERY_FAILURES_PER_EVENT,
+      last_error: 'HTTP 404',
+    });
     expect(env.fetched).toHaveLength(5);
     // Abandoned: never fetched again.
     expect(await sweepTask(env.deps, taskId, 'night-4')).toMatchObject({ failed: 0 });
@@ -171,7 +234,13 @@ describe('a collection sweep', () => {
 
   it('hands off a flaky recording once, on the try that works', async () => {
     let tries = 0;
-    const env = setup({ recording: async () => { tries += 1; if (tries < 3) throw new CollectionFailure('timed out'); return { bytes: 9, sha256: 'ok' }; } });
+    const env = setup({
+      recording: async () => {
+        tries += 1;
+        if (tries < 3) throw new CollectionFailure('timed out');
+        return { bytes: 9, sha256: 'ok' };
+      },
+    });
     const call = await env.accept(callEvent(), NIGHT - 1000);
     const taskId = await env.task();
     expect(await sweepTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 0, failed: 1, pending: 1 });
@@ -223,8 +292,14 @@ describe('a collection sweep', () => {
 
   it('stops starting events at its deadline even inside a page, and the next batch resumes after the last one it started', async () => {
     // Each recording takes 100 s: a page of 30 would outlast the batch.
-    const env = setup({ recording: async () => { env.clock.now += 100_000; return { bytes: 3, sha256: 'abc' }; } });
-    for (let i = 0; i < 30; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    const env = setup({
+      recording: async () => {
+        env.clock.now += 100_000;
+        return { bytes: 3, sha256: 'abc' };
+      },
+    });
+    for (let i = 0; i < 30; i++)
+      await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
     const taskId = await env.task();
 
     const first = await collectUntil(env.deps, taskId, 'night', NIGHT + 1_000_000);
@@ -252,7 +327,9 @@ describe('a collection sweep', () => {
     const stored = await env.accept(text, NIGHT - 1000);
     expect(await sweepTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1 });
 
-    const object = await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: handoffKey({ source_id: stored.source_id, event_id: stored.event_id }) }));
+    const object = await s3.send(
+      new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: handoffKey({ source_id: stored.source_id, event_id: stored.event_id }) }),
+    );
     const handedOn = await object.Body!.transformToString();
     expect(handedOn).toContain('"metadata":{"big":12345678901234567890123,"n":9007199254740993,"nested":{"x":1.00000000000000000001}}');
     expect(JSON.parse(handedOn)).toMatchObject({ type: 'text', external_id: stored.external_id, messages: [expect.any(Object)] });
@@ -282,13 +359,23 @@ describe('a collection sweep', () => {
         return { bytes: 3, sha256: 'abc' };
       },
     });
-    for (let i = 0; i < 6; i++) await env.accept(callEvent({ source_channel: 'web', audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    for (let i = 0; i < 6; i++)
+      await env.accept(
+        callEvent({ source_channel: 'web', audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }),
+        NIGHT - 10_000 + i,
+      );
     // Filtered: it stays queued, and the retry meets it again.
     await env.accept(callEvent({ source_channel: 'sip' }), NIGHT - 10_000 + 6);
     const taskId = await env.task({ channels: ['web'] });
 
     await expect(sweepTask(env.deps, taskId, 'n')).rejects.toThrow('Runtime.ExitError');
-    expect(await env.deps.tasks.getSweep(taskId, 'n')).toMatchObject({ handed_off: 4, failed: 1, pending: 1, filtered: 0, finished_at: null });
+    expect(await env.deps.tasks.getSweep(taskId, 'n')).toMatchObject({
+      handed_off: 4,
+      failed: 1,
+      pending: 1,
+      filtered: 0,
+      finished_at: null,
+    });
 
     const summary = await sweepTask(env.deps, taskId, 'n');
     expect(summary).toMatchObject({ handed_off: 5, failed: 1, pending: 1, filtered: 1 });
@@ -317,7 +404,8 @@ describe('a collection sweep', () => {
         return { bytes: 3, sha256: 'abc' };
       },
     });
-    for (let i = 0; i < 2; i++) await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
+    for (let i = 0; i < 2; i++)
+      await env.accept(callEvent({ audio: { url: `https://records.example.com/calls/${i}.mp3`, format: 'mp3' } }), NIGHT - 10_000 + i);
     const taskId = await env.task();
     await expect(sweepTask(env.deps, taskId, 'a')).rejects.toThrow('Runtime.ExitError');
     // A manual sweep tries the refused recording meanwhile (and the failed batch's claim has gone stale).
@@ -334,30 +422,52 @@ describe('a collection sweep', () => {
     const env = setup();
     const broken = await env.accept(textEvent(1), NIGHT - 2000);
     await env.accept(textEvent(1), NIGHT - 1000);
-    await dynamo.send(new UpdateCommand({ TableName: localTableName('inboundEvents'), Key: { source_id: broken.source_id, external_id: broken.external_id }, UpdateExpression: 'SET body_gzip = :junk', ExpressionAttributeValues: { ':junk': gzipSync('{"type":"text"') } }));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: localTableName('inboundEvents'),
+        Key: { source_id: broken.source_id, external_id: broken.external_id },
+        UpdateExpression: 'SET body_gzip = :junk',
+        ExpressionAttributeValues: { ':junk': gzipSync('{"type":"text"') },
+      }),
+    );
     const taskId = await env.task();
 
     expect(await sweepTask(env.deps, taskId, 'n1')).toMatchObject({ handed_off: 1, failed: 1, pending: 1 });
-    expect(await env.stateOf(broken)).toMatchObject({ state: 'queued', delivery_failures: 2, last_error: expect.stringContaining('stored body unreadable') });
+    expect(await env.stateOf(broken)).toMatchObject({
+      state: 'queued',
+      delivery_failures: 2,
+      last_error: expect.stringContaining('stored body unreadable'),
+    });
   });
 
   it('keeps the names tables deployed earlier hold: run_id, last_run, runs#<task_id>, handed_run and tried_runs', async () => {
-    const env = setup({ recording: async (url) => { if (url.endsWith('/refused.mp3')) throw new CollectionFailure('HTTP 404'); return { bytes: 3, sha256: 'abc' }; } });
+    const env = setup({
+      recording: async (url) => {
+        if (url.endsWith('/refused.mp3')) throw new CollectionFailure('HTTP 404');
+        return { bytes: 3, sha256: 'abc' };
+      },
+    });
     const handed = await env.accept(callEvent(), NIGHT - 2000);
     const refused = await env.accept(callEvent({ audio: { url: 'https://records.example.com/refused.mp3', format: 'mp3' } }), NIGHT - 1000);
     const taskId = await env.task();
     const summary = await sweepTask(env.deps, taskId, 'night-1');
     expect(summary).toMatchObject({ sweep_id: 'night-1', handed_off: 1, failed: 1 });
 
-    const item = async (table: Parameters<typeof localTableName>[0], key: Record<string, unknown>) => (await dynamo.send(new GetCommand({ TableName: localTableName(table), Key: key }))).Item!;
+    const item = async (table: Parameters<typeof localTableName>[0], key: Record<string, unknown>) =>
+      (await dynamo.send(new GetCommand({ TableName: localTableName(table), Key: key }))).Item!;
     const checkpoint = await item('collection', { pk: `runs#${taskId}`, sk: 'night-1' });
     expect(checkpoint).toMatchObject({ run_id: 'night-1', handed_off: 1, cursor_key: expect.any(String) });
     expect(checkpoint.sweep_id).toBeUndefined();
     const task = await item('collection', { pk: 'tasks', sk: taskId });
     expect(task.last_run).toMatchObject({ run_id: 'night-1', handed_off: 1 });
     expect(task.last_sweep).toBeUndefined();
-    expect(await item('inboundEvents', { source_id: handed.source_id, external_id: handed.external_id })).toMatchObject({ state: 'handed_off', handed_run: `${taskId}/night-1` });
-    expect((await item('inboundEvents', { source_id: refused.source_id, external_id: refused.external_id })).tried_runs).toEqual(new Set([`${taskId}/night-1`]));
+    expect(await item('inboundEvents', { source_id: handed.source_id, external_id: handed.external_id })).toMatchObject({
+      state: 'handed_off',
+      handed_run: `${taskId}/night-1`,
+    });
+    expect((await item('inboundEvents', { source_id: refused.source_id, external_id: refused.external_id })).tried_runs).toEqual(
+      new Set([`${taskId}/night-1`]),
+    );
 
     // Read back through the repository under today's names, as items written before the rename are.
     expect(await env.deps.tasks.getSweep(taskId, 'night-1')).toMatchObject({ sweep_id: 'night-1', handed_off: 1 });

@@ -60,7 +60,9 @@ describe('the embedded DynamoDB in its own process', () => {
     const first = await startDynamo(dataDir, 0);
     expect(first.pid).not.toBe(process.pid);
     expect(alive(first.pid)).toBe(true);
-    await withTable(first.endpoint, (client) => client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('kept'), note: 'across restarts' } })));
+    await withTable(first.endpoint, (client) =>
+      client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('kept'), note: 'across restarts' } })),
+    );
     await first.close();
     expect(alive(first.pid)).toBe(false);
 
@@ -77,13 +79,17 @@ describe('the embedded DynamoDB in its own process', () => {
 
   it('waits for the data directory while another store still holds it, as one whose twin was just killed does', async () => {
     const holder = await startDynamo(dataDir, 0);
-    await withTable(holder.endpoint, (client) => client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('handed-over'), note: 'from the holder' } })));
+    await withTable(holder.endpoint, (client) =>
+      client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('handed-over'), note: 'from the holder' } })),
+    );
     const waiting = startDynamo(dataDir, 0);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await holder.close();
     const next = await waiting;
     try {
-      const { Item } = await withTable(next.endpoint, (client) => client.send(new GetCommand({ TableName: TABLE, Key: keyOf('handed-over') })));
+      const { Item } = await withTable(next.endpoint, (client) =>
+        client.send(new GetCommand({ TableName: TABLE, Key: keyOf('handed-over') })),
+      );
       expect(Item).toMatchObject({ note: 'from the holder' });
     } finally {
       await next.close();
@@ -95,7 +101,10 @@ describe('the embedded DynamoDB in its own process', () => {
       const { startDynamo } = await import(${JSON.stringify(STORES)});
       const dynamo = await startDynamo(${JSON.stringify(dataDir)}, 0);
       console.log(JSON.stringify({ pid: dynamo.pid, endpoint: dynamo.endpoint }));`;
-    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const started = await new Promise<{ pid: number; endpoint: string }>((resolve, reject) => {
       let output = '';
       parent.stdout.on('data', (chunk: Buffer) => {
@@ -104,7 +113,9 @@ describe('the embedded DynamoDB in its own process', () => {
       });
       parent.once('exit', (code) => reject(new Error(`the parent exited first (${code})`)));
     });
-    await withTable(started.endpoint, (client) => client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('orphan'), note: 'written before the kill' } })));
+    await withTable(started.endpoint, (client) =>
+      client.send(new PutCommand({ TableName: TABLE, Item: { ...keyOf('orphan'), note: 'written before the kill' } })),
+    );
     expect(alive(started.pid)).toBe(true);
 
     const parentGone = new Promise((resolve) => parent.once('exit', resolve));

@@ -21,8 +21,18 @@ import { LOCAL_BUCKET, startLocalStores, type LocalStores } from '#lib/twin/stor
  * The IAM front door for Bedrock Runtime and for presigned S3 URLs: which action and ARNs each request needs, and
  * that the real clients get AWS's refusals (and streams) through it.
  */
-const agent = { name: 'WorkflowStep', accessKeyId: 'STEP', secretAccessKey: 'step-secret', policy: functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true, buckets: { bodies: { 'executions/': 'readWrite' } } }) };
-const bystander = { name: 'Bystander', accessKeyId: 'BYSTANDER', secretAccessKey: 'bystander-secret', policy: functionPolicy({ id: 'Bystander', tables: {} }) };
+const agent = {
+  name: 'WorkflowStep',
+  accessKeyId: 'STEP',
+  secretAccessKey: 'step-secret',
+  policy: functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true, buckets: { bodies: { 'executions/': 'readWrite' } } }),
+};
+const bystander = {
+  name: 'Bystander',
+  accessKeyId: 'BYSTANDER',
+  secretAccessKey: 'bystander-secret',
+  policy: functionPolicy({ id: 'Bystander', tables: {} }),
+};
 const operator = { name: 'Operator', accessKeyId: 'OPERATOR', secretAccessKey: 'operator-secret', policy: ADMINISTRATOR_POLICY };
 const principals: LocalPrincipal[] = [agent, bystander, operator];
 const keysOf = (who: LocalPrincipal) => ({ accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey });
@@ -60,10 +70,18 @@ describe('what a Bedrock Runtime request needs', () => {
   const model = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
 
   it('maps each operation to its action, on the foundation model the URL-encoded id names', () => {
-    expect(needs('/model/amazon.nova-lite-v1%3A0/converse')).toEqual([{ action: 'bedrock:InvokeModel', resource: model('amazon.nova-lite-v1:0') }]);
-    expect(needs('/model/amazon.nova-pro-v1%3A0/invoke')).toEqual([{ action: 'bedrock:InvokeModel', resource: model('amazon.nova-pro-v1:0') }]);
-    expect(needs('/model/amazon.nova-lite-v1%3A0/converse-stream')).toEqual([{ action: 'bedrock:InvokeModelWithResponseStream', resource: model('amazon.nova-lite-v1:0') }]);
-    expect(needs('/model/amazon.nova-lite-v1%3A0/invoke-with-response-stream')).toEqual([{ action: 'bedrock:InvokeModelWithResponseStream', resource: model('amazon.nova-lite-v1:0') }]);
+    expect(needs('/model/amazon.nova-lite-v1%3A0/converse')).toEqual([
+      { action: 'bedrock:InvokeModel', resource: model('amazon.nova-lite-v1:0') },
+    ]);
+    expect(needs('/model/amazon.nova-pro-v1%3A0/invoke')).toEqual([
+      { action: 'bedrock:InvokeModel', resource: model('amazon.nova-pro-v1:0') },
+    ]);
+    expect(needs('/model/amazon.nova-lite-v1%3A0/converse-stream')).toEqual([
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: model('amazon.nova-lite-v1:0') },
+    ]);
+    expect(needs('/model/amazon.nova-lite-v1%3A0/invoke-with-response-stream')).toEqual([
+      { action: 'bedrock:InvokeModelWithResponseStream', resource: model('amazon.nova-lite-v1:0') },
+    ]);
   });
 
   it('needs an inference profile and its model in every region the profile may route to', () => {
@@ -85,19 +103,28 @@ describe('what a Bedrock Runtime request needs', () => {
     const profileArn = 'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-lite-v1:0';
 
     expect(needs(`/model/${encodeURIComponent(arn)}/converse`)).toEqual([{ action: 'bedrock:InvokeModel', resource: arn }]);
-    expect(needs(`/model/${encodeURIComponent(profileArn)}/converse`).map((permission) => permission.resource)).toEqual([profileArn, model('amazon.nova-lite-v1:0'), expect.stringContaining('us-east-2'), expect.stringContaining('us-west-2')]);
+    expect(needs(`/model/${encodeURIComponent(profileArn)}/converse`).map((permission) => permission.resource)).toEqual([
+      profileArn,
+      model('amazon.nova-lite-v1:0'),
+      expect.stringContaining('us-east-2'),
+      expect.stringContaining('us-west-2'),
+    ]);
   });
 
   it('lets a function that invokes Bedrock use exactly the allowed models, and no one else', () => {
     const allowed = (policy: LocalPrincipal['policy'], id: string) =>
       // With each check's context: a third-party model's Marketplace checks are allowed only as calls Bedrock makes.
-      needs(`/model/${encodeURIComponent(id)}/converse-stream`).every(({ action, resource, context }) => policy.allows(action, resource, context));
+      needs(`/model/${encodeURIComponent(id)}/converse-stream`).every(({ action, resource, context }) =>
+        policy.allows(action, resource, context),
+      );
 
     for (const id of DEFAULT_BEDROCK_MODELS) expect(allowed(agent.policy, id), id).toBe(true);
     expect(allowed(agent.policy, 'anthropic.claude-3-opus-20240229-v1:0')).toBe(false);
     expect(allowed(agent.policy, 'eu.amazon.nova-lite-v1:0')).toBe(false);
     // Past its end of life, Nova Canvas is in no default list: not even InvokeModel on it is granted.
-    expect(needs('/model/amazon.nova-canvas-v1%3A0/invoke').every(({ action, resource }) => agent.policy.allows(action, resource))).toBe(false);
+    expect(needs('/model/amazon.nova-canvas-v1%3A0/invoke').every(({ action, resource }) => agent.policy.allows(action, resource))).toBe(
+      false,
+    );
     expect(allowed(bystander.policy, 'amazon.nova-lite-v1:0')).toBe(false);
   });
 });
@@ -109,7 +136,11 @@ describe('Bedrock Runtime through the front door', () => {
   );
   const event = (type: string, payload: object) =>
     codec.encode({
-      headers: { ':message-type': { type: 'string', value: 'event' }, ':event-type': { type: 'string', value: type }, ':content-type': { type: 'string', value: 'application/json' } },
+      headers: {
+        ':message-type': { type: 'string', value: 'event' },
+        ':event-type': { type: 'string', value: type },
+        ':content-type': { type: 'string', value: 'application/json' },
+      },
       body: new Uint8Array(Buffer.from(JSON.stringify(payload))),
     });
   const order: string[] = [];
@@ -120,7 +151,8 @@ describe('Bedrock Runtime through the front door', () => {
 
   beforeAll(async () => {
     upstream = await recordingUpstream(async (url, response) => {
-      if (!url.endsWith('/converse-stream')) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"output":"ok"}');
+      if (!url.endsWith('/converse-stream'))
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"output":"ok"}');
       const seen = new Promise<void>((resolve) => {
         clientSawFirstEvent = resolve;
         setTimeout(resolve, 3_000);
@@ -137,16 +169,23 @@ describe('Bedrock Runtime through the front door', () => {
 
   it('forwards an allowed call with the model id as the client encoded it', async () => {
     const answer = await client(agent).send(new InvokeModelCommand({ modelId: 'amazon.nova-pro-v1:0', body: '{}' }));
-    const byArn = await client(agent).send(new InvokeModelCommand({ modelId: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', body: '{}' }));
+    const byArn = await client(agent).send(
+      new InvokeModelCommand({ modelId: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0', body: '{}' }),
+    );
 
     expect(new TextDecoder().decode(answer.body)).toBe('{"output":"ok"}');
     expect(byArn.$metadata.httpStatusCode).toBe(200);
-    expect(upstream.seen.map((request) => request.url).slice(-2)).toEqual(['/model/amazon.nova-pro-v1%3A0/invoke', '/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A%3Afoundation-model%2Famazon.nova-lite-v1%3A0/invoke']);
+    expect(upstream.seen.map((request) => request.url).slice(-2)).toEqual([
+      '/model/amazon.nova-pro-v1%3A0/invoke',
+      '/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A%3Afoundation-model%2Famazon.nova-lite-v1%3A0/invoke',
+    ]);
   });
 
   it('passes a response stream through as it comes, without waiting for its end', async () => {
     order.splice(0);
-    const answer = await client(agent).send(new ConverseStreamCommand({ modelId: 'us.amazon.nova-lite-v1:0', messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+    const answer = await client(agent).send(
+      new ConverseStreamCommand({ modelId: 'us.amazon.nova-lite-v1:0', messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+    );
     const texts: string[] = [];
 
     for await (const streamed of answer.stream!) {
@@ -163,13 +202,25 @@ describe('Bedrock Runtime through the front door', () => {
 
   it('refuses a model outside the list, and a function that does not invoke Bedrock, as AccessDeniedException with 403', async () => {
     const seenBefore = upstream.seen.length;
-    const refusal = (sent: Promise<unknown>) => sent.then(() => undefined, (error: AccessDeniedException) => error);
+    const refusal = (sent: Promise<unknown>) =>
+      sent.then(
+        () => undefined,
+        (error: AccessDeniedException) => error,
+      );
 
-    const outside = await refusal(client(agent).send(new InvokeModelCommand({ modelId: 'anthropic.claude-3-opus-20240229-v1:0', body: '{}' })));
-    const undeclared = await refusal(client(bystander).send(new ConverseStreamCommand({ modelId: 'amazon.nova-lite-v1:0', messages: [{ role: 'user', content: [{ text: 'hi' }] }] })));
+    const outside = await refusal(
+      client(agent).send(new InvokeModelCommand({ modelId: 'anthropic.claude-3-opus-20240229-v1:0', body: '{}' })),
+    );
+    const undeclared = await refusal(
+      client(bystander).send(
+        new ConverseStreamCommand({ modelId: 'amazon.nova-lite-v1:0', messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+      ),
+    );
 
     expect(outside).toBeInstanceOf(AccessDeniedException);
-    expect(outside!.message).toContain('not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-opus-20240229-v1:0');
+    expect(outside!.message).toContain(
+      'not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-opus-20240229-v1:0',
+    );
     expect(undeclared).toBeInstanceOf(AccessDeniedException);
     expect(undeclared!.$metadata.httpStatusCode).toBe(403);
     expect(denials.map((denial) => [denial.principal, denial.action])).toEqual([
@@ -193,7 +244,8 @@ describe('presigned S3 URLs through the front door', () => {
   let dataDir: string;
   let stores: LocalStores;
   let endpoint: string;
-  const s3 = (who: LocalPrincipal, region = 'us-east-1', at = endpoint) => new S3Client({ endpoint: at, region, forcePathStyle: true, credentials: keysOf(who) });
+  const s3 = (who: LocalPrincipal, region = 'us-east-1', at = endpoint) =>
+    new S3Client({ endpoint: at, region, forcePathStyle: true, credentials: keysOf(who) });
   const get = (Key = key) => new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key });
   const refusal = async (response: Response) => [response.status, /<Code>(.*)<\/Code>/.exec(await response.text())?.[1]];
 
@@ -216,11 +268,17 @@ describe('presigned S3 URLs through the front door', () => {
 
   it('refuses a URL whose signature or key was tampered with as SignatureDoesNotMatch', async () => {
     const url = await getSignedUrl(s3(agent), get(), { expiresIn: 600 });
-    const flipped = url.replace(/X-Amz-Signature=([0-9a-f]+)/, (_, signature: string) => `X-Amz-Signature=${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`);
+    const flipped = url.replace(
+      /X-Amz-Signature=([0-9a-f]+)/,
+      (_, signature: string) => `X-Amz-Signature=${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`,
+    );
 
     expect(await refusal(await fetch(flipped))).toEqual([403, 'SignatureDoesNotMatch']);
     expect(await refusal(await fetch(url.replace('cat.png', 'dog.png')))).toEqual([403, 'SignatureDoesNotMatch']);
-    expect(await refusal(await fetch(url.replace(/X-Amz-Signature=[0-9a-f]+/, 'X-Amz-Signature=not-hex')))).toEqual([403, 'SignatureDoesNotMatch']);
+    expect(await refusal(await fetch(url.replace(/X-Amz-Signature=[0-9a-f]+/, 'X-Amz-Signature=not-hex')))).toEqual([
+      403,
+      'SignatureDoesNotMatch',
+    ]);
   });
 
   it('refuses an expired URL as S3 does: AccessDenied, "Request has expired"', async () => {
@@ -235,10 +293,19 @@ describe('presigned S3 URLs through the front door', () => {
   it('refuses a URL valid for more than 7 days, or with its parameters malformed, before checking its signature', async () => {
     const url = await getSignedUrl(s3(agent), get(), { expiresIn: 3600 });
 
-    expect(await refusal(await fetch(url.replace('X-Amz-Expires=3600', 'X-Amz-Expires=604801')))).toEqual([400, 'AuthorizationQueryParametersError']);
-    expect(await refusal(await fetch(url.replace('X-Amz-Expires=3600', 'X-Amz-Expires=soon')))).toEqual([400, 'AuthorizationQueryParametersError']);
+    expect(await refusal(await fetch(url.replace('X-Amz-Expires=3600', 'X-Amz-Expires=604801')))).toEqual([
+      400,
+      'AuthorizationQueryParametersError',
+    ]);
+    expect(await refusal(await fetch(url.replace('X-Amz-Expires=3600', 'X-Amz-Expires=soon')))).toEqual([
+      400,
+      'AuthorizationQueryParametersError',
+    ]);
     expect(await refusal(await fetch(url.replace(/&?X-Amz-Date=[^&]+/, '')))).toEqual([400, 'AuthorizationQueryParametersError']);
-    expect(await refusal(await fetch(await getSignedUrl(s3(agent, 'eu-west-1'), get(), { expiresIn: 60 })))).toEqual([400, 'AuthorizationQueryParametersError']);
+    expect(await refusal(await fetch(await getSignedUrl(s3(agent, 'eu-west-1'), get(), { expiresIn: 60 })))).toEqual([
+      400,
+      'AuthorizationQueryParametersError',
+    ]);
   });
 
   it('refuses a URL signed by a principal without s3:GetObject on the key, as AccessDenied', async () => {
@@ -256,7 +323,11 @@ describe('presigned S3 URLs through the front door', () => {
   it('refuses a URL sent with an Authorization header too, or with x-amz- headers it did not sign', async () => {
     const url = await getSignedUrl(s3(agent), get(), { expiresIn: 60 });
 
-    expect(await refusal(await fetch(url, { headers: { authorization: 'AWS4-HMAC-SHA256 Credential=STEP/20250101/us-east-1/s3/aws4_request' } }))).toEqual([400, 'InvalidArgument']);
+    expect(
+      await refusal(
+        await fetch(url, { headers: { authorization: 'AWS4-HMAC-SHA256 Credential=STEP/20250101/us-east-1/s3/aws4_request' } }),
+      ),
+    ).toEqual([400, 'InvalidArgument']);
     expect(await refusal(await fetch(url, { headers: { 'x-amz-request-payer': 'requester' } }))).toEqual([403, 'AccessDenied']);
   });
 

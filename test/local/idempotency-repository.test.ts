@@ -26,7 +26,16 @@ describe('idempotency repository: the lease on a start (embedded DynamoDB)', () 
     const executionId = randomUUID();
     const first = leaseAt(T0);
     const outcome = await repository().reserve(
-      { projectId: PROJECT, key, executionId, requestSha256: 'sha', threadId: 'thread', createdAtMs: T0, lease: first, expiresAtMs: Date.now() + IDEMPOTENCY_KEY_RETENTION_MS },
+      {
+        projectId: PROJECT,
+        key,
+        executionId,
+        requestSha256: 'sha',
+        threadId: 'thread',
+        createdAtMs: T0,
+        lease: first,
+        expiresAtMs: Date.now() + IDEMPOTENCY_KEY_RETENTION_MS,
+      },
       T0,
     );
     expect(outcome).toEqual({ reserved: true });
@@ -36,7 +45,16 @@ describe('idempotency repository: the lease on a start (embedded DynamoDB)', () 
   it('writes the reservation with its lease, and refuses a second reservation of the key', async () => {
     const { key, executionId, first } = await reserved();
     const again = await repository().reserve(
-      { projectId: PROJECT, key, executionId: randomUUID(), requestSha256: 'sha', threadId: 't', createdAtMs: T0, lease: leaseAt(T0), expiresAtMs: Date.now() + 60_000 },
+      {
+        projectId: PROJECT,
+        key,
+        executionId: randomUUID(),
+        requestSha256: 'sha',
+        threadId: 't',
+        createdAtMs: T0,
+        lease: leaseAt(T0),
+        expiresAtMs: Date.now() + 60_000,
+      },
       T0,
     );
 
@@ -81,7 +99,12 @@ describe('idempotency repository: the lease on a start (embedded DynamoDB)', () 
     expect(await repository().handBack(PROJECT, key, executionId, first.id, first.untilMs)).toBe(false);
     expect(await repository().release(PROJECT, key, executionId, first.id)).toBe(false);
     expect(await repository().markStarted(PROJECT, key, executionId, first.id)).toBe(false);
-    expect(await stored(key)).toMatchObject({ execution_id: executionId, state: 'starting', lease_id: second.id, starting_until_ms: second.untilMs });
+    expect(await stored(key)).toMatchObject({
+      execution_id: executionId,
+      state: 'starting',
+      lease_id: second.id,
+      starting_until_ms: second.untilMs,
+    });
 
     // The request that took it over drives the start.
     expect(await repository().markLaunching(PROJECT, key, executionId, second.id, '{}')).toBe(true);

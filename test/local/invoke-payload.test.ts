@@ -1,8 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { eventOf, exceedsPayloadBytes, toInvokePayload } from '#lib/twin/lambda/invoke-payload.ts';
 
-const BODIES = ['', '{"type":"text","messages":[{"text":"a \\"quoted\\" word"}]}', 'línea\nnueva\t"ё" 😀', '\u0000\u001f\u007f', 'lone \ud800 surrogate \udfff'];
-const proxyEvent = (body: unknown) => ({ resource: '/x', httpMethod: 'POST', headers: { a: 'b' }, body, isBase64Encoded: false, requestContext: { authorizer: undefined, requestId: 'r' } });
+const BODIES = [
+  '',
+  '{"type":"text","messages":[{"text":"a \\"quoted\\" word"}]}',
+  'línea\nnueva\t"ё" 😀',
+  '\u0000\u001f\u007f',
+  'lone \ud800 surrogate \udfff',
+];
+const proxyEvent = (body: unknown) => ({
+  resource: '/x',
+  httpMethod: 'POST',
+  headers: { a: 'b' },
+  body,
+  isBase64Encoded: false,
+  requestContext: { authorizer: undefined, requestId: 'r' },
+});
 
 /** What Lambda would hand the function: the event through JSON. */
 const throughJson = (event: unknown) => JSON.parse(JSON.stringify(event ?? null)) as unknown;
@@ -12,7 +25,19 @@ describe('an event on its way to a function worker', () => {
     class Custom {
       body = 'kept inside the JSON';
     }
-    const events = [...BODIES.map(proxyEvent), proxyEvent(null), proxyEvent(undefined), { body: 5 }, new Custom(), [1, 'two'], 'text', 7, null, undefined, {}];
+    const events = [
+      ...BODIES.map(proxyEvent),
+      proxyEvent(null),
+      proxyEvent(undefined),
+      { body: 5 },
+      new Custom(),
+      [1, 'two'],
+      'text',
+      7,
+      null,
+      undefined,
+      {},
+    ];
     for (const event of events) {
       // A message between threads is a structured clone.
       const received = eventOf(structuredClone(toInvokePayload(event)));
@@ -22,7 +47,11 @@ describe('an event on its way to a function worker', () => {
   });
 
   it('carries a request body as its bytes, which the worker decodes into the event API Gateway would send', () => {
-    const bytes = [...BODIES.map((body) => Buffer.from(body, 'utf8')), Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), Buffer.from('é😀').subarray(0, 3)];
+    const bytes = [
+      ...BODIES.map((body) => Buffer.from(body, 'utf8')),
+      Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+      Buffer.from('é😀').subarray(0, 3),
+    ];
     for (const body of bytes) {
       const invocation = toInvokePayload(proxyEvent(null), body);
       expect(invocation.payload).toContain('"body":null');
@@ -35,7 +64,13 @@ describe('an event on its way to a function worker', () => {
   });
 
   it('carries a body API Gateway hands over as base64 (a binary media type matched) as its bytes, exactly', () => {
-    const bytes = [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), Buffer.from('é😀').subarray(0, 3), Buffer.alloc(1000, 1), Buffer.from('{"a":"ё"}'), Buffer.from([0])];
+    const bytes = [
+      Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+      Buffer.from('é😀').subarray(0, 3),
+      Buffer.alloc(1000, 1),
+      Buffer.from('{"a":"ё"}'),
+      Buffer.from([0]),
+    ];
     for (const body of bytes) {
       const event = { ...proxyEvent(null), isBase64Encoded: true };
       const received = eventOf(structuredClone(toInvokePayload(event, body))) as { body: string; isBase64Encoded: boolean };
@@ -72,7 +107,8 @@ describe('an event on its way to a function worker', () => {
       const binaryEvent = { ...proxyEvent(null), isBase64Encoded: true };
       const base64Bytes = Buffer.byteLength(JSON.stringify({ ...binaryEvent, body: decoded.toString('base64') }));
       const binary = toInvokePayload(binaryEvent, decoded);
-      for (const limit of [base64Bytes - 1, base64Bytes, base64Bytes + 1]) expect(exceedsPayloadBytes(binary, limit)).toBe(base64Bytes > limit);
+      for (const limit of [base64Bytes - 1, base64Bytes, base64Bytes + 1])
+        expect(exceedsPayloadBytes(binary, limit)).toBe(base64Bytes > limit);
     }
   });
 });

@@ -20,7 +20,8 @@ const SSE_FLUSH_PADDING = sseFiller(LAMBDA_STREAM_HOLD_BYTES);
 const client = clientResponse;
 
 /** Writes and waits until the stream has taken the bytes (passed on, or held). */
-const write = (stream: Writable, text: string) => new Promise<void>((done, fail) => stream.write(text, (error) => (error ? fail(error) : done())));
+const write = (stream: Writable, text: string) =>
+  new Promise<void>((done, fail) => stream.write(text, (error) => (error ? fail(error) : done())));
 const end = (stream: Writable) => new Promise<void>((done) => stream.end(done));
 
 describe("the twin's Lambda response stream, told to hold, holds small writes as Lambda is reported to", () => {
@@ -160,7 +161,15 @@ describe("the twin's function runtime holds a streaming handler's writes only wh
   });
   const streamWriter = (streamHoldBytes?: number) => {
     const handlerFile = fileURLToPath(new URL('../fixtures/functions/stream-writer.ts', import.meta.url));
-    const lambda = new LocalLambda({ functionName: 'stream-writer', handlerFile, environment: {}, timeoutSeconds: 10, streaming: true, memoryMb: 256, streamHoldBytes });
+    const lambda = new LocalLambda({
+      functionName: 'stream-writer',
+      handlerFile,
+      environment: {},
+      timeoutSeconds: 10,
+      streaming: true,
+      memoryMb: 256,
+      streamHoldBytes,
+    });
     hosts.push(lambda);
     return lambda;
   };
@@ -192,7 +201,9 @@ describe("the twin's function runtime holds a streaming handler's writes only wh
     expect(parseStreamHoldBytes(undefined)).toBe(0);
     expect(parseStreamHoldBytes('102400')).toBe(102_400);
     for (const bad of ['-1', '100k', '262145']) {
-      expect(() => parseStreamHoldBytes(bad)).toThrow(/^TWIN_STREAM_HOLD_BYTES must be a whole number of bytes from 0 to 262144 \(e\.g\. 102400, the largest hold reported\), got "/);
+      expect(() => parseStreamHoldBytes(bad)).toThrow(
+        /^TWIN_STREAM_HOLD_BYTES must be a whole number of bytes from 0 to 262144 \(e\.g\. 102400, the largest hold reported\), got "/,
+      );
     }
   });
 });

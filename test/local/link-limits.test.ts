@@ -14,9 +14,9 @@ describe('link limits (embedded DynamoDB)', () => {
   // 12:00:30 UTC: the 720th minute of the day.
   const noon = Date.parse('2026-11-24T12:00:30.000Z');
 
-
   const dayItem = async (linkId: string) =>
-    (await store().send(new GetCommand({ TableName: table, Key: { pk: `link#${linkId}`, sk: '2026-11-24#limits' }, ConsistentRead: true }))).Item;
+    (await store().send(new GetCommand({ TableName: table, Key: { pk: `link#${linkId}`, sk: '2026-11-24#limits' }, ConsistentRead: true })))
+      .Item;
   const carried = (units: Partial<ReturnType<typeof emptyCostUnits>>) => {
     const usage = { units: { ...emptyCostUnits(), ...units }, carriedTimes: 0, carried: () => void (usage.carriedTimes += 1) };
     return usage satisfies CarriedUsage;
@@ -35,19 +35,34 @@ describe('link limits (embedded DynamoDB)', () => {
   it('refuses the minute past its limit and counts nothing, carries no usage', async () => {
     const limits = createLinkLimits(store(), table);
     const link = randomUUID();
-    await store().send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', m720: MAX_REQUESTS_PER_MINUTE_PER_LINK, day_count: 5 } }));
+    await store().send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: `link#${link}`, sk: '2026-11-24#limits', m720: MAX_REQUESTS_PER_MINUTE_PER_LINK, day_count: 5 },
+      }),
+    );
     const usage = carried({ apiRequests: 1 });
     const ticket = await limits.take(link, 'event', noon, usage);
     expect(ticket.admission).toBe('rateLimited');
     expect(ticket.minute.refuse().retryAfterSeconds).toBe(30);
     expect(usage.carriedTimes).toBe(0);
-    expect(await dayItem(link)).toEqual({ pk: `link#${link}`, sk: '2026-11-24#limits', m720: MAX_REQUESTS_PER_MINUTE_PER_LINK, day_count: 5 });
+    expect(await dayItem(link)).toEqual({
+      pk: `link#${link}`,
+      sk: '2026-11-24#limits',
+      m720: MAX_REQUESTS_PER_MINUTE_PER_LINK,
+      day_count: 5,
+    });
   });
 
   it('answers over quota with the request still counted in its minute, and the day untouched', async () => {
     const limits = createLinkLimits(store(), table);
     const link = randomUUID();
-    await store().send(new PutCommand({ TableName: table, Item: { pk: `link#${link}`, sk: '2026-11-24#limits', day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } }));
+    await store().send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: `link#${link}`, sk: '2026-11-24#limits', day_count: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK },
+      }),
+    );
     const ticket = await limits.take(link, 'event', noon, carried({ apiRequests: 1 }));
     expect(ticket.admission).toBe('overQuota');
     expect(ticket.day.refuse().retryAfterSeconds).toBe(12 * 3600 - 30);

@@ -40,8 +40,12 @@ describe('links repository: bind and revoke overlapping', () => {
     current_token_hash: randomUUID(),
     created_at: new Date().toISOString(),
   });
-  const copyOf = async (hash: string) => (await store().send(new GetCommand({ TableName: table, Key: { pk: `token#${hash}` }, ConsistentRead: true }))).Item;
-  const isBindCopy = (command: unknown) => command instanceof UpdateCommand && String(command.input.UpdateExpression).includes(':bound') && String((command.input.Key as { pk: string }).pk).startsWith('token#');
+  const copyOf = async (hash: string) =>
+    (await store().send(new GetCommand({ TableName: table, Key: { pk: `token#${hash}` }, ConsistentRead: true }))).Item;
+  const isBindCopy = (command: unknown) =>
+    command instanceof UpdateCommand &&
+    String(command.input.UpdateExpression).includes(':bound') &&
+    String((command.input.Key as { pk: string }).pk).startsWith('token#');
 
   it('keeps the copy revoked when a bind writes its copy after the revocation ended', async () => {
     const link = issuedLink();
@@ -61,7 +65,10 @@ describe('links repository: bind and revoke overlapping', () => {
     const plain = createLinksRepository(store(), table);
     await plain.createLink(link);
     // The revocation's write of the link item waits: meanwhile a bind (link still issued) runs to its end.
-    const isLinkRevoke = (command: unknown) => command instanceof UpdateCommand && String((command.input.Key as { pk: string }).pk).startsWith('link#') && String(command.input.UpdateExpression).includes(':revoked');
+    const isLinkRevoke = (command: unknown) =>
+      command instanceof UpdateCommand &&
+      String((command.input.Key as { pk: string }).pk).startsWith('link#') &&
+      String(command.input.UpdateExpression).includes(':revoked');
     const holding = holdingClient(isLinkRevoke);
     const revoking = createLinksRepository(holding.client, table).revoke(link.link_id, new Date().toISOString());
     while (holding.held() === 0) await new Promise((resolve) => setTimeout(resolve, 5));

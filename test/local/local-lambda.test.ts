@@ -7,7 +7,14 @@ import { LAMBDA_SYNC_PAYLOAD_BYTES, LocalLambda } from '#lib/twin/lambda/functio
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}.ts`, import.meta.url));
 const hosts: LocalLambda[] = [];
 const host = (name: string, timeoutSeconds = 60, memoryMb = 256) => {
-  const lambda = new LocalLambda({ functionName: name, handlerFile: fixture(name), environment: {}, timeoutSeconds, streaming: false, memoryMb });
+  const lambda = new LocalLambda({
+    functionName: name,
+    handlerFile: fixture(name),
+    environment: {},
+    timeoutSeconds,
+    streaming: false,
+    memoryMb,
+  });
   hosts.push(lambda);
   return lambda;
 };
@@ -29,7 +36,10 @@ describe('the local Lambda host', () => {
     // Far on either side of the limit, so a loaded machine's delays (a cold start, a starved thread) decide nothing.
     expect(await host('sleeper', 60).invoke({ sleepMs: 10 })).toEqual({ statusCode: 200, body: 'slept' });
     const sleeper = host('sleeper', 1);
-    expect(await failureOf(sleeper.invoke({ sleepMs: 60_000 }))).toEqual({ name: 'Sandbox.Timedout', message: 'Task timed out after 1.00 seconds' });
+    expect(await failureOf(sleeper.invoke({ sleepMs: 60_000 }))).toEqual({
+      name: 'Sandbox.Timedout',
+      message: 'Task timed out after 1.00 seconds',
+    });
   }, 120_000);
 
   it('refuses an event over the synchronous invocation limit before the function sees it', async () => {
@@ -49,7 +59,11 @@ describe('the local Lambda host', () => {
 
   it("holds a function's heap where the Lambda runtime holds it for its memory size, not above", async () => {
     // What the Node.js runtime's bootstrap gives a 256 MB function: a tenth as new space (semi-spaces of half that).
-    const lambdaHeap = execFileSync(process.execPath, ['--max-semi-space-size=12', '--max-old-space-size=231', '-p', 'require("v8").getHeapStatistics().heap_size_limit'], { encoding: 'utf8' });
+    const lambdaHeap = execFileSync(
+      process.execPath,
+      ['--max-semi-space-size=12', '--max-old-space-size=231', '-p', 'require("v8").getHeapStatistics().heap_size_limit'],
+      { encoding: 'utf8' },
+    );
     expect(await host('heap-probe').invoke({})).toEqual({ heapSizeLimit: Number(lambdaHeap) });
   }, 120_000);
 
@@ -78,7 +92,10 @@ describe('the local Lambda host', () => {
   it('fails every invocation of a function whose initialization fails, with the initialization error', async () => {
     const failing = host('failing-init');
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      expect(await failureOf(failing.invoke({}))).toEqual({ name: 'Error', message: 'Missing required environment variable EXAMPLE_TABLE' });
+      expect(await failureOf(failing.invoke({}))).toEqual({
+        name: 'Error',
+        message: 'Missing required environment variable EXAMPLE_TABLE',
+      });
     }
   }, 120_000);
 });

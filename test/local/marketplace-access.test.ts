@@ -26,10 +26,18 @@ const BY_BEDROCK = { 'aws:CalledViaLast': 'bedrock.amazonaws.com' };
 
 /** The step function's role as CDK builds it for MODELS (the grants on the models themselves unconditioned). */
 const stepPolicy = functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true }, MODELS);
-const principal = (name: string, policy: Policy): LocalPrincipal => ({ name, accessKeyId: name.toUpperCase(), secretAccessKey: `${name}-secret`, policy });
+const principal = (name: string, policy: Policy): LocalPrincipal => ({
+  name,
+  accessKeyId: name.toUpperCase(),
+  secretAccessKey: `${name}-secret`,
+  policy,
+});
 const fullGrant = principal('FullGrant', stepPolicy);
 /** The same role with `action` left out, as a hand-written role that forgot it would be. */
-const lacking = (action: string) => principal(`Without${action.replace('aws-marketplace:', '')}`, { allows: (asked, resource, context) => asked !== action && stepPolicy.allows(asked, resource, context) });
+const lacking = (action: string) =>
+  principal(`Without${action.replace('aws-marketplace:', '')}`, {
+    allows: (asked, resource, context) => asked !== action && stepPolicy.allows(asked, resource, context),
+  });
 const withoutEach = MARKETPLACE_ACTIONS.map(lacking);
 
 let bedrock: BedrockStandIn;
@@ -38,7 +46,13 @@ const denials: AccessDenial[] = [];
 
 beforeAll(async () => {
   bedrock = await startBedrockStandIn();
-  door = await startFrontDoor({ service: 'bedrock', upstream: bedrock.endpoint, port: 0, principals: [fullGrant, ...withoutEach], onDenied: (denial) => denials.push(denial) });
+  door = await startFrontDoor({
+    service: 'bedrock',
+    upstream: bedrock.endpoint,
+    port: 0,
+    principals: [fullGrant, ...withoutEach],
+    onDenied: (denial) => denials.push(denial),
+  });
 });
 afterAll(async () => {
   await door?.close();
@@ -50,9 +64,12 @@ beforeEach(() => {
 });
 
 const converse = (modelId: string, who: LocalPrincipal) =>
-  createBedrockClient({ endpoint: door.endpoint, region: 'us-east-1', credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, maxAttempts: 1 }).send(
-    new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
-  );
+  createBedrockClient({
+    endpoint: door.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
+    maxAttempts: 1,
+  }).send(new ConverseStreamCommand({ modelId, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
 const refusal = (sent: Promise<unknown>) =>
   sent.then(
     () => undefined,
@@ -61,14 +78,22 @@ const refusal = (sent: Promise<unknown>) =>
 
 describe("what a third-party model's call needs of Marketplace", () => {
   const needs = (modelId: string) =>
-    bedrockPermissions({ method: 'POST', url: `/model/${encodeURIComponent(modelId)}/converse-stream`, target: '', body: Buffer.alloc(0) }).filter((needed) =>
-      needed.action.startsWith('aws-marketplace:'),
-    );
+    bedrockPermissions({
+      method: 'POST',
+      url: `/model/${encodeURIComponent(modelId)}/converse-stream`,
+      target: '',
+      body: Buffer.alloc(0),
+    }).filter((needed) => needed.action.startsWith('aws-marketplace:'));
 
-  it('is all three actions, each as a call Bedrock makes, Subscribe to the model\'s product', () => {
+  it("is all three actions, each as a call Bedrock makes, Subscribe to the model's product", () => {
     expect(PRODUCT).toBe('prod-xdkflymybwmvi');
     expect(needs(CLAUDE)).toEqual([
-      { action: 'aws-marketplace:Subscribe', resource: `aws-marketplace:product/${PRODUCT}`, context: { ...BY_BEDROCK, 'aws-marketplace:ProductId': PRODUCT }, refusal: BEDROCK_REFUSAL },
+      {
+        action: 'aws-marketplace:Subscribe',
+        resource: `aws-marketplace:product/${PRODUCT}`,
+        context: { ...BY_BEDROCK, 'aws-marketplace:ProductId': PRODUCT },
+        refusal: BEDROCK_REFUSAL,
+      },
       { action: 'aws-marketplace:ViewSubscriptions', resource: '*', context: BY_BEDROCK, refusal: BEDROCK_REFUSAL },
       { action: 'aws-marketplace:Unsubscribe', resource: '*', context: BY_BEDROCK, refusal: BEDROCK_REFUSAL },
     ]);
@@ -104,7 +129,8 @@ describe('a third-party model through the front door', () => {
 });
 
 describe("the step function's Marketplace grant, as CDK writes it", () => {
-  const subscribe = (context: Record<string, string>) => stepPolicy.allows('aws-marketplace:Subscribe', `aws-marketplace:product/${PRODUCT}`, context);
+  const subscribe = (context: Record<string, string>) =>
+    stepPolicy.allows('aws-marketplace:Subscribe', `aws-marketplace:product/${PRODUCT}`, context);
 
   it('allows the three actions when Bedrock makes the call', () => {
     expect(subscribe({ ...BY_BEDROCK, 'aws-marketplace:ProductId': PRODUCT! })).toBe(true);
@@ -129,7 +155,12 @@ describe("the step function's Marketplace grant, as CDK writes it", () => {
     const amazonOnly = functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true }, ['amazon.nova-lite-v1:0']);
     const bystander = functionPolicy({ id: 'Bystander', tables: {} }, MODELS);
     for (const policy of [amazonOnly, bystander]) {
-      expect(policy.allows('aws-marketplace:Subscribe', `aws-marketplace:product/${PRODUCT}`, { ...BY_BEDROCK, 'aws-marketplace:ProductId': PRODUCT! })).toBe(false);
+      expect(
+        policy.allows('aws-marketplace:Subscribe', `aws-marketplace:product/${PRODUCT}`, {
+          ...BY_BEDROCK,
+          'aws-marketplace:ProductId': PRODUCT!,
+        }),
+      ).toBe(false);
       expect(policy.allows('aws-marketplace:ViewSubscriptions', '*', BY_BEDROCK)).toBe(false);
       expect(policy.allows('aws-marketplace:Unsubscribe', '*', BY_BEDROCK)).toBe(false);
     }

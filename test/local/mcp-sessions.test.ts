@@ -57,7 +57,10 @@ describe('MCP sessions', () => {
     const failing = await server({ failListing: true });
     const broken = kit.open({ definition: definition(failing.url), toolNames: ['crm'], projectId: 'p' });
     expect(await broken.describe()).toEqual([]);
-    expect(await broken.call('lookup_customer', { id: 'c' })).toMatchObject({ ok: false, error: expect.stringContaining('listing is down') });
+    expect(await broken.call('lookup_customer', { id: 'c' })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('listing is down'),
+    });
     await broken.close();
     // Opened by the initialize, ended although the toolbox never got a session to close.
     expect([failing.sessions.opened.length, failing.sessions.open()]).toEqual([1, 0]);

@@ -22,7 +22,10 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 describe('pinned fetch', () => {
   it('connects to the one checked answer of the lookup, whatever the name would resolve to later', async () => {
     let lookups = 0;
-    const fetch = pinnedFetch({ allowLoopback: true, lookup: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]).finally(() => (lookups += 1)) });
+    const fetch = pinnedFetch({
+      allowLoopback: true,
+      lookup: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]).finally(() => (lookups += 1)),
+    });
     const response = await fetch(`http://tools.invalid:${port}/x?q=1`, { method: 'POST', body: '{}' });
     expect(await response.json()).toEqual({ ok: true, method: 'POST' });
     expect(seen.at(-1)).toEqual({ host: `tools.invalid:${port}`, url: '/x?q=1' });
@@ -31,10 +34,25 @@ describe('pinned fetch', () => {
 
   it('refuses a name with any non-public answer, before connecting', async () => {
     const before = seen.length;
-    const fetch = pinnedFetch({ allowLoopback: false, lookup: () => Promise.resolve([{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }]) });
-    await expect(fetch(`http://tools.invalid:${port}/`)).rejects.toEqual(new AddressRefusedError('host resolves to the non-public address 10.0.0.7'));
-    await expect(pinnedFetch({ allowLoopback: false, lookup: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]) })(`http://tools.invalid:${port}/`)).rejects.toBeInstanceOf(AddressRefusedError);
-    await expect(pinnedFetch({ allowLoopback: false })('http://169.254.169.254/latest/meta-data')).rejects.toThrow(/non-public address 169\.254\.169\.254/);
+    const fetch = pinnedFetch({
+      allowLoopback: false,
+      lookup: () =>
+        Promise.resolve([
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.0.0.7', family: 4 },
+        ]),
+    });
+    await expect(fetch(`http://tools.invalid:${port}/`)).rejects.toEqual(
+      new AddressRefusedError('host resolves to the non-public address 10.0.0.7'),
+    );
+    await expect(
+      pinnedFetch({ allowLoopback: false, lookup: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]) })(
+        `http://tools.invalid:${port}/`,
+      ),
+    ).rejects.toBeInstanceOf(AddressRefusedError);
+    await expect(pinnedFetch({ allowLoopback: false })('http://169.254.169.254/latest/meta-data')).rejects.toThrow(
+      /non-public address 169\.254\.169\.254/,
+    );
     expect(seen.length).toBe(before);
   });
 

@@ -2,12 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  downloadRecording,
-  RecordingDownloadError,
-  type DownloadOptions,
-  type SinkContext,
-} from '#collection/recording-download.ts';
+import { downloadRecording, RecordingDownloadError, type DownloadOptions, type SinkContext } from '#collection/recording-download.ts';
 import { fileBytes, startRecordingServer, TEST_CA_PATH, trustsTestCa, type RecordingServer } from '../support/https-recording-server.ts';
 
 /**
@@ -166,31 +161,30 @@ describe('downloadRecording', () => {
     expect(server.connectionCount()).toBe(connections);
   });
 
-  it.each([
-    ['10.0.0.1'],
-    ['169.254.169.254'],
-    ['192.168.1.20'],
-    ['127.0.0.1'],
-    ['::1'],
-    ['fd00::1'],
-    ['::ffff:10.0.0.1'],
-  ])('refuses a name that resolves to %s without connecting', async (address) => {
-    const lookup = vi.fn(async () => [{ address, family: address.includes(':') ? 6 : 4 }]);
-    const connections = server.connectionCount();
+  it.each([['10.0.0.1'], ['169.254.169.254'], ['192.168.1.20'], ['127.0.0.1'], ['::1'], ['fd00::1'], ['::ffff:10.0.0.1']])(
+    'refuses a name that resolves to %s without connecting',
+    async (address) => {
+      const lookup = vi.fn(async () => [{ address, family: address.includes(':') ? 6 : 4 }]);
+      const connections = server.connectionCount();
 
-    const error = await failureOf(downloadRecording('https://recordings.example.com/a.mp3', discard, { allowLoopback: false, timeoutMs: 5_000, lookup }));
+      const error = await failureOf(
+        downloadRecording('https://recordings.example.com/a.mp3', discard, { allowLoopback: false, timeoutMs: 5_000, lookup }),
+      );
 
-    expect(error.reason).toBe(`host resolves to the non-public address ${address}`);
-    expect(lookup).toHaveBeenCalledWith('recordings.example.com');
-    expect(server.connectionCount()).toBe(connections);
-  });
+      expect(error.reason).toBe(`host resolves to the non-public address ${address}`);
+      expect(lookup).toHaveBeenCalledWith('recordings.example.com');
+      expect(server.connectionCount()).toBe(connections);
+    },
+  );
 
   it('refuses a name when any one of its addresses is not public', async () => {
     const lookup = vi.fn(async () => [
       { address: '93.184.215.14', family: 4 },
       { address: '10.0.0.1', family: 4 },
     ]);
-    const error = await failureOf(downloadRecording('https://recordings.example.com/a.mp3', discard, { allowLoopback: false, timeoutMs: 5_000, lookup }));
+    const error = await failureOf(
+      downloadRecording('https://recordings.example.com/a.mp3', discard, { allowLoopback: false, timeoutMs: 5_000, lookup }),
+    );
     expect(error.reason).toBe('host resolves to the non-public address 10.0.0.1');
   });
 

@@ -21,7 +21,9 @@ describe('run events table (embedded DynamoDB)', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'run-events-'));
     stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-    dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    );
   });
   afterAll(async () => {
     dynamo?.destroy();
@@ -32,7 +34,10 @@ describe('run events table (embedded DynamoDB)', () => {
   const repository = () => createRunEventsRepository(dynamo, localTableName('runEvents'));
   const itemsOf = async (pk: string) => {
     const items: Record<string, any>[] = [];
-    const pages = paginateQuery({ client: dynamo }, { TableName: localTableName('runEvents'), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } });
+    const pages = paginateQuery(
+      { client: dynamo },
+      { TableName: localTableName('runEvents'), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } },
+    );
     for await (const page of pages) items.push(...page.Items!);
     return items;
   };
@@ -40,16 +45,25 @@ describe('run events table (embedded DynamoDB)', () => {
   it('keeps batches in id order past the first nine, and finds the batch holding an id', async () => {
     const run = randomUUID();
     const appender = runEventAppender(repository(), run, { now: Date.now, projectId: 'p' });
-    for (let batch = 0; batch < 12; batch++) await appender.append([{ type: 'token', data: { content: `${batch}a` } }, { type: 'token', data: { content: `${batch}b` } }]);
+    for (let batch = 0; batch < 12; batch++)
+      await appender.append([
+        { type: 'token', data: { content: `${batch}a` } },
+        { type: 'token', data: { content: `${batch}b` } },
+      ]);
 
     const { batches, more } = await repository().batchesAfter(run, 0);
     expect(more).toBe(false);
     expect(batches.map((batch) => batch.firstId)).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23]);
     expect((await repository().batchHolding(run, 12))!.firstId).toBe(11);
-    expect((await repository().batchesAfter(run, 19)).batches.map((batch) => batch.events.map((event) => event.id))).toEqual([[21, 22], [23, 24]]);
+    expect((await repository().batchesAfter(run, 19)).batches.map((batch) => batch.events.map((event) => event.id))).toEqual([
+      [21, 22],
+      [23, 24],
+    ]);
     expect(await repository().tail(run)).toEqual({ lastId: 24, final: false });
     expect(await repository().owner(run)).toBe('p');
-    expect(await repository().putBatch(run, 23, [{ type: 'token', data: { content: 'again' } }], { final: false, expiresAtMs: Date.now() })).toBe(false);
+    expect(
+      await repository().putBatch(run, 23, [{ type: 'token', data: { content: 'again' } }], { final: false, expiresAtMs: Date.now() }),
+    ).toBe(false);
   });
 
   it('stores a batch past 1 KB gzip-compressed, and a complete with the largest output in parts, read back whole', async () => {
@@ -58,7 +72,9 @@ describe('run events table (embedded DynamoDB)', () => {
     const words = Array.from({ length: 400 }, (_, index) => ({ type: 'token' as const, data: { content: `word${index} ` } }));
     await appender.append(words);
     // Random text does not compress: the item limit, not gzip, decides.
-    const output = randomBytes(MAX_EXECUTION_RESULT_BYTES * 0.6).toString('base64').slice(0, MAX_EXECUTION_RESULT_BYTES - 10);
+    const output = randomBytes(MAX_EXECUTION_RESULT_BYTES * 0.6)
+      .toString('base64')
+      .slice(0, MAX_EXECUTION_RESULT_BYTES - 10);
     await appender.append(settledEvents({ execution_id: run, status: 'completed', output, error: null, pending_approval: null }));
 
     const items = await itemsOf(`run#${run}`);
@@ -74,13 +90,18 @@ describe('run events table (embedded DynamoDB)', () => {
 
     const { batches } = await repository().batchesAfter(run, 0);
     expect(batches[0]!.events.map((event) => event.data.content).join('')).toBe(words.map((word) => word.data.content).join(''));
-    expect(batches[1]!.events).toEqual([{ id: 401, type: 'complete', data: { output, execution_id: run, status: 'completed', usage: emptyUsage() } }]);
+    expect(batches[1]!.events).toEqual([
+      { id: 401, type: 'complete', data: { output, execution_id: run, status: 'completed', usage: emptyUsage() } },
+    ]);
     expect(await repository().tail(run)).toEqual({ lastId: 401, final: true });
   });
 
   it('is as strict as DynamoDB about item size: one body over 400 KB is refused, which is why parts exist', async () => {
     const tooLarge = dynamo.send(
-      new PutCommand({ TableName: localTableName('runEvents'), Item: { pk: `run#${randomUUID()}`, sk: '000000000001', body: randomBytes(400 * 1024) } }),
+      new PutCommand({
+        TableName: localTableName('runEvents'),
+        Item: { pk: `run#${randomUUID()}`, sk: '000000000001', body: randomBytes(400 * 1024) },
+      }),
     );
     await expect(tooLarge).rejects.toMatchObject({ name: 'ValidationException', message: expect.stringMatching(/maximum allowed size/i) });
   });

@@ -26,7 +26,12 @@ import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLoc
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 
 describe('conversation keys', () => {
-  const worstIds = ['ж'.repeat(MAX_CALLER_ID_LENGTH), '𝄞'.repeat(MAX_CALLER_ID_LENGTH / 2), '#%'.repeat(MAX_CALLER_ID_LENGTH / 2), '\u0001'.repeat(MAX_CALLER_ID_LENGTH)];
+  const worstIds = [
+    'ж'.repeat(MAX_CALLER_ID_LENGTH),
+    '𝄞'.repeat(MAX_CALLER_ID_LENGTH / 2),
+    '#%'.repeat(MAX_CALLER_ID_LENGTH / 2),
+    '\u0001'.repeat(MAX_CALLER_ID_LENGTH),
+  ];
 
   it('stay within DynamoDB key limits for every id the API accepts', () => {
     for (const user of worstIds) {
@@ -79,7 +84,9 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'run-store-'));
     stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-    dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    );
     s3 = new S3Client({ endpoint: stores.s3Endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
     s3.middlewareStack.add(
       (next, context) => (args) => {
@@ -101,13 +108,27 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   const item = async (pk: string) =>
     (await dynamo.send(new GetCommand({ TableName: localTableName('executions'), Key: { pk }, ConsistentRead: true }))).Item!;
   const object = async (key: string) =>
-    (await (await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: key }))).Body!.transformToString('utf8'));
+    await (await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: key }))).Body!.transformToString('utf8');
 
   function newRecord(): ExecutionRecord {
     return {
-      execution_id: randomUUID(), project_id: 'p', publication_id: 'pub', workflow_id: 'w', user_id: 'u', thread_id: 't',
-      status: 'queued', output: null, error: null, total_steps: 0, created_at: new Date().toISOString(), finished_at: null,
-      pending_approval: null, task_token: null, callback_url: null, webhook_secret: null, callback_state: 'none',
+      execution_id: randomUUID(),
+      project_id: 'p',
+      publication_id: 'pub',
+      workflow_id: 'w',
+      user_id: 'u',
+      thread_id: 't',
+      status: 'queued',
+      output: null,
+      error: null,
+      total_steps: 0,
+      created_at: new Date().toISOString(),
+      finished_at: null,
+      pending_approval: null,
+      task_token: null,
+      callback_url: null,
+      webhook_secret: null,
+      callback_state: 'none',
     };
   }
 
@@ -123,7 +144,9 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   it('refuses a large value in a function without the bucket, rather than losing it', async () => {
     const store = createRunValues(undefined);
     expect(await store.store('small', 'executions/x/y.json')).toEqual({ json: '"small"' });
-    await expect(store.store('x'.repeat(RUN_VALUE_INLINE_MAX_BYTES), 'executions/x/y.json')).rejects.toThrow('no access to the bodies bucket');
+    await expect(store.store('x'.repeat(RUN_VALUE_INLINE_MAX_BYTES), 'executions/x/y.json')).rejects.toThrow(
+      'no access to the bodies bucket',
+    );
   });
 
   it('stores a large output in S3 with a pointer, answers it whole, and does not read it for ALL_OLD answers', async () => {
@@ -175,19 +198,30 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     const record = newRecord();
     await repository.create(record, Date.now() + 60_000);
     const message = 'm'.repeat(RUN_VALUE_INLINE_MAX_BYTES + 1);
-    await repository.transition(record.execution_id, ['queued'], { status: 'running', pending_approval: { approval_id: 'apr_1', node_id: 'ask', message } });
+    await repository.transition(record.execution_id, ['queued'], {
+      status: 'running',
+      pending_approval: { approval_id: 'apr_1', node_id: 'ask', message },
+    });
     expect((await item(`execution#${record.execution_id}`)).pending_approval).toEqual({
-      approval_id: 'apr_1', node_id: 'ask', message: null, message_s3: `executions/${record.execution_id}/approval-apr_1.json`,
+      approval_id: 'apr_1',
+      node_id: 'ask',
+      message: null,
+      message_s3: `executions/${record.execution_id}/approval-apr_1.json`,
     });
 
     s3Calls.length = 0;
     expect((await repository.get(record.execution_id))!.pending_approval).toEqual({ approval_id: 'apr_1', node_id: 'ask', message: '' });
     expect(s3Calls).toEqual([]);
 
-    const claimed = await repository.transition(record.execution_id, ['running'], { status: 'interrupted', task_token: 'token' }, {
-      expression: 'pending_approval.approval_id = :approval',
-      values: { ':approval': 'apr_1' },
-    });
+    const claimed = await repository.transition(
+      record.execution_id,
+      ['running'],
+      { status: 'interrupted', task_token: 'token' },
+      {
+        expression: 'pending_approval.approval_id = :approval',
+        values: { ':approval': 'apr_1' },
+      },
+    );
     expect(claimed).toBeDefined();
     expect((await repository.get(record.execution_id))!.pending_approval).toEqual({ approval_id: 'apr_1', node_id: 'ask', message });
   });
@@ -198,11 +232,24 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     const input = JSON.parse('{"message":"hi","constructor":{"__proto__":1},"big":"' + 'b'.repeat(RUN_VALUE_INLINE_MAX_BYTES) + '"}');
     const expiresAtMs = Date.now() + 60_000;
     await runs.createContext(
-      { execution_id: executionId, project_id: 'p', publication_id: 'pub', workflow_id: 'w', user_id: 'u', thread_id: 't', input, overrides: { a: { reply: 'r' } } },
+      {
+        execution_id: executionId,
+        project_id: 'p',
+        publication_id: 'pub',
+        workflow_id: 'w',
+        user_id: 'u',
+        thread_id: 't',
+        input,
+        overrides: { a: { reply: 'r' } },
+      },
       expiresAtMs,
     );
     const stored = await item(`run#${executionId}`);
-    expect(stored).toEqual({ pk: `run#${executionId}`, s3: `executions/${executionId}/context.json`, expires_at: Math.ceil(expiresAtMs / 1000) });
+    expect(stored).toEqual({
+      pk: `run#${executionId}`,
+      s3: `executions/${executionId}/context.json`,
+      expires_at: Math.ceil(expiresAtMs / 1000),
+    });
 
     const context = await runs.readContext(executionId);
     expect(context).toMatchObject({ execution_id: executionId, project_id: 'p', user_id: 'u', overrides: { a: { reply: 'r' } } });
@@ -237,10 +284,20 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     const long = 't'.repeat(RUN_VALUE_INLINE_MAX_BYTES + 1);
     const at = new Date().toISOString();
     await userState.appendTurn('p', user, 'thread', { role: 'user', text: 'short', execution_id: executionId, at }, 1, Date.now() + 60_000);
-    await userState.appendTurn('p', user, 'thread', { role: 'assistant', text: long, execution_id: executionId, at }, 2, Date.now() + 60_000);
+    await userState.appendTurn(
+      'p',
+      user,
+      'thread',
+      { role: 'assistant', text: long, execution_id: executionId, at },
+      2,
+      Date.now() + 60_000,
+    );
     await userState.appendTurn('p', user, 'thread', { role: 'user', text: 'mine', execution_id: 'current', at }, 1, Date.now() + 60_000);
     const history = await userState.readHistory('p', user, 'thread', 10, { executionId: 'current' });
-    expect(history.map((turn) => [turn.role, turn.text])).toEqual([['user', 'short'], ['assistant', long]]);
+    expect(history.map((turn) => [turn.role, turn.text])).toEqual([
+      ['user', 'short'],
+      ['assistant', long],
+    ]);
     expect(await object(`executions/${executionId}/turn-2.json`)).toBe(JSON.stringify(long));
   });
 
@@ -260,9 +317,10 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
 
     const history = await userState.readHistory('p', 'u', thread, 10, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' });
     expect(history.map((entry) => entry.text)).toEqual(['first question', 'first answer', 'slow question']);
-    expect((await userState.readHistory('p', 'u', thread, 2, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' })).map((entry) => entry.text)).toEqual([
-      'first answer',
-      'slow question',
-    ]);
+    expect(
+      (await userState.readHistory('p', 'u', thread, 2, { executionId: 'current', startedAt: '2026-11-24T10:00:03.000Z' })).map(
+        (entry) => entry.text,
+      ),
+    ).toEqual(['first answer', 'slow question']);
   });
 });

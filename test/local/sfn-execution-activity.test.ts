@@ -10,7 +10,13 @@ const FN = 'arn:aws:lambda:us-east-1:000000000000:function:work';
 const definition = {
   StartAt: 'Work',
   States: {
-    Work: { Type: 'Task', Resource: 'arn:${Partition}:states:::lambda:invoke', Parameters: { FunctionName: '${WorkArn}', 'Payload.$': '$' }, OutputPath: '$.Payload', End: true },
+    Work: {
+      Type: 'Task',
+      Resource: 'arn:${Partition}:states:::lambda:invoke',
+      Parameters: { FunctionName: '${WorkArn}', 'Payload.$': '$' },
+      OutputPath: '$.Payload',
+      End: true,
+    },
   },
 };
 
@@ -50,9 +56,16 @@ describe('the local Step Functions reports', () => {
     sfn.startExecution(ARN, 'bad', '{"fail":true}');
     await vi.waitFor(() => expect(activity.filter((event) => event.event === 'ended')).toHaveLength(2), { timeout: 20_000 });
 
-    const of = (name: string) => activity.filter((event) => event.name === name).map(({ event, status, error }) => ({ event, status, error }));
-    expect(of('good')).toEqual([{ event: 'started', status: 'RUNNING', error: undefined }, { event: 'ended', status: 'SUCCEEDED', error: undefined }]);
-    expect(of('bad')).toEqual([{ event: 'started', status: 'RUNNING', error: undefined }, { event: 'ended', status: 'FAILED', error: 'Runtime.OutOfMemory' }]);
+    const of = (name: string) =>
+      activity.filter((event) => event.name === name).map(({ event, status, error }) => ({ event, status, error }));
+    expect(of('good')).toEqual([
+      { event: 'started', status: 'RUNNING', error: undefined },
+      { event: 'ended', status: 'SUCCEEDED', error: undefined },
+    ]);
+    expect(of('bad')).toEqual([
+      { event: 'started', status: 'RUNNING', error: undefined },
+      { event: 'ended', status: 'FAILED', error: 'Runtime.OutOfMemory' },
+    ]);
     const ended = activity.find((event) => event.name === 'good' && event.event === 'ended')!;
     expect(ended.stopDate).toBeGreaterThanOrEqual(ended.startDate);
   });

@@ -32,7 +32,12 @@ function host(hosted: { arn: string; definition: object; subscribers?: LocalFunc
     stateMachines: hosted.map(({ arn, definition, subscribers = [] }) => {
       const file = join(dataDir, `${arn.split(':').pop()}.asl.json`);
       writeFileSync(file, JSON.stringify(definition));
-      return { stateMachineArn: arn, definitionFile: file, substitutions: { Partition: 'aws', WorkArn: FN }, executionEndedSubscribers: () => subscribers };
+      return {
+        stateMachineArn: arn,
+        definitionFile: file,
+        substitutions: { Partition: 'aws', WorkArn: FN },
+        executionEndedSubscribers: () => subscribers,
+      };
     }),
     functions,
     dataDir,
@@ -111,7 +116,13 @@ describe('the local Step Functions, as strict as the service', () => {
 
   it('still catches ordinary task errors with States.ALL and reports the Lambda error report as Cause', async () => {
     const sfn = machine(
-      { StartAt: 'Work', States: { Work: invokeTask({ End: true, Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Echo' }] }), Echo: { Type: 'Pass', End: true } } },
+      {
+        StartAt: 'Work',
+        States: {
+          Work: invokeTask({ End: true, Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Echo' }] }),
+          Echo: { Type: 'Pass', End: true },
+        },
+      },
       {
         [FN]: async () => {
           throw Object.assign(new Error('boom'), { name: 'CustomError' });
@@ -121,13 +132,19 @@ describe('the local Step Functions, as strict as the service', () => {
     const { executionArn } = sfn.startExecution(ARN, 'caught', '{}');
     const described = await settled(sfn, executionArn);
     expect(described.status).toBe('SUCCEEDED');
-    expect(JSON.parse(described.output!)).toEqual({ Error: 'CustomError', Cause: JSON.stringify({ errorType: 'CustomError', errorMessage: 'boom' }) });
+    expect(JSON.parse(described.output!)).toEqual({
+      Error: 'CustomError',
+      Cause: JSON.stringify({ errorType: 'CustomError', errorMessage: 'boom' }),
+    });
   });
 
   it('gives a Task no timeout of its own: a task running ten minutes completes', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     let finishWork!: (value: unknown) => void;
-    const sfn = machine({ StartAt: 'Work', States: { Work: invokeTask({ End: true }) } }, { [FN]: () => new Promise((resolve) => (finishWork = resolve)) });
+    const sfn = machine(
+      { StartAt: 'Work', States: { Work: invokeTask({ End: true }) } },
+      { [FN]: () => new Promise((resolve) => (finishWork = resolve)) },
+    );
     const { executionArn } = sfn.startExecution(ARN, 'slow', '{}');
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(sfn.describeExecution(executionArn).status).toBe('RUNNING');
@@ -138,7 +155,10 @@ describe('the local Step Functions, as strict as the service', () => {
 
   it('times a task out with States.Timeout only when it names TimeoutSeconds', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    const sfn = machine({ StartAt: 'Work', States: { Work: invokeTask({ End: true, TimeoutSeconds: 5 }) } }, { [FN]: () => new Promise(() => undefined) });
+    const sfn = machine(
+      { StartAt: 'Work', States: { Work: invokeTask({ End: true, TimeoutSeconds: 5 }) } },
+      { [FN]: () => new Promise(() => undefined) },
+    );
     const { executionArn } = sfn.startExecution(ARN, 'timed', '{}');
     await vi.advanceTimersByTimeAsync(5_001);
     expect(sfn.describeExecution(executionArn)).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
@@ -151,9 +171,9 @@ describe('the local Step Functions, as strict as the service', () => {
   });
 
   it('refuses definitions it cannot run exactly, naming the state and the reason', () => {
-    expect(() =>
-      machine({ StartAt: 'M', States: { M: { Type: 'Map', Iterator: {}, End: true } } }, {}),
-    ).toThrow(/M: state type Map is not supported/);
+    expect(() => machine({ StartAt: 'M', States: { M: { Type: 'Map', Iterator: {}, End: true } } }, {})).toThrow(
+      /M: state type Map is not supported/,
+    );
     expect(() =>
       machine({ StartAt: 'P', States: { P: { Type: 'Pass', Parameters: { 'x.$': 'States.Format($.a)' }, End: true } } }, {}),
     ).toThrow(/intrinsic function/);
@@ -200,7 +220,13 @@ describe('the local Step Functions survives a restart, as executions on AWS do',
   });
 
   it('ends a token task at its first outcome: an answer accepted while its function still ran wins over that function failing after it', async () => {
-    const retrying = { ...approvalMachine, States: { ...approvalMachine.States, Approve: { ...approvalMachine.States.Approve, Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 3 }] } } };
+    const retrying = {
+      ...approvalMachine,
+      States: {
+        ...approvalMachine.States,
+        Approve: { ...approvalMachine.States.Approve, Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 3 }] },
+      },
+    };
     let invocations = 0;
     const sfn: LocalStepFunctions = machine(retrying, {
       [FN]: async (payload) => {
@@ -255,12 +281,24 @@ describe('the local Step Functions hosts several state machines, as an account d
 
   it('keeps each machine’s executions apart across a restart', async () => {
     const waiting = { StartAt: 'Wait', States: { Wait: { Type: 'Wait', Seconds: 3600, End: true } } };
-    const first = host([{ arn: ARN, definition: waiting }, { arn: OTHER, definition: waiting }], {});
+    const first = host(
+      [
+        { arn: ARN, definition: waiting },
+        { arn: OTHER, definition: waiting },
+      ],
+      {},
+    );
     first.startExecution(ARN, 'same-name', JSON.stringify({ on: 'first' }));
     first.startExecution(OTHER, 'same-name', JSON.stringify({ on: 'other' }));
     first.close();
 
-    const second = host([{ arn: ARN, definition: waiting }, { arn: OTHER, definition: waiting }], {});
+    const second = host(
+      [
+        { arn: ARN, definition: waiting },
+        { arn: OTHER, definition: waiting },
+      ],
+      {},
+    );
     expect(second.describeExecution(executionArn(ARN, 'same-name'))).toMatchObject({ status: 'RUNNING', input: '{"on":"first"}' });
     expect(second.describeExecution(executionArn(OTHER, 'same-name'))).toMatchObject({ status: 'RUNNING', input: '{"on":"other"}' });
   });

@@ -25,7 +25,8 @@ import { startSsmStandIn } from '#lib/twin/ssm-stand-in.ts';
  */
 type SsmStandIn = Awaited<ReturnType<typeof startSsmStandIn>>;
 const dummy = { accessKeyId: 'a', secretAccessKey: 'b' };
-const clientOf = (endpoint: string, credentials = dummy, region = 'us-east-1') => new SSMClient({ endpoint, region, credentials, maxAttempts: 1 });
+const clientOf = (endpoint: string, credentials = dummy, region = 'us-east-1') =>
+  new SSMClient({ endpoint, region, credentials, maxAttempts: 1 });
 
 describe('the SSM Parameter Store stand-in', () => {
   let dataDir: string;
@@ -64,7 +65,11 @@ describe('the SSM Parameter Store stand-in', () => {
     const overwritten = await put('/app/name', 'two', { Overwrite: true });
 
     expect(overwritten.Version).toBe(2);
-    expect((await client.send(new GetParameterCommand({ Name: '/app/name' }))).Parameter).toMatchObject({ Value: 'two', Version: 2, Type: 'String' });
+    expect((await client.send(new GetParameterCommand({ Name: '/app/name' }))).Parameter).toMatchObject({
+      Value: 'two',
+      Version: 2,
+      Type: 'String',
+    });
   });
 
   it('keeps a Standard parameter within 4096 characters', async () => {
@@ -82,7 +87,17 @@ describe('the SSM Parameter Store stand-in', () => {
     await put(levels(15), 'v');
     await put('plain_name.with-dots', 'v');
 
-    for (const name of [`/${'n'.repeat(1011)}`, '/has space', '/semi;colon', 'app/no-leading-slash', '/double//slash', '/trailing/', '/aws/mine', 'ssmThing', 'AWSThing']) {
+    for (const name of [
+      `/${'n'.repeat(1011)}`,
+      '/has space',
+      '/semi;colon',
+      'app/no-leading-slash',
+      '/double//slash',
+      '/trailing/',
+      '/aws/mine',
+      'ssmThing',
+      'AWSThing',
+    ]) {
       await expect(put(name, 'v'), name).rejects.toBeInstanceOf(ValidationException);
     }
     await expect(put(levels(16), 'v')).rejects.toBeInstanceOf(HierarchyLevelLimitExceededException);
@@ -96,7 +111,10 @@ describe('the SSM Parameter Store stand-in', () => {
 
     const answer = await client.send(new GetParametersCommand({ Names: ['/app/a', '/app/b', '/app/missing'], WithDecryption: true }));
 
-    expect(answer.Parameters!.map((parameter) => [parameter.Name, parameter.Value]).sort()).toEqual([['/app/a', 'A'], ['/app/b', 'B']]);
+    expect(answer.Parameters!.map((parameter) => [parameter.Name, parameter.Value]).sort()).toEqual([
+      ['/app/a', 'A'],
+      ['/app/b', 'B'],
+    ]);
     expect(answer.InvalidParameters).toEqual(['/app/missing']);
     const names = Array.from({ length: 10 }, (_, i) => `/app/n${i}`);
     expect((await client.send(new GetParametersCommand({ Names: names }))).InvalidParameters).toHaveLength(10);
@@ -115,7 +133,11 @@ describe('the SSM Parameter Store stand-in', () => {
 
   it('answers errors as AWS JSON 1.1: 400 and the type in __type', async () => {
     const call = (target: string, body: object) =>
-      fetch(ssm.endpoint, { method: 'POST', headers: { 'x-amz-target': target, 'content-type': 'application/x-amz-json-1.1' }, body: JSON.stringify(body) });
+      fetch(ssm.endpoint, {
+        method: 'POST',
+        headers: { 'x-amz-target': target, 'content-type': 'application/x-amz-json-1.1' },
+        body: JSON.stringify(body),
+      });
 
     const missing = await call('AmazonSSM.GetParameter', { Name: '/app/none' });
     const unknown = await call('AmazonSSM.LabelParameterVersion', { Name: '/app/none' });
@@ -150,20 +172,37 @@ describe('the SSM Parameter Store stand-in', () => {
 });
 
 describe('the SSM stand-in behind its IAM front door', () => {
-  const reader = { name: 'ToolRunner', accessKeyId: 'READER', secretAccessKey: 'reader-secret', policy: functionPolicy({ id: 'ToolRunner', tables: {}, readsSecrets: true }) };
-  const bystander = { name: 'Bystander', accessKeyId: 'BYSTANDER', secretAccessKey: 'bystander-secret', policy: functionPolicy({ id: 'Bystander', tables: {} }) };
+  const reader = {
+    name: 'ToolRunner',
+    accessKeyId: 'READER',
+    secretAccessKey: 'reader-secret',
+    policy: functionPolicy({ id: 'ToolRunner', tables: {}, readsSecrets: true }),
+  };
+  const bystander = {
+    name: 'Bystander',
+    accessKeyId: 'BYSTANDER',
+    secretAccessKey: 'bystander-secret',
+    policy: functionPolicy({ id: 'Bystander', tables: {} }),
+  };
   const operator = { name: 'Operator', accessKeyId: 'OPERATOR', secretAccessKey: 'operator-secret', policy: ADMINISTRATOR_POLICY };
   const secret = `${LOCAL_SECRETS_PREFIX}/project-1/API_KEY`;
   const denials: AccessDenial[] = [];
   let dataDir: string;
   let ssm: SsmStandIn;
   let door: Awaited<ReturnType<typeof startFrontDoor>>;
-  const as = (who: { accessKeyId: string; secretAccessKey: string }, region?: string) => clientOf(door.endpoint, { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, region);
+  const as = (who: { accessKeyId: string; secretAccessKey: string }, region?: string) =>
+    clientOf(door.endpoint, { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey }, region);
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'ssm-door-'));
     ssm = await startSsmStandIn({ dataDir });
-    door = await startFrontDoor({ service: 'ssm', upstream: ssm.endpoint, port: 0, principals: [reader, bystander, operator], onDenied: (denial) => denials.push(denial) });
+    door = await startFrontDoor({
+      service: 'ssm',
+      upstream: ssm.endpoint,
+      port: 0,
+      principals: [reader, bystander, operator],
+      onDenied: (denial) => denials.push(denial),
+    });
     await as(operator).send(new PutParameterCommand({ Name: secret, Value: 'key-value', Type: 'SecureString' }));
     await as(operator).send(new PutParameterCommand({ Name: '/elsewhere/API_KEY', Value: 'other', Type: 'SecureString' }));
   });
@@ -176,10 +215,15 @@ describe('the SSM stand-in behind its IAM front door', () => {
 
   it('lets a function that reads secrets read under the secrets prefix', async () => {
     const one = await as(reader).send(new GetParameterCommand({ Name: secret, WithDecryption: true }));
-    const many = await as(reader).send(new GetParametersCommand({ Names: [secret, `${LOCAL_SECRETS_PREFIX}/project-1/NONE`], WithDecryption: true }));
+    const many = await as(reader).send(
+      new GetParametersCommand({ Names: [secret, `${LOCAL_SECRETS_PREFIX}/project-1/NONE`], WithDecryption: true }),
+    );
 
     expect(one.Parameter!.Value).toBe('key-value');
-    expect([many.Parameters!.map((parameter) => parameter.Value), many.InvalidParameters]).toEqual([['key-value'], [`${LOCAL_SECRETS_PREFIX}/project-1/NONE`]]);
+    expect([many.Parameters!.map((parameter) => parameter.Value), many.InvalidParameters]).toEqual([
+      ['key-value'],
+      [`${LOCAL_SECRETS_PREFIX}/project-1/NONE`],
+    ]);
     expect(denials).toEqual([]);
   });
 
@@ -189,7 +233,9 @@ describe('the SSM stand-in behind its IAM front door', () => {
     const prefixItself = as(reader).send(new GetParameterCommand({ Name: '/local/secretsX/API_KEY' }));
 
     await expect(outside).rejects.toBeInstanceOf(AccessDeniedException);
-    await expect(outside).rejects.toThrow('not authorized to perform: ssm:GetParameter on resource: arn:aws:ssm:us-east-1:000000000000:parameter/elsewhere/API_KEY');
+    await expect(outside).rejects.toThrow(
+      'not authorized to perform: ssm:GetParameter on resource: arn:aws:ssm:us-east-1:000000000000:parameter/elsewhere/API_KEY',
+    );
     await expect(mixed).rejects.toThrow(/ssm:GetParameters on resource: .*parameter\/elsewhere\/API_KEY/);
     await expect(prefixItself).rejects.toBeInstanceOf(AccessDeniedException);
     expect(denials.map((denial) => [denial.principal, denial.action])).toEqual([
@@ -212,17 +258,28 @@ describe('the SSM stand-in behind its IAM front door', () => {
   it('refuses a function that declares no secrets, and answers in JSON 1.1 with status 400', async () => {
     const refused = await as(bystander)
       .send(new GetParameterCommand({ Name: secret }))
-      .then(() => undefined, (error: AccessDeniedException) => error);
+      .then(
+        () => undefined,
+        (error: AccessDeniedException) => error,
+      );
 
     expect(refused).toBeInstanceOf(AccessDeniedException);
     expect(refused!.$metadata.httpStatusCode).toBe(400);
   });
 
   it('refuses an unknown key, a wrong secret, another region and an unsigned call before looking at the parameter', async () => {
-    const unsigned = await fetch(door.endpoint, { method: 'POST', headers: { 'x-amz-target': 'AmazonSSM.GetParameter', 'content-type': 'application/x-amz-json-1.1' }, body: JSON.stringify({ Name: secret }) });
+    const unsigned = await fetch(door.endpoint, {
+      method: 'POST',
+      headers: { 'x-amz-target': 'AmazonSSM.GetParameter', 'content-type': 'application/x-amz-json-1.1' },
+      body: JSON.stringify({ Name: secret }),
+    });
 
-    await expect(as({ accessKeyId: 'NOBODY', secretAccessKey: 'x' }).send(new GetParameterCommand({ Name: secret }))).rejects.toThrow(/security token included in the request is invalid/);
-    await expect(as({ ...reader, secretAccessKey: 'guessed' }).send(new GetParameterCommand({ Name: secret }))).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    await expect(as({ accessKeyId: 'NOBODY', secretAccessKey: 'x' }).send(new GetParameterCommand({ Name: secret }))).rejects.toThrow(
+      /security token included in the request is invalid/,
+    );
+    await expect(as({ ...reader, secretAccessKey: 'guessed' }).send(new GetParameterCommand({ Name: secret }))).rejects.toMatchObject({
+      name: 'InvalidSignatureException',
+    });
     await expect(as(reader, 'eu-west-1').send(new GetParameterCommand({ Name: secret }))).rejects.toThrow(/scoped to a valid region/);
     expect(unsigned.status).toBe(400);
     expect(await unsigned.json()).toMatchObject({ __type: expect.stringContaining('MissingAuthenticationTokenException') });

@@ -30,7 +30,10 @@ const URL_KEY = 'u"rl/k+y<z>';
 const VALUES: Record<string, string> = { KEY, CTL, URL_KEY };
 const kit = createToolKit({
   allowLoopback: true,
-  secrets: { values: (_project, names) => Promise.resolve(new Map(names.filter((name) => Object.hasOwn(VALUES, name)).map((name) => [name, VALUES[name]!]))) },
+  secrets: {
+    values: (_project, names) =>
+      Promise.resolve(new Map(names.filter((name) => Object.hasOwn(VALUES, name)).map((name) => [name, VALUES[name]!]))),
+  },
 });
 
 let http: Server;
@@ -42,7 +45,12 @@ beforeAll(async () => {
   http = createServer((request, response) => {
     httpHeaders.push(request.headers);
     const url = new URL(request.url!, 'http://echo');
-    const echo = echoOf(decodeURIComponent(url.pathname.split('/').at(-1)!), String(request.headers['x-key'] ?? ''), String(request.headers['x-ctl'] ?? ''), request.url!);
+    const echo = echoOf(
+      decodeURIComponent(url.pathname.split('/').at(-1)!),
+      String(request.headers['x-key'] ?? ''),
+      String(request.headers['x-ctl'] ?? ''),
+      request.url!,
+    );
     response.writeHead(echo.status, { 'content-type': echo.type }).end(echo.body);
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -61,7 +69,10 @@ function definition(): WorkflowDefinition {
     provider: 'scripted',
     tools: [entry],
     next: 'done',
-    script: [{ tool_calls: [{ tool, arguments: { encoding: '{{input.encoding}}' } }] }, { reply: 'The tool said {{tool_results.' + tool + '}}' }],
+    script: [
+      { tool_calls: [{ tool, arguments: { encoding: '{{input.encoding}}' } }] },
+      { reply: 'The tool said {{tool_results.' + tool + '}}' },
+    ],
   });
   return workflowShape.parse({
     id: 'echo',
@@ -74,7 +85,12 @@ function definition(): WorkflowDefinition {
         headers: { 'x-key': '{{secret.KEY}}', 'x-ctl': '{{secret.CTL}}' },
         parameters: { type: 'object', properties: { encoding: { type: 'string' } }, required: ['encoding'] },
       },
-      crm: { type: 'mcp', url: `${mcp.url}?u={{secret.URL_KEY}}`, headers: { 'x-key': '{{secret.KEY}}', 'x-ctl': '{{secret.CTL}}' }, tools: ['echo_key'] },
+      crm: {
+        type: 'mcp',
+        url: `${mcp.url}?u={{secret.URL_KEY}}`,
+        headers: { 'x-key': '{{secret.KEY}}', 'x-ctl': '{{secret.CTL}}' },
+        tools: ['echo_key'],
+      },
     },
     nodes: { http: agent('echo', 'echo'), mcp: agent('echo_key', 'crm'), done: { type: 'end', output: '{{nodes.http.output}}' } },
   });
@@ -115,7 +131,8 @@ function expectNoLeak(ran: Awaited<ReturnType<typeof runEcho>>) {
   expect(JSON.stringify(ran.answer)).toContain('[secr');
 }
 
-const answerText = (answer: ToolAnswer) => (answer.ok ? (typeof answer.result === 'string' ? answer.result : JSON.stringify(answer.result)) : answer.error);
+const answerText = (answer: ToolAnswer) =>
+  answer.ok ? (typeof answer.result === 'string' ? answer.result : JSON.stringify(answer.result)) : answer.error;
 
 describe('secrets echoed by an HTTP tool', () => {
   for (const encoding of ECHO_ENCODINGS) {
@@ -128,7 +145,10 @@ describe('secrets echoed by an HTTP tool', () => {
 
   it('gives the parsed JSON back with the secret masked in its strings', async () => {
     expect((await runEcho('http', 'json')).answer).toEqual({ ok: true, result: { key: '[secret]', ctl: '[secret]' } });
-    expect((await runEcho('http', 'json-keys')).answer).toEqual({ ok: true, result: { '[secret]': 'as a key', deep: [{ a: { '[secret]': [['[secret]']] } }] } });
+    expect((await runEcho('http', 'json-keys')).answer).toEqual({
+      ok: true,
+      result: { '[secret]': 'as a key', deep: [{ a: { '[secret]': [['[secret]']] } }] },
+    });
   });
 
   it('masks a secret in the request URL as the URL parser sent it, and inside a longer base64 text', async () => {
@@ -140,7 +160,10 @@ describe('secrets echoed by an HTTP tool', () => {
 
   it('masks error bodies', async () => {
     expect((await runEcho('http', 'error-text')).answer).toEqual({ ok: false, error: 'HTTP 500: rejected key [secret] and [secret]' });
-    expect((await runEcho('http', 'error-json')).answer).toEqual({ ok: false, error: 'HTTP 401: {"error":"bad key","key":"[secret]","ctl":"[secret]"}' });
+    expect((await runEcho('http', 'error-json')).answer).toEqual({
+      ok: false,
+      error: 'HTTP 401: {"error":"bad key","key":"[secret]","ctl":"[secret]"}',
+    });
   });
 
   it('masks before the 64 KB cut, so a secret across the cut leaves none of its start', async () => {
@@ -156,7 +179,8 @@ describe('secrets echoed by an MCP tool', () => {
     it(`masks them echoed as ${encoding}`, async () => {
       const ran = await runEcho('mcp', encoding);
       // An http-error is the HTTP request failing before the tool runs.
-      if (encoding !== 'http-error') expect(mcp.calls.at(-1)).toMatchObject({ tool: 'echo_key', args: { encoding }, headers: { 'x-key': KEY } });
+      if (encoding !== 'http-error')
+        expect(mcp.calls.at(-1)).toMatchObject({ tool: 'echo_key', args: { encoding }, headers: { 'x-key': KEY } });
       expectNoLeak(ran);
     });
   }
@@ -171,7 +195,10 @@ describe('secrets echoed by an MCP tool', () => {
     expect((await runEcho('mcp', 'error-text')).answer).toEqual({ ok: false, error: 'rejected key [secret] and [secret]' });
     expect((await runEcho('mcp', 'throw')).answer).toEqual({ ok: false, error: 'cannot use [secret] or [secret]' });
     const failed = await runEcho('mcp', 'http-error');
-    expect(failed.answer).toMatchObject({ ok: false, error: expect.stringMatching(/^Error: Streamable HTTP error: Error POSTing to endpoint: z{245}\[secret\]/) });
+    expect(failed.answer).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^Error: Streamable HTTP error: Error POSTing to endpoint: z{245}\[secret\]/),
+    });
   });
 
   it('masks before the 64 KB cut, so a secret across the cut leaves none of its start', async () => {

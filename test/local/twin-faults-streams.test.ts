@@ -58,7 +58,15 @@ describe("the Lambda host's crash faults beside a stream still running", () => {
   const hosts: LocalLambda[] = [];
   // The function's timeout is what a stream its environment never hears of would wait for.
   const writer = (faults: FaultPlan) => {
-    const lambda = new LocalLambda({ functionName: 'stream-writer', handlerFile: fixture('stream-writer'), environment: {}, timeoutSeconds: 20, streaming: true, memoryMb: 256, faults });
+    const lambda = new LocalLambda({
+      functionName: 'stream-writer',
+      handlerFile: fixture('stream-writer'),
+      environment: {},
+      timeoutSeconds: 20,
+      streaming: true,
+      memoryMb: 256,
+      faults,
+    });
     hosts.push(lambda);
     return lambda;
   };
@@ -157,7 +165,16 @@ describe('streamed runs on a twin whose stream function crashes', () => {
     // the run is invoked meanwhile (so the crash faults below hit the stream function alone, beside it).
     const dir = mkdtempSync(join(tmpdir(), 'pause-'));
     copyFileSync(join(WORKFLOW_FIXTURES, 'echo.json'), join(dir, 'echo.json'));
-    writeFileSync(join(dir, 'pause.json'), JSON.stringify({ id: 'pause', name: 'Pause', description: 'Ten minutes asleep', start: 'nap', nodes: { nap: { type: 'wait', seconds: 600, next: 'done' }, done: { type: 'end', output: 'rested' } } }));
+    writeFileSync(
+      join(dir, 'pause.json'),
+      JSON.stringify({
+        id: 'pause',
+        name: 'Pause',
+        description: 'Ten minutes asleep',
+        start: 'nap',
+        nodes: { nap: { type: 'wait', seconds: 600, next: 'done' }, done: { type: 'end', output: 'rested' } },
+      }),
+    );
     await twin.admin('publish', dir);
     rmSync(dir, { recursive: true, force: true });
     key = (await createKey(twin, 'full')).key;
@@ -249,7 +266,12 @@ describe('streamed runs on a twin whose stream function crashes', () => {
 
     // D: the run resumed in a fresh environment after A's last event; stopped, its stream comes to its proper end.
     const lastId = [...waiting.text().matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])).at(-1);
-    const resumed = send('GET', `/executions/${executionId}/stream`, undefined, lastId === undefined ? {} : { 'last-event-id': String(lastId) });
+    const resumed = send(
+      'GET',
+      `/executions/${executionId}/stream`,
+      undefined,
+      lastId === undefined ? {} : { 'last-event-id': String(lastId) },
+    );
     await resumed.until(() => resumed.status() !== undefined, 'its status');
     const stopped = send('POST', `/executions/${executionId}/stop`);
     expect((await stopped.ended).status).toBe(200);

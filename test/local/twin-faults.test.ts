@@ -62,10 +62,14 @@ describe('store faults on the twin', () => {
   let twin: TestTwin;
   const clients: { destroy(): void }[] = [];
   const as = <Client extends { destroy(): void }>(client: Client) => (clients.push(client), client);
-  const dynamoAs = (credentials: LocalCredentials) => as(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
-  const s3As = (credentials: LocalCredentials) => as(new S3Client({ endpoint: twin.twin.s3_endpoint, region: LOCAL_REGION, credentials, forcePathStyle: true, maxAttempts: 1 }));
-  const sfnAs = (credentials: LocalCredentials) => as(new SFNClient({ endpoint: twin.twin.step_functions_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
-  const ssmAs = (credentials: LocalCredentials) => as(new SSMClient({ endpoint: twin.twin.ssm_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
+  const dynamoAs = (credentials: LocalCredentials) =>
+    as(new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
+  const s3As = (credentials: LocalCredentials) =>
+    as(new S3Client({ endpoint: twin.twin.s3_endpoint, region: LOCAL_REGION, credentials, forcePathStyle: true, maxAttempts: 1 }));
+  const sfnAs = (credentials: LocalCredentials) =>
+    as(new SFNClient({ endpoint: twin.twin.step_functions_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
+  const ssmAs = (credentials: LocalCredentials) =>
+    as(new SSMClient({ endpoint: twin.twin.ssm_endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 }));
   const injected = (kind: FaultKind) => twin.faultCounts()[kind];
 
   beforeAll(async () => {
@@ -86,9 +90,13 @@ describe('store faults on the twin', () => {
     const failures = [];
     for (let call = 0; call < 8; call += 1) failures.push(await failureOf(get()));
     expect(new Set(failures.map((failure) => failure.status))).toEqual(new Set([400]));
-    expect(new Set(failures.map((failure) => failure.name))).toEqual(new Set(['ProvisionedThroughputExceededException', 'ThrottlingException']));
+    expect(new Set(failures.map((failure) => failure.name))).toEqual(
+      new Set(['ProvisionedThroughputExceededException', 'ThrottlingException']),
+    );
     expect(injected('dynamodb:throttle')).toBe(8);
-    const line = new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} fault dynamodb:throttle GetItem ${twin.twin.tables.links} by WebhookPing (ProvisionedThroughputExceededException|ThrottlingException)$`);
+    const line = new RegExp(
+      `^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} fault dynamodb:throttle GetItem ${twin.twin.tables.links} by WebhookPing (ProvisionedThroughputExceededException|ThrottlingException)$`,
+    );
     expect(faultLines.lines.filter((candidate) => line.test(candidate))).toHaveLength(8);
 
     // The operator (tests, the admin CLI) reads and writes the real store.
@@ -100,7 +108,11 @@ describe('store faults on the twin', () => {
   it("answers a DynamoDB server error with 500 InternalServerError, which the product's ping answers within its contract", async () => {
     const { token } = await boundLink(twin, 'calls');
     plan.set('dynamodb:error', 1);
-    const failure = await failureOf(dynamoAs(twin.credentialsOf('WebhookPing')).send(new GetItemCommand({ TableName: twin.twin.tables.links, Key: { link_id: { S: 'x' } } })));
+    const failure = await failureOf(
+      dynamoAs(twin.credentialsOf('WebhookPing')).send(
+        new GetItemCommand({ TableName: twin.twin.tables.links, Key: { link_id: { S: 'x' } } }),
+      ),
+    );
     expect(failure).toEqual({ name: 'InternalServerError', status: 500 });
     const before = injected('dynamodb:error');
     // Through the API: the function's client retries, gets the error each time, and the route answers as its document says.
@@ -115,12 +127,17 @@ describe('store faults on the twin', () => {
     plan.set('s3:error', 1);
     const reader = s3As(twin.credentialsOf('PublishedGetExecution'));
     const failures = [];
-    for (let call = 0; call < 8; call += 1) failures.push(await failureOf(reader.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: key }))));
+    for (let call = 0; call < 8; call += 1)
+      failures.push(await failureOf(reader.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: key }))));
     expect(new Set(failures.map((failure) => `${failure.status} ${failure.name}`))).toEqual(new Set(['500 InternalError', '503 SlowDown']));
     const head = await failureOf(reader.send(new HeadObjectCommand({ Bucket: twin.twin.bucket, Key: key })));
     expect([500, 503]).toContain(head.status);
     expect(injected('s3:error')).toBe(9);
-    expect(faultLines.lines.some((line) => line.includes(`fault s3:error GetObject ${twin.twin.bucket}/executions/fault-probe/input.json by PublishedGetExecution`))).toBe(true);
+    expect(
+      faultLines.lines.some((line) =>
+        line.includes(`fault s3:error GetObject ${twin.twin.bucket}/executions/fault-probe/input.json by PublishedGetExecution`),
+      ),
+    ).toBe(true);
 
     const own = await twin.s3.send(new GetObjectCommand({ Bucket: twin.twin.bucket, Key: key }));
     expect(await own.Body!.transformToString()).toBe('{}');
@@ -129,7 +146,9 @@ describe('store faults on the twin', () => {
   it('throttles the Step Functions calls AWS throttles with 400 ThrottlingException', async () => {
     plan.set('sfn:throttle', 1);
     const start = await failureOf(
-      sfnAs(twin.credentialsOf('PublishedExecute')).send(new StartExecutionCommand({ stateMachineArn: twin.twin.state_machine_arn, input: '{}' })),
+      sfnAs(twin.credentialsOf('PublishedExecute')).send(
+        new StartExecutionCommand({ stateMachineArn: twin.twin.state_machine_arn, input: '{}' }),
+      ),
     );
     expect(start).toEqual({ name: 'ThrottlingException', status: 400 });
     const executionArn = `${twin.twin.state_machine_arn.replace(':stateMachine:', ':execution:')}:no-such-run`;
@@ -145,7 +164,9 @@ describe('store faults on the twin', () => {
     plan.set('ssm:throttle', 1);
     const name = `${twin.twin.secrets_prefix}/fault-probe/KEY`;
     await ssmAs(LOCAL_CREDENTIALS).send(new PutParameterCommand({ Name: name, Value: 'v', Type: 'SecureString', Overwrite: true }));
-    const read = await failureOf(ssmAs(twin.credentialsOf('WorkflowStep')).send(new GetParameterCommand({ Name: name, WithDecryption: true })));
+    const read = await failureOf(
+      ssmAs(twin.credentialsOf('WorkflowStep')).send(new GetParameterCommand({ Name: name, WithDecryption: true })),
+    );
     expect(read).toEqual({ name: 'ThrottlingException', status: 400 });
     expect(injected('ssm:throttle')).toBe(1);
   });
@@ -153,10 +174,17 @@ describe('store faults on the twin', () => {
   it('throttles a Bedrock stream with 429 ThrottlingException before any byte of it', async () => {
     plan.set('bedrock:throttle', 1);
     const profile = [...twin.inferenceProfiles.values()][0]!;
-    const step = createBedrockClient({ endpoint: twin.twin.bedrock_endpoint, region: LOCAL_REGION, credentials: twin.credentialsOf('WorkflowStep'), maxAttempts: 1 });
+    const step = createBedrockClient({
+      endpoint: twin.twin.bedrock_endpoint,
+      region: LOCAL_REGION,
+      credentials: twin.credentialsOf('WorkflowStep'),
+      maxAttempts: 1,
+    });
     clients.push(step);
     twin.bedrock.reset();
-    const converse = await failureOf(step.send(new ConverseStreamCommand({ modelId: profile, messages: [{ role: 'user', content: [{ text: 'hi' }] }] })));
+    const converse = await failureOf(
+      step.send(new ConverseStreamCommand({ modelId: profile, messages: [{ role: 'user', content: [{ text: 'hi' }] }] })),
+    );
     expect(converse).toEqual({ name: 'ThrottlingException', status: 429 });
     expect(twin.bedrock.requests).toEqual([]);
     expect(injected('bedrock:throttle')).toBe(1);
@@ -182,7 +210,11 @@ describe('store faults on the twin', () => {
     const url = `${twin.url}/prod/api/v1/webhooks/${link.token}/events`;
     const event = callEvent();
     plan.set('lambda:crash-after-write', 1);
-    const crashed = await http(url, { method: 'POST', body: JSON.stringify(event), undocumented: 'the function crashed: API Gateway answers 502 by itself' });
+    const crashed = await http(url, {
+      method: 'POST',
+      body: JSON.stringify(event),
+      undocumented: 'the function crashed: API Gateway answers 502 by itself',
+    });
     expect(crashed.status).toBe(502);
     expect(injected('lambda:crash-after-write')).toBe(1);
     await faultLines.arrival(/ fault lambda:crash-after-write WebhookPostEvent Runtime\.ExitError$/);
@@ -199,7 +231,9 @@ describe('store faults on the twin', () => {
   });
 
   async function storedEvent(sourceId: string, externalId: string) {
-    const result = await twin.dynamo.send(new GetCommand({ TableName: twin.twin.tables.inboundEvents, Key: { source_id: sourceId, external_id: externalId } }));
+    const result = await twin.dynamo.send(
+      new GetCommand({ TableName: twin.twin.tables.inboundEvents, Key: { source_id: sourceId, external_id: externalId } }),
+    );
     return result.Item;
   }
 });
@@ -222,7 +256,15 @@ describe("the Lambda host's faults", () => {
   const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}.ts`, import.meta.url));
   const hosts: LocalLambda[] = [];
   const host = (name: string, faults: FaultPlan, streaming = false) => {
-    const lambda = new LocalLambda({ functionName: name, handlerFile: fixture(name), environment: {}, timeoutSeconds: 20, streaming, memoryMb: 256, faults });
+    const lambda = new LocalLambda({
+      functionName: name,
+      handlerFile: fixture(name),
+      environment: {},
+      timeoutSeconds: 20,
+      streaming,
+      memoryMb: 256,
+      faults,
+    });
     hosts.push(lambda);
     return lambda;
   };

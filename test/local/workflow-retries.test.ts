@@ -39,7 +39,11 @@ function workflow(functions: { step: LocalFunction; callback?: LocalFunction; co
         },
         executionEndedSubscribers: () => [async (event) => void ended.push(event)],
       },
-      { stateMachineArn: COLLECTION_ARN, definitionFile: definitionOf('collection'), substitutions: { Partition: 'aws', CollectBatchFunctionArn: fnArn('collect') } },
+      {
+        stateMachineArn: COLLECTION_ARN,
+        definitionFile: definitionOf('collection'),
+        substitutions: { Partition: 'aws', CollectBatchFunctionArn: fnArn('collect') },
+      },
     ],
     functions: {
       [fnArn('step')]: functions.step,
@@ -63,7 +67,11 @@ async function settled(sfn: LocalStepFunctions, executionArn: string) {
   throw new Error(`still running: ${executionArn}`);
 }
 
-const runInput = JSON.stringify({ mode: 'run', execution_id: 'e-1', cursor: { node: 'start', steps: 0, turns: 0, outputs: 0, approval_node: null } });
+const runInput = JSON.stringify({
+  mode: 'run',
+  execution_id: 'e-1',
+  cursor: { node: 'start', steps: 0, turns: 0, outputs: 0, approval_node: null },
+});
 const named = (name: string, message = name) => Object.assign(new Error(message), { name });
 
 /** A step that fails `failures` times with `error`, then finishes the run; it notes every payload it got. */
@@ -79,7 +87,8 @@ function flakyStep(failures: number, error: () => Error, finished: object = { ou
 
 describe('retries of the workflow state machine, on the strict local Step Functions', () => {
   it('waits out a throttled step (TransientServiceError) and completes without reaching RecordFailure', async () => {
-    const throttled = () => new TransientServiceError(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: { httpStatusCode: 400 } }));
+    const throttled = () =>
+      new TransientServiceError(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: { httpStatusCode: 400 } }));
     // MaxAttempts 6: six retries after the first attempt.
     const { step, payloads } = flakyStep(6, throttled);
     const sfn = workflow({ step });
@@ -128,7 +137,9 @@ describe('retries of the workflow state machine, on the strict local Step Functi
     const callbackCalls: Record<string, unknown>[] = [];
     const callback: LocalFunction = async (payload) => {
       callbackCalls.push(payload as Record<string, unknown>);
-      throw (payload as { give_up?: boolean }).give_up ? named('AccessDeniedException', 'cannot write') : named('CallbackDeliveryError', 'receiver answered 500');
+      throw (payload as { give_up?: boolean }).give_up
+        ? named('AccessDeniedException', 'cannot write')
+        : named('CallbackDeliveryError', 'receiver answered 500');
     };
     const sfn = workflow({ step, callback }, ended);
     const described = await settled(sfn, sfn.startExecution(ARN, 'give-up-fails', runInput).executionArn);
@@ -138,7 +149,12 @@ describe('retries of the workflow state machine, on the strict local Step Functi
     expect(callbackCalls.filter((payload) => payload.give_up)).toHaveLength(6);
     for (let i = 0; i < 100 && ended.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(ended).toHaveLength(1);
-    expect(ended[0].detail).toMatchObject({ name: 'give-up-fails', status: 'FAILED', error: CALLBACK_ABANDONED_ERROR, stateMachineArn: ARN });
+    expect(ended[0].detail).toMatchObject({
+      name: 'give-up-fails',
+      status: 'FAILED',
+      error: CALLBACK_ABANDONED_ERROR,
+      stateMachineArn: ARN,
+    });
   });
 });
 

@@ -19,10 +19,19 @@ const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 /** The JSON bodies the README's curl examples send, by what they are; shell substitutions become a fixed time. */
 function readmeBodies() {
   const bodies: { kind: 'execute' | 'decision' | 'call' | 'text'; json: string }[] = [];
-  for (const match of README.matchAll(/curl [^\n]*?(\/execute|\/stream|\/approve|\/reject|\/events)\b[^\n]*?-d '([^']*(?:'"[^"]*"'[^']*)*)'/gs)) {
+  for (const match of README.matchAll(
+    /curl [^\n]*?(\/execute|\/stream|\/approve|\/reject|\/events)\b[^\n]*?-d '([^']*(?:'"[^"]*"'[^']*)*)'/gs,
+  )) {
     const json = match[2]!.replace(/'"\$\(date[^)]*\)"'/g, '2026-05-01T09:30:00Z');
     const parsed = JSON.parse(json) as { type?: string };
-    const kind = match[1] === '/events' ? (parsed.type === 'call' ? 'call' : 'text') : match[1] === '/approve' || match[1] === '/reject' ? 'decision' : 'execute';
+    const kind =
+      match[1] === '/events'
+        ? parsed.type === 'call'
+          ? 'call'
+          : 'text'
+        : match[1] === '/approve' || match[1] === '/reject'
+          ? 'decision'
+          : 'execute';
     bodies.push({ kind, json });
   }
   return bodies;
@@ -37,7 +46,10 @@ export const expectType = <T extends true>(): T => true as T;
 `;
 
 /** The checks of a published document: `t` names its request and answer types, as each generator names them. */
-function publishedChecks(bodies: ReturnType<typeof readmeBodies>, t: { execute: string; decision: string; result: string; runEvent: string; lifecycleEvent: string; streamAnswer?: string }) {
+function publishedChecks(
+  bodies: ReturnType<typeof readmeBodies>,
+  t: { execute: string; decision: string; result: string; runEvent: string; lifecycleEvent: string; streamAnswer?: string },
+) {
   const execute = bodies.filter((body) => body.kind === 'execute').map((body, i) => `const execute${i}: ${t.execute} = ${body.json};`);
   const decision = bodies.filter((body) => body.kind === 'decision').map((body, i) => `const decision${i}: ${t.decision} = ${body.json};`);
   return block([
@@ -56,7 +68,9 @@ function publishedChecks(bodies: ReturnType<typeof readmeBodies>, t: { execute: 
 
 function webhookChecks(bodies: ReturnType<typeof readmeBodies>, t: { event: string; accepted: string }) {
   return block([
-    ...bodies.filter((body) => body.kind === 'call' || body.kind === 'text').map((body, i) => `const event${i}: ${t.event} = ${body.json};`),
+    ...bodies
+      .filter((body) => body.kind === 'call' || body.kind === 'text')
+      .map((body, i) => `const event${i}: ${t.event} = ${body.json};`),
     `// @ts-expect-error metadata is an object\nconst wrongMetadata: ${t.event} = { type: 'call', external_id: 'c', occurred_at: '2026-05-01T09:30:00Z', metadata: 'x', audio: { url: 'https://a.example/c.mp3', format: 'mp3' } };`,
     `expectType<Equal<${t.accepted}['status'], 'accepted'>>();`,
   ]);
@@ -91,7 +105,9 @@ beforeAll(async () => {
             result: `components['schemas']['ExecuteResult']`,
             runEvent: `components['schemas']['RunStreamEvent']`,
             lifecycleEvent: `components['schemas']['LifecycleStreamEvent']`,
-            ...(v31 ? { streamAnswer: `paths['/workflows/{workflow_id}/stream']['post']['responses'][200]['content']['text/event-stream']` } : {}),
+            ...(v31
+              ? { streamAnswer: `paths['/workflows/{workflow_id}/stream']['post']['responses'][200]['content']['text/event-stream']` }
+              : {}),
           }),
           publishedChecks(bodies, {
             execute: `H.PublishedExecuteData['body']`,
@@ -103,7 +119,10 @@ beforeAll(async () => {
           }),
         ]
       : [
-          webhookChecks(bodies, { event: `paths['/{token}/events']['post']['requestBody']['content']['application/json']`, accepted: `components['schemas']['Accepted']` }),
+          webhookChecks(bodies, {
+            event: `paths['/{token}/events']['post']['requestBody']['content']['application/json']`,
+            accepted: `components['schemas']['Accepted']`,
+          }),
           webhookChecks(bodies, { event: `H.WebhookPostEventData['body']`, accepted: 'H.Accepted' }),
         ];
     const file = join(dir, `${stem}.check.ts`);
@@ -117,7 +136,7 @@ afterAll(() => {
 });
 
 describe('types generated from the served documents with default options', () => {
-  it('type the README\'s request bodies, the answers and the stream events, for openapi-typescript and @hey-api/openapi-ts alike', () => {
+  it("type the README's request bodies, the answers and the stream events, for openapi-typescript and @hey-api/openapi-ts alike", () => {
     const program = ts.createProgram(files, {
       strict: true,
       noEmit: true,
@@ -129,7 +148,9 @@ describe('types generated from the served documents with default options', () =>
       types: [],
     });
     const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-      const where = diagnostic.file ? `${diagnostic.file.fileName.slice(dir.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}` : '';
+      const where = diagnostic.file
+        ? `${diagnostic.file.fileName.slice(dir.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}`
+        : '';
       return `${where} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
     });
 

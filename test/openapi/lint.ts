@@ -19,13 +19,25 @@ try {
   });
   const resolve = createRequire(import.meta.url).resolve;
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
-  const redocly = spawnSync(process.execPath, [resolve('@redocly/cli/bin/cli.js'), 'lint', '--config', new URL('../../redocly.yaml', import.meta.url).pathname, ...files], {
-    stdio: 'inherit',
-    env,
-  });
+  const redocly = spawnSync(
+    process.execPath,
+    [resolve('@redocly/cli/bin/cli.js'), 'lint', '--config', new URL('../../redocly.yaml', import.meta.url).pathname, ...files],
+    {
+      stdio: 'inherit',
+      env,
+    },
+  );
   const spectral = spawnSync(
     process.execPath,
-    [resolve('@stoplight/spectral-cli/dist/index.js'), 'lint', '--ruleset', new URL('spectral.yaml', import.meta.url).pathname, '--fail-severity', 'warn', ...files],
+    [
+      resolve('@stoplight/spectral-cli/dist/index.js'),
+      'lint',
+      '--ruleset',
+      new URL('spectral.yaml', import.meta.url).pathname,
+      '--fail-severity',
+      'warn',
+      ...files,
+    ],
     { stdio: 'inherit', env },
   );
   process.exitCode = redocly.status === 0 && spectral.status === 0 ? 0 : 1;

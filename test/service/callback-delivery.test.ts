@@ -36,7 +36,12 @@ function setup(answers: (number | Error)[], options: { allowLoopbackCallbacks?: 
   const clock = new ManualClock();
   const executions = new InMemoryExecutionsRepository();
   const receiving = receiver(...answers);
-  const deps: CallbackDeps = { executions, allowLoopbackCallbacks: options.allowLoopbackCallbacks ?? true, now: clock.now, fetch: receiving.fetch };
+  const deps: CallbackDeps = {
+    executions,
+    allowLoopbackCallbacks: options.allowLoopbackCallbacks ?? true,
+    now: clock.now,
+    fetch: receiving.fetch,
+  };
   return { deps, clock, executions, receiving };
 }
 
@@ -153,7 +158,9 @@ describe('giving a callback up', () => {
     expect(result.failures).toHaveLength(DELIVERY_ATTEMPTS);
     expect(result.failures.every((error) => error instanceof CallbackDeliveryError)).toBe(true);
     expect(env.receiving.requests).toHaveLength(DELIVERY_ATTEMPTS);
-    expect(new Set(env.receiving.requests.map((_, i) => env.receiving.headers(i)['webhook-id']))).toEqual(new Set([`msg_${run.execution_id}`]));
+    expect(new Set(env.receiving.requests.map((_, i) => env.receiving.headers(i)['webhook-id']))).toEqual(
+      new Set([`msg_${run.execution_id}`]),
+    );
     expect(env.executions.stored(run.execution_id)).toEqual({ ...run, callback_state: 'abandoned' });
 
     // A repeated GiveUpCallback (a retried invocation) finds nothing pending and changes nothing.
@@ -193,13 +200,17 @@ describe('giving a callback up', () => {
     }
 
     const reconcilerDeps = { executions: env.executions, events: new InMemoryRunEventsRepository(), stateMachine, now: env.clock.now };
-    const ended = (name: string) => reconcileEndedExecution(reconcilerDeps, { name, status: 'FAILED', error: 'CallbackAbandoned', cause: null });
+    const ended = (name: string) =>
+      reconcileEndedExecution(reconcilerDeps, { name, status: 'FAILED', error: 'CallbackAbandoned', cause: null });
     expect(await ended(completed.execution_id)).toEqual({ execution_id: completed.execution_id, outcome: 'callback_abandoned' });
     expect(env.executions.stored(completed.execution_id)).toEqual({ ...completed, callback_state: 'abandoned' });
     // A cancelled run's callback belongs to the callback execution its stop started: only that one's end abandons it.
     expect(await ended(cancelled.execution_id)).toEqual({ execution_id: cancelled.execution_id, outcome: 'unchanged' });
     expect(env.executions.stored(cancelled.execution_id).callback_state).toBe('pending');
-    expect(await ended(`callback-${cancelled.execution_id}`)).toEqual({ execution_id: cancelled.execution_id, outcome: 'callback_abandoned' });
+    expect(await ended(`callback-${cancelled.execution_id}`)).toEqual({
+      execution_id: cancelled.execution_id,
+      outcome: 'callback_abandoned',
+    });
     expect(env.executions.stored(cancelled.execution_id).callback_state).toBe('abandoned');
     expect(stateMachine.startedNames()).toEqual([]);
   });

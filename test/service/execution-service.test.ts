@@ -17,7 +17,12 @@ function setup(options: { timed?: boolean } = {}) {
   return { ...env, deps };
 }
 
-const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({ input: { message: 'hi' }, user_id: 'user-1', overrides: {}, ...extra });
+const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({
+  input: { message: 'hi' },
+  user_id: 'user-1',
+  overrides: {},
+  ...extra,
+});
 
 /** A run waiting at an approval, as AwaitApproval leaves it: interrupted, with the pending approval and its task token. */
 function waitingRun(env: ReturnType<typeof setup>, extra: Partial<ExecutionRecord> = {}): ExecutionRecord {
@@ -54,7 +59,11 @@ describe('startExecution', () => {
     expect(thread?.map(({ turn, sequence }) => ({ ...turn, sequence }))).toEqual([
       { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at, sequence: 1 },
     ]);
-    expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'queued', callback_state: 'pending', webhook_secret: 'whsec_x' });
+    expect(env.executions.stored(record.execution_id)).toMatchObject({
+      status: 'queued',
+      callback_state: 'pending',
+      webhook_secret: 'whsec_x',
+    });
     expect(env.runs.contexts.get(record.execution_id)?.context.input).toEqual({ message: 'hi' });
     expect(env.stateMachine.executions.get(record.execution_id)?.input).toEqual({
       mode: 'run',
@@ -92,8 +101,16 @@ describe('startExecution', () => {
   });
 
   for (const [cleanUp, fail, statuses] of [
-    ['the run cannot be marked failed (the record stays queued)', (env: ReturnType<typeof setup>) => env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')), ['queued']],
-    ['the user turn cannot be taken back', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException')), ['failed']],
+    [
+      'the run cannot be marked failed (the record stays queued)',
+      (env: ReturnType<typeof setup>) => env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')),
+      ['queued'],
+    ],
+    [
+      'the user turn cannot be taken back',
+      (env: ReturnType<typeof setup>) => env.userState.faults.failNext('removeTurn', awsError('ProvisionedThroughputExceededException')),
+      ['failed'],
+    ],
   ] as const) {
     it(`still answers 503 (not 500) when ${cleanUp}`, async () => {
       const env = setup();
@@ -115,7 +132,9 @@ describe('startExecution', () => {
       await env.executions.transition(name!, ['queued', 'running'], { status: 'running' });
     });
 
-    const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL })).catch((caught: unknown) => caught);
+    const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL })).catch(
+      (caught: unknown) => caught,
+    );
 
     expect(error).toBeInstanceOf(ServiceUnavailableError);
     const [record] = env.executions.all();
@@ -146,7 +165,12 @@ describe('startExecution', () => {
     await expect(startExecution(env.deps, caller, 'echo', request())).rejects.toBeInstanceOf(ServiceUnavailableError);
     const retried = await startExecution(env.deps, caller, 'echo', request());
 
-    expect(env.executions.all().map((record) => record.status).sort()).toEqual(['failed', 'queued']);
+    expect(
+      env.executions
+        .all()
+        .map((record) => record.status)
+        .sort(),
+    ).toEqual(['failed', 'queued']);
     expect(env.executions.stored(retried.execution_id).status).toBe('queued');
     expect(env.stateMachine.startedNames()).toEqual([retried.execution_id]);
   });
@@ -179,9 +203,15 @@ describe('startExecution', () => {
   });
 
   for (const [write, fail] of [
-    ['the run context', (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'))],
+    [
+      'the run context',
+      (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException')),
+    ],
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
-    ['the initial memory', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('writeMemory', awsError('ThrottlingException'))],
+    [
+      'the initial memory',
+      (env: ReturnType<typeof setup>) => env.userState.faults.failNext('writeMemory', awsError('ThrottlingException')),
+    ],
     ['the user turn', (env: ReturnType<typeof setup>) => env.userState.faults.failNext('appendTurn', awsError('ThrottlingException'))],
     [
       'the initial memory, whose items cannot even be built (a throw before any promise)',
@@ -195,11 +225,21 @@ describe('startExecution', () => {
     it(`answers 503 and leaves the record failed, without starting the run, when ${write} cannot be written`, async () => {
       const env = setup();
       fail(env);
-      const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, initial_memory: { plan: 'gold' } })).catch((caught: unknown) => caught);
+      const error = await startExecution(
+        env.deps,
+        caller,
+        'echo',
+        request({ callback_url: CALLBACK_URL, initial_memory: { plan: 'gold' } }),
+      ).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ServiceUnavailableError);
       expect((error as ServiceUnavailableError).message).toBe('The execution service is unavailable; retry later');
       expect(env.executions.all()).toEqual([
-        expect.objectContaining({ status: 'failed', error: 'The execution service was unavailable', callback_state: 'none', finished_at: env.clock.iso() }),
+        expect.objectContaining({
+          status: 'failed',
+          error: 'The execution service was unavailable',
+          callback_state: 'none',
+          finished_at: env.clock.iso(),
+        }),
       ]);
       expect(env.stateMachine.faults.count('start')).toBe(0);
       const [record] = env.executions.all();
@@ -219,7 +259,12 @@ describe('startExecution', () => {
 
   it('refuses an unsafe callback_url before writing anything', async () => {
     const env = setup();
-    const error = await startExecution(env.deps, caller, 'echo', request({ callback_url: 'http://10.0.0.1/hook', initial_memory: { a: 1 } })).catch((caught: unknown) => caught);
+    const error = await startExecution(
+      env.deps,
+      caller,
+      'echo',
+      request({ callback_url: 'http://10.0.0.1/hook', initial_memory: { a: 1 } }),
+    ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).details.map((issue) => issue.field)).toEqual(['callback_url']);
     expect(env.executions.items.size).toBe(0);
@@ -236,28 +281,35 @@ describe('decideApproval', () => {
     const answer = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'fine');
 
     expect(answer).toEqual({ execution_id: run.execution_id, approval_id: 'appr-1', decision: 'approved', status: 'running' });
-    expect(env.stateMachine.resumed).toEqual([{ taskToken: run.task_token, output: { decision: 'approved', feedback: 'fine', approval_id: 'appr-1' } }]);
+    expect(env.stateMachine.resumed).toEqual([
+      { taskToken: run.task_token, output: { decision: 'approved', feedback: 'fine', approval_id: 'appr-1' } },
+    ]);
     expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', pending_approval: null, task_token: null });
   });
 
-  it.each(['ThrottlingException', 'ServiceUnavailable'])('gives the approval back and answers 503 when sending fails with %s', async (name) => {
-    const env = setup();
-    const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
-    env.stateMachine.faults.failNext('resume', awsError(name));
+  it.each(['ThrottlingException', 'ServiceUnavailable'])(
+    'gives the approval back and answers 503 when sending fails with %s',
+    async (name) => {
+      const env = setup();
+      const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
+      env.stateMachine.faults.failNext('resume', awsError(name));
 
-    const error = await decideApproval(env.deps, caller, run.execution_id, 'approved', '').catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect((error as ServiceUnavailableError).statusCode).toBe(503);
+      const error = await decideApproval(env.deps, caller, run.execution_id, 'approved', '').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect((error as ServiceUnavailableError).statusCode).toBe(503);
 
-    // Restored exactly as it was: the same approval and token, so the caller's retry can succeed.
-    expect(env.executions.stored(run.execution_id)).toEqual({ ...run, approval_lease_until: null });
-    expect(env.stateMachine.tokens.get(run.task_token!)).toBe('waiting');
-    expect(env.stateMachine.startedNames()).toEqual([]);
+      // Restored exactly as it was: the same approval and token, so the caller's retry can succeed.
+      expect(env.executions.stored(run.execution_id)).toEqual({ ...run, approval_lease_until: null });
+      expect(env.stateMachine.tokens.get(run.task_token!)).toBe('waiting');
+      expect(env.stateMachine.startedNames()).toEqual([]);
 
-    await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'second try');
-    expect(env.stateMachine.resumed.map((sent) => sent.output)).toEqual([{ decision: 'rejected', feedback: 'second try', approval_id: 'appr-1' }]);
-    expect(env.executions.stored(run.execution_id).status).toBe('running');
-  });
+      await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'second try');
+      expect(env.stateMachine.resumed.map((sent) => sent.output)).toEqual([
+        { decision: 'rejected', feedback: 'second try', approval_id: 'appr-1' },
+      ]);
+      expect(env.executions.stored(run.execution_id).status).toBe('running');
+    },
+  );
 
   const deadTokens = [
     ['TaskTimedOut', 'The approval was not answered in time'],
@@ -291,7 +343,10 @@ describe('decideApproval', () => {
       task_token: null,
       callback_state: 'pending',
     });
-    expect(env.stateMachine.executions.get(`callback-${run.execution_id}`)?.input).toEqual({ mode: 'callback', execution_id: run.execution_id });
+    expect(env.stateMachine.executions.get(`callback-${run.execution_id}`)?.input).toEqual({
+      mode: 'callback',
+      execution_id: run.execution_id,
+    });
     expect(env.stateMachine.resumed).toEqual([]);
   });
 
@@ -304,14 +359,21 @@ describe('decideApproval', () => {
     const first = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'ok').catch((caught: unknown) => caught);
     expect(first).toBeInstanceOf(ServiceUnavailableError);
     expect((first as ServiceUnavailableError).retryAfterSeconds).toBe(APPROVAL_REISSUE_WAIT_MS / 1_000);
-    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'interrupted', pending_approval: run.pending_approval, dead_task_token: run.task_token, finished_at: null });
+    expect(env.executions.stored(run.execution_id)).toMatchObject({
+      status: 'interrupted',
+      pending_approval: run.pending_approval,
+      dead_task_token: run.task_token,
+      finished_at: null,
+    });
     expect(env.stateMachine.startedNames()).toEqual([]);
 
     // The retried attempt records its own token; the caller's retry is sent with it.
     const reissued = env.stateMachine.issueToken(run.execution_id);
     env.executions.items.get(run.execution_id)!.record.task_token = reissued;
     await decideApproval(env.deps, caller, run.execution_id, 'approved', 'ok');
-    expect(env.stateMachine.resumed).toEqual([{ taskToken: reissued, output: { decision: 'approved', feedback: 'ok', approval_id: 'appr-1' } }]);
+    expect(env.stateMachine.resumed).toEqual([
+      { taskToken: reissued, output: { decision: 'approved', feedback: 'ok', approval_id: 'appr-1' } },
+    ]);
   });
 
   it('fails the run when the same token is found dead twice: nothing replaced it', async () => {
@@ -320,7 +382,10 @@ describe('decideApproval', () => {
     env.stateMachine.tokens.set(run.task_token!, 'answered');
     await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ServiceUnavailableError);
     await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ConflictError);
-    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'failed', error: 'The approval could not be delivered: the run was no longer waiting for it' });
+    expect(env.executions.stored(run.execution_id)).toMatchObject({
+      status: 'failed',
+      error: 'The approval could not be delivered: the run was no longer waiting for it',
+    });
   });
 
   it('fails a run with a dead token without starting a callback when it has none', async () => {
@@ -391,7 +456,10 @@ describe('decideApproval', () => {
     const env = setup();
     const run = waitingRun(env);
     // The send is throttled after the SDK's retries, and so is the write that would give the approval back.
-    env.stateMachine.faults.beforeNext('resume', () => void env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')));
+    env.stateMachine.faults.beforeNext(
+      'resume',
+      () => void env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')),
+    );
     env.stateMachine.faults.failNext('resume', awsError('ThrottlingException'));
 
     const first = await decideApproval(env.deps, caller, run.execution_id, 'approved', 'first').catch((caught: unknown) => caught);
@@ -399,7 +467,12 @@ describe('decideApproval', () => {
     // Told to come back when the claim has passed, not in a second that would only find it held.
     expect((first as ServiceUnavailableError).retryAfterSeconds).toBe(APPROVAL_DECISION_LEASE_MS / 1_000);
     const claimed = env.executions.stored(run.execution_id);
-    expect(claimed).toMatchObject({ status: 'running', pending_approval: run.pending_approval, task_token: run.task_token, approval_lease_until: env.clock.now() + APPROVAL_DECISION_LEASE_MS });
+    expect(claimed).toMatchObject({
+      status: 'running',
+      pending_approval: run.pending_approval,
+      task_token: run.task_token,
+      approval_lease_until: env.clock.now() + APPROVAL_DECISION_LEASE_MS,
+    });
 
     // While the claim holds, another decision is told to retry when it ends (a retry sooner would find it held), and
     // nothing is sent.
@@ -414,8 +487,15 @@ describe('decideApproval', () => {
     env.clock.advance(1);
     const answer = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'after the lease');
     expect(answer).toMatchObject({ approval_id: 'appr-1', decision: 'rejected', status: 'running' });
-    expect(env.stateMachine.resumed).toEqual([{ taskToken: run.task_token, output: { decision: 'rejected', feedback: 'after the lease', approval_id: 'appr-1' } }]);
-    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', pending_approval: null, task_token: null, approval_lease_until: null });
+    expect(env.stateMachine.resumed).toEqual([
+      { taskToken: run.task_token, output: { decision: 'rejected', feedback: 'after the lease', approval_id: 'appr-1' } },
+    ]);
+    expect(env.executions.stored(run.execution_id)).toMatchObject({
+      status: 'running',
+      pending_approval: null,
+      task_token: null,
+      approval_lease_until: null,
+    });
   });
 
   it('takes over the claim of a decision whose invocation died before sending, and applies the retry once', async () => {
@@ -436,7 +516,13 @@ describe('decideApproval', () => {
 
     const error = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'late').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConflictError);
-    expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'running', error: null, finished_at: null, pending_approval: null, task_token: null });
+    expect(env.executions.stored(run.execution_id)).toMatchObject({
+      status: 'running',
+      error: null,
+      finished_at: null,
+      pending_approval: null,
+      task_token: null,
+    });
     expect(env.stateMachine.startedNames()).toEqual([]);
   });
 
@@ -448,7 +534,12 @@ describe('decideApproval', () => {
     env.stateMachine.faults.beforeNext('resume', () => {
       env.executions.faults.beforeNext('transition', () => {
         const item = env.executions.items.get(run.execution_id)!;
-        Object.assign(item.record, { status: 'interrupted', pending_approval: next, task_token: env.stateMachine.issueToken(run.execution_id), approval_lease_until: null });
+        Object.assign(item.record, {
+          status: 'interrupted',
+          pending_approval: next,
+          task_token: env.stateMachine.issueToken(run.execution_id),
+          approval_lease_until: null,
+        });
       });
     });
 
@@ -471,7 +562,13 @@ describe('decideApproval', () => {
 describe('stopExecution', () => {
   it('cancels a run whose execution does not exist yet and still starts its callback', async () => {
     const env = setup();
-    const run = waitingRun(env, { status: 'queued', pending_approval: null, task_token: null, callback_url: CALLBACK_URL, callback_state: 'pending' });
+    const run = waitingRun(env, {
+      status: 'queued',
+      pending_approval: null,
+      task_token: null,
+      callback_url: CALLBACK_URL,
+      callback_state: 'pending',
+    });
 
     expect(await stopExecution(env.deps, caller, run.execution_id)).toEqual({ execution_id: run.execution_id, status: 'cancelled' });
     expect(env.executions.stored(run.execution_id)).toMatchObject({ status: 'cancelled', finished_at: env.clock.iso() });
@@ -481,7 +578,13 @@ describe('stopExecution', () => {
 
   it('still answers cancelled and starts the callback when the stop cannot reach Step Functions', async () => {
     const env = setup();
-    const run = waitingRun(env, { status: 'running', pending_approval: null, task_token: null, callback_url: CALLBACK_URL, callback_state: 'pending' });
+    const run = waitingRun(env, {
+      status: 'running',
+      pending_approval: null,
+      task_token: null,
+      callback_url: CALLBACK_URL,
+      callback_state: 'pending',
+    });
     env.stateMachine.faults.failNext('stop', awsError('ThrottlingException'));
 
     expect(await stopExecution(env.deps, caller, run.execution_id)).toEqual({ execution_id: run.execution_id, status: 'cancelled' });
@@ -493,7 +596,10 @@ describe('stopExecution', () => {
     const env = setup();
     const started = await startExecution(env.deps, caller, 'echo', request());
     await stopExecution(env.deps, caller, started.execution_id);
-    expect(env.stateMachine.executions.get(started.execution_id)).toMatchObject({ status: 'ABORTED', stopCause: 'Stopped through the API' });
+    expect(env.stateMachine.executions.get(started.execution_id)).toMatchObject({
+      status: 'ABORTED',
+      stopCause: 'Stopped through the API',
+    });
     expect(env.executions.stored(started.execution_id).status).toBe('cancelled');
   });
 });

@@ -4,7 +4,12 @@ import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service.ts';
 import { requestFingerprint } from '#executions/request-fingerprint.ts';
 import { NotFoundError, ServiceUnavailableError, UnprocessableContentError } from '#shared/errors.ts';
-import { IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_START_LEASE_MARGIN_MS, IDEMPOTENT_START_LEASE_MS, IDEMPOTENT_START_WAIT_MS } from '#shared/limits.ts';
+import {
+  IDEMPOTENCY_KEY_RETENTION_MS,
+  IDEMPOTENT_START_LEASE_MARGIN_MS,
+  IDEMPOTENT_START_LEASE_MS,
+  IDEMPOTENT_START_WAIT_MS,
+} from '#shared/limits.ts';
 import { ttlSeconds } from '#shared/time.ts';
 import { awsError, type Faults } from '../support/fakes/faults.ts';
 import { InMemoryIdempotencyRepository } from '../support/fakes/idempotency-repository.ts';
@@ -161,7 +166,11 @@ describe('startOrJoin', () => {
     expect(env.clock.now()).toBeGreaterThanOrEqual(leaseUntilMs);
     expect(env.clock.now()).toBeLessThan(leaseUntilMs + 1000);
     expect(run.executionId).toBe('never-started');
-    expect(run.started).toMatchObject({ execution_id: 'never-started', thread_id: 'thread-of-the-first', created_at: new Date(reservedAtMs).toISOString() });
+    expect(run.started).toMatchObject({
+      execution_id: 'never-started',
+      thread_id: 'thread-of-the-first',
+      created_at: new Date(reservedAtMs).toISOString(),
+    });
     expect(env.stateMachine.startedNames()).toEqual(['never-started']);
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: 'never-started', state: 'started' });
   });
@@ -212,9 +221,15 @@ function crashAt<Method extends string>(faults: Faults<Method>, method: Method):
 /** Where a first request can die between reserving its key and marking it started, and what the fakes call there. */
 const CRASH_POINTS = [
   { point: 'while writing the run (its record not yet)', at: (env: ReturnType<typeof setup>) => crashAt(env.executions.faults, 'create') },
-  { point: 'after writing the run, before saying it is about to start it', at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markLaunching') },
+  {
+    point: 'after writing the run, before saying it is about to start it',
+    at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markLaunching'),
+  },
   { point: 'about to send StartExecution', at: (env: ReturnType<typeof setup>) => crashAt(env.stateMachine.faults, 'start') },
-  { point: 'after StartExecution, before marking the key started', at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markStarted') },
+  {
+    point: 'after StartExecution, before marking the key started',
+    at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markStarted'),
+  },
 ];
 
 /** The first request's run: the one execution the key names, whatever the crash left. */
@@ -228,7 +243,10 @@ const UNCLEAR_START_FAILURES = [
   { failure: 'a timeout', error: () => awsError('TimeoutError') },
   { failure: 'a 5xx', error: () => awsError('ServiceUnavailable') },
   { failure: 'a reset connection', error: () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) },
-  { failure: 'throttling after the SDK retried (an earlier attempt may have timed out)', error: () => afterAttempts('ThrottlingException', 3) },
+  {
+    failure: 'throttling after the SDK retried (an earlier attempt may have timed out)',
+    error: () => afterAttempts('ThrottlingException', 3),
+  },
 ];
 
 describe('a retry after the first request died before its key said started', () => {
@@ -259,27 +277,32 @@ describe('a retry after the first request died before its key said started', () 
     // The message is the run's first turn in its thread, written once or written again as the same item.
     const record = env.executions.items.get(executionId)!.record;
     const turns = env.userState.threadOf(PROJECT, 'user-1', record.thread_id);
-    expect(new Set(turns.map((turn) => `${turn.at}#${turn.execution_id}#${turn.sequence}`))).toEqual(new Set([`${record.created_at}#${executionId}#1`]));
+    expect(new Set(turns.map((turn) => `${turn.at}#${turn.execution_id}#${turn.sequence}`))).toEqual(
+      new Set([`${record.created_at}#${executionId}#1`]),
+    );
   });
 
-  it.each(CRASH_POINTS)('gives a retry sent just after the lease the one run at once when the first request died $point', async ({ at }) => {
-    const env = setup();
-    const crashed = at(env);
-    void env.start();
-    await crashed;
-    const executionId = keyRun(env);
+  it.each(CRASH_POINTS)(
+    'gives a retry sent just after the lease the one run at once when the first request died $point',
+    async ({ at }) => {
+      const env = setup();
+      const crashed = at(env);
+      void env.start();
+      await crashed;
+      const executionId = keyRun(env);
 
-    env.clock.advance(IDEMPOTENT_START_LEASE_MS);
-    const sentAt = env.clock.now();
-    const retried = await env.start();
+      env.clock.advance(IDEMPOTENT_START_LEASE_MS);
+      const sentAt = env.clock.now();
+      const retried = await env.start();
 
-    // At once: no pause, where the dead invocation's deadline was 15 minutes away.
-    expect(env.clock.now()).toBe(sentAt);
-    expect(retried.executionId).toBe(executionId);
-    expect(env.stateMachine.startedNames()).toEqual([executionId]);
-    expect([...env.executions.items.keys()]).toEqual([executionId]);
-    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
-  });
+      // At once: no pause, where the dead invocation's deadline was 15 minutes away.
+      expect(env.clock.now()).toBe(sentAt);
+      expect(retried.executionId).toBe(executionId);
+      expect(env.stateMachine.startedNames()).toEqual([executionId]);
+      expect([...env.executions.items.keys()]).toEqual([executionId]);
+      expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+    },
+  );
 
   it('keeps the run a first answer named when its key could not be marked started', async () => {
     const env = setup();
@@ -360,7 +383,11 @@ describe('a retry after the first request died before its key said started', () 
     env.stateMachine.faults.failNext('start', awsError('ServiceUnavailable'));
     const refused = await env.start().catch((caught: unknown) => caught);
     expect(refused).toBeInstanceOf(ServiceUnavailableError);
-    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching', starting_until_ms: env.clock.now() });
+    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({
+      execution_id: executionId,
+      state: 'launching',
+      starting_until_ms: env.clock.now(),
+    });
     expect(env.executions.items.get(executionId)?.record.status).toBe('queued');
 
     const retried = await env.start();
@@ -454,7 +481,9 @@ describe('a request that outlives its lease on the key', () => {
   it('stops before StartExecution when its lease leaves no margin once the run is written', async () => {
     const env = setup();
     // The `launching` write comes back with less of the lease left than its margin.
-    env.idempotency.faults.beforeNext('markLaunching', () => env.clock.advance(IDEMPOTENT_START_LEASE_MS - IDEMPOTENT_START_LEASE_MARGIN_MS));
+    env.idempotency.faults.beforeNext('markLaunching', () =>
+      env.clock.advance(IDEMPOTENT_START_LEASE_MS - IDEMPOTENT_START_LEASE_MARGIN_MS),
+    );
 
     const slow = await settled(env.start());
 
@@ -579,29 +608,36 @@ describe('a request that outlives its lease on the key', () => {
 });
 
 describe('a first request whose StartExecution fails without a clear answer', () => {
-  it.each(UNCLEAR_START_FAILURES)('answers 503 after $failure and keeps the key, the record and the message for the retry', async ({ error }) => {
-    const env = setup();
-    env.stateMachine.faults.failNext('start', error());
+  it.each(UNCLEAR_START_FAILURES)(
+    'answers 503 after $failure and keeps the key, the record and the message for the retry',
+    async ({ error }) => {
+      const env = setup();
+      env.stateMachine.faults.failNext('start', error());
 
-    const refused = await env.start().catch((caught: unknown) => caught);
+      const refused = await env.start().catch((caught: unknown) => caught);
 
-    expect(refused).toBeInstanceOf(ServiceUnavailableError);
-    expect((refused as Error).message).toBe('The execution service is unavailable; retry later');
-    const [{ execution_id: executionId }] = env.executions.all() as [ExecutionRecord];
-    // Handed back, not freed: the key still names the run, and the next retry may take it over at once.
-    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'launching', starting_until_ms: env.clock.now() });
-    expect(env.idempotency.faults.count('release')).toBe(0);
-    const record = env.executions.items.get(executionId)!.record;
-    expect(record.status).toBe('queued');
-    expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
+      expect(refused).toBeInstanceOf(ServiceUnavailableError);
+      expect((refused as Error).message).toBe('The execution service is unavailable; retry later');
+      const [{ execution_id: executionId }] = env.executions.all() as [ExecutionRecord];
+      // Handed back, not freed: the key still names the run, and the next retry may take it over at once.
+      expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({
+        execution_id: executionId,
+        state: 'launching',
+        starting_until_ms: env.clock.now(),
+      });
+      expect(env.idempotency.faults.count('release')).toBe(0);
+      const record = env.executions.items.get(executionId)!.record;
+      expect(record.status).toBe('queued');
+      expect(env.userState.threadOf(PROJECT, 'user-1', record.thread_id)).toHaveLength(1);
 
-    // The retry sends the same StartExecution (same name, same input): here the first never got through, so this starts it.
-    const retried = await env.start();
-    expect(retried).toEqual({ executionId });
-    expect(env.stateMachine.startedNames()).toEqual([executionId]);
-    expect(env.executions.items.size).toBe(1);
-    expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
-  });
+      // The retry sends the same StartExecution (same name, same input): here the first never got through, so this starts it.
+      const retried = await env.start();
+      expect(retried).toEqual({ executionId });
+      expect(env.stateMachine.startedNames()).toEqual([executionId]);
+      expect(env.executions.items.size).toBe(1);
+      expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
+    },
+  );
 
   it('joins the one execution when the first start went through and only its answer was lost', async () => {
     const env = setup();

@@ -138,8 +138,16 @@ describe('ingestEvent: duplicates', () => {
     const env = setup();
     const event = textEvent(2);
     await ingestEvent(env.deps, env.open(LINK), bodyOf(event));
-    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({ status: 'duplicate', external_id: event.external_id, event_id: 1 });
-    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({ status: 'duplicate', external_id: event.external_id, event_id: 1 });
+    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({
+      status: 'duplicate',
+      external_id: event.external_id,
+      event_id: 1,
+    });
+    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({
+      status: 'duplicate',
+      external_id: event.external_id,
+      event_id: 1,
+    });
 
     expect(env.bodies.faults.count('put') + env.bodies.faults.count('delete')).toBe(0);
     expect(env.events.ofSource(SOURCE)).toHaveLength(1);
@@ -162,7 +170,11 @@ describe('ingestEvent: duplicates', () => {
     await ingestEvent(env.deps, env.open(LINK), bodyOf(event));
     env.bodies.faults.failNext('delete', awsError('SlowDown'));
 
-    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({ status: 'duplicate', external_id: event.external_id, event_id: 1 });
+    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(event))).toEqual({
+      status: 'duplicate',
+      external_id: event.external_id,
+      event_id: 1,
+    });
     expect(env.quota()).toBe(1);
     // The duplicate's object stays behind; the bucket's lifecycle rule for inbound/ removes it.
     expect([...env.bodies.objects.keys()].sort()).toEqual([`inbound/${SOURCE}/1.json.gz`, `inbound/${SOURCE}/2.json.gz`]);
@@ -171,8 +183,16 @@ describe('ingestEvent: duplicates', () => {
 
 describe('ingestEvent: the quota', () => {
   it.each([
-    ['the S3 body cannot be stored', (env: ReturnType<typeof setup>) => env.bodies.faults.failNext('put', awsError('SlowDown')), 'SlowDown'],
-    ['the event cannot be written', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putIfNew', awsError('ProvisionedThroughputExceededException')), 'ProvisionedThroughputExceededException'],
+    [
+      'the S3 body cannot be stored',
+      (env: ReturnType<typeof setup>) => env.bodies.faults.failNext('put', awsError('SlowDown')),
+      'SlowDown',
+    ],
+    [
+      'the event cannot be written',
+      (env: ReturnType<typeof setup>) => env.events.faults.failNext('putIfNew', awsError('ProvisionedThroughputExceededException')),
+      'ProvisionedThroughputExceededException',
+    ],
   ] as const)('gives the unit back when %s', async (_label, fail, name) => {
     const env = setup();
     fail(env);
@@ -219,7 +239,11 @@ describe('ingestEvent: the quota', () => {
     expect(env.counters.faults.count('decrement')).toBe(0);
 
     // A duplicate still gets its answer (not 429), and does not touch the used-up quota.
-    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(earlier))).toEqual({ status: 'duplicate', external_id: earlier.external_id, event_id: 1 });
+    expect(await ingestEvent(env.deps, env.open(LINK), bodyOf(earlier))).toEqual({
+      status: 'duplicate',
+      external_id: earlier.external_id,
+      event_id: 1,
+    });
     expect(env.quota()).toBe(MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK);
 
     // The next UTC day has a quota of its own.

@@ -21,7 +21,14 @@ function setup() {
   const counters = new InMemoryCounterStore();
   const links = new InMemoryLinksRepository(counters, 'counters-table');
   const limits = new InMemoryLinkLimits(counters);
-  const deps: LinkAccessDeps = { links, counters, limits, countersTable: 'counters-table', cache: createLinkCache(LINK_CACHE_MS, 100), now: clock.now };
+  const deps: LinkAccessDeps = {
+    links,
+    counters,
+    limits,
+    countersTable: 'counters-table',
+    cache: createLinkCache(LINK_CACHE_MS, 100),
+    now: clock.now,
+  };
   const token = newSecret('whk_');
   const link: Link = {
     link_id: 'lnk_1',
@@ -49,10 +56,20 @@ async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string
   return opened.link;
 }
 
-const viewOf = ({ link_id, state, connector_type, source_id, allow_hosts }: Link) => ({ link_id, state, connector_type, source_id, allow_hosts });
+const viewOf = ({ link_id, state, connector_type, source_id, allow_hosts }: Link) => ({
+  link_id,
+  state,
+  connector_type,
+  source_id,
+  allow_hosts,
+});
 
 const unknownToken = () => newSecret('whk_');
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe('resolveLink', () => {
   it('answers the link of a known token and counts one request against the link, no guess', async () => {
@@ -219,7 +236,9 @@ describe('openLink: one read per token, and a second of memory', () => {
     await resolveLink(env.deps, env.token, IP);
     env.counters.set(`guess#${IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
     const metering: Metering = { units: emptyCostUnits(), startedAtMs: performance.now(), memoryMb: 256 };
-    const refused = await runMetered(metering, () => failure(openLink(env.deps, env.token, IP).then((opened) => opened.admit('event', { dynamoWriteUnits: 2, webhookEvents: 1 }))));
+    const refused = await runMetered(metering, () =>
+      failure(openLink(env.deps, env.token, IP).then((opened) => opened.admit('event', { dynamoWriteUnits: 2, webhookEvents: 1 }))),
+    );
     expect(refused).toBeInstanceOf(RateLimitedError);
     expect((refused as Error).message).toBe('Too many requests with unknown links from this address');
     expect(env.dayUnits()).toBe(0);

@@ -72,7 +72,13 @@ function setup() {
       scripted: scriptedImageModel,
       bedrock: { generate: () => Promise.reject(new Error('these runs draw no Bedrock image')) },
     },
-    store: async () => ({ put: async (executionId: string, name: string) => ({ key: `executions/${executionId}/images/${name}.png`, url: 'https://s3.example/x', mime_type: 'image/png' as const }) }),
+    store: async () => ({
+      put: async (executionId: string, name: string) => ({
+        key: `executions/${executionId}/images/${name}.png`,
+        url: 'https://s3.example/x',
+        mime_type: 'image/png' as const,
+      }),
+    }),
   };
   const step: StepDeps = {
     ...env,
@@ -94,12 +100,19 @@ async function meteredStep(step: StepDeps, state: StepState) {
 describe('per-model metering of a run', () => {
   it('counts each model by the id its node names, step by step, and keeps them all in the finished record', async () => {
     const { env, step, bedrock } = setup();
-    const record = await startExecution(env.start, { projectId: PROJECT }, 'mixed', { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    const record = await startExecution(env.start, { projectId: PROJECT }, 'mixed', {
+      input: { message: 'hi' },
+      user_id: 'u',
+      overrides: {},
+    });
     const first = await meteredStep(step, env.stateMachine.executions.get(record.execution_id)!.input as StepState);
     expect(first.next).toMatchObject({ outcome: 'wait' });
 
     // The first step: the scripted reply's three word tokens and Nova Pro's answer, cache tokens included.
-    const firstModels = { scripted: { output_tokens: 3 }, [PRO]: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 } };
+    const firstModels = {
+      scripted: { output_tokens: 3 },
+      [PRO]: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 },
+    };
     expect({ ...first.metering.models }).toEqual(firstModels);
     expect({ ...first.next.cursor.models }).toEqual(firstModels);
     // The aggregate counters are still counted (Bedrock's inputTokens leaves the cache tokens out).
@@ -124,10 +137,22 @@ describe('per-model metering of a run', () => {
       [US_LITE]: { input_tokens: 40, output_tokens: 8 },
     });
     // The stored images: one object per node and step under the execution.
-    const keys = env.events.eventsOf(record.execution_id).filter((event) => event.type === 'image').map((event) => event.data.key);
-    expect(keys).toEqual([`executions/${record.execution_id}/images/poster-5.png`, `executions/${record.execution_id}/images/sketch-6.png`]);
+    const keys = env.events
+      .eventsOf(record.execution_id)
+      .filter((event) => event.type === 'image')
+      .map((event) => event.data.key);
+    expect(keys).toEqual([
+      `executions/${record.execution_id}/images/poster-5.png`,
+      `executions/${record.execution_id}/images/sketch-6.png`,
+    ]);
     // What callers see does not change shape.
-    expect(executionView(stored, env.clock.now()).usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
+    expect(executionView(stored, env.clock.now()).usage).toEqual({
+      model_calls: 3,
+      input_tokens: 140,
+      output_tokens: 31,
+      tool_calls: 0,
+      images: 2,
+    });
     const complete = env.events.eventsOf(record.execution_id).find((event) => event.type === 'complete');
     expect(complete?.data.usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
   });
@@ -135,7 +160,11 @@ describe('per-model metering of a run', () => {
   it('records no model counters for a run whose nodes call no model', async () => {
     const { env, step } = setup();
     env.publications.seed(PROJECT, [{ ...MIXED, id: 'plain', start: 'done', nodes: { done: { type: 'end', output: 'ok' } } }]);
-    const record = await startExecution(env.start, { projectId: PROJECT }, 'plain', { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    const record = await startExecution(env.start, { projectId: PROJECT }, 'plain', {
+      input: { message: 'hi' },
+      user_id: 'u',
+      overrides: {},
+    });
     const { next, metering } = await meteredStep(step, env.stateMachine.executions.get(record.execution_id)!.input as StepState);
     expect(next).toMatchObject({ outcome: 'finished' });
     expect(metering.models).toBeUndefined();
@@ -154,13 +183,20 @@ describe('per-model metering of a step attempt that fails', () => {
     ...MIXED,
     id: 'think',
     start: 'think',
-    nodes: { think: { type: 'llm', provider: 'bedrock', model_id: PRO, prompt: 'Think', next: 'done' }, done: { type: 'end', output: '{{nodes.think.output}}' } },
+    nodes: {
+      think: { type: 'llm', provider: 'bedrock', model_id: PRO, prompt: 'Think', next: 'done' },
+      done: { type: 'end', output: '{{nodes.think.output}}' },
+    },
   };
   const PRO_TOKENS = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 50, cache_write_tokens: 10 };
 
   async function started(env: ReturnType<typeof setup>['env'], definition: WorkflowDefinition) {
     env.publications.seed(PROJECT, [definition]);
-    const record = await startExecution(env.start, { projectId: PROJECT }, definition.id, { input: { message: 'hi' }, user_id: 'u', overrides: {} });
+    const record = await startExecution(env.start, { projectId: PROJECT }, definition.id, {
+      input: { message: 'hi' },
+      user_id: 'u',
+      overrides: {},
+    });
     return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
   }
 
@@ -185,7 +221,9 @@ describe('per-model metering of a step attempt that fails', () => {
     expect(failed.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 0 });
     // What the task stack's settlement writes to the project's usage item.
     const added: { subject: string; spent: CostUnits; models?: ModelUsage }[] = [];
-    const meter = { add: async (subject: string, spent: CostUnits, _now: number, models?: ModelUsage) => void added.push({ subject, spent, models }) };
+    const meter = {
+      add: async (subject: string, spent: CostUnits, _now: number, models?: ModelUsage) => void added.push({ subject, spent, models }),
+    };
     await settleUsage(meter, failed, { functionName: 'WorkflowStep', memoryLimitInMB: '256' } as Context);
     expect(added).toHaveLength(1);
     expect(added[0]).toMatchObject({ subject: `project#${PROJECT}`, spent: { modelCalls: 1, inputTokens: 100, outputTokens: 20 } });
@@ -206,13 +244,21 @@ describe('per-model metering of a step attempt that fails', () => {
 
   it('meters the tokens of a run that fails after its llm node once, in the invocation and in the record', async () => {
     const { env, step } = setup();
-    const { record, state } = await started(env, { ...THINK, id: 'astray', nodes: { think: { ...THINK.nodes.think!, next: 'missing' } as WorkflowDefinition['nodes'][string] } });
+    const { record, state } = await started(env, {
+      ...THINK,
+      id: 'astray',
+      nodes: { think: { ...THINK.nodes.think!, next: 'missing' } as WorkflowDefinition['nodes'][string] },
+    });
     const { next, metering } = await meteredStep(step, state);
     expect(next).toMatchObject({ outcome: 'finished' });
     expect({ ...metering.models }).toEqual({ [PRO]: PRO_TOKENS });
     expect(metering.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
     const stored = env.executions.stored(record.execution_id);
-    expect(stored).toMatchObject({ status: 'failed', error: 'Node missing does not exist', cost_units: { modelCalls: 1, inputTokens: 100 } });
+    expect(stored).toMatchObject({
+      status: 'failed',
+      error: 'Node missing does not exist',
+      cost_units: { modelCalls: 1, inputTokens: 100 },
+    });
     expect({ ...stored.cost_units!.models }).toEqual({ [PRO]: PRO_TOKENS });
   });
 
@@ -222,9 +268,15 @@ describe('per-model metering of a step attempt that fails', () => {
       ...MIXED,
       id: 'poster',
       start: 'poster',
-      nodes: { poster: { type: 'image', provider: 'scripted', prompt: 'A poster', width: 256, height: 256, next: 'done' }, done: { type: 'end', output: 'ok' } },
+      nodes: {
+        poster: { type: 'image', provider: 'scripted', prompt: 'A poster', width: 256, height: 256, next: 'done' },
+        done: { type: 'end', output: 'ok' },
+      },
     });
-    const failing = { ...step, images: { ...step.images, store: async () => ({ put: async () => Promise.reject(awsError('ThrottlingException')) }) } };
+    const failing = {
+      ...step,
+      images: { ...step.images, store: async () => ({ put: async () => Promise.reject(awsError('ThrottlingException')) }) },
+    };
     const failed = await failedStep(failing, state);
     expect({ ...failed.models }).toEqual({ scripted: { images_standard_1024: 1 } });
     expect(failed.units).toMatchObject({ images: 1, modelCalls: 0 });

@@ -10,7 +10,8 @@ import { InMemoryRunEventsRepository } from '../support/fakes/run-events-reposit
 
 const RUN = 'exec-1';
 const token = (content: string): RunEvent => ({ type: 'token', data: { content, node_id: 'answer' } });
-const completed = (output: unknown): RunEvent[] => settledEvents({ execution_id: RUN, status: 'completed', output, error: null, pending_approval: null });
+const completed = (output: unknown): RunEvent[] =>
+  settledEvents({ execution_id: RUN, status: 'completed', output, error: null, pending_approval: null });
 
 function setup() {
   const clock = new ManualClock();
@@ -41,7 +42,11 @@ describe('the run event log: appends', () => {
     const env = setup();
     const step = env.appender();
     await step.append([token('a')]);
-    expect(await env.appender().append(settledEvents({ execution_id: RUN, status: 'cancelled', output: null, error: null, pending_approval: null }))).toBe('appended');
+    expect(
+      await env
+        .appender()
+        .append(settledEvents({ execution_id: RUN, status: 'cancelled', output: null, error: null, pending_approval: null })),
+    ).toBe('appended');
     expect(await step.append([token('late')])).toBe('closed');
     expect(await step.append(completed('x'))).toBe('closed');
     expect(env.events.eventsOf(RUN).map((event) => event.type)).toEqual(['token', 'complete']);
@@ -93,7 +98,13 @@ describe('the step function buffer', () => {
 
     expect(await buffer.flush()).toBe('appended');
     expect(env.events.faults.count('putBatch')).toBe(2);
-    expect(env.events.eventsOf(RUN).map((event) => event.data.content ?? event.type)).toEqual(['node_update', 'first', 'second', 'third', 'fourth']);
+    expect(env.events.eventsOf(RUN).map((event) => event.data.content ?? event.type)).toEqual([
+      'node_update',
+      'first',
+      'second',
+      'third',
+      'fourth',
+    ]);
   });
 
   it('reports a failed background write when the step flushes, so the step fails and is retried', async () => {
@@ -116,7 +127,11 @@ async function drain(stream: AsyncGenerator<StreamedEvent, StreamEnd>) {
 }
 
 describe('reading a log', () => {
-  const tailDeps = (env: ReturnType<typeof setup>): TailDeps => ({ events: env.events, now: env.clock.now, sleep: async (ms) => env.clock.advance(ms) });
+  const tailDeps = (env: ReturnType<typeof setup>): TailDeps => ({
+    events: env.events,
+    now: env.clock.now,
+    sleep: async (ms) => env.clock.advance(ms),
+  });
   const options = (after = 0) => ({ after, signal: new AbortController().signal, deadlineMs: Number.MAX_SAFE_INTEGER });
 
   async function finishedRun(env: ReturnType<typeof setup>) {
@@ -160,7 +175,19 @@ describe('reading a log', () => {
     await finishedRun(env);
     const snapshot = await drain(lifecycleStream(tailDeps(env), RUN, options()));
     expect(snapshot.events).toEqual([
-      { id: 4, event: 'status', data: { execution_id: RUN, workflow_id: 'w', thread_id: 't', status: 'completed', output: 'ab', error: null, pending_approval: null } },
+      {
+        id: 4,
+        event: 'status',
+        data: {
+          execution_id: RUN,
+          workflow_id: 'w',
+          thread_id: 't',
+          status: 'completed',
+          output: 'ab',
+          error: null,
+          pending_approval: null,
+        },
+      },
     ]);
     const resumed = await drain(lifecycleStream(tailDeps(env), RUN, options(1)));
     expect(resumed.events).toEqual(snapshot.events);
@@ -182,12 +209,14 @@ describe('reading a log', () => {
     expect(await checkResumePoint(env, RUN, 0, 'after')).toBe('continues');
   });
 
-  it('keeps a resume after an approval\'s complete open: the run is paused, not ended', async () => {
+  it("keeps a resume after an approval's complete open: the run is paused, not ended", async () => {
     const env = setup();
     const appender = env.appender();
     await appender.append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
     const pendingApproval = { approval_id: 'a1', node_id: 'confirm', message: 'ok?' };
-    await appender.append(settledEvents({ execution_id: RUN, status: 'interrupted', output: null, error: null, pending_approval: pendingApproval }));
+    await appender.append(
+      settledEvents({ execution_id: RUN, status: 'interrupted', output: null, error: null, pending_approval: pendingApproval }),
+    );
     expect(await checkResumePoint(env, RUN, 2, 'after')).toBe('continues');
   });
 
@@ -195,7 +224,11 @@ describe('reading a log', () => {
     for (const status of ['failed', 'cancelled'] as const) {
       const env = setup();
       await env.appender().append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
-      await env.appender().append(settledEvents({ execution_id: RUN, status, output: null, error: status === 'failed' ? 'Broken' : null, pending_approval: null }));
+      await env
+        .appender()
+        .append(
+          settledEvents({ execution_id: RUN, status, output: null, error: status === 'failed' ? 'Broken' : null, pending_approval: null }),
+        );
       const lastId = env.events.eventsOf(RUN).at(-1)!.id;
       expect(await checkResumePoint(env, RUN, lastId, 'after'), status).toBe('ended');
       expect(await checkResumePoint(env, RUN, lastId - 1, 'after'), status).toBe('continues');

@@ -33,12 +33,23 @@ function setup() {
   };
   const { executions, userState, publications, runs, events, clock } = env;
   // The echo workflow calls no agent, tool or image model.
-  const step: StepDeps = { executions, userState, publications, runs, events, providers: { scripted: counted, bedrock: counted }, agents: {} as never, images: {} as never, now: clock.now };
+  const step: StepDeps = {
+    executions,
+    userState,
+    publications,
+    runs,
+    events,
+    providers: { scripted: counted, bedrock: counted },
+    agents: {} as never,
+    images: {} as never,
+    now: clock.now,
+  };
   const started = async (extra: Partial<ExecuteRequest> = {}, workflowId = 'echo') => {
     const record = await startExecution(env.start, { projectId: PROJECT }, workflowId, { ...request, ...extra });
     return { record, state: env.stateMachine.executions.get(record.execution_id)!.input as StepState };
   };
-  const thread = (threadId: string) => userState.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
+  const thread = (threadId: string) =>
+    userState.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
   const whileTheModelAnswers = (action: () => Promise<void>) => (duringModelCall = action);
   return { clock, executions, userState, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
 }
@@ -74,7 +85,13 @@ describe("a run's first step", () => {
   it('writes the message itself for a run started before execute wrote it (a cursor with no turns)', async () => {
     const env = setup();
     const { record, state } = await env.started();
-    await env.userState.removeTurn(PROJECT, 'user-1', record.thread_id, { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at }, 1);
+    await env.userState.removeTurn(
+      PROJECT,
+      'user-1',
+      record.thread_id,
+      { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at },
+      1,
+    );
     await runStep(env.step, { ...state, cursor: { ...state.cursor, turns: 0 } });
     expect(env.thread(record.thread_id)).toEqual([
       { role: 'user', text: 'hi', sequence: 1 },
@@ -135,7 +152,9 @@ describe("a run's first step", () => {
     const third = await env.started({ thread_id: 'shared', input: { message: 'third' } }, 'recall');
     await runStep(env.step, third.state);
     // The third run started after both: it sees them, in the order they were written.
-    expect(env.executions.stored(third.record.execution_id).output).toBe('Seen: user: first\nuser: second\nassistant: Echo: second\nassistant: Seen: ');
+    expect(env.executions.stored(third.record.execution_id).output).toBe(
+      'Seen: user: first\nuser: second\nassistant: Echo: second\nassistant: Seen: ',
+    );
   });
 
   it('goes no further for a run stopped before it: no model call, no reply, the message kept', async () => {
@@ -158,7 +177,15 @@ describe('an image node on Bedrock', () => {
     start: 'picture',
     tools: {},
     nodes: {
-      picture: { type: 'image', provider: 'bedrock', prompt: '{{input.message}}', width: 320, height: 320, model_id: 'amazon.nova-canvas-v1:0', next: 'done' },
+      picture: {
+        type: 'image',
+        provider: 'bedrock',
+        prompt: '{{input.message}}',
+        width: 320,
+        height: 320,
+        model_id: 'amazon.nova-canvas-v1:0',
+        next: 'done',
+      },
       done: { type: 'end', output: '{{nodes.picture.output.key}}' },
     },
   };
@@ -167,7 +194,13 @@ describe('an image node on Bedrock', () => {
     const env = runEnvironment();
     env.publications.seed(PROJECT, [DRAW]);
     const prompts: string[] = [];
-    const images = { models: { scripted: {} as never, bedrock: { generate: async ({ prompt }: { prompt: string }) => (prompts.push(prompt), Buffer.from('png')) } }, store: () => Promise.reject(new Error('no image is stored')) };
+    const images = {
+      models: {
+        scripted: {} as never,
+        bedrock: { generate: async ({ prompt }: { prompt: string }) => (prompts.push(prompt), Buffer.from('png')) },
+      },
+      store: () => Promise.reject(new Error('no image is stored')),
+    };
     const step: StepDeps = { ...env, providers: {} as never, agents: {} as never, images, now: env.clock.now };
     for (const message of ['x'.repeat(1025), '']) {
       const record = await startExecution(env.start, { projectId: PROJECT }, 'draw', { ...request, input: { message } });

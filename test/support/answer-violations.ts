@@ -14,7 +14,11 @@ export function reportViolation(error: Error): void {
 function failOnViolations(): void {
   const errors = found.splice(0);
   if (errors.length === 1) throw errors[0]!;
-  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} answers the OpenAPI documents do not describe:\n${errors.map((error) => error.message).join('\n')}`);
+  if (errors.length > 1)
+    throw new AggregateError(
+      errors,
+      `${errors.length} answers the OpenAPI documents do not describe:\n${errors.map((error) => error.message).join('\n')}`,
+    );
 }
 
 // Benchmarks (test/bench) use the same helpers outside vitest, where there is no test to fail.

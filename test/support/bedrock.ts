@@ -12,7 +12,11 @@ export function useBedrockStandIn(): { readonly bedrock: BedrockStandIn; readonl
   let client: BedrockRuntimeClient | undefined;
   beforeAll(async () => {
     bedrock = await startBedrockStandIn();
-    client = createBedrockClient({ endpoint: bedrock.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    client = createBedrockClient({
+      endpoint: bedrock.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
   });
   afterAll(async () => {
     client?.destroy();

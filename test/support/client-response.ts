@@ -45,5 +45,13 @@ export function clientResponse() {
       response.on('chunk', check);
       check();
     });
-  return { log, head, chunks, body, received, hangUp: () => response.emit('close'), toClient: new LocalResponseStream(response as unknown as ServerResponse) };
+  return {
+    log,
+    head,
+    chunks,
+    body,
+    received,
+    hangUp: () => response.emit('close'),
+    toClient: new LocalResponseStream(response as unknown as ServerResponse),
+  };
 }

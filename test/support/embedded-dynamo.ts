@@ -17,9 +17,12 @@ export function useEmbeddedDynamo(name: string): () => DynamoDBDocumentClient {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
     stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
-    dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }), {
-      marshallOptions: { removeUndefinedValues: true },
-    });
+    dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+      {
+        marshallOptions: { removeUndefinedValues: true },
+      },
+    );
   });
   afterAll(async () => {
     dynamo?.destroy();

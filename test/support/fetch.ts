@@ -13,7 +13,10 @@ import { documentedAnswer } from './openapi.ts';
 export async function documentedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const request = new Request(input, init);
   const response = await fetch(request);
-  const check = documentedAnswer({ method: request.method, url: request.url }, { status: response.status, headers: Object.fromEntries(response.headers) });
+  const check = documentedAnswer(
+    { method: request.method, url: request.url },
+    { status: response.status, headers: Object.fromEntries(response.headers) },
+  );
   if (!response.body) {
     check.body('');
     return response;
@@ -21,7 +24,10 @@ export async function documentedFetch(input: string | URL | Request, init?: Requ
   const isEventStream = response.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
   const decoder = new TextDecoder();
   let text = '';
-  const parser = createParser({ onEvent: (message) => check.event({ ...(message.id === undefined ? {} : { id: message.id }), event: message.event ?? 'message', data: message.data }) });
+  const parser = createParser({
+    onEvent: (message) =>
+      check.event({ ...(message.id === undefined ? {} : { id: message.id }), event: message.event ?? 'message', data: message.data }),
+  });
   const inspected = response.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {

@@ -154,7 +154,9 @@ export function parseRawAnswer(raw: string): { status: number; headers: Record<s
   if (end < 0) throw new Error(`no whole HTTP answer: ${raw.slice(0, 200)}`);
   const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1] ?? Number.NaN);
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   let text = raw.slice(end + 4);
   if (headers['transfer-encoding'] === 'chunked') {
     let decoded = '';

@@ -103,7 +103,9 @@ function routeFor(routes: Map<string, RouteHandler>, target: string): RouteHandl
   const path = target.split('?')[0] ?? '';
   const exact = routes.get(path);
   if (exact) return exact;
-  const prefix = [...routes.keys()].filter((candidate) => candidate.endsWith('/') && path.startsWith(candidate)).sort((a, b) => b.length - a.length)[0];
+  const prefix = [...routes.keys()]
+    .filter((candidate) => candidate.endsWith('/') && path.startsWith(candidate))
+    .sort((a, b) => b.length - a.length)[0];
   return prefix === undefined ? undefined : routes.get(prefix);
 }
 
@@ -117,15 +119,21 @@ function defaultRoutes(sent: (bytes: number) => void): Map<string, RouteHandler>
     ['/redirect', redirectTo('/redirect-target', 302)],
     ['/missing', notFound],
     ['/hang', () => undefined],
-    ['/stall/', (request, response) => {
-      const length = lengthFrom(request);
-      response.writeHead(200, { 'content-length': 2 * length });
-      void writeFile(response, 0, length, sent);
-    }],
-    ['/truncated', (_request, response) => {
-      response.writeHead(200, { 'content-length': 1000 });
-      response.write(fileBytes(0, 500), () => response.socket?.destroy());
-    }],
+    [
+      '/stall/',
+      (request, response) => {
+        const length = lengthFrom(request);
+        response.writeHead(200, { 'content-length': 2 * length });
+        void writeFile(response, 0, length, sent);
+      },
+    ],
+    [
+      '/truncated',
+      (_request, response) => {
+        response.writeHead(200, { 'content-length': 1000 });
+        response.write(fileBytes(0, 500), () => response.socket?.destroy());
+      },
+    ],
     ['/echo/', (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('ok')],
   ]);
 }

@@ -28,19 +28,25 @@ export interface McpServerOptions {
  */
 export async function startMcpServer(options: McpServerOptions = {}) {
   const calls: { tool: string; args: unknown; headers: IncomingHttpHeaders }[] = [];
-  const sessions = { opened: [] as string[], closed: [] as string[], deletes: 0, abortedDeletes: 0, open: () => sessions.opened.length - sessions.closed.length };
+  const sessions = {
+    opened: [] as string[],
+    closed: [] as string[],
+    deletes: 0,
+    abortedDeletes: 0,
+    open: () => sessions.opened.length - sessions.closed.length,
+  };
   const abortWaiters: (() => void)[] = [];
 
   const mcpServerFor = (headers: IncomingHttpHeaders) => {
     const server = new McpServer({ name: 'crm', version: '1.0.0' });
-    server.registerTool(
-      'lookup_customer',
-      { description: 'A customer by id', inputSchema: { id: z.string().min(1) } },
-      ({ id }) => {
-        calls.push({ tool: 'lookup_customer', args: { id }, headers });
-        return { content: [{ type: 'text', text: JSON.stringify({ id, name: `Customer ${id}`, tier: 'gold', seen_key: headers['x-crm-key'] ?? null }) }] };
-      },
-    );
+    server.registerTool('lookup_customer', { description: 'A customer by id', inputSchema: { id: z.string().min(1) } }, ({ id }) => {
+      calls.push({ tool: 'lookup_customer', args: { id }, headers });
+      return {
+        content: [
+          { type: 'text', text: JSON.stringify({ id, name: `Customer ${id}`, tier: 'gold', seen_key: headers['x-crm-key'] ?? null }) },
+        ],
+      };
+    });
     server.registerTool('delete_customer', { description: 'Deletes a customer', inputSchema: { id: z.string() } }, ({ id }) => {
       calls.push({ tool: 'delete_customer', args: { id }, headers });
       return { content: [{ type: 'text', text: 'deleted' }] };
@@ -58,8 +64,15 @@ export async function startMcpServer(options: McpServerOptions = {}) {
         const key = String(requestHeaders['x-key'] ?? '');
         const url = extra.requestInfo?.url;
         const ctl = String(requestHeaders['x-ctl'] ?? '');
-        if (encoding === 'structured') return { content: [{ type: 'text', text: 'structured' }], structuredContent: { [key]: { key, ctl } } };
-        if (encoding === 'multi') return { content: [{ type: 'text', text: `key ${key}` }, { type: 'text', text: JSON.stringify({ ctl }) }] };
+        if (encoding === 'structured')
+          return { content: [{ type: 'text', text: 'structured' }], structuredContent: { [key]: { key, ctl } } };
+        if (encoding === 'multi')
+          return {
+            content: [
+              { type: 'text', text: `key ${key}` },
+              { type: 'text', text: JSON.stringify({ ctl }) },
+            ],
+          };
         if (encoding === 'throw') throw new Error(`cannot use ${key} or ${ctl}`);
         const echo = echoOf(encoding, key, ctl, url ? url.pathname + url.search : '');
         return { content: [{ type: 'text', text: echo.body }], ...(echo.status >= 400 ? { isError: true } : {}) };
@@ -74,10 +87,13 @@ export async function startMcpServer(options: McpServerOptions = {}) {
     const call = body as { method?: string; params?: { name?: string; arguments?: { encoding?: string } } } | undefined;
     if (call?.method === 'tools/call' && call.params?.name === 'echo_key' && call.params.arguments?.encoding === 'http-error') {
       // Far enough in that a client quoting the body in a 300-character error cuts through the key.
-      response.writeHead(500, { 'content-type': 'text/plain' }).end(`${'z'.repeat(245)}${String(request.headers['x-key'])} ${String(request.headers['x-key'])}`);
+      response
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(`${'z'.repeat(245)}${String(request.headers['x-key'])} ${String(request.headers['x-key'])}`);
       return;
     }
-    if (options.failListing && call?.method === 'tools/list') return void response.writeHead(500, { 'content-type': 'text/plain' }).end('listing is down');
+    if (options.failListing && call?.method === 'tools/list')
+      return void response.writeHead(500, { 'content-type': 'text/plain' }).end('listing is down');
     if (request.method === 'DELETE') {
       sessions.deletes += 1;
       if (options.onDelete === 405) return void response.writeHead(405, { allow: 'GET, POST' }).end();

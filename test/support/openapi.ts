@@ -85,7 +85,10 @@ function validatorAt(index: number, parts: string[]): ValidateFunction {
 }
 
 function check(validate: ValidateFunction, value: unknown, what: string): void {
-  if (!validate(value)) throw new Error(`${what} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+  if (!validate(value))
+    throw new Error(
+      `${what} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`,
+    );
 }
 
 /** The operation's path template matching `path`: literal segments win over parameters, as on API Gateway. */
@@ -112,7 +115,11 @@ const headerOf = (head: AnswerHead, name: string) => {
   return Array.isArray(value) ? value.join(', ') : value;
 };
 
-const mediaTypeOf = (head: AnswerHead) => String(headerOf(head, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+const mediaTypeOf = (head: AnswerHead) =>
+  String(headerOf(head, 'content-type') ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 
 const NOTHING_TO_CHECK: BodyCheck = { event: () => undefined, body: () => undefined };
 
@@ -149,7 +156,9 @@ export function documentedAnswer(call: ApiCall, head: AnswerHead): BodyCheck {
       if (definition.required) throw new Error(`${what}: the header ${name} is missing`);
       continue;
     }
-    const schemaAt = header.$ref ? ['components', 'headers', header.$ref.split('/').at(-1) as string, 'schema'] : [...at, 'headers', name, 'schema'];
+    const schemaAt = header.$ref
+      ? ['components', 'headers', header.$ref.split('/').at(-1) as string, 'schema']
+      : [...at, 'headers', name, 'schema'];
     check(validatorAt(index, schemaAt), headerValue(value, definition.schema), `${what}: header ${name}`);
   }
   const media = Object.keys(response.content ?? {});
@@ -164,7 +173,8 @@ export function documentedAnswer(call: ApiCall, head: AnswerHead): BodyCheck {
     };
   }
   const contentType = mediaTypeOf(head);
-  if (!media.includes(contentType)) throw new Error(`${what}: content-type ${contentType || '(none)'}, the document says ${media.join(' or ')}`);
+  if (!media.includes(contentType))
+    throw new Error(`${what}: content-type ${contentType || '(none)'}, the document says ${media.join(' or ')}`);
   if (contentType === 'application/json') {
     const schema = validatorAt(index, [...at, 'content', 'application/json', 'schema']);
     return {
@@ -206,9 +216,17 @@ function eventCheck(index: number, json: Json, mediaItemAt: string[], what: stri
     check(item, event, `${what}: event ${JSON.stringify(event).slice(0, 120)}`);
     // A stream of one kind of event names its schema directly (a oneOf of one is refused by the lint).
     const branchAt = itemSchema.oneOf
-      ? [...itemAt, 'oneOf', String((itemSchema.oneOf as Json[]).findIndex((candidate) => candidate.properties.event.const === event.event))]
+      ? [
+          ...itemAt,
+          'oneOf',
+          String((itemSchema.oneOf as Json[]).findIndex((candidate) => candidate.properties.event.const === event.event)),
+        ]
       : itemAt;
-    check(validatorAt(index, [...branchAt, 'properties', 'data', 'contentSchema']), parseJson(event.data, `${what}: ${event.event}`), `${what}: ${event.event} data`);
+    check(
+      validatorAt(index, [...branchAt, 'properties', 'data', 'contentSchema']),
+      parseJson(event.data, `${what}: ${event.event}`),
+      `${what}: ${event.event} data`,
+    );
   };
 }
 
@@ -227,14 +245,16 @@ function preflightAnswer(index: number, head: AnswerHead, what: string): BodyChe
       },
     };
   }
-  if (head.status !== 403 && head.status !== 404) throw new Error(`${what}: a preflight is answered 204, or refused with 403 (origin not allowed) or 404 (CORS off, no such resource)`);
+  if (head.status !== 403 && head.status !== 404)
+    throw new Error(`${what}: a preflight is answered 204, or refused with 403 (origin not allowed) or 404 (CORS off, no such resource)`);
   return errorBodyCheck([index], head, what);
 }
 
 /** A refusal in the error shape of the APIs at `indexes`: JSON matching each document's `Error` component. */
 function errorBodyCheck(indexes: number[], head: AnswerHead, what: string): BodyCheck {
   if (head.status < 400) throw new Error(`${what}: a request outside the document must be refused, not answered ${head.status}`);
-  if (mediaTypeOf(head) !== 'application/json') throw new Error(`${what}: a refusal must be application/json, got ${mediaTypeOf(head) || '(none)'}`);
+  if (mediaTypeOf(head) !== 'application/json')
+    throw new Error(`${what}: a refusal must be application/json, got ${mediaTypeOf(head) || '(none)'}`);
   return {
     event: () => {
       throw new Error(`${what}: a refusal has no events`);
@@ -277,7 +297,11 @@ export function parseEventStream(text: string): RawEvent[] {
       (fields[name] ??= []).push(value);
     }
     if (!fields.data) continue;
-    events.push({ ...(fields.id ? { id: fields.id.at(-1)! } : {}), event: fields.event?.at(-1) ?? 'message', data: fields.data.join('\n') });
+    events.push({
+      ...(fields.id ? { id: fields.id.at(-1)! } : {}),
+      event: fields.event?.at(-1) ?? 'message',
+      data: fields.data.join('\n'),
+    });
   }
   return events;
 }

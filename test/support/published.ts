@@ -13,10 +13,18 @@ export function publishFixtures(twin: TestTwin, project = 'default') {
   return twin.admin('publish', WORKFLOW_FIXTURES, '--project', project);
 }
 
-export async function createKey(twin: TestTwin, access: string[] | 'read' | 'execute' | 'full', options: { project?: string; expires?: string } = {}) {
+export async function createKey(
+  twin: TestTwin,
+  access: string[] | 'read' | 'execute' | 'full',
+  options: { project?: string; expires?: string } = {},
+) {
   const accessArgs = Array.isArray(access) ? ['--scopes', access.join(',')] : ['--preset', access];
   const created = await twin.admin(
-    'keys', 'create', '--name', 'test key', ...accessArgs,
+    'keys',
+    'create',
+    '--name',
+    'test key',
+    ...accessArgs,
     ...(options.project ? ['--project', options.project] : []),
     ...(options.expires ? ['--expires', options.expires] : []),
   );
@@ -26,7 +34,10 @@ export async function createKey(twin: TestTwin, access: string[] | 'read' | 'exe
 /** A key that has expired: made by the CLI as it would have been made the day before its expiry (the CLI refuses a past one). */
 export async function createExpiredKey(access: 'read' | 'execute' | 'full', expires = '2020-01-01T00:00:00Z') {
   const dayBefore = Date.parse(expires) - 24 * 3_600_000;
-  const result = await runCli(['keys', 'create', '--name', 'expired key', '--preset', access, '--expires', expires, '--json'], { stdin: () => Promise.resolve(''), now: () => dayBefore });
+  const result = await runCli(['keys', 'create', '--name', 'expired key', '--preset', access, '--expires', expires, '--json'], {
+    stdin: () => Promise.resolve(''),
+    now: () => dayBefore,
+  });
   const created = JSON.parse(result.stdout) as { key_id?: string; key?: string; error?: string };
   if (result.exitCode !== 0) throw new Error(`keys create failed: ${created.error}`);
   return { keyId: created.key_id!, key: created.key! };
@@ -37,7 +48,11 @@ export function publishedClient(twin: TestTwin, key: string | undefined) {
   const base = `${twin.url}/api/v1/published`;
   const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
   const call = (method: string, path: string, body?: unknown): Promise<HttpResult> =>
-    http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
+    http(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+    });
   return {
     call,
     listWorkflows: () => call('GET', '/workflows'),
@@ -71,7 +86,11 @@ export async function pollExecution(
  * every answer, streams included, to the OpenAPI document; a test that puts a fetch of its own in between passes
  * documentedFetch on).
  */
-export function typedClient(twin: TestTwin, key: string, fetch: (request: Request) => Promise<Response> = (request) => documentedFetch(request)) {
+export function typedClient(
+  twin: TestTwin,
+  key: string,
+  fetch: (request: Request) => Promise<Response> = (request) => documentedFetch(request),
+) {
   return createPublishedClient({ baseUrl: twin.url, key, fetch });
 }
 

@@ -34,7 +34,10 @@ export function storeRequestRecorder() {
       await work();
       await twin.settled([principal]);
       // In the order they arrived: each is recorded as its answer ends, which is no order its sender knew.
-      return all.slice(before).filter((served) => served.principal === principal).sort((a, b) => a.arrived - b.arrived);
+      return all
+        .slice(before)
+        .filter((served) => served.principal === principal)
+        .sort((a, b) => a.arrived - b.arrived);
     },
   };
 }

@@ -15,7 +15,9 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const b64url = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 /** As PHP's json_encode or Python's ensure_ascii write it: `\/`, and anything else not alphanumeric as `\uXXXX`. */
 export const escapeAll = (text: string) =>
-  [...text].map((c) => (/[A-Za-z0-9]/.test(c) ? c : c === '/' ? '\\/' : `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`)).join('');
+  [...text]
+    .map((c) => (/[A-Za-z0-9]/.test(c) ? c : c === '/' ? '\\/' : `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`))
+    .join('');
 const jsonEscaped = (text: string) => JSON.stringify(text).slice(1, -1);
 const json = (value: unknown): Echo => ({ status: 200, type: 'application/json', body: JSON.stringify(value) });
 const text = (body: string, status = 200): Echo => ({ status, type: 'text/plain', body });
@@ -23,7 +25,11 @@ const text = (body: string, status = 200): Echo => ({ status, type: 'text/plain'
 const ECHOES = {
   json: (key, ctl) => json({ key, ctl }),
   'json-keys': (key, ctl) => json({ [key]: 'as a key', deep: [{ a: { [ctl]: [[key]] } }] }),
-  'json-unicode-escapes': (key, ctl) => ({ status: 200, type: 'application/json', body: `{"key":"${escapeAll(key)}","ctl":"${escapeAll(ctl)}"}` }),
+  'json-unicode-escapes': (key, ctl) => ({
+    status: 200,
+    type: 'application/json',
+    body: `{"key":"${escapeAll(key)}","ctl":"${escapeAll(ctl)}"}`,
+  }),
   text: (key, ctl) => text(`key=${key} ctl=${ctl}`),
   'text-json-escaped': (key, ctl) => text(`not JSON: "${jsonEscaped(key)}" "${jsonEscaped(ctl)}" "${escapeAll(key)}"`),
   'json-in-json': (key, ctl) => json({ inner: JSON.stringify({ key, ctl }) }),
@@ -89,5 +95,7 @@ export function formsOf(secret: string): string[] {
  */
 export function leaksOf(text: string, secret: string): string[] {
   const start = secret.slice(0, 4);
-  return [...formsOf(secret), start, jsonEscaped(start), JSON.stringify(jsonEscaped(start)).slice(1, -1)].filter((form) => text.includes(form));
+  return [...formsOf(secret), start, jsonEscaped(start), JSON.stringify(jsonEscaped(start)).slice(1, -1)].filter((form) =>
+    text.includes(form),
+  );
 }

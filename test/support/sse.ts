@@ -124,7 +124,11 @@ export function openSse(
           } catch (error) {
             violated(error);
           }
-          stream.events.push({ id: message.id === undefined ? undefined : Number(message.id), event: message.event ?? 'message', data: parsedData(message.data) });
+          stream.events.push({
+            id: message.id === undefined ? undefined : Number(message.id),
+            event: message.event ?? 'message',
+            data: parsedData(message.data),
+          });
           stream.arrivals.push({ kind: 'event', atMs: Date.now() - sentAt });
           notify();
         },
@@ -173,5 +177,8 @@ function parsedData(data: string): unknown {
 
 /** The concatenated `token` contents of one node, as a client rebuilding the text would. */
 export function tokensOf(events: SseEvent[], nodeId: string): string {
-  return events.filter((event) => event.event === 'token' && event.data.node_id === nodeId).map((event) => event.data.content as string).join('');
+  return events
+    .filter((event) => event.event === 'token' && event.data.node_id === nodeId)
+    .map((event) => event.data.content as string)
+    .join('');
 }

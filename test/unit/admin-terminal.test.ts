@@ -65,7 +65,11 @@ describe('the cost report on a terminal', () => {
     const table = costReportTable(report);
     const lines = table.split('\n');
     expect(lines[0]).toBe(`Cost 2026-11-01 to 2026-11-26 (UTC days), us-east-1 prices of ${loadPriceSheet().date}`);
-    const csvRows = costReportCsv(report).trim().split('\r\n').slice(1).map((row) => row.split(','));
+    const csvRows = costReportCsv(report)
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((row) => row.split(','));
     // The unpriced models are said in words under the total (below), not as a row of the table.
     for (const [label, count, usd] of csvRows.filter(([label]) => label !== 'unpriced models')) {
       const line = lines.find((candidate) => candidate.startsWith(`${label} `) || candidate === label);
@@ -76,8 +80,12 @@ describe('the cost report on a terminal', () => {
     expect(table).toContain(`  link#lnk_a`);
     // One row per model, its tokens by kind in its label (never added to its images as one count), its dollars in the
     // USD column, or "unpriced" where the sheet cannot price it.
-    expect(lines.find((line) => line.startsWith('model amazon.nova-pro-v1:0 '))).toMatch(/^model amazon\.nova-pro-v1:0 \(1000 input \+ 100 output tokens\) +0\.00112000$/);
-    expect(lines.find((line) => line.startsWith('model acme.unknown-v1:0 '))).toMatch(/^model acme\.unknown-v1:0 \(5 input tokens\) +unpriced$/);
+    expect(lines.find((line) => line.startsWith('model amazon.nova-pro-v1:0 '))).toMatch(
+      /^model amazon\.nova-pro-v1:0 \(1000 input \+ 100 output tokens\) +0\.00112000$/,
+    );
+    expect(lines.find((line) => line.startsWith('model acme.unknown-v1:0 '))).toMatch(
+      /^model acme\.unknown-v1:0 \(5 input tokens\) +unpriced$/,
+    );
     // The total leaves the unpriced model out, and the line under it says so.
     const total = lines.findIndex((line) => /^total +\d/.test(line));
     expect(lines[total]).toMatch(new RegExp(` ${report.total_usd.toFixed(8).replace('.', '\\.')}$`));

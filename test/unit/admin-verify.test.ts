@@ -18,13 +18,20 @@ describe('admin verify: what a Bedrock refusal tells the operator to do', () => 
     );
 
     expect(status).toBe('fail');
-    expect(detail).toMatch(new RegExp(`^${CLAUDE.replaceAll('.', '\\.')}: expected an answer through its inference profile; got AccessDeniedException: Model access is denied`));
+    expect(detail).toMatch(
+      new RegExp(
+        `^${CLAUDE.replaceAll('.', '\\.')}: expected an answer through its inference profile; got AccessDeniedException: Model access is denied`,
+      ),
+    );
     expect(detail).toContain('aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions');
     expect(detail).toContain('retry in 2-15 minutes');
   });
 
   it("sends the operator to Anthropic's use-case form when the account has not submitted it", () => {
-    const { status, detail } = explain('ResourceNotFoundException', 'Model use case details have not been submitted for this account. Fill out the Anthropic use case details form before using the model.');
+    const { status, detail } = explain(
+      'ResourceNotFoundException',
+      'Model use case details have not been submitted for this account. Fill out the Anthropic use case details form before using the model.',
+    );
 
     expect(status).toBe('fail');
     expect(detail).toContain('aws bedrock put-use-case-for-model-access');
@@ -32,8 +39,16 @@ describe('admin verify: what a Bedrock refusal tells the operator to do', () => 
   });
 
   it("names the catalog's replacement for a model past its end of life, and for one Bedrock marks Legacy", () => {
-    const ended = explain('ResourceNotFoundException', 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.', 'us.anthropic.claude-3-5-haiku-20241022-v1:0');
-    const legacy = explain('ResourceNotFoundException', 'Access denied. This Model is marked by provider as Legacy and you have not been actively using the model in the last 30 days.', 'us.anthropic.claude-3-5-haiku-20241022-v1:0');
+    const ended = explain(
+      'ResourceNotFoundException',
+      'This model version has reached the end of its life. Please refer to the AWS documentation for more details.',
+      'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+    );
+    const legacy = explain(
+      'ResourceNotFoundException',
+      'Access denied. This Model is marked by provider as Legacy and you have not been actively using the model in the last 30 days.',
+      'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+    );
 
     for (const { status, detail } of [ended, legacy]) {
       expect(status).toBe('fail');
@@ -43,7 +58,10 @@ describe('admin verify: what a Bedrock refusal tells the operator to do', () => 
   });
 
   it('calls an on-demand refusal and a model the region does not serve a region/profile problem', () => {
-    const onDemand = explain('ValidationException', 'Invocation of model ID anthropic.claude-haiku-4-5-20251001-v1:0 with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.');
+    const onDemand = explain(
+      'ValidationException',
+      'Invocation of model ID anthropic.claude-haiku-4-5-20251001-v1:0 with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.',
+    );
     const invalid = explain('ValidationException', 'The provided model identifier is invalid.');
 
     expect(onDemand.detail).toContain('region/profile problem');
@@ -52,7 +70,10 @@ describe('admin verify: what a Bedrock refusal tells the operator to do', () => 
   });
 
   it('names the invoke permission when the caller may not call the model at all', () => {
-    const { status, detail } = explain('AccessDeniedException', 'User: arn:aws:iam::123456789012:user/ops is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc');
+    const { status, detail } = explain(
+      'AccessDeniedException',
+      'User: arn:aws:iam::123456789012:user/ops is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc',
+    );
 
     expect(status).toBe('fail');
     expect(detail).toContain('allow them bedrock:InvokeModelWithResponseStream on the profile');
@@ -81,7 +102,12 @@ describe('admin verify: what a Bedrock refusal tells the operator to do', () => 
 });
 
 describe('admin verify: whether a streamed write reached the client at once', () => {
-  const arrival = (bytes: number, firstBytesAtMs: number, endAtMs: number): ProbeArrival => ({ bytes, holdMs: PROBE_HOLD_MS, firstBytesAtMs, endAtMs });
+  const arrival = (bytes: number, firstBytesAtMs: number, endAtMs: number): ProbeArrival => ({
+    bytes,
+    holdMs: PROBE_HOLD_MS,
+    firstBytesAtMs,
+    endAtMs,
+  });
 
   it('counts a write whose bytes came a whole hold before the end as prompt, and one that came with the end as held', () => {
     expect(judgeProbe(arrival(1, 150, 2160))).toEqual({ bytes: 1, held_ms: 0, reached_at_once: true });
@@ -98,22 +124,33 @@ describe('admin verify: whether a streamed write reached the client at once', ()
   });
 
   it('recommends the smallest size that reached the client at once as the padding, and none when 1 B did', () => {
-    const judged = (prompt: number[]) => [1, 1024, 16384, 65536].map((bytes) => ({ bytes, held_ms: prompt.includes(bytes) ? 0 : 1900, reached_at_once: prompt.includes(bytes) }));
+    const judged = (prompt: number[]) =>
+      [1, 1024, 16384, 65536].map((bytes) => ({
+        bytes,
+        held_ms: prompt.includes(bytes) ? 0 : 1900,
+        reached_at_once: prompt.includes(bytes),
+      }));
 
     expect(recommendedPadding(judged([16384, 65536]))).toBe(16384);
     expect(recommendedPadding(judged([1, 1024, 16384, 65536]))).toBe(0);
     expect(recommendedPadding(judged([]))).toBeUndefined();
     expect(streamWritesOutcome(judged([16384, 65536]))).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 16384 } });
-    expect(streamWritesOutcome(judged([16384, 65536])).detail).toContain('16 KB of filler will do: cdk deploy -c streamFlushPaddingBytes=16384');
+    expect(streamWritesOutcome(judged([16384, 65536])).detail).toContain(
+      '16 KB of filler will do: cdk deploy -c streamFlushPaddingBytes=16384',
+    );
     expect(streamWritesOutcome(judged([1, 1024, 16384, 65536]))).toMatchObject({ status: 'pass', recommendation: { padding_bytes: 0 } });
-    expect(streamWritesOutcome(judged([1, 1024, 16384, 65536])).detail).toContain('the streams need no filler (-c streamFlushPaddingBytes=0, the default)');
+    expect(streamWritesOutcome(judged([1, 1024, 16384, 65536])).detail).toContain(
+      'the streams need no filler (-c streamFlushPaddingBytes=0, the default)',
+    );
   });
 
   it('warns, with no recommendation, when every size up to 64 KB was held', () => {
     const outcome = streamWritesOutcome([1, 1024, 16384, 65536].map((bytes) => ({ bytes, held_ms: 1990, reached_at_once: false })));
 
     expect(outcome).toMatchObject({ status: 'warn', recommendation: null });
-    expect(outcome.detail).toBe("1 B held ~1990 ms, 1 KB held ~1990 ms, 16 KB held ~1990 ms, 64 KB held ~1990 ms: writes up to 64 KB are held on their way to the client; pad the streams past the largest hold reported: cdk deploy -c streamFlushPaddingBytes=102400");
+    expect(outcome.detail).toBe(
+      '1 B held ~1990 ms, 1 KB held ~1990 ms, 16 KB held ~1990 ms, 64 KB held ~1990 ms: writes up to 64 KB are held on their way to the client; pad the streams past the largest hold reported: cdk deploy -c streamFlushPaddingBytes=102400',
+    );
   });
 });
 
@@ -132,8 +169,16 @@ describe('admin verify: the table at a terminal', () => {
     cleaned_up: [],
     checks: [
       { check: 'openapi', status: 'pass', detail: 'both documents served' },
-      { check: 'models', status: 'fail', detail: '1 of 2 models answered\nmodel-a: expected an answer; got AccessDeniedException: no. -> do this\nmodel-b: answered' },
-      { check: 'cost-tag', status: 'warn', detail: 'expected the Project tag to be Active; it is Inactive -> activate it with the one command that does' },
+      {
+        check: 'models',
+        status: 'fail',
+        detail: '1 of 2 models answered\nmodel-a: expected an answer; got AccessDeniedException: no. -> do this\nmodel-b: answered',
+      },
+      {
+        check: 'cost-tag',
+        status: 'warn',
+        detail: 'expected the Project tag to be Active; it is Inactive -> activate it with the one command that does',
+      },
     ],
   };
 
@@ -169,6 +214,8 @@ describe('admin verify: the table at a terminal', () => {
     const interrupted = verifyTable({ ...report, interrupted: 'SIGINT' });
 
     expect(passed.trimEnd().split('\n').at(-1)).toBe('passed, 1 warning');
-    expect(interrupted.trimEnd().split('\n').at(-1)).toBe('interrupted by SIGINT: the checks stopped, and what they had created was removed');
+    expect(interrupted.trimEnd().split('\n').at(-1)).toBe(
+      'interrupted by SIGINT: the checks stopped, and what they had created was removed',
+    );
   });
 });

@@ -48,12 +48,23 @@ function history() {
   return { record, stored, finals, deliveries, handedOff, check };
 }
 
-const answer = (status: number, body: string, retryAfter: string | null = '1'): Answer => ({ label: 'x', status, retryAfter: retryAfter ?? undefined, contentType: 'application/json', refusalBody: body, ms: 1, path: '/x' });
+const answer = (status: number, body: string, retryAfter: string | null = '1'): Answer => ({
+  label: 'x',
+  status,
+  retryAfter: retryAfter ?? undefined,
+  contentType: 'application/json',
+  refusalBody: body,
+  ms: 1,
+  path: '/x',
+});
 
 describe('chaos invariants', () => {
   it('hold on a history where everything went right', async () => {
     const { check, record } = history();
-    record.ledger.answers.push(answer(503, '{"detail":"The service is busy; retry later"}'), answer(502, '{"error":"Internal server error","detail":"Internal server error"}'));
+    record.ledger.answers.push(
+      answer(503, '{"detail":"The service is busy; retry later"}'),
+      answer(502, '{"error":"Internal server error","detail":"Internal server error"}'),
+    );
     expect(await check()).toEqual([]);
   });
 

@@ -4,13 +4,19 @@ import type { TextEvent } from '#inbound/event-schema.ts';
 
 const ids = { event_id: 7, source_id: 'src_1', link_id: 'lnk_1' };
 const message = (text: string, role: string, timestamp: string, extra: Partial<TextEvent['messages'][number]> = {}) => ({
-  text, author_name: role === 'client' ? 'Ann' : 'Bot', author_role: role, timestamp, ...extra,
+  text,
+  author_name: role === 'client' ? 'Ann' : 'Bot',
+  author_role: role,
+  timestamp,
+  ...extra,
 });
 
 describe('dialog normalization (webhook spec, section 2)', () => {
   it('orders by sequence_number, with the array position from 1 as default and ties in the sender order', () => {
     const event: TextEvent = {
-      type: 'text', external_id: 'chat-1', occurred_at: '2026-11-20T10:00:00Z',
+      type: 'text',
+      external_id: 'chat-1',
+      occurred_at: '2026-11-20T10:00:00Z',
       messages: [
         message('third', 'client', '2026-11-20T10:00:30Z', { sequence_number: 30 }),
         message('first', 'client', '2026-11-20T10:00:00Z', { sequence_number: 10 }),
@@ -27,12 +33,24 @@ describe('dialog normalization (webhook spec, section 2)', () => {
     expect(conversation.started_at).toBe('2026-11-20T10:00:00.000Z');
     expect(conversation.ended_at).toBe('2026-11-20T10:05:00.000Z');
     expect(conversation.messages!.map((m) => m.response_time_seconds)).toEqual([null, 300, -270]);
-    expect(conversation).toMatchObject({ ...ids, external_id: 'chat-1', type: 'text', recording: null, source_channel: null, status: null, metadata: null });
+    expect(conversation).toMatchObject({
+      ...ids,
+      external_id: 'chat-1',
+      type: 'text',
+      recording: null,
+      source_channel: null,
+      status: null,
+      metadata: null,
+    });
   });
 
   it('defaults sequence numbers to positions and measures a response from the other side', () => {
     const event: TextEvent = {
-      type: 'text', external_id: 'chat-2', occurred_at: '2026-11-20T10:00:00+03:00', source_channel: 'web', metadata: { lang: 'ru' },
+      type: 'text',
+      external_id: 'chat-2',
+      occurred_at: '2026-11-20T10:00:00+03:00',
+      source_channel: 'web',
+      metadata: { lang: 'ru' },
       messages: [
         message('hi', 'client', '2026-11-20T10:00:00+03:00'),
         message('anyone?', 'client', '2026-11-20T10:01:00+03:00'),

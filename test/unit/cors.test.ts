@@ -14,12 +14,17 @@ describe('the corsAllowedOrigins setting (CDK context, CORS_ALLOWED_ORIGINS)', (
   });
 
   it('reads a comma-separated list or an array, trimmed and without repeats', () => {
-    expect(parseCorsOrigins(' https://a.example, http://localhost:5173 ,https://a.example', 'corsAllowedOrigins')).toEqual(['https://a.example', 'http://localhost:5173']);
+    expect(parseCorsOrigins(' https://a.example, http://localhost:5173 ,https://a.example', 'corsAllowedOrigins')).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+    ]);
     expect(parseCorsOrigins(['https://a.example:8443'], 'corsAllowedOrigins')).toEqual(['https://a.example:8443']);
   });
 
   it('refuses what a browser never sends as Origin, saying what to write', () => {
-    expect(() => parseCorsOrigins('https://a.example/', 'corsAllowedOrigins')).toThrow('corsAllowedOrigins: https://a.example/ is not an origin as a browser sends it: http(s)://host[:port] (write https://a.example)');
+    expect(() => parseCorsOrigins('https://a.example/', 'corsAllowedOrigins')).toThrow(
+      'corsAllowedOrigins: https://a.example/ is not an origin as a browser sends it: http(s)://host[:port] (write https://a.example)',
+    );
     expect(() => parseCorsOrigins('https://A.example', 'corsAllowedOrigins')).toThrow('(write https://a.example)');
     expect(() => parseCorsOrigins('https://a.example:443', 'corsAllowedOrigins')).toThrow('(write https://a.example)');
     expect(() => parseCorsOrigins('https://a.example/app', 'corsAllowedOrigins')).toThrow('is not an origin');
@@ -28,7 +33,7 @@ describe('the corsAllowedOrigins setting (CDK context, CORS_ALLOWED_ORIGINS)', (
     expect(() => parseCorsOrigins({ origin: 'https://a.example' }, 'corsAllowedOrigins')).toThrow('must be a comma-separated list');
   });
 
-  it('refuses *: keys belong on servers, so each page\'s origin is named', () => {
+  it("refuses *: keys belong on servers, so each page's origin is named", () => {
     expect(() => parseCorsOrigins('https://a.example,*', 'corsAllowedOrigins')).toThrow('* is not allowed');
   });
 });
@@ -42,8 +47,8 @@ describe('which routes answer browsers', () => {
   });
 });
 
-describe('a function\'s answers', () => {
-  it('answers a listed origin\'s preflight with what it may send', () => {
+describe("a function's answers", () => {
+  it("answers a listed origin's preflight with what it may send", () => {
     expect(preflightResponse(policy, request('http://localhost:5173'))).toEqual({
       statusCode: 204,
       headers: {
@@ -58,7 +63,7 @@ describe('a function\'s answers', () => {
     });
   });
 
-  it('refuses another origin\'s preflight with 403 and no CORS header; answers a plain OPTIONS with Allow', () => {
+  it("refuses another origin's preflight with 403 and no CORS header; answers a plain OPTIONS with Allow", () => {
     const refused = preflightResponse(policy, request('https://a.example.evil'));
     expect(refused.statusCode).toBe(403);
     expect(Object.keys(refused.headers!).filter((name) => name.startsWith('access-control-'))).toEqual([]);
@@ -76,7 +81,7 @@ describe('a function\'s answers', () => {
   });
 });
 
-describe('the gateway responses\' headers', () => {
+describe("the gateway responses' headers", () => {
   it('are none without origins', () => {
     expect(gatewayCorsHeaders([])).toEqual({});
   });

@@ -58,11 +58,19 @@ describe('the days a period measured', () => {
 
 describe('a project billed without a finished run', () => {
   it('is in no run average, and the forecast says so', () => {
-    const idle = costReport({ from: '2026-11-01', to: '2026-11-02', sheet, usage: [{ subject: 'project#idle', day: '2026-11-01', units: { apiRequests: 40 } }], runCosts: [] });
+    const idle = costReport({
+      from: '2026-11-01',
+      to: '2026-11-02',
+      sheet,
+      usage: [{ subject: 'project#idle', day: '2026-11-01', units: { apiRequests: 40 } }],
+      runCosts: [],
+    });
     const averages = measureAverages(idle, [], { nowMs: Date.parse('2026-11-26T00:00:00Z') });
     expect(averages.projects_without_runs).toEqual([{ subject: 'project#idle', usd: 40 * REQUEST }]);
     const forecast = forecastCost({ averages, fixed: [], volumes: { events: 0, dialogs: 0, runs: 0 }, months: 1, volumesFrom: 'flags' });
-    expect(forecast.warnings).toEqual([`project#idle was billed $${usdText(40 * REQUEST)} without a finished run: its cost is in no run average`]);
+    expect(forecast.warnings).toEqual([
+      `project#idle was billed $${usdText(40 * REQUEST)} without a finished run: its cost is in no run average`,
+    ]);
   });
 });
 
@@ -101,7 +109,10 @@ describe('the averages of a period', () => {
   it('has no average without samples, and says why', () => {
     const none = measureAverages(report, links, { workflow: 'nope' }).run;
     expect(none).toMatchObject({ usd: null, runs: 0, reason: 'no run of workflow nope finished from 2026-11-01 to 2026-11-10' });
-    const noDialogs = measureAverages(report, links.filter((link) => link.type !== 'dialogs'));
+    const noDialogs = measureAverages(
+      report,
+      links.filter((link) => link.type !== 'dialogs'),
+    );
     expect(noDialogs.dialog).toMatchObject({ usd: null, events: 0 });
     expect(noDialogs.dialog.reason).toMatch(/dialogs link/);
   });
@@ -115,9 +126,20 @@ describe('the forecast', () => {
   const averages = measureAverages(report, links);
 
   it('multiplies each count by its average and adds the fixed monthly cost, for each month', () => {
-    const forecast = forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: { events: 1_000_000, dialogs: 2000, runs: 300 }, months: 3, volumesFrom: 'flags' });
+    const forecast = forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: { events: 1_000_000, dialogs: 2000, runs: 300 },
+      months: 3,
+      volumesFrom: 'flags',
+    });
     const [events, dialogs, runs, fixed] = forecast.lines;
-    expect(events).toMatchObject({ item: 'call events', count: 1_000_000, usd_each: averages.call_event.usd, samples: '150 events on 2 links' });
+    expect(events).toMatchObject({
+      item: 'call events',
+      count: 1_000_000,
+      usd_each: averages.call_event.usd,
+      samples: '150 events on 2 links',
+    });
     expect(events!.monthly_usd!).toBeCloseTo(1_000_000 * averages.call_event.usd!, 6);
     expect(dialogs!.monthly_usd!).toBeCloseTo(2000 * averages.dialog.usd!, 8);
     expect(runs!.monthly_usd!).toBeCloseTo(300 * averages.run.usd!, 8);
@@ -135,19 +157,38 @@ describe('the forecast', () => {
 
   it('does not guess: a count asked for without an average nulls its line and the totals, with a warning, and prices the rest', () => {
     const noRuns = measureAverages(report, links, { workflow: 'nope' });
-    const forecast = forecastCost({ averages: noRuns, fixed: report.fixed_monthly_usd, volumes: { events: 1000, dialogs: 0, runs: 50 }, months: 2, volumesFrom: 'flags' });
+    const forecast = forecastCost({
+      averages: noRuns,
+      fixed: report.fixed_monthly_usd,
+      volumes: { events: 1000, dialogs: 0, runs: 50 },
+      months: 2,
+      volumesFrom: 'flags',
+    });
     const runs = forecast.lines.find((line) => line.item === 'runs')!;
-    expect(runs).toMatchObject({ count: 50, usd_each: null, monthly_usd: null, reason: 'no run of workflow nope finished from 2026-11-01 to 2026-11-10' });
+    expect(runs).toMatchObject({
+      count: 50,
+      usd_each: null,
+      monthly_usd: null,
+      reason: 'no run of workflow nope finished from 2026-11-01 to 2026-11-10',
+    });
     expect(forecast.monthly_usd).toBeNull();
     expect(forecast.total_usd).toBeNull();
     expect(forecast.priced_total_usd).toBeCloseTo(2 * (1000 * noRuns.call_event.usd! + FIXED), 7);
-    expect(forecast.warnings[0]).toBe('runs: 50 a month asked for, but no run of workflow nope finished from 2026-11-01 to 2026-11-10; that line is left out (no average to price it with)');
+    expect(forecast.warnings[0]).toBe(
+      'runs: 50 a month asked for, but no run of workflow nope finished from 2026-11-01 to 2026-11-10; that line is left out (no average to price it with)',
+    );
     expect(forecastTable(forecast)).toContain('warning: runs: 50 a month asked for');
   });
 
   it('a line without an average costs nothing when its count is 0, and warns of nothing', () => {
     const noRuns = measureAverages(report, links, { workflow: 'nope' });
-    const forecast = forecastCost({ averages: noRuns, fixed: report.fixed_monthly_usd, volumes: { events: 10, dialogs: 0, runs: 0 }, months: 1, volumesFrom: 'flags' });
+    const forecast = forecastCost({
+      averages: noRuns,
+      fixed: report.fixed_monthly_usd,
+      volumes: { events: 10, dialogs: 0, runs: 0 },
+      months: 1,
+      volumesFrom: 'flags',
+    });
     expect(forecast.lines.find((line) => line.item === 'runs')).toMatchObject({ count: 0, usd_each: null, monthly_usd: 0 });
     expect(forecast.monthly_usd).not.toBeNull();
     expect(forecast.warnings.filter((warning) => warning.startsWith('runs'))).toEqual([]);
@@ -159,10 +200,18 @@ describe('the forecast', () => {
   });
 
   it('prints a table naming the period, its samples and each line', () => {
-    const forecast = forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: periodVolumes(averages), months: 1, volumesFrom: 'period' });
+    const forecast = forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: periodVolumes(averages),
+      months: 1,
+      volumesFrom: 'period',
+    });
     const table = forecastTable(forecast);
     expect(table).toContain("at the period's own traffic scaled to 30 days");
-    expect(table).toContain('averages of 2026-11-01 to 2026-11-10 (UTC, 10 days measured, 4 with usage; 150 call events, 10 dialogs, 19 runs)');
+    expect(table).toContain(
+      'averages of 2026-11-01 to 2026-11-10 (UTC, 10 days measured, 4 with usage; 150 call events, 10 dialogs, 19 runs)',
+    );
     expect(table).toMatch(/^call events +450 +0\.00000\d+ +0\.00\d+ +150 events on 2 links$/m);
     expect(table).toMatch(/^total a month +\d+\.\d+$/m);
   });

@@ -10,8 +10,28 @@ const HOSTILE_WORKFLOW = '"><img src=x onerror=alert(2)>';
 const HOSTILE_LINK = "lnk_'&<b>";
 
 const MODELS: CostReport['models'] = [
-  { model: 'amazon.nova-lite-v1:0', input_tokens: 1200, output_tokens: 300, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: 0.000144, priced: true, source: 'https://aws.amazon.com/bedrock/pricing/' },
-  { model: 'vendor.<unknown>-model', input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: null, priced: false, source: null },
+  {
+    model: 'amazon.nova-lite-v1:0',
+    input_tokens: 1200,
+    output_tokens: 300,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    images: 0,
+    usd: 0.000144,
+    priced: true,
+    source: 'https://aws.amazon.com/bedrock/pricing/',
+  },
+  {
+    model: 'vendor.<unknown>-model',
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    images: 0,
+    usd: null,
+    priced: false,
+    source: null,
+  },
 ];
 
 function build(models: CostReport['models'] = MODELS): CostReport {
@@ -21,7 +41,11 @@ function build(models: CostReport['models'] = MODELS): CostReport {
       to: '2026-11-05',
       sheet,
       usage: [
-        { subject: `project#${HOSTILE_PROJECT}`, day: '2026-11-02', units: { stateTransitions: 40, apiRequests: 10, dynamoWriteUnits: 30, lambdaInvocations: 12 } },
+        {
+          subject: `project#${HOSTILE_PROJECT}`,
+          day: '2026-11-02',
+          units: { stateTransitions: 40, apiRequests: 10, dynamoWriteUnits: 30, lambdaInvocations: 12 },
+        },
         { subject: `link#${HOSTILE_LINK}`, day: '2026-11-02', units: { apiRequests: 100, webhookEvents: 100, dynamoWriteUnits: 400 } },
         { subject: `link#${HOSTILE_LINK}`, day: '2026-11-04', units: { apiRequests: 5, webhookEvents: 5 } },
       ],
@@ -37,7 +61,15 @@ function build(models: CostReport['models'] = MODELS): CostReport {
 
 function page(report: CostReport, links: LinkSample[] = [{ subject: `link#${HOSTILE_LINK}`, type: 'calls', events: 105 }]) {
   const averages = measureAverages(report, links);
-  const at = (scale: number) => forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: periodVolumes(averages, scale), months: 1, volumesFrom: 'period', scale });
+  const at = (scale: number) =>
+    forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: periodVolumes(averages, scale),
+      months: 1,
+      volumesFrom: 'period',
+      scale,
+    });
   const forecasts = { current: at(1), double: at(2) };
   return { html: costReportHtml({ report, forecasts }), forecasts };
 }
@@ -74,7 +106,9 @@ describe('the HTML cost report', () => {
     const svg = /<svg[\s\S]*<\/svg>/.exec(html)![0];
     const bars = [...svg.matchAll(/<g class="bar" data-day="([^"]+)"/g)].map((match) => match[1]);
     expect(bars).toEqual(report.days.map((day) => day.day));
-    const segments = [...svg.matchAll(/<rect [^>]*data-day="([^"]+)" data-service="([^"]+)" data-usd="([^"]+)"/g)].map((match) => `${match[1]} ${match[2]} ${match[3]}`);
+    const segments = [...svg.matchAll(/<rect [^>]*data-day="([^"]+)" data-service="([^"]+)" data-usd="([^"]+)"/g)].map(
+      (match) => `${match[1]} ${match[2]} ${match[3]}`,
+    );
     const nonzero = report.days.flatMap((day) =>
       Object.entries(day.usd_by_service)
         .filter(([, usd]) => usd > 0)
@@ -91,15 +125,23 @@ describe('the HTML cost report', () => {
 
   it('names each service that appears in the legend', () => {
     const legend = /<ul class="legend">([\s\S]*?)<\/ul>/.exec(html)![1]!;
-    expect([...legend.matchAll(/<\/span>([^<]+)<\/li>/g)].map((match) => match[1])).toEqual(report.services.filter((service) => service.usd > 0).map((service) => service.service));
+    expect([...legend.matchAll(/<\/span>([^<]+)<\/li>/g)].map((match) => match[1])).toEqual(
+      report.services.filter((service) => service.usd > 0).map((service) => service.service),
+    );
   });
 
   it('shows the totals of the report and the forecasts, exactly as their objects have them', () => {
     expect(total(html, 'period')).toEqual({ usd: String(report.total_usd), shown: `$${usdText(report.total_usd)}` });
     const fixed = forecasts.current.lines.find((line) => line.item === 'fixed monthly')!.monthly_usd!;
     expect(total(html, 'fixed-monthly')).toEqual({ usd: String(fixed), shown: `$${usdText(fixed)}` });
-    expect(total(html, 'forecast-current')).toEqual({ usd: String(forecasts.current.monthly_usd), shown: `$${usdText(forecasts.current.monthly_usd!)}` });
-    expect(total(html, 'forecast-double')).toEqual({ usd: String(forecasts.double.monthly_usd), shown: `$${usdText(forecasts.double.monthly_usd!)}` });
+    expect(total(html, 'forecast-current')).toEqual({
+      usd: String(forecasts.current.monthly_usd),
+      shown: `$${usdText(forecasts.current.monthly_usd!)}`,
+    });
+    expect(total(html, 'forecast-double')).toEqual({
+      usd: String(forecasts.double.monthly_usd),
+      shown: `$${usdText(forecasts.double.monthly_usd!)}`,
+    });
     expect(forecasts.double.monthly_usd).toBeGreaterThan(forecasts.current.monthly_usd!);
   });
 
@@ -117,7 +159,9 @@ describe('the HTML cost report', () => {
     expect(report.unpriced_models).toEqual(['vendor.<unknown>-model']);
     const card = /<div class="card"><span class="label">Period total<\/span>([\s\S]*?)<\/div>/.exec(html)![1]!;
     expect(card).toContain(`data-total="period"`);
-    expect(card).toContain('<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: vendor.&#60;unknown&#62;-model</span>');
+    expect(card).toContain(
+      '<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: vendor.&#60;unknown&#62;-model</span>',
+    );
     expect(html.match(/data-warning=/g)).toHaveLength(1);
     // Visible: styled as a warning, not hidden.
     expect(html).toMatch(/\.card \.warning \{ color: #b3261e;/);
@@ -136,7 +180,14 @@ describe('the HTML cost report', () => {
   it('shows a forecast it cannot complete as incomplete, with the priced lines and the reason', () => {
     // Dialogs asked for, and the period had no dialogs link to average them on.
     const averages = measureAverages(report, [{ subject: `link#${HOSTILE_LINK}`, type: 'calls', events: 105 }]);
-    const at = (dialogs: number) => forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: { events: 10, dialogs, runs: 1 }, months: 1, volumesFrom: 'flags' });
+    const at = (dialogs: number) =>
+      forecastCost({
+        averages,
+        fixed: report.fixed_monthly_usd,
+        volumes: { events: 10, dialogs, runs: 1 },
+        months: 1,
+        volumesFrom: 'flags',
+      });
     const forecasts = { current: at(100), double: at(200) };
     const partial = costReportHtml({ report, forecasts });
     expect(forecasts.current.monthly_usd).toBeNull();

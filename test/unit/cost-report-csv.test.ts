@@ -43,7 +43,14 @@ describe('the cost report CSV opened in a spreadsheet', () => {
     from: '2026-11-01',
     to: '2026-11-01',
     sheet,
-    usage: [{ subject: 'project#a', day: '2026-11-01', units: { inputTokens: 5 }, models: Object.fromEntries(hostile.map((id) => [id, { input_tokens: 5 }])) }],
+    usage: [
+      {
+        subject: 'project#a',
+        day: '2026-11-01',
+        units: { inputTokens: 5 },
+        models: Object.fromEntries(hostile.map((id) => [id, { input_tokens: 5 }])),
+      },
+    ],
     runCosts: [],
   });
   const rows = parseCsv(costReportCsv(report));
@@ -53,14 +60,20 @@ describe('the cost report CSV opened in a spreadsheet', () => {
     for (const cell of cells) expect(FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell), JSON.stringify(cell)).toBe(false);
   });
 
-  it("keeps the ids readable after the quote: the unpriced models row names each, the first neutralised", () => {
+  it('keeps the ids readable after the quote: the unpriced models row names each, the first neutralised', () => {
     expect(report.unpriced_models[0]).toMatch(FORMULA_START);
     const unpriced = rows.find((row) => row[0] === 'unpriced models')!;
     expect(unpriced[2]).toBe(`'${report.unpriced_models.join(' ')}`);
   });
 
   it('leaves plain numbers, negative ones included, as numbers', () => {
-    const withNegative = costReport({ from: '2026-11-01', to: '2026-11-01', sheet, usage: [{ subject: 'project#a', day: '2026-11-01', units: { apiRequests: -3 } }], runCosts: [] });
+    const withNegative = costReport({
+      from: '2026-11-01',
+      to: '2026-11-01',
+      sheet,
+      usage: [{ subject: 'project#a', day: '2026-11-01', units: { apiRequests: -3 } }],
+      runCosts: [],
+    });
     const apiGateway = parseCsv(costReportCsv(withNegative)).find((row) => row[0] === 'API Gateway')!;
     expect(apiGateway[1]).toBe('-3');
     expect(apiGateway[2]).toMatch(PLAIN_NUMBER);

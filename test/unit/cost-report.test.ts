@@ -35,7 +35,10 @@ describe('the cost report', () => {
   });
 
   it('ranks workflows by mean run cost, with the nearest-rank p95', () => {
-    expect(report.workflows.map((workflow) => [workflow.workflow_id, workflow.runs])).toEqual([['dear', 20], ['cheap', 1]]);
+    expect(report.workflows.map((workflow) => [workflow.workflow_id, workflow.runs])).toEqual([
+      ['dear', 20],
+      ['cheap', 1],
+    ]);
     expect(report.workflows[0]!.mean_usd).toBeCloseTo(19.5 * TRANSITION, 10);
     // 20 runs: the 19th cheapest (ceil(0.95 × 20)) spent 28 transitions.
     expect(report.workflows[0]!.p95_usd).toBeCloseTo(28 * TRANSITION, 10);
@@ -49,7 +52,9 @@ describe('the period of a report', () => {
   it('covers as many days as usage items are kept, 400, and no more', () => {
     expect(MAX_REPORT_DAYS).toBe(400);
     expect(report('2025-01-01', '2026-02-04').days).toHaveLength(400);
-    expect(() => report('2025-01-01', '2026-02-05')).toThrow(new RangeError('a report covers 1 to 400 days; 2025-01-01 to 2026-02-05 is 401'));
+    expect(() => report('2025-01-01', '2026-02-05')).toThrow(
+      new RangeError('a report covers 1 to 400 days; 2025-01-01 to 2026-02-05 is 401'),
+    );
     expect(() => report('0001-01-01', '9999-12-31')).toThrow(RangeError);
     expect(() => report('2026-01-02', '2026-01-01')).toThrow(RangeError);
   });

@@ -64,6 +64,10 @@ describe('the custom metrics the functions publish', () => {
     expect(customMetricCount()).toBe(SERVICE_METRICS.length + ROUTE_GROUP_METRICS.length * ROUTE_GROUPS.length);
     const sheet = loadPriceSheet();
     const line = fixedMonthlyCosts(sheet).find((fixed) => fixed.item === 'CloudWatch custom metrics');
-    expect(line).toEqual({ item: 'CloudWatch custom metrics', count: customMetricCount(), usd: Math.round(customMetricCount() * sheet.fixed_monthly.custom_metric.usd * 100) / 100 });
+    expect(line).toEqual({
+      item: 'CloudWatch custom metrics',
+      count: customMetricCount(),
+      usd: Math.round(customMetricCount() * sheet.fixed_monthly.custom_metric.usd * 100) / 100,
+    });
   });
 });

@@ -9,7 +9,7 @@ const GB = 2 ** 30;
 const REQUEST = sheet.units.apiRequests.usd_per_unit;
 const TRANSITION = sheet.units.stateTransitions.usd_per_unit;
 
-describe('the price sheet\'s data transfer out', () => {
+describe("the price sheet's data transfer out", () => {
   it('is $0.09 per GB (2^30 bytes), with its own source and date, and says how the free 100 GB are treated', () => {
     const unit = sheet.units.dataTransferOutBytes;
     expect(unit.usd_per_gb).toBe(0.09);
@@ -39,7 +39,7 @@ const PROJECT_BYTES = 6 * GB;
 const usdOfBytes = (bytes: number) => (bytes / GB) * 0.09;
 
 describe('the cost report', () => {
-  it('has a data transfer line: the metered bytes at the sheet\'s price per GB, in the services, days and totals', () => {
+  it("has a data transfer line: the metered bytes at the sheet's price per GB, in the services, days and totals", () => {
     const line = report.services.find((service) => service.service === 'Data transfer out')!;
     expect(line.units).toBe(LINK_BYTES + PROJECT_BYTES);
     expect(line.usd).toBeCloseTo(usdOfBytes(LINK_BYTES + PROJECT_BYTES), 8);
@@ -65,7 +65,9 @@ describe('the cost report', () => {
   it('is a CSV row in bytes and a table row that says its unit and price', () => {
     const line = report.services.find((service) => service.service === 'Data transfer out')!;
     expect(costReportCsv(report).split('\r\n')).toContain(`Data transfer out,${LINK_BYTES + PROJECT_BYTES},${line.usd.toFixed(8)},,,,,`);
-    expect(costReportTable(report)).toMatch(new RegExp(`^Data transfer out \\(bytes, \\$0\\.09 per GB\\) +${LINK_BYTES + PROJECT_BYTES} +${line.usd.toFixed(8)}$`, 'm'));
+    expect(costReportTable(report)).toMatch(
+      new RegExp(`^Data transfer out \\(bytes, \\$0\\.09 per GB\\) +${LINK_BYTES + PROJECT_BYTES} +${line.usd.toFixed(8)}$`, 'm'),
+    );
   });
 });
 
@@ -73,26 +75,35 @@ describe('the estimate', () => {
   const links: LinkSample[] = [{ subject: 'link#calls1', type: 'calls', events: 100 }];
   const averages = measureAverages(report, links, { nowMs: Date.parse('2026-11-26T00:00:00Z') });
 
-  it('counts a call event\'s data transfer: its link\'s answers over its events', () => {
+  it("counts a call event's data transfer: its link's answers over its events", () => {
     // Averages are in dollars to a millionth of a cent, as the report's.
     expect(averages.call_event.data_transfer_usd).toBeCloseTo(usdOfBytes(LINK_BYTES) / 100, 8);
     expect(averages.call_event.usd).toBeCloseTo((100 * REQUEST + usdOfBytes(LINK_BYTES)) / 100, 8);
     expect(averages.dialog.data_transfer_usd).toBeNull();
   });
 
-  it('counts a run\'s data transfer on its request side: its project\'s answers shared by the project\'s runs', () => {
+  it("counts a run's data transfer on its request side: its project's answers shared by the project's runs", () => {
     expect(averages.run.data_transfer_usd).toBeCloseTo(usdOfBytes(PROJECT_BYTES) / 10, 8);
     expect(averages.run.request_usd).toBeCloseTo((20 * REQUEST + usdOfBytes(PROJECT_BYTES)) / 10, 8);
     expect(averages.run.step_usd).toBeCloseTo(4 * TRANSITION, 10);
   });
 
   it('prices each line with it, says its share, and leaves the fixed line as it was', () => {
-    const forecast = forecastCost({ averages, fixed: report.fixed_monthly_usd, volumes: { events: 1_000_000, dialogs: 0, runs: 1000 }, months: 1, volumesFrom: 'flags' });
+    const forecast = forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: { events: 1_000_000, dialogs: 0, runs: 1000 },
+      months: 1,
+      volumesFrom: 'flags',
+    });
     const [events, , runs, fixed] = forecast.lines;
     expect(events!.monthly_usd).toBeCloseTo(1_000_000 * averages.call_event.usd!, 4);
     expect(events!.samples).toMatch(/^100 events on 1 link, of which data transfer \$0\.0000000\d+$/);
     expect(runs!.monthly_usd).toBeCloseTo(1000 * averages.run.usd!, 6);
     expect(runs!.samples).toMatch(/, of which data transfer \$0\.054/);
-    expect(fixed!.usd_each).toBeCloseTo(report.fixed_monthly_usd.reduce((sum, item) => sum + item.usd, 0), 8);
+    expect(fixed!.usd_each).toBeCloseTo(
+      report.fixed_monthly_usd.reduce((sum, item) => sum + item.usd, 0),
+      8,
+    );
   });
 });

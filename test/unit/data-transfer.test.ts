@@ -25,7 +25,7 @@ const gatewayHeaders = ' '.repeat(API_GATEWAY_HEADER_BYTES);
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 describe('a buffered answer', () => {
-  it('counts its status line, headers, Content-Length, the gateway\'s headers and its body, as the client gets them', () => {
+  it("counts its status line, headers, Content-Length, the gateway's headers and its body, as the client gets them", () => {
     const body = '{"event_id":"evt_1","status":"accepted","note":"é"}';
     const message = `HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nContent-Length: ${bytes(body)}\r\n${gatewayHeaders}\r\n${body}`;
     expect(bufferedResponseBytes({ statusCode: 201, headers: { 'content-type': 'application/json' }, body })).toBe(bytes(message));
@@ -44,7 +44,7 @@ describe('a buffered answer', () => {
     expect(bufferedResponseBytes(response)).toBe(bytes(head) + API_GATEWAY_HEADER_BYTES + 2 + 5);
   });
 
-  it('estimates API Gateway\'s own headers from the lines a REST API adds', () => {
+  it("estimates API Gateway's own headers from the lines a REST API adds", () => {
     const lines = [
       'Date: Thu, 26 Nov 2026 12:00:00 GMT',
       'Connection: keep-alive',
@@ -96,7 +96,7 @@ function reportedUnits(): CostUnits[] {
 const event = { headers: {}, body: null, httpMethod: 'GET' } as unknown as APIGatewayProxyEvent;
 type StreamingHandler = (request: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
 
-describe('the HTTP stack meters each answer\'s bytes before its usage is written', () => {
+describe("the HTTP stack meters each answer's bytes before its usage is written", () => {
   beforeEach(() => void takeDataTransferLeftBefore());
 
   it('counts a buffered answer whole, and a refusal as the error mapper shapes it', async () => {
@@ -115,7 +115,9 @@ describe('the HTTP stack meters each answer\'s bytes before its usage is written
   it('counts the CORS headers a browser-serving route adds to its answers', async () => {
     const units = reportedUnits();
     const cors = { origins: ['https://app.example'], methods: ['GET'] };
-    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => jsonResponse(200, {}), { cors });
+    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows' }, async () => jsonResponse(200, {}), {
+      cors,
+    });
     const answer = await handler({ ...event, headers: { origin: 'https://app.example' } }, localContext('List', 1000));
     expect(Object.keys(answer.headers ?? {}).length).toBeGreaterThan(1);
     expect(units.at(-1)!.dataTransferOutBytes).toBe(bufferedResponseBytes(answer));
@@ -124,24 +126,29 @@ describe('the HTTP stack meters each answer\'s bytes before its usage is written
   it('counts every byte a streamed answer writes, head included', async () => {
     const units = reportedUnits();
     const runtime = fakeStreamingRuntime();
-    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true }, async (_request, context) =>
-      serveStream(context, { 'content-type': 'text/event-stream' }, async (sink) => {
-        sink.write('id: 1\nevent: start\ndata: {}\n\n');
-        sink.write(`: ${'x'.repeat(5000)}\n\n`);
-        sink.write('id: 2\nevent: end\ndata: {"status":"completed","text":"ünïcode"}\n\n');
-      }),
+    const handler = withHttpStack(
+      { errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true },
+      async (_request, context) =>
+        serveStream(context, { 'content-type': 'text/event-stream' }, async (sink) => {
+          sink.write('id: 1\nevent: start\ndata: {}\n\n');
+          sink.write(`: ${'x'.repeat(5000)}\n\n`);
+          sink.write('id: 2\nevent: end\ndata: {"status":"completed","text":"ünïcode"}\n\n');
+        }),
     ) as unknown as StreamingHandler;
     await handler(event, runtime.sink, localContext('Stream', 1000));
     expect(runtime.sent.chunks.length).toBeGreaterThanOrEqual(3);
     expect(units.at(-1)!.dataTransferOutBytes).toBe(runtime.received());
   });
 
-  it('counts a streaming route\'s refusal, which is written after the usage', async () => {
+  it("counts a streaming route's refusal, which is written after the usage", async () => {
     const units = reportedUnits();
     const runtime = fakeStreamingRuntime();
-    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true }, async () => {
-      throw new NotFoundError('Workflow not found');
-    }) as unknown as StreamingHandler;
+    const handler = withHttpStack(
+      { errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true },
+      async () => {
+        throw new NotFoundError('Workflow not found');
+      },
+    ) as unknown as StreamingHandler;
     await handler(event, runtime.sink, localContext('Stream', 1000));
     expect(runtime.sent.prelude?.statusCode).toBe(404);
     expect(units.at(-1)!.dataTransferOutBytes).toBe(runtime.received());
@@ -150,11 +157,13 @@ describe('the HTTP stack meters each answer\'s bytes before its usage is written
   it('counts the error body that ends a stream which failed after it opened', async () => {
     const units = reportedUnits();
     const runtime = fakeStreamingRuntime();
-    const handler = withHttpStack({ errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true }, async (_request, context) =>
-      serveStream(context, { 'content-type': 'text/event-stream' }, async (sink) => {
-        sink.write('id: 1\nevent: start\ndata: {}\n\n');
-        throw new Error('the log could not be read');
-      }),
+    const handler = withHttpStack(
+      { errorShape: 'published', path: '/api/v1/published/workflows/{id}/stream', streaming: true },
+      async (_request, context) =>
+        serveStream(context, { 'content-type': 'text/event-stream' }, async (sink) => {
+          sink.write('id: 1\nevent: start\ndata: {}\n\n');
+          throw new Error('the log could not be read');
+        }),
     ) as unknown as StreamingHandler;
     await handler(event, runtime.sink, localContext('Stream', 1000));
     expect(Buffer.concat(runtime.sent.chunks).toString()).toMatch(/Internal server error/);
@@ -165,7 +174,11 @@ describe('the HTTP stack meters each answer\'s bytes before its usage is written
 describe('an answer whose usage an earlier write carried (a webhook request)', () => {
   const context = { functionName: 'PostEvent', memoryLimitInMB: '256' } as Context;
   /** As a limits update that carried everything so far leaves it (cost-meter.ts `usageToCarry`: the invocation itself included). */
-  const carried = (metering: Metering): Metering => ({ ...metering, subject: 'link#l1', written: { ...metering.units, lambdaInvocations: 1, lambdaGbMs: 0 } });
+  const carried = (metering: Metering): Metering => ({
+    ...metering,
+    subject: 'link#l1',
+    written: { ...metering.units, lambdaInvocations: 1, lambdaGbMs: 0 },
+  });
 
   beforeEach(() => void takeDataTransferLeftBefore());
 

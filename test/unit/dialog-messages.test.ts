@@ -51,17 +51,30 @@ const badMessages: [string, unknown][] = [
   ['a string', 'hello'],
   ['null', null],
   ['an array', [valid()]],
-  ['every field wrong', { text: 1, timestamp: 'now', author_name: null, author_role: [], sequence_number: -2, external_id: false, author_id: 0 }],
+  [
+    'every field wrong',
+    { text: 1, timestamp: 'now', author_name: null, author_role: [], sequence_number: -2, external_id: false, author_id: 0 },
+  ],
 ];
 
 describe('dialog messages checked by hand', () => {
   it('accepts valid messages with the schema output: known fields only, in the schema order', () => {
     const full = { author_id: 'u1', external_id: 'm1', sequence_number: 0, ...valid(), surprise: { deep: true } };
-    const result = expectSameAsSchema(dialog([valid(), full, { ...valid(), sequence_number: 2_147_483_647 }], { metadata: { topic: 'refund' }, extra: 1 }));
+    const result = expectSameAsSchema(
+      dialog([valid(), full, { ...valid(), sequence_number: 2_147_483_647 }], { metadata: { topic: 'refund' }, extra: 1 }),
+    );
     expect(result.ok && result.event.type === 'text' && Object.keys(result.event.messages[1]!)).toEqual([
-      'text', 'timestamp', 'author_name', 'author_role', 'sequence_number', 'external_id', 'author_id',
+      'text',
+      'timestamp',
+      'author_name',
+      'author_role',
+      'sequence_number',
+      'external_id',
+      'author_id',
     ]);
-    expect(acceptedMessages([full])).toEqual(bySchema(dialog([full])).ok ? (bySchema(dialog([full])) as { event: { messages: unknown } }).event.messages : 'refused');
+    expect(acceptedMessages([full])).toEqual(
+      bySchema(dialog([full])).ok ? (bySchema(dialog([full])) as { event: { messages: unknown } }).event.messages : 'refused',
+    );
   });
 
   it.each(badMessages)('reports a message with %s exactly as the schema does', (_, bad) => {
@@ -91,11 +104,23 @@ describe('dialog messages checked by hand', () => {
       ok: false,
       issues: [{ field: 'messages', message: 'must hold at most 2000 messages' }],
     });
-    expect(parseInboundEvent(dialog([]))).toEqual({ ok: false, issues: [{ field: 'messages', message: 'must hold at least one message' }] });
+    expect(parseInboundEvent(dialog([]))).toEqual({
+      ok: false,
+      issues: [{ field: 'messages', message: 'must hold at least one message' }],
+    });
   });
 
   it('counts messages as the schema does: 1 to 2000, an array only', () => {
-    for (const messages of [[], Array(2000).fill(valid()), Array(2001).fill(valid()), undefined, null, {}, { 0: valid(), length: 1 }, 'messages']) {
+    for (const messages of [
+      [],
+      Array(2000).fill(valid()),
+      Array(2001).fill(valid()),
+      undefined,
+      null,
+      {},
+      { 0: valid(), length: 1 },
+      'messages',
+    ]) {
       expectSameAsSchema(dialog(messages));
     }
     expect(acceptedMessages(Array(2000).fill(valid()))).toHaveLength(2000);
@@ -107,13 +132,17 @@ describe('dialog messages checked by hand', () => {
   });
 
   it('reports the envelope as the schema does when the messages are valid, and both when neither is', () => {
-    expectSameAsSchema(dialog([valid()], { external_id: 'has space', occurred_at: '2020-01-01T00:00:00Z', source_channel: null, metadata: [] }));
+    expectSameAsSchema(
+      dialog([valid()], { external_id: 'has space', occurred_at: '2020-01-01T00:00:00Z', source_channel: null, metadata: [] }),
+    );
     expectSameAsSchema(dialog([valid(), { ...valid(), text: null }], { external_id: 'has space', status: 's'.repeat(33) }));
     expectSameAsSchema(dialog([valid()], { occurred_at: '2026-01-01T10:00:00' }));
   });
 
   it('keeps what the parsed JSON holds, __proto__ keys included, without copying them into a message', () => {
-    const body = JSON.parse(`{"type":"text","external_id":"e","occurred_at":"${now()}","metadata":{"__proto__":1},"messages":[{"__proto__":{"text":1},"text":"t","timestamp":"${now()}","author_name":"a","author_role":"r"}]}`) as unknown;
+    const body = JSON.parse(
+      `{"type":"text","external_id":"e","occurred_at":"${now()}","metadata":{"__proto__":1},"messages":[{"__proto__":{"text":1},"text":"t","timestamp":"${now()}","author_name":"a","author_role":"r"}]}`,
+    ) as unknown;
     const result = expectSameAsSchema(body);
     expect(result.ok && result.event.type === 'text' && Object.getPrototypeOf(result.event.messages[0])).toBe(Object.prototype);
   });

@@ -71,7 +71,11 @@ describe('batchPut', () => {
 
     expect(calls.every((command) => command instanceof BatchWriteCommand)).toBe(true);
     expect(calls.map((command) => command.input.RequestItems.things.length)).toEqual([25, 2, 2, 5]);
-    expect(written.sort()).toEqual(items(30).map((item) => item.pk).sort());
+    expect(written.sort()).toEqual(
+      items(30)
+        .map((item) => item.pk)
+        .sort(),
+    );
     expect(pauses).toEqual([Math.floor(0.999 * BATCH_RETRY_BASE_MS), Math.floor(0.999 * BATCH_RETRY_BASE_MS * 2)]);
   });
 

@@ -63,7 +63,12 @@ describe('webhook metadata keys', () => {
 
 describe('overrides naming prototype properties', () => {
   const definition = parseDefinition(
-    { id: 'echo', name: 'Echo', start: 'answer', nodes: { answer: { type: 'llm', provider: 'scripted', reply: 'hi', next: 'done' }, done: { type: 'end', output: 'x' } } },
+    {
+      id: 'echo',
+      name: 'Echo',
+      start: 'answer',
+      nodes: { answer: { type: 'llm', provider: 'scripted', reply: 'hi', next: 'done' }, done: { type: 'end', output: 'x' } },
+    },
     'echo.json',
     { allowLoopbackTools: false, now: Date.parse('2026-11-26T00:00:00Z') },
   );
@@ -114,7 +119,10 @@ describe('execute body keys', () => {
     const key = 'ё'.repeat(129);
     const parsed = executeRequestSchema.safeParse({ user_id: 'u', initial_memory: { [key]: 1 } });
     expect(parsed.success).toBe(false);
-    expect(parsed.error?.issues[0]).toMatchObject({ path: ['initial_memory', key], message: 'key is 258 bytes of UTF-8; at most 256 bytes' });
+    expect(parsed.error?.issues[0]).toMatchObject({
+      path: ['initial_memory', key],
+      message: 'key is 258 bytes of UTF-8; at most 256 bytes',
+    });
     expect(executeRequestSchema.safeParse({ user_id: 'u', initial_memory: { '': 1 } }).success).toBe(false);
   });
 
@@ -130,7 +138,9 @@ describe('path ids', () => {
   it('answers 404 without a read for ids no real id can be', () => {
     expect(() => pathParameter(request('workflow_id', 'w'.repeat(1100)), 'workflow_id')).toThrow(new NotFoundError('Workflow not found'));
     expect(() => pathParameter(request('workflow_id', 'a.b'), 'workflow_id')).toThrow(NotFoundError);
-    expect(() => pathParameter(request('execution_id', 'e'.repeat(2100)), 'execution_id')).toThrow(new NotFoundError('Execution not found'));
+    expect(() => pathParameter(request('execution_id', 'e'.repeat(2100)), 'execution_id')).toThrow(
+      new NotFoundError('Execution not found'),
+    );
     expect(() => pathParameter(request('execution_id', 'я'), 'execution_id')).toThrow(NotFoundError);
   });
 

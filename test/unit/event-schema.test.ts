@@ -97,7 +97,10 @@ describe('inbound event schema', () => {
 
 describe('an accepted body read again (the nightly collection)', () => {
   it('gives the event acceptance gave, unknown fields dropped', () => {
-    for (const body of [call({ surprise: true, metadata: { direction: 'inbound' } }), text({ messages: [{ text: 'hi', timestamp: now(), author_name: 'A', author_role: 'r', extra: 1 }] })]) {
+    for (const body of [
+      call({ surprise: true, metadata: { direction: 'inbound' } }),
+      text({ messages: [{ text: 'hi', timestamp: now(), author_name: 'A', author_role: 'r', extra: 1 }] }),
+    ]) {
       const atAcceptance = parseInboundEvent(body);
       expect(atAcceptance.ok).toBe(true);
       expect(parseAcceptedBody(body)).toEqual(atAcceptance);
@@ -111,7 +114,14 @@ describe('an accepted body read again (the nightly collection)', () => {
   });
 
   it('keeps every rule on what the body holds', () => {
-    const refused = [call({ occurred_at: '2019-06-01T10:00:00' }), call({ external_id: 'has space' }), text({ messages: [] }), call({ metadata: [] }), { type: 'video' }, []];
+    const refused = [
+      call({ occurred_at: '2019-06-01T10:00:00' }),
+      call({ external_id: 'has space' }),
+      text({ messages: [] }),
+      call({ metadata: [] }),
+      { type: 'video' },
+      [],
+    ];
     for (const body of refused) {
       const read = parseAcceptedBody(body);
       expect(read.ok).toBe(false);

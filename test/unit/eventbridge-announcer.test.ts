@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { eventBridgeAnnouncer } from '#collection/eventbridge-announcer.ts';
 import { HANDOFF_DETAIL_TYPE, HANDOFF_EVENT_SOURCE, type HandoffAnnouncement } from '#collection/handoff-store.ts';
 
-const announcement: HandoffAnnouncement = { bucket: 'b', key: 'handoff/src/1.json', event_id: 1, external_id: 'x', source_id: 'src', link_id: 'lnk', type: 'text' };
+const announcement: HandoffAnnouncement = {
+  bucket: 'b',
+  key: 'handoff/src/1.json',
+  event_id: 1,
+  external_id: 'x',
+  source_id: 'src',
+  link_id: 'lnk',
+  type: 'text',
+};
 
 function client(answer: object) {
   const sent: PutEventsCommand[] = [];
@@ -21,6 +29,8 @@ describe('the EventBridge announcer', () => {
 
   it('fails when PutEvents answers 200 with a failed entry, so the batch is retried', async () => {
     const { client: bus } = client({ FailedEntryCount: 1, Entries: [{ ErrorCode: 'ThrottlingException' }] });
-    await expect(eventBridgeAnnouncer(bus, 'handoffs').announce(announcement)).rejects.toThrow('Hand-off announcement refused: ThrottlingException');
+    await expect(eventBridgeAnnouncer(bus, 'handoffs').announce(announcement)).rejects.toThrow(
+      'Hand-off announcement refused: ThrottlingException',
+    );
   });
 });

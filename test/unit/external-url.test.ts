@@ -27,7 +27,9 @@ describe('URLs the API hands back', () => {
     expect(externalUrl(event('/workflows-api/api/v1/published/workflows/support-bot/execute', { host: 'api.example.com' }), POLL)).toBe(
       `https://api.example.com/workflows-api${POLL}`,
     );
-    expect(externalUrl(event('/api/v1/published/workflows/support-bot/execute', { host: 'api.example.com' }), POLL)).toBe(`https://api.example.com${POLL}`);
+    expect(externalUrl(event('/api/v1/published/workflows/support-bot/execute', { host: 'api.example.com' }), POLL)).toBe(
+      `https://api.example.com${POLL}`,
+    );
   });
 
   it('follow X-Forwarded-Proto when it says http (the local twin), and ignore anything else it says', () => {
@@ -46,7 +48,10 @@ describe('URLs the API hands back', () => {
     expect(externalPrefix(event('/prod/something/else'))).toBe('');
     const badHost = event('/prod/api/v1/published/workflows/support-bot/execute', { Host: 'evil.com/@x' });
     expect(externalUrl(badHost, POLL)).toBe(`https://abc123.execute-api.eu-west-1.amazonaws.com/prod${POLL}`);
-    const nothing = { ...event('/prod/api/v1/published/workflows/support-bot/execute'), requestContext: { path: '/prod/api/v1/published/workflows/support-bot/execute' } };
+    const nothing = {
+      ...event('/prod/api/v1/published/workflows/support-bot/execute'),
+      requestContext: { path: '/prod/api/v1/published/workflows/support-bot/execute' },
+    };
     expect(externalUrl(nothing as unknown as APIGatewayProxyEvent, POLL)).toBe(`/prod${POLL}`);
   });
 });

@@ -7,12 +7,23 @@ import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost
 /** Each hand-off's announcement is an EventBridge custom event, billed per 64 KB chunk of its PutEvents entry. */
 const conversation = (externalId: string) =>
   ({ event_id: 7, external_id: externalId, source_id: 'src', link_id: 'lnk', type: 'call' }) as unknown as NormalizedConversation;
-const announcement = (externalId: string): HandoffAnnouncement => ({ bucket: 'b', key: 'handoff/src/7.json', event_id: 7, external_id: externalId, source_id: 'src', link_id: 'lnk', type: 'call' });
+const announcement = (externalId: string): HandoffAnnouncement => ({
+  bucket: 'b',
+  key: 'handoff/src/7.json',
+  event_id: 7,
+  external_id: externalId,
+  source_id: 'src',
+  link_id: 'lnk',
+  type: 'call',
+});
 
 describe('the hand-off announcement’s EventBridge events', () => {
   it('are one per 64 KB of the entry (Source, DetailType and Detail as UTF-8)', () => {
     expect(putEventsChunks(announcement('call-1'))).toBe(1);
-    const overhead = ['workflow-ingest-platform.collection', 'Conversation handed off', JSON.stringify(announcement(''))].reduce((sum, part) => sum + Buffer.byteLength(part), 0);
+    const overhead = ['workflow-ingest-platform.collection', 'Conversation handed off', JSON.stringify(announcement(''))].reduce(
+      (sum, part) => sum + Buffer.byteLength(part),
+      0,
+    );
     expect(putEventsChunks(announcement('x'.repeat(64 * 1024 - overhead)))).toBe(1);
     expect(putEventsChunks(announcement('x'.repeat(64 * 1024 - overhead + 1)))).toBe(2);
     // UTF-8 bytes, not characters: 'é' is two.

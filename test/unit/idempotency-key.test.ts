@@ -35,7 +35,9 @@ describe('the Idempotency-Key header', () => {
       const error = refusal(key);
       expect(error, JSON.stringify(key)).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).statusCode).toBe(400);
-      expect((error as ValidationError).details).toEqual([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }]);
+      expect((error as ValidationError).details).toEqual([
+        { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+      ]);
     }
   });
 });
@@ -46,7 +48,9 @@ describe('the request fingerprint', () => {
 
   it('is the same for every spelling of the same body: key order, whitespace, defaults, unknown fields', () => {
     const fingerprint = requestFingerprint('echo', parsed(base));
-    const reordered = JSON.parse('{ "input": { "extra": { "b": [1, 2.0], "a": 1 }, "message": "hi" },\n  "user_id": "u1", "overrides": {} }');
+    const reordered = JSON.parse(
+      '{ "input": { "extra": { "b": [1, 2.0], "a": 1 }, "message": "hi" },\n  "user_id": "u1", "overrides": {} }',
+    );
     expect(requestFingerprint('echo', parsed(reordered))).toBe(fingerprint);
     expect(requestFingerprint('echo', parsed({ ...base, something_else: true }))).toBe(fingerprint);
   });

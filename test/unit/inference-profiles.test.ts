@@ -14,7 +14,9 @@ afterEach(() => {
 
 describe('the step function’s map from model id to application inference profile', () => {
   it('sends the profile ARN for a mapped model, and fails the run naming a model that has none instead of calling it', () => {
-    const profiles = parseInferenceProfiles(JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }));
+    const profiles = parseInferenceProfiles(
+      JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }),
+    );
     expect(invocationModelId('us.amazon.nova-lite-v1:0', profiles)).toBe(ARN('a1b2c3d4e5f6'));
     expect(invocationModelId('amazon.nova-micro-v1:0', profiles)).toBe(ARN('zz9yy8xx7ww6'));
     expect(invocationModelId(undefined, profiles)).toBeUndefined();
@@ -31,25 +33,35 @@ describe('the step function’s map from model id to application inference profi
     const profiles = parseInferenceProfiles(JSON.stringify({ 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }));
     const today = Date.parse('2026-11-26T00:00:00Z');
     expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, today)).toThrow(
-      new RunFailure('Bedrock model "amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node'),
+      new RunFailure(
+        'Bedrock model "amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node',
+      ),
     );
     expect(() => invocationModelId('anthropic.claude-3-5-haiku-20241022-v1:0', profiles, today)).toThrow(
       'Bedrock model "anthropic.claude-3-5-haiku-20241022-v1:0" reached end of life on Bedrock on 2026-06-19; use us.anthropic.claude-haiku-4-5-20251001-v1:0',
     );
     // Before its end it is a model outside this deployment's list.
-    expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, Date.parse('2026-09-01T00:00:00Z'))).toThrow(/is not one this deployment allows/);
+    expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, Date.parse('2026-09-01T00:00:00Z'))).toThrow(
+      /is not one this deployment allows/,
+    );
   });
 
   it('refuses a malformed value whole, naming the variable', () => {
     const refusal = (value: string) => () => parseInferenceProfiles(value);
     expect(refusal('{')).toThrow(`${INFERENCE_PROFILES_ENV} is not JSON`);
     expect(refusal('[]')).toThrow(/must be a JSON object from model id to inference profile ARN/);
-    expect(refusal(JSON.stringify({ 'amazon.titan-text-express-v1': ARN('abc') }))).toThrow(/"amazon.titan-text-express-v1" is not a model the product supports/);
-    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-lite-v1:0' }))).toThrow(
-      /the profile of amazon.nova-lite-v1:0 is not an application inference profile ARN/,
+    expect(refusal(JSON.stringify({ 'amazon.titan-text-express-v1': ARN('abc') }))).toThrow(
+      /"amazon.titan-text-express-v1" is not a model the product supports/,
     );
+    expect(
+      refusal(
+        JSON.stringify({ 'amazon.nova-lite-v1:0': 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-lite-v1:0' }),
+      ),
+    ).toThrow(/the profile of amazon.nova-lite-v1:0 is not an application inference profile ARN/);
     expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': 42 }))).toThrow(/not an application inference profile ARN: 42/);
-    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('same'), 'amazon.nova-pro-v1:0': ARN('same') }))).toThrow(/is given for two models/);
+    expect(refusal(JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('same'), 'amazon.nova-pro-v1:0': ARN('same') }))).toThrow(
+      /is given for two models/,
+    );
   });
 
   it('reads the variable as the module loads: a malformed one fails the cold start', async () => {
@@ -59,7 +71,9 @@ describe('the step function’s map from model id to application inference profi
     vi.stubEnv(INFERENCE_PROFILES_ENV, JSON.stringify({ 'amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6') }));
     const loaded = await import('#engine/inference-profiles.ts');
     expect(loaded.invocationModelId('amazon.nova-lite-v1:0')).toBe(ARN('a1b2c3d4e5f6'));
-    expect(() => loaded.invocationModelId('amazon.nova-pro-v1:0')).toThrow(/Bedrock model amazon\.nova-pro-v1:0 is not one this deployment allows/);
+    expect(() => loaded.invocationModelId('amazon.nova-pro-v1:0')).toThrow(
+      /Bedrock model amazon\.nova-pro-v1:0 is not one this deployment allows/,
+    );
   });
 });
 
@@ -86,7 +100,9 @@ describe('the deployment’s application inference profiles', () => {
     const models = defaultBedrockModels('us-east-1');
     const specs = applicationInferenceProfiles(models, { ...where, deployment: 'WorkflowIngestPlatform' });
     expect(specs.map((spec) => spec.model)).toEqual(models);
-    expect(specs.find((spec) => spec.model === 'amazon.nova-lite-v1:0')!.copyFrom).toBe('arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0');
+    expect(specs.find((spec) => spec.model === 'amazon.nova-lite-v1:0')!.copyFrom).toBe(
+      'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0',
+    );
     // The catalog's image model has ended: the default list, and so the deployment, has no profile for it.
     expect(specs.filter((spec) => spec.model.includes('nova-canvas'))).toEqual([]);
     expect(specs.find((spec) => spec.model === 'us.anthropic.claude-haiku-4-5-20251001-v1:0')!.copyFrom).toBe(
@@ -103,8 +119,17 @@ describe('the deployment’s application inference profiles', () => {
     const name = /^([0-9a-zA-Z][ _-]?)+$/;
     const description = /^([0-9a-zA-Z:.][ _-]?)+$/;
     const seen = new Set<string>();
-    for (const deployment of ['WorkflowIngestPlatform', 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1', 'x', 'odd--name-', '---']) {
-      const specs = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment });
+    for (const deployment of [
+      'WorkflowIngestPlatform',
+      'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1',
+      'x',
+      'odd--name-',
+      '---',
+    ]) {
+      const specs = applicationInferenceProfiles(
+        ['global.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'],
+        { ...where, deployment },
+      );
       for (const spec of specs) {
         expect(spec.name.length, spec.name).toBeLessThanOrEqual(64);
         expect(spec.name, spec.name).toMatch(name);
@@ -122,7 +147,9 @@ describe('the deployment’s application inference profiles', () => {
   it('keeps a profile’s name as long as the profile can stay, and gives a new one exactly when it must be replaced', () => {
     const once = applicationInferenceProfiles(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' });
     // Synthesized again (another day, another machine): the same names, so CloudFormation changes nothing.
-    expect(applicationInferenceProfiles(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' })).toEqual(once);
+    expect(applicationInferenceProfiles(['amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1:0'], { ...where, deployment: 'Prod' })).toEqual(
+      once,
+    );
     // Name, description and source are create-only: the foundation model and its profile copy different sources and
     // must not share a name, and a deployment of another name (another description) gets names of its own, so a
     // replacement is created under a new name before the old profile is deleted.
@@ -131,7 +158,10 @@ describe('the deployment’s application inference profiles', () => {
     expect(renamed[0]!.name).not.toBe(once[0]!.name);
     const long = 'A-very-long-stack-name-for-a-staging-copy-of-the-platform-in-us-east-1';
     const [first] = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0'], { ...where, deployment: long });
-    const [second] = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0'], { ...where, deployment: `${long}-b` });
+    const [second] = applicationInferenceProfiles(['global.anthropic.claude-haiku-4-5-20251001-v1:0'], {
+      ...where,
+      deployment: `${long}-b`,
+    });
     expect(first!.name).not.toBe(second!.name);
   });
 });

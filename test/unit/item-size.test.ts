@@ -17,7 +17,17 @@ describe('item size', () => {
     ['fractions and signs', { a: 0.05, b: -12.5, c: 0, d: 1_700_000_000 }],
     ['strings, binary, booleans, null', { name: 'hello', body: new Uint8Array(1000), yes: true, none: null }],
     ['lists, maps and sets', { list: [1, 'x', true, null], map: { x: 1, yy: 'z' }, set: new Set(['a', 'bb']) }],
-    ['an event item', { source_id: 'src_1', external_id: 'call-1', event_id: 42, metadata_fields: [['topic', 'string']], body_gzip: new Uint8Array(700), expires_at: 1_800_000_000 }],
+    [
+      'an event item',
+      {
+        source_id: 'src_1',
+        external_id: 'call-1',
+        event_id: 42,
+        metadata_fields: [['topic', 'string']],
+        body_gzip: new Uint8Array(700),
+        expires_at: 1_800_000_000,
+      },
+    ],
   ])('matches the store for %s', (_label, item) => {
     expect(itemBytes(item)).toBe(dynaliteSize(marshall(item, { convertClassInstanceToMap: true })));
   });
@@ -29,6 +39,6 @@ describe('item size', () => {
   });
 
   it('measures names and strings in UTF-8 bytes, as DynamoDB does', () => {
-    expect(itemBytes({ 'ключ': 'значение' })).toBe(Buffer.byteLength('ключ') + Buffer.byteLength('значение'));
+    expect(itemBytes({ ключ: 'значение' })).toBe(Buffer.byteLength('ключ') + Buffer.byteLength('значение'));
   });
 });

@@ -45,7 +45,9 @@ function resolveImport(from: string, specifier: string): string {
 function importsOf(file: string): string[] {
   const code = readFileSync(file, 'utf8');
   const specifiers = [...code.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)'([^']+)'/g)].map((match) => match[1]!);
-  return specifiers.filter((specifier) => specifier.startsWith('.') || specifier.startsWith('#')).map((specifier) => resolveImport(file, specifier));
+  return specifiers
+    .filter((specifier) => specifier.startsWith('.') || specifier.startsWith('#'))
+    .map((specifier) => resolveImport(file, specifier));
 }
 
 const areaOf = (file: string) => {
@@ -87,7 +89,11 @@ describe('the layers of functions/', () => {
   });
 
   it('calls only entry points handlers: no module outside handlers/ is named *-handler.ts', () => {
-    expect(sources(FUNCTIONS).filter((file) => !isHandler(file) && /-handler\.ts$/.test(file)).map((file) => relative(ROOT, file))).toEqual([]);
+    expect(
+      sources(FUNCTIONS)
+        .filter((file) => !isHandler(file) && /-handler\.ts$/.test(file))
+        .map((file) => relative(ROOT, file)),
+    ).toEqual([]);
   });
 
   it('keeps repositories and clients below services, and wiring for handlers only', () => {
@@ -111,18 +117,30 @@ describe('the pure test tiers', () => {
   const TESTS = join(ROOT, 'test');
   const SUPPORT = join(TESTS, 'support');
   /** Support modules that start servers or stores; fakes and plain helpers stay allowed. */
-  const IMPURE_SUPPORT = ['local-twin.ts', 'embedded-dynamo.ts', 'mcp-server.ts', 'https-recording-server.ts', 'secret-echo.ts', 'http.ts', 'sse.ts'];
+  const IMPURE_SUPPORT = [
+    'local-twin.ts',
+    'embedded-dynamo.ts',
+    'mcp-server.ts',
+    'https-recording-server.ts',
+    'secret-echo.ts',
+    'http.ts',
+    'sse.ts',
+  ];
   const IMPURE_PACKAGES = /^(node:)?(http|https|http2|net|tls|dgram|child_process|worker_threads|cluster)$|^(dynalite|s3rver)$/;
   /** What a file loads at run time: `import type` loads nothing. */
   const specifiersOf = (file: string) => {
     const code = readFileSync(file, 'utf8');
-    const statements = [...code.matchAll(/^\s*(?:import|export)\s+(type\s+)?(?:[^;'"]*?\sfrom\s*)?'([^']+)'/gm)].filter((match) => !match[1]);
+    const statements = [...code.matchAll(/^\s*(?:import|export)\s+(type\s+)?(?:[^;'"]*?\sfrom\s*)?'([^']+)'/gm)].filter(
+      (match) => !match[1],
+    );
     const dynamic = [...code.matchAll(/import\s*\(\s*'([^']+)'/g)];
     return [...statements.map((match) => match[2]!), ...dynamic.map((match) => match[1]!)];
   };
   /** A twin module a pure test may use: one that itself loads no socket, process or other twin module (a pure helper). */
   const isPureTwinModule = (specifier: string) =>
-    specifiersOf(resolveImport(FUNCTIONS, specifier)).every((inner) => !IMPURE_PACKAGES.test(inner) && !inner.startsWith('#lib/twin/') && !inner.startsWith('.'));
+    specifiersOf(resolveImport(FUNCTIONS, specifier)).every(
+      (inner) => !IMPURE_PACKAGES.test(inner) && !inner.startsWith('#lib/twin/') && !inner.startsWith('.'),
+    );
   const pureFiles = ['unit', 'service'].flatMap((tier) => sources(join(TESTS, tier)));
 
   it('reads the files it checks', () => {

@@ -37,9 +37,12 @@ describe('the price sheet prices each model with its own price', () => {
     expect(usd(`global.${HAIKU_45}`, { input_tokens: 1_000_000 })).toBeCloseTo(1.0, 10);
   });
 
-  it('prices prompt-cache reads and writes at the model\'s cache prices', () => {
+  it("prices prompt-cache reads and writes at the model's cache prices", () => {
     const cached = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 5000, cache_write_tokens: 3000 };
-    expect(usd(`us.${HAIKU_45}`, cached)).toBeCloseTo(perMillion(100, 1.1) + perMillion(20, 5.5) + perMillion(5000, 0.11) + perMillion(3000, 1.375), 12);
+    expect(usd(`us.${HAIKU_45}`, cached)).toBeCloseTo(
+      perMillion(100, 1.1) + perMillion(20, 5.5) + perMillion(5000, 0.11) + perMillion(3000, 1.375),
+      12,
+    );
     // Nova: cache reads 75 % below its input price, cache writes not charged.
     expect(usd(PRO, { cache_read_tokens: 1_000_000, cache_write_tokens: 1_000_000 })).toBeCloseTo(0.2, 10);
     expect(usd(LITE, { cache_read_tokens: 1_000_000 })).toBeCloseTo(0.015, 10);
@@ -55,16 +58,31 @@ describe('the price sheet prices each model with its own price', () => {
     expect(usd(CANVAS, { images_standard_2048: 1 })).toBeCloseTo(0.06, 10);
     expect(usd(CANVAS, { images_premium_1024: 1 })).toBeCloseTo(0.06, 10);
     expect(usd(CANVAS, { images_premium_2048: 2 })).toBeCloseTo(0.16, 10);
-    expect(modelCostOf(sheet, CANVAS, { images_standard_1024: 3 })).toMatchObject({ priced: true, tokens_usd: 0, images_usd: expect.closeTo(0.12, 10) });
+    expect(modelCostOf(sheet, CANVAS, { images_standard_1024: 3 })).toMatchObject({
+      priced: true,
+      tokens_usd: 0,
+      images_usd: expect.closeTo(0.12, 10),
+    });
   });
 
-  it('lets an image node ask for Nova Canvas\'s premium quality (standard unless it says so), and a run override it', () => {
+  it("lets an image node ask for Nova Canvas's premium quality (standard unless it says so), and a run override it", () => {
     const withQuality = (quality?: unknown) =>
       workflowShape.safeParse({
         id: 'w',
         name: 'W',
         start: 'draw',
-        nodes: { draw: { type: 'image', provider: 'bedrock', prompt: 'p', width: 320, height: 320, ...(quality === undefined ? {} : { quality }), next: 'done' }, done: { type: 'end', output: 'x' } },
+        nodes: {
+          draw: {
+            type: 'image',
+            provider: 'bedrock',
+            prompt: 'p',
+            width: 320,
+            height: 320,
+            ...(quality === undefined ? {} : { quality }),
+            next: 'done',
+          },
+          done: { type: 'end', output: 'x' },
+        },
       });
     expect(withQuality().success).toBe(true);
     expect(withQuality('premium').success).toBe(true);
@@ -74,19 +92,31 @@ describe('the price sheet prices each model with its own price', () => {
   });
 
   it('reports an unknown model, or a counter its entry has no price for, as unpriced: never as another model', () => {
-    expect(modelCostOf(sheet, 'amazon.titan-text-express-v1', { input_tokens: 1000 })).toEqual({ priced: false, tokens_usd: 0, images_usd: 0, source: null });
+    expect(modelCostOf(sheet, 'amazon.titan-text-express-v1', { input_tokens: 1000 })).toEqual({
+      priced: false,
+      tokens_usd: 0,
+      images_usd: 0,
+      source: null,
+    });
     expect(modelCostOf(sheet, `us.amazon.titan-text-express-v1`, { input_tokens: 1000 }).priced).toBe(false);
     // A text model has no image price; an image model no token price.
     expect(modelCostOf(sheet, LITE, { images_standard_1024: 1 })).toMatchObject({ priced: false, source: sheet.models[LITE]!.source });
     expect(modelCostOf(sheet, CANVAS, { input_tokens: 1 }).priced).toBe(false);
     // An entry without cache prices cannot price cache tokens.
-    const noCache: PriceSheet = { ...sheet, models: { x: { input_usd_per_million: 1, output_usd_per_million: 2, source: 's', date: 'd' } } };
+    const noCache: PriceSheet = {
+      ...sheet,
+      models: { x: { input_usd_per_million: 1, output_usd_per_million: 2, source: 's', date: 'd' } },
+    };
     expect(modelCostOf(noCache, 'x', { input_tokens: 1 }).priced).toBe(true);
     expect(modelCostOf(noCache, 'x', { cache_write_tokens: 1 }).priced).toBe(false);
   });
 
   it('prices the scripted (offline) model at $0, as a model of its own', () => {
-    expect(modelCostOf(sheet, 'scripted', { output_tokens: 10_000, images_standard_1024: 3, images_premium_2048: 1 })).toMatchObject({ priced: true, tokens_usd: 0, images_usd: 0 });
+    expect(modelCostOf(sheet, 'scripted', { output_tokens: 10_000, images_standard_1024: 3, images_premium_2048: 1 })).toMatchObject({
+      priced: true,
+      tokens_usd: 0,
+      images_usd: 0,
+    });
   });
 
   it('no longer prices the aggregate counters as one model: they are counts', () => {
@@ -124,7 +154,10 @@ describe('per-model counters', () => {
       'model#broken': 1,
       [`model#${LITE}#not_a_counter`]: 5,
     };
-    expect({ ...modelUsageOf(item) }).toEqual({ [LITE]: { input_tokens: 120, cache_read_tokens: 40 }, [CANVAS]: { images_standard_1024: 2 } });
+    expect({ ...modelUsageOf(item) }).toEqual({
+      [LITE]: { input_tokens: 120, cache_read_tokens: 40 },
+      [CANVAS]: { images_standard_1024: 2 },
+    });
   });
 
   it('keep a model id whose names would pass 255 bytes as its start and a hash: unpriced, never another model', () => {
@@ -143,13 +176,23 @@ describe('per-model counters', () => {
   it('are added by the one usage UpdateItem of an invocation, beside the aggregate counters', async () => {
     const sent: UpdateCommand[] = [];
     const client = { send: (command: UpdateCommand) => void sent.push(command) } as unknown as DynamoDBDocumentClient;
-    await createUsageMeter(client, 'usage').add('project#p', { ...emptyCostUnits(), inputTokens: 30, modelCalls: 2 }, Date.parse('2026-11-26T10:00:00Z'), {
-      [LITE]: { input_tokens: 10, output_tokens: 3 },
-      scripted: { output_tokens: 4 },
-    });
+    await createUsageMeter(client, 'usage').add(
+      'project#p',
+      { ...emptyCostUnits(), inputTokens: 30, modelCalls: 2 },
+      Date.parse('2026-11-26T10:00:00Z'),
+      {
+        [LITE]: { input_tokens: 10, output_tokens: 3 },
+        scripted: { output_tokens: 4 },
+      },
+    );
     expect(sent).toHaveLength(1);
     const input = sent[0]!.input;
-    const added = Object.fromEntries(Object.entries(input.ExpressionAttributeNames!).map(([placeholder, name]) => [name, input.ExpressionAttributeValues![placeholder.replace('#', ':')]]));
+    const added = Object.fromEntries(
+      Object.entries(input.ExpressionAttributeNames!).map(([placeholder, name]) => [
+        name,
+        input.ExpressionAttributeValues![placeholder.replace('#', ':')],
+      ]),
+    );
     expect(added).toEqual({
       dynamo_write_units: 1,
       input_tokens: 30,
@@ -173,8 +216,18 @@ describe('the cost report, per model', () => {
     to: '2026-11-26',
     sheet,
     usage: [
-      { subject: 'project#a', day: '2026-11-25', units: { stateTransitions: 4, modelCalls: 2, inputTokens: 3000, outputTokens: 800 }, models: { [LITE]: LITE_TOKENS, [PRO]: PRO_TOKENS } },
-      { subject: 'project#a', day: '2026-11-26', units: { images: 3 }, models: { [CANVAS]: { images_standard_1024: 1, images_premium_2048: 1 }, scripted: { images_standard_1024: 1, output_tokens: 9 } } },
+      {
+        subject: 'project#a',
+        day: '2026-11-25',
+        units: { stateTransitions: 4, modelCalls: 2, inputTokens: 3000, outputTokens: 800 },
+        models: { [LITE]: LITE_TOKENS, [PRO]: PRO_TOKENS },
+      },
+      {
+        subject: 'project#a',
+        day: '2026-11-26',
+        units: { images: 3 },
+        models: { [CANVAS]: { images_standard_1024: 1, images_premium_2048: 1 }, scripted: { images_standard_1024: 1, output_tokens: 9 } },
+      },
       { subject: 'project#b', day: '2026-11-26', units: { inputTokens: 50 }, models: { 'acme.unknown-v1:0': { input_tokens: 50 } } },
     ],
     runCosts: [
@@ -185,15 +238,62 @@ describe('the cost report, per model', () => {
 
   it('lists each model with its counters and dollars, the most expensive first and the unpriced last', () => {
     expect(report.models).toEqual([
-      { model: CANVAS, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, images: 2, usd: 0.12, priced: true, source: sheet.models[CANVAS]!.source },
-      { model: PRO, ...PRO_TOKENS, cache_write_tokens: 0, images: 0, usd: expect.closeTo(proUsd, 8), priced: true, source: sheet.models[PRO]!.source },
-      { model: LITE, ...LITE_TOKENS, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: expect.closeTo(liteUsd, 8), priced: true, source: sheet.models[LITE]!.source },
-      { model: 'scripted', input_tokens: 0, output_tokens: 9, cache_read_tokens: 0, cache_write_tokens: 0, images: 1, usd: 0, priced: true, source: sheet.models.scripted!.source },
-      { model: 'acme.unknown-v1:0', input_tokens: 50, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, images: 0, usd: null, priced: false, source: null },
+      {
+        model: CANVAS,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        images: 2,
+        usd: 0.12,
+        priced: true,
+        source: sheet.models[CANVAS]!.source,
+      },
+      {
+        model: PRO,
+        ...PRO_TOKENS,
+        cache_write_tokens: 0,
+        images: 0,
+        usd: expect.closeTo(proUsd, 8),
+        priced: true,
+        source: sheet.models[PRO]!.source,
+      },
+      {
+        model: LITE,
+        ...LITE_TOKENS,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        images: 0,
+        usd: expect.closeTo(liteUsd, 8),
+        priced: true,
+        source: sheet.models[LITE]!.source,
+      },
+      {
+        model: 'scripted',
+        input_tokens: 0,
+        output_tokens: 9,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        images: 1,
+        usd: 0,
+        priced: true,
+        source: sheet.models.scripted!.source,
+      },
+      {
+        model: 'acme.unknown-v1:0',
+        input_tokens: 50,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        images: 0,
+        usd: null,
+        priced: false,
+        source: null,
+      },
     ]);
   });
 
-  it('puts the models\' dollars in the Bedrock services, the total, the days, the subjects and the runs', () => {
+  it("puts the models' dollars in the Bedrock services, the total, the days, the subjects and the runs", () => {
     const services = Object.fromEntries(report.services.map((service) => [service.service, service]));
     expect(services['Bedrock tokens']!.usd).toBeCloseTo(liteUsd + proUsd, 8);
     expect(services['Bedrock images']!.usd).toBeCloseTo(0.04 + 0.08, 8);
@@ -204,11 +304,17 @@ describe('the cost report, per model', () => {
     expect(services['Bedrock images']!.units).toBe(3);
     expect(report.total_usd).toBeCloseTo(4 * TRANSITION + liteUsd + proUsd + 0.12, 8);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 8);
-    expect(report.days.map((day) => day.total_usd)).toEqual([expect.closeTo(4 * TRANSITION + liteUsd + proUsd, 8), expect.closeTo(0.12, 8)]);
+    expect(report.days.map((day) => day.total_usd)).toEqual([
+      expect.closeTo(4 * TRANSITION + liteUsd + proUsd, 8),
+      expect.closeTo(0.12, 8),
+    ]);
     expect(report.days[1]!.usd_by_service['Bedrock images']).toBeCloseTo(0.12, 8);
     expect(report.days.reduce((sum, day) => sum + day.total_usd, 0)).toBeCloseTo(report.total_usd, 8);
     // The unknown model's tokens are in no total: project b costs nothing that could be priced.
-    expect(report.subjects).toEqual([{ subject: 'project#a', usd: report.total_usd }, { subject: 'project#b', usd: 0 }]);
+    expect(report.subjects).toEqual([
+      { subject: 'project#a', usd: report.total_usd },
+      { subject: 'project#b', usd: 0 },
+    ]);
     expect(report.workflows.map((workflow) => [workflow.workflow_id, workflow.mean_usd])).toEqual([
       ['two-models', expect.closeTo(4 * TRANSITION + liteUsd + proUsd, 8)],
       ['offline', expect.closeTo(4 * TRANSITION, 10)],
@@ -217,9 +323,21 @@ describe('the cost report, per model', () => {
   });
 
   it('gives each model a row of the CSV and of the table, saying "unpriced" where it cannot be priced', () => {
-    const rows = costReportCsv(report).trimEnd().split('\r\n').map((row) => row.split(','));
+    const rows = costReportCsv(report)
+      .trimEnd()
+      .split('\r\n')
+      .map((row) => row.split(','));
     // The three first columns as they were; a model's tokens of each kind and images in columns of their own, at the end.
-    expect(rows[0]).toEqual(['service', 'units', 'usd', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'images']);
+    expect(rows[0]).toEqual([
+      'service',
+      'units',
+      'usd',
+      'input_tokens',
+      'output_tokens',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'images',
+    ]);
     expect(rows.every((row) => row.length === 8)).toBe(true);
     const modelRows = rows.filter((row) => row[0]!.startsWith('model '));
     // No sum of tokens and images in the units column: they are priced apart and are no one count.
@@ -231,22 +349,39 @@ describe('the cost report, per model', () => {
       ['model acme.unknown-v1:0', '', 'unpriced', '50', '0', '0', '0', '0'],
     ]);
     // Every other row leaves the model columns empty.
-    expect(rows.slice(1).filter((row) => !row[0]!.startsWith('model ')).every((row) => row.slice(3).every((field) => field === ''))).toBe(true);
+    expect(
+      rows
+        .slice(1)
+        .filter((row) => !row[0]!.startsWith('model '))
+        .every((row) => row.slice(3).every((field) => field === '')),
+    ).toBe(true);
     expect(rows.findIndex((row) => row[0] === 'total')).toBeGreaterThan(rows.findIndex((row) => row[0] === 'model acme.unknown-v1:0'));
     const table = costReportTable(report);
     expect(table).toMatch(/^model acme\.unknown-v1:0 \(50 input tokens\) +unpriced$/m);
-    expect(table).toMatch(new RegExp(`^model ${PRO.replaceAll('.', '\\.')} \\(1000 input \\+ 300 output \\+ 4000 cache read tokens\\) +${report.models[1]!.usd!.toFixed(8)}$`, 'm'));
+    expect(table).toMatch(
+      new RegExp(
+        `^model ${PRO.replaceAll('.', '\\.')} \\(1000 input \\+ 300 output \\+ 4000 cache read tokens\\) +${report.models[1]!.usd!.toFixed(8)}$`,
+        'm',
+      ),
+    );
     expect(table).toMatch(/^model scripted \(9 output tokens, 1 image\) +0\.00000000$/m);
     expect(table).toMatch(new RegExp(`^model ${CANVAS.replaceAll('.', '\\.')} \\(2 images\\) +0\\.12000000$`, 'm'));
   });
 
-  it('names the unpriced models the total leaves out: in the report, under the table\'s total and in a CSV row', () => {
+  it("names the unpriced models the total leaves out: in the report, under the table's total and in a CSV row", () => {
     expect(report.unpriced_models).toEqual(['acme.unknown-v1:0']);
     const twoUnpriced = costReport({
       from: '2026-11-26',
       to: '2026-11-26',
       sheet,
-      usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 3 }, models: { 'zeta.x-v1:0': { input_tokens: 1 }, [LITE]: { input_tokens: 1 }, 'acme.y-v1:0': { input_tokens: 1 } } }],
+      usage: [
+        {
+          subject: 'project#a',
+          day: '2026-11-26',
+          units: { inputTokens: 3 },
+          models: { 'zeta.x-v1:0': { input_tokens: 1 }, [LITE]: { input_tokens: 1 }, 'acme.y-v1:0': { input_tokens: 1 } },
+        },
+      ],
       runCosts: [],
     });
     expect(twoUnpriced.unpriced_models).toEqual(['acme.y-v1:0', 'zeta.x-v1:0']);
@@ -255,20 +390,35 @@ describe('the cost report, per model', () => {
     const total = lines.findIndex((line) => /^total +\d/.test(line));
     expect(lines[total + 1]).toBe('total leaves out unpriced models: acme.y-v1:0, zeta.x-v1:0');
 
-    const rows = costReportCsv(twoUnpriced).trimEnd().split('\r\n').map((row) => row.split(','));
+    const rows = costReportCsv(twoUnpriced)
+      .trimEnd()
+      .split('\r\n')
+      .map((row) => row.split(','));
     const csvTotal = rows.findIndex((row) => row[0] === 'total');
     expect(rows[csvTotal + 1]).toEqual(['unpriced models', '', 'acme.y-v1:0 zeta.x-v1:0', '', '', '', '', '']);
   });
 
   it('says nothing of unpriced models when every model is priced', () => {
-    const priced = costReport({ from: '2026-11-26', to: '2026-11-26', sheet, usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 5 }, models: { [LITE]: { input_tokens: 5 } } }], runCosts: [] });
+    const priced = costReport({
+      from: '2026-11-26',
+      to: '2026-11-26',
+      sheet,
+      usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 5 }, models: { [LITE]: { input_tokens: 5 } } }],
+      runCosts: [],
+    });
     expect(priced.unpriced_models).toEqual([]);
     expect(costReportTable(priced)).not.toContain('unpriced');
     expect(costReportCsv(priced)).not.toContain('unpriced');
   });
 
   it('has no model lines, and unchanged totals, where no model was used', () => {
-    const plain = costReport({ from: '2026-11-26', to: '2026-11-26', sheet, usage: [{ subject: 'project#a', day: '2026-11-26', units: { stateTransitions: 4 } }], runCosts: [] });
+    const plain = costReport({
+      from: '2026-11-26',
+      to: '2026-11-26',
+      sheet,
+      usage: [{ subject: 'project#a', day: '2026-11-26', units: { stateTransitions: 4 } }],
+      runCosts: [],
+    });
     expect(plain.models).toEqual([]);
     expect(plain.unpriced_models).toEqual([]);
     expect(plain.total_usd).toBeCloseTo(4 * TRANSITION, 10);

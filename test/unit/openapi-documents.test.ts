@@ -54,7 +54,7 @@ describe.each(APIS)('the $name document', ({ base, document }) => {
   const current: Json = document(OPENAPI_VERSION);
   const legacy: Json = document(OPENAPI_31_VERSION);
 
-  it('gives every refusal an example of its own status in the API\'s error shape', () => {
+  it("gives every refusal an example of its own status in the API's error shape", () => {
     for (const { method, template, operation, url } of operationsOf(current, base)) {
       const seen = new Map<string, string>();
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
@@ -62,7 +62,10 @@ describe.each(APIS)('the $name document', ({ base, document }) => {
         const examples = Object.values<Json>(response.content['application/json'].examples ?? {});
         expect(examples.length, `${method} ${template} ${status}`).toBeGreaterThan(0);
         for (const { value } of examples) {
-          expectDocumented({ method, url }, { status: Number(status), headers: { 'content-type': 'application/json', ...HEADERS }, text: JSON.stringify(value) });
+          expectDocumented(
+            { method, url },
+            { status: Number(status), headers: { 'content-type': 'application/json', ...HEADERS }, text: JSON.stringify(value) },
+          );
           const text = JSON.stringify(value);
           expect(seen.get(text), `${method} ${template}: ${text} is the example of ${seen.get(text)} and ${status}`).toBeUndefined();
           seen.set(text, status);
@@ -74,14 +77,17 @@ describe.each(APIS)('the $name document', ({ base, document }) => {
   it('is served as 3.1 with the same content and no field of 3.2', () => {
     const withoutStreams = (doc: Json) =>
       JSON.parse(JSON.stringify({ ...doc, openapi: undefined }), (_key, value) => {
-        if (value && typeof value === 'object' && value.content?.['text/event-stream']) return { ...value, description: undefined, content: { ...value.content, 'text/event-stream': undefined } };
+        if (value && typeof value === 'object' && value.content?.['text/event-stream'])
+          return { ...value, description: undefined, content: { ...value.content, 'text/event-stream': undefined } };
         return value;
       });
 
     expect(current.openapi).toBe('3.2.0');
     expect(legacy.openapi).toBe('3.1.0');
     expect(JSON.stringify(legacy)).not.toMatch(/"(itemSchema|itemEncoding|prefixEncoding|dataValue|serializedValue|querystring)"/);
-    expect(withoutStreams(legacy)).toEqual(withoutStreams({ ...current, components: { ...current.components, schemas: eventDataAsValue(current.components.schemas) } }));
+    expect(withoutStreams(legacy)).toEqual(
+      withoutStreams({ ...current, components: { ...current.components, schemas: eventDataAsValue(current.components.schemas) } }),
+    );
     // Each event's data names its fields there: 3.1 tools ignore contentSchema.
     expect(JSON.stringify(legacy)).not.toContain('contentSchema');
   });
@@ -93,7 +99,9 @@ describe.each(APIS)('the $name document', ({ base, document }) => {
       expect(shaped, JSON.stringify(schema)).toBe(true);
     }
     const requestBodies = new Set(
-      operationsOf(current, base).flatMap(({ operation }) => (operation.requestBody ? [operation.requestBody.content['application/json'].schema.$ref.split('/').at(-1)] : [])),
+      operationsOf(current, base).flatMap(({ operation }) =>
+        operation.requestBody ? [operation.requestBody.content['application/json'].schema.$ref.split('/').at(-1)] : [],
+      ),
     );
     expect(requestBodies.size).toBeGreaterThan(0);
     for (const name of requestBodies) {
@@ -118,13 +126,20 @@ describe('the streams of the published document', () => {
   const base = '/api/v1/published';
   const current: Json = publishedApiDocument(OPENAPI_VERSION);
   const legacy: Json = publishedApiDocument(OPENAPI_31_VERSION);
-  const streamOperations = operationsOf(current, base).filter(({ operation }) => operation.responses['200']?.content?.['text/event-stream']);
+  const streamOperations = operationsOf(current, base).filter(
+    ({ operation }) => operation.responses['200']?.content?.['text/event-stream'],
+  );
 
   it('are the four that stream', () => {
-    expect(streamOperations.map(({ operation }) => operation.operationId).sort()).toEqual(['PublishedExecutionEvents', 'PublishedStreamExecution', 'PublishedStreamProbe', 'PublishedStreamWorkflow']);
+    expect(streamOperations.map(({ operation }) => operation.operationId).sort()).toEqual([
+      'PublishedExecutionEvents',
+      'PublishedStreamExecution',
+      'PublishedStreamProbe',
+      'PublishedStreamWorkflow',
+    ]);
   });
 
-  it('shows each stream\'s wire text, every event of which is one the document describes', () => {
+  it("shows each stream's wire text, every event of which is one the document describes", () => {
     for (const { method, template, operation, url } of streamOperations) {
       const stream = operation.responses['200'].content['text/event-stream'];
       const examples = Object.values<Json>(stream.examples ?? {});
@@ -136,7 +151,7 @@ describe('the streams of the published document', () => {
     }
   });
 
-  it('names each stream\'s events as a component, which the 3.1 variant describes the body with', () => {
+  it("names each stream's events as a component, which the 3.1 variant describes the body with", () => {
     for (const { method, template, operation } of streamOperations) {
       const stream = operation.responses['200'].content['text/event-stream'];
       const component = stream.itemSchema.$ref as string;
@@ -153,7 +168,6 @@ describe('the streams of the published document', () => {
       for (const wire of wholeStreams) expect(variant.description).toContain(wire);
     }
   });
-
 });
 
 describe('the request bodies of the published document', () => {
@@ -168,8 +182,15 @@ describe('the request bodies of the published document', () => {
   });
 
   it('type input, initial_memory and overrides as the objects the API takes', () => {
-    expect(schemas.ExecuteRequest.properties.input).toMatchObject({ type: 'object', additionalProperties: true, properties: { message: { type: 'string' } } });
+    expect(schemas.ExecuteRequest.properties.input).toMatchObject({
+      type: 'object',
+      additionalProperties: true,
+      properties: { message: { type: 'string' } },
+    });
     expect(schemas.ExecuteRequest.properties.initial_memory).toMatchObject({ type: 'object', additionalProperties: true });
-    expect(schemas.ExecuteRequest.properties.overrides).toMatchObject({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true } });
+    expect(schemas.ExecuteRequest.properties.overrides).toMatchObject({
+      type: 'object',
+      additionalProperties: { type: 'object', additionalProperties: true },
+    });
   });
 });

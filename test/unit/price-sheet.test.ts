@@ -33,7 +33,11 @@ describe('the us-east-1 price sheet', () => {
       for (const id of [model.id, ...Object.keys(model.profiles).map((geography) => `${geography}.${model.id}`)]) {
         const price = modelPriceOf(sheet, id);
         expect(price, id).toBeDefined();
-        if (model.kind === 'text') expect([price!.input_usd_per_million, price!.output_usd_per_million].every((usd) => typeof usd === 'number' && usd > 0), id).toBe(true);
+        if (model.kind === 'text')
+          expect(
+            [price!.input_usd_per_million, price!.output_usd_per_million].every((usd) => typeof usd === 'number' && usd > 0),
+            id,
+          ).toBe(true);
         else expect(Object.values(price!.usd_per_image ?? {}).length, id).toBeGreaterThan(0);
         expect(price!.source, id).toMatch(/aws\.amazon\.com\/bedrock\/pricing/);
       }

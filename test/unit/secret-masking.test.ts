@@ -20,8 +20,17 @@ describe('masking a secret in text', () => {
     ['JSON-escaped with \\/', (s) => JSON.stringify(s).slice(1, -1).replaceAll('/', '\\/')],
     ['JSON-escaped as \\uXXXX, lower-case hex', (s) => allUnicodeEscaped(s, false)],
     ['JSON-escaped as \\uXXXX, upper-case hex', (s) => allUnicodeEscaped(s, true)],
-    ['JSON-escaped, ASCII only (ensure_ascii)', (s) => JSON.stringify(s).slice(1, -1).replace(/[^\x20-\x7e]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`)],
-    ['JSON-escaped, control characters as \\u00XX rather than \\n or \\t', (s) => JSON.stringify(s).slice(1, -1).replace(/\\n/g, '\\u000A').replace(/\\t/g, '\\u0009')],
+    [
+      'JSON-escaped, ASCII only (ensure_ascii)',
+      (s) =>
+        JSON.stringify(s)
+          .slice(1, -1)
+          .replace(/[^\x20-\x7e]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`),
+    ],
+    [
+      'JSON-escaped, control characters as \\u00XX rather than \\n or \\t',
+      (s) => JSON.stringify(s).slice(1, -1).replace(/\\n/g, '\\u000A').replace(/\\t/g, '\\u0009'),
+    ],
     ['encodeURIComponent', (s) => encodeURIComponent(s)],
     ['encodeURIComponent, lower-case hex', (s) => encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())],
     ['form-encoded (URLSearchParams, + for a space)', (s) => new URLSearchParams({ k: s }).toString().slice(2)],
@@ -36,7 +45,9 @@ describe('masking a secret in text', () => {
     it(`masks it ${name}`, () => {
       for (const secret of [SECRET, CONTROL, UNICODE]) {
         const form = encode(secret);
-        expect(mask.text(`before ${form} after`), `${JSON.stringify(secret)} as ${JSON.stringify(form)}`).toBe(`before ${SECRET_MARK} after`);
+        expect(mask.text(`before ${form} after`), `${JSON.stringify(secret)} as ${JSON.stringify(form)}`).toBe(
+          `before ${SECRET_MARK} after`,
+        );
       }
     });
   }
@@ -96,7 +107,8 @@ describe('masking a secret in text', () => {
   it('leaves a long near miss of an escaped form alone', () => {
     const secret = 'a\\'.repeat(2000);
     const slashes = secretMasker([secret]);
-    for (const nearMiss of [JSON.stringify(secret).slice(1, -3), encodeURIComponent(secret).slice(0, -1)]) expect(slashes.text(nearMiss)).toBe(nearMiss);
+    for (const nearMiss of [JSON.stringify(secret).slice(1, -3), encodeURIComponent(secret).slice(0, -1)])
+      expect(slashes.text(nearMiss)).toBe(nearMiss);
     expect(slashes.text(JSON.stringify(secret).slice(1, -1))).toBe(SECRET_MARK);
   });
 });
@@ -127,7 +139,13 @@ describe('masking and cutting', () => {
 
 describe('masking a parsed JSON value', () => {
   it('masks every string at any depth, object keys included, and leaves the rest of the value alone', () => {
-    const value = { [SECRET]: 1, list: [{ deep: [`x ${SECRET} y`, 7, null, true] }], inner: JSON.stringify({ key: SECRET }), b: b64(SECRET), n: 3 };
+    const value = {
+      [SECRET]: 1,
+      list: [{ deep: [`x ${SECRET} y`, 7, null, true] }],
+      inner: JSON.stringify({ key: SECRET }),
+      b: b64(SECRET),
+      n: 3,
+    };
     expect(mask.value(value)).toEqual({
       [SECRET_MARK]: 1,
       list: [{ deep: [`x ${SECRET_MARK} y`, 7, null, true] }],

@@ -7,7 +7,23 @@ import { callEvent, textEvent } from '../support/events.ts';
 import { InMemoryBodyStore } from '../support/fakes/body-store.ts';
 import { awsError } from '../support/fakes/faults.ts';
 
-const WORDS = ['здравствуйте', 'заказ', 'доставка', 'спасибо', 'оператор', 'возврат', 'hello', 'order', 'refund', 'tomorrow', 'please', 'номер', '12345', 'где', 'мой'];
+const WORDS = [
+  'здравствуйте',
+  'заказ',
+  'доставка',
+  'спасибо',
+  'оператор',
+  'возврат',
+  'hello',
+  'order',
+  'refund',
+  'tomorrow',
+  'please',
+  'номер',
+  '12345',
+  'где',
+  'мой',
+];
 
 /** A dialog of chat-like text from a fixed seed: Cyrillic and Latin words, compressing about as real dialogs do. */
 function chat(messages: number, seed: number): Buffer {
@@ -72,7 +88,12 @@ describe('the item of an accepted event', () => {
   it('holds the attributes items already stored hold, under the same names', () => {
     const nowMs = Date.parse('2025-03-10T12:00:00.000Z');
     const text = JSON.stringify(
-      callEvent({ external_id: 'call-1', occurred_at: '2025-03-10T14:59:00+03:00', source_channel: 'sip', metadata: { direction: 'inbound', score: 4.5, vip: true, tags: ['a'] } }),
+      callEvent({
+        external_id: 'call-1',
+        occurred_at: '2025-03-10T14:59:00+03:00',
+        source_channel: 'sip',
+        metadata: { direction: 'inbound', score: 4.5, vip: true, tags: ['a'] },
+      }),
     );
     const raw = Buffer.from(text);
     const body = packBody(raw, 'src_1', 42);
@@ -91,7 +112,12 @@ describe('the item of an accepted event', () => {
       message_count: 0,
       source_channel: 'sip',
       direction: 'inbound',
-      metadata_fields: [['direction', 'string'], ['score', 'number'], ['vip', 'boolean'], ['tags', 'string']],
+      metadata_fields: [
+        ['direction', 'string'],
+        ['score', 'number'],
+        ['vip', 'boolean'],
+        ['tags', 'string'],
+      ],
       body_gzip: body.attributes.body_gzip,
       body_s3_key: undefined,
       body_bytes: raw.byteLength,
@@ -136,8 +162,14 @@ describe('reading a stored body back', () => {
 
   it('answers what is wrong with bytes that are no accepted body, and throws when the bucket fails', async () => {
     const bodies = new InMemoryBodyStore();
-    expect(await readBody(bodies, { body_gzip: gzipSync('{"type":"text"') })).toMatchObject({ ok: false, problem: expect.stringMatching(/^stored body unreadable: /) });
-    expect(await readBody(bodies, { body_gzip: Buffer.from('not gzip') })).toMatchObject({ ok: false, problem: expect.stringMatching(/^stored body unreadable: /) });
+    expect(await readBody(bodies, { body_gzip: gzipSync('{"type":"text"') })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^stored body unreadable: /),
+    });
+    expect(await readBody(bodies, { body_gzip: Buffer.from('not gzip') })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^stored body unreadable: /),
+    });
     expect(await readBody(bodies, { body_gzip: gzipSync('{"type":"call","external_id":"x"}') })).toEqual({
       ok: false,
       problem: 'stored event no longer parses: occurred_at, audio',

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runStreamProbe, streamProbeOf, type StreamProbe } from '#published/stream-probe.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { STREAM_PROBE_DEFAULT_BYTES, STREAM_PROBE_DEFAULT_HOLD_MS, STREAM_PROBE_MAX_BYTES, STREAM_PROBE_MAX_HOLD_MS } from '#shared/limits.ts';
+import {
+  STREAM_PROBE_DEFAULT_BYTES,
+  STREAM_PROBE_DEFAULT_HOLD_MS,
+  STREAM_PROBE_MAX_BYTES,
+  STREAM_PROBE_MAX_HOLD_MS,
+} from '#shared/limits.ts';
 
 /** Runs the probe against a recording of what it does: each write and each hold, in order; the holds end at once. */
 async function recorded(probe: StreamProbe) {
@@ -29,7 +34,11 @@ describe('the stream probe', () => {
   it('writes exactly `bytes` bytes first, as one write, then holds, then ends the comment and sends `end`', async () => {
     const steps = await recorded({ bytes: 16, hold_ms: 2000 });
 
-    expect(steps).toEqual([{ write: `:${' '.repeat(15)}` }, { hold: 2000 }, { write: '\n\nevent: end\ndata: {"bytes":16,"hold_ms":2000}\n\n' }]);
+    expect(steps).toEqual([
+      { write: `:${' '.repeat(15)}` },
+      { hold: 2000 },
+      { write: '\n\nevent: end\ndata: {"bytes":16,"hold_ms":2000}\n\n' },
+    ]);
   });
 
   it('makes the first write the size asked, from one byte to the largest, with no newline in it', async () => {
@@ -59,7 +68,7 @@ describe('the stream probe', () => {
   });
 });
 
-describe('the stream probe\'s query', () => {
+describe("the stream probe's query", () => {
   it('defaults to one byte held two seconds', () => {
     expect(streamProbeOf(null)).toEqual({ bytes: STREAM_PROBE_DEFAULT_BYTES, hold_ms: STREAM_PROBE_DEFAULT_HOLD_MS });
     expect(streamProbeOf({})).toEqual({ bytes: 1, hold_ms: 2000 });
@@ -77,7 +86,9 @@ describe('the stream probe\'s query', () => {
       const error = refusal({ bytes });
 
       expect(error, JSON.stringify(bytes)).toBeInstanceOf(ValidationError);
-      expect((error as ValidationError).details, JSON.stringify(bytes)).toEqual([{ field: 'bytes', message: 'must be a whole number from 1 to 262144' }]);
+      expect((error as ValidationError).details, JSON.stringify(bytes)).toEqual([
+        { field: 'bytes', message: 'must be a whole number from 1 to 262144' },
+      ]);
     }
   });
 
@@ -86,7 +97,9 @@ describe('the stream probe\'s query', () => {
       const error = refusal({ hold_ms });
 
       expect(error, hold_ms).toBeInstanceOf(ValidationError);
-      expect((error as ValidationError).details, hold_ms).toEqual([{ field: 'hold_ms', message: 'must be a whole number from 0 to 10000' }]);
+      expect((error as ValidationError).details, hold_ms).toEqual([
+        { field: 'hold_ms', message: 'must be a whole number from 0 to 10000' },
+      ]);
     }
   });
 

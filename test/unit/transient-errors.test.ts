@@ -23,7 +23,8 @@ vi.stubEnv('USAGE_TABLE', 'usage-not-written');
 import { localContext } from '#lib/twin/api-gateway-event.ts';
 
 const metadata = (httpStatusCode: number) => ({ $metadata: { httpStatusCode } });
-const s3Error = (name: string, status: number) => new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', ...metadata(status) });
+const s3Error = (name: string, status: number) =>
+  new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', ...metadata(status) });
 
 describe('transient service errors', () => {
   it('recognises throttling and unavailability of DynamoDB, S3 and Bedrock', () => {

@@ -4,7 +4,8 @@ import { drawStoreFault } from '#lib/twin/iam/store-faults.ts';
 import { faultLine, shownResource } from '#lib/twin/twin-log.ts';
 
 /** `TWIN_FAULTS` as `npm start` reads it, and the plan's draws: seeded, per kind, replayable. */
-const EXAMPLE = 'dynamodb:throttle=0.05,dynamodb:error=0.02,s3:error=0.05,sfn:throttle=0.05,bedrock:throttle=0.1,lambda:crash-after-write=0.02,lambda:delay=200ms@0.1';
+const EXAMPLE =
+  'dynamodb:throttle=0.05,dynamodb:error=0.02,s3:error=0.05,sfn:throttle=0.05,bedrock:throttle=0.1,lambda:crash-after-write=0.02,lambda:delay=200ms@0.1';
 const AT = new Date(2026, 0, 2, 3, 4, 5, 6);
 
 const draws = (plan: FaultPlan, kind: FaultKind, count: number) => Array.from({ length: count }, () => plan.draw(kind));
@@ -160,17 +161,23 @@ describe('the fault lines', () => {
       resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/local-inbound-events',
       outcome: 'ThrottlingException',
     };
-    expect(faultLine(fault, AT)).toBe('03:04:05.006 fault dynamodb:throttle PutItem local-inbound-events by WebhookPostEvent ThrottlingException');
+    expect(faultLine(fault, AT)).toBe(
+      '03:04:05.006 fault dynamodb:throttle PutItem local-inbound-events by WebhookPostEvent ThrottlingException',
+    );
     expect(faultLine({ kind: 'lambda:crash-after-write', functionName: 'WebhookPostEvent', outcome: 'Runtime.ExitError' }, AT)).toBe(
       '03:04:05.006 fault lambda:crash-after-write WebhookPostEvent Runtime.ExitError',
     );
-    expect(faultLine({ kind: 'lambda:delay', functionName: 'WorkflowStep', outcome: '200 ms' }, AT)).toBe('03:04:05.006 fault lambda:delay WorkflowStep 200 ms');
+    expect(faultLine({ kind: 'lambda:delay', functionName: 'WorkflowStep', outcome: '200 ms' }, AT)).toBe(
+      '03:04:05.006 fault lambda:delay WorkflowStep 200 ms',
+    );
   });
 
   it('show a resource without its ARN prefix, and no long secret or id whole', () => {
     const id = '3f2a9c1e-7b4d-4e1a-9c2b-5d6e7f8a9b0c';
     expect(shownResource(`arn:aws:s3:::local-bodies/executions/${id}/input.json`)).toBe('local-bodies/executions/3f2a9c1e…/input.json');
-    expect(shownResource(`arn:aws:states:us-east-1:000000000000:execution:local-workflow:callback-${id}`)).toBe('local-workflow:callback-3f2a9c1e…');
+    expect(shownResource(`arn:aws:states:us-east-1:000000000000:execution:local-workflow:callback-${id}`)).toBe(
+      'local-workflow:callback-3f2a9c1e…',
+    );
     expect(shownResource('arn:aws:ssm:us-east-1:000000000000:parameter/local/secrets/p/API_KEY')).toBe('/local/secrets/p/API_KEY');
     expect(shownResource('arn:aws:s3:::b/inbound/whk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd/x')).toBe('b/inbound/whk_AbCdEf…/x');
     expect(shownResource('arn:aws:dynamodb:us-east-1:0:table/t\n12:00 forged')).toBe('t?12:00 forged');

@@ -22,7 +22,9 @@ const scope: TemplateScope = {
 
 describe('templates', () => {
   it('renders every placeholder kind, missing values as empty text, non-strings as JSON', () => {
-    expect(renderText('{{input.message}} {{ memory.name }} {{nodes.answer.output}} {{approval.feedback}}', scope)).toBe('hi Ann forty-two ok');
+    expect(renderText('{{input.message}} {{ memory.name }} {{nodes.answer.output}} {{approval.feedback}}', scope)).toBe(
+      'hi Ann forty-two ok',
+    );
     expect(renderText('[{{history}}]', scope)).toBe('[user: a\nassistant: b]');
     expect(renderText('{{input.nested.a}} {{input.missing}}|{{memory.none.deeper}}', scope)).toBe('deep |');
     expect(renderText('n={{input.count}} d={{nodes.data.output}}', scope)).toBe('n=3 d={"items":[1,2]}');
@@ -30,7 +32,12 @@ describe('templates', () => {
   });
 
   it('keeps a whole-placeholder value typed inside structured output', () => {
-    expect(renderValue({ reply: '{{nodes.answer.output}}', data: '{{nodes.data.output}}', n: '{{input.count}}', list: ['x {{memory.name}}'], fixed: 7 }, scope)).toEqual({
+    expect(
+      renderValue(
+        { reply: '{{nodes.answer.output}}', data: '{{nodes.data.output}}', n: '{{input.count}}', list: ['x {{memory.name}}'], fixed: 7 },
+        scope,
+      ),
+    ).toEqual({
       reply: 'forty-two',
       data: { items: [1, 2] },
       n: 3,
@@ -52,7 +59,9 @@ describe('conditions (JSONata)', () => {
 
 describe('definitions', () => {
   const valid = {
-    id: 'w', name: 'W', start: 'a',
+    id: 'w',
+    name: 'W',
+    start: 'a',
     nodes: { a: { type: 'llm', provider: 'scripted', reply: 'x', next: 'b' }, b: { type: 'end', output: 'y' } },
   };
 
@@ -73,16 +82,26 @@ describe('definitions', () => {
 
   it('requires a model for bedrock nodes and known edges', () => {
     const result = workflowDefinitionSchema.safeParse({
-      ...valid, start: 'zzz', nodes: { ...valid.nodes, a: { type: 'llm', provider: 'bedrock', next: 'gone' } },
+      ...valid,
+      start: 'zzz',
+      nodes: { ...valid.nodes, a: { type: 'llm', provider: 'bedrock', next: 'gone' } },
     });
     const messages = result.error!.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    expect(messages).toEqual(expect.arrayContaining(['start: unknown node "zzz"', 'nodes.a.next: unknown node "gone"', 'nodes.a.model_id: required for provider bedrock']));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'start: unknown node "zzz"',
+        'nodes.a.next: unknown node "gone"',
+        'nodes.a.model_id: required for provider bedrock',
+      ]),
+    );
   });
 });
 
 describe('overrides', () => {
   const definition = workflowDefinitionSchema.parse({
-    id: 'w', name: 'W', start: 'a',
+    id: 'w',
+    name: 'W',
+    start: 'a',
     nodes: { a: { type: 'llm', provider: 'scripted', reply: 'x', next: 'b' }, b: { type: 'end', output: 'y' } },
   });
 
@@ -126,19 +145,31 @@ describe('callbacks', () => {
 
   it('describes state machine failures for the execution error', () => {
     expect(describeFailure({ Error: 'States.Timeout' })).toBe('The approval was not answered in time');
-    expect(describeFailure({ Error: 'Error', Cause: JSON.stringify({ errorMessage: 'boom', errorType: 'Error' }) })).toBe('Execution error (Error): boom');
+    expect(describeFailure({ Error: 'Error', Cause: JSON.stringify({ errorMessage: 'boom', errorType: 'Error' }) })).toBe(
+      'Execution error (Error): boom',
+    );
     expect(describeFailure({ Error: 'X', Cause: 'plain' })).toBe('Execution error (X): plain');
   });
 });
 
 describe('scope reads', () => {
-  const definitionWith = (nodes: Record<string, unknown>) => workflowDefinitionSchema.parse({ id: 'w', name: 'W', start: Object.keys(nodes)[0], nodes });
+  const definitionWith = (nodes: Record<string, unknown>) =>
+    workflowDefinitionSchema.parse({ id: 'w', name: 'W', start: Object.keys(nodes)[0], nodes });
 
   it('reads memory and history only for workflows that can see them', () => {
     const end = { done: { type: 'end', output: 'x' } };
-    expect(scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: 'hi {{input.x}}', next: 'done' }, ...end }))).toEqual({ memory: false, history: false });
-    expect(scopeNeeds(definitionWith({ a: { type: 'memory', set: { k: '{{input.x}}' }, next: 'done' }, ...end }))).toEqual({ memory: false, history: false });
-    expect(scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: '{{ history }} {{memory.k}}', next: 'done' }, ...end }))).toEqual({ memory: true, history: true });
-    expect(scopeNeeds(definitionWith({ a: { type: 'condition', cases: [{ if: "$exists(memory.k)", next: 'done' }], else: 'done' }, ...end }))).toEqual({ memory: true, history: false });
+    expect(scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: 'hi {{input.x}}', next: 'done' }, ...end }))).toEqual(
+      { memory: false, history: false },
+    );
+    expect(scopeNeeds(definitionWith({ a: { type: 'memory', set: { k: '{{input.x}}' }, next: 'done' }, ...end }))).toEqual({
+      memory: false,
+      history: false,
+    });
+    expect(
+      scopeNeeds(definitionWith({ a: { type: 'llm', provider: 'scripted', reply: '{{ history }} {{memory.k}}', next: 'done' }, ...end })),
+    ).toEqual({ memory: true, history: true });
+    expect(
+      scopeNeeds(definitionWith({ a: { type: 'condition', cases: [{ if: '$exists(memory.k)', next: 'done' }], else: 'done' }, ...end })),
+    ).toEqual({ memory: true, history: false });
   });
 });

@@ -1,4 +1,11 @@
-import type { BedrockRuntimeClient, ContentBlock as BedrockBlock, ConverseStreamOutput, Message, Tool, ToolResultContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import type {
+  BedrockRuntimeClient,
+  ContentBlock as BedrockBlock,
+  ConverseStreamOutput,
+  Message,
+  Tool,
+  ToolResultContentBlock,
+} from '@aws-sdk/client-bedrock-runtime';
 import { ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { isJsonObject } from '#shared/json-object.ts';
 import { renderText } from '#workflows/template.ts';
@@ -8,7 +15,6 @@ import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
 import { HANDOFF_TOOL_PREFIX } from '#workflows/tool-references.ts';
 import type { AgentModel, AgentNode, AgentTurn, ContentBlock, TranscriptMessage, ToolCallRequest } from './agent-model.ts';
 import { countBedrockTokens } from '../model-usage.ts';
-
 
 /**
  * Agents on Amazon Bedrock through ConverseStream: the agent's instructions are the system prompt, its tools and
@@ -58,7 +64,8 @@ function asBedrockMessage(message: TranscriptMessage): Message {
 
 function asBedrockBlock(block: ContentBlock): BedrockBlock {
   if ('text' in block) return { text: block.text };
-  if ('toolUse' in block) return { toolUse: { toolUseId: block.toolUse.toolUseId, name: block.toolUse.name, input: block.toolUse.input as never } };
+  if ('toolUse' in block)
+    return { toolUse: { toolUseId: block.toolUse.toolUseId, name: block.toolUse.name, input: block.toolUse.input as never } };
   const { toolUseId, answer } = block.toolResult;
   return { toolResult: { toolUseId, content: [resultContent(answer)], status: answer.ok ? 'success' : 'error' } };
 }
@@ -145,7 +152,7 @@ function parsedInput(input: string): Record<string, unknown> {
   if (input.trim() === '') return {};
   try {
     const parsed = JSON.parse(input) as unknown;
-    return isJsonObject(parsed) ? (parsed) : { input: parsed };
+    return isJsonObject(parsed) ? parsed : { input: parsed };
   } catch {
     return { input };
   }

@@ -30,7 +30,11 @@ export const scriptedAgentModel: AgentModel = {
     return {
       kind: 'tool_calls',
       text: '',
-      calls: step.tool_calls.map((call) => ({ id: randomUUID(), name: call.tool, args: renderValue(call.arguments, scope) as Record<string, unknown> })),
+      calls: step.tool_calls.map((call) => ({
+        id: randomUUID(),
+        name: call.tool,
+        args: renderValue(call.arguments, scope) as Record<string, unknown>,
+      })),
     };
   },
 };

@@ -36,7 +36,12 @@ export const handler = withTaskStack(statusChangeSchema, async ({ detail }) => {
     cause: detail.cause ?? null,
   });
   if (reconciled.outcome !== 'unchanged') {
-    logger.warn('execution ended outside its own path', { executionArn: detail.executionArn, status: detail.status, error: detail.error, ...reconciled });
+    logger.warn('execution ended outside its own path', {
+      executionArn: detail.executionArn,
+      status: detail.status,
+      error: detail.error,
+      ...reconciled,
+    });
     metrics.addMetric('ExecutionsReconciled', MetricUnit.Count, 1);
   }
   return reconciled;

@@ -20,7 +20,13 @@ export function bedrockImageModel(client: BedrockRuntimeClient): ImageModel {
           body: JSON.stringify({
             taskType: 'TEXT_IMAGE',
             textToImageParams: { text: prompt },
-            imageGenerationConfig: { width, height, numberOfImages: 1, ...(seed === undefined ? {} : { seed }), ...(quality === undefined ? {} : { quality }) },
+            imageGenerationConfig: {
+              width,
+              height,
+              numberOfImages: 1,
+              ...(seed === undefined ? {} : { seed }),
+              ...(quality === undefined ? {} : { quality }),
+            },
           }),
         }),
       );

@@ -8,7 +8,9 @@ import type { ImageModel } from './image-model.ts';
 export const scriptedImageModel: ImageModel = {
   async generate({ prompt, width, height, seed }) {
     const { PNG } = await import('pngjs');
-    const digest = createHash('sha256').update(`${seed ?? 0}\n${prompt}`, 'utf8').digest();
+    const digest = createHash('sha256')
+      .update(`${seed ?? 0}\n${prompt}`, 'utf8')
+      .digest();
     const png = new PNG({ width, height });
     for (let y = 0; y < height; y += 1) {
       const band = Math.floor((y * 8) / height) * 3;

@@ -26,7 +26,10 @@ export async function callHttpTool(
     return { ok: false, error: error instanceof MissingSecretError ? error.message : 'secrets could not be read' };
   }
   const withArgs = (template: string, encode: (text: string) => string) =>
-    fillSecrets(template.replace(ARGUMENT_PLACEHOLDER, (_, name: string) => encode(text(args[name]))), secrets);
+    fillSecrets(
+      template.replace(ARGUMENT_PLACEHOLDER, (_, name: string) => encode(text(args[name]))),
+      secrets,
+    );
   const url = withArgs(tool.url, encodeURIComponent);
   // The URL holds secrets now: a refusal says why, never what the URL was.
   const problem = toolUrlProblem(url, context.allowLoopback);
@@ -97,5 +100,8 @@ const text = (value: unknown) => (value === undefined || value === null ? '' : t
 
 export function cutToResultLimit(body: string): string {
   if (Buffer.byteLength(body, 'utf8') <= MAX_TOOL_RESULT_BYTES) return body;
-  return Buffer.from(body, 'utf8').subarray(0, MAX_TOOL_RESULT_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+  return Buffer.from(body, 'utf8')
+    .subarray(0, MAX_TOOL_RESULT_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
 }

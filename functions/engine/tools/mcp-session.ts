@@ -71,7 +71,10 @@ export type McpSession = Awaited<ReturnType<typeof openMcpSession>>;
 function contentText(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
-    .filter((block): block is { type: 'text'; text: string } => (block as { type?: unknown }).type === 'text' && typeof (block as { text?: unknown }).text === 'string')
+    .filter(
+      (block): block is { type: 'text'; text: string } =>
+        (block as { type?: unknown }).type === 'text' && typeof (block as { text?: unknown }).text === 'string',
+    )
     .map((block) => block.text)
     .join('\n');
 }

@@ -182,7 +182,11 @@ const URL_ESCAPE = /(?:%[0-9a-fA-F]{2})+|\+/g;
 function jsonUnescaped(text: string): View {
   const view = viewBuilder(text);
   for (const match of text.matchAll(JSON_ESCAPE)) {
-    view.undo(match[1] ? JSON_SHORT_ESCAPES[match[1]]! : String.fromCharCode(Number.parseInt(match[2]!, 16)), match.index, match.index + match[0].length);
+    view.undo(
+      match[1] ? JSON_SHORT_ESCAPES[match[1]]! : String.fromCharCode(Number.parseInt(match[2]!, 16)),
+      match.index,
+      match.index + match[0].length,
+    );
   }
   return view.view();
 }
@@ -201,7 +205,8 @@ function urlDecoded(text: string, plusIsSpace: boolean): View {
     const bytes = Buffer.from(match[0].replaceAll('%', ''), 'hex');
     for (let i = 0; i < bytes.length; ) {
       const lead = bytes[i]!;
-      const size = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+      const size =
+        lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
       // Buffer decodes a cut, overlong or surrogate sequence as U+FFFD, which no secret holds: it stays as it is.
       const character = size > 0 && i + size <= bytes.length ? bytes.subarray(i, i + size).toString('utf8') : '\uFFFD';
       if (character.includes('\uFFFD')) {
@@ -234,7 +239,9 @@ function mapStrings(value: unknown, map: (text: string) => string): unknown {
     const [source, target] = pending.pop()!;
     if (Array.isArray(source)) for (const item of source) (target as unknown[]).push(copy(item, pending));
     // defineProperty: a key `__proto__` from parsed JSON stays a key instead of setting the copy's prototype.
-    else for (const [key, item] of Object.entries(source)) Object.defineProperty(target, map(key), { value: copy(item, pending), enumerable: true, writable: true, configurable: true });
+    else
+      for (const [key, item] of Object.entries(source))
+        Object.defineProperty(target, map(key), { value: copy(item, pending), enumerable: true, writable: true, configurable: true });
   }
   return root;
 }

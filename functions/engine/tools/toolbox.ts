@@ -59,7 +59,9 @@ export function createToolKit(options: ToolKitOptions): ToolKit {
         if (!route) return { ok: false, error: `unknown tool "${name}"` };
         if (route.kind === 'http') {
           const problem = argumentsProblem(route.tool.parameters, args);
-          return problem ? { ok: false, error: problem } : callHttpTool(route.tool, args, { fetch, secrets, allowLoopback: options.allowLoopback });
+          return problem
+            ? { ok: false, error: problem }
+            : callHttpTool(route.tool, args, { fetch, secrets, allowLoopback: options.allowLoopback });
         }
         const session = await sessionOf(route.server, route.entry);
         if (!session.has(name)) return { ok: false, error: `the MCP server ${route.server} lists no tool "${name}"` };
@@ -72,14 +74,21 @@ export function createToolKit(options: ToolKitOptions): ToolKit {
           const described: ToolDescriptor[] = [];
           const servers = new Map<string, McpTool>();
           for (const [name, route] of routes) {
-            if (route.kind === 'http') described.push({ name, description: route.tool.description, inputSchema: route.tool.parameters as Record<string, unknown> });
+            if (route.kind === 'http')
+              described.push({ name, description: route.tool.description, inputSchema: route.tool.parameters as Record<string, unknown> });
             else servers.set(route.server, route.entry);
           }
           for (const [server, entry] of servers) {
             // A server that cannot be reached shows no tools; the model works with the others.
             const session = await sessionOf(server, entry).catch(() => undefined);
             // The server writes these and the model reads them: a server echoing its key there is masked too.
-            if (session) for (const tool of session.describe()) described.push({ ...tool, description: secrets.mask(tool.description), inputSchema: secrets.maskValue(tool.inputSchema) as Record<string, unknown> });
+            if (session)
+              for (const tool of session.describe())
+                described.push({
+                  ...tool,
+                  description: secrets.mask(tool.description),
+                  inputSchema: secrets.maskValue(tool.inputSchema) as Record<string, unknown>,
+                });
           }
           return described;
         },
@@ -126,7 +135,8 @@ async function connect(entry: McpTool, secrets: SecretScope, fetch: FetchLike, a
  */
 function maskedAnswer(answer: ToolAnswer, secrets: SecretScope): ToolAnswer {
   if (!answer.ok) return { ok: false, error: cutToResultLimit(maskedHead(answer.error, MAX_TOOL_RESULT_BYTES, secrets)) };
-  if (typeof answer.result === 'string') return { ok: true, result: cutToResultLimit(maskedHead(answer.result, MAX_TOOL_RESULT_BYTES, secrets)) };
+  if (typeof answer.result === 'string')
+    return { ok: true, result: cutToResultLimit(maskedHead(answer.result, MAX_TOOL_RESULT_BYTES, secrets)) };
   const result = secrets.maskValue(answer.result);
   const json = JSON.stringify(result ?? null);
   const checked = secrets.mask(json);

@@ -7,4 +7,6 @@ import { webhookApiDocument } from '#inbound/openapi.ts';
 const document = webhookApiDocument(OPENAPI_31_VERSION);
 
 /** GET /api/v1/webhooks/openapi-3.1.json: the document as OpenAPI 3.1; no token. */
-export const handler = withHttpStack(routeById('WebhookOpenApi31'), async (request) => jsonResponse(200, servedDocument(document, request)));
+export const handler = withHttpStack(routeById('WebhookOpenApi31'), async (request) =>
+  jsonResponse(200, servedDocument(document, request)),
+);

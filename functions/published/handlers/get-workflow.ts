@@ -10,5 +10,11 @@ const deps = publicationReadsFromEnv();
 export const handler = publishedRoute('PublishedGetWorkflow', async (request, caller) => {
   const workflow = await publishedWorkflow(deps, caller.projectId, pathParameter(request, 'workflow_id'));
   const { id, name, description } = workflow.definition;
-  return jsonResponse(200, { id, name, description, created_at: workflow.created_at, updated_at: workflow.updated_at } satisfies WorkflowDetail);
+  return jsonResponse(200, {
+    id,
+    name,
+    description,
+    created_at: workflow.created_at,
+    updated_at: workflow.updated_at,
+  } satisfies WorkflowDetail);
 });

@@ -26,14 +26,18 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
     // A resume id means something only for a run the key already names; it is checked before the key is used, and a
     // request without a key ignores it as before (a new run's events are all new to the caller).
     const resume = key === undefined ? undefined : resumePoint(request);
-    const run = await startOrJoin(deps.start, caller, workflowId, body, { key, invocationDeadlineMs: invocationDeadline(deps.start.now(), context) });
+    const run = await startOrJoin(deps.start, caller, workflowId, body, {
+      key,
+      invocationDeadlineMs: invocationDeadline(deps.start.now(), context),
+    });
     metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
     const executionId = run.executionId;
     const after = !run.started && resume ? resume.after : 0;
     const headers = runHeaders(request, 'PublishedStreamExecution', executionId);
     // Past the log's end is a 400. A caller that already has the final event of an ended run gets the GET streams'
     // 204, naming the run: one answer for "nothing more will come" on every stream route.
-    if (after > 0 && (await checkResumePoint(deps.tail, executionId, after, resume!.field)) === 'ended') return { ...NOTHING_MORE, headers };
+    if (after > 0 && (await checkResumePoint(deps.tail, executionId, after, resume!.field)) === 'ended')
+      return { ...NOTHING_MORE, headers };
     return respondWithEvents(
       context,
       settings,
@@ -44,4 +48,7 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
   });
 }
 
-export const handler = createStreamWorkflowHandler({ start: executionStartFromEnv(), tail: runTailFromEnv() }, eventStreamSettingsFromEnv());
+export const handler = createStreamWorkflowHandler(
+  { start: executionStartFromEnv(), tail: runTailFromEnv() },
+  eventStreamSettingsFromEnv(),
+);

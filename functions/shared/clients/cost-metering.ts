@@ -31,7 +31,10 @@ export function metered<Client extends MeterableClient>(
 }
 
 /** For services that bill each API call as one request of a kind. */
-export function meteredPerRequest<Client extends MeterableClient>(client: Client, units: (commandName: string) => Partial<CostUnits>): Client {
+export function meteredPerRequest<Client extends MeterableClient>(
+  client: Client,
+  units: (commandName: string) => Partial<CostUnits>,
+): Client {
   return metered(client, (call) => {
     recordCost(units(call.commandName));
     return call.proceed();

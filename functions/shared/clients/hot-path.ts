@@ -12,7 +12,11 @@ export function hotPathClientConfig() {
   return {
     maxAttempts: 3,
     retryMode: 'standard',
-    requestHandler: new NodeHttpHandler({ httpAgent: new HttpAgent(sockets), httpsAgent: new HttpsAgent(sockets), connectionTimeout: 3_000 }),
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new HttpAgent(sockets),
+      httpsAgent: new HttpsAgent(sockets),
+      connectionTimeout: 3_000,
+    }),
   } as const;
 }
 

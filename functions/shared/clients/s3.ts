@@ -19,10 +19,15 @@ function bodyBytes(body: unknown): number {
 }
 
 function meteredS3Client(): S3Client {
-  return metered(traced(withoutSdkLogging(new S3Client({ ...hotPathClientConfig(), forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') }))), (call) => {
-    recordCost(READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, storedBytes: bodyBytes(call.input.Body) });
-    return call.proceed();
-  });
+  return metered(
+    traced(withoutSdkLogging(new S3Client({ ...hotPathClientConfig(), forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') }))),
+    (call) => {
+      recordCost(
+        READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, storedBytes: bodyBytes(call.input.Body) },
+      );
+      return call.proceed();
+    },
+  );
 }
 
 export const s3 = /* @__PURE__ */ meteredS3Client();

@@ -26,7 +26,8 @@ export function externalPrefix(request: HttpRequest): string {
   return prefix.length === 0 ? '' : `/${prefix.join('/')}`;
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 function externalOrigin(request: HttpRequest): string {
   const host = [header(request, 'host'), request.requestContext?.domainName].find((candidate) => candidate && HOST.test(candidate));

@@ -14,10 +14,15 @@ import * as z from '../zod.ts';
 export type ErrorBodyShape = 'webhook' | 'published';
 
 /** API Gateway's own answers (lib/cdk/gateway-responses.ts) carry the message under both names, whichever API it is. */
-const GATEWAY_TWIN = 'Only in API Gateway\'s own answers (unknown route, stage throttle, failed or timed-out integration): the same message';
+const GATEWAY_TWIN = "Only in API Gateway's own answers (unknown route, stage throttle, failed or timed-out integration): the same message";
 
 export const fieldIssueSchema = z.object({
-  field: z.string().check(z.meta({ description: 'The field in dot notation (`messages.0.text`, `audio.url`), or `body` for the body as a whole', examples: ['audio.url'] })),
+  field: z.string().check(
+    z.meta({
+      description: 'The field in dot notation (`messages.0.text`, `audio.url`), or `body` for the body as a whole',
+      examples: ['audio.url'],
+    }),
+  ),
   message: z.string(),
 });
 
@@ -28,7 +33,12 @@ export const webhookErrorBodySchema = z.object({
 });
 
 export const publishedErrorBodySchema = z.object({
-  detail: z.string().check(z.meta({ description: 'What went wrong, for people; a 400 names the fields (`user_id: Too small: ...`)', examples: ['Workflow not found'] })),
+  detail: z.string().check(
+    z.meta({
+      description: 'What went wrong, for people; a 400 names the fields (`user_id: Too small: ...`)',
+      examples: ['Workflow not found'],
+    }),
+  ),
   error: z.optional(z.string().check(z.meta({ description: GATEWAY_TWIN }))),
 });
 
@@ -45,7 +55,8 @@ export function errorResponse(thrown: unknown, shape: ErrorBodyShape): APIGatewa
   const statusCode = error instanceof DomainError ? error.statusCode : 500;
   const message = error instanceof DomainError ? error.message : GENERIC_SERVER_ERROR;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError) headers['retry-after'] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimitedError || error instanceof ServiceUnavailableError)
+    headers['retry-after'] = String(error.retryAfterSeconds);
   return { statusCode, headers, body: JSON.stringify(shape === 'webhook' ? webhookBody(error, message) : publishedBody(error, message)) };
 }
 

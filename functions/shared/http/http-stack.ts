@@ -36,7 +36,11 @@ export interface HttpHandlerOptions {
  * Wraps a route's adapter function in the middy stack every API handler shares:
  * Powertools context/metrics/tracing, cost metering, and the one error-to-HTTP mapping.
  */
-export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>, options: HttpHandlerOptions = {}) {
+export function withHttpStack(
+  route: HttpRoute,
+  adapter: (request: HttpRequest, context: Context) => Promise<HttpResponse>,
+  options: HttpHandlerOptions = {},
+) {
   const { errorShape } = route;
   const usage = usageMeterFromEnv();
   const { cors } = options;
@@ -44,7 +48,9 @@ export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, 
   /** The answer's bytes (data transfer out): a stream's so far and what its finish still sends, or a buffered answer whole. */
   const answerBytes = (request: HttpRequest, context: Context, response: HttpResponse) => {
     const streamed = streamedResponses.get(context);
-    return streamed ? streamed.sentBytes + streamed.bytesToFinish(response) : bufferedResponseBytes(withHeaders(response, routeHeaders(request)));
+    return streamed
+      ? streamed.sentBytes + streamed.bytesToFinish(response)
+      : bufferedResponseBytes(withHeaders(response, routeHeaders(request)));
   };
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1 });
@@ -79,7 +85,8 @@ export function withHttpStack(route: HttpRoute, adapter: (request: HttpRequest, 
     });
   // A preflight is the browser asking, not a request of the API: no key, no metering, no request metrics.
   const answer = cors
-    ? (request: HttpRequest, context: Context) => (request.httpMethod === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context))
+    ? (request: HttpRequest, context: Context) =>
+        request.httpMethod === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context)
     : stack;
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
   if (route.streaming) return streamified(answer, routeHeaders) as unknown as typeof stack;
@@ -216,7 +223,10 @@ class StreamedResponse {
   bytesToFinish(response: HttpResponse): number {
     if (this.body && (this.body.destroyed || this.body.writableEnded)) return 0;
     const prelude = preludeOf(response);
-    return (this.body ? 0 : streamedHeadBytes({ ...prelude, headers: { ...this.routeHeaders, ...prelude.headers } })) + responseBodyBytes(response);
+    return (
+      (this.body ? 0 : streamedHeadBytes({ ...prelude, headers: { ...this.routeHeaders, ...prelude.headers } })) +
+      responseBodyBytes(response)
+    );
   }
 }
 
@@ -315,7 +325,11 @@ export interface StreamSink {
  * the response ends when it returns. Call it once nothing can refuse the request any more: from here on,
  * an error can only end the stream.
  */
-export async function serveStream(context: Context, headers: Record<string, string>, produce: (sink: StreamSink) => Promise<void>): Promise<HttpResponse> {
+export async function serveStream(
+  context: Context,
+  headers: Record<string, string>,
+  produce: (sink: StreamSink) => Promise<void>,
+): Promise<HttpResponse> {
   const streamed = streamedResponses.get(context);
   if (!streamed) throw new Error('serveStream is only for streaming routes');
   streamed.open({ statusCode: 200, headers });

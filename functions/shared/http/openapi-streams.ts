@@ -40,7 +40,16 @@ export function sseEventSchema(event: string, dataComponent: string, options: { 
     description: options.description,
     properties: {
       event: { type: 'string', const: event },
-      ...(options.withId ? { id: { type: 'string', pattern: '^[1-9][0-9]*$', description: 'The event\'s place in the execution\'s event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it' } } : {}),
+      ...(options.withId
+        ? {
+            id: {
+              type: 'string',
+              pattern: '^[1-9][0-9]*$',
+              description:
+                "The event's place in the execution's event log (1, 2, 3, ...): send it back as Last-Event-ID to resume after it",
+            },
+          }
+        : {}),
       data: { type: 'string', contentMediaType: 'application/json', contentSchema: componentRef(dataComponent) },
     },
     required: ['event', 'data', ...(options.withId ? ['id'] : [])],
@@ -48,12 +57,18 @@ export function sseEventSchema(event: string, dataComponent: string, options: { 
 }
 
 /** The `text/event-stream` media type object of a response whose events are the component `eventComponent`. */
-export function eventStreamMedia(eventComponent: string, examples: Readonly<Record<string, StreamExample>>, version: OpenApiVersion): JsonSchema {
+export function eventStreamMedia(
+  eventComponent: string,
+  examples: Readonly<Record<string, StreamExample>>,
+  version: OpenApiVersion,
+): JsonSchema {
   const named = Object.entries(examples);
   if (version === '3.2.0') {
     return {
       itemSchema: componentRef(eventComponent),
-      ...(named.length > 0 ? { examples: Object.fromEntries(named.map(([name, example]) => [name, { summary: example.summary, value: example.wire }])) } : {}),
+      ...(named.length > 0
+        ? { examples: Object.fromEntries(named.map(([name, example]) => [name, { summary: example.summary, value: example.wire }])) }
+        : {}),
     };
   }
   const perEvent = named.flatMap(([name, example]) =>

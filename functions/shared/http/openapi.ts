@@ -62,7 +62,8 @@ export function schemaComponents(direction: SchemaDirection, schemas: Readonly<R
     override: ({ zodSchema, jsonSchema }) => {
       const def = (zodSchema as unknown as { _zod: { def: { type: string; fn?: unknown } } })._zod.def;
       if (def.type !== 'custom') return;
-      if (def.fn !== isJsonObject) throw new Error('A z.custom schema other than jsonObjectSchema has no JSON Schema; describe it in its module');
+      if (def.fn !== isJsonObject)
+        throw new Error('A z.custom schema other than jsonObjectSchema has no JSON Schema; describe it in its module');
       // Said outright: a bare `{type: object}` is typed as an object with no keys by openapi-typescript's defaults.
       jsonSchema.type = 'object';
       jsonSchema.additionalProperties = true;
@@ -94,7 +95,9 @@ function defaultsInWords(schema: JsonSchema): JsonSchema {
     return defaultsInWords({ ...rest, description: typeof rest.description === 'string' ? `${rest.description}. ${said}` : said });
   }
   if (isJsonObject(copy.properties)) {
-    copy.properties = Object.fromEntries(Object.entries(copy.properties).map(([name, property]) => [name, defaultsInWords(property as JsonSchema)]));
+    copy.properties = Object.fromEntries(
+      Object.entries(copy.properties).map(([name, property]) => [name, defaultsInWords(property as JsonSchema)]),
+    );
   }
   for (const keyword of ['oneOf', 'anyOf', 'allOf'] as const) {
     if (Array.isArray(copy[keyword])) copy[keyword] = (copy[keyword] as JsonSchema[]).map(defaultsInWords);
@@ -138,7 +141,12 @@ export interface OperationDoc {
   readonly description: string;
   readonly tags: readonly string[];
   readonly parameters?: readonly ParameterDoc[];
-  readonly requestBody?: { readonly schema: string; readonly required: boolean; readonly description?: string; readonly examples?: Readonly<Record<string, unknown>> };
+  readonly requestBody?: {
+    readonly schema: string;
+    readonly required: boolean;
+    readonly description?: string;
+    readonly examples?: Readonly<Record<string, unknown>>;
+  };
   readonly responses: Readonly<Record<string, ResponseDoc>>;
 }
 
@@ -150,7 +158,11 @@ export interface DocumentedRoute {
   readonly scope?: string;
 }
 
-const RETRY_AFTER_HEADER: HeaderDoc = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 }, required: true };
+const RETRY_AFTER_HEADER: HeaderDoc = {
+  description: 'Seconds to wait before retrying',
+  schema: { type: 'integer', minimum: 1 },
+  required: true,
+};
 
 /**
  * The server variable's default in a document built without a request (the linted and the generated-from copies):
@@ -194,7 +206,9 @@ export function openApiDocument(own: DocumentParts, version: OpenApiVersion): Js
   const missing = routes.filter((route) => !documented.has(route.id)).map((route) => route.id);
   const stale = [...documented].filter((id) => !routes.some((route) => route.id === id));
   if (missing.length > 0 || stale.length > 0) {
-    throw new Error(`The OpenAPI operations do not match the route table: undocumented ${missing.join(', ') || '-'}; unknown ${stale.join(', ') || '-'}`);
+    throw new Error(
+      `The OpenAPI operations do not match the route table: undocumented ${missing.join(', ') || '-'}; unknown ${stale.join(', ') || '-'}`,
+    );
   }
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -246,11 +260,15 @@ function operationObject(route: DocumentedRoute, operation: OperationDoc, parts:
           requestBody: {
             required: operation.requestBody.required,
             ...(operation.requestBody.description ? { description: operation.requestBody.description } : {}),
-            content: { 'application/json': { schema: componentRef(operation.requestBody.schema), ...examplesObject(operation.requestBody.examples) } },
+            content: {
+              'application/json': { schema: componentRef(operation.requestBody.schema), ...examplesObject(operation.requestBody.examples) },
+            },
           },
         }
       : {}),
-    responses: Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, responseObject(response, parts, version)])),
+    responses: Object.fromEntries(
+      Object.entries(operation.responses).map(([status, response]) => [status, responseObject(response, parts, version)]),
+    ),
   };
 }
 
@@ -267,7 +285,9 @@ function responseObject(response: ResponseDoc, parts: DocumentParts, version: Op
   const wireText = response.events && version === OPENAPI_31_VERSION ? wireTextDescription(response.streamExamples ?? {}) : '';
   return {
     description: response.description + wireText,
-    ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) } : {}),
+    ...(headers.length > 0
+      ? { headers: Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) }
+      : {}),
     ...(Object.keys(content).length > 0 ? { content } : {}),
   };
 }

@@ -33,7 +33,10 @@ export function withTaskStack<Schema extends z.ZodMiniType, Result>(
       await settleUsage(usage, metering, context);
     }
   };
-  return middy(metered).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger, { resetKeys: true })).use(publishMetricsAtEnd());
+  return middy(metered)
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(publishMetricsAtEnd());
 }
 
 /** The ids a task's input carries (an execution, a collection task and its sweep), for every log line of the invocation. */

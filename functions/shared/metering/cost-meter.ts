@@ -43,9 +43,27 @@ export interface CostUnits {
 }
 
 export const COST_UNIT_NAMES = [
-  'dynamoReadUnits', 'dynamoWriteUnits', 's3WriteRequests', 's3ReadRequests', 'stepFunctionsRequests', 'apiRequests', 'lambdaInvocations',
-  'lambdaGbMs', 'stateTransitions', 'modelCalls', 'inputTokens', 'outputTokens', 'toolCalls', 'images', 'callbackDeliveries', 'storedBytes',
-  'logBytes', 'dataTransferOutBytes', 'eventBridgeEvents', 'webhookEvents', 'runsFinished',
+  'dynamoReadUnits',
+  'dynamoWriteUnits',
+  's3WriteRequests',
+  's3ReadRequests',
+  'stepFunctionsRequests',
+  'apiRequests',
+  'lambdaInvocations',
+  'lambdaGbMs',
+  'stateTransitions',
+  'modelCalls',
+  'inputTokens',
+  'outputTokens',
+  'toolCalls',
+  'images',
+  'callbackDeliveries',
+  'storedBytes',
+  'logBytes',
+  'dataTransferOutBytes',
+  'eventBridgeEvents',
+  'webhookEvents',
+  'runsFinished',
 ] as const satisfies readonly (keyof CostUnits)[];
 
 /**
@@ -56,8 +74,14 @@ export const COST_UNIT_NAMES = [
  * that moved are present.
  */
 export const MODEL_COUNTER_NAMES = [
-  'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens',
-  'images_standard_1024', 'images_standard_2048', 'images_premium_1024', 'images_premium_2048',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'images_standard_1024',
+  'images_standard_2048',
+  'images_premium_1024',
+  'images_premium_2048',
 ] as const;
 export type ModelCounterName = (typeof MODEL_COUNTER_NAMES)[number];
 export type ModelCounters = Partial<Record<ModelCounterName, number>>;

@@ -1,7 +1,16 @@
 import { createHash, randomInt } from 'node:crypto';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DAY_MS, epochSeconds } from '../time.ts';
-import { COST_UNIT_NAMES, countModel, emptyModelUsage, hasModelUsage, MODEL_COUNTER_NAMES, type CostUnits, type ModelCounterName, type ModelUsage } from './cost-meter.ts';
+import {
+  COST_UNIT_NAMES,
+  countModel,
+  emptyModelUsage,
+  hasModelUsage,
+  MODEL_COUNTER_NAMES,
+  type CostUnits,
+  type ModelCounterName,
+  type ModelUsage,
+} from './cost-meter.ts';
 
 /** Usage items are kept 400 days: a year of reports, and last year's same month. */
 export const USAGE_RETENTION_MS = 400 * DAY_MS;
@@ -20,7 +29,8 @@ export const usageAttribute = (name: keyof CostUnits) => name.replace(/[A-Z]/g, 
 export const MAX_USAGE_ATTRIBUTE_BYTES = 255;
 const MODEL_PREFIX = 'model#';
 /** What a model id keeps of itself when its counter names would pass the limit: the rest is a hash, so it reads as unknown. */
-const MODEL_ID_MAX_BYTES = MAX_USAGE_ATTRIBUTE_BYTES - MODEL_PREFIX.length - 1 - Math.max(...MODEL_COUNTER_NAMES.map((name) => name.length)) - 9;
+const MODEL_ID_MAX_BYTES =
+  MAX_USAGE_ATTRIBUTE_BYTES - MODEL_PREFIX.length - 1 - Math.max(...MODEL_COUNTER_NAMES.map((name) => name.length)) - 9;
 
 /**
  * A usage item's counter for one model: `model#<model id>#<counter>`, e.g. `model#amazon.nova-lite-v1:0#input_tokens`
@@ -68,7 +78,10 @@ export function createUsageMeter(client: DynamoDBDocumentClient, tableName: stri
     async add(subject: string, spent: CostUnits, nowMs: number, models?: ModelUsage): Promise<void> {
       const units: CostUnits = { ...spent, dynamoWriteUnits: spent.dynamoWriteUnits + USAGE_WRITE_UNITS };
       // A correction may take back what an earlier write of the same invocation expected (a negative ADD).
-      const counters: [string, number][] = COST_UNIT_NAMES.filter((name) => units[name] !== 0).map((name) => [usageAttribute(name), units[name]]);
+      const counters: [string, number][] = COST_UNIT_NAMES.filter((name) => units[name] !== 0).map((name) => [
+        usageAttribute(name),
+        units[name],
+      ]);
       if (hasModelUsage(models)) {
         for (const modelId of Object.keys(models)) {
           for (const counter of MODEL_COUNTER_NAMES) {
@@ -84,7 +97,10 @@ export function createUsageMeter(client: DynamoDBDocumentClient, tableName: stri
           Key: { pk: subject, sk: `${day}#${randomInt(USAGE_SHARDS)}` },
           UpdateExpression: `SET expires_at = :expires ADD ${counters.map((_, i) => `#u${i} :u${i}`).join(', ')}`,
           ExpressionAttributeNames: Object.fromEntries(counters.map(([name], i) => [`#u${i}`, name])),
-          ExpressionAttributeValues: { ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS), ...Object.fromEntries(counters.map(([, value], i) => [`:u${i}`, value])) },
+          ExpressionAttributeValues: {
+            ':expires': epochSeconds(nowMs + USAGE_RETENTION_MS),
+            ...Object.fromEntries(counters.map(([, value], i) => [`:u${i}`, value])),
+          },
         }),
       );
     },

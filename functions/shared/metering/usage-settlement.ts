@@ -1,7 +1,15 @@
 import type { Context } from 'aws-lambda';
 import { dynamo } from '../clients/dynamodb.ts';
 import { requireEnv } from '../config.ts';
-import { COST_UNIT_NAMES, hasModelUsage, invocationUnits, reportRequestCost, subtractCostUnits, type CostUnits, type Metering } from './cost-meter.ts';
+import {
+  COST_UNIT_NAMES,
+  hasModelUsage,
+  invocationUnits,
+  reportRequestCost,
+  subtractCostUnits,
+  type CostUnits,
+  type Metering,
+} from './cost-meter.ts';
 import { logger, metrics, MetricUnit, publishCostUnits } from '../lambda/powertools.ts';
 import { TABLE_ENV } from '../resources.ts';
 import { createUsageMeter, type UsageMeter } from './usage-meter.ts';

@@ -106,9 +106,15 @@ export function hostMatches(host: string, pattern: string): boolean {
  * Recording links, at acceptance and again at download: the public rule above, or, with the test-only allowance
  * (`ALLOW_LOOPBACK_RECORDINGS=1`, never set by CDK), https to a loopback host.
  */
-export function recordingUrlProblem(rawUrl: string, options: { allowedHosts?: readonly string[]; allowLoopback: boolean }): string | undefined {
+export function recordingUrlProblem(
+  rawUrl: string,
+  options: { allowedHosts?: readonly string[]; allowLoopback: boolean },
+): string | undefined {
   // The text check comes before the loopback allowance: `https://127.0.0.1\@evil.com/` is loopback only to WHATWG parsers.
-  return urlTextProblem(rawUrl) ?? (options.allowLoopback && isLoopbackUrl(rawUrl) ? loopbackUrlProblem(rawUrl) : publicUrlProblem(rawUrl, options.allowedHosts));
+  return (
+    urlTextProblem(rawUrl) ??
+    (options.allowLoopback && isLoopbackUrl(rawUrl) ? loopbackUrlProblem(rawUrl) : publicUrlProblem(rawUrl, options.allowedHosts))
+  );
 }
 
 /** Loopback in both the raw text and the WHATWG parse, so an ambiguous spelling (`127.1`, `0x7f.1`) gets no allowance. */
@@ -136,7 +142,6 @@ export function bareHost(hostname: string): string {
   return hostname.replace(/^\[|\]$/g, '');
 }
 
-
 /**
  * Tool URLs (templates): checked at publish with their placeholders filled, so a literal private, loopback or
  * metadata host fails there; the call checks the rendered URL again, resolved. Public tools are https only; the
@@ -146,6 +151,7 @@ export function toolUrlProblem(url: string, allowLoopback: boolean): string | un
   const filled = url.replace(/\{\{[^}]*\}\}/g, 'x');
   const textProblem = urlTextProblem(filled);
   if (textProblem) return textProblem;
-  if (allowLoopback && isLoopbackUrl(filled.replace(/^http:/i, 'https:'))) return /^https?:\/\//i.test(filled) ? undefined : 'scheme must be http or https';
+  if (allowLoopback && isLoopbackUrl(filled.replace(/^http:/i, 'https:')))
+    return /^https?:\/\//i.test(filled) ? undefined : 'scheme must be http or https';
   return publicUrlProblem(filled);
 }

@@ -14,7 +14,13 @@ export function createBodyStore(client: S3Client, bucket: string) {
   return {
     async put(key: string, body: Uint8Array, encoding: ObjectEncoding): Promise<void> {
       await client.send(
-        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: encoding.contentType, ContentEncoding: encoding.contentEncoding }),
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentType: encoding.contentType,
+          ContentEncoding: encoding.contentEncoding,
+        }),
       );
     },
     async get(key: string): Promise<Uint8Array> {

@@ -79,13 +79,15 @@ export function bundleFunction(entry: string, outdir: string, options: BundleOpt
   };
   const singleBuild = buildSync({ ...common, entryPoints: { index: entry }, outdir });
   const single = singleBuild.outputFiles ?? [];
-  const split = buildSync({ ...common, entryPoints: { index: entry }, outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' }).outputFiles ?? [];
+  const split =
+    buildSync({ ...common, entryPoints: { index: entry }, outdir, splitting: true, chunkNames: 'chunks/[name]-[hash]' }).outputFiles ?? [];
   const chosen = coldStartBytes(split, join(outdir, 'index.mjs')) < coldStartBytes(single, join(outdir, 'index.mjs')) ? split : single;
   for (const file of chosen) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.contents);
   }
-  for (const [name, contents] of Object.entries(filesBeside(Object.keys(singleBuild.metafile?.inputs ?? {})))) writeFileSync(join(outdir, name), contents);
+  for (const [name, contents] of Object.entries(filesBeside(Object.keys(singleBuild.metafile?.inputs ?? {}))))
+    writeFileSync(join(outdir, name), contents);
 }
 
 /** Bytes of `entry` and every module it imports statically, transitively, among `files`. */

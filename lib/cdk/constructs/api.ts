@@ -16,7 +16,13 @@ import { Construct } from 'constructs';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
-import { GATEWAY_ERROR_TEMPLATE, GATEWAY_MESSAGES, GATEWAY_RETRY_AFTER_SECONDS, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
+import {
+  GATEWAY_ERROR_TEMPLATE,
+  GATEWAY_MESSAGES,
+  GATEWAY_RETRY_AFTER_SECONDS,
+  gatewayCorsHeaders,
+  gatewayErrorBody,
+} from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
 import type { Data } from './data.ts';
@@ -87,7 +93,8 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const throttle = props.throttle ?? STAGE_THROTTLE;
-    const corsAllowedOrigins = props.corsAllowedOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsAllowedOrigins'), 'CDK context corsAllowedOrigins');
+    const corsAllowedOrigins =
+      props.corsAllowedOrigins ?? parseCorsOrigins(this.node.tryGetContext('corsAllowedOrigins'), 'CDK context corsAllowedOrigins');
     const streamFlushPaddingBytes = parseStreamFlushPadding(
       props.streamFlushPaddingBytes ?? this.node.tryGetContext('streamFlushPaddingBytes'),
       props.streamFlushPaddingBytes === undefined ? 'CDK context streamFlushPaddingBytes' : 'streamFlushPaddingBytes',
@@ -95,7 +102,9 @@ export class Api extends Construct {
     // With one allowed origin, CORS headers ride on every gateway response: without them its page sees a throttle or a
     // 502 as `Failed to fetch`. With several there are none: a gateway response cannot check the list (gateway-responses.ts).
     // Without headers a response stays exactly as it was (an empty map would still change the deployment).
-    const corsHeaders = Object.fromEntries(Object.entries(gatewayCorsHeaders(corsAllowedOrigins)).map(([name, value]) => [name, `'${value}'`]));
+    const corsHeaders = Object.fromEntries(
+      Object.entries(gatewayCorsHeaders(corsAllowedOrigins)).map(([name, value]) => [name, `'${value}'`]),
+    );
     const gatewayHeaders = (own: Record<string, string> = {}) => {
       const headers = { ...corsHeaders, ...own };
       return Object.keys(headers).length > 0 ? headers : undefined;

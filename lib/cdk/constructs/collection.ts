@@ -71,7 +71,10 @@ export class Collection extends Construct implements StateMachineOwner {
     }
     this.nightly = nightly;
 
-    new CfnOutput(this, COLLECTION_STATE_MACHINE_OUTPUT, { key: COLLECTION_STATE_MACHINE_OUTPUT, value: this.stateMachine.stateMachineArn });
+    new CfnOutput(this, COLLECTION_STATE_MACHINE_OUTPUT, {
+      key: COLLECTION_STATE_MACHINE_OUTPUT,
+      value: this.stateMachine.stateMachineArn,
+    });
   }
 
   /** Tells a function the collection state machine's ARN and grants exactly the listed actions. */

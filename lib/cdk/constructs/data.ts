@@ -128,4 +128,3 @@ export class Data extends Construct {
     return table;
   }
 }
-

@@ -10,7 +10,6 @@ import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 const FUNCTIONS_DIR = fileURLToPath(new URL('../../../functions/', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-
 export interface HandlerFunctionProps {
   /** Module under `functions/` exporting `handler`. */
   readonly handler: string;

@@ -4,7 +4,13 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
-import { applicationInferenceProfiles, bedrockModelArns, INVOKE_ACTIONS, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
+import {
+  applicationInferenceProfiles,
+  bedrockModelArns,
+  INVOKE_ACTIONS,
+  PROFILE_ACTIONS,
+  throughProfilesCondition,
+} from '#lib/cdk/bedrock-models.ts';
 import { BEDROCK_PROFILES_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 
 /** Of Lambda's 4 KB for all of a function's environment variables, what the profile map may take. */
@@ -44,7 +50,9 @@ export class InferenceProfiles extends Construct {
     const longestArn = 'arn:aws-us-gov:bedrock:ap-southeast-4:000000000000:application-inference-profile/'.length + 12;
     const estimate = props.models.reduce((sum, model) => sum + model.length + longestArn + 6, 2);
     if (estimate > ENVIRONMENT_BUDGET_BYTES) {
-      throw new Error(`bedrockModels: ${props.models.length} models need about ${estimate} bytes of the step function's environment (at most ${ENVIRONMENT_BUDGET_BYTES}); allow fewer`);
+      throw new Error(
+        `bedrockModels: ${props.models.length} models need about ${estimate} bytes of the step function's environment (at most ${ENVIRONMENT_BUDGET_BYTES}); allow fewer`,
+      );
     }
     // The same JSON the step function gets, for the operator: `admin verify` calls each model through its profile.
     new CfnOutput(this, BEDROCK_PROFILES_OUTPUT, { key: BEDROCK_PROFILES_OUTPUT, value: this.environmentValue() });
@@ -52,7 +60,9 @@ export class InferenceProfiles extends Construct {
 
   /** The profiles' ARNs by model id: the step function's `BEDROCK_INFERENCE_PROFILES` (one JSON value). */
   public environmentValue(): string {
-    return Stack.of(this).toJsonString(Object.fromEntries([...this.profiles].map(([model, profile]) => [model, profile.attrInferenceProfileArn])));
+    return Stack.of(this).toJsonString(
+      Object.fromEntries([...this.profiles].map(([model, profile]) => [model, profile.attrInferenceProfileArn])),
+    );
   }
 
   /**

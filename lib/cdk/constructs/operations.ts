@@ -72,7 +72,11 @@ export class Operations extends Construct {
     // CloudWatch alarms and Budgets publish to the encrypted topic; both need the key to do it.
     for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
       this.key.addToResourcePolicy(
-        new PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], principals: [new ServicePrincipal(service)], resources: ['*'] }),
+        new PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          principals: [new ServicePrincipal(service)],
+          resources: ['*'],
+        }),
       );
     }
     this.topic = new Topic(this, 'AlarmTopic', { masterKey: this.key, enforceSSL: true, displayName: `${stack.stackName} alarms` });
@@ -95,7 +99,12 @@ export class Operations extends Construct {
     this.budget = props.monthlyBudgetUsd === undefined ? undefined : this.buildBudget(props.monthlyBudgetUsd);
   }
 
-  private alarm(id: string, reason: string, metric: IMetric, options: { threshold: number; periods?: number; datapoints?: number; lessThan?: boolean }): Alarm {
+  private alarm(
+    id: string,
+    reason: string,
+    metric: IMetric,
+    options: { threshold: number; periods?: number; datapoints?: number; lessThan?: boolean },
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       metric,
       threshold: options.threshold,
@@ -155,30 +164,55 @@ export class Operations extends Construct {
 
   private functionAlarms(functions: Record<string, HandlerFunction>): void {
     for (const [id, fn] of Object.entries(functions)) {
-      this.alarm(`Errors-${id}`, `${id} failed an invocation (an uncaught error or a timeout): a request answered 502, or a task was retried.`, fn.metricErrors({ period: FIVE_MINUTES }), {
-        threshold: 1,
-      });
-      this.alarm(`Throttles-${id}`, `${id} was throttled: the account's (or the step's reserved) concurrency ran out.`, fn.metricThrottles({ period: FIVE_MINUTES }), {
-        threshold: 1,
-      });
+      this.alarm(
+        `Errors-${id}`,
+        `${id} failed an invocation (an uncaught error or a timeout): a request answered 502, or a task was retried.`,
+        fn.metricErrors({ period: FIVE_MINUTES }),
+        {
+          threshold: 1,
+        },
+      );
+      this.alarm(
+        `Throttles-${id}`,
+        `${id} was throttled: the account's (or the step's reserved) concurrency ran out.`,
+        fn.metricThrottles({ period: FIVE_MINUTES }),
+        {
+          threshold: 1,
+        },
+      );
     }
   }
 
   private engineAlarms(engine: WorkflowEngine): void {
     const machine = engine.stateMachine;
-    this.alarm('ExecutionsFailed', 'A workflow execution FAILED: the state machine itself broke (a workflow error ends its run normally).', machine.metricFailed({ period: FIVE_MINUTES }), {
-      threshold: 1,
-    });
-    this.alarm('ExecutionsTimedOut', 'A workflow execution TIMED OUT: a run outlived the state machine timeout.', machine.metricTimedOut({ period: FIVE_MINUTES }), { threshold: 1 });
+    this.alarm(
+      'ExecutionsFailed',
+      'A workflow execution FAILED: the state machine itself broke (a workflow error ends its run normally).',
+      machine.metricFailed({ period: FIVE_MINUTES }),
+      {
+        threshold: 1,
+      },
+    );
+    this.alarm(
+      'ExecutionsTimedOut',
+      'A workflow execution TIMED OUT: a run outlived the state machine timeout.',
+      machine.metricTimedOut({ period: FIVE_MINUTES }),
+      { threshold: 1 },
+    );
     this.alarm(
       'ExecutionsAborted',
       `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more workflow executions ABORTED in 15 minutes: stops through the API abort executions, so only a burst is unusual.`,
       machine.metricAborted({ period: Duration.minutes(15) }),
       { threshold: ABORTED_EXECUTIONS_PER_15_MINUTES },
     );
-    this.alarm('CallbacksAbandoned', 'A completion callback gave up after its retries: a caller was not told its run ended.', this.productMetric('CallbacksAbandoned'), {
-      threshold: 1,
-    });
+    this.alarm(
+      'CallbacksAbandoned',
+      'A completion callback gave up after its retries: a caller was not told its run ended.',
+      this.productMetric('CallbacksAbandoned'),
+      {
+        threshold: 1,
+      },
+    );
   }
 
   /**
@@ -193,14 +227,19 @@ export class Operations extends Construct {
       machine.metricFailed({ period: FIVE_MINUTES }),
       { threshold: 1 },
     );
-    this.alarm('CollectionExecutionsTimedOut', "A collection sweep's execution TIMED OUT: a sweep outlived the state machine timeout.", machine.metricTimedOut({ period: FIVE_MINUTES }), {
-      threshold: 1,
-    });
+    this.alarm(
+      'CollectionExecutionsTimedOut',
+      "A collection sweep's execution TIMED OUT: a sweep outlived the state machine timeout.",
+      machine.metricTimedOut({ period: FIVE_MINUTES }),
+      {
+        threshold: 1,
+      },
+    );
     const nightly = collection.nightly;
     if (nightly) {
       this.alarm(
         'NightlyScheduleFailed',
-        'The nightly collection schedule could not invoke its function (after its retries): tonight\'s collection did not start.',
+        "The nightly collection schedule could not invoke its function (after its retries): tonight's collection did not start.",
         new MathExpression({
           expression: 'errors + dropped',
           usingMetrics: {
@@ -213,7 +252,7 @@ export class Operations extends Construct {
       );
       this.alarm(
         'NightlyDeadLetters',
-        'A nightly trigger landed in the dead-letter queue: look at its message, then start the night\'s sweeps with `admin collect`.',
+        "A nightly trigger landed in the dead-letter queue: look at its message, then start the night's sweeps with `admin collect`.",
         nightly.deadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         { threshold: 1 },
       );
@@ -234,7 +273,10 @@ export class Operations extends Construct {
         // Read and write throttle events per table: two metrics per alarm (an alarm is billed per metric it reads).
         new MathExpression({
           expression: 'reads + writes',
-          usingMetrics: { reads: table.metric('ReadThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }), writes: table.metric('WriteThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }) },
+          usingMetrics: {
+            reads: table.metric('ReadThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }),
+            writes: table.metric('WriteThrottleEvents', { statistic: 'Sum', period: FIVE_MINUTES }),
+          },
           period: FIVE_MINUTES,
         }),
         { threshold: 1 },
@@ -244,17 +286,32 @@ export class Operations extends Construct {
 
   private buildDashboard(props: OperationsProps): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
-    const perGroup = (name: string, statistic = 'Sum') => ROUTE_GROUPS.map((group) => this.productMetric(name, { group, statistic }).with({ label: `${group} ${name}` }));
+    const perGroup = (name: string, statistic = 'Sum') =>
+      ROUTE_GROUPS.map((group) => this.productMetric(name, { group, statistic }).with({ label: `${group} ${name}` }));
     const sums = (...names: string[]) => names.map((name) => this.productMetric(name).with({ label: name }));
-    dashboard.addWidgets(new TextWidget({ markdown: `# ${Stack.of(this).stackName}\nAlarms notify the SNS topic; lib/cdk/README.md in the repository explains each one.`, width: 24, height: 2 }));
+    dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# ${Stack.of(this).stackName}\nAlarms notify the SNS topic; lib/cdk/README.md in the repository explains each one.`,
+        width: 24,
+        height: 2,
+      }),
+    );
     dashboard.addWidgets(
       new GraphWidget({ title: 'Requests per route group', left: perGroup('HttpRequests'), width: 8 }),
-      new GraphWidget({ title: 'Latency p50 / p99 (ms)', left: [...perGroup('HttpLatency', 'p50'), ...perGroup('HttpLatency', 'p99')], width: 8 }),
+      new GraphWidget({
+        title: 'Latency p50 / p99 (ms)',
+        left: [...perGroup('HttpLatency', 'p50'), ...perGroup('HttpLatency', 'p99')],
+        width: 8,
+      }),
       new GraphWidget({ title: '4xx and 5xx per route group', left: [...perGroup('Http4xx'), ...perGroup('Http5xx')], width: 8 }),
     );
     dashboard.addWidgets(
       new GraphWidget({ title: 'Webhook events', left: sums('EventsAccepted', 'EventsDuplicate'), width: 8 }),
-      new GraphWidget({ title: 'Workflow runs', left: sums('WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'CallbacksDelivered', 'CallbacksAbandoned'), width: 8 }),
+      new GraphWidget({
+        title: 'Workflow runs',
+        left: sums('WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'CallbacksDelivered', 'CallbacksAbandoned'),
+        width: 8,
+      }),
       new GraphWidget({
         title: 'Workflow executions',
         left: [
@@ -266,8 +323,16 @@ export class Operations extends Construct {
       }),
     );
     dashboard.addWidgets(
-      new GraphWidget({ title: 'Event streams', left: sums('EventStreamsOpened', 'EventStreamsAbandoned', 'EventStreamsSlowReaders'), width: 8 }),
-      new GraphWidget({ title: 'Nightly collection', left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate'), width: 8 }),
+      new GraphWidget({
+        title: 'Event streams',
+        left: sums('EventStreamsOpened', 'EventStreamsAbandoned', 'EventStreamsSlowReaders'),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Nightly collection',
+        left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate'),
+        width: 8,
+      }),
       new GraphWidget({
         title: 'Cost units',
         left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'),
@@ -280,7 +345,11 @@ export class Operations extends Construct {
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Collection executions',
-        left: [collection.metricSucceeded({ period: FIVE_MINUTES }), collection.metricFailed({ period: FIVE_MINUTES }), collection.metricAborted({ period: FIVE_MINUTES })],
+        left: [
+          collection.metricSucceeded({ period: FIVE_MINUTES }),
+          collection.metricFailed({ period: FIVE_MINUTES }),
+          collection.metricAborted({ period: FIVE_MINUTES }),
+        ],
         width: 8,
       }),
     );
@@ -288,7 +357,8 @@ export class Operations extends Construct {
   }
 
   private buildBudget(monthlyUsd: number): CfnBudget {
-    if (!Number.isFinite(monthlyUsd) || monthlyUsd <= 0) throw new Error(`monthlyBudgetUsd must be a positive number of dollars, got ${monthlyUsd}`);
+    if (!Number.isFinite(monthlyUsd) || monthlyUsd <= 0)
+      throw new Error(`monthlyBudgetUsd must be a positive number of dollars, got ${monthlyUsd}`);
     const stack = Stack.of(this);
     return new CfnBudget(this, 'MonthlyBudget', {
       budget: {

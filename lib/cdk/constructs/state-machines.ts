@@ -5,10 +5,17 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import type { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENVS, type StateMachineAccess, type StateMachineGrant, type StateMachineName } from '#shared/resources.ts';
+import {
+  STATE_MACHINE_ACTIONS,
+  STATE_MACHINE_ENVS,
+  type StateMachineAccess,
+  type StateMachineGrant,
+  type StateMachineName,
+} from '#shared/resources.ts';
 
 /** `statemachines/<name>.asl.json`: the one definition of each state machine, deployed here and run by the twin. */
-export const definitionFileOf = (machine: StateMachineName) => fileURLToPath(new URL(`../../../statemachines/${machine}.asl.json`, import.meta.url));
+export const definitionFileOf = (machine: StateMachineName) =>
+  fileURLToPath(new URL(`../../../statemachines/${machine}.asl.json`, import.meta.url));
 
 /** A construct that owns one of the product's state machines and grants access to it. */
 export interface StateMachineOwner {
@@ -61,7 +68,12 @@ export function standardStateMachine(scope: Construct, id: string, props: Standa
  * Sets the machine's ARN variable and grants the actions, in one call, so no function holds one without the other.
  * Stop acts on executions (arn:...:execution:<name>:*), the rest on the state machine.
  */
-export function grantStateMachine(fn: LambdaFunction, machine: StateMachineName, stateMachine: StateMachine, access: readonly StateMachineAccess[]): void {
+export function grantStateMachine(
+  fn: LambdaFunction,
+  machine: StateMachineName,
+  stateMachine: StateMachine,
+  access: readonly StateMachineAccess[],
+): void {
   fn.addEnvironment(STATE_MACHINE_ENVS[machine], stateMachine.stateMachineArn);
   for (const action of access) {
     if (action === 'stop') stateMachine.grantExecution(fn, ...STATE_MACHINE_ACTIONS.stop);
@@ -70,7 +82,11 @@ export function grantStateMachine(fn: LambdaFunction, machine: StateMachineName,
 }
 
 /** Binds every state machine a route or task entry declares, through the construct that owns it. */
-export function bindStateMachines(fn: LambdaFunction, grant: StateMachineGrant | undefined, owners: Partial<Record<StateMachineName, StateMachineOwner>>): void {
+export function bindStateMachines(
+  fn: LambdaFunction,
+  grant: StateMachineGrant | undefined,
+  owners: Partial<Record<StateMachineName, StateMachineOwner>>,
+): void {
   for (const [machine, access] of Object.entries(grant ?? {}) as [StateMachineName, readonly StateMachineAccess[]][]) {
     const owner = owners[machine];
     if (!owner) throw new Error(`${fn.node.id} declares the ${machine} state machine, which its construct cannot reach`);

@@ -11,7 +11,11 @@ import { HandlerFunction } from './handler-function.ts';
  * state machine grants) its machine's construct adds.
  */
 export function createTaskFunction(scope: Construct, task: TaskFunction, data: Data): HandlerFunction {
-  const fn = new HandlerFunction(scope, task.id, { handler: task.handler, timeout: Duration.seconds(task.timeoutSeconds), memorySize: task.memorySize });
+  const fn = new HandlerFunction(scope, task.id, {
+    handler: task.handler,
+    timeout: Duration.seconds(task.timeoutSeconds),
+    memorySize: task.memorySize,
+  });
   for (const [table, access] of Object.entries(task.tables) as [TableName, Access][]) data.bindTable(fn, table, access);
   for (const [bucket, grant] of Object.entries(task.buckets ?? {}) as [BucketName, BucketGrant][]) data.bindBucket(fn, bucket, grant);
   return fn;
@@ -23,7 +27,8 @@ export function tasksOf(taskFunctions: readonly TaskFunction[], machine: TaskFun
   const invoked = own.filter((task): task is TaskFunction & { arnSubstitution: string } => task.arnSubstitution !== undefined);
   for (const task of invoked) {
     // The definition names the function; a grant on the same machine would make the function name the machine too.
-    if (task.stateMachines?.[machine]) throw new Error(`${task.id} is a task of the ${machine} state machine and cannot also be granted access to it`);
+    if (task.stateMachines?.[machine])
+      throw new Error(`${task.id} is a task of the ${machine} state machine and cannot also be granted access to it`);
   }
   return { own, invoked };
 }

@@ -57,12 +57,14 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
     super(scope, id);
     const stack = Stack.of(this);
     this.secretsPrefix = `/${stack.stackName}/secrets`;
-    if (!props.bedrockModels && Token.isUnresolved(stack.region)) throw new Error(`${id}: the default Bedrock models depend on the region; give its stack env.region`);
+    if (!props.bedrockModels && Token.isUnresolved(stack.region))
+      throw new Error(`${id}: the default Bedrock models depend on the region; give its stack env.region`);
     const models = (this.bedrockModels = props.bedrockModels ?? defaultBedrockModels(stack.region));
     this.inferenceProfiles = new InferenceProfiles(this, 'InferenceProfiles', { models });
     const { own, invoked } = tasksOf(taskFunctions, 'workflow');
     for (const task of own) {
-      if (task.announcesHandoffs || task.trigger === 'nightly') throw new Error(`${task.id}: hand-offs and the nightly schedule are the collection's`);
+      if (task.announcesHandoffs || task.trigger === 'nightly')
+        throw new Error(`${task.id}: hand-offs and the nightly schedule are the collection's`);
       const fn = createTaskFunction(this, task, props.data);
       if (task.invokesBedrock) {
         // Every call goes through the model's tagged application inference profile: ConverseStream needs

@@ -7,10 +7,14 @@ export type ChoiceRule = Record<string, Json> & { Next?: string };
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 type Compare = (a: Json, b: Json) => boolean | undefined;
-const typed = (kind: 'string' | 'number' | 'boolean', test: (a: never, b: never) => boolean): Compare => (a, b) =>
-  typeof a === kind && typeof b === kind ? test(a as never, b as never) : false;
-const time = (test: (a: number, b: number) => boolean): Compare => (a, b) =>
-  typeof a === 'string' && typeof b === 'string' && TIMESTAMP.test(a) && TIMESTAMP.test(b) ? test(Date.parse(a), Date.parse(b)) : false;
+const typed =
+  (kind: 'string' | 'number' | 'boolean', test: (a: never, b: never) => boolean): Compare =>
+  (a, b) =>
+    typeof a === kind && typeof b === kind ? test(a as never, b as never) : false;
+const time =
+  (test: (a: number, b: number) => boolean): Compare =>
+  (a, b) =>
+    typeof a === 'string' && typeof b === 'string' && TIMESTAMP.test(a) && TIMESTAMP.test(b) ? test(Date.parse(a), Date.parse(b)) : false;
 
 const COMPARISONS: Record<string, Compare> = {
   StringEquals: typed('string', (a: string, b: string) => a === b),
@@ -43,7 +47,9 @@ const TYPE_TESTS: Record<string, (value: Json | undefined) => boolean> = {
 
 export const CHOICE_OPERATORS = new Set([
   ...Object.keys(COMPARISONS),
-  ...Object.keys(COMPARISONS).map((name) => `${name}Path`).filter((name) => name !== 'StringMatchesPath'),
+  ...Object.keys(COMPARISONS)
+    .map((name) => `${name}Path`)
+    .filter((name) => name !== 'StringMatchesPath'),
   ...Object.keys(TYPE_TESTS),
 ]);
 
@@ -67,7 +73,10 @@ export function ruleHolds(rule: ChoiceRule, input: Json, context: Json): boolean
   }
   // Step Functions fails the execution when a condition reads a path that is not there.
   if (value === undefined) {
-    throw new StatesError('States.Runtime', `Invalid path '${variablePath}': The choice state's condition path references an invalid value.`);
+    throw new StatesError(
+      'States.Runtime',
+      `Invalid path '${variablePath}': The choice state's condition path references an invalid value.`,
+    );
   }
   for (const [operator, compare] of Object.entries(COMPARISONS)) {
     if (operator in rule) return compare(value, rule[operator]!) === true;

@@ -52,7 +52,20 @@ export interface MachineDefinition {
 }
 
 const ALLOWED_FIELDS: Record<StateDefinition['Type'], string[]> = {
-  Task: ['Resource', 'Parameters', 'ResultSelector', 'ResultPath', 'InputPath', 'OutputPath', 'TimeoutSeconds', 'TimeoutSecondsPath', 'Retry', 'Catch', 'Next', 'End'],
+  Task: [
+    'Resource',
+    'Parameters',
+    'ResultSelector',
+    'ResultPath',
+    'InputPath',
+    'OutputPath',
+    'TimeoutSeconds',
+    'TimeoutSecondsPath',
+    'Retry',
+    'Catch',
+    'Next',
+    'End',
+  ],
   Choice: ['Choices', 'Default', 'InputPath', 'OutputPath'],
   Wait: ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath', 'InputPath', 'OutputPath', 'Next', 'End'],
   Pass: ['Result', 'Parameters', 'ResultPath', 'InputPath', 'OutputPath', 'Next', 'End'],
@@ -60,7 +73,8 @@ const ALLOWED_FIELDS: Record<StateDefinition['Type'], string[]> = {
   Fail: ['Error', 'Cause'],
 };
 const COMMON_FIELDS = ['Type', 'Comment'];
-const LAMBDA_RESOURCE = /^arn:[a-z-]+:states:::lambda:invoke(\.waitForTaskToken)?$|^arn:[a-z-]+:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]+$/;
+const LAMBDA_RESOURCE =
+  /^arn:[a-z-]+:states:::lambda:invoke(\.waitForTaskToken)?$|^arn:[a-z-]+:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]+$/;
 
 /** Replaces `${Name}` definition substitutions, as CloudFormation's DefinitionSubstitutions does. */
 export function substitute(text: string, substitutions: Record<string, string>): string {
@@ -87,7 +101,8 @@ function stateProblems(definition: MachineDefinition, state: StateDefinition): s
   if (!allowed) return [`state type ${state.Type} is not supported by the local runner`];
   const problems: string[] = [];
   for (const field of Object.keys(state)) {
-    if (!allowed.includes(field) && !COMMON_FIELDS.includes(field)) problems.push(`field ${field} is not supported on a ${state.Type} state`);
+    if (!allowed.includes(field) && !COMMON_FIELDS.includes(field))
+      problems.push(`field ${field} is not supported on a ${state.Type} state`);
   }
   const target = (next: string | undefined, field: string) => {
     if (next !== undefined && !definition.States[next]) problems.push(`${field} names no state (${next})`);
@@ -105,7 +120,8 @@ function stateProblems(definition: MachineDefinition, state: StateDefinition): s
   }
   target(state.Next, 'Next');
   target(state.Default, 'Default');
-  for (const field of ['InputPath', 'OutputPath', 'ResultPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath'] as const) path(state[field], field);
+  for (const field of ['InputPath', 'OutputPath', 'ResultPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath'] as const)
+    path(state[field], field);
   for (const template of [state.Parameters, state.ResultSelector]) {
     for (const value of templatePaths(template ?? null)) {
       if (value.startsWith('States.')) problems.push(`intrinsic function ${value} is not supported`);
@@ -120,18 +136,20 @@ function stateProblems(definition: MachineDefinition, state: StateDefinition): s
     path(catcher.ResultPath, 'Catch.ResultPath');
   }
   for (const retrier of state.Retry ?? []) {
-    if (retrier.JitterStrategy && !['FULL', 'NONE'].includes(retrier.JitterStrategy)) problems.push(`JitterStrategy ${retrier.JitterStrategy}`);
+    if (retrier.JitterStrategy && !['FULL', 'NONE'].includes(retrier.JitterStrategy))
+      problems.push(`JitterStrategy ${retrier.JitterStrategy}`);
   }
   const checkRule = (rule: ChoiceRule, top: boolean) => {
     if (top) target(rule.Next, 'Choices.Next');
     if (Array.isArray(rule.And) || Array.isArray(rule.Or)) {
-      for (const inner of ((rule.And ?? rule.Or) as ChoiceRule[])) checkRule(inner, false);
+      for (const inner of (rule.And ?? rule.Or) as ChoiceRule[]) checkRule(inner, false);
       return;
     }
     if (rule.Not) return checkRule(rule.Not as ChoiceRule, false);
     path(rule.Variable as string, 'Variable');
     const operators = Object.keys(rule).filter((key) => !['Variable', 'Next', 'Comment'].includes(key));
-    if (operators.length !== 1 || !CHOICE_OPERATORS.has(operators[0]!)) problems.push(`choice rule operator ${operators.join(', ')} is not supported`);
+    if (operators.length !== 1 || !CHOICE_OPERATORS.has(operators[0]!))
+      problems.push(`choice rule operator ${operators.join(', ')} is not supported`);
   };
   for (const rule of state.Choices ?? []) checkRule(rule, true);
   return problems;

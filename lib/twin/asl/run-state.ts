@@ -41,7 +41,10 @@ export async function runState(name: string, state: StateDefinition, input: Json
   const next = state.Type === 'Succeed' || state.Type === 'Fail' || state.End ? undefined : state.Next;
   switch (state.Type) {
     case 'Succeed':
-      return { output: selectPath(state.OutputPath, selectPath(state.InputPath, input, context, 'InputPath'), context, 'OutputPath'), next: undefined };
+      return {
+        output: selectPath(state.OutputPath, selectPath(state.InputPath, input, context, 'InputPath'), context, 'OutputPath'),
+        next: undefined,
+      };
     case 'Fail':
       throw new StatesError(state.Error ?? 'States.Fail', state.Cause ?? '');
     case 'Choice': {
@@ -59,7 +62,12 @@ export async function runState(name: string, state: StateDefinition, input: Json
     }
     case 'Pass': {
       const effective = selectPath(state.InputPath, input, context, 'InputPath');
-      const result = state.Result !== undefined ? state.Result : state.Parameters !== undefined ? applyTemplate(state.Parameters, effective, context) : effective;
+      const result =
+        state.Result !== undefined
+          ? state.Result
+          : state.Parameters !== undefined
+            ? applyTemplate(state.Parameters, effective, context)
+            : effective;
       return { output: selectPath(state.OutputPath, writeResultPath(input, state.ResultPath, result), context, 'OutputPath'), next };
     }
     case 'Task':
@@ -91,7 +99,8 @@ async function runTask(name: string, state: StateDefinition, input: Json, contex
     const result = await hooks.invoke(functionArn, payload);
     return { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 };
   };
-  const timeoutSeconds = state.TimeoutSeconds ?? (state.TimeoutSecondsPath ? (readPath(state.TimeoutSecondsPath, effective, context) as number) : undefined);
+  const timeoutSeconds =
+    state.TimeoutSeconds ?? (state.TimeoutSecondsPath ? (readPath(state.TimeoutSecondsPath, effective, context) as number) : undefined);
   // A Task has no timeout unless it names one (Step Functions' default is 99999999 s).
   const result = timeoutSeconds === undefined ? await work() : await withDeadline(work(), hooks.enteredAtMs + timeoutSeconds * 1000, hooks);
   checkPayload(result, `result returned by the state/task '${name}'`);

@@ -31,7 +31,12 @@ function send(upstream: URL, agent: Agent, headers: IncomingHttpHeaders, target:
         method: 'POST',
         path: '/',
         agent,
-        headers: { ...headers, 'x-amz-target': `DynamoDB_20120810.${target}`, 'content-length': String(body.length), 'content-type': 'application/x-amz-json-1.0' },
+        headers: {
+          ...headers,
+          'x-amz-target': `DynamoDB_20120810.${target}`,
+          'content-length': String(body.length),
+          'content-type': 'application/x-amz-json-1.0',
+        },
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -51,7 +56,9 @@ async function keyOf(upstream: URL, agent: Agent, headers: IncomingHttpHeaders, 
   let names = keySchemas.get(table);
   if (!names) {
     const described = await send(upstream, agent, headers, 'DescribeTable', { TableName: table });
-    names = ((described.Table as Json | undefined)?.KeySchema as { AttributeName: string }[] | undefined)?.map((entry) => entry.AttributeName) ?? [];
+    names =
+      ((described.Table as Json | undefined)?.KeySchema as { AttributeName: string }[] | undefined)?.map((entry) => entry.AttributeName) ??
+      [];
     keySchemas.set(table, names);
   }
   return Object.fromEntries(names.map((name) => [name, item[name]]));

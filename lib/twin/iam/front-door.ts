@@ -1,4 +1,12 @@
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
 import { oldItemRequest, withOldItem } from './dynamodb-old-item.ts';
@@ -190,7 +198,12 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     // S3 also takes a presigned URL: the signature is in the query, and the store behind is asked without it.
     const query = s3 ? parseQueryAuthorization(sentUrl) : undefined;
     if (query && request.headers.authorization !== undefined) {
-      return rules.refuse(reply, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified', 400);
+      return rules.refuse(
+        reply,
+        'InvalidArgument',
+        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified',
+        400,
+      );
     }
     if (query && 'malformed' in query) return rules.refuse(reply, 'AuthorizationQueryParametersError', query.malformed, 400);
     const presigned = query?.signature;
@@ -202,21 +215,30 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     }
     const region = signature.scope.split('/')[1];
     if (region !== LOCAL_REGION) {
-      if (!s3) return rules.refuse(reply, BAD_SIGNATURE[options.service], `Credential should be scoped to a valid region, not '${region}'.`);
-      const [code, part] = presigned ? ['AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter;'] : ['AuthorizationHeaderMalformed', 'The authorization header is malformed;'];
+      if (!s3)
+        return rules.refuse(reply, BAD_SIGNATURE[options.service], `Credential should be scoped to a valid region, not '${region}'.`);
+      const [code, part] = presigned
+        ? ['AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter;']
+        : ['AuthorizationHeaderMalformed', 'The authorization header is malformed;'];
       return rules.refuse(reply, code, `${part} the region '${region}' is wrong; expecting '${LOCAL_REGION}'`, 400);
     }
     const principal = byKey.get(signature.accessKeyId);
     if (!principal) return rules.refuse(reply, INVALID_KEY[options.service], 'The security token included in the request is invalid.');
-    if (s3 && unsignedAmzHeaders(request.headers, signature.signedHeaders)) return rules.refuse(reply, 'AccessDenied', 'There were headers present in the request which were not signed');
+    if (s3 && unsignedAmzHeaders(request.headers, signature.signedHeaders))
+      return rules.refuse(reply, 'AccessDenied', 'There were headers present in the request which were not signed');
     const signed = { method, url: sentUrl, headers: request.headers, body };
     let check: SignatureCheck = 'mismatch';
     if (signature.service === options.service) {
-      check = presigned ? checkQuerySignature(signed, presigned, principal.secretAccessKey) : checkSignature(signed, signature, principal.secretAccessKey);
+      check = presigned
+        ? checkQuerySignature(signed, presigned, principal.secretAccessKey)
+        : checkSignature(signed, signature, principal.secretAccessKey);
     }
     if (check === 'expired' && presigned) return rules.refuse(reply, 'AccessDenied', 'Request has expired');
     if (check !== 'valid') {
-      const message = check === 'expired' ? 'Signature expired: the signing time is more than 15 minutes from now' : 'The request signature we calculated does not match the signature you provided.';
+      const message =
+        check === 'expired'
+          ? 'Signature expired: the signing time is more than 15 minutes from now'
+          : 'The request signature we calculated does not match the signature you provided.';
       return rules.refuse(reply, BAD_SIGNATURE[options.service], message);
     }
     const target = String(request.headers['x-amz-target'] ?? '');
@@ -239,7 +261,16 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       const operation = target ? target.replace(/^.*\./, '') : `${method} ${url.split('?')[0]}`;
       const resource = needs[0]?.resource ?? '';
       response.once('finish', () =>
-        options.onServed!({ service: options.service, principal: principal.name, operation, resource, startedAtMs, endedAtMs: performance.now(), arrived, answered: answered ?? nextEvent() }),
+        options.onServed!({
+          service: options.service,
+          principal: principal.name,
+          operation,
+          resource,
+          startedAtMs,
+          endedAtMs: performance.now(),
+          arrived,
+          answered: answered ?? nextEvent(),
+        }),
       );
     }
     forward(request, response, body, method, url, principal, (event) => (answered = event));
@@ -251,12 +282,26 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
     if (!kind) return false;
     const outcome = answerStoreFault(plan, kind, options.service, reply.method, reply.response);
     const [first] = needs;
-    plan.inject({ kind, functionName: principal.name, operation: first?.action.replace(/^[^:]*:/, '') ?? '', resource: first?.resource ?? '', outcome });
+    plan.inject({
+      kind,
+      functionName: principal.name,
+      operation: first?.action.replace(/^[^:]*:/, '') ?? '',
+      resource: first?.resource ?? '',
+      outcome,
+    });
     return true;
   }
 
   /** Sends the request on to the store and its answer back; `onAnswered` gets the event count as the answer's last bytes go out. */
-  function forward(request: IncomingMessage, response: ServerResponse, body: Buffer, method: string, url: string, principal: LocalPrincipal, onAnswered: (event: number) => void): void {
+  function forward(
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: Buffer,
+    method: string,
+    url: string,
+    principal: LocalPrincipal,
+    onAnswered: (event: number) => void,
+  ): void {
     const headers = { ...request.headers };
     if (!rules.forwardAuthorization) delete headers.authorization;
     const upstreamRequest = httpRequest(

@@ -13,8 +13,23 @@ import {
   type TableName,
 } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
-import { bedrockModelArns, defaultBedrockModels, INVOKE_ACTIONS, marketplaceGrants, PROFILE_ACTIONS, throughProfilesCondition } from '#lib/cdk/bedrock-models.ts';
-import { LOCAL_ACCOUNT, LOCAL_SECRETS_PREFIX, localExecutionsArn, localStateMachineArn, localTableArn, objectArnOf, parameterArnOf } from '#lib/twin/local-arns.ts';
+import {
+  bedrockModelArns,
+  defaultBedrockModels,
+  INVOKE_ACTIONS,
+  marketplaceGrants,
+  PROFILE_ACTIONS,
+  throughProfilesCondition,
+} from '#lib/cdk/bedrock-models.ts';
+import {
+  LOCAL_ACCOUNT,
+  LOCAL_SECRETS_PREFIX,
+  localExecutionsArn,
+  localStateMachineArn,
+  localTableArn,
+  objectArnOf,
+  parameterArnOf,
+} from '#lib/twin/local-arns.ts';
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 
 /** What a route or task entry declares; CDK turns the same fields into the function's role (lib/cdk/constructs). */
@@ -50,13 +65,24 @@ export interface Policy {
   allows(action: string, resource: string, context?: RequestContext): boolean;
 }
 
-const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+const glob = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 /** IAM's condition operators the twin's roles use, each turning a policy value into a test of the request's value. */
 const OPERATORS: Record<string, (pattern: string) => (value: string) => boolean> = {
   StringEquals: (pattern) => (value) => value === pattern,
   /** `*` any run of characters, `?` any one character, case-sensitive. */
   StringLike: (pattern) => {
-    const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const regex = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     return (value) => regex.test(value);
   },
 };
@@ -85,7 +111,10 @@ function policyOf(statements: readonly Statement[]): Policy {
   return {
     allows: (action, resource, context = {}) =>
       statements.some(
-        (candidate) => candidate.actions.has(action) && candidate.resources.some((pattern) => pattern.test(resource)) && candidate.conditions.every((holds) => holds(context)),
+        (candidate) =>
+          candidate.actions.has(action) &&
+          candidate.resources.some((pattern) => pattern.test(resource)) &&
+          candidate.conditions.every((holds) => holds(context)),
       ),
   };
 }
@@ -116,9 +145,14 @@ export function functionPolicy(
       statements.push(statement(OBJECT_ACTIONS[access], [objectArnOf(LOCAL_BUCKET, `${prefix}*`)]));
     }
   }
-  for (const [machine, accesses] of Object.entries(declaration.stateMachines ?? {}) as [StateMachineName, readonly StateMachineAccess[]][]) {
+  for (const [machine, accesses] of Object.entries(declaration.stateMachines ?? {}) as [
+    StateMachineName,
+    readonly StateMachineAccess[],
+  ][]) {
     for (const access of accesses) {
-      statements.push(statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? localExecutionsArn(machine) : localStateMachineArn(machine)]));
+      statements.push(
+        statement(STATE_MACHINE_ACTIONS[access], [access === 'stop' ? localExecutionsArn(machine) : localStateMachineArn(machine)]),
+      );
     }
   }
   if (declaration.invokesBedrock) {
@@ -132,7 +166,8 @@ export function functionPolicy(
     }
     for (const grant of marketplaceGrants(bedrockModels)) statements.push(statement(grant.actions, ['*'], grant.conditions));
   }
-  if (declaration.readsSecrets) statements.push(statement(['ssm:GetParameter', 'ssm:GetParameters'], [`${parameterArnOf(LOCAL_SECRETS_PREFIX)}/*`]));
+  if (declaration.readsSecrets)
+    statements.push(statement(['ssm:GetParameter', 'ssm:GetParameters'], [`${parameterArnOf(LOCAL_SECRETS_PREFIX)}/*`]));
   return policyOf(statements);
 }
 

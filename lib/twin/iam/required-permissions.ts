@@ -1,4 +1,12 @@
-import { BEDROCK_SERVICE_PRINCIPAL, bedrockModelArns, CALLED_VIA_LAST_KEY, INFERENCE_PROFILE_ARN_KEY, MARKETPLACE_PRODUCT_KEY, marketplaceProductIds, profileTarget } from '#lib/cdk/bedrock-models.ts';
+import {
+  BEDROCK_SERVICE_PRINCIPAL,
+  bedrockModelArns,
+  CALLED_VIA_LAST_KEY,
+  INFERENCE_PROFILE_ARN_KEY,
+  MARKETPLACE_PRODUCT_KEY,
+  marketplaceProductIds,
+  profileTarget,
+} from '#lib/cdk/bedrock-models.ts';
 import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, tableArnOf } from '#lib/twin/local-arns.ts';
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
@@ -45,14 +53,23 @@ export function jsonBody(body: Buffer): Json {
   return parsed;
 }
 
-const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+const TRANSACT_ACTIONS: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 /** DynamoDB authorizes each table (and index) an operation names; batch and transaction calls name several. */
 export function dynamodbPermissions(request: ServiceRequest): Permission[] {
   const operation = request.target.replace(/^DynamoDB_\d+\./, '');
   const input = jsonBody(request.body);
   if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') {
-    return Object.keys((input.RequestItems as Json | undefined) ?? {}).map((table) => ({ action: `dynamodb:${operation}`, resource: tableArnOf(table) }));
+    return Object.keys((input.RequestItems as Json | undefined) ?? {}).map((table) => ({
+      action: `dynamodb:${operation}`,
+      resource: tableArnOf(table),
+    }));
   }
   if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
     return ((input.TransactItems as Json[] | undefined) ?? []).flatMap((item) =>
@@ -111,7 +128,8 @@ export function ssmPermissions(request: ServiceRequest): Permission[] {
   const operation = request.target.replace(/^AmazonSSM\./, '');
   const input = jsonBody(request.body);
   const action = `ssm:${operation}`;
-  if (operation === 'GetParameters') return ((input.Names as unknown[] | undefined) ?? []).map((name) => ({ action, resource: parameterArnOf(String(name)) }));
+  if (operation === 'GetParameters')
+    return ((input.Names as unknown[] | undefined) ?? []).map((name) => ({ action, resource: parameterArnOf(String(name)) }));
   if (operation === 'GetParametersByPath') return [{ action, resource: parameterArnOf(String(input.Path)) }];
   return [{ action, resource: parameterArnOf(String(input.Name)) }];
 }
@@ -180,17 +198,24 @@ export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const application = localApplicationProfile(modelId);
   const invoked = application?.model ?? modelId;
   const needs = application
-    ? [{ action, resource: application.arn }, { action: 'bedrock:GetInferenceProfile', resource: application.arn }, ...modelPermissions(invoked, action)]
+    ? [
+        { action, resource: application.arn },
+        { action: 'bedrock:GetInferenceProfile', resource: application.arn },
+        ...modelPermissions(invoked, action),
+      ]
     : modelPermissions(invoked, action);
   const profile = application?.arn ?? systemProfileArn(modelId);
-  const withProfile = profile === undefined ? needs : needs.map((needed) => ({ ...needed, context: { [INFERENCE_PROFILE_ARN_KEY]: profile } }));
+  const withProfile =
+    profile === undefined ? needs : needs.map((needed) => ({ ...needed, context: { [INFERENCE_PROFILE_ARN_KEY]: profile } }));
   return [...withProfile, ...marketplacePermissions(invoked)];
 }
 
 /** The ARN of the system cross-region inference profile an id (`us.<model>`) or ARN names, in the twin's region and account. */
 function systemProfileArn(modelId: string): string | undefined {
   if (modelId.startsWith('arn:')) return INFERENCE_PROFILE_ARN.test(modelId) ? modelId : undefined;
-  return profileTarget(modelId) ? bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT })[0] : undefined;
+  return profileTarget(modelId)
+    ? bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT })[0]
+    : undefined;
 }
 
 /** The model or inference profile id an id or a system profile's ARN names (undefined for another ARN). */
@@ -200,8 +225,12 @@ const profileIdOf = (modelId: string) => (modelId.startsWith('arn:') ? INFERENCE
 function modelPermissions(modelId: string, action: string): Permission[] {
   const profileId = profileIdOf(modelId);
   const target = profileId === undefined ? undefined : profileTarget(profileId);
-  const [own] = modelId.startsWith('arn:') ? [modelId] : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
-  const routed = target ? (PROFILE_REGIONS[target.geography] ?? [LOCAL_REGION]).map((region) => `arn:aws:bedrock:${region}::foundation-model/${target.model}`) : [];
+  const [own] = modelId.startsWith('arn:')
+    ? [modelId]
+    : bedrockModelArns([modelId], { partition: 'aws', region: LOCAL_REGION, account: LOCAL_ACCOUNT });
+  const routed = target
+    ? (PROFILE_REGIONS[target.geography] ?? [LOCAL_REGION]).map((region) => `arn:aws:bedrock:${region}::foundation-model/${target.model}`)
+    : [];
   return [own!, ...routed].map((resource) => ({ action, resource }));
 }
 
@@ -225,7 +254,12 @@ function marketplacePermissions(modelId: string): Permission[] {
   const model = (profileId === undefined ? undefined : profileTarget(profileId)?.model) ?? profileId ?? modelId;
   const byBedrock = { [CALLED_VIA_LAST_KEY]: BEDROCK_SERVICE_PRINCIPAL };
   return marketplaceProductIds([model]).flatMap((product): Permission[] => [
-    { action: 'aws-marketplace:Subscribe', resource: marketplaceProductResource(product), context: { ...byBedrock, [MARKETPLACE_PRODUCT_KEY]: product }, refusal: MARKETPLACE_REFUSAL },
+    {
+      action: 'aws-marketplace:Subscribe',
+      resource: marketplaceProductResource(product),
+      context: { ...byBedrock, [MARKETPLACE_PRODUCT_KEY]: product },
+      refusal: MARKETPLACE_REFUSAL,
+    },
     { action: 'aws-marketplace:ViewSubscriptions', resource: '*', context: byBedrock, refusal: MARKETPLACE_REFUSAL },
     { action: 'aws-marketplace:Unsubscribe', resource: '*', context: byBedrock, refusal: MARKETPLACE_REFUSAL },
   ]);

@@ -26,7 +26,8 @@ export interface Signature {
 const MAX_CLOCK_SKEW_MS = 15 * 60_000;
 const AMZ_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const timeOf = (amzDate: string) => (AMZ_DATE.test(amzDate) ? Date.parse(amzDate.replace(AMZ_DATE, '$1-$2-$3T$4:$5:$6Z')) : Number.NaN);
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8}\/[^/,\s]+\/([^/,\s]+)\/aws4_request), ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8}\/[^/,\s]+\/([^/,\s]+)\/aws4_request), ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 export function parseAuthorization(headers: IncomingHttpHeaders): Signature | undefined {
   const match = AUTHORIZATION.exec(String(headers.authorization ?? ''));
@@ -77,7 +78,8 @@ export function checkSignature(request: SignedRequest, signature: Signature, sec
   const amzDate = headerValue(request.headers, 'x-amz-date');
   const signedAt = timeOf(amzDate);
   // The scope's day must be the signing time's day, as AWS checks before the signature itself.
-  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host') || !signature.scope.startsWith(`${amzDate.slice(0, 8)}/`)) return 'mismatch';
+  if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host') || !signature.scope.startsWith(`${amzDate.slice(0, 8)}/`))
+    return 'mismatch';
   if (Math.abs(now - signedAt) > MAX_CLOCK_SKEW_MS) return 'expired';
   const queryAt = request.url.indexOf('?');
   const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt);
@@ -87,7 +89,9 @@ export function checkSignature(request: SignedRequest, signature: Signature, sec
   // S3 checks a declared hash against the body it received (other values say the payload is unsigned or chunked).
   if (/^[0-9a-f]{64}$/.test(declaredHash) && declaredHash !== bodyHash) return 'mismatch';
   const payloadHash = declaredHash || bodyHash;
-  return signatureMatches(signature, amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey) ? 'valid' : 'mismatch';
+  return signatureMatches(signature, amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey)
+    ? 'valid'
+    : 'mismatch';
 }
 
 /** A presigned URL's signature (query-string authentication), as `@aws-sdk/s3-request-presigner` makes it. */
@@ -101,7 +105,16 @@ export type QueryAuthorization = { signature: QuerySignature } | { malformed: st
 
 /** S3 refuses a presigned URL valid for more than 7 days. */
 export const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
-const QUERY_AUTH_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token', 'X-Amz-Content-Sha256'];
+const QUERY_AUTH_PARAMS = [
+  'X-Amz-Algorithm',
+  'X-Amz-Credential',
+  'X-Amz-Date',
+  'X-Amz-Expires',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Signature',
+  'X-Amz-Security-Token',
+  'X-Amz-Content-Sha256',
+];
 const REQUIRED_QUERY_PARAMS = ['X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature'];
 
 /** Reads query-string authentication with S3's own checks (and messages) on its parameters; undefined when there is none. */
@@ -110,18 +123,26 @@ export function parseQueryAuthorization(url: string): QueryAuthorization | undef
   if (!['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Signature'].some((name) => query.has(name))) return undefined;
   if (query.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') return { malformed: 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"' };
   if (REQUIRED_QUERY_PARAMS.some((name) => !query.get(name))) {
-    return { malformed: 'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.' };
+    return {
+      malformed:
+        'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
+    };
   }
   const credential = /^([^/]+)\/((\d{8})\/[^/]+\/([^/]+)\/aws4_request)$/.exec(query.get('X-Amz-Credential')!);
-  if (!credential) return { malformed: 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".' };
+  if (!credential)
+    return {
+      malformed:
+        'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
+    };
   const amzDate = query.get('X-Amz-Date')!;
-  if (!Number.isFinite(timeOf(amzDate))) return { malformed: 'X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"' };
+  if (!Number.isFinite(timeOf(amzDate))) return { malformed: "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"" };
   if (amzDate.slice(0, 8) !== credential[3]) return { malformed: 'Invalid credential date. Date is not the same as X-Amz-Date.' };
   const expiresText = query.get('X-Amz-Expires')!;
   if (!/^-?\d+$/.test(expiresText)) return { malformed: 'X-Amz-Expires should be a number' };
   const expires = Number(expiresText);
   if (expires < 0) return { malformed: 'X-Amz-Expires must be non-negative' };
-  if (expires > MAX_PRESIGNED_EXPIRY_SECONDS) return { malformed: `X-Amz-Expires must be less than a week (in seconds) that is; ${MAX_PRESIGNED_EXPIRY_SECONDS}` };
+  if (expires > MAX_PRESIGNED_EXPIRY_SECONDS)
+    return { malformed: `X-Amz-Expires must be less than a week (in seconds) that is; ${MAX_PRESIGNED_EXPIRY_SECONDS}` };
   return {
     signature: {
       accessKeyId: credential[1]!,
@@ -150,7 +171,12 @@ export function withoutQueryAuthorization(url: string): string {
  * Checks a presigned URL: its signature over the request (the payload as the URL declares it, `UNSIGNED-PAYLOAD`
  * unless it names a hash, which the body must then have), and then that it has not expired.
  */
-export function checkQuerySignature(request: SignedRequest, signature: QuerySignature, secretAccessKey: string, now = Date.now()): SignatureCheck {
+export function checkQuerySignature(
+  request: SignedRequest,
+  signature: QuerySignature,
+  secretAccessKey: string,
+  now = Date.now(),
+): SignatureCheck {
   const signedAt = timeOf(signature.amzDate);
   if (!Number.isFinite(signedAt) || !signature.signedHeaders.includes('host')) return 'mismatch';
   const queryAt = request.url.indexOf('?');
@@ -161,7 +187,8 @@ export function checkQuerySignature(request: SignedRequest, signature: QuerySign
     .join('&');
   const payloadHash = new URLSearchParams(query).get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD';
   if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256(request.body)) return 'mismatch';
-  if (!signatureMatches(signature, signature.amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey)) return 'mismatch';
+  if (!signatureMatches(signature, signature.amzDate, canonicalRequestOf(request, signature, path, query, payloadHash), secretAccessKey))
+    return 'mismatch';
   if (now > signedAt + signature.expiresSeconds * 1000 || signedAt - now > MAX_CLOCK_SKEW_MS) return 'expired';
   return 'valid';
 }

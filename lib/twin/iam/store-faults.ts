@@ -33,7 +33,12 @@ const RATE_EXCEEDED = 'Rate exceeded';
 const ANSWERS: Record<StoreFaultKind, readonly FaultAnswer[]> = {
   // Provisioned tables answer the first, on-demand tables (what CDK deploys) the second; a client must handle both.
   'dynamodb:throttle': [
-    { status: 400, code: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.' },
+    {
+      status: 400,
+      code: 'ProvisionedThroughputExceededException',
+      message:
+        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+    },
     {
       status: 400,
       code: 'ThrottlingException',

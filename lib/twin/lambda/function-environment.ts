@@ -1,4 +1,12 @@
-import { BUCKET_ENV, SECRETS_PREFIX_ENV, STATE_MACHINE_ENVS, TABLE_ENV, type BucketName, type StateMachineName, type TableName } from '#shared/resources.ts';
+import {
+  BUCKET_ENV,
+  SECRETS_PREFIX_ENV,
+  STATE_MACHINE_ENVS,
+  TABLE_ENV,
+  type BucketName,
+  type StateMachineName,
+  type TableName,
+} from '#shared/resources.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
 import { LOCAL_SECRETS_PREFIX, localStateMachineArn } from '#lib/twin/local-arns.ts';

@@ -147,7 +147,12 @@ export class LocalLambda {
   private start(event: unknown, stream?: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown> {
     const invocation = toInvokePayload(event, body);
     if (exceedsPayloadBytes(invocation, LAMBDA_SYNC_PAYLOAD_BYTES)) {
-      return Promise.reject(new LambdaInvokeError('RequestEntityTooLargeException', `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`));
+      return Promise.reject(
+        new LambdaInvokeError(
+          'RequestEntityTooLargeException',
+          `Request must be smaller than ${LAMBDA_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`,
+        ),
+      );
     }
     if (this.options.faults) return this.startWithFaults(this.options.faults, invocation, stream, trace);
     // Invocations wait for the same measurement, so they still reach the worker in the order they came.
@@ -158,7 +163,12 @@ export class LocalLambda {
    * The plan's `lambda:` faults around one invocation. All three kinds draw on every invocation, so that one kind's
    * rate never shifts another's sequence.
    */
-  private async startWithFaults(faults: FaultPlan, invocation: InvokePayload, stream?: LocalResponseStream, trace?: InvocationTrace): Promise<unknown> {
+  private async startWithFaults(
+    faults: FaultPlan,
+    invocation: InvokePayload,
+    stream?: LocalResponseStream,
+    trace?: InvocationTrace,
+  ): Promise<unknown> {
     const functionName = this.options.functionName;
     const error = faults.draw('lambda:error');
     const crash = faults.draw('lambda:crash-after-write');
@@ -179,7 +189,13 @@ export class LocalLambda {
     return this.dispatch(invocation, baselineBytes, stream, trace, crash);
   }
 
-  private dispatch(invocation: InvokePayload, baselineBytes: number, stream?: LocalResponseStream, trace?: InvocationTrace, crash = false): Promise<unknown> {
+  private dispatch(
+    invocation: InvokePayload,
+    baselineBytes: number,
+    stream?: LocalResponseStream,
+    trace?: InvocationTrace,
+    crash = false,
+  ): Promise<unknown> {
     if (this.closed) return Promise.reject(new LambdaInvokeError('Runtime.ExitError', 'The twin is shutting down'));
     if (trace) trace.cold = this.worker === undefined;
     const worker = this.ensureWorker(baselineBytes);
@@ -189,7 +205,9 @@ export class LocalLambda {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         // Lambda stops the invocation at its timeout; whatever the handler does next is lost.
-        this.settle(id)?.reject(new LambdaInvokeError('Sandbox.Timedout', `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`));
+        this.settle(id)?.reject(
+          new LambdaInvokeError('Sandbox.Timedout', `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`),
+        );
       }, timeoutMs);
       this.pending.set(id, { requestId, resolve, reject, stream, timer, worker, ...(crash ? { crash: { wrote: false } } : {}) });
       stream?.once('close', () => {
@@ -270,8 +288,12 @@ export class LocalLambda {
     forwardLines(worker.stdout, process.stdout, this.options.onLogLine);
     forwardLines(worker.stderr, process.stderr, this.options.onLogLine);
     worker.on('message', (message: FromWorker) => this.receive(worker, message));
-    worker.on('error', (error) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)));
-    worker.on('exit', (code) => this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)));
+    worker.on('error', (error) =>
+      this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)),
+    );
+    worker.on('exit', (code) =>
+      this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)),
+    );
     this.worker = worker;
     return worker;
   }
@@ -331,7 +353,12 @@ export class LocalLambda {
         if (!pending) return;
         if (pending.crash) return this.crashAfterWrite(pending, worker);
         if (Buffer.byteLength(message.payload) > LAMBDA_SYNC_PAYLOAD_BYTES) {
-          return pending.reject(new LambdaInvokeError('Function.ResponseSizeTooLarge', `Response payload size exceeded maximum allowed payload size (${LAMBDA_SYNC_PAYLOAD_BYTES} bytes).`));
+          return pending.reject(
+            new LambdaInvokeError(
+              'Function.ResponseSizeTooLarge',
+              `Response payload size exceeded maximum allowed payload size (${LAMBDA_SYNC_PAYLOAD_BYTES} bytes).`,
+            ),
+          );
         }
         return pending.resolve(JSON.parse(message.payload));
       }

@@ -67,7 +67,10 @@ class WorkerResponseStream extends Writable {
 
   /** What waited while the last chunk was on its way goes as one message. */
   override _writev(chunks: { chunk: Buffer | string }[], callback: (error?: Error | null) => void): void {
-    this.send(chunks.map(({ chunk }) => chunk), callback);
+    this.send(
+      chunks.map(({ chunk }) => chunk),
+      callback,
+    );
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -98,7 +101,9 @@ const loading = import(setup.handlerUrl).then((module: { handler?: Handler }) =>
   if (typeof handler !== 'function') throw new Error(`${setup.handlerUrl} exports no handler`);
   // API Gateway streams only from a function whose runtime streams: a route and its handler must agree.
   if (isStreamingHandler(handler) !== setup.streaming) {
-    throw new Error(`${setup.functionName}: the route table says streaming=${setup.streaming}, the handler ${setup.streaming ? 'does not stream' : 'streams'}`);
+    throw new Error(
+      `${setup.functionName}: the route table says streaming=${setup.streaming}, the handler ${setup.streaming ? 'does not stream' : 'streams'}`,
+    );
   }
   return handler;
 });
@@ -126,7 +131,11 @@ async function onMessage(message: ToWorker): Promise<void> {
   try {
     const handler = await loading;
     const event = eventOf(message);
-    const context = { ...localContext(setup.functionName, message.timeoutMs), awsRequestId: message.requestId, memoryLimitInMB: String(setup.memoryMb) };
+    const context = {
+      ...localContext(setup.functionName, message.timeoutMs),
+      awsRequestId: message.requestId,
+      memoryLimitInMB: String(setup.memoryMb),
+    };
     if (setup.streaming) {
       const twinSide = new WorkerResponseStream(id);
       toTwin.set(id, twinSide);

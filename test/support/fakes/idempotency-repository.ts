@@ -57,7 +57,13 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     return true;
   }
 
-  async takeOver(projectId: string, key: string, holder: Pick<KeyReservation, 'execution_id' | 'state'>, lease: Lease, nowMs: number): Promise<boolean> {
+  async takeOver(
+    projectId: string,
+    key: string,
+    holder: Pick<KeyReservation, 'execution_id' | 'state'>,
+    lease: Lease,
+    nowMs: number,
+  ): Promise<boolean> {
     await this.faults.enter('takeOver');
     const held = this.items.get(itemId(projectId, key));
     if (!held || held.execution_id !== holder.execution_id || held.state !== holder.state) return false;

@@ -93,7 +93,10 @@ export class InMemoryLinksRepository implements LinksRepository {
     await this.faults.enter('addFilterValues');
     for (const item of [this.links.get(linkId), this.tokens.get(tokenHash)]) {
       if (!item) continue;
-      for (const [attribute, list] of [['channel_values', values.channels], ['direction_values', values.directions]] as const) {
+      for (const [attribute, list] of [
+        ['channel_values', values.channels],
+        ['direction_values', values.directions],
+      ] as const) {
         if (list.length === 0) continue;
         const set = (item[attribute] ??= new Set());
         if (set.size >= MAX_FILTER_VALUES_PER_SOURCE) continue;

@@ -45,7 +45,15 @@ export class InMemoryPublicationsRepository implements PublicationsRepository {
   seed(projectId: string, definitions: WorkflowDefinition[], publicationId = `pub_${projectId}`): ActivePublication {
     const at = '2025-01-01T00:00:00.000Z';
     const active = { project_id: projectId, publication_id: publicationId, published_at: at };
-    this.workflows.set(publicationId, new Map(definitions.map((definition) => [definition.id, { publication_id: publicationId, definition: structuredClone(definition), created_at: at, updated_at: at }])));
+    this.workflows.set(
+      publicationId,
+      new Map(
+        definitions.map((definition) => [
+          definition.id,
+          { publication_id: publicationId, definition: structuredClone(definition), created_at: at, updated_at: at },
+        ]),
+      ),
+    );
     this.active.set(projectId, active);
     return active;
   }

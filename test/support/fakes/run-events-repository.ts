@@ -17,7 +17,12 @@ export class InMemoryRunEventsRepository implements RunEventsRepository {
     return last ? { lastId: last.firstId + last.events.length - 1, final: last.final } : { lastId: 0, final: false };
   }
 
-  async putBatch(executionId: string, firstId: number, events: readonly RunEvent[], options: { final: boolean; projectId?: string; expiresAtMs: number }): Promise<boolean> {
+  async putBatch(
+    executionId: string,
+    firstId: number,
+    events: readonly RunEvent[],
+    options: { final: boolean; projectId?: string; expiresAtMs: number },
+  ): Promise<boolean> {
     await this.faults.enter('putBatch');
     const batches = this.batchesOf(executionId);
     if (batches.some((batch) => batch.firstId === firstId)) return false;
@@ -35,7 +40,9 @@ export class InMemoryRunEventsRepository implements RunEventsRepository {
 
   async batchHolding(executionId: string, id: number): Promise<RunEventBatch | undefined> {
     await this.faults.enter('batchHolding');
-    return this.batchesOf(executionId).filter((batch) => batch.firstId <= id).at(-1);
+    return this.batchesOf(executionId)
+      .filter((batch) => batch.firstId <= id)
+      .at(-1);
   }
 
   async batchesAfter(executionId: string, afterFirstId: number): Promise<{ batches: RunEventBatch[]; more: boolean }> {

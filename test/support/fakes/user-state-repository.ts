@@ -22,7 +22,13 @@ export class InMemoryUserStateRepository implements UserStateRepository {
     this.memory.set(key, memory);
   }
 
-  async readHistory(projectId: string, userId: string, threadId: string, limit: number, run: { executionId: string; startedAt?: string }): Promise<Turn[]> {
+  async readHistory(
+    projectId: string,
+    userId: string,
+    threadId: string,
+    limit: number,
+    run: { executionId: string; startedAt?: string },
+  ): Promise<Turn[]> {
     await this.faults.enter('readHistory');
     const turns = this.turns.get(JSON.stringify([projectId, userId, threadId])) ?? [];
     return turns
