@@ -1,14 +1,15 @@
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '#lib/admin/cli.ts';
 import { usdText, type Forecast } from '#lib/pricing/cost-forecast.ts';
 import { sumUnits, type CostReport } from '#lib/pricing/cost-report.ts';
 import { createUsageMeter } from '#shared/metering/usage-meter.ts';
 import { callEvent, textEvent } from '../support/events.ts';
+import { chromiumTestRuns, launchChromium } from '../support/chromium.ts';
 import { postJson } from '../support/http.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { createKey, publishedClient, publishFixtures } from '../support/published.ts';
@@ -19,26 +20,7 @@ import { createKey, publishedClient, publishFixtures } from '../support/publishe
  * drawn (one rendered rect per day and service that cost anything) and that the totals on the page are the JSON's.
  */
 
-/** CHROMIUM_PATH, else the first of the usual names on PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-    for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-      try {
-        accessSync(join(dir, name), constants.X_OK);
-        return join(dir, name);
-      } catch {
-        // not in this directory
-      }
-    }
-  }
-  return undefined;
-}
-
-const CHROMIUM = findChromium();
-const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI!.toLowerCase());
-const INSTALL = 'install it (Debian: apt-get install --no-install-recommends chromium) or set CHROMIUM_PATH';
-if (!CHROMIUM && !IN_CI) console.warn(`note: test/e2e/cost-report-html.test.ts skipped: no Chromium found; ${INSTALL}`);
+const CHROMIUM_RUNS = chromiumTestRuns('test/e2e/cost-report-html.test.ts');
 
 const PROJECT = 'html';
 /** A model id no price sheet names, long and without a break: the page must wrap it, not widen. */
@@ -65,9 +47,8 @@ async function admin<T>(...argv: string[]): Promise<T> {
   return JSON.parse(result.stdout) as T;
 }
 
-describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
+describe.skipIf(!CHROMIUM_RUNS)('cost report --html in Chromium', () => {
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error(`no Chromium found, and CI needs this test: ${INSTALL}`);
     const from = new Date().toISOString().slice(0, 10);
     twin = await startTestTwin();
     await publishFixtures(twin, PROJECT);
@@ -107,13 +88,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)('cost report --html in Chromium', () => {
     const written = await admin<{ html: string; total_usd: number }>('cost', 'report', ...period, '--html', htmlFile);
     expect(written).toMatchObject({ html: htmlFile, total_usd: report.total_usd });
 
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: join(userDataDir, 'profile'),
-      // Chromium's sandbox needs an unprivileged user: as root (a CI container) it refuses to start without this.
-      args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-gpu', '--no-first-run', '--disable-extensions'],
-    });
+    browser = await launchChromium(join(userDataDir, 'profile'));
     page = await browser.newPage();
     await page.setOfflineMode(true);
     page.on('request', (request) => requested.push(request.url()));
