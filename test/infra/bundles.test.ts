@@ -152,34 +152,14 @@ describe('function bundles from cdk synth', () => {
         body: null,
         isBase64Encoded: false,
       };
-      const code = `const { handler } = await import(${JSON.stringify(pathToFileURL(ping.bundleFile).href)});
-process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { functionName: 'ping', awsRequestId: 'request', getRemainingTimeInMillis: () => 10_000 })));`;
       // Asynchronous: the embedded DynamoDB answers from this process.
-      const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
-        cwd: dirname(ping.bundleFile),
-        env: {
-          PATH: process.env.PATH,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-          AWS_LAMBDA_FUNCTION_NAME: 'ping',
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-          LAMBDA_TASK_ROOT: dirname(ping.bundleFile),
-          _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
-          AWS_ENDPOINT_URL_DYNAMODB: stores.dynamodbEndpoint,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          ...ping.environment,
-          LINKS_TABLE: localTableName('links'),
-          COUNTERS_TABLE: localTableName('counters'),
-          POWERTOOLS_METRICS_DISABLED: 'true',
-          POWERTOOLS_LOG_LEVEL: 'SILENT',
-        },
+      const { status, stdout, stderr } = await invokeBundle(ping, 'ping', event, dirname(ping.bundleFile), {
+        _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+        AWS_ENDPOINT_URL_DYNAMODB: stores.dynamodbEndpoint,
+        ...ping.environment,
+        LINKS_TABLE: localTableName('links'),
+        COUNTERS_TABLE: localTableName('counters'),
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const status = await new Promise((resolve) => child.on('close', resolve));
       expect(status, stderr).toBe(0);
       expect(JSON.parse(stdout)).toMatchObject({ statusCode: 404, body: JSON.stringify({ error: 'Unknown webhook link' }) });
     } finally {
@@ -217,31 +197,11 @@ describe('the reference pages in the bundles', () => {
         body: null,
         isBase64Encoded: false,
       };
-      const code = `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.bundleFile).href)});
-process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { functionName: 'docs-script', awsRequestId: 'request', getRemainingTimeInMillis: () => 10_000 })));`;
-      const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
-        cwd: tmpdir(),
-        env: {
-          PATH: process.env.PATH,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-          AWS_LAMBDA_FUNCTION_NAME: 'docs-script',
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-          LAMBDA_TASK_ROOT: dirname(bundle.bundleFile),
-          AWS_ENDPOINT_URL_DYNAMODB: stores.dynamodbEndpoint,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          ...bundle.environment,
-          USAGE_TABLE: localTableName('usage'),
-          POWERTOOLS_METRICS_DISABLED: 'true',
-          POWERTOOLS_LOG_LEVEL: 'SILENT',
-        },
+      const { status, stdout, stderr } = await invokeBundle(bundle, 'docs-script', event, tmpdir(), {
+        AWS_ENDPOINT_URL_DYNAMODB: stores.dynamodbEndpoint,
+        ...bundle.environment,
+        USAGE_TABLE: localTableName('usage'),
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const status = await new Promise((resolve) => child.on('close', resolve));
       expect(status, stderr).toBe(0);
       const answer = JSON.parse(stdout) as { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded: boolean };
       expect(answer).toMatchObject({
@@ -376,3 +336,40 @@ describe('what the bundle aliases replace', () => {
     }
   });
 });
+
+/**
+ * Runs a bundle's handler once, in a process of its own, as Lambda would: the runtime's variables, the bundle's own
+ * `environment`, and `extra` (the stores' endpoints, the tables); answers what the handler returned, as JSON text.
+ */
+async function invokeBundle(
+  bundle: { bundleFile: string },
+  functionName: string,
+  event: object,
+  cwd: string,
+  extra: Record<string, string | undefined>,
+): Promise<{ status: unknown; stdout: string; stderr: string }> {
+  const code = `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.bundleFile).href)});
+process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { functionName: ${JSON.stringify(functionName)}, awsRequestId: 'request', getRemainingTimeInMillis: () => 10_000 })));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd,
+    env: {
+      PATH: process.env.PATH,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_LAMBDA_FUNCTION_NAME: functionName,
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      LAMBDA_TASK_ROOT: dirname(bundle.bundleFile),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...extra,
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const status = await new Promise((resolve) => child.on('close', resolve));
+  return { status, stdout, stderr };
+}
