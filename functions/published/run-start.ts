@@ -3,7 +3,7 @@ import { routePath } from '#functions/routes.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/limits.ts';
-import { externalUrl } from './external-url.ts';
+import { externalUrl } from '#shared/http/external-url.ts';
 
 /* What execute and stream share at the edge: the caller's Idempotency-Key, and the headers that name the run. */
 

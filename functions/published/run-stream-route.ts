@@ -10,7 +10,7 @@ import {
   type TailOptions,
 } from '#executions/run-event-streams.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { externalUrl } from './external-url.ts';
+import { externalUrl } from '#shared/http/external-url.ts';
 import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import type { Caller } from '#shared/access.ts';
 import { NOTHING_MORE, respondWithEvents, type EventStreamSettings } from './event-stream-response.ts';

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { externalPrefix, externalUrl } from '#published/external-url.ts';
+import { externalPrefix, externalUrl } from '#shared/http/external-url.ts';
 
 const RESOURCE = '/api/v1/published/workflows/{workflow_id}/execute';
 

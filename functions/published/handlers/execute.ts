@@ -5,7 +5,7 @@ import { startOrJoin, type StartOnceDeps } from '#executions/idempotency-service
 import { executionStartFromEnv } from '#executions/wiring.ts';
 import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
-import { externalUrl } from '#published/external-url.ts';
+import { externalUrl } from '#shared/http/external-url.ts';
 import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
 import { keepJsonResponseAlive, type JsonHeartbeat } from '#shared/http/http-stack.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
