@@ -25,7 +25,7 @@ export interface TaskFunction {
   /**
    * `executionEnded`: not a Task state but the EventBridge rule for its machine's executions that end FAILED,
    * TIMED_OUT or ABORTED (locally the stand-in calls it with the same event).
-   * `nightly`: the EventBridge Scheduler schedule at 00:00 Europe/Moscow (locally a timer of the twin).
+   * `nightly`: the EventBridge Scheduler schedule at the start of the night (shared/collection-night.ts; locally a timer of the twin).
    */
   readonly trigger?: 'executionEnded' | 'nightly';
   /**

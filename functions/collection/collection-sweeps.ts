@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionAlreadyExists, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { collectionDate } from '#shared/collection-night.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 
 /** Execution names are unique per state machine: one name per sweep makes every start of the same sweep the same execution. */
@@ -29,12 +30,11 @@ export function createCollectionSweeps(client: SFNClient, stateMachineArn: strin
 export type CollectionSweeps = ReturnType<typeof createCollectionSweeps>;
 
 /**
- * The nightly sweep's id: the Moscow date the night began (00:00 Europe/Moscow, UTC+3 all year), so every trigger of
- * the same night, retries included, names the same sweep.
+ * The nightly sweep's id: the date the night began in the collection's zone (shared/collection-night.ts), so every
+ * trigger of the same night, retries included, names the same sweep.
  */
 export function nightlySweepId(nowMs: number): string {
-  const moscow = new Date(nowMs + 3 * 3_600_000);
-  return `night-${moscow.toISOString().slice(0, 10)}`;
+  return `night-${collectionDate(nowMs)}`;
 }
 
 /** A sweep the operator starts now (`admin collect`): a new id each time, so it never resumes another. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { nextNightlyStart } from '#shared/collection-night.ts';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,7 +62,7 @@ export interface LocalTwinOptions {
    * as nothing measured says API Gateway's REST streaming holds. `npm start` takes it from `TWIN_STREAM_HOLD_BYTES`.
    */
   streamHoldBytes?: number;
-  /** `npm start`: fire the nightly collection at 00:00 Europe/Moscow, as the Scheduler schedule does on AWS. Tests call `runNightly`. */
+  /** `npm start`: fire the nightly collection at start of the night in the collection's zone (shared/collection-night.ts), as the Scheduler schedule does on AWS. Tests call `runNightly`. */
   nightlySchedule?: boolean;
   /** Every request a function made to a store, with its timing (tests and the bench count round trips). */
   onStoreRequest?: (served: ServedRequest) => void;
@@ -123,7 +124,7 @@ export interface LocalTwin {
   maxMemoryUsedMb(functionId: string): number;
   /** Faults injected so far, by kind: every kind present, all 0 without a plan. */
   faultCounts(): Record<FaultKind, number>;
-  /** Fires the nightly collection trigger now, as the schedule does at 00:00 Europe/Moscow (at 04:00 with `{check: 'deadline'}`). */
+  /** Fires the nightly collection trigger now, as the schedule does at the start of the night (at its deadline hour with `{check: 'deadline'}`). */
   runNightly(input?: object): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -340,13 +341,6 @@ function newCredentials(functionId: string): LocalCredentials {
   return { accessKeyId: `LOCAL${functionId.toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64') };
 }
 
-/** The next 00:00 Europe/Moscow (UTC+3 all year, no daylight saving) after `nowMs`. */
-export function nextMoscowMidnight(nowMs: number): number {
-  const offsetMs = 3 * 3_600_000;
-  const dayMs = 24 * 3_600_000;
-  return Math.floor((nowMs + offsetMs) / dayMs) * dayMs + dayMs - offsetMs;
-}
-
 function scheduleNightly(fire: () => Promise<unknown>): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
@@ -355,7 +349,7 @@ function scheduleNightly(fire: () => Promise<unknown>): { stop(): void } {
         fire().catch((error: unknown) => console.error('nightly collection trigger failed', error));
         arm();
       },
-      nextMoscowMidnight(Date.now()) - Date.now() + 1,
+      nextNightlyStart(Date.now()) - Date.now() + 1,
     );
     timer.unref();
   };

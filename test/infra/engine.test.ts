@@ -9,6 +9,7 @@ import { TRANSIENT_SERVICE_ERROR } from '#shared/store/transient-errors.ts';
 import { Data } from '#lib/cdk/constructs/data.ts';
 import { WorkflowEngine } from '#lib/cdk/constructs/workflow-engine.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
+import { COLLECTION_TIME_ZONE } from '#shared/collection-night.ts';
 
 /** Skips Lambda bundling: these tests look at the template, not the code assets. */
 const templateApp = () => new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
@@ -268,18 +269,18 @@ describe('nightly collection', () => {
     return JSON.stringify(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
   };
 
-  it('fires at 00:00 Europe/Moscow with no flexible window, few retries within an hour, and a dead-letter queue', () => {
+  it('fires at the start of the night in the collection zone with no flexible window, few retries within an hour, and a dead-letter queue', () => {
     const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
     expect(schedules.map(({ Properties }) => Properties.ScheduleExpression).sort()).toEqual(['cron(0 0 * * ? *)', 'cron(0 4 * * ? *)']);
     const { Properties: schedule } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 0 * * ? *)')!;
     const { Properties: deadline } = schedules.find(({ Properties }) => Properties.ScheduleExpression === 'cron(0 4 * * ? *)')!;
     // The 04:00 check counts the night's unfinished sweeps for the NightlySweepsLate alarm; both are in their own group.
     expect(JSON.parse(deadline.Target.Input as string)).toEqual({ check: 'deadline' });
-    expect(deadline.ScheduleExpressionTimezone).toBe('Europe/Moscow');
+    expect(deadline.ScheduleExpressionTimezone).toBe(COLLECTION_TIME_ZONE);
     expect(JSON.stringify(deadline.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));
     expect(schedule.GroupName).toEqual(deadline.GroupName);
     expect(schedule.GroupName).toBeDefined();
-    expect(schedule.ScheduleExpressionTimezone).toBe('Europe/Moscow');
+    expect(schedule.ScheduleExpressionTimezone).toBe(COLLECTION_TIME_ZONE);
     expect(schedule.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
     expect(schedule.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 2 });
     expect(JSON.stringify(schedule.Target.Arn)).toContain(logicalIdOfFn('CollectionNightly'));

@@ -10,8 +10,9 @@ const deps = nightlyFromEnv();
 const deadlineCheck = z.object({ check: z.literal('deadline') });
 
 /**
- * The nightly trigger (EventBridge Scheduler, 00:00 Europe/Moscow): starts one sweep per periodic task. One-off tasks
- * are swept only when the operator starts them. At 04:00 the same function counts tonight's sweeps that have not
+ * The nightly trigger (EventBridge Scheduler, at the start of the night in the collection's zone, shared/collection-night.ts):
+ * starts one sweep per periodic task. One-off tasks are swept only when the operator starts them. At the night's
+ * deadline hour the same function counts tonight's sweeps that have not
  * finished (`NightlySweepsLate`, which an alarm watches): the night's date, hence the sweep id, is the same at both hours.
  */
 export const handler = withTaskStack(z.unknown(), async (input) => {

@@ -14,6 +14,10 @@ import type { Data } from './data.ts';
 import type { HandlerFunction } from './handler-function.ts';
 import { bindStateMachines, grantStateMachine, standardStateMachine, type StateMachineOwner } from './state-machines.ts';
 import { createTaskFunction, tasksOf } from './task-function.ts';
+import { COLLECTION_TIME_ZONE, NIGHTLY_DEADLINE_HOUR, NIGHTLY_START_HOUR } from '#shared/collection-night.ts';
+
+const COLLECTION_ZONE = TimeZone.of(COLLECTION_TIME_ZONE);
+const hourOf = (hour: number) => `${String(hour).padStart(2, '0')}:00`;
 
 export interface CollectionProps {
   readonly data: Data;
@@ -22,7 +26,7 @@ export interface CollectionProps {
 /** The nightly trigger's schedules (00:00 start, 04:00 deadline check), their group, role and dead-letter queue. */
 export interface NightlySchedules {
   readonly schedule: Schedule;
-  /** 04:00 Moscow: counts tonight's sweeps still unfinished (`NightlySweepsLate`), which an alarm watches. */
+  /** At the night's deadline hour: counts tonight's sweeps still unfinished (`NightlySweepsLate`), which an alarm watches. */
   readonly deadlineCheck: Schedule;
   /** The nightly schedules' own group, so their metrics are theirs alone. */
   readonly group: ScheduleGroup;
@@ -83,8 +87,9 @@ export class Collection extends Construct implements StateMachineOwner {
   }
 
   /**
-   * EventBridge Scheduler at 00:00 Europe/Moscow, no flexible window. A failed invocation is retried at most twice
-   * within an hour, so no retry starts the night's sweeps after the 04:00 window; what still fails lands in the
+   * EventBridge Scheduler at the start of the night in the collection's zone (shared/collection-night.ts), no flexible
+   * window. A failed invocation is retried at most twice within an hour, so no retry starts the night's sweeps after
+   * the deadline hour; what still fails lands in the
    * dead-letter queue.
    */
   private onNightly(fn: HandlerFunction): NightlySchedules {
@@ -97,16 +102,16 @@ export class Collection extends Construct implements StateMachineOwner {
     const role = new Role(this, 'NightlyScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
     const group = new ScheduleGroup(this, 'NightlyScheduleGroup', {});
     const schedule = new Schedule(this, 'NightlyCollection', {
-      description: 'Nightly collection of webhook conversations, 00:00 Europe/Moscow',
+      description: `Nightly collection of webhook conversations, ${hourOf(NIGHTLY_START_HOUR)} ${COLLECTION_TIME_ZONE}`,
       scheduleGroup: group,
-      schedule: ScheduleExpression.cron({ minute: '0', hour: '0', timeZone: TimeZone.EUROPE_MOSCOW }),
+      schedule: ScheduleExpression.cron({ minute: '0', hour: String(NIGHTLY_START_HOUR), timeZone: COLLECTION_ZONE }),
       timeWindow: TimeWindow.off(),
       target: new LambdaInvoke(fn, { role, deadLetterQueue: deadLetters, maxEventAge: Duration.hours(1), retryAttempts: 2 }),
     });
     const deadlineCheck = new Schedule(this, 'NightlyDeadlineCheck', {
-      description: 'Counts nightly collection sweeps not finished by 04:00 Europe/Moscow',
+      description: `Counts nightly collection sweeps not finished by ${hourOf(NIGHTLY_DEADLINE_HOUR)} ${COLLECTION_TIME_ZONE}`,
       scheduleGroup: group,
-      schedule: ScheduleExpression.cron({ minute: '0', hour: '4', timeZone: TimeZone.EUROPE_MOSCOW }),
+      schedule: ScheduleExpression.cron({ minute: '0', hour: String(NIGHTLY_DEADLINE_HOUR), timeZone: COLLECTION_ZONE }),
       timeWindow: TimeWindow.off(),
       target: new LambdaInvoke(fn, {
         role,

@@ -24,6 +24,7 @@ import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
 import type { Collection } from './collection.ts';
 import type { HandlerFunction } from './handler-function.ts';
+import { COLLECTION_TIME_ZONE, NIGHTLY_DEADLINE_HOUR } from '#shared/collection-night.ts';
 
 export interface OperationsProps {
   readonly api: Api;
@@ -258,7 +259,7 @@ export class Operations extends Construct {
       );
       this.alarm(
         'NightlySweepsLate',
-        'A nightly collection sweep had not finished by 04:00 Moscow (checked by the 04:00 schedule): hand-offs are late for the analysis.',
+        `A nightly collection sweep had not finished by ${String(NIGHTLY_DEADLINE_HOUR).padStart(2, '0')}:00 ${COLLECTION_TIME_ZONE} (checked by the deadline schedule): hand-offs are late for the analysis.`,
         this.productMetric('NightlySweepsLate', { statistic: 'Maximum', period: Duration.hours(1) }),
         { threshold: 1 },
       );
