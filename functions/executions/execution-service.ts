@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import { APPROVAL_DECISION_LEASE_MS, APPROVAL_REISSUE_WAIT_MS, EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
+import {
+  APPROVAL_CLAIM_WAIT_MS,
+  APPROVAL_DECISION_LEASE_MS,
+  APPROVAL_REISSUE_WAIT_MS,
+  EXECUTION_RETENTION_MS,
+  HISTORY_RETENTION_MS,
+} from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
@@ -330,7 +336,7 @@ export async function decideApproval(
   decision: ApprovalDecision['decision'],
   feedback: string,
 ) {
-  const record = await ownedExecution(deps, caller, executionId, true);
+  const record = await afterLiveClaim(deps, caller, await ownedExecution(deps, caller, executionId, true));
   const { pending_approval: pending, task_token: token } = record;
   const heldUntil = record.status === 'running' ? (record.approval_lease_until ?? null) : null;
   if (!pending || !token || (record.status !== 'interrupted' && heldUntil === null)) {
@@ -415,6 +421,22 @@ export async function decideApproval(
   }
   await release({ pending_approval: null, task_token: null }, 'cleared');
   return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
+}
+
+/**
+ * A decision that finds another one's claim live waits a moment for it (its send takes a round trip), so that the
+ * usual race of two decisions answers the loser 409 as the API promises, not 503; a claim still held after
+ * APPROVAL_CLAIM_WAIT_MS (a throttled send, a holder that died) is left to the 503 and its Retry-After.
+ */
+async function afterLiveClaim(deps: ExecutionDeps, caller: Caller, record: ExecutionRecord): Promise<ExecutionRecord> {
+  let current = record;
+  for (let waited = 0, pause = 25; waited < APPROVAL_CLAIM_WAIT_MS; waited += pause, pause = Math.min(pause * 2, 400)) {
+    const heldUntil = current.status === 'running' ? (current.approval_lease_until ?? null) : null;
+    if (heldUntil === null || heldUntil <= deps.now() || !current.task_token) return current;
+    await deps.sleep(pause);
+    current = await ownedExecution(deps, caller, current.execution_id, true);
+  }
+  return current;
 }
 
 /**

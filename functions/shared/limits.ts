@@ -143,6 +143,8 @@ export const IDEMPOTENT_START_LEASE_MARGIN_MS = 5 * SECOND_MS;
  * live decision is not taken over, and is short enough that a caller retrying after a lost answer is served in seconds.
  */
 export const APPROVAL_DECISION_LEASE_MS = 15 * SECOND_MS;
+/** How long a decision waits for another's live claim to land or be given back before answering 503. */
+export const APPROVAL_CLAIM_WAIT_MS = 2 * SECOND_MS;
 /**
  * How long a decision that found its task token gone tells the caller to wait: a retried AwaitApproval records its new
  * token after its retry's backoff (at most 2 s for the first retry in the ASL file) and one invocation.

@@ -474,17 +474,17 @@ describe('decideApproval', () => {
       approval_lease_until: env.clock.now() + APPROVAL_DECISION_LEASE_MS,
     });
 
-    // While the claim holds, another decision is told to retry when it ends (a retry sooner would find it held), and
-    // nothing is sent.
+    // While the claim holds, another decision waits a moment for it, then is told to retry when it ends (a retry sooner
+    // would find it held), and nothing is sent.
     env.clock.advance(5_000);
+    const leaseEnd = claimed.approval_lease_until!;
     const early = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'early').catch((caught: unknown) => caught);
     expect(early).toBeInstanceOf(ServiceUnavailableError);
-    expect((early as ServiceUnavailableError).retryAfterSeconds).toBe((APPROVAL_DECISION_LEASE_MS - 5_000) / 1_000);
-    env.clock.advance(APPROVAL_DECISION_LEASE_MS - 5_001);
-    await expect(decideApproval(env.deps, caller, run.execution_id, 'rejected', 'early')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect((early as ServiceUnavailableError).retryAfterSeconds).toBe(Math.ceil((leaseEnd - env.clock.now()) / 1_000));
+    expect(env.clock.now()).toBeLessThan(leaseEnd);
     expect(env.stateMachine.resumed).toEqual([]);
 
-    env.clock.advance(1);
+    env.clock.advance(leaseEnd - env.clock.now());
     const answer = await decideApproval(env.deps, caller, run.execution_id, 'rejected', 'after the lease');
     expect(answer).toMatchObject({ approval_id: 'appr-1', decision: 'rejected', status: 'running' });
     expect(env.stateMachine.resumed).toEqual([
@@ -496,6 +496,32 @@ describe('decideApproval', () => {
       task_token: null,
       approval_lease_until: null,
     });
+  });
+
+  it('waits for a live claim to land, so the loser of two decisions answers 409', async () => {
+    const env = setup();
+    const run = waitingRun(env);
+    // Another decision has claimed the approval and is sending; it lands while this one waits.
+    env.executions.items.get(run.execution_id)!.record.status = 'running';
+    env.executions.items.get(run.execution_id)!.record.approval_lease_until = env.clock.now() + APPROVAL_DECISION_LEASE_MS;
+    const pauses: number[] = [];
+    const deps = {
+      ...env.deps,
+      sleep: async (ms: number) => {
+        pauses.push(ms);
+        Object.assign(env.executions.items.get(run.execution_id)!.record, {
+          pending_approval: null,
+          task_token: null,
+          approval_lease_until: null,
+        });
+        await env.deps.sleep(ms);
+      },
+    };
+
+    const error = await decideApproval(deps, caller, run.execution_id, 'rejected', '').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(pauses).toHaveLength(1);
+    expect(env.stateMachine.resumed).toEqual([]);
   });
 
   it('takes over the claim of a decision whose invocation died before sending, and applies the retry once', async () => {
