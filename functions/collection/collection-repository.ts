@@ -1,6 +1,7 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { ttlSeconds } from '#shared/time.ts';
+import { allStoredItems } from '#shared/store/paginate.ts';
 
 /**
  * Collection table: the tasks (`tasks` / `<task_id>`, one partition: the nightly trigger lists them all in one
@@ -98,21 +99,10 @@ export function createCollectionRepository(client: DynamoDBDocumentClient, table
     },
 
     async listTasks(): Promise<CollectionTask[]> {
-      const tasks: CollectionTask[] = [];
-      let startKey: Item | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': TASKS },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        tasks.push(...(page.Items ?? []).map(taskOf));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return tasks;
+      const items = await allStoredItems(client, {
+        query: { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': TASKS } },
+      });
+      return items.map(taskOf);
     },
 
     /** The sweep's checkpoint: created with `fresh` unless the sweep already exists (a repeated or resumed sweep). */

@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } 
 import { conditionHeld } from '#shared/store/conditional-write.ts';
 import { BY_RECEIVED_INDEX } from '#inbound/events-repository.ts';
 import type { EventState, StoredEvent } from '#inbound/stored-event.ts';
+import { allStoredItems } from '#shared/store/paginate.ts';
 
 /**
  * The inbound events table as the collection sees it: a queue of stored events (#inbound/stored-event.ts). An event
@@ -131,23 +132,15 @@ export function createQueueRepository(client: DynamoDBDocumentClient, tableName:
 
     /** Every event of a source, newest first (the operator's `events` listing), from the base table. */
     async listBySource(sourceId: string): Promise<StoredEvent[]> {
-      const events: StoredEvent[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'source_id = :source',
-            ExpressionAttributeValues: { ':source': sourceId },
-            ProjectionExpression: 'source_id, external_id, event_id, #type, #state, delivery_failures, last_error, received_at, expires_at',
-            ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        events.push(...((page.Items ?? []) as StoredEvent[]));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return events;
+      return allStoredItems<StoredEvent>(client, {
+        query: {
+          TableName: tableName,
+          KeyConditionExpression: 'source_id = :source',
+          ExpressionAttributeValues: { ':source': sourceId },
+          ProjectionExpression: 'source_id, external_id, event_id, #type, #state, delivery_failures, last_error, received_at, expires_at',
+          ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
+        },
+      });
     },
   };
 }

@@ -1,10 +1,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { conditionHeld } from '#shared/store/conditional-write.ts';
 import { RUN_EVENT_BATCH_GZIP_FROM_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
 import { ttlSeconds } from '#shared/time.ts';
 import type { NumberedRunEvent, RunEvent } from './run-events.ts';
+import { allStoredItems } from '#shared/store/paginate.ts';
 
 /**
  * Run events table. One item per batch of events (`pk` = `run#<execution_id>`, `sk` = the batch's first event
@@ -88,16 +89,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     };
   }
 
-  async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  }
+  const queryAll = (query: QueryCommandInput) => allStoredItems(client, { query });
 
   return {
     /** Where the log ends now (strongly consistent): the next batch starts at `lastId + 1`, unless the log is final. */

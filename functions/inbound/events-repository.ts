@@ -1,9 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds } from '#shared/time.ts';
 import { isLive, type StoredEvent } from './stored-event.ts';
+import { storedPages } from '#shared/store/paginate.ts';
 
 /**
  * The inbound events table for ingest and the links service (the collection's view: functions/collection/queue-repository.ts):
@@ -64,24 +65,20 @@ export function createEventsRepository(client: DynamoDBDocumentClient, tableName
     /** The newest live events of a source, as projected into the index. */
     async recent(sourceId: string, count: number, nowMs: number): Promise<StoredEvent[]> {
       const events: StoredEvent[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: BY_RECEIVED_INDEX,
-            KeyConditionExpression: 'source_id = :source',
-            ExpressionAttributeValues: { ':source': sourceId },
-            ScanIndexForward: false,
-            Limit: count,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of (page.Items ?? []) as StoredEvent[]) {
+      const query = {
+        TableName: tableName,
+        IndexName: BY_RECEIVED_INDEX,
+        KeyConditionExpression: 'source_id = :source',
+        ExpressionAttributeValues: { ':source': sourceId },
+        ScanIndexForward: false,
+        Limit: count,
+      };
+      for await (const page of storedPages<StoredEvent>(client, { query })) {
+        for (const item of page) {
           if (isLive(item, nowMs) && events.length < count) events.push(item);
         }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey && events.length < count);
+        if (events.length >= count) break;
+      }
       return events;
     },
   };

@@ -1,6 +1,6 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput, ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { modelUsageOf, usageAttribute } from '#shared/metering/usage-meter.ts';
@@ -22,6 +22,7 @@ import { DEFAULT_DATA_DIR, type AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { estimate, estimateOptions, ESTIMATE_DAYS, reportForecasts, type EstimateFlags } from './cost-estimate.ts';
 import { requireId, UsageError } from './usage-error.ts';
+import { allStoredItems } from '#shared/store/paginate.ts';
 
 interface CostFlags extends EstimateFlags {
   from?: string;
@@ -202,17 +203,13 @@ async function usageRows(target: AdminTarget, from: string, to: string, subject:
         FilterExpression: 'sk BETWEEN :from AND :to',
         ExpressionAttributeValues: range,
       } satisfies ScanCommandInput);
-  const rows: UsageRow[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await target.dynamo.send(
-      subject ? new QueryCommand({ ...base, ExclusiveStartKey }) : new ScanCommand({ ...base, ExclusiveStartKey }),
-    );
-    for (const item of page.Items ?? [])
-      rows.push({ subject: String(item.pk), day: String(item.sk).slice(0, 10), units: unitsOf(item), models: modelUsageOf(item) });
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return rows;
+  const items = await allStoredItems(target.dynamo, subject ? { query: base } : { scan: base });
+  return items.map((item) => ({
+    subject: String(item.pk),
+    day: String(item.sk).slice(0, 10),
+    units: unitsOf(item),
+    models: modelUsageOf(item),
+  }));
 }
 
 function unitsOf(item: Record<string, unknown>): Partial<CostUnits> {
@@ -221,26 +218,18 @@ function unitsOf(item: Record<string, unknown>): Partial<CostUnits> {
 
 /** Runs that finished in the period (their records keep the units their steps spent); a Scan, as reports are rare. */
 async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<RunCost[]> {
-  const costs: RunCost[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await target.dynamo.send(
-      new ScanCommand({
-        TableName: target.tables.executions,
-        FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${project ? ' AND project_id = :project' : ''}`,
-        ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(project ? { ':project': project } : {}) },
-        ProjectionExpression: 'cost_units, project_id, workflow_id',
-        ExclusiveStartKey,
-      }),
-    );
-    for (const item of page.Items ?? [])
-      costs.push({
-        project: String(item.project_id),
-        workflow_id: String(item.workflow_id),
-        units: item.cost_units as Partial<CostUnits>,
-        models: (item.cost_units as { models?: RunCost['models'] }).models,
-      });
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return costs;
+  const items = await allStoredItems(target.dynamo, {
+    scan: {
+      TableName: target.tables.executions,
+      FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${project ? ' AND project_id = :project' : ''}`,
+      ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(project ? { ':project': project } : {}) },
+      ProjectionExpression: 'cost_units, project_id, workflow_id',
+    },
+  });
+  return items.map((item) => ({
+    project: String(item.project_id),
+    workflow_id: String(item.workflow_id),
+    units: item.cost_units as Partial<CostUnits>,
+    models: (item.cost_units as { models?: RunCost['models'] }).models,
+  }));
 }
