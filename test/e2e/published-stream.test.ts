@@ -117,7 +117,8 @@ describe('POST /workflows/{id}/stream', () => {
   });
 
   it('ends with complete cancelled when the run is stopped while streaming', async () => {
-    const stream = await streamRun('echo', slowEcho(150));
+    // Tokens 2 s apart: the stop lands mid-reply however slow the machine (the whole reply would take 30 s).
+    const stream = await streamRun('echo', slowEcho(2_000));
     const firstToken = await stream.waitFor((event) => event.event === 'token');
     const executionId = stream.events[0]!.data.execution_id as string;
     expect(firstToken.data.node_id).toBe('answer');
