@@ -1,5 +1,5 @@
 import type { ErrorBodyShape } from './shared/http/http-errors.ts';
-import { METERED, type Access, type BucketGrant, type BucketName, type StateMachineGrant, type TableName } from './shared/resources.ts';
+import { METERED, type ResourceGrants } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
 import { WEBHOOKS_PREFIX } from './shared/http/route-groups.ts';
 
@@ -9,7 +9,7 @@ export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/http/route
  * The route table: the one list of HTTP routes. `lib/cdk/constructs/api.ts` builds API Gateway resources
  * and Lambda functions from it; `lib/twin` serves the same handlers from it on localhost.
  */
-export interface Route {
+export interface Route extends ResourceGrants {
   /** Stable name: the Lambda function's construct id. */
   readonly id: string;
   readonly method: 'GET' | 'POST';
@@ -18,12 +18,6 @@ export interface Route {
   /** Module under `functions/` exporting `handler`. */
   readonly handler: string;
   readonly errorShape: ErrorBodyShape;
-  /** What the handler touches; each becomes an environment variable and a grant of exactly that access. */
-  readonly tables: Partial<Record<TableName, Access>>;
-  /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
-  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
-  /** Per state machine, what the handler does with it: each a grant of exactly those actions, and the machine's ARN variable. */
-  readonly stateMachines?: StateMachineGrant;
   /** Published Workflow API: the scope the caller's key needs (spec section 4). */
   readonly scope?: Scope;
   /**

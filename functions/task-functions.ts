@@ -1,13 +1,5 @@
 import { COLLECT_BATCH_MEMORY_MB } from './shared/limits.ts';
-import {
-  METERED,
-  type Access,
-  type BucketGrant,
-  type BucketName,
-  type StateMachineGrant,
-  type StateMachineName,
-  type TableName,
-} from './shared/resources.ts';
+import { METERED, type ResourceGrants, type StateMachineName } from './shared/resources.ts';
 
 /**
  * The functions the state machines invoke, and the ASL substitution that names each one (`${WorkflowStepFunctionArn}`
@@ -15,7 +7,7 @@ import {
  * them. The CDK stack creates each in its machine's construct from this table; the local Step Functions stand-in
  * binds the same substitutions to the same handlers.
  */
-export interface TaskFunction {
+export interface TaskFunction extends ResourceGrants {
   readonly id: string;
   readonly handler: string;
   /** The state machine it belongs to: the one whose definition names it, whose executions or schedule trigger it. */
@@ -28,25 +20,12 @@ export interface TaskFunction {
    * `nightly`: the EventBridge Scheduler schedule at the start of the night (shared/collection-night.ts; locally a timer of the twin).
    */
   readonly trigger?: 'executionEnded' | 'nightly';
-  /**
-   * Per state machine, what it does with it: a grant of exactly those actions, and the machine's ARN variable. A
-   * function its own machine invokes cannot hold one on that machine (the definition would name the function and the
-   * function the machine).
-   */
-  readonly stateMachines?: StateMachineGrant;
-  readonly tables: Partial<Record<TableName, Access>>;
-  /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
-  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
+  // Its grants (ResourceGrants): a function its own machine invokes cannot hold one on that machine (the definition
+  // would name the function and the function the machine).
   /** Seconds; the step runs llm calls, so it may take minutes. */
   readonly timeoutSeconds: number;
   /** Lambda's memory size in MB (CDK and the twin); 256 when not set. */
   readonly memorySize?: number;
-  /** Whether it calls Amazon Bedrock (llm, agent and image nodes with provider bedrock), on the allowed models only. */
-  readonly invokesBedrock?: boolean;
-  /** Whether it reads projects' tool secrets (SSM parameters under the stack's secrets prefix). */
-  readonly readsSecrets?: boolean;
-  /** Whether it announces hand-offs (on AWS: PutEvents on the stack's hand-off bus; locally: a file under DATA_DIR). */
-  readonly announcesHandoffs?: boolean;
 }
 
 export const taskFunctions: readonly TaskFunction[] = [

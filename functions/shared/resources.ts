@@ -69,6 +69,25 @@ export const COLLECTION_STATE_MACHINE_ENV = STATE_MACHINE_ENVS.collection;
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';
 /** What a function may do, per state machine it declares. Plain data, read by CDK and the local twin. */
 export type StateMachineGrant = Readonly<Partial<Record<StateMachineName, readonly StateMachineAccess[]>>>;
+/**
+ * What one function touches, as a route (functions/routes.ts) or a task function (functions/task-functions.ts) declares
+ * it: each entry becomes an environment variable and a grant of exactly that access, in CDK and in the twin's IAM.
+ */
+export interface ResourceGrants {
+  /** Per table, how: read, write or both. */
+  readonly tables: Partial<Record<TableName, Access>>;
+  /** Per bucket, the key prefixes it touches and how; each a grant on exactly `<prefix>*`. */
+  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
+  /** Per state machine, what it does with it: a grant of exactly those actions, and the machine's ARN variable. */
+  readonly stateMachines?: StateMachineGrant;
+  /** Whether it calls Amazon Bedrock (llm, agent and image nodes with provider bedrock), on the allowed models only. */
+  readonly invokesBedrock?: boolean;
+  /** Whether it reads projects' tool secrets (SSM parameters under the stack's secrets prefix). */
+  readonly readsSecrets?: boolean;
+  /** Whether it announces hand-offs (on AWS: PutEvents on the stack's hand-off bus; locally: a file under DATA_DIR). */
+  readonly announcesHandoffs?: boolean;
+}
+
 /** The Step Functions actions of each access: start and taskResponse on the state machine, stop on its executions. */
 export const STATE_MACHINE_ACTIONS: Record<StateMachineAccess, readonly string[]> = {
   start: ['states:StartExecution'],

@@ -3,12 +3,10 @@ import {
   STATE_MACHINE_ACTIONS,
   TABLE_ACTIONS,
   type Access,
-  type BucketGrant,
-  type BucketName,
   type BucketPrefix,
   type ObjectAccess,
+  type ResourceGrants,
   type StateMachineAccess,
-  type StateMachineGrant,
   type StateMachineName,
   type TableName,
 } from '#shared/resources.ts';
@@ -33,17 +31,8 @@ import {
 import { LOCAL_BUCKET, LOCAL_REGION } from '#lib/twin/stores.ts';
 
 /** What a route or task entry declares; CDK turns the same fields into the function's role (lib/cdk/constructs). */
-export interface FunctionDeclaration {
+export interface FunctionDeclaration extends ResourceGrants {
   readonly id: string;
-  readonly tables: Partial<Record<TableName, Access>>;
-  readonly buckets?: Partial<Record<BucketName, BucketGrant>>;
-  readonly stateMachines?: StateMachineGrant;
-  /** Announces collection hand-offs (on AWS a PutEvents grant on the hand-off bus; locally a file). */
-  readonly announcesHandoffs?: boolean;
-  /** Invokes the allowed Bedrock models (lib/cdk/bedrock-models.ts). */
-  readonly invokesBedrock?: boolean;
-  /** Reads projects' tool secrets under the secrets prefix. */
-  readonly readsSecrets?: boolean;
 }
 
 /** A policy condition as CDK writes it: operator → context key → values (any one may match). */
