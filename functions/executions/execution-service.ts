@@ -338,7 +338,7 @@ export async function decideApproval(
 ) {
   const record = await afterLiveClaim(deps, caller, await ownedExecution(deps, caller, executionId, true));
   const { pending_approval: pending, task_token: token } = record;
-  const heldUntil = record.status === 'running' ? (record.approval_lease_until ?? null) : null;
+  const heldUntil = claimHeldUntil(record);
   if (!pending || !token || (record.status !== 'interrupted' && heldUntil === null)) {
     throw new ConflictError(`Execution ${executionId} is not waiting for an approval (status ${record.status})`);
   }
@@ -423,6 +423,11 @@ export async function decideApproval(
   return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
 }
 
+/** When a decision's claim on the approval passes; null while none holds it (a claim only ever leaves a run `running`). */
+function claimHeldUntil(record: ExecutionRecord): number | null {
+  return record.status === 'running' ? (record.approval_lease_until ?? null) : null;
+}
+
 /**
  * A decision that finds another one's claim live waits a moment for it (its send takes a round trip), so that the
  * usual race of two decisions answers the loser 409 as the API promises, not 503; a claim still held after
@@ -431,7 +436,7 @@ export async function decideApproval(
 async function afterLiveClaim(deps: ExecutionDeps, caller: Caller, record: ExecutionRecord): Promise<ExecutionRecord> {
   let current = record;
   for (let waited = 0, pause = 25; waited < APPROVAL_CLAIM_WAIT_MS; waited += pause, pause = Math.min(pause * 2, 400)) {
-    const heldUntil = current.status === 'running' ? (current.approval_lease_until ?? null) : null;
+    const heldUntil = claimHeldUntil(current);
     if (heldUntil === null || heldUntil <= deps.now() || !current.task_token) return current;
     await deps.sleep(pause);
     current = await ownedExecution(deps, caller, current.execution_id, true);

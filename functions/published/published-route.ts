@@ -1,10 +1,9 @@
 import { logger } from '#shared/lambda/powertools.ts';
 import { meterSubject } from '#shared/metering/cost-meter.ts';
 import type { Context } from 'aws-lambda';
-import { routeById, routes } from '#functions/routes.ts';
+import { routeById } from '#functions/routes.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/http/field-issues.ts';
-import { corsPolicyFromEnv } from '#shared/http/cors.ts';
 import { header, withHttpStack, rawBody, type HttpRequest, type HttpResponse } from '#shared/http/http-stack.ts';
 import { EXECUTION_ID_PATTERN, MAX_JSON_DEPTH, WORKFLOW_ID_PATTERN } from '#shared/limits.ts';
 import { nestsDeeperThan } from '#shared/json-object.ts';
@@ -12,6 +11,7 @@ import { parseUtf8Json } from '#shared/http/well-formed.ts';
 import type * as z from '#shared/zod.ts';
 import type { Caller } from '#shared/access.ts';
 import { authenticate } from './api-keys-service.ts';
+import { routeCors } from './route-cors.ts';
 import { apiKeysFromEnv } from './wiring.ts';
 
 /**
@@ -27,7 +27,6 @@ export function publishedRoute(
   if (!route.scope) throw new Error(`Route ${routeId} has no scope`);
   const scope = route.scope;
   const keys = apiKeysFromEnv();
-  const methods = routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method);
   return withHttpStack(
     route,
     async (request, context) => {
@@ -36,7 +35,7 @@ export function publishedRoute(
       logger.appendKeys({ project_id: caller.projectId, key_id: caller.keyId });
       return adapter(request, caller, context);
     },
-    { cors: corsPolicyFromEnv(methods) },
+    { cors: routeCors(route) },
   );
 }
 

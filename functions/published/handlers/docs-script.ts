@@ -1,11 +1,11 @@
-import { routeById, routes } from '#functions/routes.ts';
+import { routeById } from '#functions/routes.ts';
+import { routeCors } from '#published/route-cors.ts';
 import { referenceScriptResponse } from '#shared/http/api-reference/api-reference.ts';
 import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
-import { corsPolicyFromEnv } from '#shared/http/cors.ts';
 import { withHttpStack } from '#shared/http/http-stack.ts';
 
 const route = routeById('PublishedDocsScript');
-const cors = corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method));
+const cors = routeCors(route);
 // The stack's CORS headers say `Vary: Origin`; this answer's own Vary replaces theirs, so it names Origin too.
 const vary = cors ? ['Origin'] : [];
 

@@ -1,7 +1,7 @@
-import { routeById, routes } from '#functions/routes.ts';
+import { routeById } from '#functions/routes.ts';
+import { routeCors } from '#published/route-cors.ts';
 import { referencePageResponse } from '#shared/http/api-reference/api-reference.ts';
 import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
-import { corsPolicyFromEnv } from '#shared/http/cors.ts';
 import { withHttpStack } from '#shared/http/http-stack.ts';
 
 const route = routeById('PublishedDocs');
@@ -17,5 +17,5 @@ const page = referencePageResponse(
 
 /** GET /api/v1/published/docs: the API reference, rendered in the browser from openapi-3.1.json; no key. */
 export const handler = withHttpStack(route, async () => page, {
-  cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
+  cors: routeCors(route),
 });

@@ -1,5 +1,5 @@
-import { routeById, routes } from '#functions/routes.ts';
-import { corsPolicyFromEnv } from '#shared/http/cors.ts';
+import { routeById } from '#functions/routes.ts';
+import { routeCors } from '#published/route-cors.ts';
 import { OPENAPI_31_VERSION } from '#shared/http/openapi.ts';
 import { servedDocument } from '#shared/http/openapi-server.ts';
 import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
@@ -10,5 +10,5 @@ const document = publishedApiDocument(OPENAPI_31_VERSION);
 
 /** GET /api/v1/published/openapi-3.1.json: the document as OpenAPI 3.1; no key, readable from an allowed origin. */
 export const handler = withHttpStack(route, async (request) => jsonResponse(200, servedDocument(document, request)), {
-  cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
+  cors: routeCors(route),
 });

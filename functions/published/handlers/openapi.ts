@@ -1,5 +1,5 @@
-import { routeById, routes } from '#functions/routes.ts';
-import { corsPolicyFromEnv } from '#shared/http/cors.ts';
+import { routeById } from '#functions/routes.ts';
+import { routeCors } from '#published/route-cors.ts';
 import { servedDocument } from '#shared/http/openapi-server.ts';
 import { withHttpStack, jsonResponse } from '#shared/http/http-stack.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
@@ -9,5 +9,5 @@ const document = publishedApiDocument();
 
 /** GET /api/v1/published/openapi.json: no key; a browser tool on an allowed origin (Swagger UI, say) may read it. */
 export const handler = withHttpStack(route, async (request) => jsonResponse(200, servedDocument(document, request)), {
-  cors: corsPolicyFromEnv(routes.filter((candidate) => candidate.path === route.path).map((candidate) => candidate.method)),
+  cors: routeCors(route),
 });
