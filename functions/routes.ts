@@ -172,10 +172,10 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.execute',
     streaming: true,
-    // runEvents: writes the run log's first event (start), at id 1, without reading the log.
-    // executions: the run's items, and its Idempotency-Key's reservation (`idempotency#<project>#<key>`).
-    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'write' },
-    // Writes a large run context; reads a large output or approval message back for the answer.
+    // streamEvents: writes the execution log's first event (start), at id 1, without reading the log.
+    // executions: the execution's items, and its Idempotency-Key's reservation (`idempotency#<project>#<key>`).
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', userState: 'write', streamEvents: 'write' },
+    // Writes a large execution context; reads a large output or approval message back for the answer.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachines: { workflow: ['start'] },
   },
@@ -187,8 +187,8 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.stream',
     streaming: true,
-    // Starts the run as execute does (its Idempotency-Key too), then tails its log.
-    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', conversations: 'write', runEvents: 'readWrite' },
+    // Starts the execution as execute does (its Idempotency-Key too), then tails its log.
+    tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', userState: 'write', streamEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachines: { workflow: ['start'] },
   },
@@ -210,8 +210,8 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.stream',
     streaming: true,
-    // The log says everything the stream shows, whose run it is included: nothing else is read.
-    tables: { ...AUTHENTICATED, ...METERED, runEvents: 'read' },
+    // The log says everything the stream shows, whose execution it is included: nothing else is read.
+    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'read' },
   },
   {
     id: 'PublishedExecutionEvents',
@@ -221,7 +221,7 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'events.subscribe',
     streaming: true,
-    tables: { ...AUTHENTICATED, ...METERED, runEvents: 'read' },
+    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'read' },
   },
   {
     id: 'PublishedStopExecution',
@@ -230,8 +230,8 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/stop-execution.ts',
     errorShape: 'published',
     scope: 'executions.stop',
-    // runEvents: ends the run's log with its `complete` (cancelled).
-    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
+    // streamEvents: ends the execution's log with its `complete` (cancelled).
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
     // Reads the execution whole (a finished one's large output too) before answering 409.
     buckets: { bodies: { 'executions/': 'read' } },
     stateMachines: { workflow: ['stop', 'start'] },
@@ -243,11 +243,11 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/approve.ts',
     errorShape: 'published',
     scope: 'executions.approve',
-    // runEvents: an approval that can no longer be answered fails the run and ends its log.
-    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
+    // streamEvents: an approval that can no longer be answered fails the execution and ends its log.
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
     // Reads a large approval message; a decision never writes one (its claim leaves the approval as it is).
     buckets: { bodies: { 'executions/': 'read' } },
-    // start: an approval whose task token is gone fails the run and starts its callback execution.
+    // start: an approval whose task token is gone fails the execution and starts its callback execution.
     stateMachines: { workflow: ['taskResponse', 'start'] },
   },
   {
@@ -257,11 +257,11 @@ export const routes: readonly Route[] = [
     handler: 'published/handlers/reject.ts',
     errorShape: 'published',
     scope: 'executions.reject',
-    // runEvents: an approval that can no longer be answered fails the run and ends its log.
-    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
+    // streamEvents: an approval that can no longer be answered fails the execution and ends its log.
+    tables: { ...AUTHENTICATED, ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
     // Reads a large approval message; a decision never writes one (its claim leaves the approval as it is).
     buckets: { bodies: { 'executions/': 'read' } },
-    // start: an approval whose task token is gone fails the run and starts its callback execution.
+    // start: an approval whose task token is gone fails the execution and starts its callback execution.
     stateMachines: { workflow: ['taskResponse', 'start'] },
   },
   {

@@ -34,7 +34,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     machine: 'workflow',
     handler: 'engine/handlers/workflow-step.ts',
     arnSubstitution: 'WorkflowStepFunctionArn',
-    tables: { ...METERED, publications: 'read', executions: 'readWrite', conversations: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...METERED, publications: 'read', executions: 'readWrite', userState: 'readWrite', streamEvents: 'readWrite' },
     // Large run values: context, node outputs, output, error, approval message, history turns.
     buckets: { bodies: { 'executions/': 'readWrite' } },
     timeoutSeconds: 900,
@@ -46,7 +46,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     machine: 'workflow',
     handler: 'engine/handlers/await-approval.ts',
     arnSubstitution: 'AwaitApprovalFunctionArn',
-    tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
+    tables: { ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
     // Reads a long approval message back for the stream's `complete` (status interrupted).
     buckets: { bodies: { 'executions/': 'read' } },
     timeoutSeconds: 30,
@@ -66,8 +66,8 @@ export const taskFunctions: readonly TaskFunction[] = [
     machine: 'workflow',
     handler: 'engine/handlers/execution-ended.ts',
     trigger: 'executionEnded',
-    tables: { ...METERED, executions: 'readWrite', runEvents: 'readWrite' },
-    // Reads a finished record whole (a long error) to end its run's log as recorded.
+    tables: { ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
+    // Reads a finished record whole (a long error) to end its execution's log as recorded.
     buckets: { bodies: { 'executions/': 'read' } },
     // A failed run's callback is an execution of the workflow machine (`callback-<id>`).
     stateMachines: { workflow: ['start'] },
@@ -78,11 +78,11 @@ export const taskFunctions: readonly TaskFunction[] = [
     machine: 'collection',
     handler: 'collection/handlers/collect-batch.ts',
     arnSubstitution: 'CollectBatchFunctionArn',
-    // Reads the link, moves queued events on (conditional writes naming the run), keeps the run's checkpoint.
+    // Reads the link, moves queued events on (conditional writes naming the execution), keeps the execution's checkpoint.
     tables: { ...METERED, collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
     buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'upload', 'handoff/': 'write' } },
     announcesHandoffs: true,
-    // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the run checkpoints and loops.
+    // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the execution checkpoints and loops.
     timeoutSeconds: 900,
     // Eight recordings at once, each streaming through its upload's part buffers (limits.ts says how it was measured).
     memorySize: COLLECT_BATCH_MEMORY_MB,

@@ -1,25 +1,25 @@
 import { MAX_TOOL_EVENT_RESULT_BYTES } from '#shared/limits.ts';
-import type { RunUsage } from '#executions/run-usage.ts';
+import type { ExecutionUsage } from '#executions/execution-usage.ts';
 import type { ModelUsage } from '#shared/metering/cost-meter.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { renderText, type TemplateScope } from '#workflows/template.ts';
-import type { RunEventBuffer } from '#executions/run-event-log.ts';
+import type { StreamEventBuffer } from '#executions/stream-event-log.ts';
 import type { AgentModel, AgentNode, TranscriptMessage, ToolCallRequest } from './agents/agent-model.ts';
 import { carriedTranscript } from './agents/transcript.ts';
 import type { ToolDescriptor, ToolKit, Toolbox } from './tools/tool-types.ts';
-import { RunFailure } from './run-failure.ts';
+import { ExecutionFailure } from './execution-failure.ts';
 
 const DEFAULT_PROMPT = '{{input.message}}';
 
-export interface AgentRun {
+export interface AgentAssignment {
   definition: WorkflowDefinition;
   projectId: string;
   nodeId: string;
   node: AgentNode;
   scope: TemplateScope;
-  events: RunEventBuffer;
-  usage: RunUsage;
-  /** The run's tokens by model, which the cost report prices. */
+  events: StreamEventBuffer;
+  usage: ExecutionUsage;
+  /** The execution's tokens by model, which the cost report prices. */
   models?: ModelUsage;
 }
 
@@ -32,9 +32,9 @@ export interface AgentDeps {
  * An agent node's loop of model turns. Text ends the loop as the agent's output; tool calls run (each with a
  * `tool_call` event as it starts and as it ends) and their results go back to the model, and to the scope as
  * `{{tool_results.<tool>}}`; a hand-off moves control, and the transcript so far, to another agent node, whose
- * `next` the run then follows. Each agent has its own `max_turns`; running out of them fails the run.
+ * `next` the execution then follows. Each agent has its own `max_turns`; running out of them fails the execution.
  */
-export async function runAgent(run: AgentRun, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
+export async function runAgent(run: AgentAssignment, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
   const toolResults = Object.create(null) as Record<string, unknown>;
   const scope = { ...run.scope, tool_results: toolResults } as TemplateScope;
   const agents = [run.nodeId];
@@ -72,7 +72,7 @@ interface AgentState {
 }
 
 async function agentTurns(
-  run: AgentRun,
+  run: AgentAssignment,
   model: AgentModel,
   toolbox: Toolbox,
   state: AgentState,
@@ -80,7 +80,7 @@ async function agentTurns(
   const { nodeId, node } = state;
   let described: Promise<ToolDescriptor[]> | undefined;
   for (let turn = 0; ; turn += 1) {
-    if (turn >= node.max_turns) throw new RunFailure(`Agent ${nodeId} used its ${node.max_turns} turns without a reply`);
+    if (turn >= node.max_turns) throw new ExecutionFailure(`Agent ${nodeId} used its ${node.max_turns} turns without a reply`);
     const decided = await model.turn({
       nodeId,
       node,
@@ -95,7 +95,7 @@ async function agentTurns(
     if (decided.kind === 'reply') return decided;
     if (decided.kind === 'handoff') {
       if (!node.handoffs.includes(decided.to))
-        throw new RunFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
+        throw new ExecutionFailure(`Agent ${nodeId} handed off to ${decided.to}, which is not one of its handoffs`);
       return decided;
     }
     state.transcript.push({
@@ -114,7 +114,13 @@ async function agentTurns(
   }
 }
 
-async function callTool(run: AgentRun, nodeId: string, call: ToolCallRequest, toolbox: Toolbox, toolResults: Record<string, unknown>) {
+async function callTool(
+  run: AgentAssignment,
+  nodeId: string,
+  call: ToolCallRequest,
+  toolbox: Toolbox,
+  toolResults: Record<string, unknown>,
+) {
   run.events.push({
     type: 'tool_call',
     data: { node_id: nodeId, call_id: call.id, tool: call.name, arguments: call.args, status: 'started' },

@@ -1,18 +1,18 @@
 import { meterSubject } from '#shared/metering/cost-meter.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
-import { runEventAppender } from '#executions/run-event-log.ts';
-import type { RunEventsRepository } from '#executions/run-events-repository.ts';
-import { settledEvents } from '#executions/run-events.ts';
+import { streamEventAppender } from '#executions/stream-event-log.ts';
+import type { StreamEventsRepository } from '#executions/stream-events-repository.ts';
+import { settledEvents } from '#executions/stream-events.ts';
 
 export interface ApprovalWaitDeps {
   executions: ExecutionsRepository;
-  events: RunEventsRepository;
+  events: StreamEventsRepository;
   now: () => number;
 }
 
 /**
  * AwaitApproval: RunStep has recorded the pending approval (with its message); this adds the task token and
- * makes the run `interrupted`, in one conditional write. The run then sleeps in Step Functions, costing
+ * makes the execution `interrupted`, in one conditional write. The execution then sleeps in Step Functions, costing
  * nothing, until approve/reject answers the token or the timeout fails it.
  *
  * Only then does the log get its `complete` with status `interrupted`: a client that approves on seeing it
@@ -34,7 +34,7 @@ export async function recordApprovalWait(
     // Read back whole: a long approval message is kept in S3, and the stream shows it as a poll does.
     const record = await deps.executions.get(wait.execution_id, true);
     if (record?.status === 'interrupted')
-      await runEventAppender(deps.events, wait.execution_id, { now: deps.now }).append(settledEvents(record));
+      await streamEventAppender(deps.events, wait.execution_id, { now: deps.now }).append(settledEvents(record));
   }
   return { recorded: Boolean(previous) };
 }

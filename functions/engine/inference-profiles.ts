@@ -1,7 +1,7 @@
 import { endedMessage, lookUpModel } from '#shared/bedrock-catalog.ts';
 import { requireEnv } from '#shared/config.ts';
 import { isJsonObject } from '#shared/json-object.ts';
-import { RunFailure } from './run-failure.ts';
+import { ExecutionFailure } from './execution-failure.ts';
 
 /**
  * Which identifier a Bedrock call sends for a model a workflow names. On-demand calls carry no cost allocation tag,
@@ -10,7 +10,7 @@ import { RunFailure } from './run-failure.ts';
  * object from the model id to the profile's ARN. A call sends the profile's ARN; everything else (usage, prices,
  * events, errors) keeps the model id the workflow names. The role may reach a model only through those profiles (a
  * condition on `bedrock:InferenceProfileArn`), so a model id without a profile (one outside the deployment's list) is
- * never sent: the run fails naming it.
+ * never sent: the execution fails naming it.
  */
 export const INFERENCE_PROFILES_ENV = 'BEDROCK_INFERENCE_PROFILES';
 
@@ -60,7 +60,7 @@ export function requireInferenceProfiles(): InferenceProfiles {
 
 /**
  * What a Bedrock command's `modelId` carries for the model a node names: its profile's ARN. A model the map lacks
- * fails the run, naming it, before any call: a direct call would bypass the profile's tags, and the role refuses it.
+ * fails the execution, naming it, before any call: a direct call would bypass the profile's tags, and the role refuses it.
  * A model past its end of life at `now` (a definition published before it) has no profile anywhere (no deployment may
  * list it), so the failure says it ended instead of asking for it in the list.
  */
@@ -73,8 +73,8 @@ export function invocationModelId<Id extends string | undefined>(
   const arn = profiles.get(modelId);
   if (arn === undefined) {
     const found = lookUpModel(modelId, now);
-    if (found?.state === 'ended') throw new RunFailure(`Bedrock model ${endedMessage(modelId, found.model)}`);
-    throw new RunFailure(
+    if (found?.state === 'ended') throw new ExecutionFailure(`Bedrock model ${endedMessage(modelId, found.model)}`);
+    throw new ExecutionFailure(
       `Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`,
     );
   }

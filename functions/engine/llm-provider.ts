@@ -1,16 +1,16 @@
-import type { RunUsage } from '#executions/run-usage.ts';
+import type { ExecutionUsage } from '#executions/execution-usage.ts';
 import { countModel, SCRIPTED_MODEL, type ModelUsage } from '#shared/metering/cost-meter.ts';
 import type { NodeOfType } from '#workflows/definition-schema.ts';
 import { renderText, type TemplateScope } from '#workflows/template.ts';
 import { wordTokens } from './agents/agent-model.ts';
 
-/** One llm turn: the node's params, the run's scope, and where streamed tokens go. */
+/** One llm turn: the node's params, the execution's scope, and where streamed tokens go. */
 export interface LlmRequest {
   node: NodeOfType<'llm'>;
   scope: TemplateScope;
   onToken: (content: string) => Promise<void> | void;
   /** Counts the call and its tokens (scripted: word tokens out, none in). */
-  usage: RunUsage;
+  usage: ExecutionUsage;
   /** Counts the tokens again by model (the node's `model_id`; `scripted` offline): what the cost report prices. */
   models?: ModelUsage;
 }

@@ -1,15 +1,15 @@
 import type { TokenUsage } from '@aws-sdk/client-bedrock-runtime';
-import type { RunUsage } from '#executions/run-usage.ts';
+import type { ExecutionUsage } from '#executions/execution-usage.ts';
 import { countModel, type ModelUsage } from '#shared/metering/cost-meter.ts';
 
 /**
- * Counts one Bedrock answer's `metadata.usage`: the run's public totals (input and output tokens) and, by the node's
+ * Counts one Bedrock answer's `metadata.usage`: the execution's public totals (input and output tokens) and, by the node's
  * LOGICAL model id (`model_id` as the workflow names it, never the ARN a call is routed through: it is the price
  * key), the tokens the cost report prices, cache reads and writes included. Bedrock's `inputTokens` leaves out the
  * tokens read from or written to the prompt cache, which are billed at their own prices.
  */
 export function countBedrockTokens(
-  usage: RunUsage,
+  usage: ExecutionUsage,
   models: ModelUsage | undefined,
   modelId: string | undefined,
   tokens: Partial<TokenUsage> | undefined,

@@ -15,12 +15,12 @@ import type { PublicationsRepository } from '#workflows/publications-repository.
 import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
 import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
-import type { RunContext } from '#executions/execution-model.ts';
+import type { ExecutionContext } from '#executions/execution-model.ts';
 import type { LlmProvider } from './llm-provider.ts';
 import { runAgent, type AgentDeps } from './agent-runner.ts';
 import type { ImageModel } from './images/image-model.ts';
 import type { ImageStore } from './images/image-store.ts';
-import { usageOf, type RunUsage } from '#executions/run-usage.ts';
+import { usageOf, type ExecutionUsage } from '#executions/execution-usage.ts';
 import {
   addCostUnits,
   addModelUsage,
@@ -38,35 +38,35 @@ import {
   type ModelUsage,
 } from '#shared/metering/cost-meter.ts';
 import type { RunCostUnits } from '#executions/execution-model.ts';
-import { RunFailure } from './run-failure.ts';
-import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
+import { ExecutionFailure } from './execution-failure.ts';
+import type { NodeOutputs, ContextStore } from '#executions/context-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
 import {
   endLogAsRecorded,
-  runEventAppender,
-  runEventBuffer,
-  type RunEventAppender,
-  type RunEventBuffer,
-} from '#executions/run-event-log.ts';
-import type { RunEventsRepository } from '#executions/run-events-repository.ts';
-import { settledEvents } from '#executions/run-events.ts';
+  streamEventAppender,
+  streamEventBuffer,
+  type StreamEventAppender,
+  type StreamEventBuffer,
+} from '#executions/stream-event-log.ts';
+import type { StreamEventsRepository } from '#executions/stream-events-repository.ts';
+import { settledEvents } from '#executions/stream-events.ts';
 import { logger } from '#shared/lambda/powertools.ts';
 
 /**
- * One step of a run, as the state machine's RunStep task: runs nodes until the run ends, reaches a `wait`
+ * One step of an execution, as the state machine's RunStep task: runs nodes until the execution ends, reaches a `wait`
  * or an `approval`, and tells the state machine which. All nodes between two pauses run in one Lambda
- * invocation, so a run costs the same few state transitions however many nodes it has.
+ * invocation, so an execution costs the same few state transitions however many nodes it has.
  *
  * The state machine state is ids and this cursor only (Step Functions allows 256 KiB): the step reads the
- * run context (one GetItem) and, after a pause, the node outputs so far (one GetItem); node outputs are
+ * execution context (one GetItem) and, after a pause, the node outputs so far (one GetItem); node outputs are
  * written once per pause, only when a node ran since the last one.
  */
 export interface StepDeps {
   executions: ExecutionsRepository;
   userState: UserStateRepository;
   publications: PublicationsRepository;
-  runs: RunStore;
-  events: RunEventsRepository;
+  runs: ContextStore;
+  events: StreamEventsRepository;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
   /** Agents' models and tools (HTTP, MCP). */
   agents: AgentDeps;
@@ -75,39 +75,39 @@ export interface StepDeps {
   now: () => number;
 }
 
-/** The run as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
-interface StepRun {
-  run: RunContext;
+/** The execution as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
+interface StepInvocation {
+  run: ExecutionContext;
   expiresAt: number;
   nodes: NodeOutputs;
   cursor: Cursor;
   /** Whether a node output changed since the stored version. */
   changed: boolean;
-  /** The run's event log (what `/stream` shows), written in batches. */
-  events: RunEventBuffer;
-  /** The definition with the run's overrides, once loaded. */
+  /** The execution's event log (what `/stream` shows), written in batches. */
+  events: StreamEventBuffer;
+  /** The definition with the execution's overrides, once loaded. */
   definition?: WorkflowDefinition;
 }
 
 /** What `finish` needs: the record, and where the events of the ending go. */
 interface Ending {
-  appender: RunEventAppender;
-  events: RunEventBuffer;
-  /** The cursor the step was given: what the run had spent before this invocation. */
+  appender: StreamEventAppender;
+  events: StreamEventBuffer;
+  /** The cursor the step was given: what the execution had spent before this invocation. */
   entry: Cursor;
   /** The cursor the nodes count into, once the step has one (a copy of `entry`). */
   cursor?: Cursor;
-  /** The run's model and tool counters as far as this invocation's meter has them (`meterModelUse`). */
-  metered: { usage: RunUsage; models: ModelUsage };
-  /** The replies this invocation added to the thread: taken back if the run turns out to have ended meanwhile. */
+  /** The execution's model and tool counters as far as this invocation's meter has them (`meterModelUse`). */
+  metered: { usage: ExecutionUsage; models: ModelUsage };
+  /** The replies this invocation added to the thread: taken back if the execution turns out to have ended meanwhile. */
   replies: { projectId: string; userId: string; threadId: string; turn: Turn; sequence: number }[];
 }
 
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
   // Before the first step the log holds the one `start` event execute wrote (unless a stop came first).
   const expectedTail = isFirstStep(state) ? { lastId: 1, final: false } : undefined;
-  const appender = runEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail });
-  const events = runEventBuffer(appender, { now: deps.now });
+  const appender = streamEventAppender(deps.events, state.execution_id, { now: deps.now, expectedTail });
+  const events = streamEventBuffer(appender, { now: deps.now });
   const metered = { usage: usageOf(state.cursor.usage), models: addModelUsage(undefined, state.cursor.models) };
   const ending: Ending = { appender, events, entry: state.cursor, metered, replies: [] };
   try {
@@ -125,7 +125,7 @@ export async function runStep(deps: StepDeps, state: StepState): Promise<StepSta
   }
 }
 
-/** The run's first step: nothing counted yet, and not a resumption after an approval. */
+/** The execution's first step: nothing counted yet, and not a resumption after an approval. */
 function isFirstStep(state: StepState): boolean {
   return state.cursor.steps === 0 && !state.decision;
 }
@@ -145,8 +145,8 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
   ]);
   meterSubject({ project: run.project_id });
-  // A run stopped before its first step goes no further; its message stays in its thread's history (it was sent).
-  // So does a retry of a first step that ended the run already.
+  // An execution stopped before its first step goes no further; its message stays in its thread's history (it was sent).
+  // So does a retry of a first step that ended the execution already.
   if (!started) return { ...base, ...(await alreadyEnded(deps, ending, executionId)) };
   const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
   if (!published) {
@@ -156,14 +156,14 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     };
   }
 
-  // Copies: the counters grow in place, and the entry cursor must keep what the run had spent before this step.
-  const cursor: Cursor & { usage: RunUsage } = {
+  // Copies: the counters grow in place, and the entry cursor must keep what the execution had spent before this step.
+  const cursor: Cursor & { usage: ExecutionUsage } = {
     ...state.cursor,
     usage: usageOf(state.cursor.usage),
     ...(state.cursor.models ? { models: addModelUsage(undefined, state.cursor.models) } : {}),
   };
   ending.cursor = cursor;
-  const step: StepRun = {
+  const step: StepInvocation = {
     run,
     expiresAt,
     cursor,
@@ -183,7 +183,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   try {
     const definition = applyOverrides(published.definition, run.overrides);
     step.definition = definition;
-    // Execute wrote the user's message (turns 1); a run started before it did so has its message written here.
+    // Execute wrote the user's message (turns 1); an execution started before it did so has its message written here.
     const [scope] = await Promise.all([
       loadScope(deps, step, definition),
       firstStep && cursor.turns === 0 && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
@@ -202,10 +202,10 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     }
 
     for (;;) {
-      if (cursor.steps >= MAX_STEPS_PER_RUN) throw new RunFailure(`The run exceeded ${MAX_STEPS_PER_RUN} steps`);
+      if (cursor.steps >= MAX_STEPS_PER_RUN) throw new ExecutionFailure(`The execution exceeded ${MAX_STEPS_PER_RUN} steps`);
       const nodeId = cursor.node;
       const node = Object.hasOwn(definition.nodes, nodeId) ? definition.nodes[nodeId] : undefined;
-      if (!node) throw new RunFailure(`Node ${nodeId} does not exist`);
+      if (!node) throw new ExecutionFailure(`Node ${nodeId} does not exist`);
       cursor.steps += 1;
       step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'started' } });
       const paused = await executeNode(deps, ending, step, nodeId, node, scope, appendTurn);
@@ -215,7 +215,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
       }
     }
   } catch (error) {
-    if (!(error instanceof RunFailure) && !isWorkflowDataError(error)) throw error;
+    if (!(error instanceof ExecutionFailure) && !isWorkflowDataError(error)) throw error;
     return { ...base, cursor, ...(await finish(deps, ending, executionId, 'failed', { error: (error as Error).message }, cursor)) };
   }
 }
@@ -223,9 +223,9 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
 /**
  * Before the state machine waits: the node outputs so far are stored (they are the next step's scope), then
  * the status record learns the step count and, for an approval, the pending approval with its message
- * (AwaitApproval then adds the task token and makes the run `interrupted`). A run stopped meanwhile ends here.
+ * (AwaitApproval then adds the task token and makes the execution `interrupted`). An execution stopped meanwhile ends here.
  */
-async function pause(deps: StepDeps, ending: Ending, step: StepRun, paused: Paused & { message?: string }): Promise<Paused> {
+async function pause(deps: StepDeps, ending: Ending, step: StepInvocation, paused: Paused & { message?: string }): Promise<Paused> {
   const { cursor, run } = step;
   cursor.cost = settleStepUnits(ending, cursor, false);
   if (step.changed) {
@@ -248,7 +248,7 @@ type Paused = Pick<StepState, 'outcome' | 'wait_seconds' | 'approval' | 'callbac
 async function executeNode(
   deps: StepDeps,
   ending: Ending,
-  step: StepRun,
+  step: StepInvocation,
   nodeId: string,
   node: WorkflowNode,
   scope: TemplateScope,
@@ -298,13 +298,13 @@ async function executeNode(
       const prompt = renderText(node.prompt, scope);
       // Checked on the rendered text: the definition's template may grow or vanish once its values are filled in.
       if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
-        throw new RunFailure(
+        throw new ExecutionFailure(
           `Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`,
         );
       }
       // The logical model id: the node's on Bedrock (publish refuses a bedrock image node without one), `scripted` offline.
       const modelId = node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL;
-      if (modelId === undefined) throw new RunFailure(`Image node ${nodeId} names no model_id for provider bedrock`);
+      if (modelId === undefined) throw new ExecutionFailure(`Image node ${nodeId} names no model_id for provider bedrock`);
       const png = await deps.images.models[node.provider].generate({
         prompt,
         width: node.width,
@@ -329,7 +329,7 @@ async function executeNode(
         const value = renderValue(template, scope);
         const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
         if (bytes > MAX_MEMORY_VALUE_BYTES) {
-          throw new RunFailure(
+          throw new ExecutionFailure(
             `Memory node ${nodeId} sets ${name} to ${bytes} bytes; a memory value is at most ${MAX_MEMORY_VALUE_BYTES} bytes`,
           );
         }
@@ -358,7 +358,7 @@ async function executeNode(
       cursor.node = node.next;
       return { outcome: 'wait', wait_seconds: node.seconds };
     case 'approval': {
-      // The cursor stays on the approval node; the decision picks the edge when the run resumes.
+      // The cursor stays on the approval node; the decision picks the edge when the execution resumes.
       const message = renderText(node.message, scope);
       assertResultSize(`The approval message of ${nodeId}`, message);
       const approvalId = newId('apr_');
@@ -376,9 +376,9 @@ async function executeNode(
 }
 
 /**
- * What this step invocation adds to the bill and to the run's cost: its state transitions (RunStep and Route; Dispatch
- * before the first step, the Pause or AwaitApproval it resumes from, Done when the run ends), the model and tool use
- * it caused, and a finished run. Called once per invocation, where it pauses or finishes; answers the run's units so far.
+ * What this step invocation adds to the bill and to the execution's cost: its state transitions (RunStep and Route; Dispatch
+ * before the first step, the Pause or AwaitApproval it resumes from, Done when the execution ends), the model and tool use
+ * it caused, and a finished run. Called once per invocation, where it pauses or finishes; answers the execution's units so far.
  */
 function settleStepUnits(ending: Ending, cursor: Cursor, finished: boolean): Partial<CostUnits> {
   meterModelUse(ending, cursor);
@@ -387,7 +387,7 @@ function settleStepUnits(ending: Ending, cursor: Cursor, finished: boolean): Par
 }
 
 /**
- * Meters the model and tool use the run's counters gained since this invocation last metered them (at first: since
+ * Meters the model and tool use the execution's counters gained since this invocation last metered them (at first: since
  * the entry cursor), and moves the mark: called where the step settles (pause, finish) and once more as the attempt
  * ends, however it ends, so each call is metered exactly once. The aggregate counts stay (the execution's `usage`);
  * the dollars come from the per-model counters.
@@ -406,12 +406,12 @@ function meterModelUse(ending: Ending, cursor: Cursor): void {
   ending.metered = { usage: after, models: addModelUsage(undefined, cursor.models) };
 }
 
-/** The run's counters, carried by the cursor between steps. */
-function usageIn(cursor: Cursor): RunUsage {
+/** The execution's counters, carried by the cursor between steps. */
+function usageIn(cursor: Cursor): ExecutionUsage {
   return (cursor.usage ??= usageOf(undefined));
 }
 
-/** The run's counters per model, carried by the cursor beside `usage` (absent until a model is used). */
+/** The execution's counters per model, carried by the cursor beside `usage` (absent until a model is used). */
 function modelsIn(cursor: Cursor): ModelUsage {
   return (cursor.models ??= emptyModelUsage());
 }
@@ -421,18 +421,18 @@ function runCostUnits(units: Partial<CostUnits>, models: ModelUsage | undefined)
   return hasModelUsage(models) ? { ...units, models } : units;
 }
 
-/** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the run, saying so. */
+/** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the execution, saying so. */
 function assertResultSize(what: string, value: unknown): void {
   const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
   if (bytes > MAX_EXECUTION_RESULT_BYTES) {
-    throw new RunFailure(
+    throw new ExecutionFailure(
       `${what} is ${bytes} bytes of JSON; an execution's output or approval message is at most ${MAX_EXECUTION_RESULT_BYTES} bytes`,
     );
   }
 }
 
 /** Memory and history are read only when the workflow can see them: each read is a billed query per step. */
-async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefinition): Promise<TemplateScope> {
+async function loadScope(deps: StepDeps, step: StepInvocation, definition: WorkflowDefinition): Promise<TemplateScope> {
   const { run } = step;
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
@@ -453,17 +453,17 @@ async function loadScope(deps: StepDeps, step: StepRun, definition: WorkflowDefi
   };
 }
 
-/** `{{approval.*}}`: the decision of the approval the run last resumed from, kept as that node's output. */
-function approvalOf(step: StepRun): TemplateScope['approval'] {
+/** `{{approval.*}}`: the decision of the approval the execution last resumed from, kept as that node's output. */
+function approvalOf(step: StepInvocation): TemplateScope['approval'] {
   const node = step.cursor.approval_node;
   if (node === null || !Object.hasOwn(step.nodes, node)) return null;
   return step.nodes[node]!.output as TemplateScope['approval'];
 }
 
-function resumeAfterApproval(definition: WorkflowDefinition, step: StepRun, decision: ApprovalDecision): string | undefined {
+function resumeAfterApproval(definition: WorkflowDefinition, step: StepInvocation, decision: ApprovalDecision): string | undefined {
   const { cursor } = step;
   const node = Object.hasOwn(definition.nodes, cursor.node) ? definition.nodes[cursor.node] : undefined;
-  if (node?.type !== 'approval') throw new RunFailure(`Node ${cursor.node} is not an approval`);
+  if (node?.type !== 'approval') throw new ExecutionFailure(`Node ${cursor.node} is not an approval`);
   step.nodes[cursor.node] = { output: { decision: decision.decision, feedback: decision.feedback } };
   step.changed = true;
   step.events.push({
@@ -506,15 +506,15 @@ async function finish(
   const previous = await deps.executions.transition(executionId, ['queued', 'running', 'interrupted'], changes);
   if (!previous) return alreadyEnded(deps, ending, executionId);
   for (const event of settledEvents({ execution_id: executionId, ...changes })) ending.events.push(event);
-  // callback_state has been `pending` since the run was created with a callback_url.
+  // callback_state has been `pending` since the execution was created with a callback_url.
   return { outcome: 'finished', callback: Boolean(previous.callback_url) };
 }
 
 /**
- * The run had ended: another path ended it (a stop, an approval that could not be delivered), or this is a retry of
+ * The execution had ended: another path ended it (a stop, an approval that could not be delivered), or this is a retry of
  * a step that ended it and then failed (its events unwritten, say). The log ends as the record says, whoever wrote
- * it, and a callback the run's own step left pending is still this execution's to deliver; the other paths start a
- * callback execution of their own. Replies this invocation added are not the run's (a stopped run's model went on
+ * it, and a callback the execution's own step left pending is still this execution's to deliver; the other paths start a
+ * callback execution of their own. Replies this invocation added are not the execution's (a stopped run's model went on
  * answering; a retry repeats the replies of its first attempt): they leave the thread again.
  */
 async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string): Promise<Paused> {
@@ -524,7 +524,7 @@ async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string)
   await Promise.all(
     ending.replies.splice(0).map(({ projectId, userId, threadId, turn, sequence }) =>
       deps.userState.removeTurn(projectId, userId, threadId, turn, sequence).catch((error: unknown) => {
-        logger.warn('could not take back the reply of a run that had ended', { executionId, error: error as Error });
+        logger.warn('could not take back the reply of an execution that had ended', { executionId, error: error as Error });
       }),
     ),
   );

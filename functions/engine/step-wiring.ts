@@ -1,7 +1,7 @@
 import { bedrock } from '#shared/clients/bedrock.ts';
 import { optionalFlag, requireEnv } from '#shared/config.ts';
 import { BUCKET_ENV, SECRETS_PREFIX_ENV } from '#shared/resources.ts';
-import { userStateFromEnv, executionsFromEnv, runEventsFromEnv, runStoreFromEnv } from '#executions/wiring.ts';
+import { userStateFromEnv, executionsFromEnv, streamEventsFromEnv, contextStoreFromEnv } from '#executions/wiring.ts';
 import { publicationsFromEnv } from '#workflows/wiring.ts';
 import { createBedrockProvider } from './bedrock-provider.ts';
 import { requireInferenceProfiles } from './inference-profiles.ts';
@@ -25,8 +25,8 @@ export function stepFromEnv(): StepDeps {
     executions: executionsFromEnv(),
     userState: userStateFromEnv(),
     publications: publicationsFromEnv(),
-    runs: runStoreFromEnv(),
-    events: runEventsFromEnv(),
+    runs: contextStoreFromEnv(),
+    events: streamEventsFromEnv(),
     providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
     agents: { models: { scripted: scriptedAgentModel, bedrock: bedrockAgentModel(bedrock) }, tools: toolKitFromEnv() },
     images: { models: { scripted: scriptedImageModel, bedrock: bedrockImageModel(bedrock) }, store: imageStoreFromEnv() },

@@ -15,7 +15,7 @@ export interface CallbackDeps {
 }
 
 /**
- * The callback execution of a run whose own execution cannot deliver it (stopped, or ended outside the state
+ * The callback execution of an execution whose own execution cannot deliver it (stopped, or ended outside the state
  * machine's path): a `callback` mode execution with this name, so a repeated start is a no-op.
  */
 export const CALLBACK_EXECUTION_PREFIX = 'callback-';

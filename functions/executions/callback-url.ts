@@ -5,7 +5,7 @@ import { publicUrlProblem, urlTextProblem } from '#shared/network/public-url.ts'
 
 /**
  * Callback URLs follow the recording-link rule: https to a public host. The local server may allow
- * loopback receivers (`ALLOW_LOOPBACK_CALLBACKS=1`) so a developer can point a run at a local test server.
+ * loopback receivers (`ALLOW_LOOPBACK_CALLBACKS=1`) so a developer can point an execution at a local test server.
  */
 function isLoopbackUrl(rawUrl: string): boolean {
   try {

@@ -1,6 +1,6 @@
 /** Published Workflow API, section 3: an execution's statuses. */
 import { SECOND_MS } from '#shared/time.ts';
-import { usageOf, type RunUsage } from './run-usage.ts';
+import { usageOf, type ExecutionUsage } from './execution-usage.ts';
 import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
@@ -15,8 +15,8 @@ export interface PendingApproval {
   node_id: string;
 }
 
-/** The run's fixed context: what the caller asked for. Stored once as the run item (`run#<id>`), read by each step. */
-export interface RunContext {
+/** The execution's fixed context: what the caller asked for. Stored once as the execution item (`run#<id>`), read by each step. */
+export interface ExecutionContext {
   execution_id: string;
   project_id: string;
   publication_id: string;
@@ -25,16 +25,16 @@ export interface RunContext {
   thread_id: string;
   input: Record<string, unknown>;
   overrides: Record<string, Record<string, unknown>>;
-  /** When execute started the run: `{{history}}` shows the thread as it stood then. Absent on runs from before. */
+  /** When execute started the execution: `{{history}}` shows the thread as it stood then. Absent on runs from before. */
   created_at?: string;
 }
 
 /**
  * The stored execution (`execution#<id>`), the status record every poll reads: ids and results only, so it
- * stays a few KB (its input and overrides are in the run item). The repository keeps `output`, `error` and
+ * stays a few KB (its input and overrides are in the execution item). The repository keeps `output`, `error` and
  * the approval `message` in S3 when they are large and answers them whole.
  */
-export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'> {
+export interface ExecutionRecord extends Omit<ExecutionContext, 'input' | 'overrides'> {
   status: ExecutionStatus;
   output: unknown;
   error: string | null;
@@ -49,21 +49,21 @@ export interface ExecutionRecord extends Omit<RunContext, 'input' | 'overrides'>
    * `running` and the approval and token stay until the decision has landed. Null or absent otherwise.
    */
   approval_lease_until?: number | null;
-  /** Internal: a task token Step Functions answered TaskDoesNotExist for once; found dead again, the run fails. */
+  /** Internal: a task token Step Functions answered TaskDoesNotExist for once; found dead again, the execution fails. */
   dead_task_token?: string | null;
   callback_url: string | null;
   /** Internal: the caller's signing secret, kept only to sign the callback. */
   webhook_secret: string | null;
   callback_state: 'none' | 'pending' | 'delivered' | 'abandoned';
   /** Written at each pause and at the end; absent on records from before it was counted. */
-  usage?: RunUsage;
+  usage?: ExecutionUsage;
   /**
-   * Internal: the units the run's steps spent, written when it finishes (the cost report's per-run figures), with
+   * Internal: the units the execution's steps spent, written when it finishes (the cost report's per-run figures), with
    * `models`: what each model did (by logical model id), which the report prices per model.
    */
   cost_units?: RunCostUnits;
   /**
-   * Internal: the run's own step recorded its ending, so the run's own execution delivers its callback (a stop, an
+   * Internal: the execution's own step recorded its ending, so the execution's own execution delivers its callback (a stop, an
    * approval that could not be delivered and the reconciler start a callback execution instead).
    */
   ended_by_step?: boolean;

@@ -14,7 +14,7 @@ import { callbackUrlProblem } from './callback-url.ts';
 import type { UserStateRepository, Turn } from './user-state-repository.ts';
 import { SETTLED_STATUSES, STOPPABLE_STATUSES, type ExecutionRecord } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
-import type { RunStore } from './run-store.ts';
+import type { ContextStore } from './context-store.ts';
 import { initialCursor, type ApprovalDecision } from './step-state.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 import { startRefused, type StateMachine, type StateMachineInput } from './state-machine-gateway.ts';
@@ -22,9 +22,9 @@ import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
 import { logger } from '#shared/lambda/powertools.ts';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
-import { endLogAsRecorded, runEventAppender } from './run-event-log.ts';
-import type { RunEventsRepository } from './run-events-repository.ts';
-import { settledEvents, startEvent } from './run-events.ts';
+import { endLogAsRecorded, streamEventAppender } from './stream-event-log.ts';
+import type { StreamEventsRepository } from './stream-events-repository.ts';
+import { settledEvents, startEvent } from './stream-events.ts';
 import { pollPauses, type SettleTimes } from './settle-polling.ts';
 
 /** Waiting for, stopping and resuming executions. */
@@ -32,23 +32,23 @@ export interface ExecutionDeps {
   executions: ExecutionsRepository;
   stateMachine: StateMachine;
   stateMachineArn: string;
-  /** The run's event log: a stop or a failed approval ends it. */
-  events: RunEventsRepository;
+  /** The execution's event log: a stop or a failed approval ends it. */
+  events: StreamEventsRepository;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
   /** How long this instance saw recent runs take, per workflow: times the first status read (without it, fixed pauses). */
   settleTimes?: SettleTimes;
 }
 
-/** Starting one also reads the publication, writes initial memory and the run context. */
+/** Starting one also reads the publication, writes initial memory and the execution context. */
 export interface StartDeps extends ExecutionDeps, PublicationDeps {
   userState: UserStateRepository;
-  runs: RunStore;
+  runs: ContextStore;
   allowLoopbackCallbacks: boolean;
 }
 
 /**
- * A run named before it exists (an Idempotency-Key's reservation names it first), and what the start owes whoever
+ * An execution named before it exists (an Idempotency-Key's reservation names it first), and what the start owes whoever
  * may have to finish it: the same ids, thread and creation time make the same items, so a start driven again after its
  * first attempt died writes exactly what that attempt wrote, or would have.
  */
@@ -62,14 +62,14 @@ export interface PlannedRun {
    */
   again?: boolean;
   /**
-   * Called just before the run's items are written, after the publication is read: a throw stops the start with
+   * Called just before the execution's items are written, after the publication is read: a throw stops the start with
    * nothing of this attempt written, and is the start's error (an Idempotency-Key's holder whose lease ran out on the way).
    */
   writing?: () => void;
   /** Every item is written: called with the state machine input before the start is sent. A throw stops the start (503). */
   launching?: (input: StateMachineInput) => Promise<void>;
   /**
-   * The start failed (or `launching` threw): answers whether the run's items may be taken back (the record marked
+   * The start failed (or `launching` threw): answers whether the execution's items may be taken back (the record marked
    * failed, the message out of its thread). False leaves them as they are, for a retry that drives the same start.
    * `mayHaveStarted`: StartExecution was sent and its failure does not prove that nothing started (a timeout, a 5xx, a
    * lost connection: the request may have gone through and only its answer been lost).
@@ -116,10 +116,10 @@ export async function startExecution(
     callback_state: request.callback_url ? 'pending' : 'none',
   };
 
-  // Nothing reads these items before the state machine starts, so they are written side by side: the run's steps
-  // read the context, the memory and the record, and the log starts with the run (a stream or subscription follows
+  // Nothing reads these items before the state machine starts, so they are written side by side: the execution's steps
+  // read the context, the memory and the record, and the log starts with the execution (a stream or subscription follows
   // it from its first moment; the log is new, so its first batch is written at id 1 without reading where it ends).
-  // The user's message joins its thread's history here, the first of the run's turns, so the run's first step has
+  // The user's message joins its thread's history here, the first of the execution's turns, so the execution's first step has
   // one round trip less before its first node; the step's history read leaves out its own run's turns.
   const message = request.input.message;
   const userTurn: Turn | undefined =
@@ -151,7 +151,7 @@ export async function startExecution(
   try {
     const failed = written.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
-    // Ids and a cursor only: the input is in the run item (Step Functions states stop at 256 KiB), and the
+    // Ids and a cursor only: the input is in the execution item (Step Functions states stop at 256 KiB), and the
     // signing secret stays in the table (state machine inputs are visible in the execution history).
     const input: StateMachineInput = {
       mode: 'run',
@@ -167,8 +167,8 @@ export async function startExecution(
     // anew. Neither clean-up may turn the 503 into a 500. A start someone else may still finish keeps its items.
     if (planned?.unstarted && !(await planned.unstarted(sent && !startRefused(error)))) throw unavailable(error);
     // The mark only takes a record still queued. A start whose answer was lost may have gone through: if its first
-    // step took the record first, the run goes on (the mark fails, the record tells the truth) and keeps its message;
-    // if the mark came first, that step finds the run ended and goes no further.
+    // step took the record first, the execution goes on (the mark fails, the record tells the truth) and keeps its message;
+    // if the mark came first, that step finds the execution ended and goes no further.
     const marked = recordWritten ? await markUnstarted(deps, executionId) : undefined;
     if (turnWritten && marked !== false) await removeUnstartedTurn(deps, caller.projectId, request.user_id, ids.thread_id, userTurn);
     throw unavailable(error);
@@ -212,7 +212,7 @@ async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<
     })
     .then(
       (previous) => {
-        if (!previous) logger.warn('a run whose start failed without a clear answer has started: it goes on', { executionId });
+        if (!previous) logger.warn('an execution whose start failed without a clear answer has started: it goes on', { executionId });
         return previous !== undefined;
       },
       (markError: unknown) => {
@@ -223,8 +223,8 @@ async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<
 }
 
 /**
- * Polls the record until the run settles (completed, failed, interrupted, cancelled), the deadline passes,
- * or `stop` aborts (the caller went away: the run goes on, nobody is left to tell). A run just started cannot
+ * Polls the record until the execution settles (completed, failed, interrupted, cancelled), the deadline passes,
+ * or `stop` aborts (the caller went away: the execution goes on, nobody is left to tell). An execution just started cannot
  * have settled: the first read comes when recent runs of the workflow settled (see settle-polling.ts), so a quick
  * run is answered in one or two strongly consistent reads, and the pauses grow to a read a second for a long one.
  */
@@ -258,7 +258,7 @@ export async function waitUntilSettled(
 
 /**
  * When the settled record could first be read: its `finished_at` (the step function's clock, stamped before its
- * write is sent) plus about a round trip (what this read took), kept between the last read that found the run
+ * write is sent) plus about a round trip (what this read took), kept between the last read that found the execution
  * going and now. An interrupted run has no such time: it is not used to time later waits.
  */
 function settledBetween(record: ExecutionRecord, goingAt: number, readAt: number, now: number): number | undefined {
@@ -282,7 +282,7 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   const record = await ownedExecution(deps, caller, executionId, true);
   const refuse = (status: string) =>
     new ConflictError(`Execution ${executionId} is ${status}; only queued or running executions can be stopped`);
-  const log = runEventAppender(deps.events, executionId, { now: deps.now });
+  const log = streamEventAppender(deps.events, executionId, { now: deps.now });
   const refuseAsRecorded = async (finished: ExecutionRecord) => {
     // A stop that wrote the record but not the log (it failed half-way) is retried as a 409: the log still ends.
     await endLogAsRecorded(log, finished);
@@ -301,7 +301,7 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   try {
     await deps.stateMachine.stop(executionArnOf(deps.stateMachineArn, executionId), 'Stopped through the API');
   } catch (error) {
-    // The record already says cancelled, and a run that is not running ends at its next step (a waiting approval
+    // The record already says cancelled, and an execution that is not running ends at its next step (a waiting approval
     // at its timeout), so a stop that did not reach Step Functions (not started yet, throttled) changes nothing the
     // caller sees; failing here would lose the callback, as a retried stop answers 409.
     if ((error as Error).name !== 'ExecutionDoesNotExist')
@@ -311,10 +311,10 @@ export async function stopExecution(deps: ExecutionDeps, caller: Caller, executi
   return { execution_id: executionId, status: 'cancelled' as const };
 }
 
-/** Step Functions' answers for a task token that can never be answered again, and the run's error for each. */
+/** Step Functions' answers for a task token that can never be answered again, and the execution's error for each. */
 const TOKEN_GONE = new Map([
   ['TaskTimedOut', 'The approval was not answered in time'],
-  ['TaskDoesNotExist', 'The approval could not be delivered: the run was no longer waiting for it'],
+  ['TaskDoesNotExist', 'The approval could not be delivered: the execution was no longer waiting for it'],
   ['InvalidToken', 'The approval could not be delivered: its task token is invalid'],
 ]);
 
@@ -322,12 +322,12 @@ const TOKEN_GONE = new Map([
  * Approve or reject the pending step. The approval is claimed in the table first, under a lease
  * (`approval_lease_until`), so two decisions cannot both be sent; the claim keeps the approval and its task token,
  * so whatever happens after it there is a way back:
- * - sent: the claim is cleared and the run goes on (a failed clear is harmless: the next claim finds the token gone);
+ * - sent: the claim is cleared and the execution goes on (a failed clear is harmless: the next claim finds the token gone);
  * - not sent, the token may still be good (throttled, unavailable): the approval is given back (503, retry);
- * - not sent, the token is gone (timed out, task no longer exists, invalid): the run fails with its callback (409);
+ * - not sent, the token is gone (timed out, task no longer exists, invalid): the execution fails with its callback (409);
  * - the invocation died, or the give-back failed: once the lease has passed, the next decision takes the claim over
  *   and sends again. Step Functions accepts one answer per token, so exactly one decision applies; a taken-over
- *   claim that finds the token gone cannot tell whether the first send landed, so it leaves the run to its own path.
+ *   claim that finds the token gone cannot tell whether the first send landed, so it leaves the execution to its own path.
  */
 export async function decideApproval(
   deps: ExecutionDeps,
@@ -371,7 +371,7 @@ export async function decideApproval(
           },
         );
   if (!claimed) throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
-  // Every later write names this claim, so none of them touches a run a stop, a take-over or the next approval changed.
+  // Every later write names this claim, so none of them touches an execution a stop, a take-over or the next approval changed.
   const whileClaimed = {
     expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :lease',
     values: { ...ours, ':lease': lease },
@@ -395,12 +395,12 @@ export async function decideApproval(
     if (name === 'TaskDoesNotExist' && record.dead_task_token !== token) {
       // A task whose attempt failed (its function crashed after recording the wait) is retried with a new token, which
       // its next attempt records within seconds: the approval goes back, marked, and the retry sends with the new
-      // token. Found dead a second time, the token was not replaced: the run ends below.
+      // token. Found dead a second time, the token was not replaced: the execution ends below.
       await release({ status: 'interrupted', dead_task_token: token }, 'given back');
       throw unavailable(error, APPROVAL_REISSUE_WAIT_MS);
     }
     if (gone) {
-      // Nobody can ever answer this approval: the run ends failed now, with its callback, instead of staying running.
+      // Nobody can ever answer this approval: the execution ends failed now, with its callback, instead of staying running.
       const finishedAt = new Date(deps.now()).toISOString();
       const failed = await deps.executions.transition(
         executionId,
@@ -409,7 +409,7 @@ export async function decideApproval(
         whileClaimed,
       );
       if (failed)
-        await runEventAppender(deps.events, executionId, { now: deps.now }).append(
+        await streamEventAppender(deps.events, executionId, { now: deps.now }).append(
           settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }),
         );
       if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
@@ -423,7 +423,7 @@ export async function decideApproval(
   return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
 }
 
-/** When a decision's claim on the approval passes; null while none holds it (a claim only ever leaves a run `running`). */
+/** When a decision's claim on the approval passes; null while none holds it (a claim only ever leaves an execution `running`). */
 function claimHeldUntil(record: ExecutionRecord): number | null {
   return record.status === 'running' ? (record.approval_lease_until ?? null) : null;
 }

@@ -25,7 +25,7 @@ export const pendingApprovalSchema = z.object({
   node_id: z.string().check(z.meta({ description: 'The node awaiting approval' })),
 });
 
-export const runUsageSchema = z
+export const executionUsageSchema = z
   .object({
     model_calls: count,
     input_tokens: count,
@@ -33,9 +33,9 @@ export const runUsageSchema = z
     tool_calls: count,
     images: count,
   })
-  .check(z.meta({ description: 'What the run spent on models and tools so far' }));
+  .check(z.meta({ description: 'What the execution spent on models and tools so far' }));
 
-/** Whatever the run's end node produced: text, or any JSON value. */
+/** Whatever the execution's end node produced: text, or any JSON value. */
 const output = z.unknown().check(z.meta({ description: 'The answer text or structured data; null until the execution has completed' }));
 
 export const executionViewSchema = z.object({
@@ -52,14 +52,16 @@ export const executionViewSchema = z.object({
   pending_approval: z
     .nullable(pendingApprovalSchema)
     .check(z.meta({ description: 'The approval awaited while status is interrupted; null otherwise' })),
-  usage: runUsageSchema,
+  usage: executionUsageSchema,
 });
 
 export const executeResponseSchema = z.extend(executionViewSchema, {
   poll_url: z.optional(
     z
       .string()
-      .check(z.meta({ description: 'Present only when the run outlived the blocking wait (status running or queued): where to poll it' })),
+      .check(
+        z.meta({ description: 'Present only when the execution outlived the blocking wait (status running or queued): where to poll it' }),
+      ),
   ),
 });
 

@@ -1,15 +1,15 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from '#shared/store/conditional-write.ts';
-import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
+import { MAX_EXECUTION_RESULT_BYTES, EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
-import { runObjectKey, type RunValues } from './run-values.ts';
+import { executionObjectKey, type ExecutionValues } from './execution-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 const key = (executionId: string) => ({ pk: `execution#${executionId}` });
 
 /**
  * How the three values that can be large are kept in the `execution#<id>` item (they are never inline
- * over RUN_VALUE_INLINE_MAX_BYTES, so the item stays a few KB and every poll and transition stays cheap):
+ * over EXECUTION_VALUE_INLINE_MAX_BYTES, so the item stays a few KB and every poll and transition stays cheap):
  * - `output`: JSON text in `output_json`, or the object key in `output_s3` (`executions/<id>/output.json`);
  * - `error`: the text in `error`, or null and the key in `error_s3`;
  * - `pending_approval.message`: inline, or null and the key in `pending_approval.message_s3`.
@@ -42,7 +42,7 @@ export type ExecutionsRepository = ReturnType<typeof createExecutionsRepository>
  * so a stop, an approval and the engine racing on one execution cannot overwrite each other's outcome.
  * Large values go to S3 before the write that points at them; `get` answers them whole.
  */
-export function createExecutionsRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+export function createExecutionsRepository(client: DynamoDBDocumentClient, tableName: string, values: ExecutionValues) {
   /** The stored attributes for the changed fields: `set` to write, `remove` to drop (the other form of a value). */
   async function encode(executionId: string, changes: Partial<ExecutionRecord>): Promise<{ set: StoredFields; remove: string[] }> {
     const set: StoredFields = {};
@@ -50,7 +50,7 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
     for (const [field, value] of Object.entries(changes)) {
       if (value === undefined) continue;
       if (field === 'output') {
-        const stored = await values.store(value, runObjectKey(executionId, 'output'));
+        const stored = await values.store(value, executionObjectKey(executionId, 'output'));
         if (stored.s3 === undefined) {
           set.output_json = stored.json;
           remove.push('output_s3');
@@ -58,8 +58,8 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
           set.output_s3 = stored.s3;
           remove.push('output_json');
         }
-      } else if (field === 'error' && typeof value === 'string' && utf8Bytes(value) > RUN_VALUE_INLINE_MAX_BYTES) {
-        const stored = await values.store(boundedError(value), runObjectKey(executionId, 'error'));
+      } else if (field === 'error' && typeof value === 'string' && utf8Bytes(value) > EXECUTION_VALUE_INLINE_MAX_BYTES) {
+        const stored = await values.store(boundedError(value), executionObjectKey(executionId, 'error'));
         set.error = null;
         set.error_s3 = stored.s3;
       } else if (field === 'error') {
@@ -68,8 +68,8 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
       } else if (field === 'pending_approval' && value !== null) {
         const pending = value as PendingApproval;
         const stored: StoredPending = { approval_id: pending.approval_id, node_id: pending.node_id, message: pending.message };
-        if (utf8Bytes(pending.message) > RUN_VALUE_INLINE_MAX_BYTES) {
-          const object = await values.store(pending.message, runObjectKey(executionId, `approval-${pending.approval_id}`));
+        if (utf8Bytes(pending.message) > EXECUTION_VALUE_INLINE_MAX_BYTES) {
+          const object = await values.store(pending.message, executionObjectKey(executionId, `approval-${pending.approval_id}`));
           Object.assign(stored, { message: null, message_s3: object.s3 });
         }
         set.pending_approval = stored;
@@ -94,7 +94,7 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
           ? (JSON.parse(output_json as string) as unknown)
           : (legacyOutput ?? null),
       error_s3 !== undefined && load ? values.load({ s3: error_s3 as string }) : (record.error ?? null),
-      // A pending approval is shown only while the run is interrupted: its message is read only then.
+      // A pending approval is shown only while the execution is interrupted: its message is read only then.
       stored?.message_s3 !== undefined && load && record.status === 'interrupted'
         ? values.load({ s3: stored.message_s3 })
         : (stored?.message ?? ''),

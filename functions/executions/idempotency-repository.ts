@@ -6,12 +6,12 @@ import { epochSeconds, ttlSeconds } from '#shared/time.ts';
 
 /**
  * One item per (project, Idempotency-Key) in the executions table, `idempotency#<project>#<key>` (project ids have no
- * `#`, so the key may): the execution the key names, reserved before that run is written, the fingerprint of the
- * request that reserved it, and what a retry needs to start that same run again if the request died on the way.
+ * `#`, so the key may): the execution the key names, reserved before that execution is written, the fingerprint of the
+ * request that reserved it, and what a retry needs to start that same execution again if the request died on the way.
  *
- * States, in order: `starting` (reserved; the run's items may be partly written, the state machine is not started),
+ * States, in order: `starting` (reserved; the execution's items may be partly written, the state machine is not started),
  * `launching` (every item is written and `start_input` is the state machine input: the start may have been sent),
- * `started` (the run is going). While not started, one request holds a lease on the start: `lease_id`, made by the
+ * `started` (the execution is going). While not started, one request holds a lease on the start: `lease_id`, made by the
  * request that reserved the key or took it over, and `starting_until_ms`, when the lease ends. Every later write of
  * its holder (`markLaunching`, `markStarted`, `handBack`, `release`) is conditional on its `lease_id`, so a holder that
  * outlived its lease and lost the key to another request changes nothing. Past `starting_until_ms`, a retry of the same
@@ -28,7 +28,7 @@ export interface KeyReservation {
   /** While not started: the id of the lease on the start, and when it ends. Absent from `starting` items of the previous release. */
   lease_id?: string;
   starting_until_ms?: number;
-  /** The run's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of the previous release. */
+  /** The execution's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of the previous release. */
   thread_id?: string;
   created_at_ms?: number;
   /** `launching`: the state machine input, as JSON. */
@@ -37,7 +37,7 @@ export interface KeyReservation {
   expires_at: number;
 }
 
-/** A request's lease on the start of the run its key names: an id of its own, and when it ends. */
+/** A request's lease on the start of the execution its key names: an id of its own, and when it ends. */
 export interface Lease {
   id: string;
   untilMs: number;
@@ -106,7 +106,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * Every item of the run is written and the state machine is about to be started with `input`: a retry that takes
+     * Every item of the execution is written and the state machine is about to be started with `input`: a retry that takes
      * the key over from here sends the same start again instead of writing the items. False when the key is no longer
      * `starting` under this lease (another request took it over, or it moved on).
      */
@@ -132,7 +132,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * The run has started: from now on the key names it for good, and no lease holds it. False when the key is no
+     * The execution has started: from now on the key names it for good, and no lease holds it. False when the key is no
      * longer held under this lease: another request took it over (and is finishing the same start), or marked it.
      */
     async markStarted(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {
@@ -151,7 +151,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * Takes over a reservation whose lease has passed before it said the run started (`holder` as read: same execution,
+     * Takes over a reservation whose lease has passed before it said the execution started (`holder` as read: same execution,
      * same state, `starting_until_ms` passed) under a new `lease`: one retry wins, and drives the start of the same
      * execution; the request that held the previous lease can no longer write the key. False when another retry took
      * it first, or it moved on.
@@ -185,7 +185,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * This request stops driving the start without knowing whether the run started (its StartExecution failed after
+     * This request stops driving the start without knowing whether the execution started (its StartExecution failed after
      * every item was written): its lease ends now, so the next retry may take the key over at once. False when the key
      * is no longer held under this lease (`started` keeps none).
      */
@@ -204,7 +204,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
     },
 
     /**
-     * The run was refused or could not start: the key is free for the next request. False when the key is no longer
+     * The execution was refused or could not start: the key is free for the next request. False when the key is no longer
      * held under this lease: another request took it over (and drives the start), or it started.
      */
     async release(projectId: string, key: string, executionId: string, leaseId: string): Promise<boolean> {

@@ -21,24 +21,24 @@ import { requestFingerprint } from './request-fingerprint.ts';
 /*
  * Idempotent starts: an `Idempotency-Key` names one execution per project for IDEMPOTENCY_KEY_RETENTION_MS. Our own
  * conditional write rather than Powertools' Idempotency utility, which stores a handler's finished result and refuses a
- * concurrent call while the first is in progress: here the result is a run that goes on after the request (for up to
- * 7 days at an approval), a second request must join it rather than be refused, and what it answers (the run's
+ * concurrent call while the first is in progress: here the result is an execution that goes on after the request (for up to
+ * 7 days at an approval), a second request must join it rather than be refused, and what it answers (the execution's
  * state, its stream) is read fresh, not replayed.
  *
  * The execution id (and the thread and creation time) are made before the key is reserved, so the reservation names
- * the run from its first moment and a request that finds the key never has to guess which run is meant. The
- * reservation says `started` only after the state machine has started: a request that joins never joins a run that is
+ * the execution from its first moment and a request that finds the key never has to guess which run is meant. The
+ * reservation says `started` only after the state machine has started: a request that joins never joins an execution that is
  * not going to happen.
  *
- * A request that dies on the way (its function timed out or crashed) leaves the key naming its run, in the state it
- * reached (idempotency-repository.ts), and its retry is owed that run within seconds. So the key is held on a lease
+ * A request that dies on the way (its function timed out or crashed) leaves the key naming its execution, in the state it
+ * reached (idempotency-repository.ts), and its retry is owed that execution within seconds. So the key is held on a lease
  * sized to the start (a few round trips), not to the invocation, which may last 15 minutes on the streaming route: once
  * the lease has passed, a retry of the same request takes the key over under a lease of its own and finishes starting
- * that same run. It writes the same items again if the start was never sent, or sends the same start again (same
+ * that same execution. It writes the same items again if the start was never sent, or sends the same start again (same
  * execution name and input, which Step Functions answers with the one execution of that name) if it may have been.
  *
  * Nobody can tell a dead holder from a slow one, so a slow holder stops by itself: it goes on to each step of the
- * start (the run's items, `launching`, StartExecution, `started`) only while its lease has a margin left, so that what
+ * start (the execution's items, `launching`, StartExecution, `started`) only while its lease has a margin left, so that what
  * it sent has landed before anyone may take the key over, and every write it makes to the key names its lease, so once
  * the key is taken over it can change nothing there. It then answers 503 and leaves the key as it is, for the request
  * that took it over. The start both may send is the same start. A retry never starts a second run, and never loses the
@@ -49,11 +49,11 @@ export interface StartOnceDeps extends StartDeps {
   idempotency: IdempotencyRepository;
 }
 
-/** The run a start request is answered with: `started` when this request started it; without it, the run its key named. */
+/** The execution a start request is answered with: `started` when this request started it; without it, the execution its key named. */
 export type RequestedRun = { executionId: string; started: ExecutionRecord } | { executionId: string; started?: undefined };
 
 export interface StartOptions {
-  /** The request's `Idempotency-Key`, already validated; without one every request starts a run. */
+  /** The request's `Idempotency-Key`, already validated; without one every request starts an execution. */
   key: string | undefined;
   /** When the invocation handling this request ends for certain (its deadline): a lease it takes ends no later than that plus IDEMPOTENT_START_LEASE_MARGIN_MS. */
   invocationDeadlineMs: number;
@@ -65,7 +65,7 @@ interface KeyHold {
   key: string;
   executionId: string;
   lease: Lease;
-  /** Set once this request has found the lease passed or taken over: it no longer touches the key or the run. */
+  /** Set once this request has found the lease passed or taken over: it no longer touches the key or the execution. */
   lost: boolean;
 }
 
@@ -75,13 +75,13 @@ class LeaseLost extends Error {
 }
 
 /**
- * Starts the run, or with a key already used by this project in the last 24 hours for the same request, answers that
- * key's run. Requests racing with one new key start one run: one reserves the key, the others wait (reading the key,
- * at most IDEMPOTENT_START_WAIT_MS) until it says the run started, then join it. A first request that is refused or
+ * Starts the execution, or with a key already used by this project in the last 24 hours for the same request, answers that
+ * key's run. Requests racing with one new key start one execution: one reserves the key, the others wait (reading the key,
+ * at most IDEMPOTENT_START_WAIT_MS) until it says the execution started, then join it. A first request that is refused or
  * certainly started nothing (4xx; 503 before StartExecution was sent, or when Step Functions refused it) frees the key,
  * so its retry starts anew; one whose StartExecution failed without saying whether it started (503) hands the key back
- * as it is, and its retry sends the same start again at once; one that died, or was too slow, before saying its run
- * started leaves the key to a retry, which finishes starting that run once its lease has passed.
+ * as it is, and its retry sends the same start again at once; one that died, or was too slow, before saying its execution
+ * started leaves the key to a retry, which finishes starting that execution once its lease has passed.
  */
 export async function startOrJoin(
   deps: StartOnceDeps,
@@ -162,7 +162,7 @@ export async function startOrJoin(
 /**
  * Starts the reserved run. A start that certainly started nothing frees the key again, and only once the key is free are
  * its items taken back: a key that could not be freed keeps them for the retry that finishes the start. A StartExecution
- * that failed without proving it started nothing (its answer may be what was lost, while the run goes on) keeps the key
+ * that failed without proving it started nothing (its answer may be what was lost, while the execution goes on) keeps the key
  * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists. A
  * request that lost its lease on the way stops there and leaves the key, and the items, to the one that took it over.
  */
@@ -178,13 +178,16 @@ async function startReserved(
   let released: Promise<boolean> | undefined;
   let handedBack = false;
   // The caller's answer is the start's own error (a 4xx or a 503); a key left reserved only delays its retry until the
-  // lease has passed, so the release may fail quietly. A key no longer held under this lease was taken over: the run's
+  // lease has passed, so the release may fail quietly. A key no longer held under this lease was taken over: the execution's
   // items are the start of whoever holds it now, and stay.
   const release = () =>
     (released ??= deps.idempotency.release(projectId, key, executionId, lease.id).then(
       (freed) => freed,
       (releaseError: unknown) => {
-        logger.error('could not free the Idempotency-Key of a run that did not start', { executionId, error: releaseError as Error });
+        logger.error('could not free the Idempotency-Key of an execution that did not start', {
+          executionId,
+          error: releaseError as Error,
+        });
         return false;
       },
     ));
@@ -218,10 +221,10 @@ async function startReserved(
 }
 
 /**
- * Finishes the start of the run `holder` names, whose lease passed before the run was marked started (this request
+ * Finishes the start of the execution `holder` names, whose lease passed before the execution was marked started (this request
  * has just taken the key over). `launching`: every item is written, and the start may have been sent, so the same start
- * is sent again and the one execution of that name is the run. `starting`: the start was never sent, so nothing has
- * read the items; they are written again as the first attempt wrote them (or would have), and the run starts.
+ * is sent again and the one execution of that name is the execution. `starting`: the start was never sent, so nothing has
+ * read the items; they are written again as the first attempt wrote them (or would have), and the execution starts.
  */
 async function finishStart(
   deps: StartOnceDeps,
@@ -232,7 +235,7 @@ async function finishStart(
   holder: KeyReservation,
 ): Promise<RequestedRun> {
   const { executionId } = hold;
-  logger.warn('finishing the start of a run whose lease passed before it was marked started', { executionId, state: holder.state });
+  logger.warn('finishing the start of an execution whose lease passed before it was marked started', { executionId, state: holder.state });
   if (holder.state === 'launching' && holder.start_input !== undefined) {
     try {
       stillHeld(deps, hold);
@@ -246,7 +249,7 @@ async function finishStart(
   }
   const record = await deps.executions.get(executionId, true);
   if (record && record.status !== 'queued') {
-    // Only a key reserved by the previous release (which had no `launching`) can name a run that went on: it is the run.
+    // Only a key reserved by the previous release (which had no `launching`) can name an execution that went on: it is the execution.
     return markStarted(deps, hold);
   }
   const run: PlannedRun = {
@@ -269,7 +272,7 @@ function stillHeld(deps: StartOnceDeps, hold: KeyHold): void {
 }
 
 /**
- * This request stops driving the start without knowing whether the run started: the key keeps naming it (and its items
+ * This request stops driving the start without knowing whether the execution started: the key keeps naming it (and its items
  * stay), and the next retry may take it over at once. A key that cannot be handed back waits for the lease to pass
  * instead, so the failure is only logged.
  */
@@ -278,14 +281,14 @@ async function handBack(deps: StartOnceDeps, hold: KeyHold): Promise<void> {
   await deps.idempotency
     .handBack(hold.projectId, hold.key, executionId, hold.lease.id, deps.now())
     .catch((handBackError: unknown) =>
-      logger.error('could not hand back the Idempotency-Key of a run being started', { executionId, error: handBackError as Error }),
+      logger.error('could not hand back the Idempotency-Key of an execution being started', { executionId, error: handBackError as Error }),
     );
 }
 
 /**
- * The run is going: the caller gets it whatever happens here. A key left unmarked keeps repeated requests waiting until
+ * The execution is going: the caller gets it whatever happens here. A key left unmarked keeps repeated requests waiting until
  * the lease has passed, when one of them sends the same start again (no second run), which is why it is logged. A key
- * taken over meanwhile (this request outlived its lease while its start was on the way) names this same run, which
+ * taken over meanwhile (this request outlived its lease while its start was on the way) names this same execution, which
  * the request that took it over is finishing: this request answers it as a joined run.
  */
 async function markStarted(deps: StartOnceDeps, hold: KeyHold, started?: ExecutionRecord): Promise<RequestedRun> {
@@ -311,7 +314,7 @@ function assertSameRequest(holder: KeyReservation, requestSha256: string): void 
 }
 
 function stillStarting(): ServiceUnavailableError {
-  return new ServiceUnavailableError('The first request with this Idempotency-Key is still starting its run; retry later');
+  return new ServiceUnavailableError('The first request with this Idempotency-Key is still starting its execution; retry later');
 }
 
 /** A 503 that says only what the caller can do; the cause stays in the log. */

@@ -4,8 +4,8 @@ import type { ExecuteRequest } from './execute-request.ts';
 /**
  * What makes two starts "the same request" for an `Idempotency-Key`: the workflow and the body as the API reads it.
  * The body is taken after validation, so what the API ignores (unknown fields, key order, whitespace, `1.0` for `1`)
- * never makes a retry a different request, while every value the run would see does. The route is left out on
- * purpose: execute and stream start the same run and differ only in how it is answered, so a client may start a run
+ * never makes a retry a different request, while every value the execution would see does. The route is left out on
+ * purpose: execute and stream start the same execution and differ only in how it is answered, so a client may start an execution
  * with one and pick it up with the other under the same key.
  */
 export function requestFingerprint(workflowId: string, request: ExecuteRequest): string {

@@ -9,7 +9,7 @@ import { executionArnOf } from '#shared/execution-arn.ts';
 
 /**
  * The workflow state machine's input in its two modes (see `statemachines/workflow.asl.json`): ids and a
- * cursor only, a few hundred bytes whatever the run's input (Step Functions allows 256 KiB per state).
+ * cursor only, a few hundred bytes whatever the execution's input (Step Functions allows 256 KiB per state).
  */
 export type StateMachineInput = ({ mode: 'run' } & import('./step-state.ts').StepState) | { mode: 'callback'; execution_id: string };
 

@@ -1,5 +1,5 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
-import type { RunUsage } from './run-usage.ts';
+import type { ExecutionUsage } from './execution-usage.ts';
 import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 
 /**
@@ -10,19 +10,19 @@ import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 export interface Cursor {
   node: string;
   steps: number;
-  /** Orders this run's history turns. */
+  /** Orders this execution's history turns. */
   turns: number;
   /** Version of the stored node outputs (`outputs#<id>#<n>`); 0 while none were stored. */
   outputs: number;
   /** The approval node whose decision `{{approval.*}}` reads: its output is `{decision, feedback}`. */
   approval_node: string | null;
   /** Models, tokens, tools and images so far; absent on cursors from before it was counted. */
-  usage?: RunUsage;
-  /** The pay-per-request units the run's steps spent so far (what finance's cost per run adds up). */
+  usage?: ExecutionUsage;
+  /** The pay-per-request units the execution's steps spent so far (what finance's cost per run adds up). */
   cost?: Partial<CostUnits>;
   /**
    * What each model did so far, by logical model id (tokens incl. cache reads and writes, images by class): what
-   * prices `usage` per model. A few counters per model the run used (bounded by the catalog): the state stays small.
+   * prices `usage` per model. A few counters per model the execution used (bounded by the catalog): the state stays small.
    */
   models?: ModelUsage;
 }
@@ -45,11 +45,11 @@ export interface StepState {
   wait_seconds?: number;
   /** The approval being reached; its message is in the execution item (or S3), never here. */
   approval?: { approval_id: string; node_id: string };
-  /** Whether a callback must be delivered now that the run finished. */
+  /** Whether a callback must be delivered now that the execution finished. */
   callback?: boolean;
 }
 
-/** `turns`: how many of the run's history turns were written before its first step (execute writes the user's message). */
+/** `turns`: how many of the execution's history turns were written before its first step (execute writes the user's message). */
 export function initialCursor(definition: WorkflowDefinition, turns = 0): Cursor {
   return { node: definition.start, steps: 0, turns, outputs: 0, approval_node: null };
 }

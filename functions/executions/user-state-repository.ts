@@ -1,15 +1,15 @@
 import { DeleteCommand, PutCommand, QueryCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchPut } from '#shared/store/batch-put.ts';
-import { RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
+import { EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { memoryPartitionKey, memorySortKey, threadPartitionKey } from './user-state-keys.ts';
-import { runObjectKey, type RunValues } from './run-values.ts';
+import { executionObjectKey, type ExecutionValues } from './execution-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 /**
  * A user's state, in the table deployed as `conversations` (its name kept so existing stacks keep their data): user memory per (project, user_id), one item per key so concurrent runs that set
  * different keys never lose each other's writes; history per (project, user_id, thread_id), one item per turn.
  * Keys are bounded whatever the ids (see user-state-keys.ts). Memory values are JSON text (`value_json`),
- * so any value a caller sends is kept as it is; a turn's text over RUN_VALUE_INLINE_MAX_BYTES is kept in S3
+ * so any value a caller sends is kept as it is; a turn's text over EXECUTION_VALUE_INLINE_MAX_BYTES is kept in S3
  * under its execution (`executions/<id>/turn-<n>.json`, same retention as the turn) with the key in `text_s3`.
  */
 export interface Turn {
@@ -26,7 +26,7 @@ interface StoredTurn extends Omit<Turn, 'text'> {
 
 export type UserStateRepository = ReturnType<typeof createUserStateRepository>;
 
-export function createUserStateRepository(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+export function createUserStateRepository(client: DynamoDBDocumentClient, tableName: string, values: ExecutionValues) {
   return {
     /** A null-prototype map: memory names are the caller's (`constructor`, `__proto__` included). */
     async readMemory(projectId: string, userId: string): Promise<Record<string, unknown>> {
@@ -61,7 +61,7 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
 
     /**
      * The thread's latest `limit` turns of other executions than `run`'s, oldest first, as the thread stood when the
-     * run started (`startedAt`): a run started later, or a reply that came after, is not this run's history.
+     * run started (`startedAt`): an execution started later, or a reply that came after, is not this execution's history.
      */
     async readHistory(
       projectId: string,
@@ -74,12 +74,12 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,
-          // Turns sort by when they were written (`turn#<at>#...`): the run's own begin at its start.
+          // Turns sort by when they were written (`turn#<at>#...`): the execution's own begin at its start.
           KeyConditionExpression: run.startedAt === undefined ? 'pk = :pk' : 'pk = :pk AND sk < :before',
           ExpressionAttributeValues: { ':pk': threadPartitionKey(projectId, userId, threadId), ...before },
           ScanIndexForward: false,
           ConsistentRead: true,
-          // Without a start time (runs from before it was kept) this run's own turns, the newest, are skipped.
+          // Without a start time (runs from before it was kept) this execution's own turns, the newest, are skipped.
           Limit: run.startedAt === undefined ? limit * 2 : limit,
         }),
       );
@@ -95,7 +95,7 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
       return loaded.reverse();
     },
 
-    /** `sequence` orders turns written in the same millisecond by one run, and names a long turn's object. */
+    /** `sequence` orders turns written in the same millisecond by one execution, and names a long turn's object. */
     async appendTurn(
       projectId: string,
       userId: string,
@@ -106,9 +106,9 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
     ): Promise<void> {
       const { text, ...rest } = turn;
       const stored: StoredTurn =
-        Buffer.byteLength(text, 'utf8') <= RUN_VALUE_INLINE_MAX_BYTES
+        Buffer.byteLength(text, 'utf8') <= EXECUTION_VALUE_INLINE_MAX_BYTES
           ? { ...rest, text }
-          : { ...rest, text_s3: (await values.store(text, runObjectKey(turn.execution_id, `turn-${sequence}`))).s3 };
+          : { ...rest, text_s3: (await values.store(text, executionObjectKey(turn.execution_id, `turn-${sequence}`))).s3 };
       await client.send(
         new PutCommand({
           TableName: tableName,
@@ -117,7 +117,7 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
       );
     },
 
-    /** Takes back a turn of a run that never started (a long turn's object is left to expire with its run's). */
+    /** Takes back a turn of an execution that never started (a long turn's object is left to expire with its execution's). */
     async removeTurn(projectId: string, userId: string, threadId: string, turn: Turn, sequence: number): Promise<void> {
       await client.send(new DeleteCommand({ TableName: tableName, Key: turnKey(projectId, userId, threadId, turn, sequence) }));
     },

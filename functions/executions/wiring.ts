@@ -8,10 +8,10 @@ import type { ExecutionDeps, StartDeps } from './execution-service.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { createIdempotencyRepository } from './idempotency-repository.ts';
 import type { StartOnceDeps } from './idempotency-service.ts';
-import { createRunStore } from './run-store.ts';
-import { createRunEventsRepository } from './run-events-repository.ts';
-import type { TailDeps } from './run-event-streams.ts';
-import { createRunValues, type ObjectStore } from './run-values.ts';
+import { createContextStore } from './context-store.ts';
+import { createStreamEventsRepository } from './stream-events-repository.ts';
+import type { TailDeps } from './execution-streams.ts';
+import { createExecutionValues, type ObjectStore } from './execution-values.ts';
 import { createSettleTimes } from './settle-polling.ts';
 import { createStateMachine } from './state-machine-gateway.ts';
 
@@ -22,23 +22,23 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Large run values in the bodies bucket (`executions/` prefix). Most requests never meet one, so the S3 client
  * is loaded on the first large value, not at cold start.
  */
-function runValuesFromEnv() {
+function executionValuesFromEnv() {
   const bucket = requireEnv(BUCKET_ENV.bodies);
   let objects: Promise<ObjectStore> | undefined;
   const load = () =>
-    (objects ??= Promise.all([import('#shared/clients/s3.ts'), import('./run-values-s3.ts')]).then(([{ s3 }, { createS3ObjectStore }]) =>
-      createS3ObjectStore(s3, bucket),
+    (objects ??= Promise.all([import('#shared/clients/s3.ts'), import('./execution-values-s3.ts')]).then(
+      ([{ s3 }, { createS3ObjectStore }]) => createS3ObjectStore(s3, bucket),
     ));
-  return createRunValues({ put: async (key, json) => (await load()).put(key, json), get: async (key) => (await load()).get(key) });
+  return createExecutionValues({ put: async (key, json) => (await load()).put(key, json), get: async (key) => (await load()).get(key) });
 }
 
 export function executionsFromEnv() {
-  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), runValuesFromEnv());
+  return createExecutionsRepository(dynamo, requireEnv(TABLE_ENV.executions), executionValuesFromEnv());
 }
 
-/** The run event log (what the streaming routes show), in its own table: tailing reads it and nothing else. */
-export function runEventsFromEnv() {
-  return createRunEventsRepository(dynamo, requireEnv(TABLE_ENV.runEvents));
+/** The stream event log (what the streaming routes show), in its own table: tailing reads it and nothing else. */
+export function streamEventsFromEnv() {
+  return createStreamEventsRepository(dynamo, requireEnv(TABLE_ENV.streamEvents));
 }
 
 /** Pauses between reads of a tail end at once when the caller goes away. */
@@ -55,13 +55,13 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Following a run's log: the run events table only. */
-export function runTailFromEnv(): TailDeps {
-  return { events: runEventsFromEnv(), now: Date.now, sleep: sleepUnlessAborted };
+/** Following an execution's log: the stream events table only. */
+export function streamTailFromEnv(): TailDeps {
+  return { events: streamEventsFromEnv(), now: Date.now, sleep: sleepUnlessAborted };
 }
 
-export function runStoreFromEnv() {
-  return createRunStore(dynamo, requireEnv(TABLE_ENV.executions), runValuesFromEnv());
+export function contextStoreFromEnv() {
+  return createContextStore(dynamo, requireEnv(TABLE_ENV.executions), executionValuesFromEnv());
 }
 
 /** For routes that read executions only (GET): no state machine needed. */
@@ -70,7 +70,7 @@ export function executionReadsFromEnv() {
 }
 
 export function userStateFromEnv() {
-  return createUserStateRepository(dynamo, requireEnv(TABLE_ENV.conversations), runValuesFromEnv());
+  return createUserStateRepository(dynamo, requireEnv(TABLE_ENV.userState), executionValuesFromEnv());
 }
 
 export function executionServiceFromEnv(): ExecutionDeps {
@@ -79,7 +79,7 @@ export function executionServiceFromEnv(): ExecutionDeps {
     executions: executionsFromEnv(),
     stateMachine: createStateMachine(sfn, stateMachineArn),
     stateMachineArn,
-    events: runEventsFromEnv(),
+    events: streamEventsFromEnv(),
     sleep,
     now: Date.now,
     settleTimes: createSettleTimes(),
@@ -91,7 +91,7 @@ export function executionStartFromEnv(): StartOnceDeps {
     ...executionServiceFromEnv(),
     publications: publicationsFromEnv(),
     userState: userStateFromEnv(),
-    runs: runStoreFromEnv(),
+    runs: contextStoreFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };
   // Idempotency-Key reservations are items of the executions table (`idempotency#<project>#<key>`): the routes that

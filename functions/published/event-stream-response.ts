@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import type { StreamedEvent, StreamEnd } from '#executions/run-event-streams.ts';
+import type { StreamedEvent, StreamEnd } from '#executions/execution-streams.ts';
 import { serveStream, type HttpResponse, type StreamSink } from '#shared/http/http-stack.ts';
 import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
@@ -7,7 +7,7 @@ import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 /*
  * The published API's server-sent events, whole: the wire format, the response headers, the heartbeat, the filler
  * that gets small writes past a Lambda that holds them (where a deployment sets padding), the pace of a slow reader,
- * and the resume notice. What the events say comes from the run event log.
+ * and the resume notice. What the events say comes from the stream event log.
  */
 
 /**
@@ -124,7 +124,7 @@ export class FillerPacing {
 const END_MARGIN_MS = 5000;
 
 /**
- * Serves a run's events as server-sent events. The first byte (a comment) goes out at once, so the status and
+ * Serves an execution's events as server-sent events. The first byte (a comment) goes out at once, so the status and
  * headers reach the client even when the first event is far off. A comment follows after every `heartbeatMs`
  * of silence. With padding set, each comment and each burst of events is followed by filler comments (`sseFiller`),
  * paced for events (limits.ts). The client sets the pace: while it has not taken what was written, filler and
@@ -132,7 +132,7 @@ const END_MARGIN_MS = 5000;
  * that stays behind for `slowReaderMs` gets the `resume` notice. When the stream must end early (its time is up, the
  * log could not be read, the reader is too slow), its last event is `resume`, with no id:
  * `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after the last event sent. A caller
- * that goes away stops the reading at once; the run goes on regardless. `headers` go out with the status, beside the
+ * that goes away stops the reading at once; the execution goes on regardless. `headers` go out with the status, beside the
  * event stream's own.
  */
 export function respondWithEvents(

@@ -118,13 +118,13 @@ const lifecycleStatus = (status: string, rest: { output: unknown; pending_approv
 export const publishedStreamExamples = {
   /** POST /workflows/{workflow_id}/stream */
   run: {
-    completed: streamExample('A run that completes', [SSE_HEARTBEAT, ...ECHO_RUN]),
-    interrupted: streamExample('A run that stops at an approval', [SSE_HEARTBEAT, ...SUPPORT_BOT_RUN]),
+    completed: streamExample('An execution that completes', [SSE_HEARTBEAT, ...ECHO_RUN]),
+    interrupted: streamExample('An execution that stops at an approval', [SSE_HEARTBEAT, ...SUPPORT_BOT_RUN]),
   },
   /** GET /executions/{execution_id}/stream */
   replay: {
     after_3: streamExample('Resumed with Last-Event-ID: 3', [SSE_HEARTBEAT, ...ECHO_RUN.slice(3)]),
-    time_limit: streamExample('A stream that reached its time limit while the run waited an hour: resume at resume_url', [
+    time_limit: streamExample('A stream that reached its time limit while the execution waited an hour: resume at resume_url', [
       SSE_HEARTBEAT,
       { id: 1, event: 'start', data: { execution_id: EXECUTION_ID, thread_id: THREAD_ID, workflow_id: 'follow-up' } },
       { id: 2, event: 'node_update', data: { node_id: 'pause', type: 'wait', status: 'started' } },
@@ -138,7 +138,7 @@ export const publishedStreamExamples = {
   },
   /** GET /executions/{execution_id}/events */
   lifecycle: {
-    approved: streamExample('Subscribed while the run waited for its approval, which was then approved', [
+    approved: streamExample('Subscribed while the execution waited for its approval, which was then approved', [
       SSE_HEARTBEAT,
       { id: 9, event: 'status', data: lifecycleStatus('interrupted', { output: null, pending_approval: PENDING_APPROVAL }) },
       SSE_HEARTBEAT,

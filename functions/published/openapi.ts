@@ -5,7 +5,7 @@ import {
   executionStatusSchema,
   executionViewSchema,
   pendingApprovalSchema,
-  runUsageSchema,
+  executionUsageSchema,
   stopResponseSchema,
 } from '#executions/execution-views.ts';
 import {
@@ -20,7 +20,7 @@ import {
   startDataSchema,
   tokenDataSchema,
   toolCallDataSchema,
-} from '#executions/run-event-schemas.ts';
+} from '#executions/stream-event-schemas.ts';
 import { routeById, routes } from '#functions/routes.ts';
 import { publishedErrorBodySchema } from '#shared/http/http-errors.ts';
 import {
@@ -69,9 +69,11 @@ const EXECUTE_FIELDS: Record<string, JsonSchema> = {
       'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)',
   },
   initial_memory: {
-    description: "Key-value pairs written into the user's memory before the run (keys 1-256 bytes of UTF-8; other keys are kept)",
+    description: "Key-value pairs written into the user's memory before the execution (keys 1-256 bytes of UTF-8; other keys are kept)",
   },
-  callback_url: { description: 'Receives a POST with the status response when the run finishes (signed with webhook_secret when given)' },
+  callback_url: {
+    description: 'Receives a POST with the status response when the execution finishes (signed with webhook_secret when given)',
+  },
   webhook_secret: { description: 'Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url' },
   overrides: {
     description: "Node parameter overrides `{node_id: {param: value}}`, checked against the workflow's nodes and their parameters",
@@ -84,13 +86,14 @@ const requests = requestBodyComponents({
   DecisionRequest: decisionRequestSchema,
 });
 
+/** Component names become the type names of callers' generated clients, so they stay as first published. */
 const responses = schemaComponents('output', {
   WorkflowSummary: workflowSummarySchema,
   WorkflowList: workflowListSchema,
   WorkflowDetail: workflowDetailSchema,
   ExecutionStatus: executionStatusSchema,
   PendingApproval: pendingApprovalSchema,
-  RunUsage: runUsageSchema,
+  RunUsage: executionUsageSchema,
   Execution: executionViewSchema,
   ExecuteResult: executeResponseSchema,
   StopResult: stopResponseSchema,
@@ -126,31 +129,31 @@ function refineProperties(schema: JsonSchema, refinements: Record<string, JsonSc
   };
 }
 
-/** A run's events on `/stream` and `/executions/{id}/stream` (README, Streaming). */
-const RUN_EVENTS: [event: string, component: string, description: string][] = [
+/** An execution's events on `/stream` and `/executions/{id}/stream` (README, Streaming). */
+const EXECUTION_STREAM_EVENTS: [event: string, component: string, description: string][] = [
   ['start', 'StartEvent', 'The execution began (always id 1)'],
   ['token', 'TokenEvent', 'A fragment of text from a language model'],
   ['tool_call', 'ToolCallEvent', "An agent's tool call: started, then succeeded or failed"],
   ['agent_handoff', 'AgentHandoffEvent', 'Control passed to another agent'],
   ['node_update', 'NodeUpdateEvent', 'A node started, completed, waits, or an approval was decided'],
   ['image', 'ImageEvent', 'A generated image'],
-  ['error', 'ErrorEvent', 'The run failed (sent before its complete)'],
-  ['complete', 'CompleteEvent', 'The run finished, or paused at an approval (status interrupted): the stream ends'],
+  ['error', 'ErrorEvent', 'The execution failed (sent before its complete)'],
+  ['complete', 'CompleteEvent', 'The execution finished, or paused at an approval (status interrupted): the stream ends'],
 ];
 
 const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   withId: false,
   description:
-    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the run, so it has no id',
+    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the execution, so it has no id',
 });
 
 /** The events of each stream, as components: what a generated client names them. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
   RunStreamEvent: {
     description:
-      "One server-sent event of a run's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON",
+      "One server-sent event of an execution's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON",
     oneOf: [
-      ...RUN_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })),
+      ...EXECUTION_STREAM_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })),
       RESUME_EVENT,
     ],
   },
@@ -159,7 +162,7 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
     oneOf: [
       sseEventSchema('status', 'StatusEvent', {
         withId: true,
-        description: "The run's state: first at subscription, then at each change; a final status ends the stream",
+        description: "The execution's state: first at subscription, then at each change; a final status ends the stream",
       }),
       sseEventSchema('decision', 'DecisionEvent', { withId: true, description: 'An approval was answered' }),
       RESUME_EVENT,
@@ -331,7 +334,7 @@ const operations: Record<string, OperationDoc> = {
   },
   PublishedExecute: {
     summary: 'Run a workflow and wait for the result',
-    description: `Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
+    description: `Starts the execution and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the execution has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; an execution still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
     tags: ['executions'],
     parameters: [IDEMPOTENCY_KEY],
     requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
@@ -367,11 +370,14 @@ const operations: Record<string, OperationDoc> = {
   PublishedStreamWorkflow: {
     summary: 'Run a workflow and stream its events',
     description:
-      'Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
+      'Starts the execution exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
     tags: ['executions'],
     parameters: [
       IDEMPOTENCY_KEY,
-      { ...RESUME_PARAMETERS[0], description: 'With an Idempotency-Key that names a run already: resume its stream after this event id' },
+      {
+        ...RESUME_PARAMETERS[0],
+        description: 'With an Idempotency-Key that names an execution already: resume its stream after this event id',
+      },
     ],
     requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
     responses: {
@@ -401,7 +407,7 @@ const operations: Record<string, OperationDoc> = {
   },
   PublishedStreamExecution: {
     summary: "An execution's whole event stream, replayed and then live",
-    description: 'The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.',
+    description: 'The same events, ids and order as the stream that started the execution; resumes after Last-Event-ID or `after`.',
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
@@ -471,11 +477,11 @@ const operations: Record<string, OperationDoc> = {
       ...authenticated('PublishedStreamProbe'),
     },
   },
-  PublishedApprove: decision('PublishedApprove', 'Approve the pending step', "The run resumes along the approval's `approved` edge."),
+  PublishedApprove: decision('PublishedApprove', 'Approve the pending step', "The execution resumes along the approval's `approved` edge."),
   PublishedReject: decision(
     'PublishedReject',
     'Reject the pending step',
-    'The run follows the `rejected` edge, or fails with the feedback as its error when there is none.',
+    'The execution follows the `rejected` edge, or fails with the feedback as its error when there is none.',
   ),
 };
 
@@ -491,11 +497,11 @@ function decision(routeId: string, summary: string, description: string): Operat
       examples: { feedback: { feedback: 'ok' } },
     },
     responses: {
-      '200': { description: 'The decision was delivered; the run goes on', json: 'DecisionResult' },
+      '200': { description: 'The decision was delivered; the execution goes on', json: 'DecisionResult' },
       '400': error('The body is invalid: `detail` names the fields', { invalid_body: E.invalidDecision }),
       '404': NO_EXECUTION,
       '409': error(
-        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed)',
+        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed)',
         {
           not_waiting: E.notWaiting,
           already_answered: E.noLongerPending,
@@ -591,7 +597,7 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
 
 const INFO_DESCRIPTION = [
   "Runs the workflows of a project's active publication. Every operation but the two documents needs a project API key (`Authorization: Bearer <API_KEY>`) holding the operation's scope.",
-  'A run is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to retry.',
+  'An execution is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to retry.',
   `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests a minute.`,
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');

@@ -67,10 +67,10 @@ export const EVENT_ID_BLOCK_SIZE = 1000;
 export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 /** Requests per key per minute, all endpoints together; a backstop against a runaway client, well above a chat bot's pace. */
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
-/** Bodies of the published API (execute, approve, reject); the run context is stored with the execution, never in the Step Functions state. */
+/** Bodies of the published API (execute, approve, reject); the execution context is stored with the execution, never in the Step Functions state. */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
 /**
- * Nesting (objects and arrays) of a published API body and of a webhook event's metadata. A run writes its input and
+ * Nesting (objects and arrays) of a published API body and of a webhook event's metadata. An execution writes its input and
  * memory values as JSON, and the collection its metadata; JSON.stringify recurses, and near 18,000 levels (a 36 KB
  * body) overflows the stack: a 500 or 503 the caller could never retry past, or an acknowledged event never handed on.
  * Real inputs nest a handful of levels.
@@ -111,7 +111,7 @@ export const IDEMPOTENCY_KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_IDEMPO
 /** A key names the same execution this long after the first request that used it; then it is free again. */
 export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * HOUR_MS;
 /**
- * A repeated request waits this long for the first request with its key to start the run (normally a few round
+ * A repeated request waits this long for the first request with its key to start the execution (normally a few round
  * trips), reading the key with pauses growing by half from FIRST to MAX; past it the answer is 503 (retry later). It
  * outlasts IDEMPOTENT_START_LEASE_MS, so a request that finds the key held waits until its start is done or its lease has
  * passed, and then finishes that start itself (normally well under a second).
@@ -120,11 +120,11 @@ export const IDEMPOTENT_START_WAIT_MS = 20 * SECOND_MS;
 export const IDEMPOTENT_START_POLL_FIRST_MS = 20;
 export const IDEMPOTENT_START_POLL_MAX_MS = 500;
 /**
- * The lease on an Idempotency-Key for the start of its run (`starting_until_ms` on the key): past it, a retry of the same
+ * The lease on an Idempotency-Key for the start of its execution (`starting_until_ms` on the key): past it, a retry of the same
  * request takes the key over and finishes that start. It is sized to the start, not to the invocation (up to 15 minutes
- * on the streaming route), so a retry after a crash gets its run within seconds. Its holder drives the start for the
+ * on the streaming route), so a retry after a crash gets its execution within seconds. Its holder drives the start for the
  * first 10 s of it (the rest is IDEMPOTENT_START_LEASE_MARGIN_MS): the start is five round trips one after another (the
- * publication read, the run's writes side by side, `launching`, StartExecution, `started`), tens of milliseconds each;
+ * publication read, the execution's writes side by side, `launching`, StartExecution, `started`), tens of milliseconds each;
  * the clients make 3 attempts in the standard retry mode (hot-path.ts), and a call throttled on all three waits at most
  * about 3 s between them (full jitter under a 1 s base, doubled), so 10 s hold three such calls. A start slower than that
  * (connections timing out, 3 s an attempt) stops with 503, the key left as it is, and its retry finishes it.
@@ -133,7 +133,7 @@ export const IDEMPOTENT_START_LEASE_MS = 15 * SECOND_MS;
 /**
  * The end of the lease its holder keeps clear: it sends nothing for the start in it, so a call it sent just before has
  * landed (one round trip, or a throttled call's attempts and their backoff, about 3 s) before another request can take
- * the key over and write the same run again. The lease also never ends later than its invocation's deadline plus this
+ * the key over and write the same execution again. The lease also never ends later than its invocation's deadline plus this
  * margin: Lambda stops an invocation at its timeout, so nothing of it is sent after that.
  */
 export const IDEMPOTENT_START_LEASE_MARGIN_MS = 5 * SECOND_MS;
@@ -150,7 +150,7 @@ export const APPROVAL_CLAIM_WAIT_MS = 2 * SECOND_MS;
  * token after its retry's backoff (at most 2 s for the first retry in the ASL file) and one invocation.
  */
 export const APPROVAL_REISSUE_WAIT_MS = 5 * SECOND_MS;
-/** An approval nobody answers fails the run after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
+/** An approval nobody answers fails the execution after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */
 export const EXECUTION_RETENTION_MS = 90 * DAY_MS;
@@ -158,7 +158,7 @@ export const EXECUTION_RETENTION_MS = 90 * DAY_MS;
 export const HISTORY_RETENTION_MS = 90 * DAY_MS;
 /** `{{history}}` renders at most this many of the thread's latest earlier turns. */
 export const MAX_HISTORY_TURNS = 50;
-/** Executed nodes per run: a condition loop without an exit fails the run instead of running forever. */
+/** Executed nodes per run: a condition loop without an exit fails the execution instead of running forever. */
 export const MAX_STEPS_PER_RUN = 1000;
 /** `wait` nodes: the longest single pause (Step Functions allows a year; a day keeps runs observable). */
 export const MAX_WAIT_SECONDS = 24 * 60 * 60;
@@ -200,19 +200,19 @@ export const BATCH_RETRY_BASE_MS = 50;
 export const BATCH_RETRY_MAX_DELAY_MS = 1 * SECOND_MS;
 
 /*
- * Run state (helper run-state). Step Functions carries at most 256 KiB per state, so a run's state machine
- * state holds ids and a small cursor; the run's context, node outputs, results and long turns live in the
+ * Run state (helper run-state). Step Functions carries at most 256 KiB per state, so an execution's state machine
+ * state holds ids and a small cursor; the execution's context, node outputs, results and long turns live in the
  * executions table, and in S3 (`executions/<id>/...`) past the threshold below.
  */
 
 /**
- * A run value (run context, node outputs, output, error, approval message, history turn) up to this many
+ * An execution value (execution context, node outputs, output, error, approval message, history turn) up to this many
  * bytes of JSON stays inside its DynamoDB item; a larger one goes to S3 with a pointer in the item.
  * Cost decides, as for webhook bodies: an on-demand write is one unit per KB, a read half a unit per 4 KB,
  * an S3 PUT costs about as much as 8 write units and a GET about as much as 3 read units, whatever the size;
  * past roughly 10 KB S3 is cheaper, and 16 KB keeps typical values in one round trip.
  */
-export const RUN_VALUE_INLINE_MAX_BYTES = 16 * 1024;
+export const EXECUTION_VALUE_INLINE_MAX_BYTES = 16 * 1024;
 /**
  * An execution's output (or approval message) as JSON. GET /executions answers through a buffered Lambda
  * response (6 MB), where the JSON body is escaped once more (at worst twice its size): 2.5 MiB always fits.
@@ -221,7 +221,7 @@ export const RUN_VALUE_INLINE_MAX_BYTES = 16 * 1024;
 export const MAX_EXECUTION_RESULT_BYTES = 2.5 * MiB;
 /**
  * One user-memory value as JSON. Every step that reads memory reads all of the user's values, so they stay
- * small items; any `initial_memory` value fits (the body is at most 128 KB), a memory node setting more fails the run.
+ * small items; any `initial_memory` value fits (the body is at most 128 KB), a memory node setting more fails the execution.
  */
 export const MAX_MEMORY_VALUE_BYTES = MAX_EXECUTE_BODY_BYTES;
 /**
@@ -231,15 +231,15 @@ export const MAX_MEMORY_VALUE_BYTES = MAX_EXECUTE_BODY_BYTES;
 export const MAX_INLINE_KEY_PART_BYTES = 512;
 
 /*
- * Run event streams (`/stream`, `/executions/{id}/stream`, `/executions/{id}/events`).
+ * Stream event streams (`/stream`, `/executions/{id}/stream`, `/executions/{id}/events`).
  */
 
 /** The step function writes buffered events at most this often while a model generates: writes grow with time, not tokens. */
-export const RUN_EVENT_FLUSH_INTERVAL_MS = 100;
+export const STREAM_EVENT_FLUSH_INTERVAL_MS = 100;
 /** A batch body from this size is gzip-compressed: one write unit per KB stored, and token JSON compresses well. */
-export const RUN_EVENT_BATCH_GZIP_FROM_BYTES = 1024;
+export const STREAM_EVENT_BATCH_GZIP_FROM_BYTES = 1024;
 /** A batch body beyond this goes to part items (DynamoDB items stop at 400 KB, names and keys included). */
-export const RUN_EVENT_ITEM_BODY_MAX_BYTES = 256 * 1024;
+export const STREAM_EVENT_ITEM_BODY_MAX_BYTES = 256 * 1024;
 /**
  * A comment line goes out after this long without an event, so that nothing between the caller and API Gateway takes
  * the stream for dead. API Gateway itself waits 5 minutes (REST response streaming, REGIONAL endpoint); the proxies
@@ -273,7 +273,7 @@ export const STREAM_FLUSH_REFILL_MS = 1 * SECOND_MS;
 export const STREAM_FLUSH_REFILL_BYTES = 100 * 1024;
 /**
  * A stream whose reader takes nothing for this long while events wait ends with a `resume` event (reason
- * `slow_reader`). Until then the function writes no filler or heartbeat and reads nothing more from the run's log, so
+ * `slow_reader`). Until then the function writes no filler or heartbeat and reads nothing more from the execution's log, so
  * a slow reader costs at most one read of the log in memory, never a growing backlog. A healthy reader never meets it:
  * a mobile hand-over, a long GC pause or TCP's retransmission backoff after a short loss (1 + 2 + 4 + 8 s) stall a
  * connection for seconds, not half a minute. A reader that far behind does better to reconnect with `Last-Event-ID`
@@ -292,7 +292,7 @@ export const MAX_STREAM_MS = 14 * MINUTE_MS;
  */
 export const STREAM_POLL_FIRST_MS = 40;
 export const STREAM_POLL_MAX_MS = 250;
-/** While the run waits (a wait node, an approval) nothing can come for a while: the tail backs off further. */
+/** While the execution waits (a wait node, an approval) nothing can come for a while: the tail backs off further. */
 export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;
 /**
  * The stream probe (`GET /diagnostics/stream-probe?bytes=N&hold_ms=M`), which writes N bytes unpadded and holds M ms

@@ -9,8 +9,8 @@ export const TABLE_ENV = {
   apiKeys: 'API_KEYS_TABLE',
   publications: 'PUBLICATIONS_TABLE',
   executions: 'EXECUTIONS_TABLE',
-  conversations: 'CONVERSATIONS_TABLE',
-  runEvents: 'RUN_EVENTS_TABLE',
+  userState: 'USER_STATE_TABLE',
+  streamEvents: 'STREAM_EVENTS_TABLE',
   collection: 'COLLECTION_TABLE',
   usage: 'USAGE_TABLE',
 } as const;
@@ -20,6 +20,13 @@ export const BUCKET_ENV = {
 } as const;
 
 export type TableName = keyof typeof TABLE_ENV;
+
+/**
+ * The names two tables were first deployed under. CloudFormation names a table's resource after it, and the twin its
+ * local table, so a new name would replace the table and leave every user's memory, threads and stream events behind.
+ */
+const FIRST_DEPLOYED_AS: Partial<Record<TableName, string>> = { userState: 'conversations', streamEvents: 'runEvents' };
+export const deployedTableName = (table: TableName): string => FIRST_DEPLOYED_AS[table] ?? table;
 export type BucketName = keyof typeof BUCKET_ENV;
 export type Access = 'read' | 'write' | 'readWrite';
 
@@ -36,7 +43,7 @@ export const TABLE_ACTIONS: Record<Access, readonly string[]> = {
 };
 
 /**
- * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, run values (run context,
+ * The key prefixes of the bodies bucket, one per kind of object: webhook bodies, run values (execution context,
  * node outputs, results, long history turns) of workflow executions, collected recordings, and hand-offs.
  */
 export const BUCKET_PREFIXES = ['inbound/', 'executions/', 'recordings/', 'handoff/'] as const;

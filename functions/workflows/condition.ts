@@ -8,7 +8,7 @@ const loadJsonata = () => (jsonata ??= import('jsonata').then((module) => module
 
 /**
  * Evaluates a `condition` case: a JSONata expression (the language Step Functions itself uses) over
- * `{input, memory, nodes}`. JSONata's truthiness decides; an expression that errors at run time fails the run.
+ * `{input, memory, nodes}`. JSONata's truthiness decides; an expression that errors at run time fails the execution.
  */
 export async function conditionHolds(expression: string, scope: TemplateScope): Promise<boolean> {
   let program = compiled.get(expression);

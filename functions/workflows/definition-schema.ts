@@ -152,7 +152,7 @@ const agentNode = z.strictObject({
   type: z.literal('agent'),
   provider: z.enum(['scripted', 'bedrock']),
   instructions: z.optional(template),
-  /** The first user message (bedrock); the run's `input.message` unless given. */
+  /** The first user message (bedrock); the execution's `input.message` unless given. */
   prompt: z.optional(template),
   tools: z._default(z.array(nodeId).check(z.maxLength(32)), []),
   handoffs: z._default(z.array(nodeId).check(z.maxLength(16)), []),

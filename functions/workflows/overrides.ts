@@ -6,10 +6,10 @@ import { modelIssues, nodeProblems, nodeSchema, OVERRIDABLE_PARAMS, type Workflo
 export type Overrides = Record<string, Record<string, unknown>>;
 
 /**
- * Applies a run's `overrides` (`{node_id: {param: value}}`) to a definition. Only parameters can change,
+ * Applies an execution's `overrides` (`{node_id: {param: value}}`) to a definition. Only parameters can change,
  * never edges; an unknown node or parameter, or a value the node's schema refuses, is a 400 naming it.
  * Node ids and parameter names are the caller's: they are only ever compared with the definition's own keys,
- * so `constructor`, `hasOwnProperty` or `__proto__` are unknown names like any other. With `now` (a run being
+ * so `constructor`, `hasOwnProperty` or `__proto__` are unknown names like any other. With `now` (an execution being
  * started), an overridden node's model must be one Bedrock still serves; the steps of a started run pass no clock.
  */
 export function applyOverrides(definition: WorkflowDefinition, overrides: Overrides, now?: number): WorkflowDefinition {

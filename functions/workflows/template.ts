@@ -1,5 +1,5 @@
 /**
- * `{{path}}` templates of workflow definitions. Paths read the run's scope: `input.x`, `memory.x`,
+ * `{{path}}` templates of workflow definitions. Paths read the execution's scope: `input.x`, `memory.x`,
  * `nodes.<id>.output`, `approval.feedback`, `history`. A missing value renders as an empty string.
  * A template that is exactly one placeholder keeps the value's own type, so an `end` output can pass
  * structured data through; inside text, non-string values render as JSON.

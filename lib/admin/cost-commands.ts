@@ -66,7 +66,7 @@ function checkedPeriod(from: string, to: string): { from: string; to: string } {
 
 /**
  * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
- * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished runs' records; with
+ * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished executions' records; with
  * `--html FILE`, also the links table (each link's type, for the forecast). `cost estimate`: see runCostEstimate.
  */
 export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags, terminal: boolean): Promise<object> {
@@ -154,7 +154,7 @@ async function writeHtmlReport(target: AdminTarget, path: string, report: CostRe
 /**
  * `cost estimate`: a month's cost (× --months) at the traffic asked for, from the per-unit averages of the period
  * (default the last 30 days): every subject's usage and every finished run are read, --project and --workflow only
- * narrow which runs the run average comes from.
+ * narrow which runs the execution average comes from.
  */
 async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: boolean): Promise<object> {
   const misplaced = REPORT_ONLY.find((name) => flags[name] !== undefined);

@@ -32,7 +32,7 @@ export interface CheckResult extends CheckOutcome {
 export interface Cleanup {
   /**
    * `what` names the thing for the operator when undoing it fails, and `manually` says how to finish the job. `undo`
-   * answers false when it found nothing to undo (a run that had finished), which the report then leaves out.
+   * answers false when it found nothing to undo (an execution that had finished), which the report then leaves out.
    */
   add(what: string, undo: () => Promise<boolean | void>, manually: string): () => Promise<void>;
 }

@@ -39,7 +39,7 @@ if (CHECKS.map((check) => check.name).join() !== CHECK_NAMES.join())
   throw new Error('lib/admin/verify-command.ts: CHECKS must follow CHECK_NAMES');
 
 /**
- * What the temporary key may do: run, stream, read, approve the verify workflow, end a run a failure left behind
+ * What the temporary key may do: run, stream, read, approve the verify workflow, end an execution a failure left behind
  * (stop, reject), and the stream probe (`workflows.read`). Nothing else.
  */
 const VERIFY_KEY_SCOPES: GrantedScope[] = [

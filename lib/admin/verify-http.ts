@@ -7,8 +7,8 @@ import { CheckFailure, shortText, type VerifyContext } from './verify-check.ts';
  */
 
 /**
- * For a request that creates something whose id only its answer names (a run): it is not cut by SIGINT, so the
- * cleanup learns the id and can end the run; the check stops right after it (its timeout still applies).
+ * For a request that creates something whose id only its answer names (an execution): it is not cut by SIGINT, so the
+ * cleanup learns the id and can end the execution; the check stops right after it (its timeout still applies).
  */
 export const UNINTERRUPTED: AbortSignal = new AbortController().signal;
 

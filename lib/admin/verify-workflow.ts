@@ -122,7 +122,7 @@ export const workflowCheck: VerifyCheck = {
       detail:
         `project ${projectId}: a blocking run stopped at its approval, was approved and completed; a streamed run dropped after ${EVENTS_BEFORE_DROP} events ` +
         `and resumed with Last-Event-ID ${streamed.resumes} times got events 1-${streamed.ids.length}, each once, to complete. ` +
-        "The key is revoked and the project unpublished at the end (the publication's workflow item and the run records stay, unreachable; the records expire)",
+        "The key is revoked and the project unpublished at the end (the publication's workflow item and the execution records stay, unreachable; the records expire)",
       ...measured,
     };
   },
@@ -132,12 +132,12 @@ export const workflowCheck: VerifyCheck = {
 function runFailedTodo(answer: ApiAnswer): string {
   const error = field(answer, 'error');
   return typeof error === 'string'
-    ? `The run failed with "${error}": read the workflow step function's log (locally the npm start terminal) for the cause`
+    ? `The execution failed with "${error}": read the workflow step function's log (locally the npm start terminal) for the cause`
     : "Read the workflow step function's log (locally the npm start terminal) for the cause";
 }
 
 interface AuthorizedApi {
-  /** `signal` replaces the operator's interrupt (UNINTERRUPTED for a request that starts a run). */
+  /** `signal` replaces the operator's interrupt (UNINTERRUPTED for a request that starts an execution). */
   request(
     path: string,
     request?: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> },
@@ -149,9 +149,9 @@ interface AuthorizedApi {
     drop: AbortSignal,
     signal?: AbortSignal,
   ): Promise<Response>;
-  /** Remembers a run this check started: one left unfinished is stopped or rejected at cleanup. */
+  /** Remembers an execution this check started: one left unfinished is stopped or rejected at cleanup. */
   started(executionId: string): void;
-  /** Polls the run until its status is one of `statuses` or a final one, or the deadline passes; answers the last read. */
+  /** Polls the execution until its status is one of `statuses` or a final one, or the deadline passes; answers the last read. */
   settle(executionId: string, statuses: string[]): Promise<ApiAnswer>;
   approve(executionId: string): Promise<void>;
 }
@@ -170,7 +170,7 @@ function authorized(context: VerifyContext, key: string): AuthorizedApi {
         `run ${executionId} (stopped or rejected)`,
         // After an interrupt too: the cleanup's requests are not cut by it.
         () => endRun((path, request) => api.request(path, request, UNINTERRUPTED), executionId),
-        'nothing to do: a run waiting at its approval costs nothing and fails by itself after 7 days',
+        'nothing to do: an execution waiting at its approval costs nothing and fails by itself after 7 days',
       );
     },
     async settle(executionId, statuses) {
@@ -195,7 +195,7 @@ function authorized(context: VerifyContext, key: string): AuthorizedApi {
   return api;
 }
 
-/** Stops a run still going, rejects one waiting at its approval; a finished run is left as it is (false: nothing done). */
+/** Stops an execution still going, rejects one waiting at its approval; a finished run is left as it is (false: nothing done). */
 async function endRun(request: AuthorizedApi['request'], executionId: string): Promise<boolean> {
   const post = async (path: string, body: object) => {
     const answer = await request(path, { method: 'POST', body });
@@ -227,7 +227,7 @@ async function streamAndResume(
   const drop = new AbortController();
   let response: Response;
   try {
-    // Not cut by an interrupt until its headers name the run, which the cleanup then ends.
+    // Not cut by an interrupt until its headers name the execution, which the cleanup then ends.
     response = await api.open(paths.stream, { method: 'POST', body: RUN_BODY }, drop.signal, UNINTERRUPTED);
   } catch (error) {
     throw unreachable(context, 'POST', paths.stream, error);
@@ -266,7 +266,7 @@ async function streamAndResume(
     }
     if (resumes >= 4)
       throw new CheckFailure(
-        "the resumed stream to reach the run's complete event",
+        "the resumed stream to reach the execution's complete event",
         `events ${ids.join(', ')} after ${resumes} resumes`,
         FIX_WORKFLOWS,
         { events: ids },
@@ -293,7 +293,9 @@ async function streamAndResume(
   }
   const problem = idProblem(ids);
   if (problem)
-    throw new CheckFailure('every event id of the run exactly once, from 1 to its complete event', problem, FIX_WORKFLOWS, { events: ids });
+    throw new CheckFailure('every event id of the execution exactly once, from 1 to its complete event', problem, FIX_WORKFLOWS, {
+      events: ids,
+    });
   return { executionId, ids, resumes };
 }
 
@@ -311,7 +313,7 @@ async function readOrFail(
   }
 }
 
-/** What is wrong with a run's event ids as received: a repeat, or a gap; undefined when they are 1..n once each. */
+/** What is wrong with an execution's event ids as received: a repeat, or a gap; undefined when they are 1..n once each. */
 export function idProblem(ids: readonly number[]): string | undefined {
   const seen = new Set<number>();
   for (const id of ids) {

@@ -3,6 +3,7 @@ import type { BucketName, TableName } from '#shared/resources.ts';
 /** CloudFormation output names: the stack writes them, the admin CLI reads them to find a deployment's resources. */
 export const API_URL_OUTPUT = 'ApiUrl';
 
+/** Named as first deployed (see `deployedTableName`), so an admin CLI finds the tables of any version of the stack. */
 export const TABLE_OUTPUTS: Record<TableName, string> = {
   links: 'LinksTableName',
   counters: 'CountersTableName',
@@ -10,8 +11,8 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   apiKeys: 'ApiKeysTableName',
   publications: 'PublicationsTableName',
   executions: 'ExecutionsTableName',
-  conversations: 'ConversationsTableName',
-  runEvents: 'RunEventsTableName',
+  userState: 'ConversationsTableName',
+  streamEvents: 'RunEventsTableName',
   collection: 'CollectionTableName',
   usage: 'UsageTableName',
 };

@@ -53,9 +53,9 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
   publications: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   executions: { partitionKey: 'pk', timeToLiveAttribute: 'expires_at', indexes: [] },
   /** `memory#<project>#<user>` with one item per key; `thread#<project>#<user>#<thread>` with one item per turn. */
-  conversations: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
-  /** `run#<execution>` with one item per batch of a run's stream events (sort key: the first event id, zero-padded). */
-  runEvents: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  userState: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
+  /** `run#<execution>` with one item per batch of an execution's stream events (sort key: the first event id, zero-padded). */
+  streamEvents: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   /** `tasks`/`<task_id>`: collection tasks; `runs#<task_id>`/`<sweep_id>`: each sweep's checkpoint and counts. */
   collection: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },
   usage: { partitionKey: 'pk', sortKey: 'sk', timeToLiveAttribute: 'expires_at', indexes: [] },

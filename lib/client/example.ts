@@ -10,8 +10,8 @@ import {
 } from './published-client.ts';
 
 /*
- * The typed client as a caller's server uses it: list the workflows, run one and wait for its result, stream a run,
- * abort the stream and resume it exactly where it stood, and answer a run's approval. It needs the workflows of
+ * The typed client as a caller's server uses it: list the workflows, run one and wait for its result, stream an execution,
+ * abort the stream and resume it exactly where it stood, and answer an execution's approval. It needs the workflows of
  * test/fixtures/workflows published (`echo`, `support-bot`) and a key with every scope, e.g. on the twin:
  *
  *   npm run --silent admin -- publish test/fixtures/workflows
@@ -40,7 +40,7 @@ function dataOf<T>(answer: { data?: T; error?: unknown; response: Response }): T
 const listed = dataOf(await client.GET('/workflows'));
 console.log(`workflows: ${listed.workflows.map((workflow) => workflow.id).join(', ')}`);
 
-// 2. A run that answers when it settles.
+// 2. An execution that answers when it settles.
 const executed = dataOf(
   await client.POST('/workflows/{workflow_id}/execute', {
     params: { path: { workflow_id: 'echo' } },
@@ -83,7 +83,7 @@ console.log(
   `resumed: events ${resumedIds.join(' ')}, complete ${resumed.complete.status}, output ${JSON.stringify(resumed.complete.output)}`,
 );
 
-// 4. A run that stops at its approval, the approval, and the run going on to its end.
+// 4. An execution that stops at its approval, the approval, and the execution going on to its end.
 const paused = dataOf(
   await client.POST('/workflows/{workflow_id}/execute', {
     params: { path: { workflow_id: 'support-bot' } },

@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Run a workflow and wait for the result
-         * @description Starts the run and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the run has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; a run still going after 14 minutes is answered with its current status and poll_url.
+         * @description Starts the execution and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the execution has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; an execution still going after 14 minutes is answered with its current status and poll_url.
          *
          *     The key needs the scope `workflows.execute` (or `*`).
          */
@@ -161,7 +161,7 @@ export interface paths {
         put?: never;
         /**
          * Run a workflow and stream its events
-         * @description Starts the run exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.
+         * @description Starts the execution exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.
          *
          *     The key needs the scope `workflows.stream` (or `*`).
          */
@@ -203,7 +203,7 @@ export interface paths {
         };
         /**
          * An execution's whole event stream, replayed and then live
-         * @description The same events, ids and order as the stream that started the run; resumes after Last-Event-ID or `after`.
+         * @description The same events, ids and order as the stream that started the execution; resumes after Last-Event-ID or `after`.
          *
          *     The key needs the scope `workflows.stream` (or `*`).
          */
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Approve the pending step
-         * @description The run resumes along the approval's `approved` edge.
+         * @description The execution resumes along the approval's `approved` edge.
          *
          *     The key needs the scope `executions.approve` (or `*`).
          */
@@ -293,7 +293,7 @@ export interface paths {
         put?: never;
         /**
          * Reject the pending step
-         * @description The run follows the `rejected` edge, or fails with the feedback as its error when there is none.
+         * @description The execution follows the `rejected` edge, or fails with the feedback as its error when there is none.
          *
          *     The key needs the scope `executions.reject` (or `*`).
          */
@@ -342,11 +342,11 @@ export interface components {
             user_id: string;
             /** @description Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode) */
             thread_id?: string;
-            /** @description Key-value pairs written into the user's memory before the run (keys 1-256 bytes of UTF-8; other keys are kept) */
+            /** @description Key-value pairs written into the user's memory before the execution (keys 1-256 bytes of UTF-8; other keys are kept) */
             initial_memory?: {
                 [key: string]: unknown;
             };
-            /** @description Receives a POST with the status response when the run finishes (signed with webhook_secret when given) */
+            /** @description Receives a POST with the status response when the execution finishes (signed with webhook_secret when given) */
             callback_url?: string;
             /** @description Signs the callback with HMAC-SHA256 (Standard Webhooks headers); needs callback_url */
             webhook_secret?: string;
@@ -403,7 +403,7 @@ export interface components {
             /** @description The node awaiting approval */
             node_id: string;
         };
-        /** @description What the run spent on models and tools so far */
+        /** @description What the execution spent on models and tools so far */
         RunUsage: {
             model_calls: number;
             input_tokens: number;
@@ -460,7 +460,7 @@ export interface components {
             /** @description The approval awaited while status is interrupted; null otherwise */
             pending_approval: components["schemas"]["PendingApproval"] | null;
             usage: components["schemas"]["RunUsage"];
-            /** @description Present only when the run outlived the blocking wait (status running or queued): where to poll it */
+            /** @description Present only when the execution outlived the blocking wait (status running or queued): where to poll it */
             poll_url?: string;
         };
         StopResult: {
@@ -595,7 +595,7 @@ export interface components {
             /** @description How long the function wrote nothing after it, in milliseconds */
             hold_ms: number;
         };
-        /** @description One server-sent event of a run's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON */
+        /** @description One server-sent event of an execution's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON */
         RunStreamEvent: {
             /** @constant */
             event: "start";
@@ -1119,7 +1119,7 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a different request is refused with 422. */
                 "Idempotency-Key"?: string;
-                /** @description With an Idempotency-Key that names a run already: resume its stream after this event id */
+                /** @description With an Idempotency-Key that names an execution already: resume its stream after this event id */
                 "Last-Event-ID"?: string;
             };
             path: {
@@ -1631,7 +1631,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The decision was delivered; the run goes on */
+            /** @description The decision was delivered; the execution goes on */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1676,7 +1676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed) */
+            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1742,7 +1742,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The decision was delivered; the run goes on */
+            /** @description The decision was delivered; the execution goes on */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1787,7 +1787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the run has failed) */
+            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed) */
             409: {
                 headers: {
                     [name: string]: unknown;

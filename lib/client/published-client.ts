@@ -4,15 +4,15 @@ import type { components, paths } from './published-api.d.ts';
 
 /**
  * A typed client of the Published Workflow API: openapi-fetch over the types generated from the API's OpenAPI
- * document (`published-api.d.ts`); `streamRun`, which streams a run to its `complete` and resumes a dropped stream
+ * document (`published-api.d.ts`); `streamRun`, which streams an execution to its `complete` and resumes a dropped stream
  * with `GET /executions/{id}/stream` and `Last-Event-ID`, never starting a second run; and `resumeRun`, which picks a
  * run's stream up after a given event (where a `streamRun` its caller aborted stood).
  */
 
 type Schemas = components['schemas'];
 
-/** Each event of a run's stream (`POST /workflows/{id}/stream`, `GET /executions/{id}/stream`) with its `data`. */
-interface RunEventData {
+/** Each event of an execution's stream (`POST /workflows/{id}/stream`, `GET /executions/{id}/stream`) with its `data`. */
+interface StreamEventData {
   start: Schemas['StartEvent'];
   token: Schemas['TokenEvent'];
   tool_call: Schemas['ToolCallEvent'];
@@ -23,7 +23,7 @@ interface RunEventData {
   complete: Schemas['CompleteEvent'];
 }
 
-export type RunEvent = { [K in keyof RunEventData]: { id: number; event: K; data: RunEventData[K] } }[keyof RunEventData];
+export type StreamEvent = { [K in keyof StreamEventData]: { id: number; event: K; data: StreamEventData[K] } }[keyof StreamEventData];
 export type ExecuteRequest = Schemas['ExecuteRequest'];
 
 export interface PublishedClientOptions {
@@ -61,7 +61,7 @@ export class PublishedApiError extends Error {
     readonly status: number,
     readonly detail: string,
     readonly executionId?: string,
-    /** The last event delivered before the failure, when the run's stream had begun: resume after it. */
+    /** The last event delivered before the failure, when the execution's stream had begun: resume after it. */
     readonly lastEventId?: number,
   ) {
     super(`${status}: ${detail}`);
@@ -69,11 +69,11 @@ export class PublishedApiError extends Error {
   }
 }
 
-/** Where a caller stands in a run's stream: `resumeRun(client, executionId, { lastEventId })` goes on from there. */
+/** Where a caller stands in an execution's stream: `resumeRun(client, executionId, { lastEventId })` goes on from there. */
 export interface RunPosition {
   /**
-   * The run, once the API has named it (`X-Execution-Id`, before any event). Undefined only when the start was cut
-   * before its answer: send the same start again with its Idempotency-Key, which joins the run if it began.
+   * The execution, once the API has named it (`X-Execution-Id`, before any event). Undefined only when the start was cut
+   * before its answer: send the same start again with its Idempotency-Key, which joins the execution if it began.
    */
   executionId: string | undefined;
   /** The last event handed to `onEvent` (0: none). */
@@ -91,29 +91,29 @@ export class RunStreamAbortedError extends Error {
     reason: unknown,
   ) {
     super(
-      `The stream was aborted ${position.executionId === undefined ? 'before the run was named' : `at event ${position.lastEventId} of execution ${position.executionId}`}`,
+      `The stream was aborted ${position.executionId === undefined ? 'before the execution was named' : `at event ${position.lastEventId} of execution ${position.executionId}`}`,
       { cause: reason },
     );
   }
 }
 
 export interface FollowOptions {
-  /** Every event of the run, each exactly once, in order (a resume never repeats one). */
-  onEvent: (event: RunEvent) => void;
+  /** Every event of the execution, each exactly once, in order (a resume never repeats one). */
+  onEvent: (event: StreamEvent) => void;
   /** How many resumes in a row may bring no new event before giving up (default 5). */
   maxResumes?: number;
   /** The pause before a resume, doubled after each that brought nothing (default 250 ms). */
   resumeDelayMs?: number;
-  /** Ends the stream with a `RunStreamAbortedError` saying where it stood; the run goes on. */
+  /** Ends the stream with a `RunStreamAbortedError` saying where it stood; the execution goes on. */
   signal?: AbortSignal;
 }
 
 export interface StreamRunOptions extends FollowOptions {
-  /** Makes the start itself safe to retry (a retry with the same key and body is the same run). */
+  /** Makes the start itself safe to retry (a retry with the same key and body is the same execution). */
   idempotencyKey?: string;
   /**
    * With `idempotencyKey`: the last event this caller already has of the key's run (sent as `Last-Event-ID`), so a
-   * start sent again joins the run after it instead of from event 1. Without the key it names no run, and is refused.
+   * start sent again joins the execution after it instead of from event 1. Without the key it names no run, and is refused.
    */
   lastEventId?: number;
 }
@@ -128,7 +128,7 @@ export interface StreamRunResult {
   lastEventId: number;
   /**
    * The `complete` the stream ended with (`interrupted` at an approval: resume later with `resumeRun`). Resumed
-   * after the run's final event, it is that event, read again but not handed to `onEvent` a second time.
+   * after the execution's final event, it is that event, read again but not handed to `onEvent` a second time.
    */
   complete: Schemas['CompleteEvent'];
 }
@@ -152,7 +152,7 @@ function checkEventId(lastEventId: number): void {
 }
 
 /**
- * Starts a run with one `POST /workflows/{id}/stream` and reads its events until `complete`. When the connection
+ * Starts an execution with one `POST /workflows/{id}/stream` and reads its events until `complete`. When the connection
  * drops first, resumes with `GET /executions/{id}/stream` and `Last-Event-ID` (the execution id comes from the
  * `X-Execution-Id` header, sent before any event), and follows a `resume` event's `resume_url`: the POST is never
  * sent again, so a drop never starts a second run. The caller's abort throws a `RunStreamAbortedError` with the
@@ -167,7 +167,7 @@ export async function streamRun(
   const from = options.lastEventId ?? 0;
   checkEventId(from);
   if (from > 0 && options.idempotencyKey === undefined)
-    throw new TypeError('lastEventId needs the idempotencyKey the run was started with: without it the start is a new run');
+    throw new TypeError('lastEventId needs the idempotencyKey the execution was started with: without it the start is a new execution');
   const header = {
     ...(options.idempotencyKey === undefined ? {} : { 'Idempotency-Key': options.idempotencyKey }),
     ...(from > 0 ? { 'Last-Event-ID': String(from) } : {}),
@@ -193,7 +193,7 @@ export async function streamRun(
 }
 
 /**
- * Streams a run's events after `lastEventId` until `complete`, with `GET /executions/{id}/stream` and
+ * Streams an execution's events after `lastEventId` until `complete`, with `GET /executions/{id}/stream` and
  * `Last-Event-ID`, resuming as `streamRun` does when the connection drops: how a caller goes on after aborting a
  * `streamRun` (or an earlier `resumeRun`), from the position its `RunStreamAbortedError` carries.
  */
@@ -241,7 +241,7 @@ async function follow(
         // After an abort, what was already received goes no further: the position stays the last event handed over.
         if (!Number.isInteger(id) || id <= lastEventId || complete || signal?.aborted) return;
         lastEventId = id;
-        const event = { id, event: message.event, data: JSON.parse(message.data) as unknown } as RunEvent;
+        const event = { id, event: message.event, data: JSON.parse(message.data) as unknown } as StreamEvent;
         if (event.event === 'complete') complete = event.data;
         options.onEvent(event);
       });
@@ -266,7 +266,7 @@ async function follow(
 
 /**
  * One resume request: the `resume` event's URL when the server sent one, else `GET /executions/{id}/stream`.
- * `ended` when the API answers 204: the run has ended and `lastEventId` was its final event.
+ * `ended` when the API answers 204: the execution has ended and `lastEventId` was its final event.
  */
 async function resume(
   client: PublishedClient,
@@ -301,7 +301,7 @@ async function resume(
 
 /**
  * The final `complete` of an ended run, for a caller that already had it (a 204): read again from the event
- * before it, so the result says how the run ended, and not handed to `onEvent` again.
+ * before it, so the result says how the execution ended, and not handed to `onEvent` again.
  */
 async function finalOf(client: PublishedClient, executionId: string, lastEventId: number, signal?: AbortSignal): Promise<StreamRunResult> {
   const position = { executionId, lastEventId };

@@ -1,4 +1,4 @@
-import type { TableName } from '#shared/resources.ts';
+import { deployedTableName, type TableName } from '#shared/resources.ts';
 
 /*
  * The names of the twin's stores, in a module that loads nothing: the admin CLI needs them on every call, the
@@ -11,5 +11,5 @@ export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_BUCKET = 'local-bodies';
 
 export function localTableName(table: TableName): string {
-  return `local-${table}`;
+  return `local-${deployedTableName(table)}`;
 }

@@ -73,7 +73,7 @@ export function shownExecutionName(name: string): string {
 
 /**
  * A resource a fault hit, without its ARN's prefix: a table's name, `bucket/key` with its long segments cut (keys
- * carry ids), an execution's machine and name with its run id cut, a parameter's path, a model.
+ * carry ids), an execution's machine and name with its execution id cut, a parameter's path, a model.
  */
 export function shownResource(resource: string): string {
   const name = resource

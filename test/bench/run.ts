@@ -24,7 +24,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * `npm run bench`: ingest throughput and latency on the local twin at concurrency 16, beside the raw
- * PutItem rate of the same embedded DynamoDB in the same run (their ratio is the figure that travels),
+ * PutItem rate of the same embedded DynamoDB in the same execution (their ratio is the figure that travels),
  * and the billed units per request as the handlers metered them.
  */
 const CONCURRENCY = 16;
@@ -91,7 +91,7 @@ async function admin(...argv: string[]) {
 /** Each bound link's source id, by token: where its events are stored. */
 const sourceIds = new Map<string, string>();
 
-/** Enough bound links that no single one passes its 600 requests/minute during the run. */
+/** Enough bound links that no single one passes its 600 requests/minute during the execution. */
 async function linkPool(type: 'calls' | 'dialogs', requests: number): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_LINK - 50)); i += 1) {
@@ -171,7 +171,7 @@ async function ingestRun(
 /**
  * The floor: the one write the spec cannot do without, a conditional PutItem (`attribute_not_exists`) of an item the
  * size of the product's own event item (one the ingest run stored, under new keys), after a warm-up pass, measured in
- * the same run as the product.
+ * the same execution as the product.
  */
 async function floorRun(sourceId: string, label: string): Promise<RunStats> {
   const client = new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
@@ -275,7 +275,7 @@ async function executeRun(label: string, workflowId: string, total: number, conc
 }
 
 async function transitionsPerRun(executionIds: string[]): Promise<number> {
-  // The transition counter reads the runner's event log, which trails the run's result by a tick.
+  // The transition counter reads the runner's event log, which trails the execution's result by a tick.
   await new Promise((resolve) => setTimeout(resolve, 200));
   const counts = executionIds.map((id) => twin.stepFunctions.stateTransitions(executionArnOf(twin.twin.state_machine_arn, id)));
   return counts.reduce((sum, count) => sum + count, 0) / counts.length;
@@ -373,7 +373,7 @@ try {
   if (only === undefined || only === 'ingest') await ingest();
   if (only === undefined || only === 'execute') await engine();
   if (only === undefined || only === 'streaming') {
-    console.log(`\nStreaming (SSE over the run's event log), one run at a time`);
+    console.log(`\nStreaming (SSE over the execution's event log), one execution at a time`);
     const dynamo = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
     );
@@ -385,7 +385,7 @@ try {
     dynamo.destroy();
   }
   if (only === undefined || only === 'agents') {
-    console.log(`\nAgents (execute, one run at a time)`);
+    console.log(`\nAgents (execute, one execution at a time)`);
     await agentsBench({ twin, admin });
   }
   if (only === undefined || only === 'collection') {

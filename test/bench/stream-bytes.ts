@@ -6,7 +6,7 @@ import type { LocalTwin } from '#lib/twin/twin.ts';
  * socket's own byte count), beside what they carry:
  * - a streamed run of about 50 events over about 5 seconds: its bytes against the bytes of its events' own lines
  *   (`id:`, `event:`, `data:` and the blank line) plus the response head;
- * - a silent `/executions/{id}/events` subscription on a run waiting at its approval, per minute.
+ * - a silent `/executions/{id}/events` subscription on an execution waiting at its approval, per minute.
  * With the default settings the filler is off and nothing is held, so the stream should be little more than its events.
  */
 export interface StreamBytesContext {

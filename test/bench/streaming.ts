@@ -10,9 +10,9 @@ import { streamBytesBench, type StreamBytes } from './stream-bytes.ts';
 
 /**
  * Streaming figures on the local twin, for one scripted llm node streamed (POST /stream) and executed (POST
- * /execute) the same way, one run at a time:
+ * /execute) the same way, one execution at a time:
  * - first-token overhead: when the first token arrives by stream, beside a whole one-token run by execute
- *   (both pay the run's start; the difference is what streaming adds before the first token);
+ *   (both pay the execution's start; the difference is what streaming adds before the first token);
  * - added latency per token: (stream's complete − execute's answer) / tokens, for the same N-token run;
  * - the log's DynamoDB writes per second of generation, and the units of a 1,000-token streamed run.
  */
@@ -126,7 +126,7 @@ async function publishStreamingWorkflow(context: StreamingBenchContext) {
     },
   };
   writeFileSync(join(dir, 'writer.json'), JSON.stringify(writer));
-  // A run that waits at its approval: what a silent /events subscription watches.
+  // An execution that waits at its approval: what a silent /events subscription watches.
   const gate = {
     id: 'gate',
     name: 'Gate',
@@ -140,7 +140,7 @@ async function publishStreamingWorkflow(context: StreamingBenchContext) {
 async function batchCount(context: StreamingBenchContext, executionId: string): Promise<number> {
   const result = await context.dynamo.send(
     new QueryCommand({
-      TableName: context.twin.twin.tables.runEvents,
+      TableName: context.twin.twin.tables.streamEvents,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': `run#${executionId}` },
       Select: 'COUNT',

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Where runs' completion callbacks land (loopback, allowed on the twin by ALLOW_LOOPBACK_CALLBACKS=1): each run its own path. */
+/** Where executions' completion callbacks land (loopback, allowed on the twin by ALLOW_LOOPBACK_CALLBACKS=1): each execution its own path. */
 export interface CallbackReceiver {
   url(tag: string): string;
   /** The `webhook-id` of each delivery to the tag's path, in arrival order. */

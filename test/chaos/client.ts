@@ -40,7 +40,7 @@ const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
  * A request still unanswered after this long is given up (and sent again): API Gateway ends every response within 15
- * minutes, the blocking execute's included, and a run the faults slow down still settles within a few. Longer than any
+ * minutes, the blocking execute's included, and an execution the faults slow down still settles within a few. Longer than any
  * answer the mix should wait for, so a request that hits it is reported as never answered.
  */
 export const REQUEST_TIMEOUT_MS = 5 * 60_000;

@@ -25,7 +25,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const AWS_ERROR_NAME =
   /\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Exception|Error|Fault)\b|\bSlowDown\b|\b(?:Runtime|Sandbox|Lambda|States|Function)\.[A-Z]\w+/;
 
-/** A run's status as GET /executions answered it after the traffic settled (`undefined`: never read). */
+/** An execution's status as GET /executions answered it after the traffic settled (`undefined`: never read). */
 export type FinalStatuses = Map<string, { status: string; pending_approval?: unknown } | undefined>;
 
 export interface InvariantInput {
@@ -68,7 +68,7 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
     const waiting = status === 'interrupted' && run.workflow === 'gate' && run.decision === undefined;
     if (!TERMINAL.has(status) && !waiting) violate('run-ends', `${run.executionId} (${run.workflow}) still ${status}`);
     if (run.workflow === 'gate' && run.decision && status === 'completed') {
-      // Both of the gate's edges end the run completed: its output says which decision applied.
+      // Both of the gate's edges end the execution completed: its output says which decision applied.
       const output = (final as { output?: unknown }).output;
       const applied =
         typeof output !== 'string'
@@ -84,7 +84,7 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
   }
   for (const executionId of record.doubleDecisions) violate('decision-once', `${executionId}: a second decision was accepted`);
 
-  // 3. One Idempotency-Key never starts two runs: every answer for a key named one run, and Step Functions started one
+  // 3. One Idempotency-Key never starts two runs: every answer for a key named one execution, and Step Functions started one
   // execution for its user. A first attempt whose start was refused leaves a record (marked failed, or still queued
   // when a fault stopped that too) that no state machine ever ran and no answer named; it is no second run.
   for (const [key, executionIds] of record.keyAnswers) {

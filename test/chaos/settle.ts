@@ -12,7 +12,7 @@ const FINAL_SWEEPS = 4;
 /**
  * After the traffic: waits (up to `deadlineMs` from now) for every answered run to end or wait at an approval nobody
  * decided, sweeps the collection until every acknowledged event is handed off, and waits for the callbacks of the
- * finished runs. Answers each run's final status as GET /executions reads it; the invariants judge what is left.
+ * finished runs. Answers each execution's final status as GET /executions reads it; the invariants judge what is left.
  */
 export async function settle(
   target: TrafficTarget,

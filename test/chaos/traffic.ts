@@ -253,7 +253,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
       await sendEvent(event.kind, JSON.parse(event.body!) as Record<string, unknown>, false);
     };
 
-  /** Starts a run blocking, with its own Idempotency-Key (sent again on every retry); `twice` sends the same key once more. */
+  /** Starts an execution blocking, with its own Idempotency-Key (sent again on every retry); `twice` sends the same key once more. */
   async function execute(
     workflow: StartedRun['workflow'],
     options: { callback?: boolean; twice?: boolean } = {},
@@ -284,7 +284,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
     record.keyAnswers.set(key, seen);
   }
 
-  /** As a caller does: decides only once the run waits at its approval (a blocking execute may answer it still going). */
+  /** As a caller does: decides only once the execution waits at its approval (a blocking execute may answer it still going). */
   async function waitingAtApproval(run: StartedRun): Promise<boolean> {
     let status = run.answeredStatus;
     for (let read = 0; status !== 'interrupted' && read < 60; read++) {
@@ -305,7 +305,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
       const url = published(`/executions/${run.executionId}/${decision}`);
       const init = { method: 'POST', headers: auth, body: JSON.stringify({ feedback: decision }) };
       const answer = await client.send(`${decision}`, url, init);
-      // A 409 after a retry is the first attempt's decision having applied; the run's final state says which.
+      // A 409 after a retry is the first attempt's decision having applied; the execution's final state says which.
       if (answer?.status === 200 || answer?.status === 409) run.decision = decision;
       if (random() < 0.3) {
         const other = decision === 'approve' ? 'reject' : 'approve';
@@ -328,7 +328,7 @@ function trafficActions(target: TrafficTarget, setup: TrafficSetup, client: Retr
       const dropFirst = random() < 0.5;
       for (let attempt = 0; attempt < 10 && !seen.completed; attempt++) {
         const lastId = seen.ids.at(-1);
-        // Before the first event the POST is sent again (same key: the same run); after it, the run is resumed by GET.
+        // Before the first event the POST is sent again (same key: the same execution); after it, the execution is resumed by GET.
         const [url, init] =
           seen.executionId === ''
             ? [published(`/workflows/${workflow}/stream`), { method: 'POST', headers, body }]

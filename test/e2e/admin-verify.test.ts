@@ -40,7 +40,7 @@ const checkOf = (report: Report, name: string) => report.checks.find((check) => 
 /** The project the verify run made for itself (it names it in the workflow check). */
 const projectOf = (report: Report) => /project (admin-verify-[0-9a-f]+)/.exec(report.cleaned_up.join('\n'))?.[1];
 
-/** What a verify run leaves in the stores: its links, keys, active publication, the event it sent, its runs' statuses. */
+/** What a verify run leaves in the stores: its links, keys, active publication, the event it sent, its executions' statuses. */
 async function leftovers(twin: TestTwin, report: Report) {
   process.env.DATA_DIR = twin.dataDir;
   const projectId = projectOf(report);
@@ -160,7 +160,7 @@ describe('admin verify against a twin that works', () => {
   });
 
   it(
-    'stops at SIGINT, ends the run it had started, removes what it had made, and exits 130',
+    'stops at SIGINT, ends the execution it had started, removes what it had made, and exits 130',
     async () => {
       const child = spawn(process.execPath, ['bin/admin.mjs', 'verify', '--json'], {
         cwd: ROOT,
@@ -170,7 +170,7 @@ describe('admin verify against a twin that works', () => {
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      // Interrupted once its workflow check has started its first run: a link, a project, a key and a run exist by then.
+      // Interrupted once its workflow check has started its first run: a link, a project, a key and an execution exist by then.
       await waitFor(async () => {
         const { Items } = await twin.dynamo.send(
           new ScanCommand({
@@ -179,7 +179,7 @@ describe('admin verify against a twin that works', () => {
             ExpressionAttributeValues: { ':record': 'execution#', ':user': VERIFY_USER_ID, ':verify': 'admin-verify-' },
           }),
         );
-        // The first test's runs are completed; this run is the one still under way.
+        // The first test's runs are completed; this execution is the one still under way.
         return Items?.find((item) => item.status !== 'completed');
       }, exited);
       child.kill('SIGINT');
@@ -276,7 +276,7 @@ describe('admin verify against a twin that fails every check it can', () => {
       expect(checkOf(report, 'concurrency').detail).toMatch(/at least 100 .+ has 10 .+--quota-code L-B99A9384/);
       expect(checkOf(report, 'cost-tag')).toMatchObject({ status: 'pass', tag_status: 'Active' });
 
-      // The run left waiting at its approval was rejected; the link, key and publication are gone or revoked.
+      // The execution left waiting at its approval was rejected; the link, key and publication are gone or revoked.
       expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
       const left = await leftovers(twin, report);
       expect(left.links).toEqual(['revoked']);

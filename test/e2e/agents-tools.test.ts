@@ -279,7 +279,7 @@ describe('secrets in HTTP tools', () => {
     const executionId = complete.execution_id as string;
     expect(await rawStreamText(executionId)).not.toContain(WEATHER_SECRET);
     expect(JSON.stringify(await statusOf(executionId))).not.toContain(WEATHER_SECRET);
-    for (const table of ['executions', 'conversations', 'runEvents'] as const) {
+    for (const table of ['executions', 'userState', 'streamEvents'] as const) {
       const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables[table] }));
       expect(JSON.stringify(Items), table).not.toContain(WEATHER_SECRET);
     }
@@ -294,7 +294,7 @@ describe('secrets in HTTP tools', () => {
 });
 
 describe('a secret that JSON escapes, echoed by HTTP and MCP tools', () => {
-  it('reaches no event, replayed log, output, record or stored object, and every run ends its MCP session', async () => {
+  it('reaches no event, replayed log, output, record or stored object, and every execution ends its MCP session', async () => {
     const runs = 4;
     for (let i = 0; i < runs; i += 1) {
       const run = await stream('leaky', { user_id: 'u' });
@@ -325,11 +325,11 @@ describe('a secret that JSON escapes, echoed by HTTP and MCP tools', () => {
         expect(leaksOf(body, LEAKY_SECRET), object.Key).toEqual([]);
       }
     }
-    for (const table of ['executions', 'conversations', 'runEvents'] as const) {
+    for (const table of ['executions', 'userState', 'streamEvents'] as const) {
       const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables[table] }));
       expect(leaksOf(JSON.stringify(Items), LEAKY_SECRET), table).toEqual([]);
     }
-    // Each run's agent ended its session with the DELETE Streamable HTTP defines before its run completed.
+    // Each execution's agent ended its session with the DELETE Streamable HTTP defines before its execution completed.
     expect(sessionsMcp.sessions.opened).toHaveLength(runs);
     expect(sessionsMcp.sessions.open()).toBe(0);
   });
@@ -439,7 +439,7 @@ describe('Bedrock on the twin, behind the IAM front door', () => {
     expect(twin.bedrock.requests.map((request) => request.operation)).toEqual(['ConverseStream', 'ConverseStream']);
   });
 
-  it("fails a run on a model outside the deployment's list before calling Bedrock", async () => {
+  it("fails an execution on a model outside the deployment's list before calling Bedrock", async () => {
     twin.bedrock.reset();
     const denialsBefore = twin.accessDenials.length;
     // A model the product supports, but not one this deployment's list (the default: US profiles) names: it has no

@@ -139,7 +139,7 @@ describe('agents with tools and hand-offs', () => {
       ['weather', 'started'],
       ['weather', 'succeeded'],
     ]);
-    // Invalid arguments never reach the tool; a failing tool is an answer for the model, and the run goes on.
+    // Invalid arguments never reach the tool; a failing tool is an answer for the model, and the execution goes on.
     expect(calls[1]!.data.error).toMatch(/^invalid arguments: .*city/);
     expect(calls[3]!.data.error).toMatch(/^HTTP 500/);
     expect(calls[4]!.data).toEqual({
@@ -164,7 +164,7 @@ describe('agents with tools and hand-offs', () => {
     expect(run.events.at(-1)!.data).toMatchObject({ status: 'completed', output: reply });
   });
 
-  it("hands off to another agent, whose reply is the run's answer", async () => {
+  it("hands off to another agent, whose reply is the execution's answer", async () => {
     const run = await stream('desk', { user_id: 'u', input: { message: 'refund please' } });
     await run.ended;
     expect(run.events.find((event) => event.event === 'agent_handoff')!.data).toEqual({ from: 'front', to: 'billing' });
@@ -175,7 +175,7 @@ describe('agents with tools and hand-offs', () => {
     });
   });
 
-  it('fails the run clearly when an agent uses its turns without a reply', async () => {
+  it('fails the execution clearly when an agent uses its turns without a reply', async () => {
     const run = await stream('spinner', { user_id: 'u' });
     await run.ended;
     expect(run.events.filter((event) => event.event === 'tool_call' && event.data.status === 'succeeded')).toHaveLength(2);

@@ -13,7 +13,7 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 /**
  * The reference pages each API serves beside its OpenAPI document: over HTTP (no key, the script they load, what it
  * costs), then in headless Chromium, from the AWS-shaped URL: nothing loaded from another host, every operation of the
- * served 3.1 document shown, and the run stream's events with their fields.
+ * served 3.1 document shown, and the execution stream's events with their fields.
  */
 
 const APIS = [
@@ -202,7 +202,7 @@ describe.skipIf(!chromiumTestRuns('test/e2e/api-reference.test.ts'))('the API re
     }
   });
 
-  it("shows the run stream's events with the fields of their data, its 200 open", async () => {
+  it("shows the execution stream's events with the fields of their data, its 200 open", async () => {
     const document = documents.get('published')!;
     const { page } = views.get('published')!;
     const operation = document.paths['/executions/{execution_id}/stream'].get;
@@ -215,7 +215,7 @@ describe.skipIf(!chromiumTestRuns('test/e2e/api-reference.test.ts'))('the API re
     );
     const text = await operationText(page, operation.operationId);
 
-    // The events of a run that completes; each one's data fields, as the document names them.
+    // The events of an execution that completes; each one's data fields, as the document names them.
     for (const name of ['start', 'token', 'node_update', 'complete']) {
       expect(text, name).toContain(name);
       const fields = events.get(name)!.required as string[];

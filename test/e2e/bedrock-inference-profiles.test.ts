@@ -10,8 +10,8 @@ import { createKey, pollExecution, publishedClient } from '../support/published.
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 /**
- * A run on the twin calls Bedrock the way it does on AWS: the step function's worker gets the deployment's profile
- * map in its environment, sends each model's application inference profile ARN, and the run's usage keeps the model id.
+ * An execution on the twin calls Bedrock the way it does on AWS: the step function's worker gets the deployment's profile
+ * map in its environment, sends each model's application inference profile ARN, and the execution's usage keeps the model id.
  */
 const PROJECT = 'profiles';
 let twin: TestTwin;
@@ -47,8 +47,8 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-describe('Bedrock calls of a run on the twin', () => {
-  it('go through the application inference profile of each model, which the run still counts by model id', async () => {
+describe('Bedrock calls of an execution on the twin', () => {
+  it('go through the application inference profile of each model, which the execution still counts by model id', async () => {
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     twin.bedrock.reset();
     twin.bedrock.scriptConverse('us.amazon.nova-lite-v1:0', [{ text: ['Hi'], usage: { inputTokens: 4, outputTokens: 1 } }]);
@@ -126,7 +126,7 @@ describe('the step function on the twin', () => {
     asStep.destroy();
   });
 
-  it('fails a run whose node names a model without a profile here, naming the model, and calls nothing', async () => {
+  it('fails an execution whose node names a model without a profile here, naming the model, and calls nothing', async () => {
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     twin.bedrock.reset();
     const denialsBefore = twin.accessDenials.length;

@@ -7,7 +7,7 @@ import { type TestTwin } from '../support/local-twin.ts';
 /**
  * lib/client/example.ts run as its header says, against a twin with the fixture workflows published and a key: the
  * workflows listed, a blocking run completed, a stream aborted after two events and resumed with every later event
- * once to its `complete`, and a run approved at its approval and completed.
+ * once to its `complete`, and an execution approved at its approval and completed.
  */
 const ROOT = new URL('../../', import.meta.url).pathname;
 const run = promisify(execFile);

@@ -72,7 +72,7 @@ describe('cost estimate', () => {
     expect(forecast.total_usd).toBe(forecast.monthly_usd);
   });
 
-  it('narrows the run average to a workflow, and has none for a workflow without runs', async () => {
+  it('narrows the execution average to a workflow, and has none for a workflow without runs', async () => {
     const echo = (await estimate('--runs', '10', '--workflow', 'echo')).forecast.averages.run;
     expect(echo).toMatchObject({ runs: 2, workflow: 'echo' });
     expect((await estimate('--runs', '10', '--workflow', 'memory', '--project', PROJECT)).forecast.averages.run).toMatchObject({

@@ -10,7 +10,7 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { createKey, publishedClient } from '../support/published.ts';
 
 /**
- * One run on the twin that uses two Bedrock models (Nova Lite, then Nova Pro, through the Bedrock stand-in, which
+ * One execution on the twin that uses two Bedrock models (Nova Lite, then Nova Pro, through the Bedrock stand-in, which
  * answers with the token usage scripted here, cache tokens included), then waits (a second step), then draws two images
  * with the scripted (offline) provider, one in premium quality (the catalog serves no Bedrock image model), and writes
  * a scripted reply. The report must price each model with its own price: within 2 % of the hand calculation below,
@@ -81,7 +81,7 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 describe('the cost report prices each model with its own price', () => {
-  it('lists the models of the run, each within 2 % of the hand calculation from the price sheet', () => {
+  it('lists the models of the execution, each within 2 % of the hand calculation from the price sheet', () => {
     expect(twin.bedrock.requests.map((request) => [request.operation, request.modelId])).toEqual([
       ['ConverseStream', LITE],
       ['ConverseStream', PRO],
@@ -114,7 +114,7 @@ describe('the cost report prices each model with its own price', () => {
     expect(report.models.map((model) => model.model)).toEqual([PRO, LITE, 'scripted']);
   });
 
-  it('puts the model dollars in the Bedrock services, the total, the day, the project and the run', () => {
+  it('puts the model dollars in the Bedrock services, the total, the day, the project and the execution', () => {
     const services = Object.fromEntries(report.services.map((service) => [service.service, service]));
     const tokens = EXPECTED[LITE] + EXPECTED[PRO];
     expect(Math.abs(services['Bedrock tokens']!.usd - tokens)).toBeLessThanOrEqual(tokens * 0.02);
@@ -128,7 +128,7 @@ describe('the cost report prices each model with its own price', () => {
     expect(report.unpriced_models).toEqual([]);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 7);
     const models = tokens;
-    // The rest of the run (requests, Lambda, DynamoDB, S3, transitions) is a small part of a cent.
+    // The rest of the execution (requests, Lambda, DynamoDB, S3, transitions) is a small part of a cent.
     expect(report.total_usd).toBeGreaterThan(models);
     expect(report.total_usd).toBeLessThan(models + 0.001);
     expect(report.days.reduce((sum, day) => sum + day.total_usd, 0)).toBeCloseTo(report.total_usd, 7);
@@ -139,7 +139,7 @@ describe('the cost report prices each model with its own price', () => {
     expect(report.workflows).toMatchObject([{ project: PROJECT, workflow_id: 'two-models', runs: 1, mean_usd: report.per_run.mean_usd }]);
   });
 
-  it('keeps the logical model ids in the usage items and the run record, and the public usage as it was', async () => {
+  it('keeps the logical model ids in the usage items and the execution record, and the public usage as it was', async () => {
     const items = (await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.usage }))).Items ?? [];
     const names = new Set(items.flatMap((item) => Object.keys(item)));
     for (const name of [

@@ -42,7 +42,7 @@ const CALL_EVENT = {
   storedBytes: 1024,
   dataTransferOutBytes: 410,
 };
-/** POST execute (interrupted at the approval) and POST approve; the run's two steps and its AwaitApproval. */
+/** POST execute (interrupted at the approval) and POST approve; the execution's two steps and its AwaitApproval. */
 const APPROVAL_RUN = {
   apiRequests: 2,
   lambdaInvocations: 5,
@@ -116,7 +116,7 @@ beforeAll(async () => {
     await stream.ended;
     expect(stream.events.at(-1)!.data.status).toBe('completed');
   }
-  // A stream ends with its last event, a run's record is final before its step ends: each invocation writes its usage
+  // A stream ends with its last event, an execution's record is final before its step ends: each invocation writes its usage
   // just after. The report waits for every function of the twin to end (failing, naming them, past a generous deadline).
   await twin.settled();
   report = JSON.parse(await admin('cost', 'report', '--json')) as CostReport;

@@ -258,7 +258,7 @@ describe("the cost report's data transfer line", () => {
     expect(readFileSync(file, 'utf8')).toMatch(/<td>Data transfer out<\/td>/);
   });
 
-  it("is in the estimate's run average: each run carries its project's answers", async () => {
+  it("is in the estimate's run average: each execution carries its project's answers", async () => {
     const answer = await runCli(['cost', 'estimate', '--runs', '1000', '--json']);
     const estimate = JSON.parse(answer.stdout) as { averages: { run: { usd: number; data_transfer_usd: number } } };
     expect(estimate.averages.run.data_transfer_usd).toBeGreaterThan(0);

@@ -5,8 +5,8 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { storeRequestRecorder } from '../support/round-trips.ts';
 
 /**
- * What a blocking execute sends to the stores, counted at the twin's front doors: the items a run needs are written
- * side by side before the state machine starts, and the run's status is read a few times, not once every few ms.
+ * What a blocking execute sends to the stores, counted at the twin's front doors: the items an execution needs are written
+ * side by side before the state machine starts, and the execution's status is read a few times, not once every few ms.
  */
 const recorder = storeRequestRecorder();
 let twin: TestTwin;
@@ -35,7 +35,7 @@ async function execute(body: object = {}): Promise<ServedRequest[]> {
 }
 
 describe('round trips of a blocking execute', () => {
-  it('writes the record, the run context, the log start, the initial memory and the user turn, then starts the run', async () => {
+  it('writes the record, the execution context, the log start, the initial memory and the user turn, then starts the execution', async () => {
     await execute();
     const served = await execute({ initial_memory: { plan: 'gold' } });
     const statusReads = served.filter(isStatusRead);
@@ -45,22 +45,22 @@ describe('round trips of a blocking execute', () => {
       'BatchWriteItem local-conversations', // the initial memory
       'PutItem local-conversations', // the user's message, the thread's newest turn
       'PutItem local-executions', // the queued record
-      'PutItem local-executions', // the run context
-      'PutItem local-runEvents', // the log's start
+      'PutItem local-executions', // the execution context
+      'PutItem local-streamEvents', // the log's start
       'StartExecution local-workflow',
     ]);
     expect(statusReads.length).toBeGreaterThanOrEqual(1);
 
     // Sent side by side (test/service pins that; here the twin's front door, one thread for every store, may take
-    // them one after another), and all of them answered before the state machine is asked to start: the run reads
+    // them one after another), and all of them answered before the state machine is asked to start: the execution reads
     // them. In the front doors' order of events, not by clock: a request sent after an answer arrives after it.
     const start = served.find((request) => request.operation === 'StartExecution')!;
     for (const write of pinned.filter((request) => request !== start)) expect(start.arrived, named(write)).toBeGreaterThan(write.answered);
     for (const read of statusReads) expect(read.arrived).toBeGreaterThan(start.answered);
   });
 
-  it("has the run's first step read its context and mark it running before its first node, and nothing else", async () => {
-    // A step of an earlier run may still be writing its usage: this run's step is then the only one recorded.
+  it("has the execution's first step read its context and mark it running before its first node, and nothing else", async () => {
+    // A step of an earlier run may still be writing its usage: this execution's step is then the only one recorded.
     await twin.settled(['WorkflowStep']);
     const served = await recorder.during(
       'WorkflowStep',

@@ -79,7 +79,7 @@ describe('bodies nested past any real input', () => {
       expect(response.status).toBe(400);
       expect(response.body.detail).toContain('body: must not nest objects and arrays more than 64 levels deep');
       expect(await executionCount()).toBe(before);
-      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+      const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.userState }));
       expect(Items!.filter((item) => JSON.stringify(item).includes(userId))).toEqual([]);
     },
   );
@@ -107,7 +107,7 @@ describe('input and initial_memory keys naming prototype properties', () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: 'completed' });
     expect(response.body.output.reply).toContain('Hello Ann');
-    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.userState }));
     const names = (Items ?? []).filter((item) => String(item.sk).startsWith('key#')).map((item) => String(item.sk).slice(4));
     expect(names).toEqual(expect.arrayContaining([...PROTOTYPE_NAMES, 'name']));
   });
@@ -119,7 +119,7 @@ describe('input and initial_memory keys naming prototype properties', () => {
     expect(response.status).toBe(400);
     expect(response.body.detail).toContain(`initial_memory.${longKey}`);
     expect(response.body.detail).toContain(`at most ${MAX_MEMORY_KEY_BYTES} bytes`);
-    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.userState }));
     expect((Items ?? []).some((item) => String(item.sk) === 'key#short')).toBe(false);
   });
 

@@ -11,7 +11,7 @@ const PROJECT = 'models';
 const HAIKU_35 = 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const HAIKU_45_US = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const CANVAS = 'amazon.nova-canvas-v1:0';
-/** What publish, a run's overrides and a run say of Nova Canvas today. */
+/** What publish, an execution's overrides and an execution say of Nova Canvas today. */
 const CANVAS_ENDED = `"${CANVAS}" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node`;
 let twin: TestTwin;
 
@@ -66,7 +66,7 @@ describe('publishing and running workflows by their models', () => {
     expect(result.stderr).toBe(`warning: ${warning}\n`);
   });
 
-  it('runs a third-party model through its inference profile, and refuses a run overriding it to an ended one', async () => {
+  it('runs a third-party model through its inference profile, and refuses an execution overriding it to an ended one', async () => {
     await twin.admin('publish', definitionFile(agentWorkflow('claude', HAIKU_45_US)), '--project', PROJECT);
     const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
     twin.bedrock.reset();

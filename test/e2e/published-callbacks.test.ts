@@ -132,7 +132,7 @@ describe('completion callbacks', () => {
     expect(JSON.parse(delivery!.body)).toMatchObject({ execution_id: executionId, status: 'cancelled' });
   });
 
-  it('calls back when a run fails after an approval, and not while it waits', async () => {
+  it('calls back when an execution fails after an approval, and not while it waits', async () => {
     const run = await client.execute('gate', { user_id: 'u', input: {}, callback_url: hook.url('gated') });
     expect(run.body.status).toBe('interrupted');
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PublishedApiError, resumeRun, RunStreamAbortedError, streamRun, type RunEvent } from '#lib/client/published-client.ts';
+import { PublishedApiError, resumeRun, RunStreamAbortedError, streamRun, type StreamEvent } from '#lib/client/published-client.ts';
 import { startPublishedTwin, storedRunsOf, typedClient } from '../support/published.ts';
 import { type TestTwin } from '../support/local-twin.ts';
 import { documentedFetch } from '../support/fetch.ts';
@@ -7,7 +7,7 @@ import { documentedFetch } from '../support/fetch.ts';
 /**
  * lib/client's `streamRun` against the twin, through a fetch that drops streams part-way: the client resumes with
  * GET /executions/{id}/stream and Last-Event-ID (or a `resume` event's URL), gets every event exactly once, and the
- * start is sent once: one run. A caller that aborts gets where it stood, and resumes exactly after it.
+ * start is sent once: one execution. A caller that aborts gets where it stood, and resumes exactly after it.
  */
 
 let twin: TestTwin;
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
-/** The echo workflow generating slowly, so its stream can be cut in the middle of the run. */
+/** The echo workflow generating slowly, so its stream can be cut in the middle of the execution. */
 const slowEcho = (userId: string) => ({
   user_id: userId,
   input: { message: 'hi' },
@@ -96,13 +96,13 @@ function cutStream(body: ReadableStream<Uint8Array>, cut: Cut, executionId: stri
 }
 
 const consecutiveFrom1 = (count: number) => Array.from({ length: count }, (_, index) => index + 1);
-const tokens = (events: RunEvent[]) => events.map((event) => (event.event === 'token' ? event.data.content : '')).join('');
+const tokens = (events: StreamEvent[]) => events.map((event) => (event.event === 'token' ? event.data.content : '')).join('');
 
 describe('streamRun (lib/client)', () => {
-  it('resumes a stream dropped twice with GET and Last-Event-ID: every event once, one POST, one run', async () => {
+  it('resumes a stream dropped twice with GET and Last-Event-ID: every event once, one POST, one execution', async () => {
     const { fetch, requests } = cuttingFetch([{ events: 3 }, { events: 4 }]);
     const client = typedClient(twin, apiKey, fetch);
-    const events: RunEvent[] = [];
+    const events: StreamEvent[] = [];
 
     const result = await streamRun(client, 'echo', slowEcho('client-resume'), { onEvent: (event) => events.push(event), resumeDelayMs: 0 });
 
@@ -129,7 +129,7 @@ describe('streamRun (lib/client)', () => {
   it('follows a resume event to its URL, with an Idempotency-Key on the start', async () => {
     const { fetch, requests } = cuttingFetch([{ events: 2, withResumeEvent: true }]);
     const client = typedClient(twin, apiKey, fetch);
-    const events: RunEvent[] = [];
+    const events: StreamEvent[] = [];
 
     const result = await streamRun(client, 'echo', slowEcho('client-resume-event'), {
       idempotencyKey: 'client-resume-event-1',
@@ -147,9 +147,9 @@ describe('streamRun (lib/client)', () => {
     expect(await storedRunsOf(twin, 'client-resume-event')).toEqual([result.executionId]);
   });
 
-  it('streams a run that is never cut in one request', async () => {
+  it('streams an execution that is never cut in one request', async () => {
     const { fetch, requests } = cuttingFetch([]);
-    const events: RunEvent[] = [];
+    const events: StreamEvent[] = [];
     const result = await streamRun(
       typedClient(twin, apiKey, fetch),
       'echo',
@@ -176,10 +176,10 @@ describe('streamRun (lib/client)', () => {
 /** Runs `start`, which aborts its own signal after `count` events; answers the events seen and what it threw. */
 async function abortAfter(
   count: number,
-  start: (options: { signal: AbortSignal; onEvent: (event: RunEvent) => void }) => Promise<unknown>,
+  start: (options: { signal: AbortSignal; onEvent: (event: StreamEvent) => void }) => Promise<unknown>,
 ) {
   const controller = new AbortController();
-  const events: RunEvent[] = [];
+  const events: StreamEvent[] = [];
   const thrown = await start({
     signal: controller.signal,
     onEvent: (event) => {
@@ -208,7 +208,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
       lastEventId: 2,
     });
 
-    const rest: RunEvent[] = [];
+    const rest: StreamEvent[] = [];
     const result = await resumeRun(client, aborted.position.executionId!, {
       lastEventId: aborted.position.lastEventId,
       onEvent: (event) => rest.push(event),
@@ -241,7 +241,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     const again = (second.thrown as RunStreamAbortedError).position;
     expect(again).toEqual({ executionId: position.executionId, lastEventId: 5 });
 
-    const rest: RunEvent[] = [];
+    const rest: StreamEvent[] = [];
     const result = await resumeRun(client, again.executionId!, { lastEventId: again.lastEventId, onEvent: (event) => rest.push(event) });
 
     const all = [...first.events, ...second.events, ...rest];
@@ -250,7 +250,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     expect(result.complete).toMatchObject({ status: 'completed', output: SLOW_REPLY });
   });
 
-  it('sent again with its Idempotency-Key and the last event id, streamRun joins the run after that event instead of from event 1', async () => {
+  it('sent again with its Idempotency-Key and the last event id, streamRun joins the execution after that event instead of from event 1', async () => {
     const { fetch, requests } = cuttingFetch([]);
     const client = typedClient(twin, apiKey, fetch);
     const key = 'client-abort-key-1';
@@ -259,7 +259,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     );
     const position = (first.thrown as RunStreamAbortedError).position;
 
-    const rest: RunEvent[] = [];
+    const rest: StreamEvent[] = [];
     const result = await streamRun(client, 'echo', slowEcho('client-abort-key'), {
       idempotencyKey: key,
       lastEventId: position.lastEventId,
@@ -280,9 +280,9 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     expect(await storedRunsOf(twin, 'client-abort-key')).toEqual([result.executionId]);
   });
 
-  it("resumed after the final event, gives the run's complete back and no event again", async () => {
+  it("resumed after the final event, gives the execution's complete back and no event again", async () => {
     const client = typedClient(twin, apiKey);
-    const seen: RunEvent[] = [];
+    const seen: StreamEvent[] = [];
     const finished = await streamRun(
       client,
       'echo',
@@ -290,7 +290,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
       { idempotencyKey: 'client-after-end-1', onEvent: (event) => seen.push(event) },
     );
 
-    const replayed: RunEvent[] = [];
+    const replayed: StreamEvent[] = [];
     const byGet = await resumeRun(client, finished.executionId, {
       lastEventId: finished.lastEventId,
       onEvent: (event) => replayed.push(event),
@@ -313,7 +313,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     expect(seen.at(-1)).toMatchObject({ id: finished.lastEventId, event: 'complete' });
   });
 
-  it('aborted before the API named the run, throws no execution id and event 0: the same start with its key is the way back', async () => {
+  it('aborted before the API named the execution, throws no execution id and event 0: the same start with its key is the way back', async () => {
     const client = typedClient(twin, apiKey);
     const controller = new AbortController();
     controller.abort();
@@ -323,7 +323,7 @@ describe('streamRun aborted by its caller, and resumeRun', () => {
     await expect(refused).rejects.toMatchObject({ name: 'AbortError', position: { executionId: undefined, lastEventId: 0 } });
   });
 
-  it('refuses a last event id without the Idempotency-Key that names its run, sending nothing', async () => {
+  it('refuses a last event id without the Idempotency-Key that names its execution, sending nothing', async () => {
     const { fetch, requests } = cuttingFetch([]);
     const refused = streamRun(
       typedClient(twin, apiKey, fetch),

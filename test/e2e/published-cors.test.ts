@@ -171,7 +171,7 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
       expect(ended.headers['access-control-allow-origin']).toBe(DASHBOARD);
     });
 
-    it('lets the page read the blocking execute, whose status goes out before the run ends', async () => {
+    it('lets the page read the blocking execute, whose status goes out before the execution ends', async () => {
       const answer = await crossOrigin(`${base()}/workflows/echo/execute`, DEV_SERVER, {
         method: 'POST',
         body: JSON.stringify({ user_id: 'u', input: { message: 'hi' } }),

@@ -96,7 +96,7 @@ describe('POST /workflows/{id}/execute', () => {
     expect(done).toMatchObject({ status: 'completed', output: 'Cancelled: too rude' });
   });
 
-  it('reject without a rejected edge fails the run with the feedback as its error', async () => {
+  it('reject without a rejected edge fails the execution with the feedback as its error', async () => {
     const run = await client.execute('gate', { user_id: 'u', input: { message: 'deploy' } });
     expect(run.body.pending_approval.message).toBe('Proceed with deploy?');
     await client.reject(run.body.execution_id, { feedback: 'not today' });
@@ -111,7 +111,7 @@ describe('POST /workflows/{id}/execute', () => {
     expect(done).toMatchObject({ status: 'completed', output: 'approved: ' });
   });
 
-  it('answers 409 to approving or rejecting a run that is not waiting, and 400 to bad feedback', async () => {
+  it('answers 409 to approving or rejecting an execution that is not waiting, and 400 to bad feedback', async () => {
     const run = await client.execute('echo', { user_id: 'u', input: { message: 'x' } });
     expect((await client.approve(run.body.execution_id, { feedback: 'x' })).status).toBe(409);
     expect((await client.reject(run.body.execution_id, { feedback: 'x' })).status).toBe(409);
@@ -133,7 +133,7 @@ describe('POST /workflows/{id}/execute', () => {
 });
 
 describe('stop', () => {
-  it('cancels a run in a wait; the blocked execute answers cancelled; a second stop is 409', async () => {
+  it('cancels an execution in a wait; the blocked execute answers cancelled; a second stop is 409', async () => {
     const blocked = client.execute('router', { user_id: 'stopper', input: { kind: 'slow' } });
     let stored: Record<string, any> | undefined;
     for (let i = 0; i < 100 && !stored; i++) {
@@ -177,10 +177,10 @@ describe('stop', () => {
     expect(stored).toBeDefined();
     expect((await client.stop(stored!.execution_id as string)).status).toBe(200);
     expect((await blocked).body).toMatchObject({ status: 'cancelled' });
-    // The step function finishes its model call, writes the reply, finds the run cancelled and takes the reply back.
+    // The step function finishes its model call, writes the reply, finds the execution cancelled and takes the reply back.
     await twin.settled(['WorkflowStep']);
 
-    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.userState }));
     const turns = (Items ?? []).filter((item) => String(item.pk).includes('reply-stopper')).map((item) => [item.role, item.text]);
     expect(turns).toEqual([['user', 'hello']]);
   });
@@ -221,7 +221,7 @@ describe('memory and history', () => {
 });
 
 describe('overrides and validation', () => {
-  it('replaces node params for one run only', async () => {
+  it('replaces node params for one execution only', async () => {
     const overridden = await client.execute('echo', {
       user_id: 'u',
       input: { message: 'x' },

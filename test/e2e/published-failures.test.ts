@@ -79,7 +79,7 @@ afterAll(async () => {
   await twin?.close();
 });
 
-describe('a run whose execution is aborted from outside (the console)', () => {
+describe('an execution whose execution is aborted from outside (the console)', () => {
   it('ends failed, naming the abort, answers the waiting execute with it, and delivers its callback', async () => {
     const blocking = client.execute('router', { user_id: 'u', input: { kind: 'slow' }, callback_url: callbackUrl() });
     const executionId = await runningRouterRun(2);
@@ -97,16 +97,16 @@ describe('a run whose execution is aborted from outside (the console)', () => {
     expect(answered.body).toMatchObject({
       execution_id: executionId,
       status: 'failed',
-      error: 'The run was aborted in Step Functions (OperatorAbort)',
+      error: 'The execution was aborted in Step Functions (OperatorAbort)',
     });
     expect(answered.body).not.toHaveProperty('poll_url');
     expect(await stored(executionId)).toMatchObject({ status: 'failed', pending_approval: null, task_token: null });
     const delivered = await callbacksOf(executionId);
     expect(delivered).toHaveLength(1);
-    expect(delivered[0]).toMatchObject({ status: 'failed', error: 'The run was aborted in Step Functions (OperatorAbort)' });
+    expect(delivered[0]).toMatchObject({ status: 'failed', error: 'The execution was aborted in Step Functions (OperatorAbort)' });
   });
 
-  it('leaves a run stopped through the API cancelled, with exactly one callback', async () => {
+  it('leaves an execution stopped through the API cancelled, with exactly one callback', async () => {
     const blocking = client.execute('router', { user_id: 'u', input: { kind: 'slow' }, callback_url: callbackUrl() });
     const running = await runningRouterRun(0);
     expect((await client.stop(running)).status).toBe(200);
@@ -119,7 +119,7 @@ describe('a run whose execution is aborted from outside (the console)', () => {
 });
 
 describe('an approval whose task token is gone', () => {
-  it('answers 409 saying so, and fails the run with its callback instead of leaving it running', async () => {
+  it('answers 409 saying so, and fails the execution with its callback instead of leaving it running', async () => {
     const interrupted = await client.execute('gate', { user_id: 'u', input: { message: 'deploy' }, callback_url: callbackUrl() });
     expect(interrupted.body.status).toBe('interrupted');
     const executionId = interrupted.body.execution_id as string;
@@ -152,7 +152,7 @@ describe('an approval whose task token is gone', () => {
     expect(again.body.detail).toContain('is not waiting for an approval (status failed)');
   });
 
-  it('still resumes the run when the token is good (the claim and the send are unchanged)', async () => {
+  it('still resumes the execution when the token is good (the claim and the send are unchanged)', async () => {
     const interrupted = await client.execute('gate', { user_id: 'u', input: { message: 'ship' } });
     const approved = await client.approve(interrupted.body.execution_id, { feedback: 'go' });
     expect(approved.status).toBe(200);

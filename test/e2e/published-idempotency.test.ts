@@ -11,7 +11,7 @@ import { openSse, tokensOf, type SseEvent, type SseStream } from '../support/sse
 
 /**
  * Idempotent starts on the twin: a request sent again with its `Idempotency-Key` (a retried execute whose answer was
- * lost, fetch-event-source retrying a dropped POST stream with Last-Event-ID) is the same run, never a second one.
+ * lost, fetch-event-source retrying a dropped POST stream with Last-Event-ID) is the same execution, never a second one.
  * Every test uses its own user, and counts the runs stored for that user.
  */
 let twin: TestTwin;
@@ -35,7 +35,7 @@ const stream = (workflowId: string, body: unknown, key?: string, extra: Record<s
   openSse(`${base()}/workflows/${workflowId}/stream`, { method: 'POST', headers: headersWith(key, extra), body });
 
 const SLOW_REPLY = 'one two three four five six seven eight nine ten eleven twelve';
-/** The echo workflow generating slowly, so a stream can be dropped in the middle of the run. */
+/** The echo workflow generating slowly, so a stream can be dropped in the middle of the execution. */
 const slowEcho = (userId: string) => ({
   user_id: userId,
   input: { message: 'hi' },
@@ -46,7 +46,7 @@ const ids = (events: SseEvent[]) => events.map((event) => event.id);
 const consecutiveFrom = (from: number, count: number) => Array.from({ length: count }, (_, index) => from + index);
 
 describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
-  it('answers a retry with the same execution and result, and starts one run', async () => {
+  it('answers a retry with the same execution and result, and starts one execution', async () => {
     const body = { user_id: 'retry-execute', input: { message: 'hello' } };
     const first = await execute('echo', body, 'execute-retry-1');
     const retried = await execute('echo', body, 'execute-retry-1');
@@ -59,7 +59,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     expect(await storedRunsOf(twin, 'retry-execute')).toEqual([first.body.execution_id]);
   });
 
-  it('names the run in its headers, with a key or without', async () => {
+  it('names the execution in its headers, with a key or without', async () => {
     for (const key of ['execute-headers-1', undefined]) {
       const response = await execute('echo', { user_id: 'headers', input: { message: 'x' } }, key);
       expect(response.status).toBe(200);
@@ -85,7 +85,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     expect(await storedRunsOf(twin, 'different-body')).toEqual([first.body.execution_id]);
   });
 
-  it('starts one run for five concurrent first calls with one key, and answers each with it', async () => {
+  it('starts one execution for five concurrent first calls with one key, and answers each with it', async () => {
     const body = { user_id: 'concurrent', input: { message: 'at once' } };
     const answers = await Promise.all(Array.from({ length: 5 }, () => execute('echo', body, 'execute-concurrent')));
 
@@ -96,7 +96,7 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
     expect(answers.map((answer) => answer.body.output)).toEqual(Array(5).fill('Echo: at once'));
   });
 
-  it('waits for the run a retry joins while it is still going, as the first call would, and answers its result', async () => {
+  it('waits for the execution a retry joins while it is still going, as the first call would, and answers its result', async () => {
     const body = slowEcho('join-running');
     const streamed = await stream('echo', body, 'execute-join-running');
     await streamed.waitFor((event) => event.event === 'token');
@@ -130,9 +130,9 @@ describe('POST /workflows/{id}/execute with an Idempotency-Key', () => {
 });
 
 describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
-  it('names the run in the headers, before the first event', async () => {
+  it('names the execution in the headers, before the first event', async () => {
     const opened = await stream('echo', slowEcho('stream-headers'), 'stream-headers-1');
-    // The status line and headers arrive with the stream's opening comment, before any event of the run.
+    // The status line and headers arrive with the stream's opening comment, before any event of the execution.
     const executionId = opened.headers['x-execution-id'] as string;
     expect(opened.status).toBe(200);
     expect(executionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -141,7 +141,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(opened.events[0]).toMatchObject({ id: 1, event: 'start', data: { execution_id: executionId } });
   });
 
-  it('joins the same run when retried with Last-Event-ID, and sends only the events after that id', async () => {
+  it('joins the same execution when retried with Last-Event-ID, and sends only the events after that id', async () => {
     const body = slowEcho('stream-retry');
     const dropped = await stream('echo', body, 'stream-retry-1');
     await dropped.waitFor((event) => event.id === 3);
@@ -161,7 +161,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(await storedRunsOf(twin, 'stream-retry')).toEqual([executionId]);
   });
 
-  it('joins from the first event when retried without Last-Event-ID, and is the run an execute with the same key answers', async () => {
+  it('joins from the first event when retried without Last-Event-ID, and is the execution an execute with the same key answers', async () => {
     const body = { user_id: 'stream-then-execute', input: { message: 'both ways' } };
     const first = await stream('echo', body, 'stream-execute-1');
     await first.ended;
@@ -177,7 +177,7 @@ describe('POST /workflows/{id}/stream with an Idempotency-Key', () => {
     expect(await storedRunsOf(twin, 'stream-then-execute')).toEqual([executionId]);
   });
 
-  it('answers 204 to a retry that already has the last event, as the GET stream does, and refuses an id the run never gave out', async () => {
+  it('answers 204 to a retry that already has the last event, as the GET stream does, and refuses an id the execution never gave out', async () => {
     const body = { user_id: 'stream-end', input: { message: 'short' } };
     const first = await stream('echo', body, 'stream-end-1');
     await first.ended;
@@ -224,7 +224,7 @@ describe('a retry after the first request died before marking its key started', 
   const startInputOf = (executionId: string) =>
     twin.stepFunctions.describeExecution(executionArnOf(twin.twin.state_machine_arn, executionId)).input;
 
-  it('joins the run a first request started when it died after StartExecution, on execute and on stream', async () => {
+  it('joins the execution a first request started when it died after StartExecution, on execute and on stream', async () => {
     const body = { user_id: 'died-after-start', input: { message: 'once' } };
     const first = await execute('echo', body, 'died-after-start');
     const executionId = first.body.execution_id as string;
@@ -252,7 +252,7 @@ describe('a retry after the first request died before marking its key started', 
     expect(await readKey('died-after-start')).not.toHaveProperty('start_input');
   });
 
-  it('joins the run a key of the previous release names when it was left starting after its run began', async () => {
+  it('joins the execution a key of the previous release names when it was left starting after its execution began', async () => {
     const body = { user_id: 'left-starting', input: { message: 'once' } };
     const first = await execute('echo', body, 'left-starting');
     const executionId = first.body.execution_id as string;
@@ -267,7 +267,7 @@ describe('a retry after the first request died before marking its key started', 
     expect(await storedRunsOf(twin, 'left-starting')).toEqual([executionId]);
   });
 
-  it('starts the run a first request reserved but never started, under the execution, thread and time its key names', async () => {
+  it('starts the execution a first request reserved but never started, under the execution, thread and time its key names', async () => {
     const body = { user_id: 'died-before-start', input: { message: 'late but once' } };
     const parsed = executeRequestSchema.safeParse(body);
     if (!parsed.success) throw parsed.error;

@@ -49,7 +49,7 @@ describe('a blocking execute longer than the streaming idle limit', () => {
     expect(polled.body).toEqual(document);
   }, 120_000);
 
-  it('still answers refusals before the run starts with their own status and a plain JSON body', async () => {
+  it('still answers refusals before the execution starts with their own status and a plain JSON body', async () => {
     const missing = await execute('/prod/api/v1/published/workflows/no-such-workflow/execute', { user_id: 'u' });
     expect(missing.status).toBe(404);
     expect(missing.text.startsWith('{')).toBe(true);

@@ -135,7 +135,7 @@ describe('a client that already has the last event of an ended run', () => {
     }
   });
 
-  it("still gets a stream after an approval's complete: the run is paused, not ended", async () => {
+  it("still gets a stream after an approval's complete: the execution is paused, not ended", async () => {
     const { executionId, lastId, lastStatus } = await streamedRun('support-bot', { user_id: 'u', input: { message: 'pause here' } });
     expect(lastStatus).toBe('interrupted');
     const resumed = await openSse(`${base()}/executions/${executionId}/stream`, {
@@ -180,7 +180,7 @@ describe('the eventsource package', () => {
     expect(subscription.source.readyState).toBe(EventSource.CLOSED);
   });
 
-  it('follows a run through its approval, reconnecting after the pause, and stops only at the final complete', async () => {
+  it('follows an execution through its approval, reconnecting after the pause, and stops only at the final complete', async () => {
     const { executionId } = await streamedRun('support-bot', { user_id: 'u', input: { message: 'ship it' } });
     const subscription = subscribe(`${base()}/executions/${executionId}/stream`, ['start', 'node_update', 'complete']);
     await subscription.seen((events) => events.some((event) => event.type === 'complete' && event.data.status === 'interrupted'));

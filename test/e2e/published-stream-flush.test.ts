@@ -8,7 +8,7 @@ import { openSse, type SseStream } from '../support/sse.ts';
 /**
  * A deployment whose stage holds small streamed writes, as Lambda has been reported to, and that pads them as
  * `admin verify` recommends: the twin holds each streaming function's bytes until 100 KiB wait
- * (TWIN_STREAM_HOLD_BYTES, the largest hold reported), and STREAM_FLUSH_PADDING_BYTES is as much. Every run here
+ * (TWIN_STREAM_HOLD_BYTES, the largest hold reported), and STREAM_FLUSH_PADDING_BYTES is as much. Every execution here
  * waits for ten minutes in a `wait` node, so nothing but the product's own writes (and their filler) can get its first
  * events, heartbeats and status out before the end. Heartbeats come every 300 ms (on AWS: every 25 s).
  * published-stream-hold.test.ts has the default (nothing held, no filler) and holding without padding.
@@ -49,8 +49,8 @@ async function hangUp(functionId: string, close: () => void): Promise<void> {
 
 const keepAlives = (stream: SseStream) => stream.comments.filter((comment) => comment.trim() === 'keep-alive').length;
 
-describe('streamed answers reach the client while the run still goes on', () => {
-  it('POST /stream: the status, the events so far and each heartbeat arrive while the run waits', async () => {
+describe('streamed answers reach the client while the execution still goes on', () => {
+  it('POST /stream: the status, the events so far and each heartbeat arrive while the execution waits', async () => {
     const stream = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
     try {
       expect(stream.status).toBe(200);
@@ -67,7 +67,7 @@ describe('streamed answers reach the client while the run still goes on', () => 
     }
   });
 
-  it('GET /executions/{id}/events: the run state arrives at once, not when the stream ends', async () => {
+  it('GET /executions/{id}/events: the execution state arrives at once, not when the stream ends', async () => {
     const started = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
     const { data } = await started.waitFor((event) => event.event === 'start');
     await hangUp('PublishedStreamWorkflow', () => started.close());

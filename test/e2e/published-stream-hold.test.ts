@@ -16,7 +16,7 @@ import { openSse, type SseStream } from '../support/sse.ts';
  * filler; with TWIN_STREAM_HOLD_BYTES the twin holds a streaming function's bytes until that many wait, as Lambda
  * has been reported to, and only STREAM_FLUSH_PADDING_BYTES of at least as much gets each event out.
  *
- * The producer waits on the client: the run stops at an approval after each `status` the client must see, and the
+ * The producer waits on the client: the execution stops at an approval after each `status` the client must see, and the
  * test approves only once the client has seen it. Nothing else is written meanwhile (heartbeats are minutes away), so
  * an event that reached the client got there without any later write. No clock decides anything here; a held event
  * would make the wait for it fail after its generous deadline.
@@ -41,7 +41,7 @@ interface World {
   key: string;
 }
 
-/** A run that waits ten minutes: nothing is written for it meanwhile but heartbeats (25 s apart). */
+/** An execution that waits ten minutes: nothing is written for it meanwhile but heartbeats (25 s apart). */
 const PAUSE = {
   id: 'pause',
   name: 'Pause',
@@ -81,7 +81,7 @@ async function relayRun(world: World): Promise<string> {
 const isStatus = (status: string) => (event: { event: string; data: any }) => event.event === 'status' && event.data.status === status;
 
 /**
- * Subscribes to the run's lifecycle and walks it through its three approvals, answering each only once the client has
+ * Subscribes to the execution's lifecycle and walks it through its three approvals, answering each only once the client has
  * seen the `interrupted` status that asks for it; answers the statuses seen.
  */
 async function walkRelay(world: World, executionId: string): Promise<string[]> {
@@ -120,7 +120,7 @@ describe('by default nothing holds a streamed write, and the streams send no fil
     expect(statuses.at(-1)).toBe('status:completed');
   });
 
-  it('POST /execute: the 200 and its first whitespace (a single space) reach the client while the run waits', async () => {
+  it('POST /execute: the 200 and its first whitespace (a single space) reach the client while the execution waits', async () => {
     const response = await openResponse(`${api(world)}/workflows/pause/execute`, {
       method: 'POST',
       headers: auth(world),
@@ -138,7 +138,7 @@ describe('by default nothing holds a streamed write, and the streams send no fil
     }
   });
 
-  it('POST /execute: the document reaches the client as the run settles (here at its first approval)', async () => {
+  it('POST /execute: the document reaches the client as the execution settles (here at its first approval)', async () => {
     const response = await openResponse(`${api(world)}/workflows/relay/execute`, {
       method: 'POST',
       headers: auth(world),
@@ -183,7 +183,7 @@ describe(`holding writes until ${LAMBDA_STREAM_HOLD_BYTES} bytes wait, with as m
 
 describe(`holding writes until ${LAMBDA_STREAM_HOLD_BYTES} bytes wait, without padding`, () => {
   // The gateway cuts a stream after 8 s without a byte reaching it (held bytes never do): long enough for the blocking
-  // execute that starts the run, whose answer reaches the client only as its response ends.
+  // execute that starts the execution, whose answer reaches the client only as its response ends.
   let world: World;
   beforeAll(async () => {
     world = await startWorld({ streamHoldBytes: LAMBDA_STREAM_HOLD_BYTES, streamIdleTimeoutMs: 8_000 });

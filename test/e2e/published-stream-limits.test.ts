@@ -29,7 +29,7 @@ afterAll(() => twin?.close());
 const stage = () => `${twin.url}/prod/api/v1/published`;
 const auth = () => ({ authorization: `Bearer ${key}` });
 
-/** A run waiting at its approval: nothing happens in its log until someone answers. */
+/** An execution waiting at its approval: nothing happens in its log until someone answers. */
 async function waitingRun(): Promise<{ executionId: string; lastId: number }> {
   const stream = await openSse(`${stage()}/workflows/support-bot/stream`, {
     method: 'POST',
@@ -68,7 +68,7 @@ describe('SSE streams at the platform limits', () => {
   );
 
   it(
-    'resumes at the URL the notice names and follows the run to its end',
+    'resumes at the URL the notice names and follows the execution to its end',
     async () => {
       const { executionId, lastId } = await waitingRun();
       const first = await openSse(`${stage()}/executions/${executionId}/stream?after=${lastId}`, { headers: auth() });

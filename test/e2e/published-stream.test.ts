@@ -116,7 +116,7 @@ describe('POST /workflows/{id}/stream', () => {
     expect(stream.events.at(-1)!.data).toMatchObject({ status: 'failed', output: null, error: 'Broken: gears' });
   });
 
-  it('ends with complete cancelled when the run is stopped while streaming', async () => {
+  it('ends with complete cancelled when the execution is stopped while streaming', async () => {
     // Tokens 2 s apart: the stop lands mid-reply however slow the machine (the whole reply would take 30 s).
     const stream = await streamRun('echo', slowEcho(2_000));
     const firstToken = await stream.waitFor((event) => event.event === 'token');
@@ -134,7 +134,7 @@ describe('POST /workflows/{id}/stream', () => {
     expect(tokensOf(stream.events, 'answer').length).toBeLessThan(SLOW_REPLY.length);
   });
 
-  it('lets the run finish after the client drops the stream, and a replay shows all of it', async () => {
+  it('lets the execution finish after the client drops the stream, and a replay shows all of it', async () => {
     const stream = await streamRun('echo', slowEcho(20));
     await stream.waitFor((event) => event.event === 'token');
     const executionId = stream.events[0]!.data.execution_id as string;
@@ -203,7 +203,7 @@ describe('GET /executions/{id}/stream: replay and resume', () => {
     expect(atEnd.events).toEqual([]);
   });
 
-  it('refuses a resume id the run never gave out, and a malformed one, with 400', async () => {
+  it('refuses a resume id the execution never gave out, and a malformed one, with 400', async () => {
     const live = await streamRun('echo', { user_id: 'u', input: { message: 'x' } });
     await live.ended;
     const executionId = live.events[0]!.data.execution_id as string;
@@ -328,7 +328,7 @@ describe('GET /executions/{id}/events', () => {
     expect(resumed.events).toEqual([subscription.events[1]]);
   });
 
-  it('stops its handler as soon as the subscriber goes away, while the run keeps waiting', async () => {
+  it('stops its handler as soon as the subscriber goes away, while the execution keeps waiting', async () => {
     const live = await streamRun('support-bot', { user_id: 'u', input: { message: 'leave' } });
     await live.ended;
     const executionId = live.events[0]!.data.execution_id as string;
@@ -362,7 +362,7 @@ describe('the event log', () => {
     const executionId = live.events[0]!.data.execution_id as string;
     const { Items } = await twin.dynamo.send(
       new QueryCommand({
-        TableName: twin.twin.tables.runEvents,
+        TableName: twin.twin.tables.streamEvents,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': `run#${executionId}` },
       }),

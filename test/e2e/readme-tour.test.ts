@@ -30,7 +30,7 @@ function tourScript(address: string): string {
 }
 
 describe("the README's tour", () => {
-  it('runs as written: a dialog handed off, a call accepted, a run approved and streamed, a cost report, its page and a forecast', async () => {
+  it('runs as written: a dialog handed off, a call accepted, an execution approved and streamed, a cost report, its page and a forecast', async () => {
     const script = tourScript(new URL(twin.url).host);
     expect(script).toContain('collect --task');
     const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', script], {

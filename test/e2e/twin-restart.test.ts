@@ -83,7 +83,7 @@ afterAll(async () => {
 });
 
 describe('a kill -9 of npm start loses nothing', () => {
-  it('resumes a run waiting for approval and a run inside a wait, and keeps acknowledged webhook events', async () => {
+  it('resumes an execution waiting for approval and an execution inside a wait, and keeps acknowledged webhook events', async () => {
     let url = await startTwinProcess();
     await admin('publish', WORKFLOW_FIXTURES);
     const key = (await admin('keys', 'create', '--name', 'restart', '--preset', 'full')).key as string;
@@ -104,7 +104,7 @@ describe('a kill -9 of npm start loses nothing', () => {
     expect(waiting.body).toMatchObject({ status: 'interrupted' });
     const approvalRun = waiting.body.execution_id as string;
 
-    // A blocking execute whose run sits in a 3-second Wait when the process dies; its connection dies with it.
+    // A blocking execute whose execution sits in a 3-second Wait when the process dies; its connection dies with it.
     void published('/workflows/router/execute', 'POST', {
       user_id: 'u1',
       input: { kind: 'slow' },

@@ -21,17 +21,17 @@ let key: string;
 let eventsWith: (paddingBytes: number) => StreamingHandler;
 beforeAll(async () => {
   ({ twin, key } = await startPublishedTwin());
-  const { followRunRoute } = await import('#published/run-stream-route.ts');
-  const { lifecycleStream } = await import('#executions/run-event-streams.ts');
-  const { runTailFromEnv } = await import('#executions/wiring.ts');
+  const { followStreamRoute } = await import('#published/stream-route.ts');
+  const { lifecycleStream } = await import('#executions/execution-streams.ts');
+  const { streamTailFromEnv } = await import('#executions/wiring.ts');
   eventsWith = (paddingBytes) => {
     const settings: EventStreamSettings = { heartbeatMs: 600_000, maxStreamMs: 600_000, slowReaderMs: 600_000, paddingBytes };
-    return followRunRoute('PublishedExecutionEvents', runTailFromEnv(), settings, lifecycleStream) as unknown as StreamingHandler;
+    return followStreamRoute('PublishedExecutionEvents', streamTailFromEnv(), settings, lifecycleStream) as unknown as StreamingHandler;
   };
 });
 afterAll(() => twin?.close());
 
-/** A run in a ten-minute `wait` node: its log says nothing more for that long. */
+/** An execution in a ten-minute `wait` node: its log says nothing more for that long. */
 async function waitingRun(): Promise<string> {
   const stream = await openSse(`${twin.url}/api/v1/published/workflows/router/stream`, {
     method: 'POST',
@@ -64,7 +64,7 @@ function eventsRequest(executionId: string): APIGatewayProxyEvent {
 }
 
 describe('an event reaches the client at once, not with the next heartbeat', () => {
-  it('GET /executions/{id}/events sends the run state on while the run waits, with no filler by default', async () => {
+  it('GET /executions/{id}/events sends the execution state on while the execution waits, with no filler by default', async () => {
     const executionId = await waitingRun();
     const { received, hangUp, stream, chunks } = client();
 
@@ -77,7 +77,7 @@ describe('an event reaches the client at once, not with the next heartbeat', () 
     await answered;
   });
 
-  it('behind a stream that holds 100 KiB, gets the run state out with 100 KiB of padding after it', async () => {
+  it('behind a stream that holds 100 KiB, gets the execution state out with 100 KiB of padding after it', async () => {
     const executionId = await waitingRun();
     const { received, hangUp, stream, chunks } = client(LAMBDA_STREAM_HOLD_BYTES);
 

@@ -69,8 +69,8 @@ beforeAll(async () => {
 afterAll(() => twin?.close());
 
 describe('blocking execute through the middy stack, as a response stream', () => {
-  it('sends 200 and application/json at once, whitespace while the run goes on, then the running status and a poll URL with the stage', async () => {
-    // 3 s to wait, then the 2 s margin: the run is in its 30-second wait by then, even when the step function's
+  it('sends 200 and application/json at once, whitespace while the execution goes on, then the running status and a poll URL with the stage', async () => {
+    // 3 s to wait, then the 2 s margin: the execution is in its 30-second wait by then, even when the step function's
     // cold start on a loaded machine takes a second or two.
     const { captured, text } = await run(executeEvent('router', { user_id: 'u', input: { kind: 'slow' } }), contextWithRemaining(5_000));
 
@@ -91,7 +91,7 @@ describe('blocking execute through the middy stack, as a response stream', () =>
     expect(document).toMatchObject({ workflow_id: 'router', output: null, error: null });
     expect(['queued', 'running']).toContain(document.status);
     expect(document.poll_url).toBe(`https://api.example.com/prod/api/v1/published/executions/${document.execution_id}`);
-    // The run goes on in Step Functions: the table says so too (running by now, or still queued as answered).
+    // The execution goes on in Step Functions: the table says so too (running by now, or still queued as answered).
     const stored = await twin.dynamo.send(
       new GetCommand({ TableName: twin.twin.tables.executions, Key: { pk: `execution#${document.execution_id}` }, ConsistentRead: true }),
     );
@@ -115,7 +115,7 @@ describe('blocking execute through the middy stack, as a response stream', () =>
     expect(JSON.parse(text)).toMatchObject({ status: 'running', workflow_id: 'router' });
   });
 
-  it('ends the document with the settled record, without a poll URL, when the run finishes in time', async () => {
+  it('ends the document with the settled record, without a poll URL, when the execution finishes in time', async () => {
     const { captured, text } = await run(
       executeEvent('echo', { user_id: 'u', input: { message: 'streamed' } }),
       contextWithRemaining(60_000),
@@ -126,7 +126,7 @@ describe('blocking execute through the middy stack, as a response stream', () =>
     expect(document).not.toHaveProperty('poll_url');
   });
 
-  it('answers refusals before the run starts as ordinary JSON errors with their own status and nothing else in the body', async () => {
+  it('answers refusals before the execution starts as ordinary JSON errors with their own status and nothing else in the body', async () => {
     const missingKey = await run(executeEvent('echo', { user_id: 'u' }, null), contextWithRemaining(60_000));
     expect(missingKey.captured.statusCode).toBe(401);
     expect(JSON.parse(missingKey.text)).toEqual({ detail: expect.stringContaining('Authorization') });

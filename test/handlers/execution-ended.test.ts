@@ -27,7 +27,7 @@ const receiver: Server = createServer((request, response) => {
 });
 const callbackUrl = () => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-/** Starts a run through the execute handler with a deadline of a few hundred ms: it answers while the run waits. */
+/** Starts an execution through the execute handler with a deadline of a few hundred ms: it answers while the execution waits. */
 async function startWaitingRun(body: Record<string, unknown> = {}): Promise<string> {
   const client = clientResponse();
   const path = '/api/v1/published/workflows/router/execute';
@@ -128,7 +128,7 @@ afterAll(async () => {
 });
 
 describe('the execution-ended reconciler, through the task middy stack', () => {
-  it('fails a run whose execution died while it was running, naming the Step Functions error, and starts its callback', async () => {
+  it('fails an execution whose execution died while it was running, naming the Step Functions error, and starts its callback', async () => {
     const executionId = await startWaitingRun({ callback_url: callbackUrl() });
     const cause = "The state/task 'RunStep' returned a result with a size exceeding the maximum number of bytes service limit.";
 
@@ -137,12 +137,12 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     expect(result).toEqual({ execution_id: executionId, outcome: 'failed', callback_started: true });
     const record = await stored(executionId);
     expect(record).toMatchObject({ status: 'failed', pending_approval: null, task_token: null });
-    expect(record.error).toBe(`The run failed in Step Functions (States.DataLimitExceeded): ${cause}`);
+    expect(record.error).toBe(`The execution failed in Step Functions (States.DataLimitExceeded): ${cause}`);
     expect(record.finished_at).toEqual(expect.any(String));
     const client = publishedClient(twin, key);
     const polled = await pollExecution(client, executionId, (body) => body.status === 'failed');
     expect(polled.error).toBe(record.error);
-    // The callback execution delivers the failed status to the run's callback URL.
+    // The callback execution delivers the failed status to the execution's callback URL.
     for (let i = 0; i < 100 && !received.some((body) => body.execution_id === executionId); i++)
       await new Promise((r) => setTimeout(r, 50));
     expect(received.find((body) => body.execution_id === executionId)).toMatchObject({ status: 'failed', error: record.error });
@@ -158,11 +158,11 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
       outcome: 'failed',
       callback_started: false,
     });
-    expect(await stored(aborted)).toMatchObject({ status: 'failed', error: 'The run was aborted in Step Functions' });
+    expect(await stored(aborted)).toMatchObject({ status: 'failed', error: 'The execution was aborted in Step Functions' });
 
     const timedOut = await startWaitingRun();
     await reconcile(statusChange(timedOut, 'TIMED_OUT', 'Lambda.Unknown', '{"errorMessage":"secret internals"}'), context());
-    expect((await stored(timedOut)).error).toBe('The run timed out in Step Functions (Lambda.Unknown)');
+    expect((await stored(timedOut)).error).toBe('The execution timed out in Step Functions (Lambda.Unknown)');
   });
 
   it('never overwrites an outcome: a cancelled run stays cancelled, a repeated event changes nothing', async () => {
@@ -205,7 +205,7 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     });
     expect(await stored(executionId)).toMatchObject({ status: 'completed', callback_state: 'abandoned' });
 
-    // The run's own execution failing in CallbackNotRecorded (GiveUpCallback could not write) ends it the same way.
+    // The execution's own execution failing in CallbackNotRecorded (GiveUpCallback could not write) ends it the same way.
     await markCallbackPending(executionId);
     expect(await reconcile(statusChange(executionId, 'FAILED', 'CallbackAbandoned'), context())).toMatchObject({
       outcome: 'callback_abandoned',
@@ -218,7 +218,7 @@ describe('the execution-ended reconciler, through the task middy stack', () => {
     const other = twin.twin.state_machine_arn.replace(/:[^:]+$/, ':someone-else');
     expect(await reconcile(statusChange(executionId, 'FAILED', null, null, other), context())).toEqual({ outcome: 'ignored' });
     // A collection sweep is an execution of the collection state machine: its rule never names the reconciler, and the
-    // reconciler would not take it for a run if it came.
+    // reconciler would not take it for an execution if it came.
     const collectionArn = twin.twin.collection_state_machine_arn;
     expect(
       await reconcile(statusChange(`collect-tsk_1-${executionId}`, 'FAILED', 'States.TaskFailed', null, collectionArn), context()),

@@ -85,7 +85,7 @@ describe('published handlers through the middy stack', () => {
     expect(JSON.parse(captured.body)).toMatchObject({ status: 'completed', output: 'Echo: streamed' });
   });
 
-  it('execute ends its 200 document with the running status and a poll_url when the run outlives the request deadline', async () => {
+  it('execute ends its 200 document with the running status and a poll_url when the execution outlives the request deadline', async () => {
     const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
     const event = apiGatewayEvent(

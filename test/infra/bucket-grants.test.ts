@@ -62,7 +62,7 @@ describe('bucket grants per function', () => {
   it('gives the engine what large run values need, and nothing under inbound/', () => {
     expect(s3GrantsOf('WorkflowStep')).toEqual(['s3:GetObject,s3:PutObject on executions/']);
     expect(s3GrantsOf('WorkflowDeliverCallback')).toEqual(['s3:GetObject on executions/']);
-    // A long approval message, read back for the stream's `complete` (interrupted); a long error, to end a run's log.
+    // A long approval message, read back for the stream's `complete` (interrupted); a long error, to end an execution's log.
     expect(s3GrantsOf('WorkflowAwaitApproval')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('WorkflowExecutionEnded')).toEqual(['s3:GetObject on executions/']);
     expect(s3GrantsOf('PublishedStreamExecution')).toEqual([]);

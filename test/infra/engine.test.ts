@@ -176,8 +176,8 @@ describe('execution-ended reconciler', () => {
     expect(policy).not.toContain(logicalIdOf(stack.collection.stateMachine));
     expect(policy).toContain(logicalIdOf(stack.data.tables.executions));
     expect(policy).toContain('dynamodb:UpdateItem');
-    expect(policy).toContain(logicalIdOf(stack.data.tables.runEvents));
-    for (const other of ['conversations', 'publications', 'apiKeys', 'counters', 'links', 'inboundEvents'] as const) {
+    expect(policy).toContain(logicalIdOf(stack.data.tables.streamEvents));
+    for (const other of ['userState', 'publications', 'apiKeys', 'counters', 'links', 'inboundEvents'] as const) {
       expect(policy, other).not.toContain(logicalIdOf(stack.data.tables[other]));
     }
     expect(policy).toContain('s3:GetObject');

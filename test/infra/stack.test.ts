@@ -66,6 +66,24 @@ describe('data', () => {
     }
   });
 
+  it('keeps every table under the resource name it was first deployed with, so an update never replaces one', () => {
+    const names = Object.keys(template.findResources('AWS::DynamoDB::Table')).map((id) => id.replace(/[0-9A-F]{8}$/, ''));
+    expect(names.sort()).toEqual(
+      [
+        'DataApiKeysTable',
+        'DataCollectionTable',
+        'DataConversationsTable',
+        'DataCountersTable',
+        'DataExecutionsTable',
+        'DataInboundEventsTable',
+        'DataLinksTable',
+        'DataPublicationsTable',
+        'DataRunEventsTable',
+        'DataUsageTable',
+      ].sort(),
+    );
+  });
+
   it('keys inbound events by (source_id, external_id), the deduplication pair, with a received-time index', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
@@ -391,10 +409,10 @@ describe('workflow engine', () => {
     expect(buffered).toHaveLength(streamingRoutes.length);
   });
 
-  it('lets the tailing functions read the run events table and nothing else besides authentication and their usage', () => {
+  it('lets the tailing functions read the stream events table and nothing else besides authentication and their usage', () => {
     for (const routeId of ['PublishedStreamExecution', 'PublishedExecutionEvents']) {
       const route = routes.find((candidate) => candidate.id === routeId)!;
-      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', runEvents: 'read', usage: 'write' });
+      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', streamEvents: 'read', usage: 'write' });
       const policy = policyOf(routeId);
       expect(policy, routeId).not.toMatch(/s3:|states:|bedrock:/);
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(routeId).logicalId]!.Properties.Environment.Variables;
@@ -403,7 +421,7 @@ describe('workflow engine', () => {
           .filter((name) => name.endsWith('_TABLE'))
           .sort(),
         routeId,
-      ).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'RUN_EVENTS_TABLE', 'USAGE_TABLE']);
+      ).toEqual(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'STREAM_EVENTS_TABLE', 'USAGE_TABLE']);
       expect(variables, routeId).not.toHaveProperty('BODIES_BUCKET');
     }
   });
@@ -414,7 +432,7 @@ describe('workflow engine', () => {
     const variables =
       template.findResources('AWS::Lambda::Function')[functionOf('PublishedGetExecution').logicalId]!.Properties.Environment.Variables;
     expect(Object.keys(variables)).toEqual(expect.arrayContaining(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'EXECUTIONS_TABLE']));
-    expect(variables).not.toHaveProperty('CONVERSATIONS_TABLE');
+    expect(variables).not.toHaveProperty('USER_STATE_TABLE');
     expect(variables).not.toHaveProperty('PUBLICATIONS_TABLE');
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { RunEventBuffer } from '#executions/run-event-log.ts';
-import type { RunEvent } from '#executions/run-events.ts';
-import { emptyUsage } from '#executions/run-usage.ts';
-import { runAgent, type AgentRun } from '#engine/agent-runner.ts';
+import type { StreamEventBuffer } from '#executions/stream-event-log.ts';
+import type { StreamEvent } from '#executions/stream-events.ts';
+import { emptyUsage } from '#executions/execution-usage.ts';
+import { runAgent, type AgentAssignment } from '#engine/agent-runner.ts';
 import { bedrockAgentModel } from '#engine/agents/bedrock-agent.ts';
 import { scriptedAgentModel } from '#engine/agents/scripted-agent.ts';
 import type { ToolKit } from '#engine/tools/tool-types.ts';
@@ -64,18 +64,18 @@ function recordingTools() {
   return { kit, calls };
 }
 
-function agentRun(nodeId = 'front'): AgentRun & { events: RunEventBuffer & { list: RunEvent[] } } {
-  const list: RunEvent[] = [];
+function agentRun(nodeId = 'front'): AgentAssignment & { events: StreamEventBuffer & { list: StreamEvent[] } } {
+  const list: StreamEvent[] = [];
   const events = {
     list,
-    push: (event: RunEvent) => void list.push(event),
+    push: (event: StreamEvent) => void list.push(event),
     flush: () => Promise.resolve('appended'),
-  } as unknown as RunEventBuffer & { list: RunEvent[] };
+  } as unknown as StreamEventBuffer & { list: StreamEvent[] };
   return {
     definition,
     projectId: 'p',
     nodeId,
-    node: definition.nodes[nodeId] as AgentRun['node'],
+    node: definition.nodes[nodeId] as AgentAssignment['node'],
     scope: { input: { message: 'Is it sunny in Oslo?', topic: 'weather' }, memory: {}, nodes: {}, approval: null, history: '' },
     events,
     usage: emptyUsage(),
@@ -161,7 +161,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
     expect(standIn.bedrock.requests).toHaveLength(1);
   });
 
-  it('fails the run clearly when the model keeps calling tools past max_turns', async () => {
+  it('fails the execution clearly when the model keeps calling tools past max_turns', async () => {
     const looping = workflowShape.parse({
       ...definition,
       nodes: { ...definition.nodes, front: { ...definition.nodes.front, max_turns: 2 } },
@@ -170,7 +170,7 @@ describe('the bedrock agent provider through the Bedrock stand-in', () => {
       MODEL,
       [1, 2].map((n) => ({ toolUses: [{ toolUseId: `tu-${n}`, name: 'weather', input: { city: 'Oslo' } }] })),
     );
-    const run = { ...agentRun(), definition: looping, node: looping.nodes.front as AgentRun['node'] };
+    const run = { ...agentRun(), definition: looping, node: looping.nodes.front as AgentAssignment['node'] };
     await expect(runAgent(run, deps(recordingTools().kit))).rejects.toThrow('Agent front used its 2 turns without a reply');
   });
 });

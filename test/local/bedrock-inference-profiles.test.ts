@@ -8,7 +8,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createBedrockClient } from '#shared/clients/bedrock.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
-import { emptyUsage } from '#executions/run-usage.ts';
+import { emptyUsage } from '#executions/execution-usage.ts';
 import { startBedrockStandIn, type BedrockStandIn } from '#lib/twin/bedrock-stand-in.ts';
 import { createLocalInferenceProfiles, createLocalProfile, localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
 import { schemaRefusals } from '#lib/twin/cloudformation-schemas.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyModelUsage } from '#shared/metering/cost-meter.ts';
-import { emptyUsage } from '#executions/run-usage.ts';
+import { emptyUsage } from '#executions/execution-usage.ts';
 import { bedrockAgentModel } from '#engine/agents/bedrock-agent.ts';
 import type { AgentNode } from '#engine/agents/agent-model.ts';
 import { createBedrockProvider } from '#engine/bedrock-provider.ts';

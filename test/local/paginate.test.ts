@@ -16,7 +16,7 @@ describe('stored pages', () => {
   let calls = 0;
   const pk = `paginate#${randomUUID()}`;
   const query = () => ({
-    TableName: localTableName('runEvents'),
+    TableName: localTableName('streamEvents'),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': pk },
     Limit: 2,
@@ -29,7 +29,7 @@ describe('stored pages', () => {
       new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
     );
     for (let i = 0; i < 5; i++)
-      await dynamo.send(new PutCommand({ TableName: localTableName('runEvents'), Item: { pk, sk: `s${i}`, n: i } }));
+      await dynamo.send(new PutCommand({ TableName: localTableName('streamEvents'), Item: { pk, sk: `s${i}`, n: i } }));
     dynamo.middlewareStack.add((next) => (args) => ((calls += 1), next(args)), { step: 'initialize', name: 'countCalls' });
   });
   afterAll(async () => {
@@ -59,7 +59,7 @@ describe('stored pages', () => {
 
   it('pages a Scan the same way', async () => {
     const items = await allStoredItems<{ n: number; pk: string }>(dynamo, {
-      scan: { TableName: localTableName('runEvents'), FilterExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 2 },
+      scan: { TableName: localTableName('streamEvents'), FilterExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 2 },
     });
     expect(items.map((item) => item.n).sort()).toEqual([0, 1, 2, 3, 4]);
   });

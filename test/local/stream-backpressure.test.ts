@@ -9,8 +9,8 @@ import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { expectDocumented, parseEventStream } from '../support/openapi.ts';
 
 /**
- * A reader that stops reading a busy stream. The run streams about 12 MB of token events, three times what the
- * loopback sockets' kernel buffers take in (about 4 MB here), so the rest can only wait in the run's log or in the
+ * A reader that stops reading a busy stream. The execution streams about 12 MB of token events, three times what the
+ * loopback sockets' kernel buffers take in (about 4 MB here), so the rest can only wait in the execution's log or in the
  * streaming function's memory. The function honours its response stream's backpressure (the twin's stream takes the
  * next chunk only once the client's socket took the last): it stops reading the log, so its memory stays where a
  * reader that keeps up leaves it, and after the slow-reader bound (30 s on AWS, 3 s here) it ends the stream with
@@ -56,7 +56,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => twin?.close());
 
-/** The stream of a run as a raw response: the test decides when it reads. */
+/** The stream of an execution as a raw response: the test decides when it reads. */
 function openStream(url: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { authorization: `Bearer ${key}` } }, resolve);
@@ -82,7 +82,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 60_000): Pr
 
 describe('a reader that stops reading a busy stream', () => {
   it("costs the streaming function no memory beyond a prompt reader's, and ends with resume (slow_reader)", async () => {
-    // Arrange: the run, finished (its log holds every event), and its stream read once by a reader that keeps up.
+    // Arrange: the execution, finished (its log holds every event), and its stream read once by a reader that keeps up.
     const words = Array.from({ length: 10 }, () => randomBytes((WORD_BYTES * 3) / 4).toString('base64url')).join(' ') + ' ';
     const run = await publishedClient(twin, key).execute('flood', { user_id: 'u', input: { message: words } });
     expect(run.body).toMatchObject({ status: 'completed', output: 'flooded' });

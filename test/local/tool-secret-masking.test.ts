@@ -2,10 +2,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
-import type { RunEventBuffer } from '#executions/run-event-log.ts';
-import type { RunEvent } from '#executions/run-events.ts';
-import { emptyUsage } from '#executions/run-usage.ts';
-import { runAgent, type AgentRun } from '#engine/agent-runner.ts';
+import type { StreamEventBuffer } from '#executions/stream-event-log.ts';
+import type { StreamEvent } from '#executions/stream-events.ts';
+import { emptyUsage } from '#executions/execution-usage.ts';
+import { runAgent, type AgentAssignment } from '#engine/agent-runner.ts';
 import type { AgentModel, TranscriptMessage } from '#engine/agents/agent-model.ts';
 import { scriptedAgentModel } from '#engine/agents/scripted-agent.ts';
 import { createToolKit } from '#engine/tools/toolbox.ts';
@@ -99,7 +99,7 @@ function definition(): WorkflowDefinition {
 /** Runs one agent through the real tool kit, keeping what its model was given on each turn. */
 async function runEcho(nodeId: 'http' | 'mcp', encoding: string) {
   const workflow = definition();
-  const events: RunEvent[] = [];
+  const events: StreamEvent[] = [];
   const seen: TranscriptMessage[][] = [];
   const model: AgentModel = {
     turn(request) {
@@ -107,13 +107,16 @@ async function runEcho(nodeId: 'http' | 'mcp', encoding: string) {
       return scriptedAgentModel.turn(request);
     },
   };
-  const run: AgentRun = {
+  const run: AgentAssignment = {
     definition: workflow,
     projectId: 'p',
     nodeId,
-    node: workflow.nodes[nodeId] as AgentRun['node'],
+    node: workflow.nodes[nodeId] as AgentAssignment['node'],
     scope: { input: { encoding }, memory: {}, nodes: {}, approval: null, history: '' },
-    events: { push: (event: RunEvent) => void events.push(event), flush: () => Promise.resolve('appended') } as unknown as RunEventBuffer,
+    events: {
+      push: (event: StreamEvent) => void events.push(event),
+      flush: () => Promise.resolve('appended'),
+    } as unknown as StreamEventBuffer,
     usage: emptyUsage(),
   };
   const { output } = await runAgent(run, { models: { scripted: model, bedrock: model }, tools: kit });
@@ -169,7 +172,7 @@ describe('secrets echoed by an HTTP tool', () => {
   it('masks before the 64 KB cut, so a secret across the cut leaves none of its start', async () => {
     const straddling = await runEcho('http', 'over-limit-text');
     expect(straddling.answer).toEqual({ ok: true, result: `${'x'.repeat(MAX_TOOL_RESULT_BYTES - 5)}[secr` });
-    // Back to back, the secrets are one run and one mark; the read ends inside a secret, whose start is dropped.
+    // Back to back, the secrets are one execution and one mark; the read ends inside a secret, whose start is dropped.
     expect((await runEcho('http', 'over-limit-repeated')).answer).toEqual({ ok: true, result: '[secret]' });
   });
 });

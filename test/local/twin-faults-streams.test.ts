@@ -161,8 +161,8 @@ describe('streamed runs on a twin whose stream function crashes', () => {
   beforeAll(async () => {
     twin = await startTestTwin({ faults: plan });
     plan.onFault((fault) => faults.push(fault));
-    // A run that sleeps in Step Functions for ten minutes: its stream stays open, heartbeats only, and no function of
-    // the run is invoked meanwhile (so the crash faults below hit the stream function alone, beside it).
+    // An execution that sleeps in Step Functions for ten minutes: its stream stays open, heartbeats only, and no function of
+    // the execution is invoked meanwhile (so the crash faults below hit the stream function alone, beside it).
     const dir = mkdtempSync(join(tmpdir(), 'pause-'));
     copyFileSync(join(WORKFLOW_FIXTURES, 'echo.json'), join(dir, 'echo.json'));
     writeFileSync(
@@ -235,9 +235,9 @@ describe('streamed runs on a twin whose stream function crashes', () => {
 
   it('ends every response, and tells the function of a stream left running in a retired environment when its client leaves', async () => {
     const run = { user_id: 'u1', input: { message: 'hello' } };
-    // A: the stream of a run asleep for ten minutes, in flight on PublishedStreamWorkflow's environment.
+    // A: the stream of an execution asleep for ten minutes, in flight on PublishedStreamWorkflow's environment.
     const waiting = send('POST', '/workflows/pause/stream', run);
-    await waiting.until((text) => /"node_id":"nap"[^\n]*"status":"waiting"/.test(text), 'the run asleep');
+    await waiting.until((text) => /"node_id":"nap"[^\n]*"status":"waiting"/.test(text), 'the execution asleep');
     const executionId = waiting.headers()['x-execution-id'] as string;
     expect(executionId).toEqual(expect.any(String));
 
@@ -258,13 +258,13 @@ describe('streamed runs on a twin whose stream function crashes', () => {
     plan.set('lambda:error', 0);
 
     // A's client leaves. Its function runs in the retired environment, which must hear of it: its stream then ends
-    // (never told, the function streams heartbeats to nobody until the run wakes up ten minutes later).
+    // (never told, the function streams heartbeats to nobody until the execution wakes up ten minutes later).
     expect(twin.invocationsInFlight('PublishedStreamWorkflow')).toBe(1);
     waiting.hangUp();
     expect(await waiting.ended).toEqual({ status: 200, how: 'cut' });
     await twin.settled(['PublishedStreamWorkflow'], 60_000);
 
-    // D: the run resumed in a fresh environment after A's last event; stopped, its stream comes to its proper end.
+    // D: the execution resumed in a fresh environment after A's last event; stopped, its stream comes to its proper end.
     const lastId = [...waiting.text().matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])).at(-1);
     const resumed = send(
       'GET',

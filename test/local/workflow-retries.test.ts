@@ -74,7 +74,7 @@ const runInput = JSON.stringify({
 });
 const named = (name: string, message = name) => Object.assign(new Error(message), { name });
 
-/** A step that fails `failures` times with `error`, then finishes the run; it notes every payload it got. */
+/** A step that fails `failures` times with `error`, then finishes the execution; it notes every payload it got. */
 function flakyStep(failures: number, error: () => Error, finished: object = { outcome: 'finished', callback: false }) {
   const payloads: Record<string, unknown>[] = [];
   const step: LocalFunction = async (payload) => {

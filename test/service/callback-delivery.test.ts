@@ -8,7 +8,7 @@ import { ManualClock } from '../support/fakes/clock.ts';
 import { InMemoryExecutionsRepository } from '../support/fakes/executions-repository.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { FakeStateMachine } from '../support/fakes/state-machine.ts';
-import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
+import { InMemoryStreamEventsRepository } from '../support/fakes/stream-events-repository.ts';
 
 const RECEIVER = 'http://127.0.0.1:9/hook';
 
@@ -100,7 +100,7 @@ describe('deliverCallback', () => {
     expect(env.executions.stored(run.execution_id).callback_state).toBe('delivered');
   });
 
-  it('sends nothing for a run without a callback, or whose callback was already delivered', async () => {
+  it('sends nothing for an execution without a callback, or whose callback was already delivered', async () => {
     const env = setup([204]);
     const none = finishedRun(env.executions, { callback_url: null, callback_state: 'none' });
     const done = finishedRun(env.executions, { callback_state: 'delivered' });
@@ -176,7 +176,7 @@ describe('giving a callback up', () => {
     expect(env.executions.stored(run.execution_id).callback_state).toBe('delivered');
   });
 
-  it('never overwrites a delivery, and leaves the callback of a run that has not finished alone', async () => {
+  it('never overwrites a delivery, and leaves the callback of an execution that has not finished alone', async () => {
     const env = setup([204]);
     const delivered = finishedRun(env.executions, { callback_state: 'delivered' });
     const running = finishedRun(env.executions, { status: 'running', finished_at: null });
@@ -199,7 +199,7 @@ describe('giving a callback up', () => {
       expect(env.executions.stored(run.execution_id).callback_state).toBe('pending');
     }
 
-    const reconcilerDeps = { executions: env.executions, events: new InMemoryRunEventsRepository(), stateMachine, now: env.clock.now };
+    const reconcilerDeps = { executions: env.executions, events: new InMemoryStreamEventsRepository(), stateMachine, now: env.clock.now };
     const ended = (name: string) =>
       reconcileEndedExecution(reconcilerDeps, { name, status: 'FAILED', error: 'CallbackAbandoned', cause: null });
     expect(await ended(completed.execution_id)).toEqual({ execution_id: completed.execution_id, outcome: 'callback_abandoned' });

@@ -9,7 +9,7 @@ import { awsError } from '../support/fakes/faults.ts';
 import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 const caller = { projectId: PROJECT };
-const CALLBACK_URL = 'https://hooks.example.com/runs';
+const CALLBACK_URL = 'https://hooks.example.com/executions';
 
 function setup(options: { timed?: boolean } = {}) {
   const env = runEnvironment();
@@ -24,7 +24,7 @@ const request = (extra: Partial<ExecuteRequest> = {}): ExecuteRequest => ({
   ...extra,
 });
 
-/** A run waiting at an approval, as AwaitApproval leaves it: interrupted, with the pending approval and its task token. */
+/** An execution waiting at an approval, as AwaitApproval leaves it: interrupted, with the pending approval and its task token. */
 function waitingRun(env: ReturnType<typeof setup>, extra: Partial<ExecutionRecord> = {}): ExecutionRecord {
   const executionId = `exec-${env.executions.items.size + 1}`;
   return env.executions.seed({
@@ -50,11 +50,11 @@ function waitingRun(env: ReturnType<typeof setup>, extra: Partial<ExecutionRecor
 }
 
 describe('startExecution', () => {
-  it('stores the run context, a queued record and the user turn, then starts the state machine with ids and a cursor only', async () => {
+  it('stores the execution context, a queued record and the user turn, then starts the state machine with ids and a cursor only', async () => {
     const env = setup();
     const record = await startExecution(env.deps, caller, 'echo', request({ callback_url: CALLBACK_URL, webhook_secret: 'whsec_x' }));
 
-    // The user's message is the run's first history turn, written before the state machine starts (the cursor counts it).
+    // The user's message is the execution's first history turn, written before the state machine starts (the cursor counts it).
     const thread = env.userState.turns.get(JSON.stringify([caller.projectId, record.user_id, record.thread_id]));
     expect(thread?.map(({ turn, sequence }) => ({ ...turn, sequence }))).toEqual([
       { role: 'user', text: 'hi', execution_id: record.execution_id, at: record.created_at, sequence: 1 },
@@ -92,7 +92,7 @@ describe('startExecution', () => {
       callback_url: CALLBACK_URL,
       callback_state: 'none',
     });
-    // No run and no callback execution exist; the run context and the initial memory written before stay.
+    // No run and no callback execution exist; the execution context and the initial memory written before stay.
     expect(env.stateMachine.startedNames()).toEqual([]);
     expect([...env.runs.contexts.keys()]).toEqual([record!.execution_id]);
     expect(env.userState.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
@@ -102,7 +102,7 @@ describe('startExecution', () => {
 
   for (const [cleanUp, fail, statuses] of [
     [
-      'the run cannot be marked failed (the record stays queued)',
+      'the execution cannot be marked failed (the record stays queued)',
       (env: ReturnType<typeof setup>) => env.executions.faults.failNext('transition', awsError('ProvisionedThroughputExceededException')),
       ['queued'],
     ],
@@ -124,9 +124,9 @@ describe('startExecution', () => {
     });
   }
 
-  it('keeps a run whose start went through (only its answer was lost) as its first step left it, with its message', async () => {
+  it('keeps an execution whose start went through (only its answer was lost) as its first step left it, with its message', async () => {
     const env = setup();
-    // StartExecution reaches Step Functions and the run's first step marks it running before the lost answer is seen.
+    // StartExecution reaches Step Functions and the execution's first step marks it running before the lost answer is seen.
     env.stateMachine.loseNextAnswer(awsError('TimeoutError'), async () => {
       const [name] = env.stateMachine.startedNames();
       await env.executions.transition(name!, ['queued', 'running'], { status: 'running' });
@@ -138,13 +138,13 @@ describe('startExecution', () => {
 
     expect(error).toBeInstanceOf(ServiceUnavailableError);
     const [record] = env.executions.all();
-    // The record tells the truth (the run goes on, its callback still due), and its message stays in its thread.
+    // The record tells the truth (the execution goes on, its callback still due), and its message stays in its thread.
     expect(record).toMatchObject({ status: 'running', error: null, callback_state: 'pending' });
     expect(env.stateMachine.startedNames()).toEqual([record!.execution_id]);
     expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toHaveLength(1);
   });
 
-  it('marks a run whose start answer was lost failed when the mark comes before its first step, which then goes no further', async () => {
+  it('marks an execution whose start answer was lost failed when the mark comes before its first step, which then goes no further', async () => {
     const env = setup();
     env.stateMachine.loseNextAnswer(awsError('TimeoutError'));
 
@@ -154,7 +154,7 @@ describe('startExecution', () => {
     const [record] = env.executions.all();
     expect(record).toMatchObject({ status: 'failed', error: 'The execution service was unavailable', callback_state: 'none' });
     expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
-    // The execution exists, but its first step's running mark (queued or running only) finds the run ended.
+    // The execution exists, but its first step's running mark (queued or running only) finds the execution ended.
     expect(env.stateMachine.startedNames()).toEqual([record!.execution_id]);
     expect(await env.executions.transition(record!.execution_id, ['queued', 'running'], { status: 'running' })).toBeUndefined();
   });
@@ -175,7 +175,7 @@ describe('startExecution', () => {
     expect(env.stateMachine.startedNames()).toEqual([retried.execution_id]);
   });
 
-  it('writes the record, the run context, the log start, the initial memory and the user turn side by side, and starts the run after all of them', async () => {
+  it('writes the record, the execution context, the log start, the initial memory and the user turn side by side, and starts the execution after all of them', async () => {
     const env = setup();
     const entered: string[] = [];
     const seenWhenDone: number[] = [];
@@ -204,7 +204,7 @@ describe('startExecution', () => {
 
   for (const [write, fail] of [
     [
-      'the run context',
+      'the execution context',
       (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException')),
     ],
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
@@ -222,7 +222,7 @@ describe('startExecution', () => {
       },
     ],
   ] as const) {
-    it(`answers 503 and leaves the record failed, without starting the run, when ${write} cannot be written`, async () => {
+    it(`answers 503 and leaves the record failed, without starting the execution, when ${write} cannot be written`, async () => {
       const env = setup();
       fail(env);
       const error = await startExecution(
@@ -247,7 +247,7 @@ describe('startExecution', () => {
     });
   }
 
-  it('answers 503 when the record itself cannot be written: there is nothing to mark and the run is not started', async () => {
+  it('answers 503 when the record itself cannot be written: there is nothing to mark and the execution is not started', async () => {
     const env = setup();
     env.executions.faults.failNext('create', awsError('ServiceUnavailable'));
     const error = await startExecution(env.deps, caller, 'echo', request()).catch((caught: unknown) => caught);
@@ -313,16 +313,16 @@ describe('decideApproval', () => {
 
   const deadTokens = [
     ['TaskTimedOut', 'The approval was not answered in time'],
-    ['TaskDoesNotExist', 'The approval could not be delivered: the run was no longer waiting for it'],
+    ['TaskDoesNotExist', 'The approval could not be delivered: the execution was no longer waiting for it'],
     ['InvalidToken', 'The approval could not be delivered: its task token is invalid'],
   ] as const;
 
-  it.each(deadTokens)('fails the run with its callback and answers 409 when the token is dead (%s)', async (name, runError) => {
+  it.each(deadTokens)('fails the execution with its callback and answers 409 when the token is dead (%s)', async (name, runError) => {
     const env = setup();
     const run = waitingRun(env, { callback_url: CALLBACK_URL, callback_state: 'pending' });
     // Make the token dead the way Step Functions would: timed out, already answered, or never issued.
     if (name === 'TaskTimedOut') env.stateMachine.timeOut(run.task_token!);
-    // TaskDoesNotExist fails the run when the token was found dead before (the first time, the approval goes back).
+    // TaskDoesNotExist fails the execution when the token was found dead before (the first time, the approval goes back).
     if (name === 'TaskDoesNotExist') {
       env.stateMachine.tokens.set(run.task_token!, 'answered');
       env.executions.items.get(run.execution_id)!.record.dead_task_token = run.task_token;
@@ -376,7 +376,7 @@ describe('decideApproval', () => {
     ]);
   });
 
-  it('fails the run when the same token is found dead twice: nothing replaced it', async () => {
+  it('fails the execution when the same token is found dead twice: nothing replaced it', async () => {
     const env = setup();
     const run = waitingRun(env);
     env.stateMachine.tokens.set(run.task_token!, 'answered');
@@ -384,11 +384,11 @@ describe('decideApproval', () => {
     await expect(decideApproval(env.deps, caller, run.execution_id, 'approved', '')).rejects.toBeInstanceOf(ConflictError);
     expect(env.executions.stored(run.execution_id)).toMatchObject({
       status: 'failed',
-      error: 'The approval could not be delivered: the run was no longer waiting for it',
+      error: 'The approval could not be delivered: the execution was no longer waiting for it',
     });
   });
 
-  it('fails a run with a dead token without starting a callback when it has none', async () => {
+  it('fails an execution with a dead token without starting a callback when it has none', async () => {
     const env = setup();
     const run = waitingRun(env);
     env.stateMachine.timeOut(run.task_token!);
@@ -411,7 +411,7 @@ describe('decideApproval', () => {
     expect(env.stateMachine.startedNames()).toEqual([`callback-${run.execution_id}`]);
   });
 
-  it('does not give the approval back to a run that was stopped while the decision failed transiently', async () => {
+  it('does not give the approval back to an execution that was stopped while the decision failed transiently', async () => {
     const env = setup();
     const run = waitingRun(env);
     env.stateMachine.faults.beforeNext('resume', async () => {
@@ -438,7 +438,7 @@ describe('decideApproval', () => {
   it('does not claim a newer approval with a decision read for an older one', async () => {
     const env = setup();
     const run = waitingRun(env);
-    // Between the read and the claim, the approval is answered elsewhere and the run reaches the next approval.
+    // Between the read and the claim, the approval is answered elsewhere and the execution reaches the next approval.
     env.executions.faults.beforeNext('transition', () => {
       const item = env.executions.items.get(run.execution_id)!;
       item.record.pending_approval = { approval_id: 'appr-2', node_id: 'second-review', message: 'And this?' };
@@ -534,7 +534,7 @@ describe('decideApproval', () => {
     expect(env.stateMachine.resumed).toHaveLength(1);
   });
 
-  it('does not fail a run whose taken-over claim finds the token answered: the first decision may have landed', async () => {
+  it('does not fail an execution whose taken-over claim finds the token answered: the first decision may have landed', async () => {
     const env = setup();
     // The first decision was delivered, but the write clearing its claim failed.
     const run = waitingRun(env, { status: 'running', approval_lease_until: env.clock.now() - 1 });
@@ -552,11 +552,11 @@ describe('decideApproval', () => {
     expect(env.stateMachine.startedNames()).toEqual([]);
   });
 
-  it('clears its claim without touching the next approval the run reached meanwhile', async () => {
+  it('clears its claim without touching the next approval the execution reached meanwhile', async () => {
     const env = setup();
     const run = waitingRun(env);
     const next = { approval_id: 'appr-2', node_id: 'second-review', message: 'And this?' };
-    // Step Functions goes on at once: the run pauses at its next approval before the claim is cleared.
+    // Step Functions goes on at once: the execution pauses at its next approval before the claim is cleared.
     env.stateMachine.faults.beforeNext('resume', () => {
       env.executions.faults.beforeNext('transition', () => {
         const item = env.executions.items.get(run.execution_id)!;
@@ -574,7 +574,7 @@ describe('decideApproval', () => {
     expect(env.executions.stored(run.execution_id).task_token).not.toBeNull();
   });
 
-  it('answers 409 for a run not waiting for an approval and 404 for another project’s run', async () => {
+  it('answers 409 for an execution not waiting for an approval and 404 for another project’s run', async () => {
     const env = setup();
     const running = waitingRun(env, { status: 'running', pending_approval: null, task_token: null });
     const theirs = waitingRun(env, { project_id: 'project-b' });
@@ -586,7 +586,7 @@ describe('decideApproval', () => {
 });
 
 describe('stopExecution', () => {
-  it('cancels a run whose execution does not exist yet and still starts its callback', async () => {
+  it('cancels an execution whose execution does not exist yet and still starts its callback', async () => {
     const env = setup();
     const run = waitingRun(env, {
       status: 'queued',
@@ -631,7 +631,7 @@ describe('stopExecution', () => {
 });
 
 describe('waitUntilSettled', () => {
-  /** The run settles (as its step would write it) once the clock reaches `atMs`; answers how many status reads it took. */
+  /** The execution settles (as its step would write it) once the clock reaches `atMs`; answers how many status reads it took. */
   function settlesAt(env: ReturnType<typeof setup>, executionId: string, atMs: number, status: 'completed' | 'interrupted' = 'completed') {
     let reads = 0;
     const get = env.executions.get.bind(env.executions);
@@ -663,7 +663,7 @@ describe('waitUntilSettled', () => {
     expect(reads).toBe(3);
   });
 
-  it('after three runs of the workflow, reads first when they settled: a run like them is answered in one read', async () => {
+  it('after three runs of the workflow, reads first when they settled: an execution like them is answered in one read', async () => {
     const env = setup({ timed: true });
     for (let i = 0; i < 3; i++) expect((await runFor(env, 30)).reads).toBe(3);
     const timed = await runFor(env, 30);
@@ -689,7 +689,7 @@ describe('waitUntilSettled', () => {
     expect(timed.reads).toBe(1);
   });
 
-  it('still costs about a read a second for a run far longer than the recent ones', async () => {
+  it('still costs about a read a second for an execution far longer than the recent ones', async () => {
     const env = setup({ timed: true });
     for (let i = 0; i < 3; i++) await runFor(env, 30);
     const long = await runFor(env, 5 * 60_000);

@@ -40,7 +40,7 @@ function setup() {
 }
 
 describe('startOrJoin', () => {
-  it('starts a run for a new key and marks the key started with its execution', async () => {
+  it('starts an execution for a new key and marks the key started with its execution', async () => {
     const env = setup();
     const run = await env.start();
 
@@ -56,7 +56,7 @@ describe('startOrJoin', () => {
     });
   });
 
-  it('answers the same request with the same key with that run, starting nothing', async () => {
+  it('answers the same request with the same key with that execution, starting nothing', async () => {
     const env = setup();
     const first = await env.start();
     env.clock.advance(IDEMPOTENCY_KEY_RETENTION_MS - 60_000);
@@ -89,7 +89,7 @@ describe('startOrJoin', () => {
     expect(other.executionId).not.toBe(first.executionId);
   });
 
-  it('starts a new run with a key whose 24 hours are over, though its item is still stored', async () => {
+  it('starts a new execution with a key whose 24 hours are over, though its item is still stored', async () => {
     const env = setup();
     const first = await env.start();
     env.clock.advance(IDEMPOTENCY_KEY_RETENTION_MS + 1000);
@@ -100,7 +100,7 @@ describe('startOrJoin', () => {
     expect(env.stateMachine.startedNames()).toEqual([first.executionId, later.executionId]);
   });
 
-  it('starts one run for five first requests at once; the others join it', async () => {
+  it('starts one execution for five first requests at once; the others join it', async () => {
     const env = setup();
     const runs = await Promise.all(Array.from({ length: 5 }, () => env.start()));
 
@@ -110,7 +110,7 @@ describe('startOrJoin', () => {
     expect(env.executions.items.size).toBe(1);
   });
 
-  it('frees the key when the first request is refused or cannot write its run, so its retry starts anew', async () => {
+  it('frees the key when the first request is refused or cannot write its execution, so its retry starts anew', async () => {
     const env = setup();
     const refused = await env.start({ workflowId: 'missing' }).catch((caught: unknown) => caught);
     expect(refused).toBeInstanceOf(NotFoundError);
@@ -146,7 +146,7 @@ describe('startOrJoin', () => {
     },
   );
 
-  it('finishes starting the run a key names when its first request died before writing anything, once its lease has passed', async () => {
+  it('finishes starting the execution a key names when its first request died before writing anything, once its lease has passed', async () => {
     const env = setup();
     const reservedAtMs = env.clock.now() - 12_000;
     const leaseUntilMs = reservedAtMs + IDEMPOTENT_START_LEASE_MS;
@@ -191,12 +191,12 @@ describe('startOrJoin', () => {
     const error = await env.start().catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect((error as Error).message).toBe('The first request with this Idempotency-Key is still starting its run; retry later');
+    expect((error as Error).message).toBe('The first request with this Idempotency-Key is still starting its execution; retry later');
     expect(env.clock.now() - startedAt).toBeGreaterThanOrEqual(IDEMPOTENT_START_WAIT_MS);
     expect(env.stateMachine.executions.size).toBe(0);
   });
 
-  it('starts a run for every request without a key', async () => {
+  it('starts an execution for every request without a key', async () => {
     const env = setup();
     const [a, b] = [await env.start({ key: undefined }), await env.start({ key: undefined })];
     expect(a.started && b.started).toBeTruthy();
@@ -207,7 +207,7 @@ describe('startOrJoin', () => {
 
 /**
  * A request that dies on the way (its function times out or crashes) stops wherever it was: here its call at that
- * point never returns, as nothing after it ever runs. Its key is left naming its run.
+ * point never returns, as nothing after it ever runs. Its key is left naming its execution.
  */
 function crashAt<Method extends string>(faults: Faults<Method>, method: Method): Promise<void> {
   return new Promise((reached) => {
@@ -220,9 +220,12 @@ function crashAt<Method extends string>(faults: Faults<Method>, method: Method):
 
 /** Where a first request can die between reserving its key and marking it started, and what the fakes call there. */
 const CRASH_POINTS = [
-  { point: 'while writing the run (its record not yet)', at: (env: ReturnType<typeof setup>) => crashAt(env.executions.faults, 'create') },
   {
-    point: 'after writing the run, before saying it is about to start it',
+    point: 'while writing the execution (its record not yet)',
+    at: (env: ReturnType<typeof setup>) => crashAt(env.executions.faults, 'create'),
+  },
+  {
+    point: 'after writing the execution, before saying it is about to start it',
     at: (env: ReturnType<typeof setup>) => crashAt(env.idempotency.faults, 'markLaunching'),
   },
   { point: 'about to send StartExecution', at: (env: ReturnType<typeof setup>) => crashAt(env.stateMachine.faults, 'start') },
@@ -250,7 +253,7 @@ const UNCLEAR_START_FAILURES = [
 ];
 
 describe('a retry after the first request died before its key said started', () => {
-  it.each(CRASH_POINTS)('converges on the one run when the first request died $point', async ({ at }) => {
+  it.each(CRASH_POINTS)('converges on the one execution when the first request died $point', async ({ at }) => {
     const env = setup();
     const body = request('only once');
     const crashed = at(env);
@@ -274,7 +277,7 @@ describe('a retry after the first request died before its key said started', () 
     expect(env.runs.contexts.has(executionId)).toBe(true);
     expect(env.events.logs.get(executionId)?.map((batch) => batch.firstId)).toEqual([1]);
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
-    // The message is the run's first turn in its thread, written once or written again as the same item.
+    // The message is the execution's first turn in its thread, written once or written again as the same item.
     const record = env.executions.items.get(executionId)!.record;
     const turns = env.userState.threadOf(PROJECT, 'user-1', record.thread_id);
     expect(new Set(turns.map((turn) => `${turn.at}#${turn.execution_id}#${turn.sequence}`))).toEqual(
@@ -283,7 +286,7 @@ describe('a retry after the first request died before its key said started', () 
   });
 
   it.each(CRASH_POINTS)(
-    'gives a retry sent just after the lease the one run at once when the first request died $point',
+    'gives a retry sent just after the lease the one execution at once when the first request died $point',
     async ({ at }) => {
       const env = setup();
       const crashed = at(env);
@@ -304,7 +307,7 @@ describe('a retry after the first request died before its key said started', () 
     },
   );
 
-  it('keeps the run a first answer named when its key could not be marked started', async () => {
+  it('keeps the execution a first answer named when its key could not be marked started', async () => {
     const env = setup();
     env.idempotency.faults.failNext('markStarted', awsError('ProvisionedThroughputExceededException'));
     const first = await env.start();
@@ -319,7 +322,7 @@ describe('a retry after the first request died before its key said started', () 
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: first.executionId, state: 'started' });
   });
 
-  it('sends the same start again, rewriting nothing, when the run went on after the crash', async () => {
+  it('sends the same start again, rewriting nothing, when the execution went on after the crash', async () => {
     const env = setup();
     const body: ExecuteRequest = { ...request(), initial_memory: { plan: 'gold' } };
     const crashed = crashAt(env.idempotency.faults, 'markStarted');
@@ -327,7 +330,7 @@ describe('a retry after the first request died before its key said started', () 
     await crashed;
     const executionId = keyRun(env);
     const input = env.stateMachine.executions.get(executionId)!.input;
-    // The run goes on: its step marks it running, and a memory node changes what initial_memory wrote.
+    // The execution goes on: its step marks it running, and a memory node changes what initial_memory wrote.
     await env.executions.transition(executionId, ['queued'], { status: 'running', total_steps: 2 });
     await env.userState.writeMemory(PROJECT, 'user-1', { plan: 'platinum' });
 
@@ -413,7 +416,7 @@ describe('a retry after the first request died before its key said started', () 
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
   });
 
-  it('joins the run a key of the previous release names when that run went on', async () => {
+  it('joins the execution a key of the previous release names when that execution went on', async () => {
     const env = setup();
     const first = await env.start({ key: undefined });
     await env.executions.transition(first.executionId, ['queued'], { status: 'completed' });
@@ -457,7 +460,7 @@ const settled = <T>(answer: Promise<T>) => answer.catch((caught: unknown) => cau
  * and then the slow one goes on. It must change nothing of the key, start nothing more, and answer only the key's run.
  */
 describe('a request that outlives its lease on the key', () => {
-  it('stops before writing the run when its lease passed on the way, leaving the key to its retry', async () => {
+  it('stops before writing the execution when its lease passed on the way, leaving the key to its retry', async () => {
     const env = setup();
     // The publication read takes the whole lease.
     env.publications.faults.beforeNext('getWorkflow', () => env.clock.advance(IDEMPOTENT_START_LEASE_MS));
@@ -478,7 +481,7 @@ describe('a request that outlives its lease on the key', () => {
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
   });
 
-  it('stops before StartExecution when its lease leaves no margin once the run is written', async () => {
+  it('stops before StartExecution when its lease leaves no margin once the execution is written', async () => {
     const env = setup();
     // The `launching` write comes back with less of the lease left than its margin.
     env.idempotency.faults.beforeNext('markLaunching', () =>
@@ -499,7 +502,7 @@ describe('a request that outlives its lease on the key', () => {
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
   });
 
-  it('is refused `launching` once a retry has taken the key over, and starts nothing; the retry starts the one run', async () => {
+  it('is refused `launching` once a retry has taken the key over, and starts nothing; the retry starts the one execution', async () => {
     const env = setup();
     const slowMark = holdAt(env.idempotency.faults, 'markLaunching');
     const slow = settled(env.start());
@@ -510,7 +513,7 @@ describe('a request that outlives its lease on the key', () => {
     const retryMark = holdAt(env.idempotency.faults, 'markLaunching');
     const retry = env.start();
     await retryMark.reached;
-    // The retry holds the key under its own lease, still `starting`, and has written the run again: the slow one's
+    // The retry holds the key under its own lease, still `starting`, and has written the execution again: the slow one's
     // `launching` is refused by the lease alone.
     const takenOver = structuredClone(env.idempotency.held(PROJECT, KEY)!);
     expect(takenOver).toMatchObject({ execution_id: executionId, state: 'starting' });
@@ -535,7 +538,7 @@ describe('a request that outlives its lease on the key', () => {
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
   });
 
-  it('is refused `started` once a retry has taken the key over, and answers the same run, the one execution', async () => {
+  it('is refused `started` once a retry has taken the key over, and answers the same execution, the one execution', async () => {
     const env = setup();
     const slowStart = holdAt(env.stateMachine.faults, 'start');
     const slow = settled(env.start());
@@ -585,7 +588,7 @@ describe('a request that outlives its lease on the key', () => {
     slowStart.resume();
 
     expect(await slow).toBeInstanceOf(ServiceUnavailableError);
-    // Neither freed nor handed back, and the run's items are not taken back: the run is going.
+    // Neither freed nor handed back, and the execution's items are not taken back: the execution is going.
     expect(env.idempotency.held(PROJECT, KEY)).toEqual(takenOver);
     const record = env.executions.items.get(executionId)!.record;
     expect(record.status).toBe('queued');
@@ -619,7 +622,7 @@ describe('a first request whose StartExecution fails without a clear answer', ()
       expect(refused).toBeInstanceOf(ServiceUnavailableError);
       expect((refused as Error).message).toBe('The execution service is unavailable; retry later');
       const [{ execution_id: executionId }] = env.executions.all() as [ExecutionRecord];
-      // Handed back, not freed: the key still names the run, and the next retry may take it over at once.
+      // Handed back, not freed: the key still names the execution, and the next retry may take it over at once.
       expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({
         execution_id: executionId,
         state: 'launching',
@@ -641,7 +644,7 @@ describe('a first request whose StartExecution fails without a clear answer', ()
 
   it('joins the one execution when the first start went through and only its answer was lost', async () => {
     const env = setup();
-    // StartExecution reaches Step Functions, the run's first step marks it running, and the answer is lost on the way back.
+    // StartExecution reaches Step Functions, the execution's first step marks it running, and the answer is lost on the way back.
     env.stateMachine.loseNextAnswer(awsError('TimeoutError'), async () => {
       const [name] = env.stateMachine.startedNames();
       await env.executions.transition(name!, ['queued', 'running'], { status: 'running' });

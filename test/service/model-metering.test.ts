@@ -15,7 +15,7 @@ import { awsError } from '../support/fakes/faults.ts';
 import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
 
 /**
- * The per-model counters flow as the aggregate ones do: the providers count into the run's cursor, each step meters
+ * The per-model counters flow as the aggregate ones do: the providers count into the execution's cursor, each step meters
  * what its nodes added (its usage item gets a counter per model), and the finished run's record keeps them all. The
  * key is the model id the node names (`scripted` offline); the public `usage` keeps its five numbers. Images are drawn
  * by the scripted provider (the catalog serves no Bedrock image model), counted by quality and size class at $0.
@@ -97,7 +97,7 @@ async function meteredStep(step: StepDeps, state: StepState) {
   return { next, metering };
 }
 
-describe('per-model metering of a run', () => {
+describe('per-model metering of an execution', () => {
   it('counts each model by the id its node names, step by step, and keeps them all in the finished record', async () => {
     const { env, step, bedrock } = setup();
     const record = await startExecution(env.start, { projectId: PROJECT }, 'mixed', {
@@ -157,7 +157,7 @@ describe('per-model metering of a run', () => {
     expect(complete?.data.usage).toEqual({ model_calls: 3, input_tokens: 140, output_tokens: 31, tool_calls: 0, images: 2 });
   });
 
-  it('records no model counters for a run whose nodes call no model', async () => {
+  it('records no model counters for an execution whose nodes call no model', async () => {
     const { env, step } = setup();
     env.publications.seed(PROJECT, [{ ...MIXED, id: 'plain', start: 'done', nodes: { done: { type: 'end', output: 'ok' } } }]);
     const record = await startExecution(env.start, { projectId: PROJECT }, 'plain', {
@@ -176,7 +176,7 @@ describe('per-model metering of a run', () => {
 /**
  * A step attempt that called a model and then failed (a throttled write, a failed image upload) is retried by the
  * state machine from the same cursor, and the retry calls the model again: Bedrock bills both. Each attempt's
- * invocation meters the calls it made, once, whatever way it ended; the run's record keeps the attempt that got through.
+ * invocation meters the calls it made, once, whatever way it ended; the execution's record keeps the attempt that got through.
  */
 describe('per-model metering of a step attempt that fails', () => {
   const THINK: WorkflowDefinition = {
@@ -235,14 +235,14 @@ describe('per-model metering of a step attempt that fails', () => {
     expect(bedrock.sent.map((call) => call.modelId)).toEqual([PRO, PRO]);
     expect({ ...retried.metering.models }).toEqual({ [PRO]: PRO_TOKENS });
     expect(retried.metering.units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
-    // The run's record has the per-run figures of the attempt that finished, as a run without the failure would.
+    // The execution's record has the per-run figures of the attempt that finished, as an execution without the failure would.
     const stored = env.executions.stored(record.execution_id);
     expect(stored.status).toBe('completed');
     expect({ ...stored.cost_units!.models }).toEqual({ [PRO]: PRO_TOKENS });
     expect(stored.cost_units).toMatchObject({ modelCalls: 1, inputTokens: 100, outputTokens: 20, runsFinished: 1 });
   });
 
-  it('meters the tokens of a run that fails after its llm node once, in the invocation and in the record', async () => {
+  it('meters the tokens of an execution that fails after its llm node once, in the invocation and in the record', async () => {
     const { env, step } = setup();
     const { record, state } = await started(env, {
       ...THINK,

@@ -6,12 +6,12 @@ import { runStep, type StepDeps } from '#engine/step-runner.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
-import type { InMemoryRunStore } from '../support/fakes/run-store.ts';
+import type { InMemoryContextStore } from '../support/fakes/context-store.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
-/** The run's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
+/** The execution's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
 const request: ExecuteRequest = { input: { message: 'hi' }, user_id: 'user-1', overrides: {} };
-/** Answers with the thread's history as the run sees it. */
+/** Answers with the thread's history as the execution sees it. */
 const RECALL: WorkflowDefinition = {
   ...ECHO,
   id: 'recall',
@@ -54,11 +54,11 @@ function setup() {
   return { clock, executions, userState, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
 }
 
-describe("a run's first step", () => {
-  it('sends the run context read and the running mark side by side: one round trip before its first node', async () => {
+describe("an execution's first step", () => {
+  it('sends the execution context read and the running mark side by side: one round trip before its first node', async () => {
     const env = setup();
     const { state } = await env.started();
-    const runs = env.step.runs as unknown as InMemoryRunStore;
+    const runs = env.step.runs as unknown as InMemoryContextStore;
     let marking = false;
     env.executions.faults.beforeNext('transition', () => void (marking = true));
     let markSentDuringRead = false;
@@ -82,7 +82,7 @@ describe("a run's first step", () => {
     expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'completed', output: 'Echo: hi' });
   });
 
-  it('writes the message itself for a run started before execute wrote it (a cursor with no turns)', async () => {
+  it('writes the message itself for an execution started before execute wrote it (a cursor with no turns)', async () => {
     const env = setup();
     const { record, state } = await env.started();
     await env.userState.removeTurn(
@@ -112,21 +112,21 @@ describe("a run's first step", () => {
     ]);
   });
 
-  it('retried after it ended the run and then failed, ends the log and still hands the callback to its execution', async () => {
+  it('retried after it ended the execution and then failed, ends the log and still hands the callback to its execution', async () => {
     const env = setup();
-    const { record, state } = await env.started({ callback_url: 'https://hooks.example.com/runs' });
+    const { record, state } = await env.started({ callback_url: 'https://hooks.example.com/executions' });
     // The event log cannot be written this time: the step records the ending, then fails.
     env.events.faults.failNext('putBatch', awsError('ProvisionedThroughputExceededException'));
     await expect(runStep(env.step, state)).rejects.toThrow();
     expect(env.executions.stored(record.execution_id)).toMatchObject({ status: 'completed', callback_state: 'pending' });
 
-    // The state machine retries the task: the run is not run again, the log ends, and the callback is not lost.
+    // The state machine retries the task: the execution is not run again, the log ends, and the callback is not lost.
     expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: true });
     expect(env.modelCalls()).toBe(1);
     expect(env.events.logs.get(record.execution_id)?.at(-1)).toMatchObject({ final: true });
   });
 
-  it('takes its reply back out of the thread when the run was stopped while the model answered', async () => {
+  it('takes its reply back out of the thread when the execution was stopped while the model answered', async () => {
     const env = setup();
     const { record, state } = await env.started();
     env.whileTheModelAnswers(async () => {
@@ -138,7 +138,7 @@ describe("a run's first step", () => {
     expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
   });
 
-  it('shows the thread as it stood when the run started: not a run started after it', async () => {
+  it('shows the thread as it stood when the execution started: not an execution started after it', async () => {
     const env = setup();
     const first = await env.started({ thread_id: 'shared', input: { message: 'first' } }, 'recall');
     env.clock.advance(1_000);
@@ -157,7 +157,7 @@ describe("a run's first step", () => {
     );
   });
 
-  it('goes no further for a run stopped before it: no model call, no reply, the message kept', async () => {
+  it('goes no further for an execution stopped before it: no model call, no reply, the message kept', async () => {
     const env = setup();
     const { record, state } = await env.started();
     await env.executions.transition(record.execution_id, ['queued'], { status: 'cancelled', finished_at: record.created_at });
@@ -190,7 +190,7 @@ describe('an image node on Bedrock', () => {
     },
   };
 
-  it('fails the run with a clear message when the rendered prompt is outside 1-1,024 characters, before calling the model', async () => {
+  it('fails the execution with a clear message when the rendered prompt is outside 1-1,024 characters, before calling the model', async () => {
     const env = runEnvironment();
     env.publications.seed(PROJECT, [DRAW]);
     const prompts: string[] = [];

@@ -14,7 +14,7 @@ const HAIKU_35 = 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const HAIKU_45_US = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const CANVAS = 'amazon.nova-canvas-v1:0';
 const BEFORE_CANVAS_EOL = Date.parse('2026-09-01T00:00:00Z');
-/** What publish, a run's overrides and a run say of Nova Canvas (and of a bedrock image node naming no model) today. */
+/** What publish, an execution's overrides and an execution say of Nova Canvas (and of a bedrock image node naming no model) today. */
 const NO_IMAGE_MODEL = 'no Bedrock image model is supported now: use provider "scripted" offline or remove the image node';
 const CANVAS_ENDED = `"${CANVAS}" reached end of life on Bedrock on 2026-09-30; ${NO_IMAGE_MODEL}`;
 
@@ -298,7 +298,7 @@ describe('publishing a workflow that names a model', () => {
     ).toEqual([]);
   });
 
-  it('refuses a run overriding a node to an ended model, but not the steps of a run already started', () => {
+  it('refuses an execution overriding a node to an ended model, but not the steps of an execution already started', () => {
     const definition = parseDefinition(agentWorkflow(HAIKU_45_US), 'w.json', { allowLoopbackTools: false, now: AFTER_HAIKU_35_EOL });
     const overrides = { front: { model_id: HAIKU_35 } };
     expect(() => applyOverrides(definition, overrides, AFTER_HAIKU_35_EOL)).toThrow(ValidationError);
@@ -312,7 +312,7 @@ describe('publishing a workflow that names a model', () => {
     expect(applyOverrides(definition, overrides).nodes.front).toMatchObject({ model_id: HAIKU_35 });
   });
 
-  it('refuses a run overriding a node to Nova Canvas, or overriding a bedrock image node of a workflow published before its end', () => {
+  it('refuses an execution overriding a node to Nova Canvas, or overriding a bedrock image node of a workflow published before its end', () => {
     const agent = parseDefinition(agentWorkflow(HAIKU_45_US), 'w.json', { allowLoopbackTools: false, now: AFTER_HAIKU_35_EOL });
     const refusal = (definition: WorkflowDefinition, overrides: Record<string, Record<string, unknown>>) => {
       try {
@@ -328,7 +328,7 @@ describe('publishing a workflow that names a model', () => {
     ]);
     const drawing = parseDefinition(imageWorkflow({ model_id: CANVAS }), 'i.json', { allowLoopbackTools: false, now: BEFORE_CANVAS_EOL });
     expect(refusal(drawing, { p: { prompt: 'a lighthouse' } })).toEqual([{ field: 'overrides.p.model_id', message: CANVAS_ENDED }]);
-    // An image node's model is not a run's to choose.
+    // An image node's model is not an execution's to choose.
     expect(refusal(drawing, { p: { model_id: 'amazon.nova-lite-v1:0' } })[0]).toEqual({
       field: 'overrides.p.model_id',
       message: 'not a parameter of this image node (one of prompt, width, height, seed, quality)',

@@ -86,7 +86,7 @@ describe('chaos invariants', () => {
     expect(await noObject.check()).toEqual(['handed-off-once']);
   });
 
-  it('catch a run still running, and a decision applied twice or the wrong way', async () => {
+  it('catch an execution still running, and a decision applied twice or the wrong way', async () => {
     const running = history();
     running.finals.set('run-1', { status: 'running' });
     expect(await running.check()).toContain('run-ends');

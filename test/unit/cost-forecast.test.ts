@@ -10,7 +10,7 @@ const EVENT_BUS = sheet.units.eventBridgeEvents.usd_per_unit;
 
 /**
  * Ten days: two calls links (one also billed its nightly collection, on a day without events), a dialogs link, a link
- * the links table no longer knows, and two projects whose runs' steps spent part of what the projects were billed.
+ * the links table no longer knows, and two projects whose executions' steps spent part of what the projects were billed.
  */
 const report = costReport({
   from: '2026-11-01',
@@ -89,7 +89,7 @@ describe('the averages of a period', () => {
     expect(averages.volumes).toEqual({ events: 150, dialogs: 10, runs: 19 });
   });
 
-  it('prices a run as its step cost plus its share of its project request-side cost', () => {
+  it('prices an execution as its step cost plus its share of its project request-side cost', () => {
     expect(averages.run).toMatchObject({ runs: 19, workflow: null, project: null, reason: null });
     const steps = (10 * 8 + 5 * 4 + 4 * 10) * TRANSITION;
     expect(averages.run.step_usd!).toBeCloseTo(steps / 19, 8);
@@ -97,7 +97,7 @@ describe('the averages of a period', () => {
     expect(averages.run.usd!).toBeCloseTo(averages.run.step_usd! + averages.run.request_usd!, 7);
   });
 
-  it('narrows the run average to a workflow, in every project or in one', () => {
+  it('narrows the execution average to a workflow, in every project or in one', () => {
     const wf1 = measureAverages(report, links, { workflow: 'wf1' }).run;
     expect(wf1.runs).toBe(14);
     expect(wf1.usd!).toBeCloseTo((10 * (8 * TRANSITION + REQUEST_A) + 4 * (10 * TRANSITION + REQUEST_B)) / 14, 8);

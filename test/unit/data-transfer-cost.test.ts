@@ -82,7 +82,7 @@ describe('the estimate', () => {
     expect(averages.dialog.data_transfer_usd).toBeNull();
   });
 
-  it("counts a run's data transfer on its request side: its project's answers shared by the project's runs", () => {
+  it("counts an execution's data transfer on its request side: its project's answers shared by the project's runs", () => {
     expect(averages.run.data_transfer_usd).toBeCloseTo(usdOfBytes(PROJECT_BYTES) / 10, 8);
     expect(averages.run.request_usd).toBeCloseTo((20 * REQUEST + usdOfBytes(PROJECT_BYTES)) / 10, 8);
     expect(averages.run.step_usd).toBeCloseTo(4 * TRANSITION, 10);

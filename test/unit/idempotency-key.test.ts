@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { executeRequestSchema, type ExecuteRequest } from '#executions/execute-request.ts';
 import { canonicalJson, requestFingerprint } from '#executions/request-fingerprint.ts';
-import { idempotencyKey, parseIdempotencyKey } from '#published/run-start.ts';
+import { idempotencyKey, parseIdempotencyKey } from '#published/execution-start.ts';
 import { ValidationError } from '#shared/errors.ts';
 import type { HttpRequest } from '#shared/http/http-stack.ts';
 
@@ -55,7 +55,7 @@ describe('the request fingerprint', () => {
     expect(requestFingerprint('echo', parsed({ ...base, something_else: true }))).toBe(fingerprint);
   });
 
-  it('differs for another workflow or any value the run would see', () => {
+  it('differs for another workflow or any value the execution would see', () => {
     const fingerprint = requestFingerprint('echo', parsed(base));
     const others = [
       requestFingerprint('router', parsed(base)),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { INFERENCE_PROFILES_ENV, invocationModelId, parseInferenceProfiles } from '#engine/inference-profiles.ts';
-import { RunFailure } from '#engine/run-failure.ts';
+import { ExecutionFailure } from '#engine/execution-failure.ts';
 import { applicationInferenceProfiles, defaultBedrockModels, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
 
 /** Which identifier a Bedrock call sends, and the profiles a deployment creates for its allow-list. */
@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 describe('the step function’s map from model id to application inference profile', () => {
-  it('sends the profile ARN for a mapped model, and fails the run naming a model that has none instead of calling it', () => {
+  it('sends the profile ARN for a mapped model, and fails the execution naming a model that has none instead of calling it', () => {
     const profiles = parseInferenceProfiles(
       JSON.stringify({ 'us.amazon.nova-lite-v1:0': ARN('a1b2c3d4e5f6'), 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }),
     );
@@ -22,18 +22,18 @@ describe('the step function’s map from model id to application inference profi
     expect(invocationModelId(undefined, profiles)).toBeUndefined();
     // Outside the deployment's list: no profile, so no call (a direct one would bypass the tag, and the role refuses it).
     const outside = () => invocationModelId('eu.amazon.nova-pro-v1:0', profiles);
-    expect(outside).toThrow(RunFailure);
+    expect(outside).toThrow(ExecutionFailure);
     expect(outside).toThrow(
       "Bedrock model eu.amazon.nova-pro-v1:0 is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)",
     );
-    expect(() => invocationModelId('amazon.nova-lite-v1:0', new Map())).toThrow(RunFailure);
+    expect(() => invocationModelId('amazon.nova-lite-v1:0', new Map())).toThrow(ExecutionFailure);
   });
 
   it('fails the run of a workflow published before its model ended by saying it ended, not by asking for it in the list', () => {
     const profiles = parseInferenceProfiles(JSON.stringify({ 'amazon.nova-micro-v1:0': ARN('zz9yy8xx7ww6') }));
     const today = Date.parse('2026-11-26T00:00:00Z');
     expect(() => invocationModelId('amazon.nova-canvas-v1:0', profiles, today)).toThrow(
-      new RunFailure(
+      new ExecutionFailure(
         'Bedrock model "amazon.nova-canvas-v1:0" reached end of life on Bedrock on 2026-09-30; no Bedrock image model is supported now: use provider "scripted" offline or remove the image node',
       ),
     );

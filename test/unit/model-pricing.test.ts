@@ -65,7 +65,7 @@ describe('the price sheet prices each model with its own price', () => {
     });
   });
 
-  it("lets an image node ask for Nova Canvas's premium quality (standard unless it says so), and a run override it", () => {
+  it("lets an image node ask for Nova Canvas's premium quality (standard unless it says so), and an execution override it", () => {
     const withQuality = (quality?: unknown) =>
       workflowShape.safeParse({
         id: 'w',

@@ -111,7 +111,7 @@ describe('the OpenAPI check of an answer', () => {
       /does not match/,
     );
     expect(() => expectDocumented(call('GET', path), stream('id: 2\nevent: token\ndata: not json\n\n'))).toThrow(/not JSON/);
-    // The lifecycle stream has events of its own: a run event there is not one of them.
+    // The lifecycle stream has events of its own: a stream event there is not one of them.
     expect(() => expectDocumented(call('GET', '/api/v1/published/executions/e/events'), stream(START))).toThrow(/does not match/);
     // A stream is checked event by event as it arrives.
     const check = documentedAnswer(call('POST', '/api/v1/published/workflows/w/stream'), {

@@ -4,7 +4,7 @@ import { EXECUTE_POLL_FIRST_MS, EXECUTE_POLL_MAX_MS, EXECUTE_POLL_MIN_MS } from 
 
 const take = (next: () => number, count: number) => Array.from({ length: count }, next);
 
-/** How many reads a wait makes for a run that settles `settleMs` after the wait begins (each read taking no time). */
+/** How many reads a wait makes for an execution that settles `settleMs` after the wait begins (each read taking no time). */
 function readsUntil(settleMs: number, expectedMs?: number): number {
   const next = pollPauses(expectedMs);
   let at = 0;
@@ -35,7 +35,7 @@ describe('pollPauses', () => {
     expect(take(pollPauses(60_000), 3)).toEqual([EXECUTE_POLL_MAX_MS, 125, 188]);
   });
 
-  it('answers a run like the recent ones in one read, a little slower one in a few, and a long one at a read a second', () => {
+  it('answers an execution like the recent ones in one read, a little slower one in a few, and a long one at a read a second', () => {
     expect(readsUntil(15, 15)).toBe(1);
     expect(readsUntil(20, 15)).toBeLessThanOrEqual(4);
     // Slower than expected by half, and faster than expected: still few reads.

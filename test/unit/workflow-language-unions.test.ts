@@ -53,7 +53,7 @@ describe('a scripted agent turn', () => {
     expect(published(withScript([{ tool_calls: calls(16) }]))).toEqual([]);
   });
 
-  it("says so in a run's overrides too", () => {
+  it("says so in an execution's overrides too", () => {
     const definition = parseDefinition(withScript([{ reply: 'x' }]), 'w.json', OPTIONS);
     expect(issuesOf(() => applyOverrides(definition, { ag: { script: [{ reply: 'a' }, { tool_calls: calls(17) }] } }))).toEqual([
       { field: 'overrides.ag.script.1.tool_calls', message: 'at most 16 tool calls per turn, got 17' },

@@ -1,4 +1,4 @@
-import type { RunUsage } from '#executions/run-usage.ts';
+import type { ExecutionUsage } from '#executions/execution-usage.ts';
 import type { ModelUsage } from '#shared/metering/cost-meter.ts';
 import type { NodeOfType } from '#workflows/definition-schema.ts';
 import type { TemplateScope } from '#workflows/template.ts';
@@ -20,7 +20,7 @@ export interface TranscriptMessage {
 export interface AgentTurnRequest {
   nodeId: string;
   node: AgentNode;
-  /** The run's scope with `tool_results` (the latest result of each tool). */
+  /** The execution's scope with `tool_results` (the latest result of each tool). */
   scope: TemplateScope;
   /** This agent's turn, from 0 (a hand-off starts the next agent at 0). */
   turn: number;
@@ -29,7 +29,7 @@ export interface AgentTurnRequest {
   /** The agent's tools as its model sees them (an MCP server is asked only when a model needs the list). */
   describeTools: () => Promise<ToolDescriptor[]>;
   onToken: (content: string) => void;
-  usage: RunUsage;
+  usage: ExecutionUsage;
   /** The same tokens by model (the node's `model_id`; `scripted` offline), cache reads and writes included. */
   models?: ModelUsage;
 }

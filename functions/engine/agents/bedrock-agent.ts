@@ -9,7 +9,7 @@ import type {
 import { ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { isJsonObject } from '#shared/json-object.ts';
 import { renderText } from '#workflows/template.ts';
-import { RunFailure } from '../run-failure.ts';
+import { ExecutionFailure } from '../execution-failure.ts';
 import { invocationModelId } from '../inference-profiles.ts';
 import type { ToolAnswer, ToolDescriptor } from '../tools/tool-types.ts';
 import { HANDOFF_TOOL_PREFIX } from '#workflows/tool-references.ts';
@@ -125,9 +125,9 @@ class TurnAssembly {
       case 'max_tokens':
         return { kind: 'reply', text: this.text };
       case undefined:
-        throw new RunFailure(`Agent ${nodeId}: the model's answer ended without a stop reason`);
+        throw new ExecutionFailure(`Agent ${nodeId}: the model's answer ended without a stop reason`);
       default:
-        throw new RunFailure(`Agent ${nodeId}: the model stopped with ${this.stopReason}`);
+        throw new ExecutionFailure(`Agent ${nodeId}: the model stopped with ${this.stopReason}`);
     }
   }
 
@@ -142,7 +142,7 @@ class TurnAssembly {
       }
       calls.push({ id: toolUse.toolUseId, name: toolUse.name, args: parsedInput(toolUse.input) });
     }
-    if (calls.length === 0) throw new RunFailure(`Agent ${nodeId}: the model asked for tools but named none`);
+    if (calls.length === 0) throw new ExecutionFailure(`Agent ${nodeId}: the model asked for tools but named none`);
     return { kind: 'tool_calls', text: this.text, calls };
   }
 }

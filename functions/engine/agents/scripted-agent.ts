@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { renderText, renderValue } from '#workflows/template.ts';
 import { countModel, SCRIPTED_MODEL } from '#shared/metering/cost-meter.ts';
-import { RunFailure } from '../run-failure.ts';
+import { ExecutionFailure } from '../execution-failure.ts';
 import { wordTokens, type AgentModel } from './agent-model.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const scriptedAgentModel: AgentModel = {
   async turn({ nodeId, node, scope, turn, onToken, usage, models }) {
     const step = node.script[turn];
-    if (!step) throw new RunFailure(`Agent ${nodeId} ended its script without a reply`);
+    if (!step) throw new ExecutionFailure(`Agent ${nodeId} ended its script without a reply`);
     usage.model_calls += 1;
     if ('reply' in step) {
       const text = renderText(step.reply, scope);

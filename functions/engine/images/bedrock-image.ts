@@ -1,5 +1,5 @@
 import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { RunFailure } from '../run-failure.ts';
+import { ExecutionFailure } from '../execution-failure.ts';
 import { invocationModelId } from '../inference-profiles.ts';
 import type { ImageModel } from './image-model.ts';
 
@@ -32,7 +32,7 @@ export function bedrockImageModel(client: BedrockRuntimeClient): ImageModel {
       );
       const answer = JSON.parse(new TextDecoder().decode(response.body)) as NovaCanvasResponse;
       const image = answer.images?.[0];
-      if (answer.error || !image) throw new RunFailure(`The image model gave no image${answer.error ? `: ${answer.error}` : ''}`);
+      if (answer.error || !image) throw new ExecutionFailure(`The image model gave no image${answer.error ? `: ${answer.error}` : ''}`);
       return Buffer.from(image, 'base64');
     },
   };

@@ -9,7 +9,7 @@ export interface StoredImage {
 }
 
 /**
- * Generated images live under their execution (`executions/<id>/images/`), so the run's other values and its
+ * Generated images live under their execution (`executions/<id>/images/`), so the execution's other values and its
  * retention cover them; the URL is a presigned GET for an hour. Presigning is local (no request), but a URL signed
  * with a Lambda role's session credentials dies with that session, which can be sooner than the hour.
  */

@@ -50,8 +50,8 @@ export async function openMcpSession(server: McpTool, url: string, headers: Reco
 
 /**
  * Closing the client only drops the connection: the server keeps the session until it is told, with the DELETE the
- * Streamable HTTP transport defines, or every run would leave one open there. A server without explicit termination
- * answers 405, which the SDK takes as done; any other failure is the server's to clean up and does not fail the run.
+ * Streamable HTTP transport defines, or every execution would leave one open there. A server without explicit termination
+ * answers 405, which the SDK takes as done; any other failure is the server's to clean up and does not fail the execution.
  * The DELETE has the tool's timeout: closing the client aborts one still pending, so a silent server cannot hold
  * the step.
  */

@@ -1,6 +1,6 @@
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
-/** A tool's answer for the model; a failure is an answer too (`ok: false`), never an exception, so the run goes on. */
+/** A tool's answer for the model; a failure is an answer too (`ok: false`), never an exception, so the execution goes on. */
 export type ToolAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 
 /** A tool as a model sees it: what the `toolConfig` of a Bedrock request lists. */

@@ -6,7 +6,7 @@ import { executionStartFromEnv } from '#executions/wiring.ts';
 import { executeHeartbeatFromEnv } from '#published/wiring.ts';
 import { routePath } from '#functions/routes.ts';
 import { externalUrl } from '#shared/http/external-url.ts';
-import { idempotencyKey, invocationDeadline, runHeaders } from '#published/run-start.ts';
+import { idempotencyKey, invocationDeadline, executionHeaders } from '#published/execution-start.ts';
 import { keepJsonResponseAlive, type JsonHeartbeat } from '#shared/http/http-stack.ts';
 import { MAX_BLOCKING_EXECUTE_MS, MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
@@ -15,15 +15,15 @@ import { jsonBody, pathParameter, publishedRoute } from '#published/published-ro
 /** Time kept back from the function's own deadline to end the document. */
 const ANSWER_MARGIN_MS = 2000;
 export interface ExecuteOptions {
-  /** The whitespace that keeps the answer alive while the run goes on: how often, how much (wiring.ts). */
+  /** The whitespace that keeps the answer alive while the execution goes on: how often, how much (wiring.ts). */
   heartbeat: JsonHeartbeat;
 }
 
 /**
- * POST /api/v1/published/workflows/{workflow_id}/execute: starts the run and answers when it settles.
- * Refusals (401, 403, 404, 400, 413, 422, 429, 503) are ordinary JSON answers with their status. Once the run has
- * started, the answer is 200 at once, naming the run in its headers, kept alive with JSON whitespace while the run goes
- * on; a run still going at the deadline ends the document with its current status (`running`) and the `poll_url` to
+ * POST /api/v1/published/workflows/{workflow_id}/execute: starts the execution and answers when it settles.
+ * Refusals (401, 403, 404, 400, 413, 422, 429, 503) are ordinary JSON answers with their status. Once the execution has
+ * started, the answer is 200 at once, naming the execution in its headers, kept alive with JSON whitespace while the execution goes
+ * on; an execution still going at the deadline ends the document with its current status (`running`) and the `poll_url` to
  * follow it. With an `Idempotency-Key` already used for the same request, the answer is that key's run, waited for
  * exactly as the first request waited.
  */
@@ -50,13 +50,13 @@ export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOption
         try {
           if (!SETTLED_STATUSES.includes(record.status)) record = await waitUntilSettled(waitDeps, first, deadline, callerGone);
         } catch (error) {
-          // The status line is out: the run goes on, so the answer is what is known of it and where to poll.
+          // The status line is out: the execution goes on, so the answer is what is known of it and where to poll.
           logger.error('execution status could not be read while waiting', error as Error);
         }
         const view = executionView(record, deps.now());
         return SETTLED_STATUSES.includes(record.status) ? view : { ...view, poll_url: pollUrl };
       },
-      runHeaders(request, 'PublishedGetExecution', run.executionId),
+      executionHeaders(request, 'PublishedGetExecution', run.executionId),
     );
   });
 }

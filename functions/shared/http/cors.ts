@@ -14,7 +14,7 @@ export const CORS_ALLOWED_ORIGINS_ENV = 'CORS_ALLOWED_ORIGINS';
 
 /**
  * Request headers a page may send: the key, the JSON body's type, the resume id of a stream, and the
- * `Idempotency-Key` that makes a repeated execute or stream the same run (other routes ignore it; some HTTP clients
+ * `Idempotency-Key` that makes a repeated execute or stream the same execution (other routes ignore it; some HTTP clients
  * add it to every POST on their own, and refusing it would fail the preflight of such a client).
  */
 export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'last-event-id', 'idempotency-key'] as const;

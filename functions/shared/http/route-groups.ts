@@ -3,7 +3,7 @@ export const WEBHOOKS_PREFIX = '/api/v1/webhooks';
 
 /**
  * Routes grouped as the operator watches them: webhooks, the Published API's quick answers, and its long ones
- * (blocking execute and the event streams, whose latency is the run's, not the API's). Each request adds to its
+ * (blocking execute and the event streams, whose latency is the execution's, not the API's). Each request adds to its
  * group's `HttpRequests`, `Http5xx` and `HttpLatency` metrics; the alarms are per group (lib/cdk/constructs/operations.ts).
  */
 export const ROUTE_GROUPS = ['webhooks', 'published', 'published-long'] as const;

@@ -120,7 +120,7 @@ export function addModelUsage(a: ModelUsage | undefined, b: ModelUsage | undefin
   return sum;
 }
 
-/** `a` minus `b`, counter by counter: what a run's models did since `b` was its usage. */
+/** `a` minus `b`, counter by counter: what an execution's models did since `b` was its usage. */
 export function subtractModelUsage(a: ModelUsage | undefined, b: ModelUsage | undefined): ModelUsage {
   const difference = addModelUsage(a, undefined);
   for (const modelId of Object.keys(b ?? {})) {
@@ -175,7 +175,7 @@ export function recordModelUsage(usage: ModelUsage): void {
   metering.models = addModelUsage(metering.models, usage);
 }
 
-/** This invocation's units so far, its Lambda duration included (a run adds them up step by step). */
+/** This invocation's units so far, its Lambda duration included (an execution adds them up step by step). */
 export function meteredSoFar(): CostUnits {
   const metering = storage.getStore();
   return metering ? invocationUnits(metering) : emptyCostUnits();

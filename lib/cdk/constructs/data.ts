@@ -9,6 +9,7 @@ import {
   OBJECT_ACTIONS,
   TABLE_ACTIONS,
   TABLE_ENV,
+  deployedTableName,
   type Access,
   type BucketGrant,
   type BucketName,
@@ -106,7 +107,8 @@ export class Data extends Construct {
 
   private createTable(name: TableName, removalPolicy: RemovalPolicy): Table {
     const definition = TABLE_DEFINITIONS[name];
-    const table = new Table(this, `${name[0]!.toUpperCase()}${name.slice(1)}Table`, {
+    const id = deployedTableName(name);
+    const table = new Table(this, `${id[0]!.toUpperCase()}${id.slice(1)}Table`, {
       partitionKey: { name: definition.partitionKey, type: AttributeType.STRING },
       sortKey: definition.sortKey ? { name: definition.sortKey, type: AttributeType.STRING } : undefined,
       billingMode: BillingMode.PAY_PER_REQUEST,

@@ -188,7 +188,7 @@ export class Operations extends Construct {
     const machine = engine.stateMachine;
     this.alarm(
       'ExecutionsFailed',
-      'A workflow execution FAILED: the state machine itself broke (a workflow error ends its run normally).',
+      'A workflow execution FAILED: the state machine itself broke (a workflow error ends its execution normally).',
       machine.metricFailed({ period: FIVE_MINUTES }),
       {
         threshold: 1,
@@ -196,7 +196,7 @@ export class Operations extends Construct {
     );
     this.alarm(
       'ExecutionsTimedOut',
-      'A workflow execution TIMED OUT: a run outlived the state machine timeout.',
+      'A workflow execution TIMED OUT: an execution outlived the state machine timeout.',
       machine.metricTimedOut({ period: FIVE_MINUTES }),
       { threshold: 1 },
     );
@@ -208,7 +208,7 @@ export class Operations extends Construct {
     );
     this.alarm(
       'CallbacksAbandoned',
-      'A completion callback gave up after its retries: a caller was not told its run ended.',
+      'A completion callback gave up after its retries: a caller was not told its execution ended.',
       this.productMetric('CallbacksAbandoned'),
       {
         threshold: 1,
@@ -309,7 +309,7 @@ export class Operations extends Construct {
     dashboard.addWidgets(
       new GraphWidget({ title: 'Webhook events', left: sums('EventsAccepted', 'EventsDuplicate'), width: 8 }),
       new GraphWidget({
-        title: 'Workflow runs',
+        title: 'Workflow executions',
         left: sums('WorkflowRunsStarted', 'WorkflowRunsFinished', 'ApprovalsAwaited', 'CallbacksDelivered', 'CallbacksAbandoned'),
         width: 8,
       }),

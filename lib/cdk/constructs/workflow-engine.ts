@@ -109,7 +109,7 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
 
   /**
    * Step Functions sends every status change of a Standard execution to the default event bus at no charge;
-   * this rule passes the endings a run's own path may not have recorded to the reconciler. It names this state
+   * this rule passes the endings an execution's own path may not have recorded to the reconciler. It names this state
    * machine only: the collection's executions are not runs.
    */
   private onExecutionEnded(fn: HandlerFunction): void {
@@ -127,7 +127,7 @@ export class WorkflowEngine extends Construct implements StateMachineOwner {
 
   /**
    * Tells a function the workflow state machine's ARN and grants exactly the listed actions. A function that starts
-   * runs is deployed after the step function, so a run always meets a step that knows how it was started (when execute
+   * runs is deployed after the step function, so an execution always meets a step that knows how it was started (when execute
    * took over writing the user's message, a step from before would have written it a second time).
    */
   public bind(fn: LambdaFunction, access: readonly StateMachineAccess[]): void {

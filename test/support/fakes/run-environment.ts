@@ -4,8 +4,8 @@ import { ManualClock } from './clock.ts';
 import { InMemoryUserStateRepository } from './user-state-repository.ts';
 import { InMemoryExecutionsRepository } from './executions-repository.ts';
 import { InMemoryPublicationsRepository } from './publications-repository.ts';
-import { InMemoryRunStore } from './run-store.ts';
-import { InMemoryRunEventsRepository } from './run-events-repository.ts';
+import { InMemoryContextStore } from './context-store.ts';
+import { InMemoryStreamEventsRepository } from './stream-events-repository.ts';
 import { FakeStateMachine } from './state-machine.ts';
 
 export const PROJECT = 'project-a';
@@ -23,15 +23,15 @@ export const ECHO: WorkflowDefinition = {
   },
 };
 
-/** Everything a run touches, in memory, with ECHO published for PROJECT: what execute is given, and the fakes to look into. */
+/** Everything an execution touches, in memory, with ECHO published for PROJECT: what execute is given, and the fakes to look into. */
 export function runEnvironment() {
   const clock = new ManualClock();
   const executions = new InMemoryExecutionsRepository();
   const stateMachine = new FakeStateMachine();
   const publications = new InMemoryPublicationsRepository();
-  const runs = new InMemoryRunStore();
+  const runs = new InMemoryContextStore();
   const userState = new InMemoryUserStateRepository();
-  const events = new InMemoryRunEventsRepository();
+  const events = new InMemoryStreamEventsRepository();
   publications.seed(PROJECT, [ECHO]);
   const start: StartDeps = {
     executions,

@@ -57,7 +57,7 @@ export class FakeStateMachine implements StateMachine {
   /**
    * Test helper: the next start goes through (its execution exists and runs) but its answer is lost: the caller gets
    * `error`, as after a timeout or a dropped connection. `meanwhile` runs once the execution exists, before the caller
-   * hears (the run's first step, say).
+   * hears (the execution's first step, say).
    */
   loseNextAnswer(error: Error, meanwhile?: () => void | Promise<void>): void {
     this.lostAnswers.push({ error, meanwhile });

@@ -1,13 +1,13 @@
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { RunContext } from './execution-model.ts';
-import { runObjectKey, type RunValues, type StoredValue } from './run-values.ts';
+import type { ExecutionContext } from './execution-model.ts';
+import { executionObjectKey, type ExecutionValues, type StoredValue } from './execution-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
 /**
- * What a run reads between its steps, in the executions table next to the `execution#<id>` status item,
+ * What an execution reads between its steps, in the executions table next to the `execution#<id>` status item,
  * so the state machine state stays ids and a cursor:
- * - `run#<id>`: the run context (ids, input, overrides), written once when the run starts; read once per step.
- * - `outputs#<id>#<n>`: every node output so far, written when the run pauses (wait or approval) for the n-th
+ * - `run#<id>`: the execution context (ids, input, overrides), written once when the execution starts; read once per step.
+ * - `outputs#<id>#<n>`: every node output so far, written when the execution pauses (wait or approval) for the n-th
  *   time, and only if a node ran since the last one; the step after the pause reads it. Runs without pauses
  *   never write one: all their nodes run in one step, outputs in memory.
  * Both are immutable once written, so an eventually consistent read (half the price) that finds the item is
@@ -20,11 +20,11 @@ interface StoredItem extends StoredValue {
   expires_at: number;
 }
 
-export type RunStore = ReturnType<typeof createRunStore>;
+export type ContextStore = ReturnType<typeof createContextStore>;
 
-export function createRunStore(client: DynamoDBDocumentClient, tableName: string, values: RunValues) {
+export function createContextStore(client: DynamoDBDocumentClient, tableName: string, values: ExecutionValues) {
   const put = async (pk: string, value: unknown, objectName: string, executionId: string, expiresAt: number) => {
-    const stored = await values.store(value, runObjectKey(executionId, objectName));
+    const stored = await values.store(value, executionObjectKey(executionId, objectName));
     const item: StoredItem = { pk, ...stored, expires_at: expiresAt };
     await client.send(new PutCommand({ TableName: tableName, Item: item }));
   };
@@ -38,15 +38,15 @@ export function createRunStore(client: DynamoDBDocumentClient, tableName: string
   };
 
   return {
-    /** `expiresAtMs` is the execution's own expiry; the run's later items take it from here. */
-    async createContext(run: RunContext, expiresAtMs: number): Promise<void> {
+    /** `expiresAtMs` is the execution's own expiry; the execution's later items take it from here. */
+    async createContext(run: ExecutionContext, expiresAtMs: number): Promise<void> {
       const { execution_id: executionId, ...context } = run;
       await put(`run#${executionId}`, context, 'context', executionId, ttlSeconds(expiresAtMs));
     },
 
-    async readContext(executionId: string): Promise<RunContext & { expires_at: number }> {
+    async readContext(executionId: string): Promise<ExecutionContext & { expires_at: number }> {
       const item = await read(`run#${executionId}`);
-      const context = (await values.load(item)) as Omit<RunContext, 'execution_id'>;
+      const context = (await values.load(item)) as Omit<ExecutionContext, 'execution_id'>;
       return { ...context, execution_id: executionId, expires_at: item.expires_at };
     },
 

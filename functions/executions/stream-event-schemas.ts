@@ -1,12 +1,12 @@
 import { MAX_IMAGE_SIDE, MIN_IMAGE_SIDE } from '#shared/limits.ts';
 import { sameShape, type Same } from '#shared/same-shape.ts';
 import * as z from '#shared/zod.ts';
-import { executionStatusSchema, pendingApprovalSchema, runUsageSchema } from './execution-views.ts';
-import type { CompleteData } from './run-events.ts';
+import { executionStatusSchema, pendingApprovalSchema, executionUsageSchema } from './execution-views.ts';
+import type { CompleteData } from './stream-events.ts';
 
 /**
  * The `data` of each server-sent event the Published Workflow API streams (README, Streaming), as zod schemas for
- * the OpenAPI document (published/openapi.ts). The events are written by the run's own path (run-events.ts, the
+ * the OpenAPI document (published/openapi.ts). The events are written by the execution's own path (stream-events.ts, the
  * engine's step and agent runners, event-stream-response.ts), which build them as plain objects: these schemas are
  * checked against what the e2e tests receive, and `complete`'s against CompleteData at compile time.
  */
@@ -64,7 +64,7 @@ export const completeDataSchema = z.object({
   status: executionStatusSchema,
   error: z.optional(z.string().check(z.meta({ description: 'With failed' }))),
   pending_approval: z.optional(pendingApprovalSchema.check(z.meta({ description: 'With interrupted: the stream ends at the approval' }))),
-  usage: runUsageSchema,
+  usage: executionUsageSchema,
 });
 
 export const resumeDataSchema = z.object({
@@ -78,7 +78,7 @@ export const resumeDataSchema = z.object({
   ),
 });
 
-/** `/executions/{id}/events`: the run's state, at subscription and at each change. */
+/** `/executions/{id}/events`: the execution's state, at subscription and at each change. */
 export const lifecycleStatusDataSchema = z.object({
   execution_id: z.string(),
   workflow_id: z.nullable(z.string()),

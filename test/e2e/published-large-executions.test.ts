@@ -7,13 +7,13 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionArnOf } from '#shared/execution-arn.ts';
-import { MAX_EXECUTION_RESULT_BYTES, RUN_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
+import { MAX_EXECUTION_RESULT_BYTES, EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
 import { createKey, pollExecution, publishedClient, WORKFLOW_FIXTURES } from '../support/published.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
 /**
  * Runs whose input plus node outputs come to several MB: the Step Functions state carries ids and a cursor,
- * the values live in the executions table and, past RUN_VALUE_INLINE_MAX_BYTES, in S3 under `executions/`.
+ * the values live in the executions table and, past EXECUTION_VALUE_INLINE_MAX_BYTES, in S3 under `executions/`.
  */
 const LARGE_CHAIN = {
   id: 'large-chain',
@@ -126,18 +126,18 @@ describe('a run of several MB', () => {
     await pollExecution(client, id, () => callbacks.length > 0);
     expect(JSON.parse(callbacks[0]!)).toEqual(run.body);
 
-    // The status item stays a few KB: the input is in the run item, the output in S3.
+    // The status item stays a few KB: the input is in the execution item, the output in S3.
     const item = await executionItem(id);
     expect(utf8(item)).toBeLessThan(8 * 1024);
     expect(item).not.toHaveProperty('input');
     expect(item.output_s3).toBe(`executions/${id}/output.json`);
     expect(JSON.parse(await objectText(item.output_s3))).toBe(C);
-    // Run context (~100 KB), node outputs at the pause, the output, and the long history turns.
+    // Execution context (~100 KB), node outputs at the pause, the output, and the long history turns.
     expect(await objectKeys(id)).toEqual(
       [`context`, `outputs-1`, `output`, `turn-1`, `turn-2`, `turn-3`].map((name) => `executions/${id}/${name}.json`).sort(),
     );
     const stored = await executionItemsOf(id);
-    for (const each of stored) expect(utf8(each), each.pk).toBeLessThan(RUN_VALUE_INLINE_MAX_BYTES + 1024);
+    for (const each of stored) expect(utf8(each), each.pk).toBeLessThan(EXECUTION_VALUE_INLINE_MAX_BYTES + 1024);
 
     // Step Functions only ever saw ids and a cursor.
     expect(utf8(stateMachineInput(id))).toBeLessThan(4 * 1024);
@@ -162,7 +162,7 @@ describe('a run of several MB', () => {
     expect(item.error_s3).toBe(`executions/${run.body.execution_id}/error.json`);
   });
 
-  it(`fails a run whose output would pass ${MAX_EXECUTION_RESULT_BYTES} bytes, saying so`, async () => {
+  it(`fails an execution whose output would pass ${MAX_EXECUTION_RESULT_BYTES} bytes, saying so`, async () => {
     const run = await client.execute('large-chain', {
       user_id: 'big',
       input: { text: TEXT },
@@ -231,7 +231,7 @@ describe('ids at the limits of the API', () => {
     const other = await client.execute('memory', { user_id: `${'ж'.repeat(255)}и`, thread_id: threadId, input: { message: 'who' } });
     expect(other.body.output).toEqual({ reply: 'Hello , topic was []. History: []', topic: '' });
 
-    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.conversations }));
+    const { Items } = await twin.dynamo.send(new ScanCommand({ TableName: twin.twin.tables.userState }));
     expect(Items!.length).toBeGreaterThan(0);
     for (const item of Items!) {
       expect(utf8(item.pk)).toBeLessThanOrEqual(2048);

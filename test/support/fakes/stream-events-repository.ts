@@ -1,15 +1,15 @@
-import type { LogTail, RunEventBatch, RunEventsRepository } from '#executions/run-events-repository.ts';
-import type { NumberedRunEvent, RunEvent } from '#executions/run-events.ts';
+import type { LogTail, StreamEventBatch, StreamEventsRepository } from '#executions/stream-events-repository.ts';
+import type { NumberedStreamEvent, StreamEvent } from '#executions/stream-events.ts';
 import { Faults } from './faults.ts';
 
-interface StoredBatch extends RunEventBatch {
+interface StoredBatch extends StreamEventBatch {
   projectId?: string;
 }
 
-/** The run events table in memory, with the repository's contract: a batch never replaces one starting at the same id. */
-export class InMemoryRunEventsRepository implements RunEventsRepository {
+/** The stream events table in memory, with the repository's contract: a batch never replaces one starting at the same id. */
+export class InMemoryStreamEventsRepository implements StreamEventsRepository {
   readonly logs = new Map<string, StoredBatch[]>();
-  readonly faults = new Faults<keyof RunEventsRepository>();
+  readonly faults = new Faults<keyof StreamEventsRepository>();
 
   async tail(executionId: string): Promise<LogTail> {
     await this.faults.enter('tail');
@@ -20,7 +20,7 @@ export class InMemoryRunEventsRepository implements RunEventsRepository {
   async putBatch(
     executionId: string,
     firstId: number,
-    events: readonly RunEvent[],
+    events: readonly StreamEvent[],
     options: { final: boolean; projectId?: string; expiresAtMs: number },
   ): Promise<boolean> {
     await this.faults.enter('putBatch');
@@ -38,20 +38,20 @@ export class InMemoryRunEventsRepository implements RunEventsRepository {
     return this.batchesOf(executionId).find((batch) => batch.firstId === 1)?.projectId;
   }
 
-  async batchHolding(executionId: string, id: number): Promise<RunEventBatch | undefined> {
+  async batchHolding(executionId: string, id: number): Promise<StreamEventBatch | undefined> {
     await this.faults.enter('batchHolding');
     return this.batchesOf(executionId)
       .filter((batch) => batch.firstId <= id)
       .at(-1);
   }
 
-  async batchesAfter(executionId: string, afterFirstId: number): Promise<{ batches: RunEventBatch[]; more: boolean }> {
+  async batchesAfter(executionId: string, afterFirstId: number): Promise<{ batches: StreamEventBatch[]; more: boolean }> {
     await this.faults.enter('batchesAfter');
     return { batches: this.batchesOf(executionId).filter((batch) => batch.firstId > afterFirstId), more: false };
   }
 
-  /** Every event of a run's log, in id order. */
-  eventsOf(executionId: string): NumberedRunEvent[] {
+  /** Every event of an execution's log, in id order. */
+  eventsOf(executionId: string): NumberedStreamEvent[] {
     return this.batchesOf(executionId).flatMap((batch) => batch.events);
   }
 

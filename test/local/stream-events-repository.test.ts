@@ -5,15 +5,15 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runEventAppender } from '#executions/run-event-log.ts';
-import { createRunEventsRepository } from '#executions/run-events-repository.ts';
-import { settledEvents } from '#executions/run-events.ts';
-import { emptyUsage } from '#executions/run-usage.ts';
-import { MAX_EXECUTION_RESULT_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
+import { streamEventAppender } from '#executions/stream-event-log.ts';
+import { createStreamEventsRepository } from '#executions/stream-events-repository.ts';
+import { settledEvents } from '#executions/stream-events.ts';
+import { emptyUsage } from '#executions/execution-usage.ts';
+import { MAX_EXECUTION_RESULT_BYTES, STREAM_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
-/** The run events repository against the embedded DynamoDB, which refuses items over 400 KB as DynamoDB does. */
-describe('run events table (embedded DynamoDB)', () => {
+/** The stream events repository against the embedded DynamoDB, which refuses items over 400 KB as DynamoDB does. */
+describe('stream events table (embedded DynamoDB)', () => {
   let dataDir: string;
   let stores: LocalStores;
   let dynamo: DynamoDBDocumentClient;
@@ -31,12 +31,12 @@ describe('run events table (embedded DynamoDB)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const repository = () => createRunEventsRepository(dynamo, localTableName('runEvents'));
+  const repository = () => createStreamEventsRepository(dynamo, localTableName('streamEvents'));
   const itemsOf = async (pk: string) => {
     const items: Record<string, any>[] = [];
     const pages = paginateQuery(
       { client: dynamo },
-      { TableName: localTableName('runEvents'), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } },
+      { TableName: localTableName('streamEvents'), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } },
     );
     for await (const page of pages) items.push(...page.Items!);
     return items;
@@ -44,7 +44,7 @@ describe('run events table (embedded DynamoDB)', () => {
 
   it('keeps batches in id order past the first nine, and finds the batch holding an id', async () => {
     const run = randomUUID();
-    const appender = runEventAppender(repository(), run, { now: Date.now, projectId: 'p' });
+    const appender = streamEventAppender(repository(), run, { now: Date.now, projectId: 'p' });
     for (let batch = 0; batch < 12; batch++)
       await appender.append([
         { type: 'token', data: { content: `${batch}a` } },
@@ -68,7 +68,7 @@ describe('run events table (embedded DynamoDB)', () => {
 
   it('stores a batch past 1 KB gzip-compressed, and a complete with the largest output in parts, read back whole', async () => {
     const run = randomUUID();
-    const appender = runEventAppender(repository(), run, { now: Date.now });
+    const appender = streamEventAppender(repository(), run, { now: Date.now });
     const words = Array.from({ length: 400 }, (_, index) => ({ type: 'token' as const, data: { content: `word${index} ` } }));
     await appender.append(words);
     // Random text does not compress: the item limit, not gzip, decides.
@@ -86,7 +86,7 @@ describe('run events table (embedded DynamoDB)', () => {
     const parts = await itemsOf(items[1]!.parts.pk as string);
     expect(parts).toHaveLength(items[1]!.parts.count as number);
     expect(parts.length).toBeGreaterThan(1);
-    for (const part of parts) expect((part.body as Uint8Array).byteLength).toBeLessThanOrEqual(RUN_EVENT_ITEM_BODY_MAX_BYTES);
+    for (const part of parts) expect((part.body as Uint8Array).byteLength).toBeLessThanOrEqual(STREAM_EVENT_ITEM_BODY_MAX_BYTES);
 
     const { batches } = await repository().batchesAfter(run, 0);
     expect(batches[0]!.events.map((event) => event.data.content).join('')).toBe(words.map((word) => word.data.content).join(''));
@@ -99,7 +99,7 @@ describe('run events table (embedded DynamoDB)', () => {
   it('is as strict as DynamoDB about item size: one body over 400 KB is refused, which is why parts exist', async () => {
     const tooLarge = dynamo.send(
       new PutCommand({
-        TableName: localTableName('runEvents'),
+        TableName: localTableName('streamEvents'),
         Item: { pk: `run#${randomUUID()}`, sk: '000000000001', body: randomBytes(400 * 1024) },
       }),
     );

@@ -1,22 +1,22 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { conditionHeld } from '#shared/store/conditional-write.ts';
-import { RUN_EVENT_BATCH_GZIP_FROM_BYTES, RUN_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
+import { STREAM_EVENT_BATCH_GZIP_FROM_BYTES, STREAM_EVENT_ITEM_BODY_MAX_BYTES } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
 import { ttlSeconds } from '#shared/time.ts';
-import type { NumberedRunEvent, RunEvent } from './run-events.ts';
+import type { NumberedStreamEvent, StreamEvent } from './stream-events.ts';
 import { allStoredItems } from '#shared/store/paginate.ts';
 
 /**
- * Run events table. One item per batch of events (`pk` = `run#<execution_id>`, `sk` = the batch's first event
+ * Stream events table. One item per batch of events (`pk` = `run#<execution_id>`, `sk` = the batch's first event
  * id, zero-padded so string order is number order). A batch is written with `attribute_not_exists`, so two
  * writers can never take the same ids, and each writer starts at the end of the batch it last saw: the ids
  * stay gap-free whoever writes. The body is the batch's events as JSON, gzip-compressed past 1 KB; a body too
  * large for one item (a large output) is kept in `parts#<execution_id>#<nonce>` items, written first.
  */
-export interface RunEventBatch {
+export interface StreamEventBatch {
   firstId: number;
-  events: NumberedRunEvent[];
+  events: NumberedStreamEvent[];
   /** The batch ends with the log's final `complete`. */
   final: boolean;
 }
@@ -44,22 +44,22 @@ const SORT_KEY_DIGITS = 12;
 const logKey = (executionId: string) => `run#${executionId}`;
 const sortKeyOf = (id: number) => String(id).padStart(SORT_KEY_DIGITS, '0');
 
-export type RunEventsRepository = ReturnType<typeof createRunEventsRepository>;
+export type StreamEventsRepository = ReturnType<typeof createStreamEventsRepository>;
 
-export function createRunEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
+export function createStreamEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   async function encodeBody(
     executionId: string,
-    events: readonly RunEvent[],
+    events: readonly StreamEvent[],
     expiresAt: number,
   ): Promise<Pick<BatchItem, 'body' | 'gzip' | 'parts'>> {
     const json = Buffer.from(JSON.stringify(events.map(({ type, data }) => [type, data])), 'utf8');
-    const gzip = json.byteLength >= RUN_EVENT_BATCH_GZIP_FROM_BYTES;
+    const gzip = json.byteLength >= STREAM_EVENT_BATCH_GZIP_FROM_BYTES;
     const body = gzip ? gzipSync(json) : json;
-    if (body.byteLength <= RUN_EVENT_ITEM_BODY_MAX_BYTES) return { body, gzip };
+    if (body.byteLength <= STREAM_EVENT_ITEM_BODY_MAX_BYTES) return { body, gzip };
     const partsKey = `parts#${executionId}#${newId('')}`;
-    const count = Math.ceil(body.byteLength / RUN_EVENT_ITEM_BODY_MAX_BYTES);
+    const count = Math.ceil(body.byteLength / STREAM_EVENT_ITEM_BODY_MAX_BYTES);
     for (let index = 0; index < count; index++) {
-      const piece = body.subarray(index * RUN_EVENT_ITEM_BODY_MAX_BYTES, (index + 1) * RUN_EVENT_ITEM_BODY_MAX_BYTES);
+      const piece = body.subarray(index * STREAM_EVENT_ITEM_BODY_MAX_BYTES, (index + 1) * STREAM_EVENT_ITEM_BODY_MAX_BYTES);
       await client.send(
         new PutCommand({ TableName: tableName, Item: { pk: partsKey, sk: sortKeyOf(index), body: piece, expires_at: expiresAt } }),
       );
@@ -67,7 +67,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     return { gzip, parts: { pk: partsKey, count } };
   }
 
-  async function decodeBatch(item: BatchItem): Promise<RunEventBatch> {
+  async function decodeBatch(item: BatchItem): Promise<StreamEventBatch> {
     let body = item.body ? Buffer.from(item.body) : Buffer.alloc(0);
     if (item.parts) {
       const pieces = await queryAll({
@@ -77,11 +77,11 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
         ConsistentRead: true,
       });
       if (pieces.length !== item.parts.count)
-        throw new Error(`Run event batch ${item.pk}/${item.sk} has ${pieces.length} of ${item.parts.count} parts`);
+        throw new Error(`Stream event batch ${item.pk}/${item.sk} has ${pieces.length} of ${item.parts.count} parts`);
       body = Buffer.concat(pieces.map((piece) => Buffer.from(piece.body as Uint8Array)));
     }
     const json = item.gzip ? gunzipSync(body) : body;
-    const pairs = JSON.parse(json.toString('utf8')) as [RunEvent['type'], Record<string, unknown>][];
+    const pairs = JSON.parse(json.toString('utf8')) as [StreamEvent['type'], Record<string, unknown>][];
     return {
       firstId: item.first_id,
       final: item.final,
@@ -114,7 +114,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     async putBatch(
       executionId: string,
       firstId: number,
-      events: readonly RunEvent[],
+      events: readonly StreamEvent[],
       options: { final: boolean; projectId?: string; expiresAtMs: number },
     ): Promise<boolean> {
       const expiresAt = ttlSeconds(options.expiresAtMs);
@@ -133,7 +133,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
       );
     },
 
-    /** The project that owns the run, from its first batch; undefined when the run has no log. */
+    /** The project that owns the execution, from its first batch; undefined when the execution has no log. */
     async owner(executionId: string): Promise<string | undefined> {
       const result = await client.send(
         new GetCommand({
@@ -147,7 +147,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     },
 
     /** The batch holding event `id` (the last batch starting at or before it), if there is one. */
-    async batchHolding(executionId: string, id: number): Promise<RunEventBatch | undefined> {
+    async batchHolding(executionId: string, id: number): Promise<StreamEventBatch | undefined> {
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,
@@ -163,7 +163,7 @@ export function createRunEventsRepository(client: DynamoDBDocumentClient, tableN
     },
 
     /** Batches starting after `afterFirstId`, oldest first, at most one page (strongly consistent: a tail must not miss one). */
-    async batchesAfter(executionId: string, afterFirstId: number): Promise<{ batches: RunEventBatch[]; more: boolean }> {
+    async batchesAfter(executionId: string, afterFirstId: number): Promise<{ batches: StreamEventBatch[]; more: boolean }> {
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,

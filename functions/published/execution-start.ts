@@ -5,7 +5,7 @@ import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/limits.ts';
 import { externalUrl } from '#shared/http/external-url.ts';
 
-/* What execute and stream share at the edge: the caller's Idempotency-Key, and the headers that name the run. */
+/* What execute and stream share at the edge: the caller's Idempotency-Key, and the headers that name the execution. */
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
@@ -28,11 +28,11 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
 }
 
 /**
- * Headers that name the run in the status line, before any byte of the body: a client whose connection drops before
+ * Headers that name the execution in the status line, before any byte of the body: a client whose connection drops before
  * the first event (or whose answer never came) knows which run to follow. `X-Execution-Id` is the id; `Content-Location`
- * is where the same content continues (`routeId`'s URL for the run: the status for execute, the event stream for stream).
+ * is where the same content continues (`routeId`'s URL for the execution: the status for execute, the event stream for stream).
  */
-export function runHeaders(request: HttpRequest, routeId: string, executionId: string): Record<string, string> {
+export function executionHeaders(request: HttpRequest, routeId: string, executionId: string): Record<string, string> {
   return { 'x-execution-id': executionId, 'content-location': externalUrl(request, routePath(routeId, { execution_id: executionId })) };
 }
 

@@ -8,7 +8,7 @@ import {
   type StreamEnd,
   type TailDeps,
   type TailOptions,
-} from '#executions/run-event-streams.ts';
+} from '#executions/execution-streams.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { externalUrl } from '#shared/http/external-url.ts';
 import { header, type HttpRequest } from '#shared/http/http-stack.ts';
@@ -46,11 +46,11 @@ export function resumeUrl(request: HttpRequest, routeId: string, executionId: st
 
 /**
  * GET routes that follow an existing run's log (`/executions/{id}/stream`, `/executions/{id}/events`): they read
- * the run events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON. A
- * caller resuming after the last event of a run that has ended gets 204: the answer that stops EventSource's
+ * the stream events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON. A
+ * caller resuming after the last event of an execution that has ended gets 204: the answer that stops EventSource's
  * reconnecting (an empty 200 stream would be retried every few seconds, for ever).
  */
-export function followRunRoute(routeId: string, deps: TailDeps, settings: EventStreamSettings, view: StreamView) {
+export function followStreamRoute(routeId: string, deps: TailDeps, settings: EventStreamSettings, view: StreamView) {
   return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
     const executionId = pathParameter(request, 'execution_id');
     const { after, field } = resumePoint(request);

@@ -2,8 +2,8 @@ import type { Caller } from '#shared/access.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 import { STREAM_POLL_FIRST_MS, STREAM_POLL_MAX_MS, STREAM_POLL_WAITING_MAX_MS } from '#shared/limits.ts';
 import type { PendingApproval } from './execution-model.ts';
-import { FINAL_STATUSES, isComplete, type NumberedRunEvent } from './run-events.ts';
-import type { RunEventsRepository } from './run-events-repository.ts';
+import { FINAL_STATUSES, isComplete, type NumberedStreamEvent } from './stream-events.ts';
+import type { StreamEventsRepository } from './stream-events-repository.ts';
 
 /** One server-sent event: `id` is the log id it comes from (none for the `resume` notice, which is not in the log). */
 export interface StreamedEvent {
@@ -13,7 +13,7 @@ export interface StreamedEvent {
 }
 
 export interface TailDeps {
-  events: RunEventsRepository;
+  events: StreamEventsRepository;
   now: () => number;
   /** Resolves after `ms`, or at once when `signal` aborts. */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -32,8 +32,8 @@ export interface TailOptions {
 export type StreamEnd = 'finished' | 'deadline' | 'gone';
 
 /**
- * The streaming routes read the log only, so the log's first batch says whose run it is: another project's run,
- * and a run started before runs had logs, are answered as missing.
+ * The streaming routes read the log only, so the log's first batch says whose execution it is: another project's run,
+ * and an execution started before runs had logs, are answered as missing.
  */
 export async function assertLogOwner(deps: Pick<TailDeps, 'events'>, caller: Caller, executionId: string): Promise<void> {
   if ((await deps.events.owner(executionId)) !== caller.projectId) throw new NotFoundError(`Execution ${executionId} not found`);
@@ -41,9 +41,13 @@ export async function assertLogOwner(deps: Pick<TailDeps, 'events'>, caller: Cal
 
 /**
  * `/stream` and `/executions/{id}/stream`: the log's events as they are, from `after` on, until a `complete`
- * (the run finished, or paused at an approval: a resume after that `complete` waits for the decision).
+ * (the execution finished, or paused at an approval: a resume after that `complete` waits for the decision).
  */
-export async function* runStream(deps: TailDeps, executionId: string, options: TailOptions): AsyncGenerator<StreamedEvent, StreamEnd> {
+export async function* executionStream(
+  deps: TailDeps,
+  executionId: string,
+  options: TailOptions,
+): AsyncGenerator<StreamedEvent, StreamEnd> {
   const tail = tailLog(deps, executionId, options);
   for (;;) {
     const next = await tail.next();
@@ -59,7 +63,7 @@ export async function* runStream(deps: TailDeps, executionId: string, options: T
 }
 
 /**
- * `/executions/{id}/events`, subscribe-then-fetch: the first event (without `after`) is the run's state as the
+ * `/executions/{id}/events`, subscribe-then-fetch: the first event (without `after`) is the execution's state as the
  * log says now; then `status` at each change (with `pending_approval` while waiting) and `decision` for each
  * approval answered, until the final status. It reads the log from the start (the state needs the ids in
  * `start`), sending only what follows `after`.
@@ -126,7 +130,7 @@ const isSettledStatus = (event: StreamedEvent) =>
   event.event === 'status' && FINAL_STATUSES.includes((event.data as { status: LifecycleState['status'] }).status as never);
 
 /** Folds one log event into the state; answers the subscription event it makes, if any. */
-function lifecycleEventOf(event: NumberedRunEvent, state: LifecycleState): StreamedEvent | undefined {
+function lifecycleEventOf(event: NumberedStreamEvent, state: LifecycleState): StreamedEvent | undefined {
   state.lastId = event.id;
   const data = event.data;
   if (event.type === 'start') {
@@ -161,14 +165,14 @@ function lifecycleEventOf(event: NumberedRunEvent, state: LifecycleState): Strea
 }
 
 interface TailChunk {
-  events: NumberedRunEvent[];
+  events: NumberedStreamEvent[];
   /** Nothing more is in the log right now (the read that gave these found the end). */
   caughtUp: boolean;
 }
 
 /**
- * Follows a run's log from `after`: one strongly consistent Query per poll, soon again after new events,
- * backing off while nothing comes (further while the run waits), ending at the log's end, the deadline, or
+ * Follows an execution's log from `after`: one strongly consistent Query per poll, soon again after new events,
+ * backing off while nothing comes (further while the execution waits), ending at the log's end, the deadline, or
  * when the caller goes away.
  */
 async function* tailLog(deps: TailDeps, executionId: string, options: TailOptions): AsyncGenerator<TailChunk, StreamEnd> {
@@ -206,7 +210,7 @@ async function* tailLog(deps: TailDeps, executionId: string, options: TailOption
 /**
  * Before a stream opens (its errors are still JSON answers): the id a client resumes after must be one the
  * log has given out; a larger one is the client's error (400), never a wait for ids that may never come.
- * Answers `ended` when the client already has the run's last event: the log ended at its final `complete`
+ * Answers `ended` when the client already has the execution's last event: the log ended at its final `complete`
  * (completed, failed, cancelled; not an approval's pause) and that is the id it resumes after.
  */
 export async function checkResumePoint(
@@ -221,14 +225,14 @@ export async function checkResumePoint(
   if (lastId < after) {
     throw new ValidationError([{ field, message: `is ${after}, but the last event of this execution is ${lastId}` }]);
   }
-  // Nothing is ever appended after a final batch (run-events.ts), so its last id is the log's last.
+  // Nothing is ever appended after a final batch (stream-events.ts), so its last id is the log's last.
   return holding!.final && after === lastId ? 'ended' : 'continues';
 }
 
 /** Where a client gives the id it resumes after: the header EventSource sends, or the resume URL's query parameter. */
 export type ResumeField = 'Last-Event-ID' | 'after';
 
-/** The run sleeps (a wait node, an approval): nothing comes for a while. */
-function isWaiting(event: NumberedRunEvent): boolean {
+/** The execution sleeps (a wait node, an approval): nothing comes for a while. */
+function isWaiting(event: NumberedStreamEvent): boolean {
   return (event.type === 'node_update' && event.data.status === 'waiting') || (isComplete(event) && event.data.status === 'interrupted');
 }

@@ -1,25 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { endLogAsRecorded, runEventAppender, runEventBuffer } from '#executions/run-event-log.ts';
-import { lifecycleStream, runStream, type StreamedEvent, type StreamEnd, type TailDeps } from '#executions/run-event-streams.ts';
-import { settledEvents, type RunEvent } from '#executions/run-events.ts';
+import { endLogAsRecorded, streamEventAppender, streamEventBuffer } from '#executions/stream-event-log.ts';
+import { lifecycleStream, executionStream, type StreamedEvent, type StreamEnd, type TailDeps } from '#executions/execution-streams.ts';
+import { settledEvents, type StreamEvent } from '#executions/stream-events.ts';
 import { ValidationError } from '#shared/errors.ts';
-import { checkResumePoint } from '#executions/run-event-streams.ts';
+import { checkResumePoint } from '#executions/execution-streams.ts';
 import { ManualClock } from '../support/fakes/clock.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { InMemoryRunEventsRepository } from '../support/fakes/run-events-repository.ts';
+import { InMemoryStreamEventsRepository } from '../support/fakes/stream-events-repository.ts';
 
 const RUN = 'exec-1';
-const token = (content: string): RunEvent => ({ type: 'token', data: { content, node_id: 'answer' } });
-const completed = (output: unknown): RunEvent[] =>
+const token = (content: string): StreamEvent => ({ type: 'token', data: { content, node_id: 'answer' } });
+const completed = (output: unknown): StreamEvent[] =>
   settledEvents({ execution_id: RUN, status: 'completed', output, error: null, pending_approval: null });
 
 function setup() {
   const clock = new ManualClock();
-  const events = new InMemoryRunEventsRepository();
-  return { clock, events, appender: () => runEventAppender(events, RUN, { now: clock.now, projectId: 'p' }) };
+  const events = new InMemoryStreamEventsRepository();
+  return { clock, events, appender: () => streamEventAppender(events, RUN, { now: clock.now, projectId: 'p' }) };
 }
 
-describe('the run event log: appends', () => {
+describe('the stream event log: appends', () => {
   it('gives gap-free ids across writers that race for the same place, each event once', async () => {
     const env = setup();
     const step = env.appender();
@@ -85,7 +85,7 @@ describe('the run event log: appends', () => {
 describe('the step function buffer', () => {
   it('writes the first event at once, then at most once per interval, with node updates riding along', async () => {
     const env = setup();
-    const buffer = runEventBuffer(env.appender(), { now: () => Date.now(), intervalMs: 60_000 });
+    const buffer = streamEventBuffer(env.appender(), { now: () => Date.now(), intervalMs: 60_000 });
     buffer.push({ type: 'node_update', data: { node_id: 'answer', type: 'llm', status: 'started' } });
     expect(env.events.faults.count('putBatch')).toBe(0);
     buffer.push(token('first'));
@@ -110,7 +110,7 @@ describe('the step function buffer', () => {
   it('reports a failed background write when the step flushes, so the step fails and is retried', async () => {
     const env = setup();
     env.events.faults.failNext('putBatch', awsError('ProvisionedThroughputExceededException'));
-    const buffer = runEventBuffer(env.appender(), { now: () => Date.now(), intervalMs: 10 });
+    const buffer = streamEventBuffer(env.appender(), { now: () => Date.now(), intervalMs: 10 });
     buffer.push(token('lost?'));
     await expect(buffer.flush()).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
   });
@@ -144,17 +144,17 @@ describe('reading a log', () => {
   it('streams from after an id, up to the complete', async () => {
     const env = setup();
     await finishedRun(env);
-    const all = await drain(runStream(tailDeps(env), RUN, options()));
+    const all = await drain(executionStream(tailDeps(env), RUN, options()));
     expect(all.end).toBe('finished');
     expect(all.events.map((event) => event.id)).toEqual([1, 2, 3, 4]);
-    const resumed = await drain(runStream(tailDeps(env), RUN, options(2)));
+    const resumed = await drain(executionStream(tailDeps(env), RUN, options(2)));
     expect(resumed.events).toEqual(all.events.slice(2));
   });
 
-  it('ends at the deadline while the run is quiet, backing off between reads', async () => {
+  it('ends at the deadline while the execution is quiet, backing off between reads', async () => {
     const env = setup();
     await env.appender().append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
-    const result = await drain(runStream(tailDeps(env), RUN, { ...options(), deadlineMs: env.clock.now() + 10_000 }));
+    const result = await drain(executionStream(tailDeps(env), RUN, { ...options(), deadlineMs: env.clock.now() + 10_000 }));
     expect(result).toEqual({ events: [{ id: 1, event: 'start', data: expect.any(Object) }], end: 'deadline' });
     // 10 s of silence at most a few reads a second, not one every 40 ms.
     expect(env.events.faults.count('batchesAfter')).toBeLessThan(60);
@@ -164,7 +164,7 @@ describe('reading a log', () => {
     const env = setup();
     await env.appender().append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);
     const gone = new AbortController();
-    const stream = runStream(tailDeps(env), RUN, { after: 0, signal: gone.signal, deadlineMs: Number.MAX_SAFE_INTEGER });
+    const stream = executionStream(tailDeps(env), RUN, { after: 0, signal: gone.signal, deadlineMs: Number.MAX_SAFE_INTEGER });
     expect((await stream.next()).value).toMatchObject({ id: 1 });
     gone.abort();
     expect(await stream.next()).toEqual({ done: true, value: 'gone' });
@@ -209,7 +209,7 @@ describe('reading a log', () => {
     expect(await checkResumePoint(env, RUN, 0, 'after')).toBe('continues');
   });
 
-  it("keeps a resume after an approval's complete open: the run is paused, not ended", async () => {
+  it("keeps a resume after an approval's complete open: the execution is paused, not ended", async () => {
     const env = setup();
     const appender = env.appender();
     await appender.append([{ type: 'start', data: { execution_id: RUN, thread_id: 't', workflow_id: 'w' } }]);

@@ -1,20 +1,20 @@
-import type { RunContext } from '#executions/execution-model.ts';
-import type { NodeOutputs, RunStore } from '#executions/run-store.ts';
+import type { ExecutionContext } from '#executions/execution-model.ts';
+import type { NodeOutputs, ContextStore } from '#executions/context-store.ts';
 import { ttlSeconds } from '#shared/time.ts';
 import { Faults } from './faults.ts';
 
-/** The run items of the executions table in memory (`run#<id>`, `outputs#<id>#<n>`). */
-export class InMemoryRunStore implements RunStore {
-  readonly contexts = new Map<string, { context: RunContext; expires_at: number }>();
+/** The execution items of the executions table in memory (`run#<id>`, `outputs#<id>#<n>`). */
+export class InMemoryContextStore implements ContextStore {
+  readonly contexts = new Map<string, { context: ExecutionContext; expires_at: number }>();
   readonly outputs = new Map<string, { nodes: NodeOutputs; expires_at: number }>();
-  readonly faults = new Faults<keyof RunStore>();
+  readonly faults = new Faults<keyof ContextStore>();
 
-  async createContext(run: RunContext, expiresAtMs: number): Promise<void> {
+  async createContext(run: ExecutionContext, expiresAtMs: number): Promise<void> {
     await this.faults.enter('createContext');
     this.contexts.set(run.execution_id, { context: structuredClone(run), expires_at: ttlSeconds(expiresAtMs) });
   }
 
-  async readContext(executionId: string): Promise<RunContext & { expires_at: number }> {
+  async readContext(executionId: string): Promise<ExecutionContext & { expires_at: number }> {
     await this.faults.enter('readContext');
     const item = this.contexts.get(executionId);
     if (!item) throw new Error(`Run item run#${executionId} is missing`);

@@ -1,7 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { ObjectStore } from './run-values.ts';
+import type { ObjectStore } from './execution-values.ts';
 
-/** Large run values as JSON objects in the bodies bucket (keys under `executions/`, see run-values.ts). */
+/** Large run values as JSON objects in the bodies bucket (keys under `executions/`, see execution-values.ts). */
 export function createS3ObjectStore(client: S3Client, bucket: string): ObjectStore {
   return {
     async put(key, json) {

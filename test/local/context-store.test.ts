@@ -11,15 +11,15 @@ import { createUserStateRepository } from '#executions/user-state-repository.ts'
 import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { createExecutionsRepository } from '#executions/executions-repository.ts';
 import { initialCursor } from '#executions/step-state.ts';
-import { createRunStore } from '#executions/run-store.ts';
-import { createRunValues } from '#executions/run-values.ts';
-import { createS3ObjectStore } from '#executions/run-values-s3.ts';
+import { createContextStore } from '#executions/context-store.ts';
+import { createExecutionValues } from '#executions/execution-values.ts';
+import { createS3ObjectStore } from '#executions/execution-values-s3.ts';
 import {
   MAX_CALLER_ID_LENGTH,
   MAX_EXECUTION_RESULT_BYTES,
   MAX_INLINE_KEY_PART_BYTES,
   MAX_MEMORY_KEY_BYTES,
-  RUN_VALUE_INLINE_MAX_BYTES,
+  EXECUTION_VALUE_INLINE_MAX_BYTES,
 } from '#shared/limits.ts';
 import { LOCAL_BUCKET, LOCAL_CREDENTIALS, LOCAL_REGION, localTableName, startLocalStores, type LocalStores } from '#lib/twin/stores.ts';
 
@@ -103,7 +103,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const values = () => createRunValues(createS3ObjectStore(s3, LOCAL_BUCKET));
+  const values = () => createExecutionValues(createS3ObjectStore(s3, LOCAL_BUCKET));
   const executions = () => createExecutionsRepository(dynamo, localTableName('executions'), values());
   const item = async (pk: string) =>
     (await dynamo.send(new GetCommand({ TableName: localTableName('executions'), Key: { pk }, ConsistentRead: true }))).Item!;
@@ -132,9 +132,9 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     };
   }
 
-  it(`keeps a value of exactly ${RUN_VALUE_INLINE_MAX_BYTES} bytes inline and a byte more in S3`, async () => {
+  it(`keeps a value of exactly ${EXECUTION_VALUE_INLINE_MAX_BYTES} bytes inline and a byte more in S3`, async () => {
     const store = values();
-    const atLimit = 'x'.repeat(RUN_VALUE_INLINE_MAX_BYTES - 2); // the JSON text adds the quotes
+    const atLimit = 'x'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES - 2); // the JSON text adds the quotes
     expect(await store.store(atLimit, 'executions/x/inline.json')).toEqual({ json: JSON.stringify(atLimit) });
     const over = await store.store(`${atLimit}x`, 'executions/x/over.json');
     expect(over).toEqual({ s3: 'executions/x/over.json' });
@@ -142,9 +142,9 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   });
 
   it('refuses a large value in a function without the bucket, rather than losing it', async () => {
-    const store = createRunValues(undefined);
+    const store = createExecutionValues(undefined);
     expect(await store.store('small', 'executions/x/y.json')).toEqual({ json: '"small"' });
-    await expect(store.store('x'.repeat(RUN_VALUE_INLINE_MAX_BYTES), 'executions/x/y.json')).rejects.toThrow(
+    await expect(store.store('x'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES), 'executions/x/y.json')).rejects.toThrow(
       'no access to the bodies bucket',
     );
   });
@@ -153,7 +153,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     const repository = executions();
     const record = newRecord();
     await repository.create(record, Date.now() + 60_000);
-    const output = { text: 'ж"'.repeat(RUN_VALUE_INLINE_MAX_BYTES), constructor: 'kept', n: 12345678901234567000 };
+    const output = { text: 'ж"'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES), constructor: 'kept', n: 12345678901234567000 };
     await repository.transition(record.execution_id, ['queued'], { status: 'completed', output });
 
     const stored = await item(`execution#${record.execution_id}`);
@@ -193,11 +193,11 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     expect(read).toMatch(new RegExp(`^й+ … \\(cut from ${utf8(error)} bytes\\)$`));
   });
 
-  it('keeps a long approval message in S3 and reads it only while the run is interrupted', async () => {
+  it('keeps a long approval message in S3 and reads it only while the execution is interrupted', async () => {
     const repository = executions();
     const record = newRecord();
     await repository.create(record, Date.now() + 60_000);
-    const message = 'm'.repeat(RUN_VALUE_INLINE_MAX_BYTES + 1);
+    const message = 'm'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES + 1);
     await repository.transition(record.execution_id, ['queued'], {
       status: 'running',
       pending_approval: { approval_id: 'apr_1', node_id: 'ask', message },
@@ -226,10 +226,10 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     expect((await repository.get(record.execution_id))!.pending_approval).toEqual({ approval_id: 'apr_1', node_id: 'ask', message });
   });
 
-  it('writes the run context once and reads it back with every key the caller sent', async () => {
-    const runs = createRunStore(dynamo, localTableName('executions'), values());
+  it('writes the execution context once and reads it back with every key the caller sent', async () => {
+    const runs = createContextStore(dynamo, localTableName('executions'), values());
     const executionId = randomUUID();
-    const input = JSON.parse('{"message":"hi","constructor":{"__proto__":1},"big":"' + 'b'.repeat(RUN_VALUE_INLINE_MAX_BYTES) + '"}');
+    const input = JSON.parse('{"message":"hi","constructor":{"__proto__":1},"big":"' + 'b'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES) + '"}');
     const expiresAtMs = Date.now() + 60_000;
     await runs.createContext(
       {
@@ -259,11 +259,16 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   });
 
   it('stores node outputs per pause, small ones inline, and reads the version the cursor names', async () => {
-    const runs = createRunStore(dynamo, localTableName('executions'), values());
+    const runs = createContextStore(dynamo, localTableName('executions'), values());
     const executionId = randomUUID();
     const expires = Math.ceil(Date.now() / 1000) + 60;
     await runs.writeOutputs(executionId, 1, { a: { output: 'small' } }, expires);
-    await runs.writeOutputs(executionId, 2, { a: { output: 'small' }, b: { output: 'x'.repeat(RUN_VALUE_INLINE_MAX_BYTES) } }, expires);
+    await runs.writeOutputs(
+      executionId,
+      2,
+      { a: { output: 'small' }, b: { output: 'x'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES) } },
+      expires,
+    );
     expect(await item(`outputs#${executionId}#1`)).toMatchObject({ json: '{"a":{"output":"small"}}' });
     expect(await item(`outputs#${executionId}#2`)).toMatchObject({ s3: `executions/${executionId}/outputs-2.json` });
     expect(await runs.readOutputs(executionId, 0)).toEqual({});
@@ -272,7 +277,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   });
 
   it('keeps memory under bounded keys with its names, and long turns in S3', async () => {
-    const userState = createUserStateRepository(dynamo, localTableName('conversations'), values());
+    const userState = createUserStateRepository(dynamo, localTableName('userState'), values());
     const user = 'ж'.repeat(MAX_CALLER_ID_LENGTH);
     const longName = 'я'.repeat(MAX_MEMORY_KEY_BYTES);
     await userState.writeMemory('p', user, JSON.parse(`{"__proto__":{"a":1},"constructor":"c","${longName}":2}`));
@@ -281,7 +286,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     expect({ ...memory }).toEqual(JSON.parse(`{"__proto__":{"a":1},"constructor":"c","${longName}":2}`));
 
     const executionId = randomUUID();
-    const long = 't'.repeat(RUN_VALUE_INLINE_MAX_BYTES + 1);
+    const long = 't'.repeat(EXECUTION_VALUE_INLINE_MAX_BYTES + 1);
     const at = new Date().toISOString();
     await userState.appendTurn('p', user, 'thread', { role: 'user', text: 'short', execution_id: executionId, at }, 1, Date.now() + 60_000);
     await userState.appendTurn(
@@ -301,17 +306,17 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
     expect(await object(`executions/${executionId}/turn-2.json`)).toBe(JSON.stringify(long));
   });
 
-  it("reads a run's history as the thread stood when the run started: no later run, no later reply", async () => {
-    const userState = createUserStateRepository(dynamo, localTableName('conversations'), values());
+  it("reads an execution's history as the thread stood when the execution started: no later run, no later reply", async () => {
+    const userState = createUserStateRepository(dynamo, localTableName('userState'), values());
     const thread = `thread-${randomUUID()}`;
     const turn = (executionId: string, role: 'user' | 'assistant', text: string, at: string, sequence: number) =>
       userState.appendTurn('p', 'u', thread, { role, text, execution_id: executionId, at }, sequence, Date.now() + 60_000);
     await turn('earlier', 'user', 'first question', '2026-11-24T10:00:00.000Z', 1);
     await turn('earlier', 'assistant', 'first answer', '2026-11-24T10:00:01.000Z', 2);
     await turn('slow', 'user', 'slow question', '2026-11-24T10:00:02.000Z', 1);
-    // The run whose history this is started at 10:00:03.000; everything after is not its history.
+    // The execution whose history this is started at 10:00:03.000; everything after is not its history.
     await turn('current', 'user', 'my question', '2026-11-24T10:00:03.000Z', 1);
-    await turn('slow', 'assistant', 'slow answer, after the run started', '2026-11-24T10:00:04.000Z', 2);
+    await turn('slow', 'assistant', 'slow answer, after the execution started', '2026-11-24T10:00:04.000Z', 2);
     await turn('later', 'user', 'a later run', '2026-11-24T10:00:05.000Z', 1);
     await turn('later', 'assistant', 'its answer', '2026-11-24T10:00:06.000Z', 2);
 

@@ -1,6 +1,6 @@
-import { EXECUTION_RETENTION_MS, RUN_EVENT_FLUSH_INTERVAL_MS } from '#shared/limits.ts';
-import { FINAL_STATUSES, isFinalComplete, settledEvents, type RunEvent } from './run-events.ts';
-import type { LogTail, RunEventsRepository } from './run-events-repository.ts';
+import { EXECUTION_RETENTION_MS, STREAM_EVENT_FLUSH_INTERVAL_MS } from '#shared/limits.ts';
+import { FINAL_STATUSES, isFinalComplete, settledEvents, type StreamEvent } from './stream-events.ts';
+import type { LogTail, StreamEventsRepository } from './stream-events-repository.ts';
 import type { ExecutionRecord } from './execution-model.ts';
 
 /** Writers that lose the race for the same ids this many times in a row give up (each loss means another writer moved on). */
@@ -8,21 +8,21 @@ const MAX_APPEND_ATTEMPTS = 8;
 
 export type AppendOutcome = 'appended' | 'closed';
 
-export interface RunEventAppender {
+export interface StreamEventAppender {
   /** Appends in order at the end of the log; 'closed' (and nothing written) once the log has its final `complete`. */
-  append(events: readonly RunEvent[]): Promise<AppendOutcome>;
+  append(events: readonly StreamEvent[]): Promise<AppendOutcome>;
 }
 
 /**
- * One writer's view of a run's log. It remembers where its last batch ended, so a writer alone on the log
+ * One writer's view of an execution's log. It remembers where its last batch ended, so a writer alone on the log
  * (the step function, nearly always) pays one write per batch and one read per invocation; a lost race
  * (a stop appending `complete` meanwhile) costs a read of the new end.
  */
-export function runEventAppender(
-  repository: RunEventsRepository,
+export function streamEventAppender(
+  repository: StreamEventsRepository,
   executionId: string,
   options: { projectId?: string; now: () => number; expectedTail?: LogTail },
-): RunEventAppender {
+): StreamEventAppender {
   // A writer that knows where the log should end (the first step: execute wrote `start` alone) tries that first;
   // its batch is a conditional put, so a wrong guess costs a read of the real end, as a lost race does.
   let tail: LogTail | undefined = options.expectedTail;
@@ -58,26 +58,26 @@ export function runEventAppender(
  * answered 409, the execution-ended reconciler, a retried step) can call it.
  */
 export async function endLogAsRecorded(
-  appender: RunEventAppender,
+  appender: StreamEventAppender,
   record: Pick<ExecutionRecord, 'execution_id' | 'status' | 'output' | 'error' | 'pending_approval'>,
 ): Promise<void> {
   if (FINAL_STATUSES.includes(record.status)) await appender.append(settledEvents(record));
 }
 
 /**
- * The step function's buffer: events go out in batches, at most one write per RUN_EVENT_FLUSH_INTERVAL_MS while a
+ * The step function's buffer: events go out in batches, at most one write per STREAM_EVENT_FLUSH_INTERVAL_MS while a
  * model generates. The first event after a quiet spell goes at once (a fast first token); later ones wait for the
  * interval. `node_update` rides along with the next batch instead of forcing one. `flush` (at the end of a step)
  * writes what is left and reports a failed background write, so a step never ends with events unwritten.
  */
-export interface RunEventBuffer {
-  push(event: RunEvent): void;
+export interface StreamEventBuffer {
+  push(event: StreamEvent): void;
   flush(): Promise<AppendOutcome>;
 }
 
-export function runEventBuffer(appender: RunEventAppender, options: { now: () => number; intervalMs?: number }): RunEventBuffer {
-  const intervalMs = options.intervalMs ?? RUN_EVENT_FLUSH_INTERVAL_MS;
-  let pending: RunEvent[] = [];
+export function streamEventBuffer(appender: StreamEventAppender, options: { now: () => number; intervalMs?: number }): StreamEventBuffer {
+  const intervalMs = options.intervalMs ?? STREAM_EVENT_FLUSH_INTERVAL_MS;
+  let pending: StreamEvent[] = [];
   let lastWriteAt = Number.NEGATIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<AppendOutcome> = Promise.resolve('appended');
