@@ -65,7 +65,7 @@ export interface StepDeps {
   executions: ExecutionsRepository;
   userState: UserStateRepository;
   publications: PublicationsRepository;
-  runs: ContextStore;
+  contexts: ContextStore;
   events: StreamEventsRepository;
   providers: Record<'scripted' | 'bedrock', LlmProvider>;
   /** Agents' models and tools (HTTP, MCP). */
@@ -77,7 +77,7 @@ export interface StepDeps {
 
 /** The execution as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
 interface StepInvocation {
-  run: ExecutionContext;
+  execution: ExecutionContext;
   expiresAt: number;
   nodes: NodeOutputs;
   cursor: Cursor;
@@ -139,16 +139,16 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   const firstStep = isFirstStep(state);
   // One round trip before the first node: the context, the outputs so far (after a pause) and, on the first step, the
   // running mark are independent (one GetItem or UpdateItem each; S3 only for large values).
-  const [{ expires_at: expiresAt, ...run }, outputs, started] = await Promise.all([
-    deps.runs.readContext(executionId),
-    deps.runs.readOutputs(executionId, state.cursor.outputs),
+  const [{ expires_at: expiresAt, ...execution }, outputs, started] = await Promise.all([
+    deps.contexts.readContext(executionId),
+    deps.contexts.readOutputs(executionId, state.cursor.outputs),
     firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
   ]);
-  meterSubject({ project: run.project_id });
+  meterSubject({ project: execution.project_id });
   // An execution stopped before its first step goes no further; its message stays in its thread's history (it was sent).
   // So does a retry of a first step that ended the execution already.
   if (!started) return { ...base, ...(await alreadyEnded(deps, ending, executionId)) };
-  const published = await deps.publications.getWorkflow(run.publication_id, run.workflow_id);
+  const published = await deps.publications.getWorkflow(execution.publication_id, execution.workflow_id);
   if (!published) {
     return {
       ...base,
@@ -164,7 +164,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
   };
   ending.cursor = cursor;
   const step: StepInvocation = {
-    run,
+    execution,
     expiresAt,
     cursor,
     nodes: Object.assign(Object.create(null) as NodeOutputs, outputs),
@@ -175,18 +175,33 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     const now = deps.now();
     cursor.turns += 1;
     const turn: Turn = { role, text, execution_id: executionId, at: new Date(now).toISOString() };
-    await deps.userState.appendTurn(run.project_id, run.user_id, run.thread_id, turn, cursor.turns, now + HISTORY_RETENTION_MS);
+    await deps.userState.appendTurn(
+      execution.project_id,
+      execution.user_id,
+      execution.thread_id,
+      turn,
+      cursor.turns,
+      now + HISTORY_RETENTION_MS,
+    );
     if (role === 'assistant')
-      ending.replies.push({ projectId: run.project_id, userId: run.user_id, threadId: run.thread_id, turn, sequence: cursor.turns });
+      ending.replies.push({
+        projectId: execution.project_id,
+        userId: execution.user_id,
+        threadId: execution.thread_id,
+        turn,
+        sequence: cursor.turns,
+      });
   };
 
   try {
-    const definition = applyOverrides(published.definition, run.overrides);
+    const definition = applyOverrides(published.definition, execution.overrides);
     step.definition = definition;
     // Execute wrote the user's message (turns 1); an execution started before it did so has its message written here.
     const [scope] = await Promise.all([
       loadScope(deps, step, definition),
-      firstStep && cursor.turns === 0 && typeof run.input.message === 'string' ? appendTurn('user', run.input.message) : undefined,
+      firstStep && cursor.turns === 0 && typeof execution.input.message === 'string'
+        ? appendTurn('user', execution.input.message)
+        : undefined,
     ]);
     if (state.decision) {
       const next = resumeAfterApproval(definition, step, state.decision);
@@ -226,19 +241,19 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
  * (AwaitApproval then adds the task token and makes the execution `interrupted`). An execution stopped meanwhile ends here.
  */
 async function pause(deps: StepDeps, ending: Ending, step: StepInvocation, paused: Paused & { message?: string }): Promise<Paused> {
-  const { cursor, run } = step;
+  const { cursor, execution } = step;
   cursor.cost = settleStepUnits(ending, cursor, false);
   if (step.changed) {
-    await deps.runs.writeOutputs(run.execution_id, cursor.outputs + 1, step.nodes, step.expiresAt);
+    await deps.contexts.writeOutputs(execution.execution_id, cursor.outputs + 1, step.nodes, step.expiresAt);
     cursor.outputs += 1;
   }
   const pending = paused.approval ? { ...paused.approval, message: paused.message ?? '' } : undefined;
-  const stillRunning = await deps.executions.transition(run.execution_id, ['running'], {
+  const stillRunning = await deps.executions.transition(execution.execution_id, ['running'], {
     total_steps: cursor.steps,
     pending_approval: pending,
     usage: cursor.usage,
   });
-  if (!stillRunning) return alreadyEnded(deps, ending, run.execution_id);
+  if (!stillRunning) return alreadyEnded(deps, ending, execution.execution_id);
   const { message: _message, ...small } = paused;
   return small;
 }
@@ -254,7 +269,7 @@ async function executeNode(
   scope: TemplateScope,
   appendTurn: (role: 'user' | 'assistant', text: string) => Promise<void>,
 ): Promise<(Paused & { message?: string }) | undefined> {
-  const { run, cursor } = step;
+  const { execution, cursor } = step;
   const setOutput = (output: unknown, detail: Record<string, unknown> = {}) => {
     step.nodes[nodeId] = { output };
     step.changed = true;
@@ -279,7 +294,7 @@ async function executeNode(
       // Definitions published before agents existed have no `tools`.
       const agentRun = {
         definition: step.definition!,
-        projectId: run.project_id,
+        projectId: execution.project_id,
         nodeId,
         node,
         scope,
@@ -316,7 +331,7 @@ async function executeNode(
       usageIn(cursor).images += 1;
       // Priced by the logical model id (`scripted` draws offline, whatever `model_id` a stored definition carries), quality and size class.
       countModel(modelsIn(cursor), modelId, { [imageCounter(node.width, node.height, node.quality)]: 1 });
-      const stored = await (await deps.images.store()).put(run.execution_id, `${nodeId}-${cursor.steps}`, png);
+      const stored = await (await deps.images.store()).put(execution.execution_id, `${nodeId}-${cursor.steps}`, png);
       const image = { ...stored, width: node.width, height: node.height };
       step.events.push({ type: 'image', data: { node_id: nodeId, ...image } });
       setOutput(image);
@@ -335,7 +350,7 @@ async function executeNode(
         }
         values[name] = value;
       }
-      await deps.userState.writeMemory(run.project_id, run.user_id, values);
+      await deps.userState.writeMemory(execution.project_id, execution.user_id, values);
       Object.assign(scope.memory, values);
       setOutput(values);
       cursor.node = node.next;
@@ -366,11 +381,11 @@ async function executeNode(
       return { outcome: 'approval', approval: { approval_id: approvalId, node_id: nodeId }, message };
     }
     case 'fail':
-      return finish(deps, ending, run.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
+      return finish(deps, ending, execution.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
     case 'end': {
       const output = renderValue(node.output, scope);
       assertResultSize(`The output of ${nodeId}`, output);
-      return finish(deps, ending, run.execution_id, 'completed', { output }, cursor);
+      return finish(deps, ending, execution.execution_id, 'completed', { output }, cursor);
     }
   }
 }
@@ -433,19 +448,19 @@ function assertResultSize(what: string, value: unknown): void {
 
 /** Memory and history are read only when the workflow can see them: each read is a billed query per step. */
 async function loadScope(deps: StepDeps, step: StepInvocation, definition: WorkflowDefinition): Promise<TemplateScope> {
-  const { run } = step;
+  const { execution } = step;
   const needs = scopeNeeds(definition);
   const [memory, history] = await Promise.all([
-    needs.memory ? deps.userState.readMemory(run.project_id, run.user_id) : (Object.create(null) as Record<string, unknown>),
+    needs.memory ? deps.userState.readMemory(execution.project_id, execution.user_id) : (Object.create(null) as Record<string, unknown>),
     needs.history
-      ? deps.userState.readHistory(run.project_id, run.user_id, run.thread_id, MAX_HISTORY_TURNS, {
-          executionId: run.execution_id,
-          startedAt: run.created_at,
+      ? deps.userState.readHistory(execution.project_id, execution.user_id, execution.thread_id, MAX_HISTORY_TURNS, {
+          executionId: execution.execution_id,
+          startedAt: execution.created_at,
         })
       : [],
   ]);
   return {
-    input: run.input,
+    input: execution.input,
     memory,
     nodes: step.nodes,
     approval: approvalOf(step),

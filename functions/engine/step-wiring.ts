@@ -25,7 +25,7 @@ export function stepFromEnv(): StepDeps {
     executions: executionsFromEnv(),
     userState: userStateFromEnv(),
     publications: publicationsFromEnv(),
-    runs: contextStoreFromEnv(),
+    contexts: contextStoreFromEnv(),
     events: streamEventsFromEnv(),
     providers: { scripted: scriptedProvider, bedrock: createBedrockProvider(bedrock) },
     agents: { models: { scripted: scriptedAgentModel, bedrock: bedrockAgentModel(bedrock) }, tools: toolKitFromEnv() },

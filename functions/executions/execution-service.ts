@@ -43,7 +43,7 @@ export interface ExecutionDeps {
 /** Starting one also reads the publication, writes initial memory and the execution context. */
 export interface StartDeps extends ExecutionDeps, PublicationDeps {
   userState: UserStateRepository;
-  runs: ContextStore;
+  contexts: ContextStore;
   allowLoopbackCallbacks: boolean;
 }
 
@@ -130,7 +130,10 @@ export async function startExecution(
   const written = await Promise.allSettled([
     attempt(() => (planned?.again ? createUnlessQueued(deps, record, expiresAtMs) : deps.executions.create(record, expiresAtMs))),
     attempt(() =>
-      deps.runs.createContext({ ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at }, expiresAtMs),
+      deps.contexts.createContext(
+        { ...ids, input: request.input, overrides: request.overrides, created_at: record.created_at },
+        expiresAtMs,
+      ),
     ),
     attempt(() => deps.events.putBatch(executionId, 1, [startEvent(record)], { final: false, projectId: caller.projectId, expiresAtMs })),
     attempt(() =>

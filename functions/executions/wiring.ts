@@ -91,7 +91,7 @@ export function executionStartFromEnv(): StartOnceDeps {
     ...executionServiceFromEnv(),
     publications: publicationsFromEnv(),
     userState: userStateFromEnv(),
-    runs: contextStoreFromEnv(),
+    contexts: contextStoreFromEnv(),
     allowLoopbackCallbacks: optionalFlag('ALLOW_LOOPBACK_CALLBACKS'),
   };
   // Idempotency-Key reservations are items of the executions table (`idempotency#<project>#<key>`): the routes that

@@ -46,7 +46,7 @@ describe('round trips of a blocking execute', () => {
       'PutItem local-conversations', // the user's message, the thread's newest turn
       'PutItem local-executions', // the queued record
       'PutItem local-executions', // the execution context
-      'PutItem local-streamEvents', // the log's start
+      'PutItem local-runEvents', // the log's start
       'StartExecution local-workflow',
     ]);
     expect(statusReads.length).toBeGreaterThanOrEqual(1);

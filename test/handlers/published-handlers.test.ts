@@ -85,7 +85,7 @@ describe('published handlers through the middy stack', () => {
     expect(JSON.parse(captured.body)).toMatchObject({ status: 'completed', output: 'Echo: streamed' });
   });
 
-  it('execute ends its 200 document with the running status and a poll_url when the execution outlives the request deadline', async () => {
+  it('execute ends its 200 document with an unsettled status and a poll_url when the execution outlives the request deadline', async () => {
     const { handler } = (await import('#published/handlers/execute.ts')) as unknown as { handler: StreamingHandler };
     const { stream, captured } = capturingStream();
     const event = apiGatewayEvent(
@@ -97,7 +97,8 @@ describe('published handlers through the middy stack', () => {
     await handler(event, stream, localContext('PublishedExecute', 2_500));
     expect(captured.statusCode).toBe(200);
     const body = JSON.parse(captured.body);
-    expect(body.status).toBe('running');
+    // Queued or running: how far the execution got in 2.5 s depends on the machine, not on the handler.
+    expect(['queued', 'running']).toContain(body.status);
     expect(body.poll_url).toBe(`/api/v1/published/executions/${body.execution_id}`);
   });
 });

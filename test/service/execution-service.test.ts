@@ -64,7 +64,7 @@ describe('startExecution', () => {
       callback_state: 'pending',
       webhook_secret: 'whsec_x',
     });
-    expect(env.runs.contexts.get(record.execution_id)?.context.input).toEqual({ message: 'hi' });
+    expect(env.contexts.contexts.get(record.execution_id)?.context.input).toEqual({ message: 'hi' });
     expect(env.stateMachine.executions.get(record.execution_id)?.input).toEqual({
       mode: 'run',
       execution_id: record.execution_id,
@@ -94,7 +94,7 @@ describe('startExecution', () => {
     });
     // No run and no callback execution exist; the execution context and the initial memory written before stay.
     expect(env.stateMachine.startedNames()).toEqual([]);
-    expect([...env.runs.contexts.keys()]).toEqual([record!.execution_id]);
+    expect([...env.contexts.contexts.keys()]).toEqual([record!.execution_id]);
     expect(env.userState.memoryOf(PROJECT, 'user-1')).toEqual({ plan: 'gold' });
     // The message leaves its thread again: a retry of the 503 sends it anew, and it must not be there twice.
     expect(env.userState.threadOf(PROJECT, 'user-1', record!.thread_id)).toEqual([]);
@@ -189,7 +189,7 @@ describe('startExecution', () => {
       seenWhenDone.push(entered.length);
     };
     env.executions.faults.beforeNext('create', hold('record'));
-    env.runs.faults.beforeNext('createContext', hold('context'));
+    env.contexts.faults.beforeNext('createContext', hold('context'));
     env.events.faults.beforeNext('putBatch', hold('log'));
     env.userState.faults.beforeNext('writeMemory', hold('memory'));
     env.userState.faults.beforeNext('appendTurn', hold('user turn'));
@@ -205,7 +205,7 @@ describe('startExecution', () => {
   for (const [write, fail] of [
     [
       'the execution context',
-      (env: ReturnType<typeof setup>) => env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException')),
+      (env: ReturnType<typeof setup>) => env.contexts.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException')),
     ],
     ['the log start', (env: ReturnType<typeof setup>) => env.events.faults.failNext('putBatch', awsError('InternalServerError'))],
     [
@@ -268,7 +268,7 @@ describe('startExecution', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).details.map((issue) => issue.field)).toEqual(['callback_url']);
     expect(env.executions.items.size).toBe(0);
-    expect(env.runs.contexts.size).toBe(0);
+    expect(env.contexts.contexts.size).toBe(0);
     expect(env.userState.memory.size).toBe(0);
     expect(env.stateMachine.faults.count('start')).toBe(0);
   });

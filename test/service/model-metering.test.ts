@@ -285,7 +285,7 @@ describe('per-model metering of a step attempt that fails', () => {
   it('meters the calls before a pause once when the pause itself fails', async () => {
     const { env, step } = setup();
     const { state } = await started(env, MIXED);
-    env.runs.faults.failNext('writeOutputs', awsError('ThrottlingException'));
+    env.contexts.faults.failNext('writeOutputs', awsError('ThrottlingException'));
     const failed = await failedStep(step, state);
     expect({ ...failed.models }).toEqual({ scripted: { output_tokens: 3 }, [PRO]: PRO_TOKENS });
     expect(failed.units).toMatchObject({ modelCalls: 2, inputTokens: 100, outputTokens: 23 });

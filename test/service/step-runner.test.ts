@@ -31,13 +31,13 @@ function setup() {
       return scriptedProvider.generate(call);
     },
   };
-  const { executions, userState, publications, runs, events, clock } = env;
+  const { executions, userState, publications, contexts, events, clock } = env;
   // The echo workflow calls no agent, tool or image model.
   const step: StepDeps = {
     executions,
     userState,
     publications,
-    runs,
+    contexts,
     events,
     providers: { scripted: counted, bedrock: counted },
     agents: {} as never,
@@ -58,7 +58,7 @@ describe("an execution's first step", () => {
   it('sends the execution context read and the running mark side by side: one round trip before its first node', async () => {
     const env = setup();
     const { state } = await env.started();
-    const runs = env.step.runs as unknown as InMemoryContextStore;
+    const runs = env.step.contexts as unknown as InMemoryContextStore;
     let marking = false;
     env.executions.faults.beforeNext('transition', () => void (marking = true));
     let markSentDuringRead = false;

@@ -32,14 +32,17 @@ export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOption
     const body = jsonBody(request, executeRequestSchema, MAX_EXECUTE_BODY_BYTES);
     const workflowId = pathParameter(request, 'workflow_id');
     const key = idempotencyKey(request);
-    const run = await startOrJoin(deps, caller, workflowId, body, { key, invocationDeadlineMs: invocationDeadline(deps.now(), context) });
-    metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
+    const execution = await startOrJoin(deps, caller, workflowId, body, {
+      key,
+      invocationDeadlineMs: invocationDeadline(deps.now(), context),
+    });
+    metrics.addMetric(execution.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
     // A joined run is read before the status goes out, so a read that fails is still an ordinary JSON refusal.
-    const first = run.started ?? (await ownedExecution(deps, caller, run.executionId, true));
+    const first = execution.started ?? (await ownedExecution(deps, caller, execution.executionId, true));
     // A joined run began before this request: its settling time says nothing about how long the workflow's runs take.
-    const waitDeps = run.started ? deps : { ...deps, settleTimes: undefined };
+    const waitDeps = execution.started ? deps : { ...deps, settleTimes: undefined };
     const deadline = deps.now() + Math.min(MAX_BLOCKING_EXECUTE_MS, context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
-    const pollUrl = externalUrl(request, routePath('PublishedGetExecution', { execution_id: run.executionId }));
+    const pollUrl = externalUrl(request, routePath('PublishedGetExecution', { execution_id: execution.executionId }));
 
     return keepJsonResponseAlive(
       context,
@@ -56,7 +59,7 @@ export function createExecuteHandler(deps: StartOnceDeps, options: ExecuteOption
         const view = executionView(record, deps.now());
         return SETTLED_STATUSES.includes(record.status) ? view : { ...view, poll_url: pollUrl };
       },
-      executionHeaders(request, 'PublishedGetExecution', run.executionId),
+      executionHeaders(request, 'PublishedGetExecution', execution.executionId),
     );
   });
 }

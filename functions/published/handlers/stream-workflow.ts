@@ -26,13 +26,13 @@ export function createStreamWorkflowHandler(deps: { start: StartOnceDeps; tail: 
     // A resume id means something only for an execution the key already names; it is checked before the key is used, and a
     // request without a key ignores it as before (a new execution's events are all new to the caller).
     const resume = key === undefined ? undefined : resumePoint(request);
-    const run = await startOrJoin(deps.start, caller, workflowId, body, {
+    const execution = await startOrJoin(deps.start, caller, workflowId, body, {
       key,
       invocationDeadlineMs: invocationDeadline(deps.start.now(), context),
     });
-    metrics.addMetric(run.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
-    const executionId = run.executionId;
-    const after = !run.started && resume ? resume.after : 0;
+    metrics.addMetric(execution.started ? 'WorkflowRunsStarted' : 'WorkflowRunsJoined', MetricUnit.Count, 1);
+    const executionId = execution.executionId;
+    const after = !execution.started && resume ? resume.after : 0;
     const headers = executionHeaders(request, 'PublishedStreamExecution', executionId);
     // Past the log's end is a 400. A caller that already has the final event of an ended run gets the GET streams'
     // 204, naming the execution: one answer for "nothing more will come" on every stream route.

@@ -29,7 +29,7 @@ export function runEnvironment() {
   const executions = new InMemoryExecutionsRepository();
   const stateMachine = new FakeStateMachine();
   const publications = new InMemoryPublicationsRepository();
-  const runs = new InMemoryContextStore();
+  const contexts = new InMemoryContextStore();
   const userState = new InMemoryUserStateRepository();
   const events = new InMemoryStreamEventsRepository();
   publications.seed(PROJECT, [ECHO]);
@@ -41,9 +41,9 @@ export function runEnvironment() {
     sleep: clock.sleep,
     now: clock.now,
     publications,
-    runs,
+    contexts,
     userState,
     allowLoopbackCallbacks: false,
   };
-  return { start, clock, executions, stateMachine, publications, runs, userState, events };
+  return { start, clock, executions, stateMachine, publications, contexts, userState, events };
 }
