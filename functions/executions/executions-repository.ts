@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from '#shared/store/conditional-write.ts';
+import { allStoredItems } from '#shared/store/paginate.ts';
 import { MAX_EXECUTION_RESULT_BYTES, EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
-import type { ExecutionRecord, ExecutionStatus, PendingApproval } from './execution-model.ts';
+import type { ExecutionRecord, ExecutionStatus, PendingApproval, RunCostUnits } from './execution-model.ts';
 import { executionObjectKey, type ExecutionValues } from './execution-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
@@ -174,6 +175,33 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
           ExpressionAttributeValues: { ':state': state },
         }),
       );
+    },
+  };
+}
+
+/** What a finished execution's record keeps of its spending: whose workflow it ran, and the units its steps spent. */
+export type ExecutionCost = Pick<ExecutionRecord, 'project_id' | 'workflow_id'> & { cost_units: RunCostUnits };
+
+/**
+ * The executions table read across executions, for the operator's cost report. Apart from the repository above: it
+ * reads no value kept in the bucket, so it needs no access to it, and nothing on the request path scans the table.
+ */
+export function createExecutionCostsRepository(client: DynamoDBDocumentClient, tableName: string) {
+  return {
+    /**
+     * The status records of the executions that finished on the UTC days `from` to `to` (YYYY-MM-DD, both included)
+     * and kept their costs, of one project or of all; a Scan, as reports are rare.
+     */
+    async finishedBetween(from: string, to: string, projectId?: string): Promise<ExecutionCost[]> {
+      return allStoredItems<ExecutionCost>(client, {
+        scan: {
+          TableName: tableName,
+          // `finished_at` is ISO 8601: a day's times sort between `<day>T` and `<day>T~`.
+          FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${projectId ? ' AND project_id = :project' : ''}`,
+          ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(projectId ? { ':project': projectId } : {}) },
+          ProjectionExpression: 'cost_units, project_id, workflow_id',
+        },
+      });
     },
   };
 }

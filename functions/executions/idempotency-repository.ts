@@ -56,9 +56,27 @@ export interface NewReservation {
 
 export type ReserveOutcome = { reserved: true } | { reserved: false; existing?: KeyReservation };
 
-const itemKey = (projectId: string, key: string) => ({ pk: `idempotency#${projectId}#${key}` });
+export const reservationKey = (projectId: string, key: string) => ({ pk: `idempotency#${projectId}#${key}` });
 
-const isLive = (item: KeyReservation, nowMs: number) => item.expires_at > epochSeconds(nowMs);
+/** Whether a reservation still holds its key: DynamoDB deletes an expired item only eventually, so reads check. */
+export const isLive = (item: KeyReservation, nowMs: number) => item.expires_at > epochSeconds(nowMs);
+
+/** The item a request that reserves a key writes: `starting`, under the request's lease. */
+export function startingReservation(reservation: NewReservation): KeyReservation {
+  return {
+    execution_id: reservation.executionId,
+    request_sha256: reservation.requestSha256,
+    state: 'starting',
+    lease_id: reservation.lease.id,
+    starting_until_ms: reservation.lease.untilMs,
+    thread_id: reservation.threadId,
+    created_at_ms: reservation.createdAtMs,
+    expires_at: ttlSeconds(reservation.expiresAtMs),
+  };
+}
+
+/** What only a start in progress needs, which `started` drops: the key then names its execution for good. */
+export const IN_PROGRESS_FIELDS = ['lease_id', 'starting_until_ms', 'start_input'] as const satisfies readonly (keyof KeyReservation)[];
 
 export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>;
 
@@ -70,21 +88,11 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
      * condition), so a repeated request costs no second read.
      */
     async reserve(reservation: NewReservation, nowMs: number): Promise<ReserveOutcome> {
-      const item: KeyReservation = {
-        execution_id: reservation.executionId,
-        request_sha256: reservation.requestSha256,
-        state: 'starting',
-        lease_id: reservation.lease.id,
-        starting_until_ms: reservation.lease.untilMs,
-        thread_id: reservation.threadId,
-        created_at_ms: reservation.createdAtMs,
-        expires_at: ttlSeconds(reservation.expiresAtMs),
-      };
       try {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...itemKey(reservation.projectId, reservation.key), ...item },
+            Item: { ...reservationKey(reservation.projectId, reservation.key), ...startingReservation(reservation) },
             ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
             ExpressionAttributeValues: { ':now': epochSeconds(nowMs) },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -100,7 +108,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
 
     /** The key's live reservation, read strongly consistent: a request waiting for the first one sees its progress. */
     async find(projectId: string, key: string, nowMs: number): Promise<KeyReservation | undefined> {
-      const result = await client.send(new GetCommand({ TableName: tableName, Key: itemKey(projectId, key), ConsistentRead: true }));
+      const result = await client.send(new GetCommand({ TableName: tableName, Key: reservationKey(projectId, key), ConsistentRead: true }));
       const item = result.Item ? asReservation(result.Item) : undefined;
       return item && isLive(item, nowMs) ? item : undefined;
     },
@@ -115,7 +123,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         client.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: itemKey(projectId, key),
+            Key: reservationKey(projectId, key),
             UpdateExpression: 'SET #state = :launching, start_input = :input',
             ConditionExpression: 'execution_id = :execution AND lease_id = :lease AND #state = :starting',
             ExpressionAttributeNames: { '#state': 'state' },
@@ -140,8 +148,8 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         client.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: itemKey(projectId, key),
-            UpdateExpression: 'SET #state = :started REMOVE lease_id, starting_until_ms, start_input',
+            Key: reservationKey(projectId, key),
+            UpdateExpression: `SET #state = :started REMOVE ${IN_PROGRESS_FIELDS.join(', ')}`,
             ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: { ':started': 'started', ':execution': executionId, ':lease': leaseId },
@@ -167,7 +175,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         client.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: itemKey(projectId, key),
+            Key: reservationKey(projectId, key),
             UpdateExpression: 'SET lease_id = :lease, starting_until_ms = :until',
             ConditionExpression: 'execution_id = :execution AND #state = :state AND starting_until_ms <= :nowMs AND expires_at > :now',
             ExpressionAttributeNames: { '#state': 'state' },
@@ -194,7 +202,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         client.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: itemKey(projectId, key),
+            Key: reservationKey(projectId, key),
             UpdateExpression: 'SET starting_until_ms = :nowMs',
             ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
             ExpressionAttributeValues: { ':nowMs': nowMs, ':execution': executionId, ':lease': leaseId },
@@ -212,7 +220,7 @@ export function createIdempotencyRepository(client: DynamoDBDocumentClient, tabl
         client.send(
           new DeleteCommand({
             TableName: tableName,
-            Key: itemKey(projectId, key),
+            Key: reservationKey(projectId, key),
             ConditionExpression: 'execution_id = :execution AND lease_id = :lease',
             ExpressionAttributeValues: { ':execution': executionId, ':lease': leaseId },
           }),

@@ -1,9 +1,8 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { QueryCommandInput, ScanCommandInput } from '@aws-sdk/lib-dynamodb';
-import { COST_UNIT_NAMES, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
-import { modelUsageOf, usageAttribute } from '#shared/metering/usage-meter.ts';
+import { createUsageRepository } from '#shared/metering/usage-repository.ts';
+import { createExecutionCostsRepository } from '#executions/executions-repository.ts';
 import {
   costReport,
   costReportCsv,
@@ -22,7 +21,6 @@ import { DEFAULT_DATA_DIR, type AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
 import { estimate, estimateOptions, ESTIMATE_DAYS, reportForecasts, type EstimateFlags } from './cost-estimate.ts';
 import { requireId, UsageError } from './usage-error.ts';
-import { allStoredItems } from '#shared/store/paginate.ts';
 
 interface CostFlags extends EstimateFlags {
   from?: string;
@@ -191,45 +189,16 @@ async function linkSamples(target: AdminTarget, usage: UsageRow[]): Promise<Link
 }
 
 async function usageRows(target: AdminTarget, from: string, to: string, subject: string | undefined): Promise<UsageRow[]> {
-  const range = { ':from': `${from}#`, ':to': `${to}#~` };
-  const base = subject
-    ? ({
-        TableName: target.tables.usage,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': subject, ...range },
-      } satisfies QueryCommandInput)
-    : ({
-        TableName: target.tables.usage,
-        FilterExpression: 'sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: range,
-      } satisfies ScanCommandInput);
-  const items = await allStoredItems(target.dynamo, subject ? { query: base } : { scan: base });
-  return items.map((item) => ({
-    subject: String(item.pk),
-    day: String(item.sk).slice(0, 10),
-    units: unitsOf(item),
-    models: modelUsageOf(item),
-  }));
+  return createUsageRepository(target.dynamo, target.tables.usage).itemsBetween(from, to, subject);
 }
 
-function unitsOf(item: Record<string, unknown>): Partial<CostUnits> {
-  return Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, Number(item[usageAttribute(name)] ?? 0)]));
-}
-
-/** Runs that finished in the period (their records keep the units their steps spent); a Scan, as reports are rare. */
+/** Executions that finished in the period: their records keep the units their steps spent. */
 async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<RunCost[]> {
-  const items = await allStoredItems(target.dynamo, {
-    scan: {
-      TableName: target.tables.executions,
-      FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${project ? ' AND project_id = :project' : ''}`,
-      ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(project ? { ':project': project } : {}) },
-      ProjectionExpression: 'cost_units, project_id, workflow_id',
-    },
-  });
-  return items.map((item) => ({
-    project: String(item.project_id),
-    workflow_id: String(item.workflow_id),
-    units: item.cost_units as Partial<CostUnits>,
-    models: (item.cost_units as { models?: RunCost['models'] }).models,
+  const executions = await createExecutionCostsRepository(target.dynamo, target.tables.executions).finishedBetween(from, to, project);
+  return executions.map(({ project_id, workflow_id, cost_units }) => ({
+    project: project_id,
+    workflow_id,
+    units: cost_units,
+    models: cost_units.models,
   }));
 }

@@ -42,8 +42,7 @@ function resolveImport(from: string, specifier: string): string {
   return specifier;
 }
 
-function importsOf(file: string): string[] {
-  const code = readFileSync(file, 'utf8');
+function importsOf(file: string, code = readFileSync(file, 'utf8')): string[] {
   const specifiers = [...code.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)'([^']+)'/g)].map((match) => match[1]!);
   return specifiers
     .filter((specifier) => specifier.startsWith('.') || specifier.startsWith('#'))
@@ -190,5 +189,115 @@ describe('the products of lib/', () => {
     const client = libEdges.filter((edge) => edge.product === 'client');
     expect(client.map((edge) => relative(ROOT, edge.to))).toContain('lib/client/published-api.d.ts');
     expect(client.filter((edge) => !edge.to.startsWith(join(LIB, 'client'))).map(show)).toEqual([]);
+  });
+});
+
+/**
+ * lib/admin reaches tables only through the repositories of functions/ (its README), which state each item's shape once.
+ * What it may take for that: from the DynamoDB SDK packages (`@aws-sdk/client-dynamodb`, `lib-dynamodb`,
+ * `util-dynamodb`) only the client classes target.ts builds the repositories' client with, `DynamoDBClient` and
+ * `DynamoDBDocumentClient`; from `functions/shared/store/` only the stores that own their items, `counter-store.ts`
+ * (the counters table) and `body-store.ts` (bodies in the bucket). A command, a command's input or output type, a
+ * paginator, marshalling, and the helpers repositories page, batch and condition their writes with
+ * (`paginate.ts`, ...) mean reading or writing items past their repository. Names must show: a default or namespace
+ * import of a DynamoDB package, or a dynamic one not destructured at once (`const { X } = await import(...)`,
+ * `(await import(...)).X`), counts as taking anything.
+ */
+describe('lib/admin and the tables', () => {
+  const ADMIN = join(ROOT, 'lib', 'admin');
+  const STORE = join(FUNCTIONS, 'shared', 'store');
+  const DYNAMODB_PACKAGE = /^@aws-sdk\/(client-dynamodb|lib-dynamodb|util-dynamodb)$/;
+  const CLIENT_CLASSES = new Set(['DynamoDBClient', 'DynamoDBDocumentClient']);
+  const OWNING_STORES = new Set(['counter-store.ts', 'body-store.ts']);
+
+  /** `A`, `type A`, `A as B`, `A: b` (destructuring) → `A`. */
+  const namesIn = (list: string) =>
+    list
+      .split(',')
+      .map(
+        (part) =>
+          part
+            .trim()
+            .replace(/^type\s+/, '')
+            .split(/\s+as\s+|\s*:\s*/)[0]!,
+      )
+      .filter(Boolean);
+
+  /** `<package> <name>` for each name the code takes from a DynamoDB package; `*` where it cannot tell which. */
+  function dynamoNames(code: string): string[] {
+    const taken: string[] = [];
+    for (const [, clause, specifier] of code.matchAll(/^\s*(?:import|export)\s+(?:type\s+)?([^;'"]*?)\s*from\s*'([^']+)'/gm)) {
+      if (!DYNAMODB_PACKAGE.test(specifier!)) continue;
+      const braced = /\{([^}]*)\}/.exec(clause!);
+      const names = braced ? namesIn(braced[1]!) : [];
+      if (
+        clause!
+          .replace(/\{[^}]*\}/, '')
+          .replace(/,/g, '')
+          .trim() !== ''
+      )
+        names.push('*');
+      taken.push(...names.map((name) => `${specifier} ${name}`));
+    }
+    for (const found of code.matchAll(/import\s*\(\s*'([^']+)'\s*\)/g)) {
+      const specifier = found[1]!;
+      if (!DYNAMODB_PACKAGE.test(specifier)) continue;
+      const before = code.slice(0, found.index);
+      const after = code.slice(found.index + found[0].length);
+      const destructured = /\{([^}]*)\}\s*=\s*await\s*$/.exec(before);
+      const member = /\(\s*await\s*$/.test(before) ? /^\s*\)\s*\.\s*(\w+)/.exec(after) : null;
+      const names = destructured ? namesIn(destructured[1]!) : member ? [member[1]!] : ['*'];
+      taken.push(...names.map((name) => `${specifier} ${name}`));
+    }
+    return taken;
+  }
+
+  /** What a file of lib/admin takes past the repositories: DynamoDB names other than the clients, and store helpers. */
+  function pastRepositories(file: string, code = readFileSync(file, 'utf8')): string[] {
+    const names = dynamoNames(code).filter((taken) => !CLIENT_CLASSES.has(taken.split(' ')[1]!));
+    const helpers = importsOf(file, code)
+      .filter((to) => to.startsWith(`${STORE}/`) && !OWNING_STORES.has(relative(STORE, to)))
+      .map((to) => relative(ROOT, to));
+    return [...names, ...helpers].map((taken) => `${relative(ROOT, file)} -> ${taken}`);
+  }
+
+  const files = sources(ADMIN);
+
+  it('reads the imports it checks', () => {
+    const code = (name: string) => readFileSync(join(ADMIN, name), 'utf8');
+    expect(dynamoNames(code('target.ts'))).toEqual([
+      '@aws-sdk/client-dynamodb DynamoDBClient',
+      '@aws-sdk/lib-dynamodb DynamoDBDocumentClient',
+    ]);
+    expect(importsOf(join(ADMIN, 'keys-commands.ts'))).toContain(join(STORE, 'counter-store.ts'));
+  });
+
+  it('finds each form of reaching a table past its repository', () => {
+    const sample = [
+      "import { allStoredItems } from '#shared/store/paginate.ts';",
+      "import type { QueryCommandInput, ScanCommandInput } from '@aws-sdk/lib-dynamodb';",
+      "import { DynamoDBDocumentClient, type GetCommand as Get } from '@aws-sdk/lib-dynamodb';",
+      "import * as dynamodb from '@aws-sdk/client-dynamodb';",
+      "const { ScanCommand, DynamoDBClient: Client } = await import('@aws-sdk/client-dynamodb');",
+      "const put = new (await import('@aws-sdk/lib-dynamodb')).PutCommand({});",
+      "const [sdk] = await Promise.all([import('@aws-sdk/util-dynamodb')]);",
+    ].join('\n');
+    expect(pastRepositories(join(ADMIN, 'sample.ts'), sample)).toEqual(
+      [
+        '@aws-sdk/lib-dynamodb QueryCommandInput',
+        '@aws-sdk/lib-dynamodb ScanCommandInput',
+        '@aws-sdk/lib-dynamodb GetCommand',
+        '@aws-sdk/client-dynamodb *',
+        '@aws-sdk/client-dynamodb ScanCommand',
+        '@aws-sdk/lib-dynamodb PutCommand',
+        '@aws-sdk/util-dynamodb *',
+        'functions/shared/store/paginate.ts',
+      ].map((taken) => `lib/admin/sample.ts -> ${taken}`),
+    );
+  });
+
+  it('reads and writes items only through repositories', () => {
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.flatMap((file) => pastRepositories(file))).toEqual([]);
   });
 });

@@ -22,6 +22,12 @@ export const USAGE_SHARDS = 8;
 /** The usage write itself: one small UpdateItem. */
 const USAGE_WRITE_UNITS = 1;
 
+/**
+ * A usage item's sort key: its UTC day (YYYY-MM-DD), then which of the subject's items of that day it is (a shard,
+ * or `limits` for a link's limits item), so the items of a period are one key range.
+ */
+export const usageSortKey = (day: string, part: number | string) => `${day}#${part}`;
+
 /** A usage item's counter for each unit (snake case, as the report and lib/pricing/README.md name them). */
 export const usageAttribute = (name: keyof CostUnits) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
@@ -94,7 +100,7 @@ export function createUsageMeter(client: DynamoDBDocumentClient, tableName: stri
       await client.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: { pk: subject, sk: `${day}#${randomInt(USAGE_SHARDS)}` },
+          Key: { pk: subject, sk: usageSortKey(day, randomInt(USAGE_SHARDS)) },
           UpdateExpression: `SET expires_at = :expires ADD ${counters.map((_, i) => `#u${i} :u${i}`).join(', ')}`,
           ExpressionAttributeNames: Object.fromEntries(counters.map(([name], i) => [`#u${i}`, name])),
           ExpressionAttributeValues: {

@@ -1,5 +1,14 @@
-import type { IdempotencyRepository, KeyReservation, Lease, NewReservation, ReserveOutcome } from '#executions/idempotency-repository.ts';
-import { epochSeconds, ttlSeconds } from '#shared/time.ts';
+import {
+  IN_PROGRESS_FIELDS,
+  isLive,
+  reservationKey,
+  startingReservation,
+  type IdempotencyRepository,
+  type KeyReservation,
+  type Lease,
+  type NewReservation,
+  type ReserveOutcome,
+} from '#executions/idempotency-repository.ts';
 import { Faults } from './faults.ts';
 
 /**
@@ -17,24 +26,15 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     await this.faults.enter('reserve');
     const id = itemId(reservation.projectId, reservation.key);
     const held = this.items.get(id);
-    if (held && held.expires_at > epochSeconds(nowMs)) return { reserved: false, existing: structuredClone(held) };
-    this.items.set(id, {
-      execution_id: reservation.executionId,
-      request_sha256: reservation.requestSha256,
-      state: 'starting',
-      lease_id: reservation.lease.id,
-      starting_until_ms: reservation.lease.untilMs,
-      thread_id: reservation.threadId,
-      created_at_ms: reservation.createdAtMs,
-      expires_at: ttlSeconds(reservation.expiresAtMs),
-    });
+    if (held && isLive(held, nowMs)) return { reserved: false, existing: structuredClone(held) };
+    this.items.set(id, startingReservation(reservation));
     return { reserved: true };
   }
 
   async find(projectId: string, key: string, nowMs: number): Promise<KeyReservation | undefined> {
     await this.faults.enter('find');
     const held = this.items.get(itemId(projectId, key));
-    return held && held.expires_at > epochSeconds(nowMs) ? structuredClone(held) : undefined;
+    return held && isLive(held, nowMs) ? structuredClone(held) : undefined;
   }
 
   async markLaunching(projectId: string, key: string, executionId: string, leaseId: string, input: string): Promise<boolean> {
@@ -51,9 +51,7 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     const held = this.heldUnder(projectId, key, executionId, leaseId);
     if (!held) return false;
     held.state = 'started';
-    delete held.lease_id;
-    delete held.starting_until_ms;
-    delete held.start_input;
+    for (const field of IN_PROGRESS_FIELDS) delete held[field];
     return true;
   }
 
@@ -67,7 +65,7 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     await this.faults.enter('takeOver');
     const held = this.items.get(itemId(projectId, key));
     if (!held || held.execution_id !== holder.execution_id || held.state !== holder.state) return false;
-    if (held.starting_until_ms === undefined || held.starting_until_ms > nowMs || held.expires_at <= epochSeconds(nowMs)) return false;
+    if (held.starting_until_ms === undefined || held.starting_until_ms > nowMs || !isLive(held, nowMs)) return false;
     held.lease_id = lease.id;
     held.starting_until_ms = lease.untilMs;
     return true;
@@ -105,4 +103,4 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
   }
 }
 
-const itemId = (projectId: string, key: string) => JSON.stringify([projectId, key]);
+const itemId = (projectId: string, key: string) => reservationKey(projectId, key).pk;
