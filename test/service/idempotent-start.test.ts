@@ -116,7 +116,7 @@ describe('startOrJoin', () => {
     expect(refused).toBeInstanceOf(NotFoundError);
     expect(env.idempotency.held(PROJECT, KEY)).toBeUndefined();
 
-    env.runs.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'));
+    env.contexts.faults.failNext('createContext', awsError('ProvisionedThroughputExceededException'));
     const unavailable = await env.start().catch((caught: unknown) => caught);
     expect(unavailable).toBeInstanceOf(ServiceUnavailableError);
     expect(env.idempotency.held(PROJECT, KEY)).toBeUndefined();
@@ -274,7 +274,7 @@ describe('a retry after the first request died before its key said started', () 
     expect(env.stateMachine.startedNames()).toEqual([executionId]);
     expect([...env.executions.items.keys()]).toEqual([executionId]);
     expect(env.executions.items.get(executionId)?.record).toMatchObject({ status: 'queued', user_id: 'user-1' });
-    expect(env.runs.contexts.has(executionId)).toBe(true);
+    expect(env.contexts.contexts.has(executionId)).toBe(true);
     expect(env.events.logs.get(executionId)?.map((batch) => batch.firstId)).toEqual([1]);
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'started' });
     // The message is the execution's first turn in its thread, written once or written again as the same item.
@@ -472,7 +472,7 @@ describe('a request that outlives its lease on the key', () => {
     expect(env.idempotency.held(PROJECT, KEY)).toMatchObject({ execution_id: executionId, state: 'starting' });
     expect(env.idempotency.faults.count('release')).toBe(0);
     expect(env.executions.items.size).toBe(0);
-    expect(env.runs.contexts.size).toBe(0);
+    expect(env.contexts.contexts.size).toBe(0);
 
     const sentAt = env.clock.now();
     const retried = await env.start();
