@@ -18,7 +18,7 @@ export interface Route extends ResourceGrants {
   /** Module under `functions/` exporting `handler`. */
   readonly handler: string;
   readonly errorShape: ErrorBodyShape;
-  /** Published Workflow API: the scope the caller's key needs (spec section 4). */
+  /** Published Workflow API: the scope the caller's key needs (the OpenAPI document's `x-scope`). */
   readonly scope?: Scope;
   /**
    * Response streaming: on AWS the integration holds the response up to 15 minutes instead of 29 seconds
@@ -112,7 +112,7 @@ export const routes: readonly Route[] = [
   },
 
   {
-    // The API's description: public, like the spec it restates, so it has no scope and asks for no key.
+    // The API's description: public, as what it restates is told to every caller, so it has no scope and asks for no key.
     id: 'PublishedOpenApi',
     method: 'GET',
     path: `${PUBLISHED}/openapi.json`,

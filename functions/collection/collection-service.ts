@@ -44,8 +44,8 @@ export interface CollectionDeps {
 type Outcome = 'handed_off' | 'filtered' | 'skipped' | 'retry' | 'abandoned';
 
 /**
- * One sweep of a task (webhook spec, section 1 items 4-8): the events of the task's link received before the sweep
- * started, page by page through the `by_received` index, each filtered, fetched and handed off exactly once.
+ * One sweep of a task (functions/collection/README.md#nightly-collection): the events of the task's link received
+ * before the sweep started, page by page through the `by_received` index, each filtered, fetched and handed off exactly once.
  * The sweep's checkpoint (cursor and counts) is saved after every page, so the same sweep started again (a retry,
  * a crash) resumes there and a finished one answers its summary without doing anything.
  */

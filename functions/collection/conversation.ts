@@ -2,8 +2,8 @@ import type { CallEvent, InboundEvent, TextEvent } from '#inbound/event-schema.t
 
 /**
  * The normalized conversation the nightly collection hands to the analysis platform: one per event, as JSON
- * (`schemas/conversation.schema.json` documents it). The sender's fields are kept as sent; what the platform
- * needs and the spec defines (message order, defaults, times) is made explicit.
+ * (`conversation.schema.json`, beside this file, documents it). The sender's fields are kept as sent; what the platform
+ * needs and the hand-off's published format defines (message order, defaults, times) is made explicit.
  */
 export interface Recording {
   key: string;
@@ -54,8 +54,8 @@ export function normalizeCall(ids: EventIds, event: CallEvent, recording: Record
 }
 
 /**
- * Dialog rules (webhook spec, section 2): order is `sequence_number`, defaulting to the array position from 1;
- * a message's `external_id` defaults to `<conversation external_id>:<sequence_number>`. Timestamps give the
+ * Dialog rules (the Hand-off of functions/collection/README.md): order is `sequence_number`, defaulting to the array
+ * position from 1; a message's `external_id` defaults to `<conversation external_id>:<sequence_number>`. Timestamps give the
  * start, end and response times and never change the order.
  */
 export function normalizeDialog(ids: EventIds, event: TextEvent): NormalizedConversation {

@@ -5,8 +5,9 @@ import { newId } from '#shared/secrets.ts';
 import type { CollectionRepository, CollectionTask } from './collection-repository.ts';
 
 /**
- * Collection tasks as the operator creates and lists them (the admin CLI's `tasks`): what a task may ask for (webhook
- * spec, section 1 items 4-7), checked before it is stored. Sweeping a task is collection-service.ts.
+ * Collection tasks as the operator creates and lists them (the admin CLI's `tasks`): what a task may ask for (a period,
+ * channels, directions: lib/admin/README.md, functions/collection/README.md), checked before it is stored. Sweeping a
+ * task is collection-service.ts.
  */
 export interface TasksServiceDeps {
   tasks: Pick<CollectionRepository, 'createTask' | 'listTasks'>;
@@ -66,8 +67,8 @@ export function createTasksService(deps: TasksServiceDeps) {
   return {
     /**
      * A new task of an existing link: periodic (swept every night) unless it names a period, filtering nothing unless
-     * it names channels or directions. Direction is `metadata.direction` of calls (webhook spec, section 1 item 7): on
-     * a dialogs link it would filter out every event, so it is refused there.
+     * it names channels or directions. Direction is `metadata.direction` of calls (the collection's Filters,
+     * functions/collection/README.md): on a dialogs link it would filter out every event, so it is refused there.
      */
     async create(request: NewTask): Promise<CollectionTask> {
       const channels = filterValues(request.channels, 'channels');

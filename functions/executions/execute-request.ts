@@ -5,7 +5,7 @@ import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from '#workflows/memory-key.ts';
 
 /**
- * Body of POST /workflows/{id}/execute (and /stream), spec section 4. Strict types, no coercion;
+ * Body of POST /workflows/{id}/execute (and /stream), the OpenAPI document's ExecuteRequest. Strict types, no coercion;
  * unknown fields are ignored so callers can send what other clients of this API send.
  * `input`, `initial_memory` and `overrides` keep every key the caller sent (zod's record would drop
  * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.

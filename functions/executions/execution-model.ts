@@ -1,11 +1,14 @@
-/** Published Workflow API, section 3: an execution's statuses. */
+/** An execution's statuses, as the Published Workflow API names them (functions/published/README.md#the-contract-in-brief). */
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type ExecutionUsage } from './execution-usage.ts';
 import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
-/** What a blocking execute waits for (spec 3: it answers with one of these). */
+/**
+ * What a blocking execute waits for: it answers with one of these
+ * (functions/published/README.md#workflow-api-behaviour-beyond-the-brief).
+ */
 export const SETTLED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'interrupted', 'cancelled'];
 export const STOPPABLE_STATUSES: readonly ExecutionStatus[] = ['queued', 'running'];
 
@@ -72,7 +75,7 @@ export interface ExecutionRecord extends Omit<ExecutionContext, 'input' | 'overr
 /** A finished run's units, and its models' tokens and images (absent on runs that used no model, or from before). */
 export type RunCostUnits = Partial<CostUnits> & { models?: ModelUsage };
 
-/** Status response (spec section 2): the execution result plus workflow_id and pending_approval. */
+/** The status record (GET /executions/{id}): the execution result plus workflow_id and pending_approval. */
 export function executionView(record: ExecutionRecord, nowMs: number) {
   const finishedMs = record.finished_at ? Date.parse(record.finished_at) : nowMs;
   return {

@@ -4,10 +4,10 @@ import type { executionView } from './execution-model.ts';
 import type { decideApproval, stopExecution } from './execution-service.ts';
 
 /**
- * What the Published Workflow API answers about executions (spec sections 2 and 4), as zod schemas: the OpenAPI
- * document is generated from them (published/openapi.ts) and the e2e tests check every answer against it. The
- * views themselves are built in execution-model.ts and execution-service.ts; the checks at the end of this file
- * fail compilation when a view and its schema stop matching, in either direction.
+ * What the Published Workflow API answers about executions (the status record; execute, stop, approve, reject), as
+ * zod schemas: the OpenAPI document is generated from them (published/openapi.ts) and the e2e tests check every
+ * answer against it. The views themselves are built in execution-model.ts and execution-service.ts; the checks at the
+ * end of this file fail compilation when a view and its schema stop matching, in either direction.
  */
 
 const count = z.int().check(z.minimum(0));

@@ -18,8 +18,9 @@ import { acceptedMessages } from './dialog-messages.ts';
 import { isIsoWithOffset } from './iso-timestamp.ts';
 
 /**
- * The Event of the webhook spec, section 2. zod never coerces, so `"63"` for an integer or `null`
- * for a string is refused; unknown fields are dropped. Dates must carry an explicit offset.
+ * The webhook API's Event (the OpenAPI document's `Event` is generated from these schemas). zod never coerces, so
+ * `"63"` for an integer or `null` for a string is refused; unknown fields are dropped. Dates must carry an explicit
+ * offset.
  */
 
 const timestampWithOffset = z.string().check(

@@ -1,7 +1,7 @@
 /**
- * ISO 8601 date-times with an explicit zone offset (webhook spec, section 2, Dates), read character by character:
- * a dialog carries up to 2000 of them, and a regular expression's captures, a Date object and its getters for
- * each one were half the cost of validating a dialog.
+ * ISO 8601 date-times with an explicit zone offset (the webhook API's dates: `occurred_at`, message timestamps), read
+ * character by character: a dialog carries up to 2000 of them, and a regular expression's captures, a Date object and
+ * its getters for each one were half the cost of validating a dialog.
  *
  * The grammar is `^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$`, and
  * a date-time must exist: a real calendar day, hours below 24, minutes and seconds below 60, an offset below 24:00.

@@ -23,7 +23,8 @@ export interface OpenedLink {
   readonly tokenHash: string;
   /**
    * Counts the request against the link's minute (and, for an event, a unit of its day) beside the guessing check,
-   * and refuses in the spec's order: a blocked address first (it learns nothing about the token), then the rate.
+   * and refuses in the webhook API's order of checks (functions/inbound/README.md#webhook-behaviour-beyond-the-brief): a
+   * blocked address first (it learns nothing about the token), then the rate.
    * The same update carries the request's usage: what it spent so far and `expected`, what the caller will spend
    * on the event once it is admitted. Answers the ticket, admitted or over the day's quota.
    */

@@ -7,12 +7,13 @@ import { DAY_MS, epochSeconds, MINUTE_MS } from '#shared/time.ts';
 import { USAGE_RETENTION_MS, usageAttribute } from '#shared/metering/usage-meter.ts';
 
 /**
- * A link's two limits, requests per minute and accepted events per UTC day (webhook spec section 8), kept in the
- * link's item of the day in the usage table (`link#<id>` / `<day>#limits`) next to what the link's requests cost, so
- * one conditional UpdateItem counts the request, the event and their units. The item holds `day_count` and one
- * `m<minute of the day>` count per minute; each update removes the minute before, and minutes left behind by a
- * quiet spell (seen in the returned item) are removed by the next update this process makes for the link. A link
- * takes at most 600 requests a minute, so its one item never gets near a partition's 1,000 writes a second.
+ * A link's two limits, requests per minute and accepted events per UTC day (as the webhook API's OpenAPI document
+ * states them), kept in the link's item of the day in the usage table (`link#<id>` / `<day>#limits`) next to what the
+ * link's requests cost, so one conditional UpdateItem counts the request, the event and their units. The item holds
+ * `day_count` and one `m<minute of the day>` count per minute; each update removes the minute before, and minutes
+ * left behind by a quiet spell (seen in the returned item) are removed by the next update this process makes for the
+ * link. A link takes at most 600 requests a minute, so its one item never gets near a partition's 1,000 writes a
+ * second.
  */
 export type Admission = 'admitted' | 'rateLimited' | 'overQuota';
 
@@ -116,8 +117,9 @@ export function createLinkLimits(client: DynamoDBDocumentClient, usageTable: str
   return {
     /**
      * Counts one request against the link's minute, and for an event one unit of its day, in one UpdateItem that
-     * also carries `usage`. A request refused by the day still counts against the minute (every request counts,
-     * section 8): that takes a second update, on the refused path only. A refused update stores nothing.
+     * also carries `usage`. A request refused by the day still counts against the minute (every request counts:
+     * functions/inbound/README.md#webhook-behaviour-beyond-the-brief): that takes a second update, on the refused path
+     * only. A refused update stores nothing.
      */
     async take(linkId: string, kind: 'request' | 'event', nowMs: number, usage?: CarriedUsage): Promise<LinkLimitTicket> {
       const minute = rateWindow(RATE_LIMITS.requestsPerLinkPerMinute, linkId, nowMs);

@@ -1,6 +1,6 @@
 import * as z from '#shared/zod.ts';
 
-/** A personal webhook link (webhook spec, sections 1 and 3). */
+/** A personal webhook link (functions/inbound/README.md#the-contract-in-brief). */
 export const connectorTypeSchema = z.enum(['calls', 'dialogs']);
 export type ConnectorType = z.infer<typeof connectorTypeSchema>;
 export type LinkState = 'issued' | 'bound' | 'revoked';

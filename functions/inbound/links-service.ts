@@ -7,7 +7,7 @@ import { LINK_TOKEN_PREFIX, type ConnectorType, type Link } from './link-model.t
 import type { LinksRepository } from './links-repository.ts';
 import { routePath } from '#functions/routes.ts';
 
-/** Operator actions on webhook links (the admin CLI); what support and administrators do in the spec. */
+/** Operator actions on webhook links (the admin CLI, lib/admin/README.md): what support and administrators do. */
 export interface LinksServiceDeps {
   links: LinksRepository;
   events: EventsRepository;

@@ -59,7 +59,7 @@ const REFUSALS = {
   linkRate: { error: RATE_LIMITS.requestsPerLinkPerMinute.refusal },
   dailyQuota: { error: RATE_LIMITS.acceptedEventsPerLinkPerDay.refusal },
   guessing: { error: RATE_LIMITS.unknownTokensPerIp.refusal },
-  // API Gateway's own answer carries the message under both specs' names (lib/cdk/gateway-responses.ts).
+  // API Gateway's own answer carries the message under both APIs' names (lib/cdk/gateway-responses.ts).
   stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
   internal: { error: 'Internal server error' },
   busy: { error: BUSY_MESSAGE },

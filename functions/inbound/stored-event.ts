@@ -98,7 +98,7 @@ export function receivedKey(receivedAt: string, eventId: number): string {
   return `${receivedAt}#${String(eventId).padStart(16, '0')}`;
 }
 
-/** Metadata schema rule (webhook spec, section 2): number, boolean, or otherwise string. */
+/** A metadata field's type in its source's schema (`links schema`, lib/admin/README.md): number, boolean, or otherwise string. */
 export function metadataFieldTypes(metadata: Record<string, unknown> | undefined): MetadataField[] {
   const fields: MetadataField[] = [];
   // Object.entries reads own keys only, so `constructor` or `__proto__` are the sender's, never the prototype's.

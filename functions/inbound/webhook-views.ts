@@ -4,7 +4,7 @@ import type { IngestOutcome } from './ingest-service.ts';
 import { connectorTypeSchema } from './link-model.ts';
 
 /**
- * What the Inbound Conversation Webhook API answers (spec section 2, Ping response and Success response), as zod
+ * What the Inbound Conversation Webhook API answers (ping, and an accepted or duplicate event), as zod
  * schemas: the OpenAPI document (openapi.ts) is generated from them, and IngestOutcome is checked against them at
  * compile time.
  */

@@ -118,8 +118,9 @@ export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
 }
 
 /**
- * Authenticates `Authorization: Bearer <key>` (spec section 5): one read of the key's hash item, then the
- * per-key rate limit, then the scope. Every refusal says what to fix without saying which keys exist.
+ * Authenticates `Authorization: Bearer <key>` (functions/published/README.md#the-contract-in-brief): one read of the
+ * key's hash item, then the per-key rate limit, then the scope. Every refusal says what to fix without saying which
+ * keys exist.
  */
 export async function authenticate(deps: ApiKeysDeps, authorization: string | undefined, needed: Scope): Promise<Caller> {
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];

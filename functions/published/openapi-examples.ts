@@ -41,7 +41,7 @@ export const PUBLISHED_ERRORS = {
     'Idempotency-Key: was used in the last 24 hours for a different request (another workflow or body); send a new key for a new request',
   ),
   rateLimited: detail(RATE_LIMITS.requestsPerKeyPerMinute.refusal),
-  // API Gateway's own answer carries the message under both specs' names (lib/cdk/gateway-responses.ts).
+  // API Gateway's own answer carries the message under both APIs' names (lib/cdk/gateway-responses.ts).
   stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
   internal: detail('Internal server error'),
   unavailable: detail(BUSY_MESSAGE),

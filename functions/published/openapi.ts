@@ -54,7 +54,7 @@ import { workflowDetailSchema, workflowListSchema, workflowSummarySchema } from 
 export const PUBLISHED_BASE_PATH = '/api/v1/published';
 
 /**
- * The execute body's fields as the spec explains them. execute-request.ts holds the rules; these are words for
+ * The execute body's fields in the words of the API's contract. execute-request.ts holds the rules; these are words for
  * callers (and, for the objects, the shape a refinement there checks), and a word for a field the schema no longer
  * has fails the build (refineProperties).
  */
@@ -206,7 +206,7 @@ const error = (description: string, examples: Record<string, unknown>, headers?:
   ...(headers ? { headers } : {}),
 });
 
-/** What every authenticated operation may answer (spec sections 5 and 7); the 403 names the route's own scope. */
+/** What every authenticated operation may answer (authentication and errors); the 403 names the route's own scope. */
 function authenticated(routeId: string): Record<string, ResponseDoc> {
   const scope = routeById(routeId).scope;
   if (!scope) throw new Error(`Route ${routeId} has no scope`);

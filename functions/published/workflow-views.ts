@@ -1,8 +1,8 @@
 import * as z from '#shared/zod.ts';
 
 /**
- * What the Published Workflow API answers about workflows (spec section 2): the handlers build their answers as
- * these types, and the OpenAPI document (openapi.ts) is generated from the same schemas.
+ * What the Published Workflow API answers about workflows (GET /workflows and /workflows/{id}): the handlers build
+ * their answers as these types, and the OpenAPI document (openapi.ts) is generated from the same schemas.
  */
 
 export const workflowSummarySchema = z.object({

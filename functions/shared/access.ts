@@ -1,6 +1,7 @@
 /**
  * The vocabulary of access to the Published Workflow API, shared by the route table, the key service and the
- * execution services: the scopes of section 2, exactly as the spec names them, and who a request comes from.
+ * execution services: the scopes, exactly as the API's contract names them (each operation's `x-scope` in the OpenAPI
+ * document, the table in functions/published/README.md#the-contract-in-brief), and who a request comes from.
  */
 export const SCOPES = [
   'workflows.read',

@@ -1,8 +1,9 @@
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.ts';
 
 /**
- * Every limit of the product, named after the specs' own words.
- * Inbound Conversation Webhook API, section 8, unless a comment says otherwise.
+ * Every limit of the product, named after the words of the APIs' contracts. A limit is the Inbound Conversation
+ * Webhook API's, as its OpenAPI document and functions/inbound/README.md#the-contract-in-brief state it, unless a
+ * comment says otherwise.
  */
 
 export const MiB = 1024 * 1024;
@@ -23,11 +24,12 @@ export const OCCURRED_AT_MAX_FUTURE_MS = 1 * DAY_MS;
 export const QUEUE_RETENTION_MS = 30 * DAY_MS;
 export const LINK_REISSUE_GRACE_MS = 24 * HOUR_MS;
 
-/** Spec 2, Metadata: the source schema is built from the last 100 accepted events. */
+/** A source's metadata schema (`links schema`, lib/admin/README.md) is built from its last 100 accepted events. */
 export const METADATA_SCHEMA_SAMPLE_EVENTS = 100;
 
 /*
- * Limits the spec leaves to us. Chosen so that a sender following the spec never meets them.
+ * Limits the webhook API's contract leaves to the product. Chosen so that a sender keeping to the contract never
+ * meets them.
  */
 
 /** Token guessing: unknown tokens per client IP per window before the IP gets 429 for the rest of the window. */
@@ -60,10 +62,11 @@ export const INLINE_BODY_MAX_BYTES = 16 * 1024;
 export const EVENT_ID_BLOCK_SIZE = 1000;
 
 /*
- * Published Workflow API. The spec (section 8) fixes only the rotation grace; the rest are ours.
+ * Published Workflow API. Its contract (functions/published/README.md#the-contract-in-brief) fixes only the rotation
+ * grace; the rest are ours.
  */
 
-/** Spec 8: the old key keeps working this long after a rotation. */
+/** The contract's grace: the old key keeps working this long after a rotation. */
 export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 /** Requests per key per minute, all endpoints together; a backstop against a runaway client, well above a chat bot's pace. */
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
@@ -308,7 +311,7 @@ export const STREAM_PROBE_MAX_HOLD_MS = 10 * SECOND_MS;
 export const STREAM_PROBE_DEFAULT_HOLD_MS = 2 * SECOND_MS;
 
 /*
- * Nightly collection (webhook spec, section 1 items 4-8).
+ * Nightly collection (functions/collection/README.md#nightly-collection).
  */
 
 /** An event whose recording failed this many times in all is abandoned: never fetched or handed off again. */

@@ -26,7 +26,7 @@ export interface RateLimit {
 }
 
 export const RATE_LIMITS = {
-  /** Webhook spec section 8: every request to a link counts, whatever it turns out to be. */
+  /** Every request to a link counts, whatever it turns out to be (functions/inbound/README.md#webhook-behaviour-beyond-the-brief). */
   requestsPerLinkPerMinute: {
     prefix: 'rate',
     limit: MAX_REQUESTS_PER_MINUTE_PER_LINK,
@@ -34,7 +34,7 @@ export const RATE_LIMITS = {
     keepMs: 0,
     refusal: 'Request rate limit of this link exceeded',
   },
-  /** Webhook spec section 8: accepted events per link per UTC day; a duplicate gives its unit back. */
+  /** Accepted events per link per UTC day, as the webhook API's OpenAPI document states; a duplicate gives its unit back. */
   acceptedEventsPerLinkPerDay: {
     prefix: 'quota',
     limit: MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK,
@@ -50,7 +50,7 @@ export const RATE_LIMITS = {
     keepMs: 0,
     refusal: 'Too many requests with unknown links from this address',
   },
-  /** Published API spec section 5: requests per API key per minute. */
+  /** Requests per API key per minute, as the Workflow API's OpenAPI document states. */
   requestsPerKeyPerMinute: {
     prefix: 'key-rate',
     limit: MAX_REQUESTS_PER_MINUTE_PER_KEY,

@@ -1,6 +1,6 @@
 /**
  * Time in one place. In code, instants are epoch milliseconds (`…Ms`). Stored numbers say their unit in their
- * name (`…_ms`); `…_at` fields are ISO 8601 strings, as in both specs' bodies (`created_at`, `finished_at`),
+ * name (`…_ms`); `…_at` fields are ISO 8601 strings, as in both APIs' bodies (`created_at`, `finished_at`),
  * except the TTL attribute `expires_at`, which DynamoDB reads as epoch seconds. A deadline beside a TTL says
  * `_iso` (`expires_at_iso`, `previous_valid_until_iso`) so it is never mistaken for one.
  */

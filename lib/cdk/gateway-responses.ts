@@ -2,10 +2,12 @@ import { CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
 
 /**
  * What API Gateway answers by itself, with no function involved: an unknown path or method, a Lambda integration
- * that failed or timed out, the stage throttle. One REST API serves both specs and a gateway response cannot tell
- * them apart, so its body carries the message under both names the specs' clients read: `error` (webhook spec,
- * section 7: `{error: string}`) and `detail` (published spec, section 7). CDK writes these bodies as the gateway
- * responses' templates (lib/cdk/constructs/api.ts); the twin's API server answers them (lib/twin/http-server.ts).
+ * that failed or timed out, the stage throttle. One REST API serves both APIs and a gateway response cannot tell
+ * them apart, so its body carries the message under both names the APIs' clients read: `error` (the webhook API's
+ * `{error: string}`) and `detail` (the Workflow API's `{detail: string}`), the error shapes their OpenAPI documents
+ * describe (and "The contract in brief" of functions/inbound/README.md and functions/published/README.md). CDK writes
+ * these bodies as the gateway responses' templates (lib/cdk/constructs/api.ts); the twin's API server answers them
+ * (lib/twin/http-server.ts).
  */
 export const GATEWAY_MESSAGES = {
   /** MISSING_AUTHENTICATION_TOKEN, which the API answers with 404 instead of API Gateway's 403. */
@@ -20,8 +22,8 @@ export const GATEWAY_MESSAGES = {
 
 /**
  * `Retry-After` of the gateway's own 429 and 5xx answers (stage throttle, a function that failed or crashed, a timed-out
- * integration): the same request may be sent again, and the specs' retries are safe (same external_id, same
- * Idempotency-Key). A second, as the functions' own 503s say.
+ * integration): the same request may be sent again, and both APIs tell callers to retry the same request
+ * (same external_id, same Idempotency-Key), which is safe. A second, as the functions' own 503s say.
  */
 export const GATEWAY_RETRY_AFTER_SECONDS = 1;
 

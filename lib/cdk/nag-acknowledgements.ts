@@ -66,7 +66,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   acknowledge(
     restApi,
     'AwsSolutions-APIG2',
-    "Requests are validated in the functions with zod, which is what produces the spec's exact 400 body shape.",
+    "Requests are validated in the functions with zod, which is what produces each API's exact 400 body shape, as its OpenAPI document states it.",
   );
   acknowledge(
     restApi.node.findChild('CloudWatchRole'),
@@ -87,14 +87,14 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     const method = api.methods[route.id]!;
     if (!route.scope && !route.path.includes('{token}')) {
       const reason =
-        "A public document: the API's OpenAPI description, which restates its published spec and holds no data, so it asks for no credentials.";
+        "A public document: the API's OpenAPI description, which restates its contract and holds no data, so it asks for no credentials.";
       acknowledge(method, 'AwsSolutions-APIG4', reason);
       acknowledge(method, 'AwsSolutions-COG4', reason);
       continue;
     }
     const authentication = route.scope
-      ? `API key with scope ${route.scope}, checked by the function against the api keys table (spec section 4).`
-      : 'the secret link token in the path, checked by the function (spec section 5).';
+      ? `API key with scope ${route.scope}, checked by the function against the api keys table (the operation's x-scope).`
+      : "the secret link token in the path, checked by the function (the webhook API's only credential).";
     acknowledge(method, 'AwsSolutions-APIG4', `Authenticated by ${authentication}`);
     acknowledge(method, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${authentication}`);
   }

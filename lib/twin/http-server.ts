@@ -93,8 +93,8 @@ function send(response: ServerResponse, result: APIGatewayProxyResult, close = f
 }
 
 /**
- * Reads the body the way the webhook spec's limits require: at most 1 MiB (413 as soon as more arrives)
- * and within the transfer time (408). Answers undefined once it has already answered the request itself.
+ * Reads the body the way the webhook API's limits require (functions/inbound/README.md#the-contract-in-brief): at most
+ * 1 MiB (413 as soon as more arrives) and within the transfer time (408). Answers undefined once it has already answered the request itself.
  */
 function readBody(
   request: IncomingMessage,
@@ -189,7 +189,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   const server = createServer(
     (request, response) => void serve(request, response, onServed ? watch(request, response, onServed) : undefined),
   );
-  // The body deadline is ours (408 in the spec's shape); Node's own request timeout would answer first otherwise.
+  // The body deadline is ours (408 in the route's own error shape); Node's own request timeout would answer first otherwise.
   server.requestTimeout = 0;
   return server;
 

@@ -48,7 +48,7 @@ export interface LocalTwinOptions {
    * port+1 up to Lambda's account settings port+7), and a port without room for them all is refused before any starts.
    */
   port: number;
-  /** Only tests shorten this; the spec's 30 s is the default. */
+  /** Only tests shorten this; the default is the webhook API's 30 s to receive a body (then 408). */
   bodyTimeoutMs?: number;
   /** Only tests shorten the state machine's Retry intervals. */
   retryIntervalMs?: number;

@@ -169,9 +169,9 @@ async function ingestRun(
 }
 
 /**
- * The floor: the one write the spec cannot do without, a conditional PutItem (`attribute_not_exists`) of an item the
- * size of the product's own event item (one the ingest run stored, under new keys), after a warm-up pass, measured in
- * the same execution as the product.
+ * The floor: the one write the webhook API's contract cannot do without (an event is stored before its 201), a
+ * conditional PutItem (`attribute_not_exists`) of an item the size of the product's own event item (one the ingest run
+ * stored, under new keys), after a warm-up pass, measured in the same execution as the product.
  */
 async function floorRun(sourceId: string, label: string): Promise<RunStats> {
   const client = new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });

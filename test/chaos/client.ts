@@ -1,5 +1,5 @@
 /**
- * A well-behaved client of both APIs, as the specs ask callers to be: a 429, a 5xx, a 408 or a dropped connection is
+ * A well-behaved client of both APIs, as their OpenAPI documents ask callers to be: a 429, a 5xx, a 408 or a dropped connection is
  * sent again, the same request (same external_id, same Idempotency-Key), after `Retry-After` seconds (a short pause when
  * the answer names none), up to MAX_ATTEMPTS times. Every answer, refusals included, goes into the ledger, where the
  * invariants look for what must never be answered.
@@ -32,7 +32,10 @@ export const newLedger = (): Ledger => ({ answers: [], unanswered: [], retries: 
 
 /** Enough to outlast a burst of injected faults at the rates the chaos suite uses (each try fails with p ≤ 0.2). */
 const MAX_ATTEMPTS = 10;
-/** Without Retry-After (a dropped connection), the client waits this long, doubling, as the webhook spec suggests. */
+/**
+ * Without Retry-After (a dropped connection), the client waits this long, doubling: the growing delays the webhook API's
+ * OpenAPI document asks for.
+ */
 const FIRST_PAUSE_MS = 100;
 const MAX_PAUSE_MS = 2_000;
 /** A Retry-After is honoured up to this long; the product sends 1 s, the link's rate limit up to a minute. */

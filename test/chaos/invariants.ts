@@ -117,7 +117,7 @@ export async function checkInvariants({ record, setup, stored, finals }: Invaria
   // Every request gets an answer (a refusal is an answer); one the API never answered is a finding of its own.
   for (const request of record.ledger.unanswered) violate('answered', `${request.label} ${new URL(request.url).pathname}: no answer`);
 
-  // 6. A refusal a fault can cause (5xx, 429) is never a 500, says when to retry, has the spec's shape, names no AWS error.
+  // 6. A refusal a fault can cause (5xx, 429) is never a 500, says when to retry, has its API's error shape, names no AWS error.
   for (const answer of record.ledger.answers) {
     const problem = refusalProblem(answer);
     if (problem) violate('refusal-shape', `${answer.label} ${answer.status}: ${problem}`);

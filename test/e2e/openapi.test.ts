@@ -84,7 +84,7 @@ describe('what the documents say', () => {
     }
   });
 
-  it('give every refusal the error shape of its spec', () => {
+  it('give every refusal the error shape of its API', () => {
     for (const route of routes) {
       for (const [status, response] of Object.entries<any>(operationOf(route).responses)) {
         if (Number(status) >= 400)

@@ -73,7 +73,7 @@ async function withinOneMinute<T>(measure: (minute: number) => Promise<T>): Prom
 /** A test that calls every route several times over: about 15 s on a quiet machine, more beside a benchmark. */
 const EVERY_ROUTE_TIMEOUT_MS = 120_000;
 
-describe('authentication on every endpoint (spec section 5)', () => {
+describe('authentication on every endpoint', () => {
   it('covers every route of the published API', () => {
     expect(publishedRoutes.map((route) => route.scope).sort()).toEqual([
       'events.subscribe',
@@ -145,7 +145,7 @@ describe('authentication on every endpoint (spec section 5)', () => {
     EVERY_ROUTE_TIMEOUT_MS,
   );
 
-  it('gives the presets the scopes the spec lists', async () => {
+  it('gives each preset its scopes: read cannot run or stop, execute runs but cannot approve', async () => {
     const read = await createKey(twin, 'read');
     const execute = await createKey(twin, 'execute');
     const client = (key: string) => publishedClient(twin, key);

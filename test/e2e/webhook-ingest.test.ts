@@ -121,7 +121,7 @@ describe('POST /events: acceptance', () => {
   });
 });
 
-describe('POST /events: validation (400 in the spec shape)', () => {
+describe('POST /events: validation (400 in the error shape)', () => {
   it('refuses invalid JSON', async () => {
     const response = await postJson(eventsUrl(calls.token), '{"type":"call",');
     expect(response.status).toBe(400);

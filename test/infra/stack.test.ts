@@ -153,7 +153,7 @@ describe('api', () => {
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{token}' });
   });
 
-  it("answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both specs' error shape", () => {
+  it("answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both APIs' error shape", () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
       StatusCode: '404',

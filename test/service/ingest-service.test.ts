@@ -260,7 +260,7 @@ describe('ingestEvent: the quota', () => {
     await expect(ingestEvent(env.deps, env.open(LINK), Buffer.from([0xff, 0xfe]))).rejects.toBeInstanceOf(ValidationError);
     expect(env.counters.counters.size).toBe(0);
     expect(env.events.items.size).toBe(0);
-    // Each still counts as a request against the link's minute (section 8: every request counts).
+    // Each still counts as a request against the link's minute: every request counts.
     expect(env.limits.requestsOf(LINK.link_id)).toBe(3);
   });
 

@@ -19,7 +19,7 @@ export interface HttpOptions {
   /**
    * Why this request is deliberately outside the OpenAPI documents at the gateway (a path or method the API does not
    * have, another stage). Without it, an answer of either API must be one its document describes; with it, the answer
-   * must still be a refusal in the spec's error shape (test/support/openapi.ts).
+   * must still be a refusal in its API's error shape (test/support/openapi.ts).
    */
   undocumented?: string;
 }

@@ -12,12 +12,12 @@ import { API_STAGE } from '#functions/routes.ts';
  *
  * Two kinds of request are outside the documents on purpose:
  * - a request a test sends deliberately outside the contract at the gateway (a path or method the API does not have,
- *   another stage): the caller says why (`undocumented`), and the answer must still be a refusal in the spec's error
+ *   another stage): the caller says why (`undocumented`), and the answer must still be a refusal in its API's error
  *   shape (`{"detail"}` for the Workflow API, `{"error"}` for the webhooks; API Gateway's own body carries both);
  * - a CORS preflight (`OPTIONS`): the browser's protocol, not an operation of the API. The documents describe what a
  *   caller calls (and feed the typed client), and CORS is off unless a deployment names origins, so they leave it out;
  *   a preflight is held to the Fetch standard instead: 204 with no body and the Access-Control-Allow-* headers, or a
- *   refusal in the spec's error shape.
+ *   refusal in its API's error shape.
  */
 
 type Json = Record<string, any>;

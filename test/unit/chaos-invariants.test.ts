@@ -139,7 +139,7 @@ describe('chaos invariants', () => {
     expect(await hung.check()).toEqual(['answered']);
   });
 
-  it('catch a refusal that is a 500, lacks Retry-After, leaves the spec shape, or names an AWS error', async () => {
+  it("catch a refusal that is a 500, lacks Retry-After, leaves its API's error shape, or names an AWS error", async () => {
     for (const refusal of [
       answer(500, '{"detail":"Internal server error"}'),
       answer(503, '{"detail":"busy"}', null),

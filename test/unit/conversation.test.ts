@@ -11,7 +11,7 @@ const message = (text: string, role: string, timestamp: string, extra: Partial<T
   ...extra,
 });
 
-describe('dialog normalization (webhook spec, section 2)', () => {
+describe('dialog normalization (the hand-off format)', () => {
   it('orders by sequence_number, with the array position from 1 as default and ties in the sender order', () => {
     const event: TextEvent = {
       type: 'text',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isIsoWithOffset, parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
 
-/** The rule as it was written before the hand-written reader: the spec's grammar, a calendar check, Date.parse. */
+/** The rule as it was written before the hand-written reader: the webhook API's date grammar, a calendar check, Date.parse. */
 const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
 function reference(text: string): number | undefined {
   const match = ISO_WITH_OFFSET.exec(text);

@@ -3,8 +3,8 @@ import { WEBHOOKS_PREFIX } from './route-groups.ts';
 
 /*
  * Cross-origin requests from browsers (Fetch standard, CORS protocol). Off unless a deployment names the origins it
- * allows: API keys belong on servers (spec section 5), so a browser page is an exception a deployment opts into,
- * for its own internal tools and dashboards. One setting feeds every place that answers: the CDK context
+ * allows: API keys belong on servers (functions/published/README.md#the-contract-in-brief), so a browser page is an
+ * exception a deployment opts into, for its own internal tools and dashboards. One setting feeds every place that answers: the CDK context
  * `corsAllowedOrigins` (lib/cdk/constructs/api.ts), the twin's `CORS_ALLOWED_ORIGINS` (lib/twin/http-server.ts), and the
  * functions' `CORS_ALLOWED_ORIGINS`, which both of those set.
  */

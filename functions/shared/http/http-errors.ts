@@ -5,8 +5,9 @@ import * as z from '../zod.ts';
 
 /**
  * The one place that maps errors to HTTP. Each API has its own body shape:
- * - webhook (Inbound Conversation Webhook API, section 7): `{error}` and, for 400, `details`;
- * - published (Published Workflow API, section 7): `{detail}`.
+ * - webhook (Inbound Conversation Webhook API, functions/inbound/README.md#the-contract-in-brief): `{error}` and, for
+ *   400, `details`;
+ * - published (Published Workflow API, functions/published/README.md#the-contract-in-brief): `{detail}`.
  * Typed errors carry messages written for callers. A store or service still throttled or failing after the SDK's own
  * retries (isTransientServiceError) is the caller's to retry: 503 with `Retry-After`, its AWS name kept out of the
  * body. Anything else becomes a generic 500 whose details stay in the log.

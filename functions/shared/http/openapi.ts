@@ -173,7 +173,7 @@ export const UNSERVED_BASE_URL = 'http://127.0.0.1:3000';
 export interface DocumentParts {
   /** Title, version, summary and description; every document has the same license and contact. */
   readonly info: { title: string; version: string; summary: string; description: string };
-  /** The API's base path; operations' paths are relative to it (as in the specs). */
+  /** The API's base path; operations' paths are relative to it (as the APIs' READMEs write them: `GET /workflows`). */
   readonly basePath: string;
   /** The one server: a URL variable for where the API is deployed, then the base path. */
   readonly server: { variable: string; description: string };

@@ -6,7 +6,7 @@ const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /**
  * The JSON of a request body, which must be UTF-8: invalid bytes are refused (they would otherwise become U+FFFD,
- * silently altering the body), as is invalid JSON. Throws on either; callers answer in their own spec's words.
+ * silently altering the body), as is invalid JSON. Throws on either; callers answer in their own API's words.
  */
 export function parseUtf8Json(bytes: Uint8Array): unknown {
   return JSON.parse(strictDecoder.decode(bytes));

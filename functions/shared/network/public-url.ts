@@ -2,7 +2,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { isPublicIPv4, isPublicIPv6 } from './ip-addresses.ts';
 
 /**
- * Public https link rules: recording links (webhook spec, section 8) and run callbacks use the same guard.
+ * Public https link rules: recording links (functions/inbound/README.md#webhook-behaviour-beyond-the-brief) and run
+ * callbacks use the same guard.
  * The raw text is checked as well as the WHATWG parse, because the parser rewrites ambiguous hosts
  * (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`, `%31%32%37.0.0.1`, full-width digits) into addresses.
  * Returns the reason the link is refused, or undefined when it is acceptable.
