@@ -82,7 +82,11 @@ console.log(
   `  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`,
 );
 console.log(
-  `  Browsers:      ${corsAllowedOrigins.length > 0 ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)` : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`}`,
+  `  Browsers:      ${
+    corsAllowedOrigins.length > 0
+      ? `CORS for ${corsAllowedOrigins.join(', ')} (Workflow API)`
+      : `no CORS (set ${CORS_ALLOWED_ORIGINS_ENV}=https://tool.example to allow a page)`
+  }`,
 );
 const holding =
   streamHoldBytes > 0

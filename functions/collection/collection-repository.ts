@@ -137,7 +137,8 @@ export function createCollectionRepository(client: DynamoDBDocumentClient, table
           TableName: tableName,
           Key: { pk: sweepsKey(sweep.task_id), sk: sweep.sweep_id },
           UpdateExpression:
-            'SET cursor_key = :cursor, handed_off = :handed, failed = :failed, filtered = :filtered, pending = :pending, finished_at = :finished',
+            'SET cursor_key = :cursor, handed_off = :handed, failed = :failed, filtered = :filtered, pending = :pending, finished_at ' +
+            '= :finished',
           ExpressionAttributeValues: {
             ':cursor': sweep.cursor_key,
             ':handed': sweep.handed_off,

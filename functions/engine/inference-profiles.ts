@@ -75,7 +75,8 @@ export function invocationModelId<Id extends string | undefined>(
     const found = lookUpModel(modelId, now);
     if (found?.state === 'ended') throw new ExecutionFailure(`Bedrock model ${endedMessage(modelId, found.model)}`);
     throw new ExecutionFailure(
-      `Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the deployment's bedrockModels)`,
+      `Bedrock model ${modelId} is not one this deployment allows: it has no application inference profile (add it to the ` +
+        `deployment's bedrockModels)`,
     );
   }
   return arn;

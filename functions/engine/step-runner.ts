@@ -314,7 +314,8 @@ async function executeNode(
       // Checked on the rendered text: the definition's template may grow or vanish once its values are filled in.
       if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
         throw new ExecutionFailure(
-          `Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes 1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`,
+          `Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes ` +
+            `1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`,
         );
       }
       // The logical model id: the node's on Bedrock (publish refuses a bedrock image node without one), `scripted` offline.

@@ -72,7 +72,9 @@ export async function deliverCallback(deps: CallbackDeps, executionId: string): 
   return { delivered: true };
 }
 
-/** A callback given up for good; only one still pending, so a delivery that did happen is never overwritten. Answers whether it was pending. */
+/**
+ * A callback given up for good; only one still pending, so a delivery that did happen is never overwritten. Answers whether it was pending.
+ */
 export async function abandonPendingCallback(
   executions: ExecutionsRepository,
   executionId: string,

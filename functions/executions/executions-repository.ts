@@ -197,7 +197,8 @@ export function createExecutionCostsRepository(client: DynamoDBDocumentClient, t
         scan: {
           TableName: tableName,
           // `finished_at` is ISO 8601: a day's times sort between `<day>T` and `<day>T~`.
-          FilterExpression: `attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to${projectId ? ' AND project_id = :project' : ''}`,
+          FilterExpression:
+            'attribute_exists(cost_units) AND finished_at BETWEEN :from AND :to' + (projectId ? ' AND project_id = :project' : ''),
           ExpressionAttributeValues: { ':from': `${from}T`, ':to': `${to}T~`, ...(projectId ? { ':project': projectId } : {}) },
           ProjectionExpression: 'cost_units, project_id, workflow_id',
         },

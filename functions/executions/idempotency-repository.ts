@@ -28,7 +28,10 @@ export interface KeyReservation {
   /** While not started: the id of the lease on the start, and when it ends. Absent from `starting` items of the previous release. */
   lease_id?: string;
   starting_until_ms?: number;
-  /** The execution's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of the previous release. */
+  /**
+   * The execution's thread (the request's, or the one made for it) and creation time: a retry writes the same items. Absent from items of
+   * the previous release.
+   */
   thread_id?: string;
   created_at_ms?: number;
   /** `launching`: the state machine input, as JSON. */

@@ -55,7 +55,10 @@ export type RequestedRun = { executionId: string; started: ExecutionRecord } | {
 export interface StartOptions {
   /** The request's `Idempotency-Key`, already validated; without one every request starts an execution. */
   key: string | undefined;
-  /** When the invocation handling this request ends for certain (its deadline): a lease it takes ends no later than that plus IDEMPOTENT_START_LEASE_MARGIN_MS. */
+  /**
+   * When the invocation handling this request ends for certain (its deadline): a lease it takes ends no later than that plus
+   * IDEMPOTENT_START_LEASE_MARGIN_MS.
+   */
   invocationDeadlineMs: number;
 }
 
@@ -309,7 +312,8 @@ const leasePassed = (holder: KeyReservation, nowMs: number) => holder.state !== 
 function assertSameRequest(holder: KeyReservation, requestSha256: string): void {
   if (holder.request_sha256 === requestSha256) return;
   throw new UnprocessableContentError(
-    `Idempotency-Key: was used in the last ${IDEMPOTENCY_KEY_RETENTION_MS / HOUR_MS} hours for a different request (another workflow or body); send a new key for a new request`,
+    `Idempotency-Key: was used in the last ${IDEMPOTENCY_KEY_RETENTION_MS / HOUR_MS} hours for a different request (another workflow ` +
+      `or body); send a new key for a new request`,
   );
 }
 

@@ -9,7 +9,10 @@ import {
 
 /** With fewer runs to go by, one slow run (the step function's cold start) would time the next wait on its own. */
 const MIN_RUNS_TO_TIME = 3;
-/** After a read timed from recent runs, the pauses start at this share of it: an execution a little slower than usual costs a read or two more, not a wait as long again. */
+/**
+ * After a read timed from recent runs, the pauses start at this share of it: an execution a little slower than usual costs a read or two
+ * more, not a wait as long again.
+ */
 const FOLLOW_UP_SHARE = 1 / 8;
 
 const bounded = (ms: number) => Math.min(EXECUTE_POLL_MAX_MS, Math.max(EXECUTE_POLL_MIN_MS, Math.ceil(ms)));

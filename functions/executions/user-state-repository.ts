@@ -6,7 +6,8 @@ import { executionObjectKey, type ExecutionValues } from './execution-values.ts'
 import { ttlSeconds } from '#shared/time.ts';
 
 /**
- * A user's state, in the table deployed as `conversations` (its name kept so existing stacks keep their data): user memory per (project, user_id), one item per key so concurrent runs that set
+ * A user's state, in the table deployed as `conversations` (its name kept so existing stacks keep their data): user memory per (project,
+ * user_id), one item per key so concurrent runs that set
  * different keys never lose each other's writes; history per (project, user_id, thread_id), one item per turn.
  * Keys are bounded whatever the ids (see user-state-keys.ts). Memory values are JSON text (`value_json`),
  * so any value a caller sends is kept as it is; a turn's text over EXECUTION_VALUE_INLINE_MAX_BYTES is kept in S3

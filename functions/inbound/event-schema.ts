@@ -48,7 +48,8 @@ const occurredWithinWindow = timestampWithOffset.check(
   }, 'must be between one year ago and one day ahead'),
   z.meta({
     description:
-      'ISO 8601 date-time of a real calendar day with an explicit zone offset (+HH:MM or Z), from one year before to one day after the time the event arrives',
+      'ISO 8601 date-time of a real calendar day with an explicit zone offset (+HH:MM or Z), from one year before to one day after ' +
+      'the time the event arrives',
   }),
 );
 
@@ -90,7 +91,9 @@ function eventSchemas(occurredAt: typeof timestampWithOffset) {
           `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
         ),
         z.meta({
-          description: `Any JSON object, stored whole (objects and arrays nested at most ${MAX_JSON_DEPTH} levels); \`direction\` (inbound, outbound, internal) feeds the collection's Direction filter for calls`,
+          description:
+            `Any JSON object, stored whole (objects and arrays nested at most ${MAX_JSON_DEPTH} levels); \`direction\` (inbound, ` +
+            `outbound, internal) feeds the collection's Direction filter for calls`,
           examples: [{ direction: 'inbound', operator: 'Anna' }],
         }),
       ),

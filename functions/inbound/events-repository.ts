@@ -8,7 +8,8 @@ import { storedPages } from '#shared/store/paginate.ts';
 
 /**
  * The inbound events table for ingest and the links service (the collection's view: functions/collection/queue-repository.ts):
- * one item per (source_id, external_id) (stored-event.ts), which makes the item itself the deduplication record. The `by_received` index lists a source's events newest first for the
+ * one item per (source_id, external_id) (stored-event.ts), which makes the item itself the deduplication record. The `by_received` index
+ * lists a source's events newest first for the
  * metadata schema, the filters and the nightly collection.
  */
 export const BY_RECEIVED_INDEX = 'by_received';

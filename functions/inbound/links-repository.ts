@@ -156,7 +156,8 @@ export function createLinksRepository(client: DynamoDBDocumentClient, linksTable
             Key: tokenKey(previous.current_token_hash),
             UpdateExpression: 'SET valid_until_ms = :until, expires_at = :expires REMOVE valid_until',
             ConditionExpression:
-              '(attribute_not_exists(valid_until_ms) OR valid_until_ms > :until) AND (attribute_not_exists(valid_until) OR valid_until > :until)',
+              '(attribute_not_exists(valid_until_ms) OR valid_until_ms > :until) AND (attribute_not_exists(valid_until) OR ' +
+              'valid_until > :until)',
             ExpressionAttributeValues: { ':until': oldTokenValidUntil, ':expires': ttlSeconds(oldTokenValidUntil + DAY_MS) },
           }),
         ),

@@ -66,7 +66,8 @@ const REFUSALS = {
 } as const;
 
 const LIMITED = error(
-  `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
+  `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} ` +
+    `accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
   {
     link_rate: REFUSALS.linkRate,
     daily_quota: REFUSALS.dailyQuota,
@@ -108,14 +109,16 @@ const operations: Record<string, OperationDoc> = {
   WebhookDocs: {
     summary: 'This reference, for reading',
     description:
-      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no token.',
+      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script ' +
+      'beside the page. Needs no token.',
     tags: ['meta'],
     responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
   },
   WebhookDocsScript: {
     summary: 'The script of the reference page',
     description:
-      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no token.",
+      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the " +
+      'page names (`v`) it may be kept for a year. Needs no token.',
     tags: ['meta'],
     parameters: [{ name: 'v', in: 'query', description: "The script's version, as the page names it", schema: { type: 'string' } }],
     responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
@@ -123,13 +126,17 @@ const operations: Record<string, OperationDoc> = {
   WebhookPing: {
     summary: 'Check a link',
     description:
-      "Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). Counts against the link's request rate like any request.",
+      'Whether the token names a live link, and whether a source is connected to it yet (events are refused with 409 until one is). ' +
+      "Counts against the link's request rate like any request.",
     tags: ['webhook'],
     responses: { '200': { description: 'The link is known', json: 'PingResponse' }, '404': UNKNOWN_LINK, '429': LIMITED, ...SERVER_ERRORS },
   },
   WebhookPostEvent: {
     summary: 'Send one finished conversation',
-    description: `One call or dialog per request, at most ${MAX_REQUEST_BODY_BYTES} bytes, fully sent within 30 seconds. Deduplicated on (link's source, external_id): a repeat passes the same checks and answers 200 duplicate. A 201 or 200 confirms queueing for the nightly collection. Unknown fields are ignored; strings are never coerced.`,
+    description:
+      `One call or dialog per request, at most ${MAX_REQUEST_BODY_BYTES} bytes, fully sent within 30 seconds. Deduplicated on (link's ` +
+      `source, external_id): a repeat passes the same checks and answers 200 duplicate. A 201 or 200 confirms queueing for the nightly ` +
+      `collection. Unknown fields are ignored; strings are never coerced.`,
     tags: ['webhook'],
     requestBody: {
       schema: 'Event',
@@ -167,7 +174,8 @@ const operations: Record<string, OperationDoc> = {
         examples: { call: { status: 'duplicate', external_id: 'call-1', event_id: 1042 } },
       },
       '400': error(
-        "Invalid JSON, a schema violation, the other type than the link's, a date without offset or outside the window, a disallowed recording link: fix the body and resend with the same external_id",
+        "Invalid JSON, a schema violation, the other type than the link's, a date without offset or outside the window, a disallowed " +
+          'recording link: fix the body and resend with the same external_id',
         { invalid_event: REFUSALS.invalid },
       ),
       '404': UNKNOWN_LINK,
@@ -199,9 +207,12 @@ export function webhookApiDocument(version: OpenApiVersion = OPENAPI_VERSION): J
 }
 
 const INFO_DESCRIPTION = [
-  'Receives finished conversations from external systems: a call with a link to its recording, or a text dialog, one per request. Each connected source has a personal link; its token, in the path, is the only credential.',
-  "Events are deduplicated on the link's source and `external_id`: a retry with the same `external_id` is always safe and answers 200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.",
-  `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
+  'Receives finished conversations from external systems: a call with a link to its recording, or a text dialog, one per request. ' +
+    'Each connected source has a personal link; its token, in the path, is the only credential.',
+  "Events are deduplicated on the link's source and `external_id`: a retry with the same `external_id` is always safe and answers " +
+    '200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.',
+  `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may ` +
+    `send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');
 

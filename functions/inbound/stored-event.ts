@@ -55,7 +55,10 @@ export interface StoredEvent {
   // Written by the nightly collection as it moves the event on.
   /** The collection sweep (`<task_id>/<sweep_id>`) holding or last holding the claim. */
   handed_run?: string;
-  /** The sweeps that gave the event back after trying it (stored names kept for existing tables): each tries an event once, whatever retries its batch has. */
+  /**
+   * The sweeps that gave the event back after trying it (stored names kept for existing tables): each tries an event once, whatever retries
+   * its batch has.
+   */
   tried_runs?: Set<string>;
   claimed_at_ms?: number;
   last_error?: string;

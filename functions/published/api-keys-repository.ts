@@ -82,7 +82,8 @@ export function createApiKeysRepository(client: DynamoDBDocumentClient, tableNam
             TableName: tableName,
             Key: recordKey(record.key_id),
             UpdateExpression:
-              'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until, retired_key_hashes = :retired REMOVE previous_valid_until',
+              'SET current_key_hash = :new, previous_key_hash = :old, previous_valid_until_iso = :until, retired_key_hashes = ' +
+              ':retired REMOVE previous_valid_until',
             ConditionExpression: 'current_key_hash = :old AND #state = :active',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {

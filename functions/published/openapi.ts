@@ -66,7 +66,8 @@ const EXECUTE_FIELDS: Record<string, JsonSchema> = {
   user_id: { description: 'External user identifier: isolates memory between users (1-256 characters of well-formed Unicode)' },
   thread_id: {
     description:
-      'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of well-formed Unicode)',
+      'Thread (session) identifier: continues a conversation with its history; generated when omitted (1-256 characters of ' +
+      'well-formed Unicode)',
   },
   initial_memory: {
     description: "Key-value pairs written into the user's memory before the execution (keys 1-256 bytes of UTF-8; other keys are kept)",
@@ -144,14 +145,16 @@ const EXECUTION_STREAM_EVENTS: [event: string, component: string, description: s
 const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   withId: false,
   description:
-    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events waited): resume at resume_url. Not part of the execution, so it has no id',
+    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events ' +
+    'waited): resume at resume_url. Not part of the execution, so it has no id',
 });
 
 /** The events of each stream, as components: what a generated client names them. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
   RunStreamEvent: {
     description:
-      "One server-sent event of an execution's stream (`POST /workflows/{workflow_id}/stream`, `GET /executions/{execution_id}/stream`): `event` names it, `data` is its JSON",
+      "One server-sent event of an execution's stream (`POST /workflows/{workflow_id}/stream`, `GET " +
+      '/executions/{execution_id}/stream`): `event` names it, `data` is its JSON',
     oneOf: [
       ...EXECUTION_STREAM_EVENTS.map(([event, component, description]) => sseEventSchema(event, component, { withId: true, description })),
       RESUME_EVENT,
@@ -220,7 +223,8 @@ function authenticated(routeId: string): Record<string, ResponseDoc> {
     ),
     '500': error("Internal error (details only in the service's log)", { internal: E.internal }),
     '503': error(
-      "A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is after Retry-After seconds",
+      "A service the API depends on is unavailable or throttled, or a start's outcome is not known yet: retry the request as it is " +
+        'after Retry-After seconds',
       { busy: E.unavailable },
       ['Retry-After'],
     ),
@@ -253,7 +257,9 @@ const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   in: 'header',
   description:
-    'Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a different request is refused with 422.',
+    'Makes a retry safe: 1-255 printable ASCII characters. The same key with the same request within 24 hours answers about the ' +
+    'execution the first one started instead of starting another (waiting for it to start, 503 past 20 seconds); the same key with a ' +
+    'different request is refused with 422.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
 } as const;
 
@@ -292,21 +298,24 @@ const operations: Record<string, OperationDoc> = {
   PublishedOpenApi31: {
     summary: 'This document as OpenAPI 3.1',
     description:
-      'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.',
+      'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event ' +
+      'union. Needs no key.',
     tags: ['meta'],
     responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedDocs: {
     summary: 'This reference, for reading',
     description:
-      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script beside the page. Needs no key.',
+      'A page that renders openapi-3.1.json with Redoc in the browser. It loads only from this API: the document and the script ' +
+      'beside the page. Needs no key.',
     tags: ['meta'],
     responses: { '200': { description: 'The page', text: 'text/html' }, '429': DOCUMENT_THROTTLED },
   },
   PublishedDocsScript: {
     summary: 'The script of the reference page',
     description:
-      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the page names (`v`) it may be kept for a year. Needs no key.",
+      "Redoc's standalone bundle, which the reference page loads; gzip-encoded when the request accepts it. Under the version the " +
+      'page names (`v`) it may be kept for a year. Needs no key.',
     tags: ['meta'],
     parameters: [{ name: 'v', in: 'query', description: "The script's version, as the page names it", schema: { type: 'string' } }],
     responses: { '200': { description: 'The script', text: 'text/javascript' }, '429': DOCUMENT_THROTTLED },
@@ -334,7 +343,10 @@ const operations: Record<string, OperationDoc> = {
   },
   PublishedExecute: {
     summary: 'Run a workflow and wait for the result',
-    description: `Starts the execution and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the execution has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; an execution still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
+    description:
+      `Starts the execution and answers when it settles (completed, failed, interrupted at an approval, cancelled). Once the execution ` +
+      `has started the status line is sent at once and the JSON document follows, kept alive with leading whitespace; an execution ` +
+      `still going after ${MAX_BLOCKING_EXECUTE_MS / MINUTE_MS} minutes is answered with its current status and poll_url.`,
     tags: ['executions'],
     parameters: [IDEMPOTENCY_KEY],
     requestBody: { schema: 'ExecuteRequest', required: true, examples: EXECUTE_EXAMPLES },
@@ -370,7 +382,8 @@ const operations: Record<string, OperationDoc> = {
   PublishedStreamWorkflow: {
     summary: 'Run a workflow and stream its events',
     description:
-      'Starts the execution exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
+      'Starts the execution exactly as execute does (same body, same refusals as JSON before the stream opens), then streams its ' +
+      'events until `complete`. A dropped connection resumes at GET /executions/{execution_id}/stream.',
     tags: ['executions'],
     parameters: [
       IDEMPOTENCY_KEY,
@@ -426,7 +439,8 @@ const operations: Record<string, OperationDoc> = {
   PublishedExecutionEvents: {
     summary: "Subscribe to an execution's lifecycle",
     description:
-      "Subscribe-then-fetch: the first event is the execution's current status; an execution already finished gets that one event and the stream closes.",
+      "Subscribe-then-fetch: the first event is the execution's current status; an execution already finished gets that one event " +
+      'and the stream closes.',
     tags: ['executions'],
     parameters: RESUME_PARAMETERS,
     responses: {
@@ -456,12 +470,15 @@ const operations: Record<string, OperationDoc> = {
   PublishedStreamProbe: {
     summary: 'Measure whether small streamed writes reach the client at once',
     description:
-      "For operators: tells whether this deployment's response streaming (Lambda through API Gateway) passes a small write on at once or holds it until more bytes follow, " +
+      "For operators: tells whether this deployment's response streaming (Lambda through API Gateway) passes a small write on at " +
+      'once or holds it until more bytes follow, ' +
       'which decides how much filler the event streams must send after a write that has to arrive. ' +
       'The function writes, as one write, exactly `bytes` bytes: `:` and `bytes`-1 spaces, the start of a comment line, with no newline. ' +
-      'Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the heartbeat or filler of the other streams is added. ' +
+      'Then it writes nothing for `hold_ms`, ends the comment line, sends one `end` event and ends the response. None of the ' +
+      'heartbeat or filler of the other streams is added. ' +
       'A client that has the first `bytes` bytes well before `hold_ms` has passed saw the write pass through unheld. ' +
-      "Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key's rate limit like any request.",
+      "Each probe is one invocation of a streaming function lasting about `hold_ms`, counted against the key's rate limit like any " +
+      'request.',
     tags: ['meta'],
     parameters: PROBE_PARAMETERS,
     responses: {
@@ -501,7 +518,8 @@ function decision(routeId: string, summary: string, description: string): Operat
       '400': error('The body is invalid: `detail` names the fields', { invalid_body: E.invalidDecision }),
       '404': NO_EXECUTION,
       '409': error(
-        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed)',
+        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the ' +
+          'execution has failed)',
         {
           not_waiting: E.notWaiting,
           already_answered: E.noLongerPending,
@@ -538,7 +556,8 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       server: {
         variable: 'base_url',
         description:
-          "The API's URL: where this document was fetched from (on AWS the stack's ApiUrl output without its trailing slash, https://<id>.execute-api.<region>.amazonaws.com/prod)",
+          "The API's URL: where this document was fetched from (on AWS the stack's ApiUrl output without its trailing slash, " +
+          'https://<id>.execute-api.<region>.amazonaws.com/prod)',
       },
       tags: [
         { name: 'workflows', description: "The workflows of the project's active publication" },
@@ -563,7 +582,8 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       headers: {
         'X-Execution-Id': {
           description:
-            'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did)',
+            'The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request ' +
+            'with the same Idempotency-Key started, when it did)',
           schema: { type: 'string', pattern: EXECUTION_ID_PATTERN.source },
           required: true,
         },
@@ -574,7 +594,8 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
         },
         StreamLocation: {
           description:
-            "Where the stream continues: the execution's GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if the connection drops",
+            "Where the stream continues: the execution's GET /executions/{execution_id}/stream URL, to resume with Last-Event-ID if " +
+            'the connection drops',
           schema: { type: 'string' },
           required: true,
         },
@@ -586,7 +607,8 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
           type: 'http',
           scheme: 'bearer',
           description:
-            'A project API key: `Authorization: Bearer <API_KEY>`. Each operation names the one scope its key needs (`x-scope`, and in its description); `*` holds them all.',
+            'A project API key: `Authorization: Bearer <API_KEY>`. Each operation names the one scope its key needs (`x-scope`, and ' +
+            'in its description); `*` holds them all.',
         },
       },
       scopedScheme: 'apiKey',
@@ -596,8 +618,12 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
 }
 
 const INFO_DESCRIPTION = [
-  "Runs the workflows of a project's active publication. Every operation but the two documents needs a project API key (`Authorization: Bearer <API_KEY>`) holding the operation's scope.",
-  'An execution is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to retry.',
-  `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests a minute.`,
+  "Runs the workflows of a project's active publication. Every operation but the two documents needs a project API key " +
+    "(`Authorization: Bearer <API_KEY>`) holding the operation's scope.",
+  'An execution is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream ' +
+    'resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to ' +
+    'retry.',
+  `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} ` +
+    `requests a minute.`,
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');

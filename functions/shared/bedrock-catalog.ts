@@ -53,7 +53,8 @@ const NOVA_EU = ['eu-central-1', 'eu-north-1', 'eu-south-1', 'eu-south-2', 'eu-w
 const NOVA_APAC = ['ap-northeast-1', 'ap-northeast-2', 'ap-south-1', 'ap-southeast-1', 'ap-southeast-2'];
 const CHECKED_ON = '2026-11-27';
 const NOVA_V1_NOTE =
-  'Active; the card\'s "EOL no sooner than 12/4/2025" has passed without a Legacy notice: Bedrock announces Legacy at least 6 months before an end of life';
+  'Active; the card\'s "EOL no sooner than 12/4/2025" has passed without a Legacy notice: Bedrock announces Legacy at least 6 months ' +
+  'before an end of life';
 
 export const BEDROCK_CATALOG: readonly CatalogModel[] = [
   {
@@ -116,7 +117,9 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     checked: {
       source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-2-lite.html',
       on: CHECKED_ON,
-      note: 'Active, launched 2025-12-02, no end of life announced; served through cross-region profiles only (global: only the source regions the card names beyond its geographic ones)',
+      note:
+        'Active, launched 2025-12-02, no end of life announced; served through cross-region profiles only (global: only the source ' +
+        'regions the card names beyond its geographic ones)',
     },
   },
   {
@@ -136,7 +139,9 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     checked: {
       source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-haiku-4-5.html',
       on: CHECKED_ON,
-      note: 'Active on Bedrock (not in the Legacy table); the card\'s "EOL no sooner than 10/1/2026" has passed without a Legacy notice. Global: only the source regions beyond its geographic ones that the card names',
+      note:
+        'Active on Bedrock (not in the Legacy table); the card\'s "EOL no sooner than 10/1/2026" has passed without a Legacy notice. ' +
+        'Global: only the source regions beyond its geographic ones that the card names',
     },
   },
   {
@@ -168,7 +173,9 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
     checked: {
       source: 'docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle-legacy.html',
       on: CHECKED_ON,
-      note: 'Ended: listed under "Models that have reached EOL" (Legacy 2026-03-30, EOL 2026-09-30); AWS names no replacement, so the catalog names none (the product\'s choice)',
+      note:
+        'Ended: listed under "Models that have reached EOL" (Legacy 2026-03-30, EOL 2026-09-30); AWS names no replacement, so the ' +
+        "catalog names none (the product's choice)",
     },
   },
 ];
@@ -249,7 +256,8 @@ export function regionProblem(id: string, region: string): string | undefined {
   if (callable) return undefined;
   const instead = regionalIds([model], region);
   const where = found.viaProfile ? `its profile cannot be called from ${region}` : `Bedrock does not serve it on demand in ${region}`;
-  return `${id} cannot be called from ${region}: ${where}; ${instead.length > 0 ? `use ${instead.join(' or ')}` : `the catalog knows no way to call ${model.id} from ${region}`}`;
+  const otherwise = instead.length > 0 ? `use ${instead.join(' or ')}` : `the catalog knows no way to call ${model.id} from ${region}`;
+  return `${id} cannot be called from ${region}: ${where}; ${otherwise}`;
 }
 
 /**

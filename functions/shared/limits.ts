@@ -70,7 +70,10 @@ export const EVENT_ID_BLOCK_SIZE = 1000;
 export const API_KEY_ROTATION_GRACE_MS = 24 * HOUR_MS;
 /** Requests per key per minute, all endpoints together; a backstop against a runaway client, well above a chat bot's pace. */
 export const MAX_REQUESTS_PER_MINUTE_PER_KEY = 600;
-/** Bodies of the published API (execute, approve, reject); the execution context is stored with the execution, never in the Step Functions state. */
+/**
+ * Bodies of the published API (execute, approve, reject); the execution context is stored with the execution, never in the Step Functions
+ * state.
+ */
 export const MAX_EXECUTE_BODY_BYTES = 128 * 1024;
 /**
  * Nesting (objects and arrays) of a published API body and of a webhook event's metadata. An execution writes its input and
@@ -153,7 +156,9 @@ export const APPROVAL_CLAIM_WAIT_MS = 2 * SECOND_MS;
  * token after its retry's backoff (at most 2 s for the first retry in the ASL file) and one invocation.
  */
 export const APPROVAL_REISSUE_WAIT_MS = 5 * SECOND_MS;
-/** An approval nobody answers fails the execution after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal). */
+/**
+ * An approval nobody answers fails the execution after this long: AwaitApproval's TimeoutSeconds in the ASL file (a test keeps them equal).
+ */
 export const APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 /** Executions and their events are kept this long after they start. */
 export const EXECUTION_RETENTION_MS = 90 * DAY_MS;

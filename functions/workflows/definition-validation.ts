@@ -129,7 +129,9 @@ function agentProblems(definition: WorkflowDefinition, node: NodeOfType<'agent'>
     if (node.provider === 'bedrock' && toolName.length > CONVERSE_TOOL_NAME_MAX) {
       problems.push({
         path: ['handoffs', i],
-        message: `the model sees this hand-off as the tool "${toolName}" (${toolName.length} characters), and Bedrock allows at most ${CONVERSE_TOOL_NAME_MAX}: name the node with at most ${CONVERSE_TOOL_NAME_MAX - HANDOFF_TOOL_PREFIX.length} characters`,
+        message:
+          `the model sees this hand-off as the tool "${toolName}" (${toolName.length} characters), and Bedrock allows at most ` +
+          `${CONVERSE_TOOL_NAME_MAX}: name the node with at most ${CONVERSE_TOOL_NAME_MAX - HANDOFF_TOOL_PREFIX.length} characters`,
       });
     }
   });

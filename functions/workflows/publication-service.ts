@@ -17,7 +17,8 @@ const grouped = (n: number) => n.toLocaleString('en-US');
 export function definitionSizeProblem(definition: WorkflowDefinition): string | undefined {
   const bytes = Buffer.byteLength(storedDefinitionJson(definition), 'utf8');
   if (bytes <= MAX_DEFINITION_BYTES) return undefined;
-  return `the definition is ${grouped(bytes)} bytes as stored (compact JSON); the limit is ${MAX_DEFINITION_BYTES / KB} KB (${grouped(MAX_DEFINITION_BYTES)} bytes)`;
+  const limit = `${MAX_DEFINITION_BYTES / KB} KB (${grouped(MAX_DEFINITION_BYTES)} bytes)`;
+  return `the definition is ${grouped(bytes)} bytes as stored (compact JSON); the limit is ${limit}`;
 }
 
 export async function publish(deps: PublicationDeps, projectId: string, definitions: WorkflowDefinition[]) {

@@ -128,7 +128,8 @@ export async function runCollectCommand(
       // The checkpoint is read once more: a sweep may finish between the two reads.
       if (ENDED_UNFINISHED.has(execution.status ?? '') && !(await tasks.getSweep(taskId, sweepId))?.finished_at) {
         throw new Error(
-          `sweep ${sweepId} of task ${taskId} ended unfinished (${execution.status}): ${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next sweep takes up its events`,
+          `sweep ${sweepId} of task ${taskId} ended unfinished (${execution.status}): ` +
+            `${[execution.error, execution.cause].filter(Boolean).join(': ') || 'no reason given'}; the next sweep takes up its events`,
         );
       }
     }

@@ -56,7 +56,8 @@ function checkedPeriod(from: string, to: string): { from: string; to: string } {
   const days = periodDays(from, to);
   if (days > MAX_REPORT_DAYS) {
     throw new UsageError(
-      `--from ${from} --to ${to} is ${days.toLocaleString('en-US')} days; a period is at most ${MAX_REPORT_DAYS} days, as long as usage is kept`,
+      `--from ${from} --to ${to} is ${days.toLocaleString('en-US')} days; a period is at most ${MAX_REPORT_DAYS} days, as long as ` +
+        `usage is kept`,
     );
   }
   return { from, to };

@@ -41,7 +41,8 @@ function nameOf(flags: KeyFlags): string {
   const tooLong = workflowShape.shape.name.safeParse(flags.name).error?.issues.find((issue) => issue.code === 'too_big');
   if (tooLong)
     throw new UsageError(
-      `--name is ${flags.name.length.toLocaleString('en-US')} characters; a key name is at most ${String(tooLong.maximum)}, as a workflow name`,
+      `--name is ${flags.name.length.toLocaleString('en-US')} characters; a key name is at most ${String(tooLong.maximum)}, as a ` +
+        `workflow name`,
     );
   if (/\p{Cc}/u.test(flags.name))
     throw new UsageError('--name must not contain control characters (newline, tab, ESC, ...): keys list shows it as written');
@@ -57,7 +58,8 @@ function expiryOf(flags: KeyFlags, now: number): string | null {
   // A key counts as expired from its expiry on (api-keys-service isExpired): such a key could never authenticate.
   if (time <= now) {
     throw new UsageError(
-      `--expires ${flags.expires} is not in the future (now is ${new Date(now).toISOString()}): the key would be expired as soon as it is created`,
+      `--expires ${flags.expires} is not in the future (now is ${new Date(now).toISOString()}): the key would be expired as soon as ` +
+        `it is created`,
     );
   }
   return new Date(time).toISOString();

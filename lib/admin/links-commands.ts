@@ -45,7 +45,8 @@ function allowHostProblem(entry: string): string | undefined {
   if (!problem) return undefined;
   if (URL.canParse(url) && !publicUrlProblem(url)) {
     const spelled = new URL(url).hostname;
-    return `never equals a link's host, which is compared as the URL parser spells it: write ${wildcard ? `*.${spelled.slice(spelled.indexOf('.') + 1)}` : spelled}`;
+    const written = wildcard ? `*.${spelled.slice(spelled.indexOf('.') + 1)}` : spelled;
+    return `never equals a link's host, which is compared as the URL parser spells it: write ${written}`;
   }
   return `can match no recording link: ${problem}`;
 }

@@ -171,7 +171,8 @@ async function localTarget(): Promise<AdminTarget> {
     const other = liveTwinOnPort(port);
     if (other && resolve(other.dataDir) !== dataDir) {
       throw new UsageError(
-        `the twin on port ${port} serves DATA_DIR=${other.dataDir}, but this command would use DATA_DIR=${dataDir}; run it with DATA_DIR=${other.dataDir} (or PORT set to this directory's twin)`,
+        `the twin on port ${port} serves DATA_DIR=${other.dataDir}, but this command would use DATA_DIR=${dataDir}; run it with ` +
+          `DATA_DIR=${other.dataDir} (or PORT set to this directory's twin)`,
       );
     }
   }
@@ -218,7 +219,8 @@ async function localTarget(): Promise<AdminTarget> {
     async verify() {
       if (!twin)
         throw new Error(
-          `admin verify checks a running deployment, and no twin is running for DATA_DIR=${dataDir}: start it (npm start), or name a stack with --stack`,
+          `admin verify checks a running deployment, and no twin is running for DATA_DIR=${dataDir}: start it (npm start), or name a ` +
+            `stack with --stack`,
         );
       if (verify) return verify;
       const classes = await verifyClientClasses();

@@ -29,27 +29,37 @@ export const costTagCheck: VerifyCheck = {
       if (context.signal.aborted) throw context.signal.reason;
       return {
         status: 'warn',
-        detail: `expected Cost Explorer to list the ${COST_TAG_KEY} cost allocation tag; got ${refusalText(error)} -> run verify with credentials allowed ce:ListCostAllocationTags (of the payer account), or check the tag in Billing and Cost Management, Cost allocation tags`,
+        detail:
+          `expected Cost Explorer to list the ${COST_TAG_KEY} cost allocation tag; got ${refusalText(error)} -> run verify with ` +
+          `credentials allowed ce:ListCostAllocationTags (of the payer account), or check the tag in Billing and Cost Management, Cost ` +
+          `allocation tags`,
         tag_status: null,
       };
     }
     if (tag?.Status === 'Active') {
       return {
         status: 'pass',
-        detail: `the ${COST_TAG_KEY} tag is an active cost allocation tag${tag.LastUpdatedDate ? ` (since ${tag.LastUpdatedDate})` : ''}: the budget counts the stack's spend`,
+        detail:
+          `the ${COST_TAG_KEY} tag is an active cost allocation tag${tag.LastUpdatedDate ? ` (since ${tag.LastUpdatedDate})` : ''}: ` +
+          `the budget counts the stack's spend`,
         tag_status: 'Active',
       };
     }
     if (!tag) {
       return {
         status: 'warn',
-        detail: `expected the ${COST_TAG_KEY} tag among the account's cost allocation tags; it is not listed yet (it appears up to 24 h after the first deploy) -> then activate it once per payer account: ${ACTIVATE_TAG}`,
+        detail:
+          `expected the ${COST_TAG_KEY} tag among the account's cost allocation tags; it is not listed yet (it appears up to 24 h ` +
+          `after the first deploy) -> then activate it once per payer account: ${ACTIVATE_TAG}`,
         tag_status: null,
       };
     }
     return {
       status: 'warn',
-      detail: `expected the ${COST_TAG_KEY} cost allocation tag to be Active; it is ${tag.Status ?? 'without a status'}, so the budget sees none of the stack's spend -> ${ACTIVATE_TAG} (counts from activation on, up to 24 h later; aws ce start-cost-allocation-tag-backfill for earlier months)`,
+      detail:
+        `expected the ${COST_TAG_KEY} cost allocation tag to be Active; it is ${tag.Status ?? 'without a status'}, so the budget sees ` +
+        `none of the stack's spend -> ${ACTIVATE_TAG} (counts from activation on, up to 24 h later; aws ce ` +
+        `start-cost-allocation-tag-backfill for earlier months)`,
       tag_status: tag.Status ?? null,
     };
   },
@@ -73,7 +83,9 @@ export const concurrencyCheck: VerifyCheck = {
       if (context.signal.aborted) throw context.signal.reason;
       return {
         status: 'warn',
-        detail: `expected Lambda's account settings; got ${refusalText(error)} -> run verify with credentials allowed lambda:GetAccountSettings to see whether open streams fit the account's concurrency`,
+        detail:
+          `expected Lambda's account settings; got ${refusalText(error)} -> run verify with credentials allowed ` +
+          `lambda:GetAccountSettings to see whether open streams fit the account's concurrency`,
         account_limit: null,
         unreserved: null,
       };
@@ -83,7 +95,8 @@ export const concurrencyCheck: VerifyCheck = {
       return {
         status: 'warn',
         detail:
-          `expected at least ${MIN_UNRESERVED_CONCURRENCY} unreserved concurrent Lambda executions; the account has ${unreserved ?? 'no figure for'} (of ${limit ?? 'an unknown limit'}), ` +
+          `expected at least ${MIN_UNRESERVED_CONCURRENCY} unreserved concurrent Lambda executions; the account has ` +
+          `${unreserved ?? 'no figure for'} (of ${limit ?? 'an unknown limit'}), ` +
           'and each open stream or streamed execute holds one for up to 15 minutes, so a few listeners throttle every other function -> ' +
           `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}`,
         ...measured,
@@ -91,7 +104,9 @@ export const concurrencyCheck: VerifyCheck = {
     }
     return {
       status: 'pass',
-      detail: `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: each open stream or streamed execute holds one for up to 15 minutes`,
+      detail:
+        `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: each open stream or streamed execute holds one for ` +
+        `up to 15 minutes`,
       ...measured,
     };
   },

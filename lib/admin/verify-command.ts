@@ -171,7 +171,9 @@ async function outcomeOf(check: VerifyCheck, context: VerifyContext): Promise<Ch
     const { name, message } = error as Error;
     return {
       status: 'fail',
-      detail: `expected the ${check.name} check to run; got ${name}: ${message.replace(/\s+/g, ' ')}. Fix what the message names (on AWS: what your credentials may do with the stack's tables), then verify again`,
+      detail:
+        `expected the ${check.name} check to run; got ${name}: ${message.replace(/\s+/g, ' ')}. Fix what the message names (on AWS: ` +
+        `what your credentials may do with the stack's tables), then verify again`,
     };
   }
 }
@@ -269,7 +271,9 @@ function verdict(report: VerifyReport): string {
   const warnings = count('warn') > 0 ? `, ${plural(count('warn'), 'warning')}` : '';
   const leftBehind = report.checks.some((check) => check.check === 'cleanup');
   if (report.interrupted)
-    return `interrupted by ${report.interrupted}: the checks stopped${leftBehind ? '; see cleanup for what is left' : ', and what they had created was removed'}`;
+    return `interrupted by ${report.interrupted}: the checks stopped${
+      leftBehind ? '; see cleanup for what is left' : ', and what they had created was removed'
+    }`;
   if (!report.passed) return `${plural(count('fail'), 'check')} failed${warnings}`;
   return `passed${warnings}${count('skip') > 0 ? `, ${count('skip')} skipped` : ''}`;
 }

@@ -83,7 +83,8 @@ export function unreachable(context: Pick<VerifyContext, 'apiUrl' | 'signal'>, m
   return new CheckFailure(
     `an answer to ${requestName(method, path)} from ${context.apiUrl}`,
     `no answer (${why})`,
-    "Check that the deployment is up and reachable from here: locally that the twin runs (npm start); on AWS the stack's ApiUrl output and your network",
+    "Check that the deployment is up and reachable from here: locally that the twin runs (npm start); on AWS the stack's ApiUrl " +
+      'output and your network',
   );
 }
 

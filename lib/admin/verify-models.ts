@@ -52,7 +52,9 @@ export const modelsCheck: VerifyCheck = {
     const total = calls.reduce((sum, call) => sum + (call.usd ?? 0), 0);
     const status = calls.some((call) => call.status === 'fail') ? 'fail' : calls.some((call) => call.status === 'warn') ? 'warn' : 'pass';
     const answeredCount = calls.filter((call) => call.status === 'pass').length;
-    const summary = `${answeredCount} of ${calls.length} models answered through their profiles, ${usdText(total)} in all${sheet ? '' : ` (no price sheet for ${context.services.region}: add lib/pricing/${context.services.region}.json)`}`;
+    const region = context.services.region;
+    const noSheet = sheet ? '' : ` (no price sheet for ${region}: add lib/pricing/${region}.json)`;
+    const summary = `${answeredCount} of ${calls.length} models answered through their profiles, ${usdText(total)} in all${noSheet}`;
     // Refusals first, where the eye lands; then the models that answered.
     const lines = [...calls.filter((call) => call.status !== 'pass'), ...calls.filter((call) => call.status === 'pass')].map(
       (call) => call.detail,
@@ -99,7 +101,9 @@ async function callModel(context: VerifyContext, model: string, profileArn: stri
     input_tokens: input,
     output_tokens: output,
     usd,
-    detail: `${model}: answered, ${input} tokens in and ${output} out, ${usd === null ? 'not priced (the price sheet has no price for it)' : usdText(usd)}`,
+    detail:
+      `${model}: answered, ${input} tokens in and ${output} out, ` +
+      `${usd === null ? 'not priced (the price sheet has no price for it)' : usdText(usd)}`,
   };
 }
 
@@ -127,13 +131,16 @@ export function refusalExplanation(
   const { name, message } = error;
   if (name === 'AccessDeniedException' && /AWS Marketplace/i.test(message)) {
     return fail(
-      'the model needs its one-time AWS Marketplace subscription, which the first call makes: give the caller (your operator role, and the step function, which the stack grants) ' +
-        'aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions; if it has them, the subscription is still being processed: retry in 2-15 minutes',
+      'the model needs its one-time AWS Marketplace subscription, which the first call makes: give the caller (your operator role, ' +
+        'and the step function, which the stack grants) ' +
+        'aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions; if it has them, the ' +
+        'subscription is still being processed: retry in 2-15 minutes',
     );
   }
   if (name === 'ResourceNotFoundException' && /use case details/i.test(message)) {
     return fail(
-      "submit Anthropic's use-case form once for this account (aws bedrock put-use-case-for-model-access, or the Bedrock console's model catalog), then retry after 15 minutes",
+      "submit Anthropic's use-case form once for this account (aws bedrock put-use-case-for-model-access, or the Bedrock console's " +
+        'model catalog), then retry after 15 minutes',
     );
   }
   if (name === 'ResourceNotFoundException' && /end of its life|marked by provider as Legacy/i.test(message)) {
@@ -141,7 +148,8 @@ export function refusalExplanation(
   }
   if (name === 'ValidationException' && /on-demand throughput isn.t supported/i.test(message)) {
     return fail(
-      'a region/profile problem: in this region Bedrock serves the model only through a cross-region inference profile; allow its profile id (us.<model>, eu.<model>, ...) in -c bedrockModels instead and redeploy',
+      'a region/profile problem: in this region Bedrock serves the model only through a cross-region inference profile; allow its ' +
+        'profile id (us.<model>, eu.<model>, ...) in -c bedrockModels instead and redeploy',
     );
   }
   if (
@@ -149,18 +157,22 @@ export function refusalExplanation(
     /model identifier is invalid|not (available|supported) in (this|the) region|isn.t supported in this region|region/i.test(message)
   ) {
     return fail(
-      "a region/profile problem: the model or its profile is not served in this region: deploy in a region that serves it (see the Bedrock console's model catalog), or drop it from -c bedrockModels and redeploy",
+      'a region/profile problem: the model or its profile is not served in this region: deploy in a region that serves it (see the ' +
+        "Bedrock console's model catalog), or drop it from -c bedrockModels and redeploy",
     );
   }
   if (name === 'AccessDeniedException') {
     return fail(
-      'the credentials verify runs with may not call the model through its profile: allow them bedrock:InvokeModelWithResponseStream on the profile and on the model (or cross-region profile) it copies, as the stack allows the step function',
+      'the credentials verify runs with may not call the model through its profile: allow them bedrock:InvokeModelWithResponseStream ' +
+        'on the profile and on the model (or cross-region profile) it copies, as the stack allows the step function',
     );
   }
   if (name === 'ThrottlingException' || name === 'ServiceQuotaExceededException' || name === 'TooManyRequestsException') {
     return {
       status: 'warn',
-      detail: `${got} -> throttled: nothing is wrong with the deployment; verify again later (a quota too small for your traffic is raised in Service Quotas, Amazon Bedrock)`,
+      detail:
+        `${got} -> throttled: nothing is wrong with the deployment; verify again later (a quota too small for your traffic is raised ` +
+        `in Service Quotas, Amazon Bedrock)`,
     };
   }
   return fail("see the message; the Bedrock console shows the model's access and the account's quotas");

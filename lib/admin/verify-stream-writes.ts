@@ -71,7 +71,9 @@ export function streamWritesOutcome(judgements: readonly ProbeJudgement[]): Chec
     const largest = sizeText(Math.max(...judgements.map((judgement) => judgement.bytes)));
     return {
       status: 'warn',
-      detail: `${sizes}: writes up to ${largest} are held on their way to the client; pad the streams past the largest hold reported: cdk deploy -c streamFlushPaddingBytes=${REPORTED_HOLD_BYTES}`,
+      detail:
+        `${sizes}: writes up to ${largest} are held on their way to the client; pad the streams past the largest hold reported: cdk ` +
+        `deploy -c streamFlushPaddingBytes=${REPORTED_HOLD_BYTES}`,
       sizes: judgements,
       recommendation: null,
     };

@@ -120,14 +120,17 @@ export const webhookCheck: VerifyCheck = {
     await removeEvent();
     return {
       status: 'pass',
-      detail: `link ${linkId} bound and pinged; event ${eventId} accepted (201), its duplicate answered 200 with the same event_id; revoked, its ping 404. The event was deleted; the link stays, revoked (links cannot be deleted)`,
+      detail:
+        `link ${linkId} bound and pinged; event ${eventId} accepted (201), its duplicate answered 200 with the same event_id; revoked, ` +
+        `its ping 404. The event was deleted; the link stays, revoked (links cannot be deleted)`,
       ...measured,
     };
   },
 };
 
 const FIX_WEBHOOKS =
-  'The webhook API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
+  'The webhook API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and ' +
+  'verify again';
 
 /** Pings until the revocation shows (a warm function keeps a link for LINK_CACHE_MS), or the deadline passes. */
 async function refusedAfterRevocation(context: VerifyContext, ping: string): Promise<ApiAnswer> {

@@ -53,7 +53,8 @@ const paths = {
 };
 
 const FIX_WORKFLOWS =
-  'The Published Workflow API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm start) and verify again';
+  'The Published Workflow API does not answer as its OpenAPI document says: deploy this version (npx cdk deploy; locally restart npm ' +
+  'start) and verify again';
 
 /**
  * `workflow`: in a temporary project of its own (publishing replaces a project's active publication, so never the
@@ -120,9 +121,11 @@ export const workflowCheck: VerifyCheck = {
     return {
       status: 'pass',
       detail:
-        `project ${projectId}: a blocking run stopped at its approval, was approved and completed; a streamed run dropped after ${EVENTS_BEFORE_DROP} events ` +
+        `project ${projectId}: a blocking run stopped at its approval, was approved and completed; a streamed run dropped after ` +
+        `${EVENTS_BEFORE_DROP} events ` +
         `and resumed with Last-Event-ID ${streamed.resumes} times got events 1-${streamed.ids.length}, each once, to complete. ` +
-        "The key is revoked and the project unpublished at the end (the publication's workflow item and the execution records stay, unreachable; the records expire)",
+        "The key is revoked and the project unpublished at the end (the publication's workflow item and the execution records stay, " +
+        'unreachable; the records expire)',
       ...measured,
     };
   },

@@ -17,7 +17,8 @@ export function defaultBedrockModels(region: string): string[] {
   );
   if (models.length === 0) {
     throw new Error(
-      `No Bedrock model of the catalog can be called from ${region}; deploy to a region the catalog knows (${knownRegions().join(', ')}) or set bedrockModels`,
+      `No Bedrock model of the catalog can be called from ${region}; deploy to a region the catalog knows ` +
+        `(${knownRegions().join(', ')}) or set bedrockModels`,
     );
   }
   return models;

@@ -46,7 +46,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   acknowledge(
     data.bodiesBucket,
     'AwsSolutions-S1',
-    'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs would double the request bill.',
+    'The bodies bucket is written only by the product functions, whose calls CloudTrail and function logs record; server access logs ' +
+      'would double the request bill.',
   );
 
   if (collection.nightly) {
@@ -66,7 +67,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   acknowledge(
     restApi,
     'AwsSolutions-APIG2',
-    "Requests are validated in the functions with zod, which is what produces each API's exact 400 body shape, as its OpenAPI document states it.",
+    "Requests are validated in the functions with zod, which is what produces each API's exact 400 body shape, as its OpenAPI " +
+      'document states it.',
   );
   acknowledge(
     restApi.node.findChild('CloudWatchRole'),
@@ -76,12 +78,14 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   acknowledge(
     restApi.deploymentStage,
     'AwsSolutions-APIG3',
-    'AWS WAF carries a fixed monthly charge per web ACL; this product stays pay-per-request and limits abuse per link, per key and per client IP in the functions.',
+    'AWS WAF carries a fixed monthly charge per web ACL; this product stays pay-per-request and limits abuse per link, per key and ' +
+      'per client IP in the functions.',
   );
   acknowledge(
     restApi.deploymentStage,
     'AwsSolutions-APIG6',
-    'Execution logs can record request paths, and webhook paths carry the link token; the access log (resource path only) records every request instead.',
+    'Execution logs can record request paths, and webhook paths carry the link token; the access log (resource path only) records ' +
+      'every request instead.',
   );
   for (const route of routes) {
     const method = api.methods[route.id]!;
@@ -100,7 +104,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
   }
   for (const method of Object.values(api.preflightMethods)) {
     const reason =
-      'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and headers the API allows; the request that follows is authenticated by its API key.';
+      'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and ' +
+      'headers the API allows; the request that follows is authenticated by its API key.';
     acknowledge(method, 'AwsSolutions-APIG4', reason);
     acknowledge(method, 'AwsSolutions-COG4', reason);
   }
@@ -121,7 +126,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     acknowledge(
       grants,
       wildcard('*'),
-      'Active tracing: X-Ray PutTraceSegments and PutTelemetryRecords accept no resource but *. test/infra checks that * carries no other action.',
+      'Active tracing: X-Ray PutTraceSegments and PutTelemetryRecords accept no resource but *. test/infra checks that * carries no ' +
+        'other action.',
     );
     for (const table of Object.keys(declaration.tables) as TableName[]) {
       if (TABLE_DEFINITIONS[table].indexes.length === 0) continue;
@@ -145,7 +151,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
       acknowledge(
         grants,
         wildcard(
-          `arn:<AWS::Partition>:states:${region}:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
+          `arn:<AWS::Partition>:states:${region}:<AWS::AccountId>:execution:` +
+            `{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
         ),
         `Stopping is granted on the executions of the ${machine} state machine only; execution names are per run.`,
       );
@@ -155,7 +162,8 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
         acknowledge(
           grants,
           wildcard(`arn:<AWS::Partition>:bedrock:*::foundation-model/${model.replace(/^[^.]+\./, '')}`),
-          `The cross-region inference profile ${model} routes a call to its model in another region; only the allowed model, in any region.`,
+          `The cross-region inference profile ${model} routes a call to its model in another region; only the allowed model, in any ` +
+            `region.`,
         );
       }
     }
@@ -172,12 +180,14 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     acknowledge(
       stateMachine,
       'AwsSolutions-SF1',
-      'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again in CloudWatch. Errors are logged.',
+      'Standard workflows keep every execution history for 90 days at no charge; logging ALL events would bill each transition again ' +
+        'in CloudWatch. Errors are logged.',
     );
     acknowledge(
       grantsOf(stateMachine.role),
       wildcard('*'),
-      'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) accept no resource but *.',
+      'Tracing (X-Ray PutTraceSegments, PutTelemetryRecords, sampling) and log delivery (logs:*LogDelivery*, resource policies) ' +
+        'accept no resource but *.',
     );
     for (const task of taskFunctions) {
       if (!task.arnSubstitution || task.machine !== machine) continue;

@@ -27,7 +27,10 @@ export type StreamEvent = { [K in keyof StreamEventData]: { id: number; event: K
 export type ExecuteRequest = Schemas['ExecuteRequest'];
 
 export interface PublishedClientOptions {
-  /** The API's URL without a trailing slash: the stack's `ApiUrl` output (`https://<id>.execute-api.<region>.amazonaws.com/prod`), or the twin's. */
+  /**
+   * The API's URL without a trailing slash: the stack's `ApiUrl` output (`https://<id>.execute-api.<region>.amazonaws.com/prod`), or the
+   * twin's.
+   */
   baseUrl: string;
   /** A project's API key (`Authorization: Bearer <key>`). */
   key: string;
@@ -91,7 +94,11 @@ export class RunStreamAbortedError extends Error {
     reason: unknown,
   ) {
     super(
-      `The stream was aborted ${position.executionId === undefined ? 'before the execution was named' : `at event ${position.lastEventId} of execution ${position.executionId}`}`,
+      `The stream was aborted ${
+        position.executionId === undefined
+          ? 'before the execution was named'
+          : `at event ${position.lastEventId} of execution ${position.executionId}`
+      }`,
       { cause: reason },
     );
   }

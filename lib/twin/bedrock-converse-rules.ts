@@ -22,7 +22,10 @@ export function conversationProblem(body: Json): string | undefined {
       return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
     if (message.role !== 'user' && message.role !== 'assistant') return `messages.${i}.role: must be user or assistant`;
     if (i > 0 && message.role === (messages[i - 1] as { role?: unknown }).role)
-      return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+      return (
+        'A conversation must alternate between user and assistant roles. ' +
+        'Make sure the conversation alternates between user and assistant roles and try again.'
+      );
     if (!Array.isArray(message.content) || message.content.length === 0)
       return `messages.${i}.content: must contain at least one content block`;
     for (const block of message.content as Json[]) {
@@ -51,7 +54,10 @@ export function conversationProblem(body: Json): string | undefined {
   }
   const maxTokens = (body.inferenceConfig as { maxTokens?: unknown } | undefined)?.maxTokens;
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || maxTokens < 1))
-    return "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1";
+    return (
+      "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: " +
+      'Member must have value greater than or equal to 1'
+    );
   const system = body.system;
   if (
     system !== undefined &&

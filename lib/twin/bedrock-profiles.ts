@@ -26,7 +26,10 @@ export function localApplicationProfile(arn: string): LocalApplicationProfile | 
   return created.get(arn);
 }
 
-/** `arn:aws:bedrock:<region>::foundation-model/<id>` or `…:<account>:inference-profile/<id>` of the twin's own region and account → the id. */
+/**
+ * `arn:aws:bedrock:<region>::foundation-model/<id>` or `…:<account>:inference-profile/<id>` of the twin's own region
+ * and account → the id.
+ */
 export function modelIdOfLocalArn(arn: string): string | undefined {
   const match = /^arn:aws:bedrock:([^:]*):([^:]*):(foundation-model|inference-profile)\/(.+)$/.exec(arn);
   if (!match || match[1] !== LOCAL_REGION) return undefined;

@@ -143,7 +143,9 @@ function modelRefusal(modelId: string, kind: 'text' | 'image', at: number): { st
     return {
       status: 400,
       type: 'ValidationException',
-      message: `Invocation of model ID ${modelId} with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.`,
+      message:
+        `Invocation of model ID ${modelId} with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an ` +
+        `inference profile that contains this model.`,
     };
   }
   if (found.model.kind !== kind) {

@@ -94,7 +94,8 @@ function send(response: ServerResponse, result: APIGatewayProxyResult, close = f
 
 /**
  * Reads the body the way the webhook API's limits require (functions/inbound/README.md#the-contract-in-brief): at most
- * 1 MiB (413 as soon as more arrives) and within the transfer time (408). Answers undefined once it has already answered the request itself.
+ * 1 MiB (413 as soon as more arrives) and within the transfer time (408). Answers undefined once it has already answered the request
+ * itself.
  */
 function readBody(
   request: IncomingMessage,

@@ -116,7 +116,8 @@ export function parseStreamHoldBytes(setting: string | undefined, name = TWIN_ST
   const bytes = /^\d{1,7}$/.test(setting.trim()) ? Number(setting.trim()) : Number.NaN;
   if (!Number.isInteger(bytes) || bytes > MAX_TWIN_STREAM_HOLD_BYTES) {
     throw new Error(
-      `${name} must be a whole number of bytes from 0 to ${MAX_TWIN_STREAM_HOLD_BYTES} (e.g. ${LAMBDA_STREAM_HOLD_BYTES}, the largest hold reported), got ${JSON.stringify(setting)}`,
+      `${name} must be a whole number of bytes from 0 to ${MAX_TWIN_STREAM_HOLD_BYTES} (e.g. ${LAMBDA_STREAM_HOLD_BYTES}, the ` +
+        `largest hold reported), got ${JSON.stringify(setting)}`,
     );
   }
   return bytes;

@@ -27,7 +27,10 @@ export interface LocalStateMachine {
   definitionFile: string;
   /** Its DefinitionSubstitutions (as CloudFormation's); a `${Name}` none provides fails the load. */
   substitutions: Record<string, string>;
-  /** The EventBridge rule on this machine: functions invoked with "Step Functions Execution Status Change" for FAILED, TIMED_OUT and ABORTED. */
+  /**
+   * The EventBridge rule on this machine: functions invoked with "Step Functions Execution Status Change" for FAILED, TIMED_OUT and
+   * ABORTED.
+   */
   executionEndedSubscribers?: () => LocalFunction[];
 }
 

@@ -32,7 +32,9 @@ const NAME_PATTERN = /^[A-Za-z0-9_.\-/]+$/;
 const MAX_GET_PARAMETERS = 10;
 const MAX_RESULTS_PER_PATH_PAGE = 10;
 const NAME_RULES =
-  'Parameter name: can\'t be prefixed with "aws" or "ssm" (case-insensitive). It must use only letters, numbers, or the following symbols: . (period), - (hyphen), _ (underscore). Special characters are not allowed. All sub-paths, if specified, must use the forward slash symbol "/". Valid example: /get/parameters2-/by1./path0_.';
+  'Parameter name: can\'t be prefixed with "aws" or "ssm" (case-insensitive). It must use only letters, numbers, or the following ' +
+  'symbols: . (period), - (hyphen), _ (underscore). Special characters are not allowed. All sub-paths, if specified, must use the ' +
+  'forward slash symbol "/". Valid example: /get/parameters2-/by1./path0_.';
 
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0)
@@ -125,7 +127,8 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
       if (!Array.isArray(names) || names.length === 0 || names.length > MAX_GET_PARAMETERS) {
         throw new SsmError(
           'ValidationException',
-          `1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and ${MAX_GET_PARAMETERS}`,
+          `1 validation error detected: Value at 'names' failed to satisfy constraint: Member must have length between 1 and ` +
+            `${MAX_GET_PARAMETERS}`,
         );
       }
       const found = names.map((name) => parameters.get(checkName(name)));

@@ -30,13 +30,15 @@ export function twinPortOf(port: number, service: TwinPortService): number {
 export function checkTwinPort(port: number): void {
   if (!Number.isSafeInteger(port) || port < 0 || port > LAST_PORT) {
     throw new Error(
-      `PORT must be a whole number from 1 to ${MAX_TWIN_PORT} (the twin takes PORT to PORT+${LAST_OFFSET}), or 0 for free ports, got ${JSON.stringify(String(port))}`,
+      `PORT must be a whole number from 1 to ${MAX_TWIN_PORT} (the twin takes PORT to PORT+${LAST_OFFSET}), or 0 for free ports, got ` +
+        `${JSON.stringify(String(port))}`,
     );
   }
   if (port > MAX_TWIN_PORT) {
     const needed = TWIN_PORTS.map(({ name, offset }) => `${name} ${port + offset}`).join(', ');
     throw new Error(
-      `PORT ${port} leaves no room for the twin's ports: it takes PORT to PORT+${LAST_OFFSET} (${needed}) and ports end at ${LAST_PORT}; use 1 to ${MAX_TWIN_PORT}, or 0 for free ports`,
+      `PORT ${port} leaves no room for the twin's ports: it takes PORT to PORT+${LAST_OFFSET} (${needed}) and ports end at ` +
+        `${LAST_PORT}; use 1 to ${MAX_TWIN_PORT}, or 0 for free ports`,
     );
   }
 }
@@ -47,7 +49,8 @@ export function parseTwinPort(value: string | undefined): number {
   if (text === '') return DEFAULT_TWIN_PORT;
   if (!/^\d{1,5}$/.test(text) || Number(text) > LAST_PORT) {
     throw new Error(
-      `PORT must be a whole number from 1 to ${MAX_TWIN_PORT} (the twin takes PORT to PORT+${LAST_OFFSET}), or 0 for free ports, got ${JSON.stringify(value)}`,
+      `PORT must be a whole number from 1 to ${MAX_TWIN_PORT} (the twin takes PORT to PORT+${LAST_OFFSET}), or 0 for free ports, got ` +
+        `${JSON.stringify(value)}`,
     );
   }
   const port = Number(text);

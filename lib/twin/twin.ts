@@ -62,7 +62,10 @@ export interface LocalTwinOptions {
    * as nothing measured says API Gateway's REST streaming holds. `npm start` takes it from `TWIN_STREAM_HOLD_BYTES`.
    */
   streamHoldBytes?: number;
-  /** `npm start`: fire the nightly collection at start of the night in the collection's zone (shared/collection-night.ts), as the Scheduler schedule does on AWS. Tests call `runNightly`. */
+  /**
+   * `npm start`: fire the nightly collection at start of the night in the collection's zone (shared/collection-night.ts), as the Scheduler
+   * schedule does on AWS. Tests call `runNightly`.
+   */
   nightlySchedule?: boolean;
   /** Every request a function made to a store, with its timing (tests and the bench count round trips). */
   onStoreRequest?: (served: ServedRequest) => void;
@@ -110,7 +113,10 @@ export interface LocalTwin {
   stepFunctions: LocalStepFunctions;
   /** The Bedrock Runtime stand-in, which tests script per model. */
   bedrock: BedrockStandIn;
-  /** The application inference profiles the twin created for its Bedrock allow-list: model id → ARN (the step function's `BEDROCK_INFERENCE_PROFILES`). */
+  /**
+   * The application inference profiles the twin created for its Bedrock allow-list: model id → ARN (the step function's
+   * `BEDROCK_INFERENCE_PROFILES`).
+   */
   inferenceProfiles: ReadonlyMap<string, string>;
   /** Every call a front door refused, newest last: which function, which action, on what. */
   accessDenials: AccessDenial[];
@@ -124,7 +130,10 @@ export interface LocalTwin {
   maxMemoryUsedMb(functionId: string): number;
   /** Faults injected so far, by kind: every kind present, all 0 without a plan. */
   faultCounts(): Record<FaultKind, number>;
-  /** Fires the nightly collection trigger now, as the schedule does at the start of the night (at its deadline hour with `{check: 'deadline'}`). */
+  /**
+   * Fires the nightly collection trigger now, as the schedule does at the start of the night (at its deadline hour with `{check:
+   * 'deadline'}`).
+   */
   runNightly(input?: object): Promise<unknown>;
   close(): Promise<void>;
 }

@@ -51,7 +51,8 @@ export class InferenceProfiles extends Construct {
     const estimate = props.models.reduce((sum, model) => sum + model.length + longestArn + 6, 2);
     if (estimate > ENVIRONMENT_BUDGET_BYTES) {
       throw new Error(
-        `bedrockModels: ${props.models.length} models need about ${estimate} bytes of the step function's environment (at most ${ENVIRONMENT_BUDGET_BYTES}); allow fewer`,
+        `bedrockModels: ${props.models.length} models need about ${estimate} bytes of the step function's environment (at most ` +
+          `${ENVIRONMENT_BUDGET_BYTES}); allow fewer`,
       );
     }
     // The same JSON the step function gets, for the operator: `admin verify` calls each model through its profile.

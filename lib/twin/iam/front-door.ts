@@ -61,7 +61,10 @@ interface ServiceRules {
 
 type Reply = { method: string; response: ServerResponse };
 
-/** JSON RPC services (DynamoDB and Step Functions on 1.0, SSM and Cost Explorer on 1.1) answer every refusal with 400 and the type in the body. */
+/**
+ * JSON RPC services (DynamoDB and Step Functions on 1.0, SSM and Cost Explorer on 1.1) answer every refusal with 400 and the type in the
+ * body.
+ */
 const refuseJson =
   (version: '1.0' | '1.1') =>
   ({ response }: Reply, code: string, message: string): void => {
@@ -201,7 +204,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
       return rules.refuse(
         reply,
         'InvalidArgument',
-        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified',
+        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the ' +
+          'Authorization header should be specified',
         400,
       );
     }
@@ -251,7 +255,8 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
         s3 ? 'AccessDenied' : 'AccessDeniedException',
         // IAM's own words, unless the service words it (Bedrock, for the Marketplace actions it takes for the caller).
         denied.refusal ??
-          `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
+          `User: arn:aws:sts::000000000000:assumed-role/${principal.name}/${principal.name} is not authorized to perform: ` +
+            `${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
     }
     // After authentication and authorization, as AWS checks a call before it can throttle it.

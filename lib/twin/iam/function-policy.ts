@@ -49,7 +49,9 @@ interface Statement {
   readonly conditions: readonly ((context: RequestContext) => boolean)[];
 }
 
-/** An identity-based policy: allowed only when a statement names both the action and the resource, and its conditions hold for the request. */
+/**
+ * An identity-based policy: allowed only when a statement names both the action and the resource, and its conditions hold for the request.
+ */
 export interface Policy {
   allows(action: string, resource: string, context?: RequestContext): boolean;
 }

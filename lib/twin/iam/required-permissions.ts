@@ -239,7 +239,10 @@ function modelPermissions(modelId: string, action: string): Permission[] {
  * three Marketplace actions, word for word: it names two of them, whichever is missing.
  */
 export const MARKETPLACE_REFUSAL =
-  'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Refer to the Amazon Bedrock documentation for further details. Your AWS Marketplace subscription for this model cannot be completed at this time. If you recently fixed this issue, try again after 2 minutes.';
+  'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions ' +
+  '(aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Refer to the Amazon Bedrock ' +
+  'documentation for further details. Your AWS Marketplace subscription for this model cannot be completed at this time. If you ' +
+  'recently fixed this issue, try again after 2 minutes.';
 
 /**
  * A third-party model's first call in an account subscribes it to the model's Marketplace product: Bedrock calls

@@ -26,8 +26,10 @@ export interface Signature {
 const MAX_CLOCK_SKEW_MS = 15 * 60_000;
 const AMZ_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const timeOf = (amzDate: string) => (AMZ_DATE.test(amzDate) ? Date.parse(amzDate.replace(AMZ_DATE, '$1-$2-$3T$4:$5:$6Z')) : Number.NaN);
-const AUTHORIZATION =
-  /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8}\/[^/,\s]+\/([^/,\s]+)\/aws4_request), ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION = new RegExp(
+  String.raw`^AWS4-HMAC-SHA256 Credential=([^/,\s]+)/(\d{8}/[^/,\s]+/([^/,\s]+)/aws4_request), ` +
+    String.raw`?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$`,
+);
 
 export function parseAuthorization(headers: IncomingHttpHeaders): Signature | undefined {
   const match = AUTHORIZATION.exec(String(headers.authorization ?? ''));
@@ -125,14 +127,16 @@ export function parseQueryAuthorization(url: string): QueryAuthorization | undef
   if (REQUIRED_QUERY_PARAMS.some((name) => !query.get(name))) {
     return {
       malformed:
-        'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
+        'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, ' +
+        'X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
     };
   }
   const credential = /^([^/]+)\/((\d{8})\/[^/]+\/([^/]+)\/aws4_request)$/.exec(query.get('X-Amz-Credential')!);
   if (!credential)
     return {
       malformed:
-        'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
+        'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting ' +
+        '"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
     };
   const amzDate = query.get('X-Amz-Date')!;
   if (!Number.isFinite(timeOf(amzDate))) return { malformed: "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"" };

@@ -37,13 +37,16 @@ const ANSWERS: Record<StoreFaultKind, readonly FaultAnswer[]> = {
       status: 400,
       code: 'ProvisionedThroughputExceededException',
       message:
-        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with ' +
+        'the UpdateTable API.',
     },
     {
       status: 400,
       code: 'ThrottlingException',
       message:
-        'Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html',
+        'Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so ' +
+        'please try again shortly. If exceptions persist, check if you have a hot key: ' +
+        'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html',
     },
   ],
   'dynamodb:error': [{ status: 500, code: 'InternalServerError', message: 'Internal server error' }],
@@ -107,6 +110,7 @@ function answerXml(answer: FaultAnswer, method: string, response: ServerResponse
   // A HEAD answer has no body; the SDK reads the error from the status alone.
   if (method === 'HEAD') return void response.end();
   response.end(
-    `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${answer.code}</Code><Message>${answer.message}</Message><RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`,
+    `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${answer.code}</Code><Message>${answer.message}</Message>` +
+      `<RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`,
   );
 }

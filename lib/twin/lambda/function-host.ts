@@ -83,7 +83,8 @@ interface Pending {
 // Each worker loads TypeScript through tsx's loader, registered in the thread before the handler is imported.
 const TSX_LOADER = import.meta.resolve('tsx/esm/api');
 const RUNTIME = new URL('./function-runtime.ts', import.meta.url).href;
-const BOOTSTRAP = `import(${JSON.stringify(TSX_LOADER)}).then(({ register }) => { register(); return import(${JSON.stringify(RUNTIME)}); })`;
+const BOOTSTRAP =
+  `import(${JSON.stringify(TSX_LOADER)})` + `.then(({ register }) => { register(); return import(${JSON.stringify(RUNTIME)}); })`;
 
 function toError(error: SerializedError): Error {
   const rebuilt = new LambdaInvokeError(error.name, error.message);

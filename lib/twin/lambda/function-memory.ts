@@ -99,7 +99,8 @@ export function freezeThread(): never {
 const PROBE = [
   'globalThis.gc();',
   'const heap = require("node:v8").getHeapStatistics();',
-  'process.stdout.write(JSON.stringify({ rss: process.memoryUsage().rss, own: heap.total_physical_size + heap.malloced_memory + heap.external_memory }));',
+  'process.stdout.write(JSON.stringify({ rss: process.memoryUsage().rss, own: heap.total_physical_size + heap.malloced_memory + ' +
+    'heap.external_memory }));',
 ].join('');
 
 let baseline: Promise<number> | undefined;

@@ -102,7 +102,8 @@ const loading = import(setup.handlerUrl).then((module: { handler?: Handler }) =>
   // API Gateway streams only from a function whose runtime streams: a route and its handler must agree.
   if (isStreamingHandler(handler) !== setup.streaming) {
     throw new Error(
-      `${setup.functionName}: the route table says streaming=${setup.streaming}, the handler ${setup.streaming ? 'does not stream' : 'streams'}`,
+      `${setup.functionName}: the route table says streaming=${setup.streaming}, the handler ` +
+        `${setup.streaming ? 'does not stream' : 'streams'}`,
     );
   }
   return handler;
