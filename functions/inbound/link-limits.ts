@@ -1,3 +1,4 @@
+import { usageSortKey } from '#shared/metering/usage-meter.ts';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
@@ -159,7 +160,7 @@ function minuteOf(day: RateWindow, nowMs: number): number {
 
 /** The link's item of the UTC day in the usage table, beside its usage items (`<day>#<shard>`), which the report adds up with it. */
 function dayKey(linkId: string, nowMs: number) {
-  return { pk: `link#${linkId}`, sk: `${new Date(nowMs).toISOString().slice(0, 10)}#limits` };
+  return { pk: `link#${linkId}`, sk: usageSortKey(new Date(nowMs).toISOString().slice(0, 10), 'limits') };
 }
 
 export type LinkLimits = ReturnType<typeof createLinkLimits>;

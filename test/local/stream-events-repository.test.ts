@@ -19,7 +19,7 @@ describe('stream events table (embedded DynamoDB)', () => {
   let dynamo: DynamoDBDocumentClient;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'run-events-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'stream-events-'));
     stores = await startLocalStores(dataDir, { dynamodb: 0, s3: 0 });
     dynamo = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: stores.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),

@@ -6,13 +6,13 @@ import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
 import { APPROVAL_DECISION_LEASE_MS, APPROVAL_REISSUE_WAIT_MS } from '#shared/limits.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import { PROJECT, executionEnvironment } from '../support/fakes/execution-environment.ts';
 
 const caller = { projectId: PROJECT };
 const CALLBACK_URL = 'https://hooks.example.com/executions';
 
 function setup(options: { timed?: boolean } = {}) {
-  const env = runEnvironment();
+  const env = executionEnvironment();
   const deps: StartDeps = { ...env.start, ...(options.timed ? { settleTimes: createSettleTimes() } : {}) };
   return { ...env, deps };
 }

@@ -13,7 +13,7 @@ import {
 import { ttlSeconds } from '#shared/time.ts';
 import { awsError, type Faults } from '../support/fakes/faults.ts';
 import { InMemoryIdempotencyRepository } from '../support/fakes/idempotency-repository.ts';
-import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import { ECHO, PROJECT, executionEnvironment } from '../support/fakes/execution-environment.ts';
 
 const KEY = 'order-1234';
 /** The streaming route's Lambda timeout: a key's lease has nothing to do with how long its invocation may last. */
@@ -21,7 +21,7 @@ const INVOCATION_MS = 15 * 60_000;
 const request = (message = 'hi'): ExecuteRequest => ({ input: { message }, user_id: 'user-1', overrides: {} });
 
 function setup() {
-  const env = runEnvironment();
+  const env = executionEnvironment();
   const idempotency = new InMemoryIdempotencyRepository();
   // Every pause lets everything else pending run first (a macrotask turn), then moves the clock: a request that waits
   // for another sees it make progress, whatever the machine's speed.

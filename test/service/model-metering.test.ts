@@ -12,7 +12,7 @@ import { emptyCostUnits, runMetered, type CostUnits, type Metering, type ModelUs
 import { settleUsage } from '#shared/metering/usage-settlement.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import { PROJECT, executionEnvironment } from '../support/fakes/execution-environment.ts';
 
 /**
  * The per-model counters flow as the aggregate ones do: the providers count into the execution's cursor, each step meters
@@ -61,7 +61,7 @@ function fakeBedrock(usageByModel: Record<string, Partial<TokenUsage>>) {
 }
 
 function setup() {
-  const env = runEnvironment();
+  const env = executionEnvironment();
   env.publications.seed(PROJECT, [MIXED]);
   const bedrock = fakeBedrock({
     [PRO]: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 50, cacheWriteInputTokens: 10 },

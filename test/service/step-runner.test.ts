@@ -5,7 +5,7 @@ import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { runStep, type StepDeps } from '#engine/step-runner.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
 import { awsError } from '../support/fakes/faults.ts';
-import { ECHO, PROJECT, runEnvironment } from '../support/fakes/run-environment.ts';
+import { ECHO, PROJECT, executionEnvironment } from '../support/fakes/execution-environment.ts';
 import type { InMemoryContextStore } from '../support/fakes/context-store.ts';
 import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 
@@ -19,7 +19,7 @@ const RECALL: WorkflowDefinition = {
 };
 
 function setup() {
-  const env = runEnvironment();
+  const env = executionEnvironment();
   env.publications.seed(PROJECT, [ECHO, RECALL]);
   let modelCalls = 0;
   /** What happens in the world while the model answers (a stop, say). */
@@ -191,7 +191,7 @@ describe('an image node on Bedrock', () => {
   };
 
   it('fails the execution with a clear message when the rendered prompt is outside 1-1,024 characters, before calling the model', async () => {
-    const env = runEnvironment();
+    const env = executionEnvironment();
     env.publications.seed(PROJECT, [DRAW]);
     const prompts: string[] = [];
     const images = {

@@ -24,7 +24,7 @@ export const ECHO: WorkflowDefinition = {
 };
 
 /** Everything an execution touches, in memory, with ECHO published for PROJECT: what execute is given, and the fakes to look into. */
-export function runEnvironment() {
+export function executionEnvironment() {
   const clock = new ManualClock();
   const executions = new InMemoryExecutionsRepository();
   const stateMachine = new FakeStateMachine();
