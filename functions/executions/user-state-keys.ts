@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { MAX_INLINE_KEY_PART_BYTES, MAX_MEMORY_KEY_BYTES } from '#shared/limits.ts';
 
 /**
- * Keys of the conversations table, bounded for any id the API accepts (partition keys at most 2,048 bytes,
+ * Keys of the user state table, bounded for any id the API accepts (partition keys at most 2,048 bytes,
  * sort keys 1,024). Short values keep their readable form, so an operator can find a user's items; long
  * ones become their SHA-256, marked so that no readable value can ever produce the same key.
  */

@@ -1,7 +1,7 @@
 import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
 import { Faults } from './faults.ts';
 
-/** The conversations table in memory: memory per (project, user), turns per (project, user, thread). */
+/** The user state table in memory: memory per (project, user), turns per (project, user, thread). */
 export class InMemoryUserStateRepository implements UserStateRepository {
   readonly memory = new Map<string, Map<string, unknown>>();
   readonly turns = new Map<string, { turn: Turn; sequence: number; expiresAtMs: number }[]>();
