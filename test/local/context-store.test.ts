@@ -1,3 +1,4 @@
+import { executionRecord } from '../support/execution-record.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,6 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPart, memoryPartitionKey, memorySortKey, threadPartitionKey } from '#executions/user-state-keys.ts';
 import { createUserStateRepository } from '#executions/user-state-repository.ts';
-import type { ExecutionRecord } from '#executions/execution-model.ts';
 import { createExecutionsRepository } from '#executions/executions-repository.ts';
 import { initialCursor } from '#executions/step-state.ts';
 import { createContextStore } from '#executions/context-store.ts';
@@ -110,27 +110,7 @@ describe('run values in the executions table and S3 (embedded stores)', () => {
   const object = async (key: string) =>
     await (await s3.send(new GetObjectCommand({ Bucket: LOCAL_BUCKET, Key: key }))).Body!.transformToString('utf8');
 
-  function newRecord(): ExecutionRecord {
-    return {
-      execution_id: randomUUID(),
-      project_id: 'p',
-      publication_id: 'pub',
-      workflow_id: 'w',
-      user_id: 'u',
-      thread_id: 't',
-      status: 'queued',
-      output: null,
-      error: null,
-      total_steps: 0,
-      created_at: new Date().toISOString(),
-      finished_at: null,
-      pending_approval: null,
-      task_token: null,
-      callback_url: null,
-      webhook_secret: null,
-      callback_state: 'none',
-    };
-  }
+  const newRecord = () => executionRecord();
 
   it(`keeps a value of exactly ${EXECUTION_VALUE_INLINE_MAX_BYTES} bytes inline and a byte more in S3`, async () => {
     const store = values();

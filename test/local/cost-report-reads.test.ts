@@ -1,3 +1,4 @@
+import { executionRecord } from '../support/execution-record.ts';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionRecord, RunCostUnits } from '#executions/execution-model.ts';
@@ -73,26 +74,15 @@ describe('execution costs repository: the executions that finished in a period (
   /** A status record as the executions repository writes it; large values never arise here, so no bucket. */
   async function recorded(change: Partial<ExecutionRecord>): Promise<string> {
     const executionId = randomUUID();
-    const record: ExecutionRecord = {
+    const record = executionRecord({
       execution_id: executionId,
       project_id: 'costed',
-      publication_id: 'pub',
       workflow_id: executionId,
-      user_id: 'u',
-      thread_id: 't',
       status: 'completed',
-      output: null,
-      error: null,
       total_steps: 1,
       created_at: '2025-01-01T00:00:00.000Z',
-      finished_at: null,
-      pending_approval: null,
-      task_token: null,
-      callback_url: null,
-      webhook_secret: null,
-      callback_state: 'none',
       ...change,
-    };
+    });
     await createExecutionsRepository(store(), table, createExecutionValues(undefined)).create(record, Date.now() + 60_000);
     return executionId;
   }
