@@ -2,8 +2,9 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 
-// A synth that succeeds prints nothing, so that any finding stands out; CDK's progress line for each function it
-// bundles ("Bundling asset <path>...", written on stderr the first time an asset is built) is dropped.
+// The app writes nothing on a synth that succeeds (the CDK CLI adds one empty line, its report of the checks that
+// passed), so that any finding stands out; CDK's progress line for each function it bundles ("Bundling asset
+// <path>...", written on stderr the first time an asset is built) is dropped.
 const writeStderr = process.stderr.write.bind(process.stderr) as (chunk: unknown, ...rest: unknown[]) => boolean;
 const dropBundlingLines = (chunk: unknown, ...rest: unknown[]) =>
   typeof chunk === 'string' && /^Bundling asset \S+\.\.\.\n$/.test(chunk) ? true : writeStderr(chunk, ...rest);

@@ -6,7 +6,7 @@ import { Data } from './constructs/data.ts';
 import { WorkflowEngine } from './constructs/workflow-engine.ts';
 import { Collection } from './constructs/collection.ts';
 import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
-import { Operations, PROJECT_TAG_VALUE } from './constructs/operations.ts';
+import { Operations, PROJECT_TAG_VALUE, parseOperationsMode, type OperationsMode } from './constructs/operations.ts';
 import { parseBedrockModels } from './bedrock-models.ts';
 
 export interface PlatformStackProps extends StackProps {
@@ -28,6 +28,11 @@ export interface PlatformStackProps extends StackProps {
   readonly monthlyBudgetUsd?: number;
   /** @default CDK context `costCenter`, else `unassigned`: the `CostCenter` cost allocation tag. */
   readonly costCenter?: string;
+  /**
+   * `lean` leaves out the dashboard and every alarm but the nightly collection's (Operations' `mode`).
+   * @default CDK context `operations` (`-c operations=lean`), else `full`
+   */
+  readonly operations?: OperationsMode;
 }
 
 /** Composes the product's constructs; nothing else. */
@@ -44,9 +49,12 @@ export class PlatformStack extends Stack {
     // template meant for any region could not do: a stack is synthesized for one region.
     if (Token.isUnresolved(this.region)) {
       throw new Error(
-        `Stack ${id} needs a region (env.region): the Bedrock models it may call depend on it. bin/app.ts takes the CDK CLI's (AWS_REGION, else the profile's, else us-east-1)`,
+        `Stack ${id} needs a region (env.region): the Bedrock models it may call depend on it. ` +
+          "bin/app.ts takes the CDK CLI's (AWS_REGION, else the profile's, else us-east-1)",
       );
     }
+    // Read before anything is built, so that a mistyped value fails at once.
+    const operationsMode = props.operations ?? parseOperationsMode(this.node.tryGetContext('operations'));
     this.data = new Data(this, 'Data', { removalPolicy: props.dataRemovalPolicy });
     this.engine = new WorkflowEngine(this, 'Engine', {
       data: this.data,
@@ -62,6 +70,7 @@ export class PlatformStack extends Stack {
       data: this.data,
       alarmEmail: props.alarmEmail ?? stringFromContext(this, 'alarmEmail'),
       monthlyBudgetUsd: props.monthlyBudgetUsd ?? numberFromContext(this, 'monthlyBudgetUsd'),
+      mode: operationsMode,
     });
     // Cost allocation tags on every taggable resource: finance splits the bill by project, component and cost center.
     Tags.of(this).add('Project', PROJECT_TAG_VALUE);

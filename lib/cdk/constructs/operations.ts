@@ -35,6 +35,35 @@ export interface OperationsProps {
   readonly alarmEmail?: string;
   /** An AWS Budgets monthly cost budget with alerts at 80 % and 100 % (CDK context `monthlyBudgetUsd`). */
   readonly monthlyBudgetUsd?: number;
+  /** How much watching the stack pays for every month (CDK context `operations`). @default 'full' */
+  readonly mode?: OperationsMode;
+}
+
+/**
+ * `full`: every alarm and the dashboard. `lean`: only the alarms that say accepted conversations are not reaching the
+ * analysis, which nothing else would tell anyone before the events expire unseen; no dashboard.
+ */
+export const OPERATIONS_MODES = ['full', 'lean'] as const;
+export type OperationsMode = (typeof OPERATIONS_MODES)[number];
+
+/**
+ * The alarms a lean deployment keeps, each with the number of metrics it reads (CloudWatch bills an alarm per metric
+ * it reads, so lib/pricing prices the lean stack from this; a template test holds it to the alarms synthesized).
+ */
+export const LEAN_ALARM_METRICS: Readonly<Record<string, number>> = {
+  CollectionExecutionsFailed: 1,
+  CollectionExecutionsTimedOut: 1,
+  NightlyScheduleFailed: 2,
+  NightlyDeadLetters: 1,
+};
+
+/** The CDK context value `operations` (`-c operations=lean`); a value that is not a mode fails the synthesis, naming it. */
+export function parseOperationsMode(value: unknown): OperationsMode {
+  if (value === undefined) return 'full';
+  const mode = typeof value === 'string' ? value.trim() : value;
+  if (!OPERATIONS_MODES.includes(mode as OperationsMode))
+    throw new Error(`CDK context operations must be ${OPERATIONS_MODES.map((m) => `"${m}"`).join(' or ')}, got ${JSON.stringify(value)}`);
+  return mode as OperationsMode;
 }
 
 /** Why each alarm exists and what it means when it fires; lib/cdk/README.md's operator table is this list. */
@@ -55,19 +84,23 @@ export const SERVER_ERROR_PERCENT = 1;
 
 /**
  * What the on-call engineer and finance see after `cdk deploy`: one SNS topic (KMS-encrypted) that every alarm
- * notifies, one dashboard, and an optional monthly budget. Everything here is priced per alarm, per dashboard and per
- * key per month: the product's only fixed cost (see lib/pricing/README.md, "What it costs").
+ * notifies, one dashboard, and an optional monthly budget. The alarms, the dashboard and the key are billed per month
+ * whatever the traffic (see lib/pricing/README.md, "What it costs"); `mode: 'lean'` keeps the topic, its key, the
+ * budget and the alarms of LEAN_ALARM_METRICS only.
  */
 export class Operations extends Construct {
   public readonly topic: Topic;
   public readonly key: Key;
   public readonly alarms: Alarm[] = [];
   public readonly descriptions: AlarmDescription[] = [];
-  public readonly dashboard: Dashboard;
+  /** None in a lean deployment. */
+  public readonly dashboard: Dashboard | undefined;
   public readonly budget: CfnBudget | undefined;
+  public readonly mode: OperationsMode;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
+    this.mode = props.mode ?? 'full';
     const stack = Stack.of(this);
     this.key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
     // CloudWatch alarms and Budgets publish to the encrypted topic; both need the key to do it.
@@ -96,7 +129,7 @@ export class Operations extends Construct {
     this.engineAlarms(props.engine);
     this.collectionAlarms(props.collection);
     this.dataAlarms(props.data);
-    this.dashboard = this.buildDashboard(props);
+    this.dashboard = this.mode === 'lean' ? undefined : this.buildDashboard(props);
     this.budget = props.monthlyBudgetUsd === undefined ? undefined : this.buildBudget(props.monthlyBudgetUsd);
   }
 
@@ -105,7 +138,8 @@ export class Operations extends Construct {
     reason: string,
     metric: IMetric,
     options: { threshold: number; periods?: number; datapoints?: number; lessThan?: boolean },
-  ): Alarm {
+  ): Alarm | undefined {
+    if (this.mode === 'lean' && !(id in LEAN_ALARM_METRICS)) return undefined;
     const alarm = new Alarm(this, id, {
       metric,
       threshold: options.threshold,
@@ -141,7 +175,8 @@ export class Operations extends Construct {
       });
       this.alarm(
         `ServerErrors-${group}`,
-        `More than ${SERVER_ERROR_PERCENT} % of ${group} requests answered 5xx in 2 of 3 five-minute periods (from 20 requests): callers are failing; a webhook sender must retry.`,
+        `More than ${SERVER_ERROR_PERCENT} % of ${group} requests answered 5xx in 2 of 3 five-minute periods (from 20 requests): ` +
+          'callers are failing; a webhook sender must retry.',
         rate,
         { threshold: SERVER_ERROR_PERCENT, periods: 3, datapoints: 2 },
       );
@@ -157,7 +192,8 @@ export class Operations extends Construct {
     // What the handlers never see: 502 (a crashed or oversized answer) and 504 (an integration timeout).
     this.alarm(
       'GatewayServerErrors',
-      'API Gateway answered 5xx to more than 1 % of requests in 2 of 3 five-minute periods, including 502/504 that no handler saw (crashes, timeouts).',
+      'API Gateway answered 5xx to more than 1 % of requests in 2 of 3 five-minute periods, ' +
+        'including 502/504 that no handler saw (crashes, timeouts).',
       api.restApi.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
       { threshold: 0.01, periods: 3, datapoints: 2 },
     );
@@ -202,7 +238,8 @@ export class Operations extends Construct {
     );
     this.alarm(
       'ExecutionsAborted',
-      `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more workflow executions ABORTED in 15 minutes: stops through the API abort executions, so only a burst is unusual.`,
+      `${ABORTED_EXECUTIONS_PER_15_MINUTES} or more workflow executions ABORTED in 15 minutes: ` +
+        'stops through the API abort executions, so only a burst is unusual.',
       machine.metricAborted({ period: Duration.minutes(15) }),
       { threshold: ABORTED_EXECUTIONS_PER_15_MINUTES },
     );
@@ -224,7 +261,8 @@ export class Operations extends Construct {
     const machine = collection.stateMachine;
     this.alarm(
       'CollectionExecutionsFailed',
-      "A collection sweep's execution FAILED: a batch failed after its retries with an error that is not a sender's (S3, DynamoDB, EventBridge, the function itself). The task's next sweep takes up its events; `admin collect` starts one now.",
+      "A collection sweep's execution FAILED: a batch failed after its retries with an error that is not a sender's " +
+        "(S3, DynamoDB, EventBridge, the function itself). The task's next sweep takes up its events; `admin collect` starts one now.",
       machine.metricFailed({ period: FIVE_MINUTES }),
       { threshold: 1 },
     );
@@ -259,7 +297,8 @@ export class Operations extends Construct {
       );
       this.alarm(
         'NightlySweepsLate',
-        `A nightly collection sweep had not finished by ${String(NIGHTLY_DEADLINE_HOUR).padStart(2, '0')}:00 ${COLLECTION_TIME_ZONE} (checked by the deadline schedule): hand-offs are late for the analysis.`,
+        `A nightly collection sweep had not finished by ${String(NIGHTLY_DEADLINE_HOUR).padStart(2, '0')}:00 ${COLLECTION_TIME_ZONE} ` +
+          '(checked by the deadline schedule): hand-offs are late for the analysis.',
         this.productMetric('NightlySweepsLate', { statistic: 'Maximum', period: Duration.hours(1) }),
         { threshold: 1 },
       );
@@ -270,7 +309,8 @@ export class Operations extends Construct {
     for (const [name, table] of Object.entries(data.tables)) {
       this.alarm(
         `Throttled-${name}`,
-        `DynamoDB throttled requests on the ${name} table: on-demand capacity is adapting to a burst (or a partition is hot); requests were retried or failed.`,
+        `DynamoDB throttled requests on the ${name} table: ` +
+          'on-demand capacity is adapting to a burst (or a partition is hot); requests were retried or failed.',
         // Read and write throttle events per table: two metrics per alarm (an alarm is billed per metric it reads).
         new MathExpression({
           expression: 'reads + writes',

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { alarmMetricCount, fixedMonthlyCosts } from '#lib/pricing/fixed-costs.ts';
+import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
+
+/**
+ * What the stack costs before its first request, full and lean, as the READMEs quote it: a reader deciding whether to
+ * deploy, and finance, read the figure there, so a change to the alarms, the functions or the prices that moves it
+ * must move the text with it.
+ */
+const sheet = loadPriceSheet('us-east-1');
+const dollars = (usd: number) => `$${usd.toFixed(2)}`;
+/** Custom metrics are billed for the hours they receive data; everything else every hour of the month. */
+const figures = (mode: 'full' | 'lean') => {
+  const items = fixedMonthlyCosts(sheet, mode);
+  const total = items.reduce((sum, item) => sum + item.usd, 0);
+  const traffic = items.find((item) => item.item === 'CloudWatch custom metrics')!.usd;
+  return { total: dollars(total), always: dollars(total - traffic), traffic: dollars(traffic), alarmMetrics: alarmMetricCount(mode) };
+};
+const readme = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8').replace(/\s+/g, ' ');
+
+describe('the fixed monthly cost', () => {
+  it('is lower lean than full by the dashboard and the alarms a lean stack leaves out, and the same custom metrics', () => {
+    const [full, lean] = [fixedMonthlyCosts(sheet, 'full'), fixedMonthlyCosts(sheet, 'lean')];
+    expect(full.map((item) => item.item)).toEqual(lean.map((item) => item.item));
+    expect(lean.find((item) => item.item === 'CloudWatch dashboard')).toMatchObject({ count: 0, usd: 0 });
+    expect(alarmMetricCount('lean')).toBeLessThan(alarmMetricCount('full'));
+    expect(figures('lean').traffic).toBe(figures('full').traffic);
+  });
+
+  it("is quoted as computed in the README's first screen and deploy section", () => {
+    const text = readme('README.md');
+    for (const mode of ['full', 'lean'] as const) {
+      const { total, always, traffic } = figures(mode);
+      expect(text, mode).toContain(total);
+      expect(text, mode).toContain(always);
+      expect(text, mode).toContain(traffic);
+    }
+    expect(text).toContain(`${figures('full').alarmMetrics} alarm metrics`);
+    expect(text).toContain(`${figures('lean').alarmMetrics} alarm metrics`);
+  });
+
+  it('is quoted as computed in lib/pricing/README.md', () => {
+    const text = readme('lib/pricing/README.md');
+    expect(text).toContain(`**${figures('full').total} a month**`);
+    expect(text).toContain(`**${figures('lean').total} a month**`);
+    expect(text).toContain(`${figures('full').alarmMetrics} alarm metrics`);
+    expect(text).toContain(`${figures('lean').alarmMetrics} alarm metrics`);
+  });
+});
