@@ -263,7 +263,8 @@ export function forecastCost(input: {
   const runSamples =
     run.usd === null
       ? 'none'
-      : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}${transferText(run.data_transfer_usd)}`;
+      : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: ` +
+        `step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}${transferText(run.data_transfer_usd)}`;
   const line = (
     item: ForecastLine['item'],
     count: number,
@@ -311,7 +312,8 @@ export function forecastCost(input: {
   }
   for (const link of averages.unknown_links) {
     warnings.push(
-      `${link.subject} is not in the links table, so its type is unknown: its $${usdText(link.usd)} and ${plural(link.events, 'event')} are in neither event average`,
+      `${link.subject} is not in the links table, so its type is unknown: ` +
+        `its $${usdText(link.usd)} and ${plural(link.events, 'event')} are in neither event average`,
     );
   }
   return {
@@ -375,7 +377,10 @@ export function forecastTable(forecast: Forecast): string {
       : 'the counts given';
   const heading = [
     `Estimate for ${forecast.months} month${forecast.months === 1 ? '' : 's'} at ${source}`,
-    `averages of ${averages.from} to ${averages.to} (UTC, ${plural(averages.days, 'day')} measured, ${averages.days_with_usage} with usage; ${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
+    `averages of ${averages.from} to ${averages.to} ` +
+      `(UTC, ${plural(averages.days, 'day')} measured, ${averages.days_with_usage} with usage; ` +
+      `${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ` +
+      `${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
   ];
   const warnings = forecast.warnings.map((warning) => `warning: ${warning}`);
   return `${heading.join('\n')}\n\n${lines.join('\n')}\n${warnings.length > 0 ? `\n${warnings.join('\n')}\n` : ''}`;

@@ -49,7 +49,9 @@ export function costReportHtml({ report, forecasts }: CostHtmlInput): string {
 </head>
 <body>
 <h1>${escapeHtml(title)} <small>(UTC days, both included)</small></h1>
-<p class="sheet">Prices: ${escapeHtml(report.price_sheet.region)}, ${escapeHtml(report.price_sheet.date)} (${escapeHtml(report.price_sheet.source)})</p>
+<p class="sheet">Prices: ${escapeHtml(report.price_sheet.region)}, ${escapeHtml(report.price_sheet.date)} (${escapeHtml(
+    report.price_sheet.source,
+  )})</p>
 <section class="cards">
 ${card('Period total', report.total_usd, 'period', undefined, unpricedWarning(report))}
 ${card('Fixed monthly cost', fixedLine.monthly_usd, 'fixed-monthly')}
@@ -93,7 +95,9 @@ ${table(
   [[text('Total'), text(''), usd(fixedLine.monthly_usd, 'fixed-lines')]],
 )}
 <h2>Forecast for next month</h2>
-<p>From the averages of this period (${plural(forecasts.current.averages.days, 'day')}, ${number(forecasts.current.averages.days_with_usage).html} with usage); the traffic is the period's own scaled to 30 days, and twice that.</p>
+<p>From the averages of this period (${plural(forecasts.current.averages.days, 'day')}, ${
+    number(forecasts.current.averages.days_with_usage).html
+  } with usage); the traffic is the period's own scaled to 30 days, and twice that.</p>
 ${forecastSection('At the current traffic', forecasts.current, 'current')}
 ${forecastSection('At twice the traffic', forecasts.double, 'double')}
 </body>
@@ -128,7 +132,8 @@ function card(label: string, value: number | null, total: string, lowerBound?: n
 /** Under the period total: the models it leaves out because the price sheet cannot price them (nothing when all are priced). */
 function unpricedWarning(report: CostReport): string {
   if (report.unpriced_models.length === 0) return '';
-  return `<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: ${escapeHtml(report.unpriced_models.join(', '))}</span>`;
+  const models = escapeHtml(report.unpriced_models.join(', '));
+  return `<span class="warning" data-warning="unpriced" role="note">leaves out unpriced models: ${models}</span>`;
 }
 
 function table(head: string[], rows: Cell[][], foot: Cell[][] = []): string {
@@ -193,7 +198,9 @@ function forecastSection(heading: string, forecast: Forecast, name: string): str
       ? `<ul class="warnings">${forecast.warnings.map((warning) => `<li>${escapeHtml(warning)}</li>`).join('')}</ul>`
       : '';
   return `<h3>${escapeHtml(heading)}</h3>
-${table(['', 'Count a month', 'USD each', 'USD a month', 'Average from'], rows, [[text('Total a month'), text(''), text(''), usd(forecast.monthly_usd, `forecast-${name}-lines`), text('')]])}
+${table(['', 'Count a month', 'USD each', 'USD a month', 'Average from'], rows, [
+  [text('Total a month'), text(''), text(''), usd(forecast.monthly_usd, `forecast-${name}-lines`), text('')],
+])}
 ${warnings}`;
 }
 
@@ -223,17 +230,27 @@ function dailyChart(report: CostReport): string {
         const value = day.usd_by_service[service.service]!;
         const segmentHeight = Math.max(1, (value / yMax) * plotHeight);
         y -= segmentHeight;
-        return `<rect x="${fixed(x)}" y="${fixed(y)}" width="${fixed(barWidth)}" height="${fixed(segmentHeight)}" fill="${colorOf.get(service.service)!}" data-day="${escapeHtml(day.day)}" data-service="${escapeHtml(service.service)}" data-usd="${value}"><title>${escapeHtml(`${day.day} ${service.service}: $${usdText(value)}`)}</title></rect>`;
+        return (
+          `<rect x="${fixed(x)}" y="${fixed(y)}" width="${fixed(barWidth)}" height="${fixed(segmentHeight)}" ` +
+          `fill="${colorOf.get(service.service)!}" data-day="${escapeHtml(day.day)}" data-service="${escapeHtml(service.service)}" ` +
+          `data-usd="${value}"><title>${escapeHtml(`${day.day} ${service.service}: $${usdText(value)}`)}</title></rect>`
+        );
       });
     const label =
       index % labelEvery === 0
-        ? `<text class="x" x="${fixed(left + index * slot + slot / 2)}" y="${baseline + 16}" text-anchor="middle">${escapeHtml(day.day.slice(5))}</text>`
+        ? `<text class="x" x="${fixed(left + index * slot + slot / 2)}" y="${baseline + 16}" text-anchor="middle">` +
+          `${escapeHtml(day.day.slice(5))}</text>`
         : '';
-    return `<g class="bar" data-day="${escapeHtml(day.day)}" data-usd="${day.total_usd}"><title>${escapeHtml(`${day.day}: $${usdText(day.total_usd)}`)}</title>${segments.join('')}${label}</g>`;
+    const title = escapeHtml(`${day.day}: $${usdText(day.total_usd)}`);
+    const open = `<g class="bar" data-day="${escapeHtml(day.day)}" data-usd="${day.total_usd}">`;
+    return `${open}<title>${title}</title>${segments.join('')}${label}</g>`;
   });
   const grid = ticks.map((tick) => {
     const y = baseline - (tick / yMax) * plotHeight;
-    return `<line class="grid" x1="${left}" x2="${width - right}" y1="${fixed(y)}" y2="${fixed(y)}"/><text class="y" x="${left - 6}" y="${fixed(y + 4)}" text-anchor="end">$${escapeHtml(usdText(tick))}</text>`;
+    return (
+      `<line class="grid" x1="${left}" x2="${width - right}" y1="${fixed(y)}" y2="${fixed(y)}"/>` +
+      `<text class="y" x="${left - 6}" y="${fixed(y + 4)}" text-anchor="end">$${escapeHtml(usdText(tick))}</text>`
+    );
   });
   const legend = report.services
     .filter((service) => service.usd > 0)
@@ -241,13 +258,15 @@ function dailyChart(report: CostReport): string {
       (service) =>
         `<li><span class="swatch" style="background:${colorOf.get(service.service)!}"></span>${escapeHtml(service.service)}</li>`,
     );
+  const period = `${escapeHtml(report.from)} to ${escapeHtml(report.to)}`;
+  const size = `viewBox="0 0 ${width} ${height}" width="${width}" height="${height}"`;
   return `<figure>
-<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Daily cost by service, ${escapeHtml(report.from)} to ${escapeHtml(report.to)}">
+<svg xmlns="http://www.w3.org/2000/svg" ${size} role="img" aria-label="Daily cost by service, ${period}">
 ${grid.join('\n')}
 <line class="axis" x1="${left}" x2="${width - right}" y1="${baseline}" y2="${baseline}"/>
 <line class="axis" x1="${left}" x2="${left}" y1="${top}" y2="${baseline}"/>
 ${bars.join('\n')}
-<text class="title" x="${left + plotWidth / 2}" y="${height - 12}" text-anchor="middle">Day (UTC, ${escapeHtml(report.from)} to ${escapeHtml(report.to)})</text>
+<text class="title" x="${left + plotWidth / 2}" y="${height - 12}" text-anchor="middle">Day (UTC, ${period})</text>
 <text class="title" transform="translate(16 ${top + plotHeight / 2}) rotate(-90)" text-anchor="middle">USD per day</text>
 </svg>
 ${legend.length > 0 ? `<ul class="legend">${legend.join('')}</ul>` : '<p class="empty">No usage in the period.</p>'}
@@ -274,14 +293,16 @@ export function escapeHtml(value: string): string {
 
 /** Ids (models, subjects, workflows) are user data of any length without a break: they wrap anywhere rather than widen the page. */
 const STYLE = `
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d232a; margin: 24px auto; max-width: 1000px; padding: 0 16px; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d232a; margin: 24px auto; max-width: 1000px;
+  padding: 0 16px; }
 h1 { font-size: 22px; margin-bottom: 4px; } h1 small { font-size: 13px; color: #68707a; font-weight: normal; }
 h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #d8dde3; padding-bottom: 4px; } h3 { font-size: 15px; }
 .sheet, .empty, .note { color: #68707a; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 16px 0; }
 .card { border: 1px solid #d8dde3; border-radius: 6px; padding: 10px 14px; min-width: 200px; display: flex; flex-direction: column; }
 .card .label { color: #68707a; font-size: 12px; } .card .usd { font-size: 20px; font-weight: 600; } .card .note { font-size: 12px; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { padding: 3px 10px; border-bottom: 1px solid #eceff2; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eceff2; text-align: left; vertical-align: top; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; } tfoot th { border-top: 1px solid #9aa3ad; }
 figure { margin: 0; } svg { max-width: 100%; height: auto; font-size: 12px; }
 svg .axis { stroke: #1d232a; } svg .grid { stroke: #eceff2; } svg text { fill: #3b434c; } svg .title { font-size: 13px; }
