@@ -89,7 +89,7 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
-  const report = costReport({ from, to, sheet, usage, runCosts });
+  const report = costReport({ from, to, sheet, usage, runCosts, operations: target.operationsMode });
   if (flags.csv) return new CliText(costReportCsv(report));
   if (html !== undefined) return writeHtmlReport(target, html, report, usage, terminal && !flags.json);
   // A person at a terminal reads a table; --json, and any pipe, gets the report as JSON.
@@ -165,7 +165,8 @@ async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: 
   const { from } = checkedPeriod(dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from'), to);
   const sheet = priceSheetFor(target, flags.region);
   const usage = await usageRows(target, from, to, undefined);
-  const report = costReport({ from, to, sheet, usage, runCosts: await finishedRunCosts(target, from, to, undefined) });
+  const runCosts = await finishedRunCosts(target, from, to, undefined);
+  const report = costReport({ from, to, sheet, usage, runCosts, operations: target.operationsMode });
   const forecast = estimate(report, await linkSamples(target, usage), options);
   return terminal && !flags.json ? new CliText(forecastTable(forecast)) : forecast;
 }

@@ -10,9 +10,11 @@ import {
   BEDROCK_PROFILES_OUTPUT,
   BUCKET_OUTPUTS,
   COLLECTION_STATE_MACHINE_OUTPUT,
+  OPERATIONS_MODE_OUTPUT,
   SECRETS_PREFIX_OUTPUT,
   TABLE_OUTPUTS,
 } from '#lib/cdk/stack-outputs.ts';
+import type { OperationsMode } from '#lib/cdk/constructs/operations.ts';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SFNClient } from '@aws-sdk/client-sfn';
@@ -87,6 +89,8 @@ export interface AdminTarget {
   verify(): Promise<VerifyServices>;
   /** A deployed stack (--stack), or the local twin. */
   deployed: boolean;
+  /** The deployment's `operations` setting, which decides its fixed monthly items; the twin prices the full stack. */
+  operationsMode: OperationsMode;
   /** What the operator should know about where the command acts (the CLI opened the data directory itself). */
   notice?: string;
   close(): Promise<void>;
@@ -97,6 +101,11 @@ const documentClient = (client: DynamoDBClient) =>
 
 export async function resolveTarget(options: { stack?: string; region?: string }): Promise<AdminTarget> {
   return options.stack ? deployedTarget(options.stack, options.region) : localTarget();
+}
+
+function operationsModeOf(stackName: string, value: string | undefined): OperationsMode {
+  if (value === undefined || value === 'full' || value === 'lean') return value ?? 'full';
+  throw new Error(`Stack ${stackName} has output ${OPERATIONS_MODE_OUTPUT} ${JSON.stringify(value)}, neither full nor lean`);
 }
 
 async function deployedTarget(stackName: string, region: string | undefined): Promise<AdminTarget> {
@@ -141,6 +150,7 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
       });
     },
     deployed: true,
+    operationsMode: operationsModeOf(stackName, outputs.get(OPERATIONS_MODE_OUTPUT)),
     services: async () =>
       (services ??= {
         s3: new (await import('@aws-sdk/client-s3')).S3Client({ region }),
@@ -194,6 +204,7 @@ async function localTarget(): Promise<AdminTarget> {
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
     deployed: false,
+    operationsMode: 'full',
     notice: twin
       ? undefined
       : `no twin is running for DATA_DIR=${dataDir}: opened its data directly (URLs name port ${port}, where npm start will serve it)`,

@@ -17,6 +17,12 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
   usage: 'UsageTableName',
 };
 
+/**
+ * The stack's `operations` setting (`full` or `lean`), so that the admin CLI's cost report counts the fixed items this
+ * deployment has; a stack without this output has every alarm and the dashboard (`full`).
+ */
+export const OPERATIONS_MODE_OUTPUT = 'OperationsMode';
+
 /** The workflow state machine (runs and their callbacks). */
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
 /** The collection state machine, which the admin CLI's `collect` starts a task's sweep on. */

@@ -2,6 +2,7 @@ import { addModelUsage, COST_UNIT_NAMES, type CostUnits, type ModelUsage } from 
 import { USAGE_RETENTION_MS } from '#shared/metering/usage-meter.ts';
 import { DAY_MS } from '#shared/time.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
+import type { OperationsMode } from '#lib/cdk/constructs/operations.ts';
 import { modelCostOf, priceOf, type PriceSheet } from './price-sheet.ts';
 
 /** One usage item as stored: its subject (`project#P`, `link#L`), its UTC day and its counters. */
@@ -98,7 +99,15 @@ export const periodDays = (from: string, to: string) => (Date.parse(`${to}T00:00
  * webhook events (what the links' usage cost, over the events they accepted); the cost per run (each finished run's
  * step units, from its execution record: mean and p95); and the fixed monthly costs.
  */
-export function costReport(input: { from: string; to: string; sheet: PriceSheet; usage: UsageRow[]; runCosts: RunCost[] }): CostReport {
+export function costReport(input: {
+  from: string;
+  to: string;
+  sheet: PriceSheet;
+  usage: UsageRow[];
+  runCosts: RunCost[];
+  /** The deployment's `operations` setting; without it, the full stack's fixed items. */
+  operations?: OperationsMode;
+}): CostReport {
   const { sheet } = input;
   const days = periodDays(input.from, input.to);
   if (!(days >= 1 && days <= MAX_REPORT_DAYS))
@@ -127,7 +136,7 @@ export function costReport(input: { from: string; to: string; sheet: PriceSheet;
     workflows: workflowCosts(sheet, input.runCosts),
     models,
     unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
-    fixed_monthly_usd: fixedMonthlyCosts(sheet),
+    fixed_monthly_usd: fixedMonthlyCosts(sheet, input.operations),
     data_transfer_out: dataTransferOut(sheet, all.units.dataTransferOutBytes, bySubject),
   };
 }

@@ -3,6 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LEAN_ALARM_METRICS } from '#lib/cdk/constructs/operations.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
+import { OPERATIONS_MODE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
 
 /**
@@ -40,6 +41,11 @@ describe('operations=full (the default)', () => {
     full.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(metricsRead(full)).toBe(alarmMetricCount('full'));
     expect(alarmsOf(full).length).toBeGreaterThan(Object.keys(LEAN_ALARM_METRICS).length);
+  });
+
+  it('names its mode in the OperationsMode output, which the admin CLI prices the fixed items by', () => {
+    full.hasOutput(OPERATIONS_MODE_OUTPUT, { Value: 'full' });
+    lean.hasOutput(OPERATIONS_MODE_OUTPUT, { Value: 'lean' });
   });
 
   it('is what -c operations=full synthesizes', () => {

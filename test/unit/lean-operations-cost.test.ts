@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { alarmMetricCount, fixedMonthlyCosts } from '#lib/pricing/fixed-costs.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
+import { costReport } from '#lib/pricing/cost-report.ts';
 
 /**
  * What the stack costs before its first request, full and lean, as the READMEs quote it: a reader deciding whether to
@@ -26,6 +27,15 @@ describe('the fixed monthly cost', () => {
     expect(lean.find((item) => item.item === 'CloudWatch dashboard')).toMatchObject({ count: 0, usd: 0 });
     expect(alarmMetricCount('lean')).toBeLessThan(alarmMetricCount('full'));
     expect(figures('lean').traffic).toBe(figures('full').traffic);
+  });
+
+  it("is the cost report's fixed items for the deployment's mode, the full stack's when none is given", () => {
+    const report = (operations?: 'full' | 'lean') =>
+      costReport({ from: '2026-01-01', to: '2026-01-31', sheet, usage: [], runCosts: [], operations }).fixed_monthly_usd;
+    expect(report('lean')).toEqual(fixedMonthlyCosts(sheet, 'lean'));
+    expect(report('full')).toEqual(fixedMonthlyCosts(sheet, 'full'));
+    expect(report()).toEqual(fixedMonthlyCosts(sheet, 'full'));
+    expect(report('lean')).not.toEqual(report('full'));
   });
 
   it("is quoted as computed in the README's first screen and deploy section", () => {

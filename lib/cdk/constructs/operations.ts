@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { CfnBudget } from 'aws-cdk-lib/aws-budgets';
 import {
   Alarm,
@@ -24,6 +24,7 @@ import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
 import type { Collection } from './collection.ts';
 import type { HandlerFunction } from './handler-function.ts';
+import { OPERATIONS_MODE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { COLLECTION_TIME_ZONE, NIGHTLY_DEADLINE_HOUR } from '#shared/collection-night.ts';
 
 export interface OperationsProps {
@@ -101,6 +102,7 @@ export class Operations extends Construct {
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
     this.mode = props.mode ?? 'full';
+    new CfnOutput(this, OPERATIONS_MODE_OUTPUT, { key: OPERATIONS_MODE_OUTPUT, value: this.mode });
     const stack = Stack.of(this);
     this.key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
     // CloudWatch alarms and Budgets publish to the encrypted topic; both need the key to do it.
