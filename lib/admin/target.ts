@@ -14,7 +14,7 @@ import {
   SECRETS_PREFIX_OUTPUT,
   TABLE_OUTPUTS,
 } from '#lib/cdk/stack-outputs.ts';
-import type { OperationsMode } from '#lib/cdk/constructs/operations.ts';
+import type { OperationsMode } from '#lib/cdk/stack-outputs.ts';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SFNClient } from '@aws-sdk/client-sfn';

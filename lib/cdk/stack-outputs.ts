@@ -22,8 +22,14 @@ export const TABLE_OUTPUTS: Record<TableName, string> = {
  * deployment has; a stack without this output has every alarm and the dashboard (`full`).
  */
 export const OPERATIONS_MODE_OUTPUT = 'OperationsMode';
+/**
+ * `full`: every alarm and the dashboard. `lean`: only the alarms that say accepted conversations are not reaching the
+ * analysis, which nothing else would tell anyone before the events expire unseen; no dashboard.
+ */
+export const OPERATIONS_MODES = ['full', 'lean'] as const;
+export type OperationsMode = (typeof OPERATIONS_MODES)[number];
 
-/** The workflow state machine (runs and their callbacks). */
+/** The workflow state machine (executions and their callbacks). */
 export const STATE_MACHINE_OUTPUT = 'WorkflowStateMachineArn';
 /** The collection state machine, which the admin CLI's `collect` starts a task's sweep on. */
 export const COLLECTION_STATE_MACHINE_OUTPUT = 'CollectionStateMachineArn';

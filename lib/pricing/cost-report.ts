@@ -2,7 +2,7 @@ import { addModelUsage, COST_UNIT_NAMES, type CostUnits, type ModelUsage } from 
 import { USAGE_RETENTION_MS } from '#shared/metering/usage-meter.ts';
 import { DAY_MS } from '#shared/time.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
-import type { OperationsMode } from '#lib/cdk/constructs/operations.ts';
+import type { OperationsMode } from '#lib/cdk/stack-outputs.ts';
 import { modelCostOf, priceOf, type PriceSheet } from './price-sheet.ts';
 
 /** One usage item as stored: its subject (`project#P`, `link#L`), its UTC day and its counters. */

@@ -24,7 +24,8 @@ import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
 import type { Collection } from './collection.ts';
 import type { HandlerFunction } from './handler-function.ts';
-import { OPERATIONS_MODE_OUTPUT } from '#lib/cdk/stack-outputs.ts';
+import { OPERATIONS_MODE_OUTPUT, OPERATIONS_MODES, type OperationsMode } from '#lib/cdk/stack-outputs.ts';
+import { deployedTableName, type TableName } from '#shared/resources.ts';
 import { COLLECTION_TIME_ZONE, NIGHTLY_DEADLINE_HOUR } from '#shared/collection-night.ts';
 
 export interface OperationsProps {
@@ -40,12 +41,7 @@ export interface OperationsProps {
   readonly mode?: OperationsMode;
 }
 
-/**
- * `full`: every alarm and the dashboard. `lean`: only the alarms that say accepted conversations are not reaching the
- * analysis, which nothing else would tell anyone before the events expire unseen; no dashboard.
- */
-export const OPERATIONS_MODES = ['full', 'lean'] as const;
-export type OperationsMode = (typeof OPERATIONS_MODES)[number];
+export type { OperationsMode };
 
 /**
  * The alarms a lean deployment keeps, each with the number of metrics it reads (CloudWatch bills an alarm per metric
@@ -308,7 +304,9 @@ export class Operations extends Construct {
   }
 
   private dataAlarms(data: Data): void {
-    for (const [name, table] of Object.entries(data.tables)) {
+    for (const [key, table] of Object.entries(data.tables)) {
+      // Named as first deployed, as the tables themselves are: a new id would replace the alarm.
+      const name = deployedTableName(key as TableName);
       this.alarm(
         `Throttled-${name}`,
         `DynamoDB throttled requests on the ${name} table: ` +
