@@ -56,7 +56,7 @@ try {
   process.exit(1);
 }
 
-// Off unless asked for; the seed is printed so that an execution that failed can be replayed.
+// Off unless asked for; the seed is printed so that a session that failed can be replayed.
 let faults: FaultPlan | undefined;
 try {
   faults = parseTwinFaults(process.env[TWIN_FAULTS_ENV], process.env[TWIN_FAULTS_SEED_ENV]);

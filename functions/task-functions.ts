@@ -69,7 +69,7 @@ export const taskFunctions: readonly TaskFunction[] = [
     tables: { ...METERED, executions: 'readWrite', streamEvents: 'readWrite' },
     // Reads a finished record whole (a long error) to end its execution's log as recorded.
     buckets: { bodies: { 'executions/': 'read' } },
-    // A failed run's callback is an execution of the workflow machine (`callback-<id>`).
+    // A failed execution's callback is an execution of the workflow machine (`callback-<id>`).
     stateMachines: { workflow: ['start'] },
     timeoutSeconds: 30,
   },
@@ -78,11 +78,11 @@ export const taskFunctions: readonly TaskFunction[] = [
     machine: 'collection',
     handler: 'collection/handlers/collect-batch.ts',
     arnSubstitution: 'CollectBatchFunctionArn',
-    // Reads the link, moves queued events on (conditional writes naming the execution), keeps the execution's checkpoint.
+    // Reads the link, moves queued events on (conditional writes naming the sweep), keeps the sweep's checkpoint.
     tables: { ...METERED, collection: 'readWrite', inboundEvents: 'readWrite', links: 'read' },
     buckets: { bodies: { 'inbound/': 'read', 'recordings/': 'upload', 'handoff/': 'write' } },
     announcesHandoffs: true,
-    // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the execution checkpoints and loops.
+    // Pages of up to 200 events, 8 recordings at a time, each at most 2 minutes: the sweep checkpoints and loops.
     timeoutSeconds: 900,
     // Eight recordings at once, each streaming through its upload's part buffers (limits.ts says how it was measured).
     memorySize: COLLECT_BATCH_MEMORY_MB,

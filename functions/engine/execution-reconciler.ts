@@ -6,7 +6,7 @@ import type { StreamEventsRepository } from '#executions/stream-events-repositor
 import { settledEvents } from '#executions/stream-events.ts';
 
 /**
- * The execution-ended reconciler of the workflow state machine (runs and their callbacks; a collection sweep is an
+ * The execution-ended reconciler of the workflow state machine (executions and their callbacks; a collection sweep is an
  * execution of another machine and keeps its own checkpoint). An execution's own path records every ending it can see
  * (RunStep, RecordFailure, GiveUpCallback); some endings it cannot: RecordFailure's retries running out,
  * `States.DataLimitExceeded` (which `States.ALL` does not catch), an execution timeout, an abort in the console, a

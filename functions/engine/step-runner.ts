@@ -3,7 +3,7 @@ import {
   MAX_EXECUTION_RESULT_BYTES,
   MAX_HISTORY_TURNS,
   MAX_MEMORY_VALUE_BYTES,
-  MAX_STEPS_PER_RUN,
+  MAX_STEPS_PER_EXECUTION,
   NOVA_CANVAS_MAX_PROMPT_CHARS,
 } from '#shared/limits.ts';
 import { newId } from '#shared/secrets.ts';
@@ -217,7 +217,7 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
     }
 
     for (;;) {
-      if (cursor.steps >= MAX_STEPS_PER_RUN) throw new ExecutionFailure(`The execution exceeded ${MAX_STEPS_PER_RUN} steps`);
+      if (cursor.steps >= MAX_STEPS_PER_EXECUTION) throw new ExecutionFailure(`The execution exceeded ${MAX_STEPS_PER_EXECUTION} steps`);
       const nodeId = cursor.node;
       const node = Object.hasOwn(definition.nodes, nodeId) ? definition.nodes[nodeId] : undefined;
       if (!node) throw new ExecutionFailure(`Node ${nodeId} does not exist`);

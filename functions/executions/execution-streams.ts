@@ -32,8 +32,8 @@ export interface TailOptions {
 export type StreamEnd = 'finished' | 'deadline' | 'gone';
 
 /**
- * The streaming routes read the log only, so the log's first batch says whose execution it is: another project's run,
- * and an execution started before runs had logs, are answered as missing.
+ * The streaming routes read the log only, so the log's first batch says whose execution it is: another project's execution,
+ * and an execution started before executions had logs, are answered as missing.
  */
 export async function assertLogOwner(deps: Pick<TailDeps, 'events'>, caller: Caller, executionId: string): Promise<void> {
   if ((await deps.events.owner(executionId)) !== caller.projectId) throw new NotFoundError(`Execution ${executionId} not found`);

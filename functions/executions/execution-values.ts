@@ -31,7 +31,7 @@ export interface ObjectStore {
 export function createExecutionValues(objects: ObjectStore | undefined): ExecutionValues {
   const required = (): ObjectStore => {
     // Only functions granted the executions/ prefix can meet a large value; the others fail loudly, never silently.
-    if (!objects) throw new Error('This function has no access to the bodies bucket for large run values');
+    if (!objects) throw new Error('This function has no access to the bodies bucket for large execution values');
     return objects;
   };
   return {

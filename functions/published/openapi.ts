@@ -561,7 +561,7 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       },
       tags: [
         { name: 'workflows', description: "The workflows of the project's active publication" },
-        { name: 'executions', description: 'Runs: start, stream, poll, stop, approve and reject' },
+        { name: 'executions', description: 'Executions: start, stream, poll, stop, approve and reject' },
         { name: 'meta', description: 'About the API itself' },
       ],
       routes,
@@ -621,7 +621,8 @@ const INFO_DESCRIPTION = [
   "Runs the workflows of a project's active publication. Every operation but the two documents needs a project API key " +
     "(`Authorization: Bearer <API_KEY>`) holding the operation's scope.",
   'An execution is started by `execute` (answers when it settles) or `stream` (server-sent events until `complete`); any stream ' +
-    'resumes exactly where it broke off with `Last-Event-ID`, and never starts a second run. `Idempotency-Key` makes a start safe to ' +
+    'resumes exactly where it broke off with `Last-Event-ID`, and never starts a second execution. ' +
+    '`Idempotency-Key` makes a start safe to ' +
     'retry.',
   `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} ` +
     `requests a minute.`,

@@ -166,8 +166,8 @@ export const EXECUTION_RETENTION_MS = 90 * DAY_MS;
 export const HISTORY_RETENTION_MS = 90 * DAY_MS;
 /** `{{history}}` renders at most this many of the thread's latest earlier turns. */
 export const MAX_HISTORY_TURNS = 50;
-/** Executed nodes per run: a condition loop without an exit fails the execution instead of running forever. */
-export const MAX_STEPS_PER_RUN = 1000;
+/** Executed nodes per execution: a condition loop without an exit fails the execution instead of running forever. */
+export const MAX_STEPS_PER_EXECUTION = 1000;
 /** `wait` nodes: the longest single pause (Step Functions allows a year; a day keeps runs observable). */
 export const MAX_WAIT_SECONDS = 24 * 60 * 60;
 /** `scripted` llm nodes: delay between emitted tokens. */

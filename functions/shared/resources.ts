@@ -70,7 +70,7 @@ export type BucketGrant = Readonly<Partial<Record<BucketPrefix, ObjectAccess>>>;
 export const STATE_MACHINE_ENVS = { workflow: 'STATE_MACHINE_ARN', collection: 'COLLECTION_STATE_MACHINE_ARN' } as const;
 export type StateMachineName = keyof typeof STATE_MACHINE_ENVS;
 export const STATE_MACHINE_NAMES = Object.keys(STATE_MACHINE_ENVS) as StateMachineName[];
-/** The workflow state machine's variable (runs and their callbacks). */
+/** The workflow state machine's variable (executions and their callbacks). */
 export const STATE_MACHINE_ENV = STATE_MACHINE_ENVS.workflow;
 export const COLLECTION_STATE_MACHINE_ENV = STATE_MACHINE_ENVS.collection;
 export type StateMachineAccess = 'start' | 'stop' | 'taskResponse';

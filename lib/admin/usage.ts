@@ -57,6 +57,6 @@ models [list] [--region R]          the Bedrock models workflows may name: state
 
 export const VERIFY_USAGE = `\
 verify [--skip-models]              after a deploy: checks the deployment end to end (OpenAPI documents, a webhook
-                                     link, a workflow run streamed and resumed, each model once, streamed write
+                                     link, a workflow execution streamed and resumed, each model once, streamed write
                                      sizes, the cost tag, Lambda concurrency) and removes what it created; a table
                                      on a terminal, JSON with --json or into a pipe; exit 1 when a check failed`;

@@ -34,7 +34,7 @@ const VERIFY_WORKFLOW = {
 /** The user the runs are made for: their memory and thread are the temporary project's, which nothing else reads. */
 export const VERIFY_USER_ID = 'admin-verify';
 const RUN_BODY = { user_id: VERIFY_USER_ID, input: { message: 'admin verify' } };
-/** How many events the streamed run reads before it drops the connection. */
+/** How many events the streamed execution reads before it drops the connection. */
 const EVENTS_BEFORE_DROP = 2;
 /** How long a run of this workflow may take to settle after its approval: seconds normally, generous for a cold stage. */
 const SETTLE_DEADLINE_MS = 90_000;
@@ -83,7 +83,7 @@ export const workflowCheck: VerifyCheck = {
     const measured: Record<string, unknown> = { project_id: projectId, publication_id: published.publication_id };
     const api = authorized(context, await context.project.key());
 
-    context.status('workflow: a blocking run, stopped at its approval');
+    context.status('workflow: a blocking execution, stopped at its approval');
     const executed = await api.request(paths.execute, { method: 'POST', body: RUN_BODY }, UNINTERRUPTED);
     const blockingId = field(executed, 'execution_id');
     if (typeof blockingId === 'string') api.started(blockingId);
@@ -96,7 +96,7 @@ export const workflowCheck: VerifyCheck = {
     const approvalId = (field(waiting, 'pending_approval') as { approval_id?: unknown } | null)?.approval_id;
     if (field(waiting, 'status') !== 'interrupted' || typeof approvalId !== 'string') {
       throw new CheckFailure(
-        `GET ${paths.execution(blockingId)} to show the blocking run stopped at its approval (status interrupted, pending_approval)`,
+        `GET ${paths.execution(blockingId)} to show the blocking execution stopped at its approval (status interrupted, pending_approval)`,
         answered(waiting),
         FIX_WORKFLOWS,
         measured,
@@ -113,7 +113,7 @@ export const workflowCheck: VerifyCheck = {
       );
     }
 
-    context.status('workflow: a streamed run, dropped and resumed');
+    context.status('workflow: a streamed execution, dropped and resumed');
     const streamed = await streamAndResume(context, api);
     measured.streamed = streamed.executionId;
     measured.stream_events = streamed.ids.length;
@@ -121,7 +121,8 @@ export const workflowCheck: VerifyCheck = {
     return {
       status: 'pass',
       detail:
-        `project ${projectId}: a blocking run stopped at its approval, was approved and completed; a streamed run dropped after ` +
+        `project ${projectId}: a blocking execution stopped at its approval, was approved and completed; ` +
+        'a streamed execution dropped after ' +
         `${EVENTS_BEFORE_DROP} events ` +
         `and resumed with Last-Event-ID ${streamed.resumes} times got events 1-${streamed.ids.length}, each once, to complete. ` +
         "The key is revoked and the project unpublished at the end (the publication's workflow item and the execution records stay, " +
@@ -263,9 +264,14 @@ async function streamAndResume(
       approved = true;
       complete = undefined;
     } else if (complete !== undefined) {
-      throw new CheckFailure('the streamed run to complete', `a complete event with status ${String(complete.status)}`, FIX_WORKFLOWS, {
-        events: ids,
-      });
+      throw new CheckFailure(
+        'the streamed execution to complete',
+        `a complete event with status ${String(complete.status)}`,
+        FIX_WORKFLOWS,
+        {
+          events: ids,
+        },
+      );
     }
     if (resumes >= 4)
       throw new CheckFailure(

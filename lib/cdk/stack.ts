@@ -29,7 +29,8 @@ export interface PlatformStackProps extends StackProps {
   /** @default CDK context `costCenter`, else `unassigned`: the `CostCenter` cost allocation tag. */
   readonly costCenter?: string;
   /**
-   * `lean` leaves out the dashboard and every alarm but the nightly collection's (Operations' `mode`).
+   * `lean` leaves out the dashboard and every alarm but the four that say accepted conversations are not reaching the
+   * analysis (`LEAN_ALARM_METRICS`).
    * @default CDK context `operations` (`-c operations=lean`), else `full`
    */
   readonly operations?: OperationsMode;

@@ -15,9 +15,9 @@ import {
  * test/fixtures/workflows published (`echo`, `support-bot`) and a key with every scope, e.g. on the twin:
  *
  *   npm run --silent admin -- publish test/fixtures/workflows
- * PUBLISHED_API_KEY=$(npm run --silent admin -- keys create --name example --preset full --json | node -pe
- * 'JSON.parse(require("fs").readFileSync(0)).key') \
- *     node --import tsx lib/client/example.ts
+ *   PUBLISHED_API_KEY=$(npm run --silent admin -- keys create --name example --preset full --json |
+ *     node -pe 'JSON.parse(require("fs").readFileSync(0)).key') \
+ *   node --import tsx lib/client/example.ts
  *
  * PUBLISHED_API_URL is the API's URL: the stack's ApiUrl output on AWS, the twin's http://127.0.0.1:3000 by default.
  */

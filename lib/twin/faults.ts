@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 /**
  * Faults on purpose: `npm start` with `TWIN_FAULTS` makes the twin answer some of the functions' calls the way AWS
  * answers on a bad day (a throttle, a server error, a crashed invocation), so retries and idempotency are exercised
- * offline. Draws come from a seeded generator, so an execution that failed can be replayed with its seed.
+ * offline. Draws come from a seeded generator, so a session that failed can be replayed with its seed.
  */
 export const TWIN_FAULTS_ENV = 'TWIN_FAULTS';
 export const TWIN_FAULTS_SEED_ENV = 'TWIN_FAULTS_SEED';

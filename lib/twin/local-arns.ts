@@ -8,7 +8,7 @@ export const localStateMachineArn = (machine: StateMachineName) =>
 /** Every execution of one local state machine (what a `stop` grant covers). */
 export const localExecutionsArn = (machine: StateMachineName) =>
   `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:local-${machine}:*`;
-/** The workflow state machine (runs and their callbacks). */
+/** The workflow state machine (executions and their callbacks). */
 export const LOCAL_STATE_MACHINE_ARN = localStateMachineArn('workflow');
 export const LOCAL_COLLECTION_STATE_MACHINE_ARN = localStateMachineArn('collection');
 

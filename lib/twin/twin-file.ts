@@ -32,7 +32,7 @@ export interface TwinFile {
   lambda_endpoint: string;
   /** Where projects' tool secrets are kept in the SSM stand-in. */
   secrets_prefix: string;
-  /** The workflow state machine (runs and their callbacks). */
+  /** The workflow state machine (executions and their callbacks). */
   state_machine_arn: string;
   /** The collection state machine, which `admin collect` starts a task's sweep on. */
   collection_state_machine_arn: string;

@@ -24,7 +24,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * `npm run bench`: ingest throughput and latency on the local twin at concurrency 16, beside the raw
- * PutItem rate of the same embedded DynamoDB in the same execution (their ratio is the figure that travels),
+ * PutItem rate of the same embedded DynamoDB in the same benchmark (their ratio is the figure that travels),
  * and the billed units per request as the handlers metered them.
  */
 const CONCURRENCY = 16;
@@ -91,7 +91,7 @@ async function admin(...argv: string[]) {
 /** Each bound link's source id, by token: where its events are stored. */
 const sourceIds = new Map<string, string>();
 
-/** Enough bound links that no single one passes its 600 requests/minute during the execution. */
+/** Enough bound links that no single one passes its 600 requests/minute during the benchmark. */
 async function linkPool(type: 'calls' | 'dialogs', requests: number): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < Math.ceil(requests / (MAX_REQUESTS_PER_MINUTE_PER_LINK - 50)); i += 1) {
@@ -171,7 +171,7 @@ async function ingestRun(
 /**
  * The floor: the one write the webhook API's contract cannot do without (an event is stored before its 201), a
  * conditional PutItem (`attribute_not_exists`) of an item the size of the product's own event item (one the ingest run
- * stored, under new keys), after a warm-up pass, measured in the same execution as the product.
+ * stored, under new keys), after a warm-up pass, measured in the same benchmark as the product.
  */
 async function floorRun(sourceId: string, label: string): Promise<RunStats> {
   const client = new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });

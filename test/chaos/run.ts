@@ -3,7 +3,7 @@ import { EXAMPLE_FAULTS, runChaos } from './chaos.ts';
 
 /**
  * `npm run chaos [-- --minutes N --concurrency C]`: mixed traffic under injected faults (TWIN_FAULTS, default every
- * kind at once; TWIN_FAULTS_SEED replays an execution), then the invariants. Prints each violation, then one JSON line of
+ * kind at once; TWIN_FAULTS_SEED replays a chaos session), then the invariants. Prints each violation, then one JSON line of
  * counts; exits 1 when any invariant broke.
  */
 const { values } = parseArgs({
@@ -50,7 +50,7 @@ for (const violation of chaos.violations) {
       console.error(`  ${answer.label} ${answer.path} ${answer.status} ${answer.refusalBody.slice(0, 200)}`);
   }
 }
-// An execution with violations keeps its data directory (the twin's stores and Step Functions journal) for a post-mortem.
+// A chaos session with violations keeps its data directory (the twin's stores and Step Functions journal) for a post-mortem.
 const keep = chaos.violations.length > 0;
 if (keep) console.error(`data kept in ${chaos.dataDir}`);
 await chaos.close(keep);

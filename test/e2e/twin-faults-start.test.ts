@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 /**
  * `npm start`'s `TWIN_FAULTS`: a value it does not understand stops the start, naming the setting and the part; one it
- * does is shown with its seed, so that an execution can be replayed.
+ * does is shown with its seed, so that a session can be replayed.
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** Node, tsx and the stores starting on a loaded machine. */

@@ -66,7 +66,7 @@ const COMMON: BuildOptions = {
 
 /**
  * Bundles one function with the local esbuild (no Docker) into `outdir`, as `index.mjs`, the module Lambda
- * imports. Code reached only through a dynamic `import()` (the S3 client of large run values, in
+ * imports. Code reached only through a dynamic `import()` (the S3 client of large execution values, in
  * functions/executions/wiring.ts) can go to `chunks/`, which Node loads when that code first runs, so a cold start
  * does not parse it. Splitting has a price (code shared with a chunk is kept whole, chunks import each other),
  * so both layouts are built and the one whose cold start loads less is written.
