@@ -27,6 +27,11 @@ export type TableName = keyof typeof TABLE_ENV;
  */
 const FIRST_DEPLOYED_AS: Partial<Record<TableName, string>> = { userState: 'conversations', streamEvents: 'runEvents' };
 export const deployedTableName = (table: TableName): string => FIRST_DEPLOYED_AS[table] ?? table;
+/** The same name as CloudFormation ids and outputs spell it (`Conversations`, `InboundEvents`). */
+export const deployedTableId = (table: TableName): string => {
+  const name = deployedTableName(table);
+  return `${name[0]!.toUpperCase()}${name.slice(1)}`;
+};
 export type BucketName = keyof typeof BUCKET_ENV;
 export type Access = 'read' | 'write' | 'readWrite';
 

@@ -19,7 +19,8 @@ import { forecastTable, usdText, type LinkSample } from '#lib/pricing/cost-forec
 import { costReportHtml } from '#lib/pricing/cost-html.ts';
 import { DEFAULT_DATA_DIR, type AdminTarget } from './target.ts';
 import { CliText } from './cli-text.ts';
-import { estimate, estimateOptions, ESTIMATE_DAYS, reportForecasts, type EstimateFlags } from './cost-estimate.ts';
+import { estimate, estimateOptions, ESTIMATE_DAYS, type EstimateFlags } from './cost-estimate.ts';
+import { reportForecasts } from '#lib/pricing/cost-forecast.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
 interface CostFlags extends EstimateFlags {

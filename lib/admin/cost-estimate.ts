@@ -70,18 +70,3 @@ export function estimate(report: CostReport, links: LinkSample[], options: Estim
     volumesFrom: options.volumes ? 'flags' : 'period',
   });
 }
-
-/** The two forecasts the HTML report shows: next month at the period's traffic, and at twice that. */
-export function reportForecasts(report: CostReport, links: LinkSample[]): { current: Forecast; double: Forecast } {
-  const averages = measureAverages(report, links, { nowMs: Date.now() });
-  const at = (scale: number) =>
-    forecastCost({
-      averages,
-      fixed: report.fixed_monthly_usd,
-      volumes: periodVolumes(averages, scale),
-      months: 1,
-      volumesFrom: 'period',
-      scale,
-    });
-  return { current: at(1), double: at(2) };
-}

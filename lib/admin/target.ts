@@ -14,7 +14,7 @@ import {
   SECRETS_PREFIX_OUTPUT,
   TABLE_OUTPUTS,
 } from '#lib/cdk/stack-outputs.ts';
-import type { OperationsMode } from '#lib/cdk/stack-outputs.ts';
+import { OPERATIONS_MODES, type OperationsMode } from '#lib/cdk/stack-outputs.ts';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SFNClient } from '@aws-sdk/client-sfn';
@@ -104,7 +104,8 @@ export async function resolveTarget(options: { stack?: string; region?: string }
 }
 
 function operationsModeOf(stackName: string, value: string | undefined): OperationsMode {
-  if (value === undefined || value === 'full' || value === 'lean') return value ?? 'full';
+  if (value === undefined) return 'full';
+  if ((OPERATIONS_MODES as readonly string[]).includes(value)) return value as OperationsMode;
   throw new Error(`Stack ${stackName} has output ${OPERATIONS_MODE_OUTPUT} ${JSON.stringify(value)}, neither full nor lean`);
 }
 

@@ -1,21 +1,12 @@
-import type { BucketName, TableName } from '#shared/resources.ts';
+import { deployedTableId, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
 
 /** CloudFormation output names: the stack writes them, the admin CLI reads them to find a deployment's resources. */
 export const API_URL_OUTPUT = 'ApiUrl';
 
-/** Named as first deployed (see `deployedTableName`), so an admin CLI finds the tables of any version of the stack. */
-export const TABLE_OUTPUTS: Record<TableName, string> = {
-  links: 'LinksTableName',
-  counters: 'CountersTableName',
-  inboundEvents: 'InboundEventsTableName',
-  apiKeys: 'ApiKeysTableName',
-  publications: 'PublicationsTableName',
-  executions: 'ExecutionsTableName',
-  userState: 'ConversationsTableName',
-  streamEvents: 'RunEventsTableName',
-  collection: 'CollectionTableName',
-  usage: 'UsageTableName',
-};
+/** `<Table>TableName`, named as first deployed (`deployedTableId`), so an admin CLI finds the tables of any version. */
+export const TABLE_OUTPUTS = Object.fromEntries(
+  (Object.keys(TABLE_ENV) as TableName[]).map((table) => [table, `${deployedTableId(table)}TableName`]),
+) as Record<TableName, string>;
 
 /**
  * The stack's `operations` setting (`full` or `lean`), so that the admin CLI's cost report counts the fixed items this

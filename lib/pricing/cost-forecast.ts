@@ -403,3 +403,18 @@ export function usdText(usd: number): string {
   const digits = fraction.replace(/0+$/, '').padEnd(2, '0');
   return `${usd < 0 ? '-' : ''}${whole!.replace(/\B(?=(\d{3})+$)/g, ',')}.${digits}`;
 }
+
+/** The two forecasts the HTML report shows: next month at the period's traffic, and at twice that. */
+export function reportForecasts(report: CostReport, links: LinkSample[], nowMs = Date.now()): { current: Forecast; double: Forecast } {
+  const averages = measureAverages(report, links, { nowMs });
+  const at = (scale: number) =>
+    forecastCost({
+      averages,
+      fixed: report.fixed_monthly_usd,
+      volumes: periodVolumes(averages, scale),
+      months: 1,
+      volumesFrom: 'period',
+      scale,
+    });
+  return { current: at(1), double: at(2) };
+}

@@ -82,6 +82,8 @@ describe('data', () => {
         'DataUsageTable',
       ].sort(),
     );
+    const outputs = Object.keys(template.toJSON().Outputs as Record<string, unknown>);
+    expect(outputs).toEqual(expect.arrayContaining(['ConversationsTableName', 'RunEventsTableName', 'InboundEventsTableName']));
   });
 
   it('keys inbound events by (source_id, external_id), the deduplication pair, with a received-time index', () => {

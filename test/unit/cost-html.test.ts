@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forecastCost, measureAverages, periodVolumes, usdText, type LinkSample } from '#lib/pricing/cost-forecast.ts';
+import { forecastCost, measureAverages, reportForecasts, usdText, type LinkSample } from '#lib/pricing/cost-forecast.ts';
 import { costReportHtml, escapeHtml } from '#lib/pricing/cost-html.ts';
 import { costReport, type CostReport } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
@@ -60,17 +60,7 @@ function build(models: CostReport['models'] = MODELS): CostReport {
 }
 
 function page(report: CostReport, links: LinkSample[] = [{ subject: `link#${HOSTILE_LINK}`, type: 'calls', events: 105 }]) {
-  const averages = measureAverages(report, links);
-  const at = (scale: number) =>
-    forecastCost({
-      averages,
-      fixed: report.fixed_monthly_usd,
-      volumes: periodVolumes(averages, scale),
-      months: 1,
-      volumesFrom: 'period',
-      scale,
-    });
-  const forecasts = { current: at(1), double: at(2) };
+  const forecasts = reportForecasts(report, links);
   return { html: costReportHtml({ report, forecasts }), forecasts };
 }
 

@@ -1,23 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT as ROOT, repositoryFiles } from '../support/repository-files.ts';
 
 /**
  * The formatter keeps code within its line width but leaves long strings and comments as they are: this holds the
  * product's own sources (not the tests, not generated types) to the same width, read from biome.json.
  */
-const ROOT = new URL('../../', import.meta.url).pathname;
 const WIDTH = (JSON.parse(readFileSync(`${ROOT}biome.json`, 'utf8')) as { formatter: { lineWidth: number } }).formatter.lineWidth;
 
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name.startsWith('.') ? [] : sourcesUnder(path);
-    return /\.(ts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [relative(ROOT, path)] : [];
-  });
-}
-
-const productSources = () => ['bin', 'lib', 'functions'].flatMap((folder) => sourcesUnder(join(ROOT, folder)));
+const productSources = () => repositoryFiles(['bin', 'lib', 'functions'], /^(?!.*\.d\.ts$).*\.(ts|mjs)$/);
 
 function linesOver(text: string, width: number): number[] {
   return text.split('\n').flatMap((line, index) => ([...line].length > width ? [index + 1] : []));

@@ -1,14 +1,14 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT as ROOT, repositoryFiles } from '../support/repository-files.ts';
 
 /**
  * The contract a reader can follow is in the repository: the OpenAPI documents generated from code and the READMEs
  * beside it. A comment, test name or README that cites a numbered part of some other document, or "the spec" as if
  * the reader had it, sends them nowhere; it should name the README (and its anchor) or state the rule itself.
  */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FOLDERS = ['bin', 'lib', 'functions', 'statemachines', 'test'];
 const FILES = ['README.md'];
 const TEXT = /\.(?:[cm]?[jt]s|md|json|ya?ml)$/;
@@ -32,17 +32,8 @@ const SELF = fileURLToPath(import.meta.url);
 const citationsOf = (line: string) =>
   CITATIONS.filter(({ what, pattern }) => pattern.test(line) && !(what.includes('section') && PUBLIC_DOCUMENT.test(line)));
 
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    if (name === 'node_modules' || name.startsWith('.')) return [];
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : TEXT.test(name) && path !== SELF ? [path] : [];
-  });
-}
-
-function citationsIn(path: string): string[] {
-  const file = relative(ROOT, path);
-  return readFileSync(path, 'utf8')
+function citationsIn(file: string): string[] {
+  return readFileSync(join(ROOT, file), 'utf8')
     .split('\n')
     .flatMap((line, index) => {
       const found = citationsOf(line);
@@ -52,7 +43,7 @@ function citationsIn(path: string): string[] {
 
 describe("the repository's citations", () => {
   it('name only what the repository holds: no section of an absent spec, no "the spec" a reader cannot open', () => {
-    const paths = [...FOLDERS.flatMap((folder) => files(join(ROOT, folder))), ...FILES.map((name) => join(ROOT, name))];
+    const paths = [...repositoryFiles(FOLDERS, TEXT).filter((file) => join(ROOT, file) !== SELF), ...FILES];
     expect(paths.length).toBeGreaterThan(100);
     expect(paths.flatMap(citationsIn)).toEqual([]);
   });

@@ -9,7 +9,7 @@ import {
   OBJECT_ACTIONS,
   TABLE_ACTIONS,
   TABLE_ENV,
-  deployedTableName,
+  deployedTableId,
   type Access,
   type BucketGrant,
   type BucketName,
@@ -107,8 +107,7 @@ export class Data extends Construct {
 
   private createTable(name: TableName, removalPolicy: RemovalPolicy): Table {
     const definition = TABLE_DEFINITIONS[name];
-    const id = deployedTableName(name);
-    const table = new Table(this, `${id[0]!.toUpperCase()}${id.slice(1)}Table`, {
+    const table = new Table(this, `${deployedTableId(name)}Table`, {
       partitionKey: { name: definition.partitionKey, type: AttributeType.STRING },
       sortKey: definition.sortKey ? { name: definition.sortKey, type: AttributeType.STRING } : undefined,
       billingMode: BillingMode.PAY_PER_REQUEST,
