@@ -103,7 +103,8 @@ export async function resolveTarget(options: { stack?: string; region?: string }
   return options.stack ? deployedTarget(options.stack, options.region) : localTarget();
 }
 
-function operationsModeOf(stackName: string, value: string | undefined): OperationsMode {
+/** A stack's OperationsMode output as the cost report prices it; a stack without the output has every alarm (full). */
+export function operationsModeOf(stackName: string, value: string | undefined): OperationsMode {
   if (value === undefined) return 'full';
   if ((OPERATIONS_MODES as readonly string[]).includes(value)) return value as OperationsMode;
   throw new Error(`Stack ${stackName} has output ${OPERATIONS_MODE_OUTPUT} ${JSON.stringify(value)}, neither full nor lean`);
