@@ -136,7 +136,7 @@ async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, n
   const eventId = await deps.nextEventId();
   const body = packBody(rawBody, sourceId, eventId);
   const stored = newStoredEvent(event, { sourceId, eventId }, body, nowMs);
-  const bodyCost = body.object ? { s3WriteRequests: 1, storedBytes: body.object.gzip.byteLength } : {};
+  const bodyCost = body.object ? { s3WriteRequests: 1, s3StoredBytes: body.object.gzip.byteLength } : {};
   const expectedCost = addCostUnits(addCostUnits(expectedPutCost(stored), bodyCost), { webhookEvents: 1 });
   return { stored, body, expectedCost };
 }

@@ -3,7 +3,7 @@ import { USAGE_RETENTION_MS } from '#shared/metering/usage-meter.ts';
 import { DAY_MS } from '#shared/time.ts';
 import { fixedMonthlyCosts } from './fixed-costs.ts';
 import type { OperationsMode } from '#lib/cdk/stack-outputs.ts';
-import { modelCostOf, priceOf, type PriceSheet } from './price-sheet.ts';
+import { modelCostOf, priceOf, type PricedLine, type PriceSheet } from './price-sheet.ts';
 
 /** One usage item as stored: its subject (`project#P`, `link#L`), its UTC day and its counters. */
 export interface UsageRow {
@@ -49,7 +49,11 @@ export interface CostReport {
   from: string;
   to: string;
   price_sheet: { region: string; date: string; source: string };
-  services: { service: string; units: number; usd: number }[];
+  /**
+   * One entry per bill line (`service`: the report's name for it), with the AWS service and usage type it appears
+   * under in Cost Explorer, so the report reconciles with the bill line by line; null where nothing is billed.
+   */
+  services: ServiceLine[];
   total_usd: number;
   /** Every day of the period (days without usage at 0), each day's cost by service: the report's chart. */
   days: { day: string; usd_by_service: Record<string, number>; total_usd: number }[];
@@ -73,6 +77,14 @@ export interface CostReport {
    * estimate's averages show their share of.
    */
   data_transfer_out: DataTransferOut;
+}
+
+export interface ServiceLine {
+  service: string;
+  aws_service: string | null;
+  usage_type: string | null;
+  units: number;
+  usd: number;
 }
 
 export interface DataTransferOut {
@@ -123,7 +135,13 @@ export function costReport(input: {
     from: input.from,
     to: input.to,
     price_sheet: { region: sheet.region, date: sheet.date, source: sheet.source },
-    services: [...services].map(([service, entry]) => ({ service, units: entry.units, usd: money(entry.usd) })),
+    services: [...services].map(([service, entry]) => ({
+      service,
+      aws_service: entry.aws_service,
+      usage_type: entry.usage_type,
+      units: entry.units,
+      usd: money(entry.usd),
+    })),
     total_usd: money(usdOf(sheet, all)),
     days: daysOf(input.from, input.to, sheet, input.usage),
     subjects: [...bySubject].map(([subject, rows]) => ({ subject, usd: money(usdOf(sheet, metered(rows))) })).sort((a, b) => b.usd - a.usd),
@@ -144,7 +162,7 @@ export function costReport(input: {
 const GB = 2 ** 30;
 
 function dataTransferOut(sheet: PriceSheet, bytes: number, bySubject: Map<string, UsageRow[]>): DataTransferOut {
-  const price = sheet.units.dataTransferOutBytes.usd_per_unit;
+  const { usd_per_unit: price, lines } = sheet.units.dataTransferOutBytes;
   const subjects = [...bySubject]
     .map(([subject, rows]) => {
       const sent = rows.reduce((sum, row) => sum + (row.units.dataTransferOutBytes ?? 0), 0);
@@ -153,7 +171,7 @@ function dataTransferOut(sheet: PriceSheet, bytes: number, bySubject: Map<string
     .filter((subject) => subject.bytes !== 0)
     .sort((a, b) => b.bytes - a.bytes);
   return {
-    service: sheet.units.dataTransferOutBytes.service,
+    service: lines[0]!.line,
     bytes,
     gb: Math.round((bytes / GB) * 1e9) / 1e9,
     usd_per_gb: Math.round(price * GB * 1e6) / 1e6,
@@ -194,27 +212,29 @@ function usdOf(sheet: PriceSheet, usage: Metered): number {
 }
 
 /**
- * Dollars by service: the units at their unit prices, and the models' dollars in the services of the aggregate units
+ * Dollars by bill line: each unit on each of its lines (DynamoDB's stored bytes are billed twice, as storage and as
+ * backups), and the models' dollars in the services of the aggregate units
  * that count them (`inputTokens` → "Bedrock tokens", `images` → "Bedrock images"), which the sheet prices at 0. The
  * tokens' units are every token: the aggregate input and output tokens plus the models' prompt-cache reads and
  * writes (which the aggregate `inputTokens` leaves out); model calls are a service of their own ("Bedrock calls").
  */
-function byService(sheet: PriceSheet, usage: Metered): Map<string, { units: number; usd: number }> {
-  const services = new Map<string, { units: number; usd: number }>();
-  const add = (service: string, units: number, usd: number) => {
-    const entry = services.get(service) ?? { units: 0, usd: 0 };
+function byService(sheet: PriceSheet, usage: Metered): Map<string, Omit<ServiceLine, 'service'>> {
+  const services = new Map<string, Omit<ServiceLine, 'service'>>();
+  const add = (line: PricedLine, units: number, usd: number) => {
+    const entry = services.get(line.line) ?? { aws_service: line.service, usage_type: line.usage_type, units: 0, usd: 0 };
     entry.units += units;
     entry.usd += usd;
-    services.set(service, entry);
+    services.set(line.line, entry);
   };
-  for (const name of COST_UNIT_NAMES) add(sheet.units[name].service, usage.units[name], usage.units[name] * sheet.units[name].usd_per_unit);
+  for (const name of COST_UNIT_NAMES)
+    for (const line of sheet.units[name].lines) add(line, usage.units[name], usage.units[name] * line.usd_per_unit);
   const { tokens, images } = modelDollars(sheet, usage.models);
   const cacheTokens = Object.values(usage.models).reduce(
     (sum, counters) => sum + (counters.cache_read_tokens ?? 0) + (counters.cache_write_tokens ?? 0),
     0,
   );
-  add(sheet.units.inputTokens.service, cacheTokens, tokens);
-  add(sheet.units.images.service, 0, images);
+  add(sheet.units.inputTokens.lines[0]!, cacheTokens, tokens);
+  add(sheet.units.images.lines[0]!, 0, images);
   return services;
 }
 
@@ -298,14 +318,21 @@ interface ReportRow {
   count: string;
   usd: string;
   model?: ModelCostLine;
+  /** A service line's place on the bill (CSV_BILL_COLUMNS). */
+  bill?: Pick<ServiceLine, 'aws_service' | 'usage_type'>;
 }
+
+/** Where a service line appears on the bill, so a spreadsheet reconciles it with Cost Explorer. */
+const CSV_BILL_COLUMNS = ['aws_service', 'usage_type'] as const;
 
 /** The report's figures as rows: what the CSV and the terminal table both show. */
 function reportRows(report: CostReport): ReportRow[] {
   const dollars = (usd: number | null, digits: number) => (usd === null ? '' : usd.toFixed(digits));
   const row = (label: string, count: string, usd: string): ReportRow => ({ label, count, usd });
   return [
-    ...report.services.map((service) => row(service.service, String(service.units), dollars(service.usd, 8))),
+    ...report.services.map(
+      (service): ReportRow => ({ ...row(service.service, String(service.units), dollars(service.usd, 8)), bill: service }),
+    ),
     // A model's row has no one count: its tokens of each kind and its images are counts of their own (model columns);
     // its dollars are in the Bedrock services above.
     ...report.models.map(
@@ -328,17 +355,18 @@ function reportRows(report: CostReport): ReportRow[] {
 
 /**
  * The CSV a spreadsheet opens: a header row, one row per service, one per model ("unpriced" when it cannot be), then
- * the totals, with an `unpriced models` row under the total when it leaves any out. The model rows fill the last
- * columns (their tokens of each kind and their images); every other row leaves them empty.
+ * the totals, with an `unpriced models` row under the total when it leaves any out. The model rows fill the model
+ * columns (their tokens of each kind and their images), the service rows the bill's service and usage type.
  */
 export function costReportCsv(report: CostReport): string {
   const rows = [
-    ['service', 'units', 'usd', ...MODEL_COUNT_COLUMNS],
+    ['service', 'units', 'usd', ...MODEL_COUNT_COLUMNS, ...CSV_BILL_COLUMNS],
     ...reportRows(report).map((row) => [
       row.label,
       row.count,
       row.usd,
       ...MODEL_COUNT_COLUMNS.map((column) => (row.model ? String(row.model[column]) : '')),
+      ...CSV_BILL_COLUMNS.map((column) => row.bill?.[column] ?? ''),
     ]),
   ];
   return `${rows.map((row) => row.map(csvField).join(',')).join('\r\n')}\r\n`;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { PROFILE_PREFIX } from '#shared/bedrock-catalog.ts';
 import {
   COST_UNIT_NAMES,
@@ -8,19 +8,33 @@ import {
   type ModelCounters,
 } from '#shared/metering/cost-meter.ts';
 
+/** One line of the bill a metered unit appears on, priced as AWS's page quotes it. */
+export interface BillLine {
+  /** The report's name for it, unique across the sheet (a unit with two prices has two lines). */
+  line: string;
+  /** The service and usage type as Cost Explorer names them (null where nothing is billed). */
+  service: string | null;
+  usage_type: string | null;
+  /** The list price, in dollars per `per` as the page quotes it. */
+  usd: number;
+  per: QuotedUnit;
+  basis: string;
+  /** Where a line's price comes from a page of its own. */
+  source?: string;
+}
+
+/** A bill line with its price converted to the metered unit (QUOTED_UNITS: the one place a price changes unit). */
+export interface PricedLine extends BillLine {
+  usd_per_unit: number;
+}
+
 export interface PriceSheet {
   region: string;
   currency: 'USD';
   date: string;
   source: string;
-  /**
-   * Per metered unit. A unit whose price has a source or date of its own says so (`source`, `date`); the others are
-   * the sheet's. `usd_per_gb`: a per-byte unit's price as its page quotes it (GB = 2^30 bytes).
-   */
-  units: Record<
-    keyof CostUnits,
-    { service: string; usd_per_unit: number; basis: string; usd_per_gb?: number; source?: string; date?: string }
-  >;
+  /** Per metered unit, its bill lines and what one unit costs on all of them together. */
+  units: Record<keyof CostUnits, { lines: PricedLine[]; usd_per_unit: number }>;
   /**
    * What the stack bills each month whatever its traffic (`usd`: per item and month), and what only bills when
    * something goes wrong (`usd: 0`, with its per-request price): see lib/pricing/fixed-costs.ts.
@@ -28,6 +42,43 @@ export interface PriceSheet {
   fixed_monthly: Record<FixedMonthlyItem, { usd: number; usd_per_million_requests?: number; basis: string }>;
   /** Per model or inference profile (a profile without its own entry costs what its model does). */
   models: Record<string, ModelPrice>;
+}
+
+/** The sheet as written: each unit's lines in the page's own units. */
+type SheetFile = Omit<PriceSheet, 'units'> & { units: Record<keyof CostUnits, BillLine[]> };
+
+/** GB as AWS bills storage and transfer: 2^30 bytes. */
+const GB = 2 ** 30;
+
+/**
+ * How many metered units one quoted unit holds, by what the meter counts: a count (requests, read units, tokens), a
+ * GB-millisecond (Lambda duration × memory) or a byte. A price quoted in any other unit for a meter is refused when
+ * the sheet loads, so a meter and its price cannot drift apart.
+ */
+const QUOTED_UNITS = {
+  count: { each: 1, thousand: 1_000, million: 1_000_000 },
+  gbMs: { 'GB-second': 1_000 },
+  bytes: { GB, 'GB-month': GB },
+} as const;
+export type QuotedUnit = keyof (typeof QUOTED_UNITS)[keyof typeof QUOTED_UNITS];
+
+const METERED_IN: Partial<Record<keyof CostUnits, keyof typeof QUOTED_UNITS>> = {
+  lambdaGbMs: 'gbMs',
+  storedBytes: 'bytes',
+  s3StoredBytes: 'bytes',
+  logBytes: 'bytes',
+  dataTransferOutBytes: 'bytes',
+};
+
+/** What one metered unit of `name` costs on `line`; throws when the line quotes a unit the meter does not count in. */
+export function pricePerMeteredUnit(name: keyof CostUnits, line: Pick<BillLine, 'usd' | 'per'>): number {
+  const measure = METERED_IN[name] ?? 'count';
+  const size = (QUOTED_UNITS[measure] as Record<string, number>)[line.per];
+  if (size === undefined)
+    throw new Error(
+      `${name} is metered per ${measure}; a price per ${line.per} cannot price it (use ${Object.keys(QUOTED_UNITS[measure]).join(' or ')})`,
+    );
+  return line.usd / size;
 }
 
 export const FIXED_MONTHLY_ITEMS = ['alarm_metric', 'dashboard', 'kms_key', 'custom_metric', 'dead_letter_queue'] as const;
@@ -102,18 +153,43 @@ export function modelPriceOf(sheet: PriceSheet, modelId: string): ModelPrice | u
   return own ?? (Object.hasOwn(sheet.models, base) ? sheet.models[base] : undefined);
 }
 
-/** `lib/pricing/<region>.json`: a price for every unit the product meters, with its source and date. */
+/** `lib/pricing/<region>.json`: every metered unit's bill lines, with their source and date. */
 export function loadPriceSheet(region = 'us-east-1'): PriceSheet {
   if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) throw new Error(`${region} is not a region name`);
-  let sheet: PriceSheet;
+  let file: SheetFile;
   try {
-    sheet = JSON.parse(readFileSync(new URL(`./${region}.json`, import.meta.url), 'utf8')) as PriceSheet;
+    file = JSON.parse(readFileSync(new URL(`./${region}.json`, import.meta.url), 'utf8')) as SheetFile;
   } catch {
-    throw new Error(`No price sheet for ${region}: add lib/pricing/${region}.json`);
+    throw new NoPriceSheet(region);
   }
-  const missing = COST_UNIT_NAMES.filter((name) => !sheet.units[name]);
+  const missing = COST_UNIT_NAMES.filter((name) => !Array.isArray(file.units[name]) || file.units[name].length === 0);
   if (missing.length > 0) throw new Error(`lib/pricing/${region}.json has no price for ${missing.join(', ')}`);
-  return sheet;
+  const units = Object.fromEntries(
+    COST_UNIT_NAMES.map((name) => {
+      const lines = file.units[name].map((line) => ({ ...line, usd_per_unit: pricePerMeteredUnit(name, line) }));
+      return [name, { lines, usd_per_unit: lines.reduce((sum, line) => sum + line.usd_per_unit, 0) }];
+    }),
+  ) as PriceSheet['units'];
+  return { ...file, units };
+}
+
+/** The regions lib/pricing has a sheet for (its `<region>.json` files). */
+export function pricedRegions(): string[] {
+  return readdirSync(new URL('.', import.meta.url))
+    .filter((name) => REGION_FILE.test(name))
+    .map((name) => name.slice(0, -'.json'.length))
+    .sort();
+}
+const REGION_FILE = /^[a-z]{2}(-[a-z]+)+-\d\.json$/;
+
+export class NoPriceSheet extends Error {
+  override name = 'NoPriceSheet';
+  constructor(readonly region: string) {
+    super(
+      `No price sheet for ${region}: lib/pricing has ${pricedRegions().join(', ')}; add lib/pricing/${region}.json with that region's ` +
+        `list prices rather than price it at another region's`,
+    );
+  }
 }
 
 export function priceOf(sheet: PriceSheet, units: Partial<CostUnits>): number {

@@ -121,11 +121,14 @@ describe('the price sheet prices each model with its own price', () => {
 
   it('no longer prices the aggregate counters as one model: they are counts', () => {
     for (const unit of ['inputTokens', 'outputTokens', 'images'] as const) {
-      expect(sheet.units[unit]).toMatchObject({ usd_per_unit: 0, basis: 'priced per model (see models)' });
+      expect(sheet.units[unit].usd_per_unit).toBe(0);
+      expect(sheet.units[unit].lines[0]!.basis).toMatch(/^priced per model \(see models\)/);
     }
     // Model calls are a service of their own: a call is no token, and Bedrock bills it through its tokens and images.
-    expect(sheet.units.modelCalls).toEqual({ service: 'Bedrock calls', usd_per_unit: 0, basis: 'billed through tokens and images' });
-    expect(sheet.units.inputTokens.service).toBe('Bedrock tokens');
+    expect(sheet.units.modelCalls.lines).toEqual([
+      expect.objectContaining({ line: 'Bedrock calls', usd: 0, usd_per_unit: 0, basis: 'billed through tokens and images' }),
+    ]);
+    expect(sheet.units.inputTokens.lines[0]!.line).toBe('Bedrock tokens');
   });
 });
 
@@ -300,7 +303,13 @@ describe('the cost report, per model', () => {
     // The aggregate counters are still counted, at no price of their own: the tokens' units are tokens, all four kinds
     // (the aggregate input and output, and the models' cache reads), the calls apart.
     expect(services['Bedrock tokens']!.units).toBe(3000 + 800 + 50 + 4000);
-    expect(services['Bedrock calls']).toEqual({ service: 'Bedrock calls', units: 2, usd: 0 });
+    expect(services['Bedrock calls']).toEqual({
+      service: 'Bedrock calls',
+      aws_service: 'Amazon Bedrock',
+      usage_type: null,
+      units: 2,
+      usd: 0,
+    });
     expect(services['Bedrock images']!.units).toBe(3);
     expect(report.total_usd).toBeCloseTo(4 * TRANSITION + liteUsd + proUsd + 0.12, 8);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 8);
@@ -337,23 +346,25 @@ describe('the cost report, per model', () => {
       'cache_read_tokens',
       'cache_write_tokens',
       'images',
+      'aws_service',
+      'usage_type',
     ]);
-    expect(rows.every((row) => row.length === 8)).toBe(true);
+    expect(rows.every((row) => row.length === 10)).toBe(true);
     const modelRows = rows.filter((row) => row[0]!.startsWith('model '));
     // No sum of tokens and images in the units column: they are priced apart and are no one count.
     expect(modelRows).toEqual([
-      [`model ${CANVAS}`, '', '0.12000000', '0', '0', '0', '0', '2'],
-      [`model ${PRO}`, '', report.models[1]!.usd!.toFixed(8), '1000', '300', '4000', '0', '0'],
-      [`model ${LITE}`, '', report.models[2]!.usd!.toFixed(8), '2000', '500', '0', '0', '0'],
-      ['model scripted', '', '0.00000000', '0', '9', '0', '0', '1'],
-      ['model acme.unknown-v1:0', '', 'unpriced', '50', '0', '0', '0', '0'],
+      [`model ${CANVAS}`, '', '0.12000000', '0', '0', '0', '0', '2', '', ''],
+      [`model ${PRO}`, '', report.models[1]!.usd!.toFixed(8), '1000', '300', '4000', '0', '0', '', ''],
+      [`model ${LITE}`, '', report.models[2]!.usd!.toFixed(8), '2000', '500', '0', '0', '0', '', ''],
+      ['model scripted', '', '0.00000000', '0', '9', '0', '0', '1', '', ''],
+      ['model acme.unknown-v1:0', '', 'unpriced', '50', '0', '0', '0', '0', '', ''],
     ]);
     // Every other row leaves the model columns empty.
     expect(
       rows
         .slice(1)
         .filter((row) => !row[0]!.startsWith('model '))
-        .every((row) => row.slice(3).every((field) => field === '')),
+        .every((row) => row.slice(3, 8).every((field) => field === '')),
     ).toBe(true);
     expect(rows.findIndex((row) => row[0] === 'total')).toBeGreaterThan(rows.findIndex((row) => row[0] === 'model acme.unknown-v1:0'));
     const table = costReportTable(report);
@@ -395,7 +406,7 @@ describe('the cost report, per model', () => {
       .split('\r\n')
       .map((row) => row.split(','));
     const csvTotal = rows.findIndex((row) => row[0] === 'total');
-    expect(rows[csvTotal + 1]).toEqual(['unpriced models', '', 'acme.y-v1:0 zeta.x-v1:0', '', '', '', '', '']);
+    expect(rows[csvTotal + 1]).toEqual(['unpriced models', '', 'acme.y-v1:0 zeta.x-v1:0', '', '', '', '', '', '', '']);
   });
 
   it('says nothing of unpriced models when every model is priced', () => {

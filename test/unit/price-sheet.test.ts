@@ -23,8 +23,16 @@ describe('the us-east-1 price sheet', () => {
     for (const name of COST_UNIT_NAMES) {
       const unit = sheet.units[name];
       expect(Number.isFinite(unit.usd_per_unit) && unit.usd_per_unit >= 0, name).toBe(true);
-      expect(unit.service.length, name).toBeGreaterThan(2);
-      expect(unit.basis.length, name).toBeGreaterThan(10);
+      for (const line of unit.lines) {
+        expect(line.line.length, name).toBeGreaterThan(2);
+        expect(line.basis.length, name).toBeGreaterThan(10);
+        // A line that costs anything names where it appears on the bill.
+        if (line.usd > 0)
+          expect(
+            [line.service, line.usage_type].every((text) => typeof text === 'string' && text.length > 2),
+            name,
+          ).toBe(true);
+      }
     }
   });
 

@@ -23,7 +23,7 @@ function meteredS3Client(): S3Client {
     traced(withoutSdkLogging(new S3Client({ ...hotPathClientConfig(), forcePathStyle: optionalFlag('S3_FORCE_PATH_STYLE') }))),
     (call) => {
       recordCost(
-        READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, storedBytes: bodyBytes(call.input.Body) },
+        READ_COMMANDS.has(call.commandName) ? { s3ReadRequests: 1 } : { s3WriteRequests: 1, s3StoredBytes: bodyBytes(call.input.Body) },
       );
       return call.proceed();
     },

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
-import { meterLogs } from '../metering/log-meter.ts';
+import { ACCESS_LOG_LINE_BYTES, meterLogs } from '../metering/log-meter.ts';
 import { bufferedResponseBytes, chunkBytes, responseBodyBytes, streamedHeadBytes } from '../metering/data-transfer-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
 import { DomainError } from '../errors.ts';
@@ -53,7 +53,7 @@ export function withHttpStack(
       : bufferedResponseBytes(withHeaders(response, routeHeaders(request)));
   };
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1 });
+    const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1, logBytes: ACCESS_LOG_LINE_BYTES });
     let answer: HttpResponse | undefined;
     try {
       return (answer = await runMetered(metering, () => meterLogs(metering, () => adapter(request, context))));

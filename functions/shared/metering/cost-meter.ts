@@ -25,8 +25,10 @@ export interface CostUnits {
   toolCalls: number;
   images: number;
   callbackDeliveries: number;
-  /** Bytes put to S3 (objects) and DynamoDB (1 KB per write unit, an upper bound): what storage is billed on. */
+  /** Bytes put to DynamoDB (1 KB per write unit of a new item, an upper bound): what its storage and backups bill on. */
   storedBytes: number;
+  /** Bytes of the objects put to S3 (bodies, recordings, hand-offs): what S3 storage bills on. */
+  s3StoredBytes: number;
   /** Bytes the invocation wrote to its log (CloudWatch Logs bills ingestion per GB). */
   logBytes: number;
   /**
@@ -59,6 +61,7 @@ export const COST_UNIT_NAMES = [
   'images',
   'callbackDeliveries',
   'storedBytes',
+  's3StoredBytes',
   'logBytes',
   'dataTransferOutBytes',
   'eventBridgeEvents',

@@ -24,6 +24,14 @@ import type { Metering } from './cost-meter.ts';
 export const LAMBDA_PLATFORM_LOG_BYTES = 71 + 52 + 141 + 93;
 
 /**
+ * API Gateway's access log line for one request (lib/cdk/constructs/api.ts ACCESS_LOG_FORMAT), in bytes with its
+ * newline, at most: the format's 14 fields with the longest route's resource path, a 7-digit response length, 5-digit
+ * latencies and an error message. Ingested into the access log group whatever the function logs;
+ * test/infra/access-log.test.ts holds it to the format.
+ */
+export const ACCESS_LOG_LINE_BYTES = 460;
+
+/**
  * One meter per process, whatever the number of copies of this module (two bundles in one process, a test runner's
  * module isolation): each copy wrapping stdout again would count every byte once per copy, each into its own store.
  */
