@@ -124,7 +124,7 @@ describe('the cost report prices each model with its own price', () => {
     // writes included), 2 images, and the 3 calls as a service of their own.
     expect(services['Bedrock tokens']!.units).toBe(1200 + 5000 + 300 + 1500 + 4 + 2000 + 800);
     expect(services['Bedrock images']!.units).toBe(2);
-    expect(services['Bedrock calls']).toEqual({ service: 'Bedrock calls', units: 3, usd: 0 });
+    expect(services['Bedrock calls']).toMatchObject({ service: 'Bedrock calls', units: 3, usd: 0 });
     expect(report.unpriced_models).toEqual([]);
     expect(report.services.reduce((sum, service) => sum + service.usd, 0)).toBeCloseTo(report.total_usd, 7);
     const models = tokens;
@@ -172,9 +172,31 @@ describe('the cost report prices each model with its own price', () => {
       .map((row) => row.split(','));
     const modelRows = Object.fromEntries(rows.filter((row) => row[0]!.startsWith('model ')).map((row) => [row[0], row]));
     // Tokens of each kind and images in columns of their own, never one sum.
-    expect(modelRows[`model ${PRO}`]).toEqual([`model ${PRO}`, '', report.models[0]!.usd!.toFixed(8), '5000', '1500', '0', '800', '0']);
-    expect(modelRows[`model ${LITE}`]).toEqual([`model ${LITE}`, '', report.models[1]!.usd!.toFixed(8), '1200', '300', '2000', '0', '0']);
-    expect(modelRows['model scripted']).toEqual(['model scripted', '', '0.00000000', '0', '4', '0', '0', '2']);
+    expect(modelRows[`model ${PRO}`]).toEqual([
+      `model ${PRO}`,
+      '',
+      report.models[0]!.usd!.toFixed(8),
+      '5000',
+      '1500',
+      '0',
+      '800',
+      '0',
+      '',
+      '',
+    ]);
+    expect(modelRows[`model ${LITE}`]).toEqual([
+      `model ${LITE}`,
+      '',
+      report.models[1]!.usd!.toFixed(8),
+      '1200',
+      '300',
+      '2000',
+      '0',
+      '0',
+      '',
+      '',
+    ]);
+    expect(modelRows['model scripted']).toEqual(['model scripted', '', '0.00000000', '0', '4', '0', '0', '2', '', '']);
     expect(rows.some((row) => row[0] === 'unpriced models')).toBe(false);
   });
 });

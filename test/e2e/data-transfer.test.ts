@@ -252,7 +252,7 @@ describe("the cost report's data transfer line", () => {
 
   it('is a row of the CSV and of the HTML page', async () => {
     const csv = (await runCli(['cost', 'report', '--csv'])).stdout.split('\r\n');
-    expect(csv).toContain(`Data transfer out,${metered},${line().usd.toFixed(8)},,,,,`);
+    expect(csv).toContain(`Data transfer out,${metered},${line().usd.toFixed(8)},,,,,,AWS Data Transfer,DataTransfer-Out-Bytes`);
     const file = join(mkdtempSync(join(tmpdir(), 'transfer-')), 'cost.html');
     expect((await runCli(['cost', 'report', '--html', file, '--json'])).exitCode).toBe(0);
     expect(readFileSync(file, 'utf8')).toMatch(/<td>Data transfer out<\/td>/);
