@@ -76,7 +76,7 @@ export function pricePerMeteredUnit(name: keyof CostUnits, line: Pick<BillLine, 
   const size = (QUOTED_UNITS[measure] as Record<string, number>)[line.per];
   if (size === undefined)
     throw new Error(
-      `${name} is metered per ${measure}; a price per ${line.per} cannot price it (use ${Object.keys(QUOTED_UNITS[measure]).join(' or ')})`,
+      `${name} is metered per ${measure}; a price per ${String(line.per)} cannot price it (use ${Object.keys(QUOTED_UNITS[measure]).join(' or ')})`,
     );
   return line.usd / size;
 }

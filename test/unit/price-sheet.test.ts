@@ -3,7 +3,7 @@ import { BEDROCK_CATALOG } from '#shared/bedrock-catalog.ts';
 import { COST_UNIT_NAMES } from '#shared/metering/cost-meter.ts';
 import { alarmMetricCount, fixedMonthlyCosts } from '#lib/pricing/fixed-costs.ts';
 import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
-import { FIXED_MONTHLY_ITEMS, loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
+import { FIXED_MONTHLY_ITEMS, loadPriceSheet, modelPriceOf, NoPriceSheet, pricePerMeteredUnit } from '#lib/pricing/price-sheet.ts';
 
 /** The price sheet finance reads every figure from: complete, explained, and checked against AWS's pages within a year. */
 const sheet = loadPriceSheet();
@@ -34,6 +34,19 @@ describe('the us-east-1 price sheet', () => {
           ).toBe(true);
       }
     }
+  });
+
+  it('converts a price from the unit its page quotes to the metered unit, and refuses a unit the meter does not count in', () => {
+    expect(pricePerMeteredUnit('lambdaGbMs', { usd: 0.0000133334, per: 'GB-second' })).toBeCloseTo(0.0000000133334, 20);
+    expect(pricePerMeteredUnit('logBytes', { usd: 0.5, per: 'GB' })).toBe(0.5 / 2 ** 30);
+    expect(pricePerMeteredUnit('apiRequests', { usd: 3.5, per: 'million' })).toBe(0.0000035);
+    expect(() => pricePerMeteredUnit('lambdaGbMs', { usd: 0.0000133334, per: 'million' })).toThrow(/lambdaGbMs is metered per gbMs/);
+    expect(() => pricePerMeteredUnit('apiRequests', { usd: 3.5, per: 'GB' })).toThrow(/a price per GB cannot price it/);
+  });
+
+  it('refuses a region it has no sheet for, naming the ones it has', () => {
+    expect(() => loadPriceSheet('eu-central-1')).toThrow(NoPriceSheet);
+    expect(() => loadPriceSheet('eu-central-1')).toThrow(/No price sheet for eu-central-1: lib\/pricing has us-east-1;/);
   });
 
   it('prices every catalog model, its foundation id and each profile the catalog allows', () => {
