@@ -2,6 +2,7 @@ import type { ErrorBodyShape } from './shared/http/http-errors.ts';
 import { METERED, type ResourceGrants } from './shared/resources.ts';
 import type { Scope } from './shared/access.ts';
 import { WEBHOOKS_PREFIX } from './shared/http/route-groups.ts';
+import { STREAM_PROBE_TIMEOUT_SECONDS } from './shared/limits.ts';
 
 export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/http/route-groups.ts';
 
@@ -25,14 +26,19 @@ export interface Route extends ResourceGrants {
    * (blocking execute, and server-sent events later).
    */
   readonly streaming?: boolean;
+  /**
+   * A streaming route whose work has a bound of its own: its time limit in seconds, derived from that bound.
+   * @default 15 minutes where the route streams, else 29 seconds
+   */
+  readonly timeoutSeconds?: number;
 }
 
 /**
- * The function's timeout, and API Gateway's integration timeout: 29 seconds, or 15 minutes where the route streams.
- * CDK configures both from it; the local twin enforces both.
+ * The function's timeout, and API Gateway's integration timeout: the route's own, else 29 seconds, or 15 minutes where
+ * the route streams. CDK configures both from it; the local twin enforces both.
  */
-export function routeTimeoutSeconds(route: Pick<Route, 'streaming'>): number {
-  return route.streaming ? 15 * 60 : 29;
+export function routeTimeoutSeconds(route: Pick<Route, 'streaming' | 'timeoutSeconds'>): number {
+  return route.timeoutSeconds ?? (route.streaming ? 15 * 60 : 29);
 }
 
 /** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
@@ -275,6 +281,8 @@ export const routes: readonly Route[] = [
     // The scope every preset holds (read, execute, full): any ordinary key may measure.
     scope: 'workflows.read',
     streaming: true,
+    // Holds at most STREAM_PROBE_MAX_HOLD_MS: its time limit follows from that, not from the streams' 15 minutes.
+    timeoutSeconds: STREAM_PROBE_TIMEOUT_SECONDS,
     tables: { ...AUTHENTICATED, ...METERED },
   },
 ];

@@ -314,6 +314,13 @@ export const STREAM_PROBE_MAX_BYTES = STREAM_FLUSH_PADDING_MAX_BYTES;
 export const STREAM_PROBE_DEFAULT_BYTES = 1;
 export const STREAM_PROBE_MAX_HOLD_MS = 10 * SECOND_MS;
 export const STREAM_PROBE_DEFAULT_HOLD_MS = 2 * SECOND_MS;
+/**
+ * The probe's own time limit (its function's timeout and its integration's), not the 15 minutes of the product's
+ * streams: the longest hold plus a margin for the rest of the invocation (the key's lookup and count, one write, the
+ * usage record: a few DynamoDB requests, with their retries). A probe that hangs then bills seconds, not a quarter hour.
+ */
+export const STREAM_PROBE_MARGIN_MS = 10 * SECOND_MS;
+export const STREAM_PROBE_TIMEOUT_SECONDS = (STREAM_PROBE_MAX_HOLD_MS + STREAM_PROBE_MARGIN_MS) / SECOND_MS;
 
 /*
  * Nightly collection (functions/collection/README.md#nightly-collection).

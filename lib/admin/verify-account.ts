@@ -90,7 +90,8 @@ export const concurrencyCheck: VerifyCheck = {
         unreserved: null,
       };
     }
-    const measured = { account_limit: limit ?? null, unreserved: unreserved ?? null };
+    const reservations = reservationsOf(limit, unreserved);
+    const measured = { account_limit: limit ?? null, unreserved: unreserved ?? null, ...reservations };
     if (unreserved === undefined || unreserved < MIN_UNRESERVED_CONCURRENCY) {
       return {
         status: 'warn',
@@ -98,7 +99,7 @@ export const concurrencyCheck: VerifyCheck = {
           `expected at least ${MIN_UNRESERVED_CONCURRENCY} unreserved concurrent Lambda executions; the account has ` +
           `${unreserved ?? 'no figure for'} (of ${limit ?? 'an unknown limit'}), ` +
           'and each open stream or streamed execute holds one for up to 15 minutes, so a few listeners throttle every other function -> ' +
-          `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}`,
+          `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}; ${reservationText(reservations)}`,
         ...measured,
       };
     }
@@ -106,8 +107,32 @@ export const concurrencyCheck: VerifyCheck = {
       status: 'pass',
       detail:
         `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: each open stream or streamed execute holds one for ` +
-        `up to 15 minutes`,
+        `up to 15 minutes; ${reservationText(reservations)}`,
       ...measured,
     };
   },
 };
+
+/**
+ * Lambda keeps this much of the account's concurrency unreserved: "You can reserve up to the Unreserved account
+ * concurrency value that is shown, minus 100 for functions that don't have reserved concurrency"
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html). A deploy whose
+ * `-c stepReservedConcurrency` would take more fails on the step function.
+ */
+export const LAMBDA_UNRESERVED_FLOOR = 100;
+
+/** What functions of the account reserve now, and how much more a deploy may reserve (null where a figure is missing). */
+function reservationsOf(limit: number | undefined, unreserved: number | undefined) {
+  return {
+    reserved: limit === undefined || unreserved === undefined ? null : limit - unreserved,
+    reservable: unreserved === undefined ? null : Math.max(0, unreserved - LAMBDA_UNRESERVED_FLOOR),
+  };
+}
+
+function reservationText({ reserved, reservable }: ReturnType<typeof reservationsOf>): string {
+  const held = reserved === null ? '' : `${reserved} reserved by functions of the account; `;
+  const floor = `Lambda keeps ${LAMBDA_UNRESERVED_FLOOR} unreserved`;
+  if (reservable === null) return `${held}how much -c stepReservedConcurrency may reserve is unknown`;
+  if (reservable === 0) return `${held}-c stepReservedConcurrency fails the deploy beyond what the step function reserves now (${floor})`;
+  return `${held}-c stepReservedConcurrency may reserve up to ${reservable} more than the step function reserves now (${floor})`;
+}

@@ -63,7 +63,9 @@ describe('the cost report', () => {
 
   it('is a CSV row in bytes and a table row that says its unit and price', () => {
     const line = report.services.find((service) => service.service === 'Data transfer out')!;
-    expect(costReportCsv(report).split('\r\n')).toContain(`Data transfer out,${LINK_BYTES + PROJECT_BYTES},${line.usd.toFixed(8)},,,,,`);
+    expect(costReportCsv(report).split('\r\n')).toContain(
+      `Data transfer out,${LINK_BYTES + PROJECT_BYTES},${line.usd.toFixed(8)},,,,,,AWS Data Transfer,DataTransfer-Out-Bytes`,
+    );
     expect(costReportTable(report)).toMatch(
       new RegExp(`^Data transfer out \\(bytes, \\$0\\.09 per GB\\) +${LINK_BYTES + PROJECT_BYTES} +${line.usd.toFixed(8)}$`, 'm'),
     );

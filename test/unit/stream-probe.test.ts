@@ -6,7 +6,10 @@ import {
   STREAM_PROBE_DEFAULT_HOLD_MS,
   STREAM_PROBE_MAX_BYTES,
   STREAM_PROBE_MAX_HOLD_MS,
+  STREAM_PROBE_MARGIN_MS,
+  STREAM_PROBE_TIMEOUT_SECONDS,
 } from '#shared/limits.ts';
+import { routeById, routeTimeoutSeconds, routes } from '#functions/routes.ts';
 
 /** Runs the probe against a recording of what it does: each write and each hold, in order; the holds end at once. */
 async function recorded(probe: StreamProbe) {
@@ -100,6 +103,17 @@ describe("the stream probe's query", () => {
       expect((error as ValidationError).details, hold_ms).toEqual([
         { field: 'hold_ms', message: 'must be a whole number from 0 to 10000' },
       ]);
+    }
+  });
+
+  it("times out at its own bound (the longest hold plus a margin), not at the 15 minutes of the product's streams", () => {
+    // CDK sets the function's timeout and the integration's from routeTimeoutSeconds; the twin's Lambda host too.
+    const probeRoute = routeById('PublishedStreamProbe');
+
+    expect(routeTimeoutSeconds(probeRoute)).toBe(STREAM_PROBE_TIMEOUT_SECONDS);
+    expect(STREAM_PROBE_TIMEOUT_SECONDS * 1000).toBe(STREAM_PROBE_MAX_HOLD_MS + STREAM_PROBE_MARGIN_MS);
+    for (const route of routes.filter((other) => other.streaming && other.id !== probeRoute.id)) {
+      expect([route.id, routeTimeoutSeconds(route)]).toEqual([route.id, 15 * 60]);
     }
   });
 

@@ -153,7 +153,7 @@ export class Api extends Construct {
     this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, responseHeaders: gatewayHeaders(retryAfter), templates });
 
     for (const route of props.routes) {
-      // Streaming routes may hold the response 15 minutes (blocking execute); the function may run as long.
+      // A streaming route holds the response up to 15 minutes (blocking execute) unless it bounds its own time; its function runs as long.
       const timeout = Duration.seconds(routeTimeoutSeconds(route));
       const fn = new HandlerFunction(this, route.id, { handler: route.handler, timeout });
       for (const [table, access] of Object.entries(route.tables) as [TableName, Access][]) {

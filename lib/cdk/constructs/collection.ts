@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Names, Stack, TimeZone, type CfnResource } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Names, RemovalPolicy, Stack, TimeZone, type CfnResource } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -100,7 +100,10 @@ export class Collection extends Construct implements StateMachineOwner {
     });
     // Its own role, invoking this one function only (the default is one shared role per stack).
     const role = new Role(this, 'NightlyScheduleRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com') });
-    const group = new ScheduleGroup(this, 'NightlyScheduleGroup', {});
+    // Deleted with the stack: CDK gives the group a fixed name (<stack>-Collection-NightlyScheduleGroup-<hash>), which a
+    // retained group would still hold when the stack is created again ("already exists"), and it holds nothing but the
+    // stack's own schedules. A change of the removal policy alone keeps the group in place.
+    const group = new ScheduleGroup(this, 'NightlyScheduleGroup', { removalPolicy: RemovalPolicy.DESTROY });
     const schedule = new Schedule(this, 'NightlyCollection', {
       description: `Nightly collection of webhook conversations, ${hourOf(NIGHTLY_START_HOUR)} ${COLLECTION_TIME_ZONE}`,
       scheduleGroup: group,
