@@ -1,3 +1,4 @@
+import { monthlyTraces, TRACES_FORMULA } from './xray-traces.ts';
 import type { CostReport } from './cost-report.ts';
 
 /**
@@ -70,8 +71,8 @@ export interface Volumes {
 }
 
 export interface ForecastLine {
-  item: 'call events' | 'dialogs' | 'runs' | 'fixed monthly';
-  /** Per month (the fixed line: 1). */
+  item: 'call events' | 'dialogs' | 'runs' | 'fixed monthly' | 'X-Ray traces';
+  /** Per month (the fixed line: 1; the X-Ray line: the traces recorded). */
   count: number;
   usd_each: number | null;
   /** count × usd_each; null when the count is not 0 and there is no average to price it with. */
@@ -301,6 +302,8 @@ export function forecastCost(input: {
     ),
     line('runs', volumes.runs, run.usd, runSamples, run.reason),
     line('fixed monthly', 1, fixedUsd, input.fixed.map((fixed) => `${fixed.count} × ${fixed.item}`).join(', '), null),
+    // Sampled, so forecast from the counts rather than measured: a month of them records this many traces.
+    line('X-Ray traces', monthlyTraces(volumes), averages.price_sheet.xray_usd_per_trace, TRACES_FORMULA, null),
   ];
   const unpriced = lines.filter((entry) => entry.monthly_usd === null);
   const priced = money(lines.reduce((sum, entry) => sum + (entry.monthly_usd ?? 0), 0));

@@ -48,7 +48,8 @@ export interface WorkflowCost {
 export interface CostReport {
   from: string;
   to: string;
-  price_sheet: { region: string; date: string; source: string };
+  /** The sheet the report was priced with, and its price of a recorded X-Ray trace (xray-traces.ts forecasts them). */
+  price_sheet: { region: string; date: string; source: string; xray_usd_per_trace: number };
   /**
    * One entry per bill line (`service`: the report's name for it), with the AWS service and usage type it appears
    * under in Cost Explorer, so the report reconciles with the bill line by line; null where nothing is billed.
@@ -134,7 +135,12 @@ export function costReport(input: {
   return {
     from: input.from,
     to: input.to,
-    price_sheet: { region: sheet.region, date: sheet.date, source: sheet.source },
+    price_sheet: {
+      region: sheet.region,
+      date: sheet.date,
+      source: sheet.source,
+      xray_usd_per_trace: sheet.sampled.xray_traces.usd / 1_000_000,
+    },
     services: [...services].map(([service, entry]) => ({
       service,
       aws_service: entry.aws_service,

@@ -40,6 +40,8 @@ export interface PriceSheet {
    * something goes wrong (`usd: 0`, with its per-request price): see lib/pricing/fixed-costs.ts.
    */
   fixed_monthly: Record<FixedMonthlyItem, { usd: number; usd_per_million_requests?: number; basis: string }>;
+  /** What a sample of the traffic bills, which no request can meter (lib/pricing/xray-traces.ts forecasts it). */
+  sampled: { xray_traces: Pick<BillLine, 'service' | 'usage_type' | 'usd' | 'basis' | 'source'> & { per: 'million' } };
   /** Per model or inference profile (a profile without its own entry costs what its model does). */
   models: Record<string, ModelPrice>;
 }
@@ -60,7 +62,7 @@ const QUOTED_UNITS = {
   gbMs: { 'GB-second': 1_000 },
   bytes: { GB, 'GB-month': GB },
 } as const;
-export type QuotedUnit = keyof (typeof QUOTED_UNITS)[keyof typeof QUOTED_UNITS];
+export type QuotedUnit = { [M in keyof typeof QUOTED_UNITS]: keyof (typeof QUOTED_UNITS)[M] }[keyof typeof QUOTED_UNITS];
 
 const METERED_IN: Partial<Record<keyof CostUnits, keyof typeof QUOTED_UNITS>> = {
   lambdaGbMs: 'gbMs',

@@ -79,3 +79,6 @@ export const PUBLISHED_MONTHLY = {
   custom_metric: 0.3,
   dead_letter_queue_per_million: 0.4,
 };
+
+/** X-Ray, per million traces recorded (aws.amazon.com/xray/pricing). */
+export const PUBLISHED_XRAY_PER_MILLION_TRACES = 5.0;

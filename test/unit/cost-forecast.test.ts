@@ -173,7 +173,9 @@ describe('the forecast', () => {
     });
     expect(forecast.monthly_usd).toBeNull();
     expect(forecast.total_usd).toBeNull();
-    expect(forecast.priced_total_usd).toBeCloseTo(2 * (1000 * noRuns.call_event.usd! + FIXED), 7);
+    // The X-Ray line needs no average: 1,000 events and 50 executions (two traces each), all under the reservoir, at $5 per million.
+    expect(forecast.lines.find((line) => line.item === 'X-Ray traces')).toMatchObject({ count: 1100, usd_each: 0.000005 });
+    expect(forecast.priced_total_usd).toBeCloseTo(2 * (1000 * noRuns.call_event.usd! + FIXED + 1100 * 0.000005), 7);
     expect(forecast.warnings[0]).toBe(
       'runs: 50 a month asked for, but no run of workflow nope finished from 2026-11-01 to 2026-11-10; that line is left out (no average to price it with)',
     );

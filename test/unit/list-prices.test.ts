@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COST_UNIT_NAMES } from '#shared/metering/cost-meter.ts';
 import { loadPriceSheet, modelPriceOf } from '#lib/pricing/price-sheet.ts';
-import { PUBLISHED, PUBLISHED_MODELS, PUBLISHED_MONTHLY } from '../support/published-prices.ts';
+import { PUBLISHED, PUBLISHED_MODELS, PUBLISHED_MONTHLY, PUBLISHED_XRAY_PER_MILLION_TRACES } from '../support/published-prices.ts';
 
 const sheet = loadPriceSheet('us-east-1');
 
@@ -40,5 +40,9 @@ describe("the us-east-1 price sheet against AWS's published list prices", () => 
     expect(sheet.fixed_monthly.kms_key.usd).toBe(PUBLISHED_MONTHLY.kms_key);
     expect(sheet.fixed_monthly.custom_metric.usd).toBe(PUBLISHED_MONTHLY.custom_metric);
     expect(sheet.fixed_monthly.dead_letter_queue.usd_per_million_requests).toBe(PUBLISHED_MONTHLY.dead_letter_queue_per_million);
+  });
+
+  it('prices a recorded X-Ray trace at its published figure', () => {
+    expect(sheet.sampled.xray_traces).toMatchObject({ usd: PUBLISHED_XRAY_PER_MILLION_TRACES, per: 'million' });
   });
 });
