@@ -5,6 +5,7 @@ import { createLinksRepository } from '#inbound/links-repository.ts';
 import { createLinksService } from '#inbound/links-service.ts';
 import { routePath } from '#functions/routes.ts';
 import { createBodyStore } from '#shared/store/body-store.ts';
+import { createUsageRepository } from '#shared/metering/usage-repository.ts';
 import { LINK_CACHE_MS } from '#shared/limits.ts';
 import { CheckFailure, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
 import { answered, apiRequest, field, requestName, type ApiAnswer } from './verify-http.ts';
@@ -49,6 +50,13 @@ export const webhookCheck: VerifyCheck = {
     const issued = await links.issue('dialogs', []);
     const linkId = issued.link_id;
     const measured: Record<string, unknown> = { link_id: linkId };
+    // Undone last, after the revocation: the link's requests wrote their usage before they answered, so none is still to
+    // come, and no cost report counts verify's own link.
+    context.cleanup.add(
+      `usage items of webhook link ${linkId}`,
+      async () => void (await createUsageRepository(target.dynamo, target.tables.usage).removeSubject(`link#${linkId}`)),
+      `leave them: they cost a fraction of a cent in cost report, under link#${linkId}`,
+    );
     const revoke = context.cleanup.add(
       `webhook link ${linkId}`,
       async () => void (await links.revoke(linkId)),

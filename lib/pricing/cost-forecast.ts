@@ -160,7 +160,9 @@ export function measureAverages(
     projects_without_runs: report.subjects
       .filter(
         (subject) =>
-          subject.subject.startsWith('project#') && !report.workflows.some((workflow) => `project#${workflow.project}` === subject.subject),
+          subject.subject.startsWith('project#') &&
+          !subject.verify &&
+          !report.workflows.some((workflow) => `project#${workflow.project}` === subject.subject),
       )
       .map((subject) => ({ subject: subject.subject, usd: subject.usd })),
   };

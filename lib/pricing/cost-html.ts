@@ -76,7 +76,7 @@ ${
           .sort((a, b) => b.usd - a.usd)
           .map((subject) => {
             const [kind = '', ...id] = subject.subject.split('#');
-            return [text(kind), text(id.join('#')), usd(subject.usd)];
+            return [text(subject.verify ? `${kind} (admin verify)` : kind), text(id.join('#')), usd(subject.usd)];
           }),
       )
 }

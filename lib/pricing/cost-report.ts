@@ -58,7 +58,10 @@ export interface CostReport {
   total_usd: number;
   /** Every day of the period (days without usage at 0), each day's cost by service: the report's chart. */
   days: { day: string; usd_by_service: Record<string, number>; total_usd: number }[];
-  subjects: { subject: string; usd: number }[];
+  /** Per subject, most expensive first; `verify`: a temporary project of `admin verify` (VERIFY_PROJECT_PREFIX). */
+  subjects: { subject: string; usd: number; verify?: true }[];
+  /** What `admin verify`'s own projects cost: in the totals (the bill has it too), in no per-run figure or average. */
+  verify_usd: number;
   per_million_webhook_events: number | null;
   per_run: { runs: number; mean_usd: number | null; p95_usd: number | null };
   /** The workflows by mean run cost, most expensive first. */
@@ -99,6 +102,13 @@ export interface DataTransferOut {
 }
 
 /**
+ * The projects `admin verify` makes for its own traffic are named so (lib/admin/verify-command.ts); its webhook link's
+ * usage it deletes when it cleans up.
+ */
+export const VERIFY_PROJECT_PREFIX = 'admin-verify-';
+const isVerifySubject = (subject: string) => subject.startsWith(`project#${VERIFY_PROJECT_PREFIX}`);
+
+/**
  * The longest period a report covers, in days: as long as usage items are kept. A longer one could only add days
  * whose usage is gone (or has not happened), each a day of `days` and a bar of the chart.
  */
@@ -130,7 +140,16 @@ export function costReport(input: {
   const bySubject = new Map<string, UsageRow[]>();
   for (const row of input.usage) bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
   const links = metered(input.usage.filter((row) => row.subject.startsWith('link#')));
-  const runPrices = input.runCosts.map((run) => usdOf(sheet, metered([run]))).sort((a, b) => a - b);
+  // Verify's executions are checks, not the deployment's workload: its per-run figures leave them out.
+  const runCosts = input.runCosts.filter((run) => !run.project.startsWith(VERIFY_PROJECT_PREFIX));
+  const runPrices = runCosts.map((run) => usdOf(sheet, metered([run]))).sort((a, b) => a - b);
+  const subjects = [...bySubject]
+    .map(([subject, rows]) => ({
+      subject,
+      usd: money(usdOf(sheet, metered(rows))),
+      ...(isVerifySubject(subject) ? { verify: true as const } : {}),
+    }))
+    .sort((a, b) => b.usd - a.usd);
   const models = modelLines(sheet, all.models);
   return {
     from: input.from,
@@ -150,14 +169,15 @@ export function costReport(input: {
     })),
     total_usd: money(usdOf(sheet, all)),
     days: daysOf(input.from, input.to, sheet, input.usage),
-    subjects: [...bySubject].map(([subject, rows]) => ({ subject, usd: money(usdOf(sheet, metered(rows))) })).sort((a, b) => b.usd - a.usd),
+    subjects,
+    verify_usd: money(subjects.filter((subject) => subject.verify).reduce((sum, subject) => sum + subject.usd, 0)),
     per_million_webhook_events: links.units.webhookEvents > 0 ? money((usdOf(sheet, links) / links.units.webhookEvents) * 1_000_000) : null,
     per_run: {
       runs: runPrices.length,
       mean_usd: runPrices.length > 0 ? mean(runPrices) : null,
       p95_usd: runPrices.length > 0 ? p95(runPrices) : null,
     },
-    workflows: workflowCosts(sheet, input.runCosts),
+    workflows: workflowCosts(sheet, runCosts),
     models,
     unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
     fixed_monthly_usd: fixedMonthlyCosts(sheet, input.operations),
@@ -429,7 +449,11 @@ export function costReportTable(report: CostReport, topSubjects = 10): string {
     rows.push(
       ['', '', ''],
       [`most expensive subjects (${subjects.length} of ${report.subjects.length})`, '', ''],
-      ...subjects.map((subject): [string, string, string] => [`  ${subject.subject}`, '', subject.usd.toFixed(8)]),
+      ...subjects.map((subject): [string, string, string] => [
+        `  ${subject.subject}${subject.verify ? ' (admin verify)' : ''}`,
+        '',
+        subject.usd.toFixed(8),
+      ]),
     );
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   const lines = rows.map(([label, count, usd]) =>

@@ -76,10 +76,10 @@ const METERED_IN: Partial<Record<keyof CostUnits, keyof typeof QUOTED_UNITS>> = 
 export function pricePerMeteredUnit(name: keyof CostUnits, line: Pick<BillLine, 'usd' | 'per'>): number {
   const measure = METERED_IN[name] ?? 'count';
   const size = (QUOTED_UNITS[measure] as Record<string, number>)[line.per];
-  if (size === undefined)
-    throw new Error(
-      `${name} is metered per ${measure}; a price per ${String(line.per)} cannot price it (use ${Object.keys(QUOTED_UNITS[measure]).join(' or ')})`,
-    );
+  if (size === undefined) {
+    const quotable = Object.keys(QUOTED_UNITS[measure]).join(' or ');
+    throw new Error(`${name} is metered per ${measure}; a price per ${String(line.per)} cannot price it (use ${quotable})`);
+  }
   return line.usd / size;
 }
 

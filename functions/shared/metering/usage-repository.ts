@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { allStoredItems } from '../store/paginate.ts';
 import { COST_UNIT_NAMES, type CostUnits, type ModelUsage } from './cost-meter.ts';
 import { modelUsageOf, usageAttribute, usageSortKey } from './usage-meter.ts';
@@ -42,6 +42,23 @@ export function createUsageRepository(client: DynamoDBDocumentClient, tableName:
         units: Object.fromEntries(COST_UNIT_NAMES.map((name) => [name, Number(item[usageAttribute(name)] ?? 0)])),
         models: modelUsageOf(item),
       }));
+    },
+
+    /**
+     * Deletes every usage item of one subject (its day shards and, for a link, its limits items): `admin verify` leaves
+     * its own temporary link out of every report this way. Answers how many it deleted.
+     */
+    async removeSubject(subject: string): Promise<number> {
+      const keys = await allStoredItems<{ pk: string; sk: string }>(client, {
+        query: {
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': subject },
+          ProjectionExpression: 'pk, sk',
+        },
+      });
+      for (const key of keys) await client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } }));
+      return keys.length;
     },
   };
 }
