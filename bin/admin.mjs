@@ -61,7 +61,8 @@ async function rebuild(sourcesAt) {
     splitting: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    // For the Node.js running this script: `npm run` makes it the project's own, the functions' major on Lambda.
+    target: `node${process.versions.node.split('.')[0]}`,
     outdir,
     // The SDK bundled too: one parsed file per chunk loads faster than hundreds of small modules resolved one by one.
     external: ['esbuild', 'dynalite', 's3rver', 'aws-cdk-lib', 'constructs', 'tsx'],

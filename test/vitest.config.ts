@@ -12,7 +12,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: {
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       POWERTOOLS_METRICS_DISABLED: 'true',
       // The tests host the twin: no X-Ray context tracking (async hooks) in their process, as lib/twin/untraced-process.ts.
       AWS_XRAY_MANUAL_MODE: '1',

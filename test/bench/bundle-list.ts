@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { staticImports } from '#lib/cdk/bundling/bundle.ts';
+import { LAMBDA_RUNTIME } from '#lib/cdk/lambda-runtime.ts';
 
 /** One Lambda function of a synthesized cloud assembly and the code asset CDK bundled for it. */
 export interface FunctionBundle {
@@ -103,14 +104,12 @@ function lambdaEnvironment(bundle: FunctionBundle): NodeJS.ProcessEnv {
     AWS_ACCESS_KEY_ID: 'AKIDUMMY',
     AWS_SECRET_ACCESS_KEY: 'dummy',
     AWS_SESSION_TOKEN: 'dummy',
-    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_RUNTIME.name}`,
     AWS_LAMBDA_FUNCTION_NAME: bundle.name.replaceAll('/', '-'),
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
     LAMBDA_TASK_ROOT: dirname(bundle.bundleFile),
     _HANDLER: 'index.handler',
-    // Lambda runs Node 24; this machine's Node 20 would otherwise add the SDK's version notice.
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...bundle.environment,
   };
 }

@@ -12,10 +12,9 @@ const run = promisify(execFile);
 const CLI_PROCESS_TIMEOUT_MS = 180_000;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/** An operator's shell: none of the settings the test runner adds (the SDK's Node notice is the CLI's to silence). */
+/** An operator's shell, with the twin's data directory. */
 function operatorEnv(dataDir: string): NodeJS.ProcessEnv {
-  const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _silenced, ...env } = process.env;
-  return { ...env, DATA_DIR: dataDir, PORT: '3999' };
+  return { ...process.env, DATA_DIR: dataDir, PORT: '3999' };
 }
 
 /** The CLI exactly as an operator runs it, in its own process. */

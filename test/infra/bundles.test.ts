@@ -14,6 +14,7 @@ import { defaultProvider } from '#lib/cdk/bundling/lambda-credentials.ts';
 import { gte } from '#lib/cdk/bundling/semver-gte.ts';
 import { LOCAL_CREDENTIALS, localTableName, startLocalStores } from '#lib/twin/stores.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
+import { LAMBDA_RUNTIME } from '#lib/cdk/lambda-runtime.ts';
 import { INFERENCE_PROFILES_ENV } from '#engine/inference-profiles.ts';
 import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
 import { REDOC_SCRIPT_FILE, REDOC_STANDALONE_MODULE } from '#shared/http/api-reference/redoc-standalone.ts';
@@ -358,9 +359,8 @@ process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { fu
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
       AWS_LAMBDA_FUNCTION_NAME: functionName,
-      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_RUNTIME.name}`,
       LAMBDA_TASK_ROOT: dirname(bundle.bundleFile),
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...extra,
       POWERTOOLS_METRICS_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: 'SILENT',

@@ -84,7 +84,7 @@ describe('the local Lambda host', () => {
   it('counts the resident memory of the Node runtime itself, as a Lambda process has it besides the function', async () => {
     const hog = host('buffer-hog', 20, 128);
     await hog.invoke({ mb: 0 });
-    // A bare Node process's own resident memory (about 34 MB on Node 20) and the worker's heap, with nothing held.
+    // A bare Node process's own resident memory (about 37 MiB on Node 24) and the worker's heap, with nothing held.
     expect(hog.maxMemoryUsedMb).toBeGreaterThan(30);
     expect(hog.maxMemoryUsedMb).toBeLessThan(128);
   }, 120_000);

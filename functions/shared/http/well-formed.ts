@@ -1,5 +1,5 @@
-/** What `String.prototype.isWellFormed` (ES2024, in Node 20) answers: no lone surrogate, so valid as UTF-8. */
-export const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+/** What `String.prototype.isWellFormed` (ES2024) answers: no lone surrogate, so valid as UTF-8. */
+export const isWellFormed = (text: string): boolean => text.isWellFormed();
 
 /** `fatal`: invalid UTF-8 throws instead of becoming U+FFFD; `ignoreBOM`: a byte order mark stays in the text, where JSON refuses it. */
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

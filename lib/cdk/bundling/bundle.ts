@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { prepareRedocScript, REDOC_SCRIPT_FILE, REDOC_STANDALONE_MODULE } from '#shared/http/api-reference/redoc-standalone.ts';
+import { LAMBDA_ESBUILD_TARGET } from '#lib/cdk/lambda-runtime.ts';
 
 const BUNDLING_DIR = fileURLToPath(new URL('./', import.meta.url));
 
@@ -45,14 +46,15 @@ export interface BundleOptions {
 }
 
 /**
- * Minified ESM for Node 24, the AWS SDK bundled rather than taken from the runtime (AWS runs the versions the
- * tests ran), external source maps without sources (deployed, never loaded: see handler-function.ts).
+ * Minified ESM for the functions' Node.js on Lambda (../lambda-runtime.ts), the AWS SDK bundled rather than taken
+ * from the runtime (AWS runs the versions the tests ran), external source maps without sources (deployed, never
+ * loaded: see handler-function.ts).
  */
 const COMMON: BuildOptions = {
   bundle: true,
   format: 'esm',
   platform: 'node',
-  target: 'node24',
+  target: LAMBDA_ESBUILD_TARGET,
   minify: true,
   sourcemap: 'linked',
   sourcesContent: false,

@@ -1,11 +1,12 @@
 import { AssetHashType, DockerImage, Duration } from 'aws-cdk-lib';
-import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { bundleFunction } from '#lib/cdk/bundling/bundle.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
+import { LAMBDA_NODE_MAJOR, LAMBDA_RUNTIME } from '#lib/cdk/lambda-runtime.ts';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('../../../functions/', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -40,12 +41,12 @@ export class HandlerFunction extends LambdaFunction {
           },
           // Never pulled: the local esbuild always bundles. The command names the entry, which keeps each
           // function's asset apart in CDK's per-synthesis asset cache.
-          image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24'),
+          image: DockerImage.fromRegistry(`public.ecr.aws/docker/library/node:${LAMBDA_NODE_MAJOR}`),
           command: ['bundle', props.handler],
         },
       }),
       handler: 'index.handler',
-      runtime: Runtime.NODEJS_24_X,
+      runtime: LAMBDA_RUNTIME,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(29),

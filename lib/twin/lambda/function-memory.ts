@@ -6,7 +6,7 @@ import { getHeapStatistics } from 'node:v8';
  * resident (the kernel kills the process at the limit: `Runtime.OutOfMemory`), buffers included; a worker thread's
  * `resourceLimits` bound only its V8 heap, and Buffers live outside it. Every worker shares the twin's process, so
  * the process's RSS says nothing about one function. What one worker's isolate holds is its own, though (checked on
- * Node 20: in a worker these move with that worker's allocations only, while `rss` is the whole process's):
+ * Node 24: in a worker these move with that worker's allocations only, while `rss` is the whole process's):
  *
  * - the V8 heap's committed pages (`total_physical_size`) and V8's own malloc'd memory (`malloced_memory`);
  * - external memory (`external_memory`, what `process.memoryUsage().external` reports): every ArrayBuffer and Buffer
@@ -14,8 +14,8 @@ import { getHeapStatistics } from 'node:v8';
  *   Buffers until a GC frees them (resident on Lambda too).
  *
  * To that comes the runtime's own share, which a Lambda process has and a worker does not: the resident memory of a
- * fresh `node` process of this same binary minus the heap and external memory it holds itself (about 34 MiB on
- * Node 20 x64), measured once per twin (runtimeBaselineBytes).
+ * fresh `node` process of this same binary minus the heap and external memory it holds itself (about 37 MiB on
+ * Node 24 x64), measured once per twin (runtimeBaselineBytes).
  *
  * What this cannot see, so a function can use more on Lambda than here: native memory Node or a library takes
  * without reporting it to V8, above all TLS's encrypted copy of what is being sent (a 5 MiB S3 part written to an
