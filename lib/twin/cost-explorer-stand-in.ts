@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { listenOnLoopback } from './listen.ts';
+import { jsonProtocolServer } from './json-protocol-server.ts';
 import { loadJsonRecord } from './json-file.ts';
 
 /**
@@ -225,39 +225,24 @@ export async function startCostExplorerStandIn(options: CostExplorerStandInOptio
     },
   };
 
-  const server = createServer((request, response) => void serve(request, response));
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of request) chunks.push(chunk as Buffer);
-    } catch {
-      return void response.destroy();
-    }
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const name = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
-    const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
-    try {
-      if (request.method !== 'POST' || !operation)
-        throw new CostExplorerError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
-      let input: unknown;
-      try {
-        input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      } catch {
-        throw new CostExplorerError('SerializationException', 'The request body is not valid JSON.');
-      }
-      if (!isObject(input)) throw new CostExplorerError('SerializationException', 'Start of structure or map expected.');
-      const output = operation(input);
-      response.writeHead(200, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(output));
-    } catch (error) {
+  const server = jsonProtocolServer({
+    targetPrefix: TARGET_PREFIX,
+    contentType: JSON_CONTENT_TYPE,
+    operations,
+    unknownOperation: (target) =>
+      new CostExplorerError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`),
+    notJson: () => new CostExplorerError('SerializationException', 'The request body is not valid JSON.'),
+    notObject: () => new CostExplorerError('SerializationException', 'Start of structure or map expected.'),
+    refusal: (error) => {
       const failure =
         error instanceof CostExplorerError ? error : new CostExplorerError('InternalServerException', 'An internal error occurred');
-      response.writeHead(failure.type === 'InternalServerException' ? 500 : 400, {
-        'content-type': JSON_CONTENT_TYPE,
-        'x-amzn-errortype': failure.type,
-      });
-      response.end(JSON.stringify({ __type: failure.type, message: failure.message }));
-    }
-  }
+      return {
+        status: failure.type === 'InternalServerException' ? 500 : 400,
+        headers: { 'x-amzn-errortype': failure.type },
+        body: { __type: failure.type, message: failure.message },
+      };
+    },
+  });
   return listenOnLoopback(server, options.port);
 }
 

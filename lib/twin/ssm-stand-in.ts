@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { LOCAL_REGION } from './stores.ts';
 import { parameterArnOf } from './local-arns.ts';
 import { listenOnLoopback } from './listen.ts';
+import { jsonProtocolServer } from './json-protocol-server.ts';
 import { loadJsonRecord } from './json-file.ts';
 
 interface StoredParameter {
@@ -161,38 +161,22 @@ export async function startSsmStandIn(options: { dataDir: string; port?: number 
     },
   };
 
-  const server = createServer((request, response) => void serve(request, response));
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of request) chunks.push(chunk as Buffer);
-    } catch {
-      return void response.destroy();
-    }
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const operation = Object.hasOwn(operations, target.replace(/^AmazonSSM\./, ''))
-      ? operations[target.replace(/^AmazonSSM\./, '')]
-      : undefined;
-    try {
-      if (request.method !== 'POST' || !target.startsWith('AmazonSSM.') || !operation)
-        throw new SsmError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`);
-      let input: Record<string, unknown>;
-      try {
-        input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-      } catch {
-        throw new SsmError('SerializationException', 'Start of structure or map found where not expected.');
-      }
-      const output = operation(input);
-      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(output));
-    } catch (error) {
+  const server = jsonProtocolServer({
+    targetPrefix: 'AmazonSSM.',
+    contentType: 'application/x-amz-json-1.1',
+    operations,
+    unknownOperation: (target) => new SsmError('UnknownOperationException', `The operation ${target} is not known to this endpoint.`),
+    notJson: () => new SsmError('SerializationException', 'Start of structure or map found where not expected.'),
+    notObject: () => new SsmError('SerializationException', 'Start of structure or map found where not expected.'),
+    refusal: (error) => {
       const known = error instanceof SsmError ? error : new SsmError('InternalServerError', 'An internal error occurred');
-      response.writeHead(known.type === 'InternalServerError' ? 500 : 400, {
-        'content-type': 'application/x-amz-json-1.1',
-        'x-amzn-errortype': known.type,
-      });
-      response.end(JSON.stringify({ __type: known.type, message: known.message }));
-    }
-  }
+      return {
+        status: known.type === 'InternalServerError' ? 500 : 400,
+        headers: { 'x-amzn-errortype': known.type },
+        body: { __type: known.type, message: known.message },
+      };
+    },
+  });
   return listenOnLoopback(server, options.port);
 }
 

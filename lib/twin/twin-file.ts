@@ -30,6 +30,11 @@ export interface TwinFile {
   cost_explorer_endpoint: string;
   /** Lambda's front door (GetAccountSettings only): the account's concurrency quota and the functions the twin hosts. */
   lambda_endpoint: string;
+  /**
+   * CloudWatch's front door (alarms only: DescribeAlarms, SetAlarmState, DescribeAlarmHistory): `admin verify --alarms`
+   * sets one of the stack's alarms to ALARM there and reads whether its action reached the alarm topic.
+   */
+  cloudwatch_endpoint: string;
   /** Where projects' tool secrets are kept in the SSM stand-in. */
   secrets_prefix: string;
   /** The workflow state machine (executions and their callbacks). */

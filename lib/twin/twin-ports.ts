@@ -11,6 +11,7 @@ export const TWIN_PORTS = [
   { service: 'bedrock', name: 'Bedrock Runtime', offset: 5 },
   { service: 'costExplorer', name: 'Cost Explorer', offset: 6 },
   { service: 'lambda', name: 'Lambda', offset: 7 },
+  { service: 'cloudWatch', name: 'CloudWatch', offset: 8 },
 ] as const;
 
 export type TwinPortService = (typeof TWIN_PORTS)[number]['service'];

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalTwin } from '#lib/twin/twin.ts';
 
 /**
- * `npm start` with a PORT that leaves no room for the ports after it (the twin takes PORT to PORT+7) stops before
+ * `npm start` with a PORT that leaves no room for the ports after it (the twin takes PORT to PORT+8) stops before
  * anything starts, naming the ports it needs, instead of failing half-way when a stand-in cannot listen.
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -29,9 +29,9 @@ describe('npm start with a PORT too high for its ports', () => {
     const started = await start('65533');
     expect(started.code).toBe(1);
     expect(started.stderr).toContain(
-      "PORT 65533 leaves no room for the twin's ports: it takes PORT to PORT+7 (API 65533, DynamoDB 65534, S3 65535, Step Functions 65536",
+      "PORT 65533 leaves no room for the twin's ports: it takes PORT to PORT+8 (API 65533, DynamoDB 65534, S3 65535, Step Functions 65536",
     );
-    expect(started.stderr).toContain('use 1 to 65528, or 0 for free ports');
+    expect(started.stderr).toContain('use 1 to 65527, or 0 for free ports');
     expect(started.stdout).not.toContain('Local twin listening');
   }, 120_000);
 

@@ -24,6 +24,7 @@ import type { Data } from './data.ts';
 import type { WorkflowEngine } from './workflow-engine.ts';
 import type { Collection } from './collection.ts';
 import type { HandlerFunction } from './handler-function.ts';
+import { alarmTopicPolicyStatements, BUDGETS_SERVICE_PRINCIPAL, CLOUDWATCH_SERVICE_PRINCIPAL } from '#lib/cdk/alarm-topic-policy.ts';
 import { OPERATIONS_MODE_OUTPUT, OPERATIONS_MODES, type OperationsMode } from '#lib/cdk/stack-outputs.ts';
 import { deployedTableName, type TableName } from '#shared/resources.ts';
 import { COLLECTION_TIME_ZONE, NIGHTLY_DEADLINE_HOUR } from '#shared/collection-night.ts';
@@ -102,7 +103,7 @@ export class Operations extends Construct {
     const stack = Stack.of(this);
     this.key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
     // CloudWatch alarms and Budgets publish to the encrypted topic; both need the key to do it.
-    for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
+    for (const service of [CLOUDWATCH_SERVICE_PRINCIPAL, BUDGETS_SERVICE_PRINCIPAL]) {
       this.key.addToResourcePolicy(
         new PolicyStatement({
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
@@ -111,15 +112,11 @@ export class Operations extends Construct {
         }),
       );
     }
-    this.topic = new Topic(this, 'AlarmTopic', { masterKey: this.key, enforceSSL: true, displayName: `${stack.stackName} alarms` });
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        actions: ['sns:Publish'],
-        principals: [new ServicePrincipal('budgets.amazonaws.com')],
-        resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
-      }),
-    );
+    // TLS is enforced by the policy's own statement (alarm-topic-policy.ts), which the twin evaluates too.
+    this.topic = new Topic(this, 'AlarmTopic', { masterKey: this.key, displayName: `${stack.stackName} alarms` });
+    const place = { partition: stack.partition, region: stack.region, account: stack.account, stackName: stack.stackName };
+    for (const statement of alarmTopicPolicyStatements({ ...place, topicArn: this.topic.topicArn }))
+      this.topic.addToResourcePolicy(PolicyStatement.fromJson(statement));
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
 
     this.apiAlarms(props.api);
