@@ -26,6 +26,17 @@ export interface ModelCall {
 /** The prompt: one word, the least a model can be asked. */
 const PROMPT = 'Hi';
 
+/** The deployment's allow-list (model id → its application inference profile's ARN), or the failure saying why none. */
+export function deploymentProfiles(context: VerifyContext): Record<string, string> {
+  const profiles = context.services.inferenceProfiles;
+  if (profiles) return profiles;
+  throw new CheckFailure(
+    "the deployment's Bedrock inference profiles (model id → ARN)",
+    context.services.missing ?? 'none',
+    'Deploy this version (npx cdk deploy), then verify again',
+  );
+}
+
 /**
  * `models`: each model of the deployment's allow-list answers one minimal ConverseStream call through its application
  * inference profile (as the step function calls it), with what it cost from the price sheet `cost report` uses. A
@@ -34,14 +45,7 @@ const PROMPT = 'Hi';
 export const modelsCheck: VerifyCheck = {
   name: 'models',
   async run(context): Promise<CheckOutcome> {
-    const profiles = context.services.inferenceProfiles;
-    if (!profiles) {
-      throw new CheckFailure(
-        "the deployment's Bedrock inference profiles (model id → ARN)",
-        context.services.missing ?? 'none',
-        'Deploy this version (npx cdk deploy), then verify again',
-      );
-    }
+    const profiles = deploymentProfiles(context);
     const sheet = priceSheet(context.services.region);
     const calls: ModelCall[] = [];
     for (const [model, arn] of Object.entries(profiles)) {

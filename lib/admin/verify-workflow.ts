@@ -140,7 +140,7 @@ function runFailedTodo(answer: ApiAnswer): string {
     : "Read the workflow step function's log (locally the npm start terminal) for the cause";
 }
 
-interface AuthorizedApi {
+export interface AuthorizedApi {
   /** `signal` replaces the operator's interrupt (UNINTERRUPTED for a request that starts an execution). */
   request(
     path: string,
@@ -162,7 +162,8 @@ interface AuthorizedApi {
 
 const FINAL = ['completed', 'failed', 'cancelled'];
 
-function authorized(context: VerifyContext, key: string): AuthorizedApi {
+/** The Published Workflow API with the temporary key: requests, started executions ended at cleanup, polling, approving. */
+export function authorized(context: VerifyContext, key: string): AuthorizedApi {
   const headers = { authorization: `Bearer ${key}` };
   const api: AuthorizedApi = {
     request: (path, request = {}, signal = context.signal) =>

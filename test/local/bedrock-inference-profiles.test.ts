@@ -253,6 +253,48 @@ describe('what the profiles copy', () => {
     expect(bedrock.requests.map((request) => request.modelId)).toEqual(['amazon.nova-lite-v1:0', 'us.amazon.nova-pro-v1:0']);
   });
 
+  it('is checked with the profile the call named, in every region it routes to, so a role naming what it copies is refused', () => {
+    // AWS: a role that may invoke a profile "must also specify the foundation model in each Region associated with it", and
+    // bedrock:InferenceProfileArn holds those models to calls through the profile it names
+    // (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html). Which ARN it carries when an
+    // application profile copies a cross-region profile is not documented: the twin carries the one the call named.
+    const arn = profileOf('us.amazon.nova-pro-v1:0');
+    const needs = bedrockPermissions({
+      method: 'POST',
+      url: `/model/${encodeURIComponent(arn)}/converse-stream`,
+      target: '',
+      body: Buffer.alloc(0),
+    });
+    const copied = needs.filter((needed) => needed.resource !== arn);
+    expect(copied).toEqual(
+      [
+        'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-pro-v1:0',
+        'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0',
+        'arn:aws:bedrock:us-east-2::foundation-model/amazon.nova-pro-v1:0',
+        'arn:aws:bedrock:us-west-2::foundation-model/amazon.nova-pro-v1:0',
+      ].map((resource) => ({ action: 'bedrock:InvokeModelWithResponseStream', resource, context: { 'bedrock:InferenceProfileArn': arn } })),
+    );
+    const allowedBy = (policy: ReturnType<typeof functionPolicy>) =>
+      needs.find((needed) => !policy.allows(needed.action, needed.resource, needed.context)) ?? 'allowed';
+    expect(allowedBy(step.policy)).toBe('allowed');
+    // A role written for the other reading: its condition lists what each profile copies. Every call is refused on what
+    // the profile copies, the first of which is the cross-region profile here and the foundation model for a direct copy.
+    const copiedArns = [...created.profiles.values()].map((profile) => localApplicationProfile(profile)!.copyFrom);
+    const wrong = functionPolicy({ id: 'WorkflowStep', tables: {}, invokesBedrock: true }, MODELS, created.profiles, copiedArns);
+    expect(allowedBy(wrong)).toEqual(copied[0]);
+    const lite = profileOf('amazon.nova-lite-v1:0');
+    const liteNeeds = bedrockPermissions({
+      method: 'POST',
+      url: `/model/${encodeURIComponent(lite)}/converse-stream`,
+      target: '',
+      body: Buffer.alloc(0),
+    });
+    expect(liteNeeds.find((needed) => !wrong.allows(needed.action, needed.resource, needed.context))).toMatchObject({
+      resource: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0',
+      context: { 'bedrock:InferenceProfileArn': lite },
+    });
+  });
+
   it('is what the role grants only on the condition, as CDK writes it: the policy model evaluates it', () => {
     const lite = 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0';
     const action = 'bedrock:InvokeModel';

@@ -119,11 +119,13 @@ function policyOf(statements: readonly Statement[]): Policy {
  * profiles; without them (tests of the model grants alone) what the models need is granted unconditioned. With a
  * third-party model in the list, the three Marketplace actions lib/cdk/constructs/workflow-engine.ts grants, on the
  * same conditions (the calls Bedrock makes on the function's behalf, Subscribe to the allowed products).
+ * `conditionArns` replaces the profiles in the condition (tests: a role whose condition names the wrong ARNs).
  */
 export function functionPolicy(
   declaration: FunctionDeclaration,
   bedrockModels: readonly string[] = defaultBedrockModels(LOCAL_REGION),
   inferenceProfiles?: ReadonlyMap<string, string>,
+  conditionArns?: readonly string[],
 ): Policy {
   const statements: Statement[] = [];
   for (const [table, access] of Object.entries(declaration.tables) as [TableName, Access][]) {
@@ -151,7 +153,7 @@ export function functionPolicy(
     if (inferenceProfiles) {
       const profiles = bedrockModels.flatMap((model) => inferenceProfiles.get(model) ?? []);
       statements.push(statement(PROFILE_ACTIONS, profiles));
-      statements.push(statement(INVOKE_ACTIONS, models, throughProfilesCondition(profiles)));
+      statements.push(statement(INVOKE_ACTIONS, models, throughProfilesCondition(conditionArns ?? profiles)));
     } else {
       statements.push(statement(INVOKE_ACTIONS, models));
     }
