@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HANDOFF_READS_IN_FLIGHT } from '#shared/limits.ts';
 import { recordCost } from '#shared/metering/cost-meter.ts';
 import type { NormalizedConversation } from './conversation.ts';
 
@@ -52,6 +53,12 @@ export function conversationJson(conversation: NormalizedConversation, metadataJ
   return JSON.stringify({ ...conversation, metadata: marker }).replace(JSON.stringify(marker), () => metadataJson);
 }
 
+/** A hand-off as stored: its event id and the conversation's JSON text. */
+export interface StoredHandoff {
+  event_id: number;
+  text: string;
+}
+
 export function createHandoffStore(s3: S3Client, bucket: string, announcer: Announcer) {
   return {
     /** `metadataJson`: the metadata's source text in the body as received, written as it is. */
@@ -80,28 +87,56 @@ export function createHandoffStore(s3: S3Client, bucket: string, announcer: Anno
 
     /**
      * Every conversation handed off for a source, oldest event first (the operator's `handoffs` listing), as the text
-     * stored: parsed and written again, the sender's metadata numbers past double precision would be rounded.
+     * stored: parsed and written again, the sender's metadata numbers past double precision would be rounded. The keys
+     * are listed page by page and kept as event ids only (8 bytes each); conversations are read at most
+     * HANDOFF_READS_IN_FLIGHT ahead of the caller, so however many a source has, about that many are held at a time.
      */
-    async list(sourceId: string): Promise<{ event_id: number; text: string }[]> {
-      const keys: string[] = [];
-      let token: string | undefined;
-      do {
-        const page = await s3.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${HANDOFF_PREFIX}${sourceId}/`, ContinuationToken: token }),
-        );
-        keys.push(...(page.Contents ?? []).map((object) => object.Key!));
-        token = page.NextContinuationToken;
-      } while (token);
-      const stored = await Promise.all(
-        keys.map(async (key) => {
-          const text = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
-          // Parsed for its event id (a safe integer) to sort on, and to be sure the text is JSON before anyone splices it.
-          return { event_id: (JSON.parse(text) as NormalizedConversation).event_id, text };
-        }),
-      );
-      return stored.sort((a, b) => a.event_id - b.event_id);
+    async *read(sourceId: string): AsyncGenerator<StoredHandoff> {
+      const eventIds = await listEventIds(sourceId);
+      const reading: Promise<StoredHandoff>[] = [];
+      let next = 0;
+      while (next < eventIds.length || reading.length > 0) {
+        while (reading.length < HANDOFF_READS_IN_FLIGHT && next < eventIds.length) {
+          const pending = readOne(sourceId, eventIds[next++]!);
+          // Awaited in its turn below; failing while an earlier one is awaited, it is not unhandled.
+          pending.catch(() => undefined);
+          reading.push(pending);
+        }
+        yield await reading.shift()!;
+      }
     },
   };
+
+  /** The source's hand-offs' event ids, ascending: S3 lists keys in text order (`10.json` before `9.json`). */
+  async function listEventIds(sourceId: string): Promise<number[]> {
+    const prefix = `${HANDOFF_PREFIX}${sourceId}/`;
+    const eventIds: number[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const { Key: key } of page.Contents ?? []) {
+        const name = /^(0|[1-9][0-9]*)\.json$/.exec(key!.slice(prefix.length));
+        const eventId = Number(name?.[1]);
+        // Only handOff writes here; an object it could not have written is no hand-off to pass on as one.
+        if (!name || !Number.isSafeInteger(eventId)) throw new Error(`${key} is not a hand-off: its name is not <event_id>.json`);
+        eventIds.push(eventId);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return eventIds.sort((a, b) => a - b);
+  }
+
+  async function readOne(sourceId: string, eventId: number): Promise<StoredHandoff> {
+    const key = handoffKey({ source_id: sourceId, event_id: eventId });
+    const text = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+    // Parsed to be sure the text is JSON before anyone splices it.
+    try {
+      JSON.parse(text);
+    } catch {
+      throw new Error(`${key} does not hold a conversation's JSON`);
+    }
+    return { event_id: eventId, text };
+  }
 }
 
 /** Locally, announcements are JSON lines appended to a file under DATA_DIR (on AWS: EventBridge, on the stack's bus). */

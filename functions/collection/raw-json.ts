@@ -61,11 +61,12 @@ function valueEndAt(json: string, at: number): number {
  * JSON text laid out again (compact, or indented as JSON.stringify(value, null, 2) would), its strings, numbers and
  * literals copied as written. Parsing and stringifying would round a number past double precision
  * (`12345678901234567890123` becomes `12345678901234567000`), and a hand-off keeps what its sender wrote.
- * `text` must be valid JSON (parse it first).
+ * `text` must be valid JSON (parse it first). `atDepth`: the nesting it is written at, inside a larger value laid out the
+ * same way (its first line is not indented: it follows what precedes it).
  */
-export function layOutJson(text: string, indent = 0): string {
+export function layOutJson(text: string, indent = 0, atDepth = 0): string {
   let out = '';
-  let depth = 0;
+  let depth = atDepth;
   const newline = () => (indent > 0 ? `\n${' '.repeat(indent * depth)}` : '');
   for (let at = 0; at < text.length; ) {
     const character = text[at]!;

@@ -2,3 +2,11 @@
 export class CliText {
   constructor(readonly text: string) {}
 }
+
+/**
+ * A command's answer written piece by piece while the command's target is still open (`handoffs`), so an answer larger
+ * than memory is never held whole: `write` waits until its piece has gone out.
+ */
+export class CliStream {
+  constructor(readonly writeTo: (write: (piece: string) => Promise<void>) => Promise<void>) {}
+}

@@ -8,7 +8,7 @@ import type { EventState } from '#inbound/stored-event.ts';
 import { createLinksRepository } from '#inbound/links-repository.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import type { AdminTarget } from './target.ts';
-import { CliText } from './cli-text.ts';
+import { CliStream } from './cli-text.ts';
 import { layOutJson } from '#collection/raw-json.ts';
 import { requireId, UsageError } from './usage-error.ts';
 
@@ -168,14 +168,30 @@ export async function runEventsCommand(target: AdminTarget, _args: string[], fla
 }
 
 /**
- * The hand-offs as stored: their text is spliced into the answer, never parsed and written again, so metadata the
- * sender wrote (a number past double precision, say) is printed as the analysis platform reads it.
+ * The hand-offs as stored, written as they are read (a busy link's together would not fit in memory), laid out as
+ * JSON.stringify lays out `{conversations: [...]}`: their text is spliced into the answer, never parsed and written
+ * again, so metadata the sender wrote (a number past double precision, say) is printed as the analysis platform reads it.
  */
-export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<CliText> {
+export async function runHandoffsCommand(target: AdminTarget, _args: string[], flags: Flags): Promise<CliStream> {
   const link = await boundLink(target, requireId(flags.link as string | undefined, 'handoffs', '--link'));
   const services = await target.services();
   const store = createHandoffStore(services.s3, services.bucket, { announce: () => Promise.reject(new Error('read only')) });
-  const texts = link.source_id ? (await store.list(link.source_id)).map((handoff) => handoff.text) : [];
-  const indent = flags.json === true ? 0 : 2;
-  return new CliText(`${layOutJson(`{"conversations":[${texts.join(',')}]}`, indent)}\n`);
+  const indented = flags.json !== true;
+  return new CliStream(async (write) => {
+    const handoffs = link.source_id ? store.read(link.source_id) : undefined;
+    try {
+      // The first is read before anything is written, so a listing refused (access, a missing bucket) is a clean error.
+      let next = await handoffs?.next();
+      await write(indented ? '{\n  "conversations": [' : '{"conversations":[');
+      let written = 0;
+      for (; next && !next.done; next = await handoffs!.next()) {
+        const separator = written === 0 ? '' : ',';
+        await write(indented ? `${separator}\n    ${layOutJson(next.value.text, 2, 2)}` : `${separator}${layOutJson(next.value.text)}`);
+        written += 1;
+      }
+      await write(indented ? `${written === 0 ? '' : '\n  '}]\n}\n` : ']}\n');
+    } finally {
+      await handoffs?.return(undefined);
+    }
+  });
 }

@@ -7,9 +7,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { TABLE_ENV, type TableName } from '#shared/resources.ts';
 import { TABLE_DEFINITIONS } from '#lib/cdk/table-definitions.ts';
 import { startDynamoProcess } from './dynamo-process.ts';
-
-// Node 20 is what the local twin runs on; the SDK's notice about its future Node 22 floor is known (see README).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { installS3Listing } from './s3-listing.ts';
 
 const require = createRequire(import.meta.url);
 type S3rverServer = new (
@@ -47,6 +45,7 @@ export async function startLocalStores(dataDir: string, ports: { dynamodb: numbe
   const s3Dir = join(dataDir, 's3');
   mkdirSync(s3Dir, { recursive: true });
   const S3rver = require('s3rver') as S3rverServer;
+  installS3Listing();
   const s3rver = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: s3Dir, silent: true });
   const s3Address = await s3rver.run();
   const s3Endpoint = `http://127.0.0.1:${s3Address.port}`;

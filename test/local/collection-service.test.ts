@@ -47,6 +47,13 @@ afterAll(async () => {
 });
 
 let sequence = 0;
+
+/** The conversations the store reads back for a source, in its order (oldest event first). */
+async function readBack(handoffs: ReturnType<typeof createHandoffStore>, sourceId: string): Promise<NormalizedConversation[]> {
+  const conversations: NormalizedConversation[] = [];
+  for await (const handoff of handoffs.read(sourceId)) conversations.push(JSON.parse(handoff.text) as NormalizedConversation);
+  return conversations;
+}
 const NIGHT = Date.parse('2026-11-21T21:00:00.000Z');
 
 function setup(options: { recording?: (url: string) => Promise<{ bytes: number; sha256: string }> } = {}) {
@@ -151,9 +158,7 @@ describe('a collection sweep', () => {
     expect((await env.stateOf(call)).state).toBe('handed_off');
     expect((await env.stateOf(later)).state).toBe('queued');
 
-    const conversations = (await env.handoffs.list(env.link.source_id!)).map(
-      (handoff) => JSON.parse(handoff.text) as NormalizedConversation,
-    );
+    const conversations = await readBack(env.handoffs, env.link.source_id!);
     expect(conversations.map((c) => [c.event_id, c.type])).toEqual([
       [1, 'text'],
       [2, 'call'],
@@ -343,7 +348,7 @@ describe('a collection sweep', () => {
 
     expect(await sweepTask(env.deps, await env.task(), 'r')).toMatchObject({ handed_off: 1, failed: 0 });
 
-    const [handedOff] = (await env.handoffs.list(env.link.source_id!)).map((handoff) => JSON.parse(handoff.text) as NormalizedConversation);
+    const [handedOff] = await readBack(env.handoffs, env.link.source_id!);
     expect(handedOff).toMatchObject({ event_id: stored.event_id, occurred_at: occurredAt });
     expect((await env.stateOf(stored)).state).toBe('handed_off');
   });

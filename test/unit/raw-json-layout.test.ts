@@ -19,6 +19,13 @@ describe('layOutJson', () => {
     }
   });
 
+  it('lays out a value at the depth it is written at inside a larger one', () => {
+    for (const value of samples) {
+      const laidOut = `{\n  "conversations": [\n    ${layOutJson(JSON.stringify(value), 2, 2)}\n  ]\n}`;
+      expect(laidOut).toBe(JSON.stringify({ conversations: [value] }, null, 2));
+    }
+  });
+
   it('keeps numbers and strings as written, whatever the spacing around them', () => {
     const text =
       '{ "m" : {"big" :12345678901234567890123 ,\n\t"n": 9007199254740993, "x":1.00000000000000000001, "s":"caf\\u00e9 \\" ]"} }';
