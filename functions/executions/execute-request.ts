@@ -1,5 +1,5 @@
+import { callerText, wellFormedJson } from '#shared/caller-text.ts';
 import { isJsonObject, jsonObjectSchema } from '#shared/json-object.ts';
-import { isWellFormed } from '#shared/http/well-formed.ts';
 import { MAX_CALLER_ID_LENGTH, MAX_FEEDBACK_LENGTH } from '#shared/limits.ts';
 import * as z from '#shared/zod.ts';
 import { memoryKeyProblem } from '#workflows/memory-key.ts';
@@ -8,23 +8,20 @@ import { memoryKeyProblem } from '#workflows/memory-key.ts';
  * Body of POST /workflows/{id}/execute (and /stream), the OpenAPI document's ExecuteRequest. Strict types, no coercion;
  * unknown fields are ignored so callers can send what other clients of this API send.
  * `input`, `initial_memory` and `overrides` keep every key the caller sent (zod's record would drop
- * `__proto__` silently): their keys are data, and each consumer reads them as own entries only.
+ * `__proto__` silently): their keys are data, and each consumer reads them as own entries only. Every string the body
+ * holds, keys at any depth included, is well-formed Unicode (shared/caller-text.ts): it is stored, sent to models and
+ * streamed back, where a lone surrogate breaks DynamoDB's keys and strict JSON parsers.
  */
 
 /** A caller's id becomes part of a DynamoDB key (user-state-keys.ts), which must be valid Unicode. */
-const callerId = z
-  .string()
-  .check(
-    z.minLength(1),
-    z.maxLength(MAX_CALLER_ID_LENGTH),
-    z.refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate)' }),
-  );
+const callerId = callerText(z.minLength(1), z.maxLength(MAX_CALLER_ID_LENGTH));
 
 const input = jsonObjectSchema.check(
   z.refine((value) => value.message === undefined || typeof value.message === 'string', {
     message: 'message must be a string',
     path: ['message'],
   }),
+  wellFormedJson(),
 );
 
 /** Each key becomes a sort key (`key#<name>`): bounded in bytes, as DynamoDB counts them. */
@@ -35,6 +32,7 @@ const initialMemory = jsonObjectSchema.check(
       if (problem) context.addIssue({ code: 'custom', path: [key], message: problem });
     }
   }),
+  wellFormedJson(),
 );
 
 /** Node ids and parameter names are checked against the workflow by applyOverrides, which names each unknown one. */
@@ -44,6 +42,7 @@ const overrides = z.custom<Record<string, Record<string, unknown>>>(isJsonObject
       if (!isJsonObject(params)) context.addIssue({ code: 'custom', path: [nodeId], message: 'must be a JSON object of parameters' });
     }
   }),
+  wellFormedJson(),
 );
 
 export const executeRequestSchema = z
@@ -52,8 +51,8 @@ export const executeRequestSchema = z
     user_id: callerId,
     thread_id: z.optional(callerId),
     initial_memory: z.optional(initialMemory),
-    callback_url: z.optional(z.string().check(z.minLength(1))),
-    webhook_secret: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+    callback_url: z.optional(callerText(z.minLength(1))),
+    webhook_secret: z.optional(callerText(z.minLength(1), z.maxLength(1024))),
     overrides: z._default(overrides, {}),
   })
   .check(
@@ -65,4 +64,4 @@ export const executeRequestSchema = z
 
 export type ExecuteRequest = z.infer<typeof executeRequestSchema>;
 
-export const decisionRequestSchema = z.object({ feedback: z._default(z.string().check(z.maxLength(MAX_FEEDBACK_LENGTH)), '') });
+export const decisionRequestSchema = z.object({ feedback: z._default(callerText(z.maxLength(MAX_FEEDBACK_LENGTH)), '') });

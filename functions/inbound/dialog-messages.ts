@@ -1,3 +1,4 @@
+import { isWellFormed } from '#shared/http/well-formed.ts';
 import { MAX_INT32, MAX_MESSAGES_PER_DIALOG } from '#shared/limits.ts';
 import { isIsoWithOffset } from './iso-timestamp.ts';
 
@@ -33,8 +34,7 @@ export function acceptedMessages(value: unknown): DialogMessage[] | undefined {
 function acceptedMessage(value: unknown): DialogMessage | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const { text, timestamp, author_name, author_role, sequence_number, external_id, author_id } = value as Record<string, unknown>;
-  if (typeof text !== 'string' || typeof timestamp !== 'string' || typeof author_name !== 'string' || typeof author_role !== 'string')
-    return undefined;
+  if (!isText(text) || typeof timestamp !== 'string' || !isText(author_name) || !isText(author_role)) return undefined;
   if (!isIsoWithOffset(timestamp)) return undefined;
   const message: DialogMessage = { text, timestamp, author_name, author_role };
   // The optional fields in the schema's order, so the output's keys come in the same order as the schema's.
@@ -43,14 +43,19 @@ function acceptedMessage(value: unknown): DialogMessage | undefined {
     message.sequence_number = sequence_number;
   } else if ('sequence_number' in value) return undefined;
   if (external_id !== undefined) {
-    if (typeof external_id !== 'string') return undefined;
+    if (!isText(external_id)) return undefined;
     message.external_id = external_id;
   } else if ('external_id' in value) return undefined;
   if (author_id !== undefined) {
-    if (typeof author_id !== 'string') return undefined;
+    if (!isText(author_id)) return undefined;
     message.author_id = author_id;
   } else if ('author_id' in value) return undefined;
   return message;
+}
+
+/** A string as the schema's callerText takes it (shared/caller-text.ts): well-formed Unicode. */
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && isWellFormed(value);
 }
 
 function isInt32(value: unknown): value is number {

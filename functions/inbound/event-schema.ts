@@ -1,3 +1,4 @@
+import { callerText, wellFormedJson } from '#shared/caller-text.ts';
 import type { FieldIssue } from '#shared/errors.ts';
 import { toFieldIssues } from '#shared/http/field-issues.ts';
 import { jsonObjectSchema, nestsDeeperThan } from '#shared/json-object.ts';
@@ -20,7 +21,8 @@ import { isIsoWithOffset } from './iso-timestamp.ts';
 /**
  * The webhook API's Event (the OpenAPI document's `Event` is generated from these schemas). zod never coerces, so
  * `"63"` for an integer or `null` for a string is refused; unknown fields are dropped. Dates must carry an explicit
- * offset.
+ * offset. Every string the event holds, metadata's keys included, must be well-formed Unicode (shared/caller-text.ts):
+ * the nightly collection hands the conversation on as JSON to parsers that refuse a lone surrogate.
  */
 
 const timestampWithOffset = z.string().check(
@@ -55,30 +57,70 @@ const occurredWithinWindow = timestampWithOffset.check(
 
 const int32 = z.number().check(z.int(), z.minimum(0), z.maximum(MAX_INT32));
 
+/**
+ * Controls (U+0000-U+001F, U+007F-U+009F) and the bidirectional formatting characters (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069): in a value the operator reads in the collection's filter lists (`links filters`),
+ * they would cut it short, hide part of it, or show it in another order than it is stored (a disguised value).
+ */
+const UNSHOWABLE = /[\p{Cc}\p{Bidi_Control}]/u;
+const UNSHOWABLE_MESSAGE = 'must not contain control characters or bidirectional formatting characters (it is shown in filter lists)';
+
+/** Text that becomes a filter value: refused on arrival when it could not be shown as it is. */
+const showable = z.refine<string>((text) => !UNSHOWABLE.test(text), UNSHOWABLE_MESSAGE);
+
+/** `metadata.direction` feeds the Direction filter (stored-event.ts#directionOf): a string there is held to the same rule. */
+const showableDirection = z.refine<Record<string, unknown>>(
+  (metadata) => !Object.hasOwn(metadata, 'direction') || typeof metadata.direction !== 'string' || !UNSHOWABLE.test(metadata.direction),
+  { message: UNSHOWABLE_MESSAGE, path: ['direction'] },
+);
+
 const audioSchema = z.object({
-  url: z.string().check(z.maxLength(MAX_AUDIO_URL_LENGTH)),
+  url: callerText(z.maxLength(MAX_AUDIO_URL_LENGTH)),
   format: z.string().check(z.regex(AUDIO_FORMAT_PATTERN, 'must be 1 to 8 lower-case letters or digits')),
   duration_seconds: z.optional(int32),
   channels: z.optional(z.literal([1, 2])),
 });
 
 const messageSchema = z.object({
-  text: z.string(),
+  text: callerText(),
   timestamp: timestampWithOffset,
-  author_name: z.string(),
-  author_role: z.string(),
+  author_name: callerText(),
+  author_role: callerText(),
   sequence_number: z.optional(int32),
-  external_id: z.optional(z.string()),
-  author_id: z.optional(z.string()),
+  external_id: z.optional(callerText()),
+  author_id: z.optional(callerText()),
 });
 
-/** The event schemas, the same but for what `occurred_at` must be. */
-function eventSchemas(occurredAt: typeof timestampWithOffset) {
+/**
+ * The rules on when an event arrives rather than on what it holds, checked at acceptance only: a body read again
+ * later (the nightly collection) keeps what was accepted when it came.
+ */
+interface ArrivalRules {
+  occurredAt: typeof timestampWithOffset;
+  /** Whether filter values (`source_channel`, `metadata.direction`) must be showable. */
+  showableFilterValues: boolean;
+}
+
+/** The event schemas, the same but for the arrival rules. */
+function eventSchemas({ occurredAt, showableFilterValues }: ArrivalRules) {
+  const sourceChannel = callerText(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH));
   const baseFields = {
     external_id: z.string().check(z.regex(EXTERNAL_ID_PATTERN, 'must match ^[A-Za-z0-9._:-]{1,255}$')),
     occurred_at: occurredAt,
-    source_channel: z.optional(z.string().check(z.maxLength(MAX_SOURCE_CHANNEL_LENGTH))),
-    status: z.optional(z.string().check(z.maxLength(MAX_STATUS_LENGTH))),
+    source_channel: z.optional(
+      showableFilterValues
+        ? sourceChannel.check(
+            showable,
+            z.meta({
+              description:
+                `Channel or site of origin, at most ${MAX_SOURCE_CHANNEL_LENGTH} characters; feeds the collection's Channel filter, so ` +
+                'it holds no control characters and no bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A-U+202E, ' +
+                'U+2066-U+2069)',
+            }),
+          )
+        : sourceChannel,
+    ),
+    status: z.optional(callerText(z.maxLength(MAX_STATUS_LENGTH))),
     /**
      * Kept as parsed: every first-level key counts for the schema, `__proto__` and `constructor` included. Bounded in
      * depth: the collection hands metadata on as JSON, and a value nested thousands deep would overflow the stack there
@@ -90,10 +132,13 @@ function eventSchemas(occurredAt: typeof timestampWithOffset) {
           (metadata) => !nestsDeeperThan(metadata, MAX_JSON_DEPTH),
           `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
         ),
+        wellFormedJson(),
+        ...(showableFilterValues ? [showableDirection] : []),
         z.meta({
           description:
-            `Any JSON object, stored whole (objects and arrays nested at most ${MAX_JSON_DEPTH} levels); \`direction\` (inbound, ` +
-            `outbound, internal) feeds the collection's Direction filter for calls`,
+            `Any JSON object, stored whole (objects and arrays nested at most ${MAX_JSON_DEPTH} levels; every key and string ` +
+            `well-formed Unicode); \`direction\` (inbound, outbound, internal) feeds the collection's Direction filter for calls, ` +
+            'so a string there holds no control or bidirectional formatting characters',
           examples: [{ direction: 'inbound', operator: 'Anna' }],
         }),
       ),
@@ -118,9 +163,9 @@ function eventSchemas(occurredAt: typeof timestampWithOffset) {
 
 type EventSchemas = ReturnType<typeof eventSchemas>;
 /** What a request must hold to be accepted now. */
-const arriving = eventSchemas(occurredWithinWindow);
+const arriving = eventSchemas({ occurredAt: occurredWithinWindow, showableFilterValues: true });
 /** What an accepted body holds, whenever it is read. */
-const accepted = eventSchemas(timestampWithOffset);
+const accepted = eventSchemas({ occurredAt: timestampWithOffset, showableFilterValues: false });
 
 export const callEventSchema = arriving.call;
 export const textEventSchema = arriving.text;

@@ -1,7 +1,7 @@
 import { addCostUnits, usageToCarry, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { NotFoundError, ServiceUnavailableError } from '#shared/errors.ts';
 import type { CounterStore } from '#shared/store/counter-store.ts';
-import { RATE_LIMITS, rateWindow, type RateWindow } from '#shared/rate-limits.ts';
+import { RATE_LIMITS, rateWindow } from '#shared/rate-limits.ts';
 import { hashSecret } from '#shared/secrets.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkLimits, LinkLimitTicket } from './link-limits.ts';
@@ -22,9 +22,9 @@ export interface OpenedLink {
   readonly link: LinkView;
   readonly tokenHash: string;
   /**
-   * Counts the request against the link's minute (and, for an event, a unit of its day) beside the guessing check,
-   * and refuses in the webhook API's order of checks (functions/inbound/README.md#webhook-behaviour-beyond-the-brief): a
-   * blocked address first (it learns nothing about the token), then the rate.
+   * Counts the request against the link's minute (and, for an event, a unit of its day) and refuses in the webhook
+   * API's order of checks (functions/inbound/README.md#webhook-behaviour-beyond-the-brief): a token found gone by the
+   * refresh first, then the rate. A token that opens a link is never refused for its address's guesses.
    * The same update carries the request's usage: what it spent so far and `expected`, what the caller will spend
    * on the event once it is admitted. Answers the ticket, admitted or over the day's quota.
    */
@@ -35,92 +35,78 @@ export interface OpenedLink {
 export type AdmittedTicket = Omit<LinkLimitTicket, 'giveBack'> & { giveBack(): Promise<void> };
 
 const UNKNOWN_LINK = 'Unknown webhook link';
-/** The limits update writes one small item; the guard read is an eventually consistent read of one (half a unit). */
+/** The limits update writes one small item. */
 const LIMITS_UPDATE_WRITE_UNITS = 1;
-const GUARD_READ_UNITS = 0.5;
-/** A refresh reads the token item with the guard, in one batch: half a unit more. */
+/** A refresh reads the token item beside the limits update: an eventually consistent read of one small item. */
 const TOKEN_READ_UNITS = 0.5;
 /** Giving back a day's unit updates the same small item. */
 const GIVE_BACK_WRITE_UNITS = 1;
 
-/** How a request learns its address's guessing count: read already (with the token), or beside its limits update. */
-type GuardLookup = { guessCount: number } | { refreshToken: boolean };
-
 /**
  * Finds the link a request's token names: from memory when a bound link was read within the last second
- * (LINK_CACHE_MS), otherwise with one read of the token item (its copy of the link) and the caller's guessing
- * counter together. Unknown, revoked and expired-after-reissue tokens are 404, and an unknown one counts as a guess.
+ * (LINK_CACHE_MS), otherwise with one read of the token item (its copy of the link). Unknown, revoked and
+ * expired-after-reissue tokens are 404; only a token that opens no link counts as a guess, and only such a token is
+ * refused for its address's guesses, so senders sharing an address with a guesser are served.
  */
 export async function openLink(deps: LinkAccessDeps, token: string, clientIp: string): Promise<OpenedLink> {
   const nowMs = deps.now();
-  const guessing = RATE_LIMITS.unknownTokensPerIp;
-  const guessWindow = rateWindow(guessing, clientIp, nowMs);
   const tokenHash = LINK_TOKEN_PATTERN.test(token) ? hashSecret(token) : undefined;
 
   const cached = tokenHash ? deps.cache.get(tokenHash, nowMs) : undefined;
-  if (cached && tokenHash) return opened(deps, cached.view, tokenHash, guessWindow, nowMs, { refreshToken: cached.refreshDue });
+  if (cached && tokenHash) return opened(deps, cached.view, tokenHash, nowMs, cached.refreshDue);
 
-  const { token: record, guessCount } = await guarded(() =>
-    tokenHash
-      ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key)
-      : deps.counters.read(guessWindow.key).then((count) => ({ token: undefined, guessCount: count })),
-  );
-  // A blocked address learns nothing, not even that a guess was right.
-  if (guessCount >= guessing.limit) throw guessWindow.refuse();
-
+  const record = tokenHash ? await guarded(() => deps.links.findToken(tokenHash)) : undefined;
   const validUntilMs = record && tokenValidUntilMs(record);
-  if (!record || !tokenHash || (validUntilMs !== undefined && validUntilMs <= nowMs)) {
-    const count = await guarded(() => deps.counters.increment(guessWindow.key, guessWindow.expiresAtMs));
-    if (count > guessing.limit) throw guessWindow.refuse();
-    throw new NotFoundError(UNKNOWN_LINK);
-  }
+  if (!record || !tokenHash || (validUntilMs !== undefined && validUntilMs <= nowMs)) throw await guessRefusal(deps, clientIp, nowMs);
   // A copy that says bound or revoked is final enough; issued (or no copy, an older token item) asks the link item.
   const copy = tokenLinkView(record);
   const view = copy && copy.state !== 'issued' ? copy : await deps.links.getLink(record.link_id).then((link) => link && linkView(link));
   if (!view) throw new NotFoundError(UNKNOWN_LINK);
   deps.cache.set(tokenHash, view, nowMs, validUntilMs);
-  return opened(deps, view, tokenHash, guessWindow, nowMs, { guessCount });
+  return opened(deps, view, tokenHash, nowMs, false);
 }
 
-function opened(
-  deps: LinkAccessDeps,
-  link: LinkView,
-  tokenHash: string,
-  guessWindow: RateWindow,
-  nowMs: number,
-  lookup: GuardLookup,
-): OpenedLink {
-  const refresh = 'refreshToken' in lookup && lookup.refreshToken;
-  const readGuard = (): Promise<{ guessCount: number; token?: TokenRecord }> => {
-    if ('guessCount' in lookup) return Promise.resolve(lookup);
-    return guarded(() =>
-      refresh
-        ? deps.links.findTokenWithGuard(tokenHash, deps.countersTable, guessWindow.key)
-        : deps.counters.read(guessWindow.key).then((guessCount) => ({ guessCount })),
-    );
-  };
+/**
+ * The answer to a token that opens no link: 404, counted against the address, or the guessing block's 429 once the
+ * address has used its guesses in the window. A blocked address's guesses write nothing: the counter is read first, so
+ * a guesser that keeps going costs one read a request, billed to no one.
+ */
+async function guessRefusal(deps: LinkAccessDeps, clientIp: string, nowMs: number): Promise<Error> {
+  const guessing = RATE_LIMITS.unknownTokensPerIp;
+  const guessWindow = rateWindow(guessing, clientIp, nowMs);
+  const guesses = await guarded(() => deps.counters.read(guessWindow.key));
+  if (guesses >= guessing.limit) return guessWindow.refuse();
+  const counted = await guarded(() => deps.counters.increment(guessWindow.key, guessWindow.expiresAtMs));
+  return counted > guessing.limit ? guessWindow.refuse() : new NotFoundError(UNKNOWN_LINK);
+}
+
+function opened(deps: LinkAccessDeps, link: LinkView, tokenHash: string, nowMs: number, refresh: boolean): OpenedLink {
   return {
     link,
     tokenHash,
     async admit(kind, expected = {}) {
       // Only a bound link takes events: any other request counts against the minute alone.
       const counted = link.state === 'bound' ? kind : 'request';
-      // The update itself, the reads beside it (when not made with the token), and the event if it is one.
-      const reads = 'guessCount' in lookup ? 0 : GUARD_READ_UNITS + (refresh ? TOKEN_READ_UNITS : 0);
-      const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: reads };
+      // The update itself, the token read beside it (a refresh), and the event if it is one.
+      const own = { dynamoWriteUnits: LIMITS_UPDATE_WRITE_UNITS, dynamoReadUnits: refresh ? TOKEN_READ_UNITS : 0 };
       const usage =
         link.state === 'revoked' ? undefined : usageToCarry({ link: link.link_id }, addCostUnits(own, counted === kind ? expected : {}));
-      const [guard, limits] = await Promise.allSettled([readGuard(), deps.limits.take(link.link_id, counted, nowMs, usage)]);
-      const blocked = guard.status === 'rejected' || guard.value.guessCount >= RATE_LIMITS.unknownTokensPerIp.limit;
-      // The guard answers first, whatever became of the limits: a blocked address learns nothing, an unread guard is 503.
+      const [token, limits] = await Promise.allSettled([
+        refresh ? guarded(() => deps.links.findToken(tokenHash)) : Promise.resolve(undefined),
+        deps.limits.take(link.link_id, counted, nowMs, usage),
+      ]);
       // Nothing will be stored on a refusal: the day's unit goes back. The minute's stays: every request counts.
-      if (blocked) {
+      const giveBackOnRefusal = async () => {
         if (limits.status === 'fulfilled' && limits.value.admission === 'admitted') await correcting(limits.value, link).giveBack();
-        throw guard.status === 'rejected' ? guard.reason : guessWindow.refuse();
+      };
+      // A refresh that could not read the token says nothing of it: 503, as for the first read.
+      if (token.status === 'rejected') {
+        await giveBackOnRefusal();
+        throw token.reason;
       }
       if (limits.status === 'rejected') throw limits.reason;
       const ticket = correcting(limits.value, link);
-      const gone = link.state === 'revoked' || (refresh && !refreshed(deps, tokenHash, guard.value.token, nowMs));
+      const gone = link.state === 'revoked' || (refresh && !refreshed(deps, tokenHash, token.value, nowMs));
       if (gone) {
         if (ticket.admission === 'admitted') await ticket.giveBack();
         throw new NotFoundError(UNKNOWN_LINK);
@@ -156,9 +142,9 @@ function refreshed(deps: LinkAccessDeps, tokenHash: string, record: TokenRecord 
 }
 
 /**
- * The guessing protection fails closed: when the guard counter cannot be read (or a guess cannot be counted),
- * the request is refused with 503 before anything about the token is revealed, for valid and unknown tokens
- * alike. Never 404 or 200 on an unread count, which would let a throttled table switch the protection off.
+ * The token checks fail closed: when the token cannot be read, or a guess cannot be read or counted, the request is
+ * refused with 503 before anything about the token is revealed. Never 404 on an unread token or an unread count,
+ * which would let a throttled table switch the guessing protection off.
  */
 async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {

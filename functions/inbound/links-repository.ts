@@ -1,6 +1,4 @@
 import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '#shared/store/batch-get.ts';
-import type { BatchRetryOptions } from '#shared/store/batch-retry.ts';
 import { conditionHeld, ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
 import { linkView, type Link, type LinkView } from './link-model.ts';
@@ -38,25 +36,12 @@ const tokenHashesOf = (link: Pick<Link, 'current_token_hash' | 'token_hashes'>) 
   ...new Set([...(link.token_hashes ?? []), link.current_token_hash]),
 ];
 
-export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string, batchRetry?: BatchRetryOptions) {
+export function createLinksRepository(client: DynamoDBDocumentClient, linksTable: string) {
   return {
-    /**
-     * One round trip for the two reads every webhook request needs first: the token and the caller's guessing
-     * counter. Keys DynamoDB leaves unprocessed are asked again; if they stay unprocessed this throws
-     * BatchIncompleteError rather than answer a count it did not read (the guard fails closed).
-     */
-    async findTokenWithGuard(tokenHash: string, countersTable: string, guardKey: string) {
-      const responses = await batchGet(
-        client,
-        {
-          [linksTable]: { Keys: [tokenKey(tokenHash)] },
-          [countersTable]: { Keys: [{ pk: guardKey }] },
-        },
-        batchRetry,
-      );
-      const token = responses.get(linksTable)?.[0] as TokenRecord | undefined;
-      const guard = responses.get(countersTable)?.[0] as { count?: number } | undefined;
-      return { token, guessCount: Number(guard?.count ?? 0) };
+    /** The token item (with its copy of the link), read eventually consistent: half a unit. */
+    async findToken(tokenHash: string): Promise<TokenRecord | undefined> {
+      const result = await client.send(new GetCommand({ TableName: linksTable, Key: tokenKey(tokenHash) }));
+      return result.Item as TokenRecord | undefined;
     },
 
     async getLink(linkId: string): Promise<Link | undefined> {

@@ -159,24 +159,39 @@ function parseRate(text: string): number {
   return RATE.test(text) ? Number(text) : Number.NaN;
 }
 
+/** How much of a refused value a message quotes: enough to recognise it, never a whole pasted file. */
+export const QUOTED_CHARACTERS = 80;
+
+/** A value as a refusal quotes it: whole when short, else its first QUOTED_CHARACTERS characters and its length. */
+export function quoted(value: string): string {
+  const characters = [...value];
+  if (characters.length <= QUOTED_CHARACTERS) return JSON.stringify(value);
+  return `${JSON.stringify(characters.slice(0, QUOTED_CHARACTERS).join(''))}… (${characters.length} characters)`;
+}
+
 /** A seed as written: a whole number from 0 to 2^32-1; unset or empty picks one at random (bin/local prints it). */
 export function parseFaultSeed(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return randomInt(0, 2 ** 32);
   const seed = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
   if (!(seed <= 0xffffffff))
-    throw new Error(`${TWIN_FAULTS_SEED_ENV} must be a whole number from 0 to ${0xffffffff}, got ${JSON.stringify(value)}`);
+    throw new Error(`${TWIN_FAULTS_SEED_ENV} must be a whole number from 0 to ${0xffffffff}, got ${quoted(value)}`);
   return seed;
 }
 
 /**
  * `TWIN_FAULTS` and `TWIN_FAULTS_SEED` as `npm start` reads them: `kind=rate,...` with a rate from 0 to 1, and
- * `lambda:delay=<N>ms@<rate>`. Unset or empty is no plan (no fault, no per-request work); anything not understood is
- * refused with the part that is wrong, never ignored. A seed is checked even without faults, for the same reason.
+ * `lambda:delay=<N>ms@<rate>`. Unset is no plan (no fault, no per-request work). Anything else not understood is
+ * refused with the part that is wrong, never ignored: an empty value (a variable that expanded to nothing would
+ * otherwise switch the faults off unseen), a seed without faults to draw, and a bad seed even without faults.
  */
 export function parseTwinFaults(value: string | undefined, seedValue?: string): FaultPlan | undefined {
   const seed = parseFaultSeed(seedValue);
-  if (value === undefined || value.trim() === '') return undefined;
-  const refuse = (part: string, why: string) => new Error(`${TWIN_FAULTS_ENV}: ${JSON.stringify(part)} ${why}`);
+  if (value === undefined) {
+    if (seedValue === undefined || seedValue.trim() === '') return undefined;
+    throw new Error(`${TWIN_FAULTS_SEED_ENV} is set but ${TWIN_FAULTS_ENV} is not: a seed draws nothing without faults to draw`);
+  }
+  if (value.trim() === '') throw new Error(`${TWIN_FAULTS_ENV} is set but empty: name the faults (kind=rate,...), or unset it for none`);
+  const refuse = (part: string, why: string) => new Error(`${TWIN_FAULTS_ENV}: ${quoted(part)} ${why}`);
   const plan = new FaultPlan(seed);
   const seen = new Set<string>();
   for (const entry of value.split(',').map((part) => part.trim())) {

@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { http, postJson } from '../support/http.ts';
-import { callEvent } from '../support/events.ts';
+import { callEvent, textEvent, uniqueId } from '../support/events.ts';
 
 /** What a hostile sender tries on the webhook: metadata keys named like prototype properties, odd recording links. */
 let twin: TestTwin;
@@ -147,5 +147,78 @@ describe('metadata nested past any real event', () => {
     expect(await storedEvent(link.sourceId, 'deep-metadata')).toBeUndefined();
 
     expect((await postJson(eventsUrl(link.token), eventText('nested-metadata', `{"k":${nested(60)}}`))).status).toBe(201);
+  });
+});
+
+describe('text that is not well-formed Unicode', () => {
+  /** The event as JSON text with `\ud800` (a lone surrogate once parsed) where the marker stood. */
+  const withLoneSurrogate = (event: object) => JSON.stringify(event).replace('LONE', '\\ud800');
+
+  it.each([
+    ['source_channel', (id: string) => callEvent({ external_id: id, source_channel: 'LONE' })],
+    ['status', (id: string) => callEvent({ external_id: id, status: 'LONE' })],
+    ['metadata.operator', (id: string) => callEvent({ external_id: id, metadata: { direction: 'inbound', operator: 'LONE' } })],
+    ['metadata.deep.0.name', (id: string) => callEvent({ external_id: id, metadata: { deep: [{ name: 'LONE' }] } })],
+    ['metadata.k\ufffd', (id: string) => callEvent({ external_id: id, metadata: { kLONE: 1 } })],
+  ])('refuses a lone surrogate in a call’s %s with 400 naming it, and stores nothing', async (field, event) => {
+    const link = await boundLink(twin, 'calls');
+    const externalId = uniqueId('lone');
+
+    const response = await postJson(eventsUrl(link.token), withLoneSurrogate(event(externalId)));
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      error: 'Validation error',
+      details: [{ field, message: expect.stringContaining('well-formed Unicode') }],
+    });
+    expect(await storedEvent(link.sourceId, externalId)).toBeUndefined();
+    expect(await twin.admin('links', 'filters', link.linkId)).toMatchObject({ channels: [], directions: [] });
+  });
+
+  it.each([
+    ['messages.1.text', { text: 'LONE' }],
+    ['messages.1.author_name', { author_name: 'LONE' }],
+    ['messages.1.author_id', { author_id: 'LONE' }],
+  ])('refuses a lone surrogate in a dialog’s %s with 400 naming it, and stores nothing', async (field, fields) => {
+    const link = await boundLink(twin, 'dialogs');
+    const event = textEvent(3);
+    event.messages[1] = { ...event.messages[1]!, ...fields };
+
+    const response = await postJson(eventsUrl(link.token), withLoneSurrogate(event));
+
+    expect(response.status).toBe(400);
+    expect(response.body.details).toEqual([{ field, message: 'must be well-formed Unicode (no lone surrogate)' }]);
+    expect(await storedEvent(link.sourceId, event.external_id)).toBeUndefined();
+  });
+
+  it('takes the same dialog with the surrogate pair whole (an emoji)', async () => {
+    const link = await boundLink(twin, 'dialogs');
+    const event = textEvent(2, { source_channel: 'chat 😀' });
+    event.messages[0] = { ...event.messages[0]!, text: 'LONE' };
+
+    const response = await postJson(eventsUrl(link.token), JSON.stringify(event).replace('LONE', '\\ud83d\\ude00'));
+
+    expect(response.status).toBe(201);
+    expect(await twin.admin('links', 'filters', link.linkId)).toMatchObject({ channels: ['chat 😀'] });
+  });
+});
+
+describe('filter values an operator could not read as they are', () => {
+  it.each([
+    ['NUL', '\u0000'],
+    ['a right-to-left override', '\u202e'],
+    ['a first-strong isolate', '\u2068'],
+  ])('refuses %s in source_channel and metadata.direction with 400 naming the field, and lists neither', async (_, character) => {
+    const link = await boundLink(twin, 'calls');
+    const message = 'must not contain control characters or bidirectional formatting characters (it is shown in filter lists)';
+
+    const channel = await postJson(eventsUrl(link.token), callEvent({ source_channel: `web${character}site` }));
+    const direction = await postJson(eventsUrl(link.token), callEvent({ metadata: { direction: `in${character}bound` } }));
+
+    expect(channel.status).toBe(400);
+    expect(channel.body.details).toEqual([{ field: 'source_channel', message }]);
+    expect(direction.status).toBe(400);
+    expect(direction.body.details).toEqual([{ field: 'metadata.direction', message }]);
+    expect(await twin.admin('links', 'filters', link.linkId)).toMatchObject({ channels: [], directions: [] });
   });
 });

@@ -56,6 +56,7 @@ describe('npm start with TWIN_FAULTS', () => {
     ['s3:error=1.5', {}, 'TWIN_FAULTS: "s3:error=1.5" needs a rate from 0 to 1'],
     ['lambda:delay=200@0.1', {}, 'TWIN_FAULTS: "lambda:delay=200@0.1" is not lambda:delay=<N>ms@<rate>'],
     ['s3:error=0.1', { TWIN_FAULTS_SEED: 'seven' }, 'TWIN_FAULTS_SEED must be a whole number from 0 to 4294967295, got "seven"'],
+    ['', {}, 'TWIN_FAULTS is set but empty'],
   ])(
     'refuses %s and exits 1 with the message',
     async (faults, env, message) => {
@@ -63,6 +64,16 @@ describe('npm start with TWIN_FAULTS', () => {
       expect(await started.exited).toBe(1);
       expect(started.output().stderr).toContain(message);
       expect(started.output().stdout).not.toContain('Local twin listening');
+    },
+    DEADLINE_MS,
+  );
+
+  it(
+    'refuses a TWIN_FAULTS_SEED without TWIN_FAULTS and exits 1',
+    async () => {
+      const started = startTwin({ TWIN_FAULTS_SEED: '424242' });
+      expect(await started.exited).toBe(1);
+      expect(started.output().stderr).toContain('TWIN_FAULTS_SEED is set but TWIN_FAULTS is not');
     },
     DEADLINE_MS,
   );

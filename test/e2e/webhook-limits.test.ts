@@ -138,25 +138,29 @@ describe('rate limits', () => {
 });
 
 describe('protection against token guessing', () => {
-  it('blocks an address after many unknown tokens, including its requests with a valid link, and leaves other addresses alone', async () => {
+  it('refuses an address’s unknown tokens after many, serves its valid link (a shared address), and leaves other addresses alone', async () => {
     const link = await boundLink(twin, 'calls');
     const guesser = '127.0.0.22';
     const bystander = '127.0.0.33';
 
     const guesses = [];
-    for (let i = 0; i < MAX_UNKNOWN_TOKENS_PER_IP; i += 1) {
+    for (let i = 0; i < MAX_UNKNOWN_TOKENS_PER_IP + 5; i += 1) {
       guesses.push((await http(pingUrl(`whk_${String(i).padStart(43, 'g')}`), { from: guesser })).status);
     }
+    const sharedAddressValid = await postJson(eventsUrl(link.token), callEvent(), guesser);
+    const sharedAddressPing = await http(pingUrl(link.token), { from: guesser });
     const blockedGuess = await http(pingUrl('whk_nonsense'), { from: guesser });
-    const blockedValid = await postJson(eventsUrl(link.token), callEvent(), guesser);
     const bystanderValid = await postJson(eventsUrl(link.token), callEvent(), bystander);
     const bystanderUnknown = await http(pingUrl(`whk_${'b'.repeat(43)}`), { from: bystander });
 
-    expect(guesses.every((status) => status === 404)).toBe(true);
+    expect(guesses.slice(0, MAX_UNKNOWN_TOKENS_PER_IP).every((status) => status === 404)).toBe(true);
+    expect(guesses.slice(MAX_UNKNOWN_TOKENS_PER_IP).every((status) => status === 429)).toBe(true);
+    expect(sharedAddressValid.status).toBe(201);
+    expect(sharedAddressValid.body).toMatchObject({ status: 'accepted' });
+    expect(sharedAddressPing.status).toBe(200);
     expect(blockedGuess.status).toBe(429);
+    expect(blockedGuess.body).toEqual({ error: 'Too many requests with unknown links from this address' });
     expect(Number(blockedGuess.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(blockedValid.status).toBe(429);
-    expect(blockedValid.body).toEqual({ error: 'Too many requests with unknown links from this address' });
     expect(bystanderValid.status).toBe(201);
     expect(bystanderUnknown.status).toBe(404);
   });

@@ -32,7 +32,7 @@ function setup() {
   // Noon UTC: the daily quota's window ends 12 hours later.
   const clock = new ManualClock(Date.parse('2025-03-10T12:00:00.000Z'));
   const counters = new InMemoryCounterStore();
-  const links = new InMemoryLinksRepository(counters);
+  const links = new InMemoryLinksRepository();
   const events = new InMemoryEventsRepository();
   const bodies = new InMemoryBodyStore();
   let lastId = 0;

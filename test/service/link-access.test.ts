@@ -3,7 +3,7 @@ import { openLink, type LinkAccessDeps } from '#inbound/link-access.ts';
 import { createLinkCache } from '#inbound/link-cache.ts';
 import type { Link } from '#inbound/link-model.ts';
 import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost-meter.ts';
-import { BatchIncompleteError, NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
+import { NotFoundError, RateLimitedError, ServiceUnavailableError } from '#shared/errors.ts';
 import { LINK_CACHE_MS, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK, MAX_UNKNOWN_TOKENS_PER_IP, UNKNOWN_TOKEN_WINDOW_MS } from '#shared/limits.ts';
 import { hashSecret, newSecret } from '#shared/secrets.ts';
 import { ManualClock } from '../support/fakes/clock.ts';
@@ -19,7 +19,7 @@ function setup() {
   // 30 s into a minute and into a 10-minute guessing window (12:00:00 UTC starts both).
   const clock = new ManualClock(Date.parse('2025-03-10T12:00:30.000Z'));
   const counters = new InMemoryCounterStore();
-  const links = new InMemoryLinksRepository(counters, 'counters-table');
+  const links = new InMemoryLinksRepository();
   const limits = new InMemoryLinkLimits(counters);
   const deps: LinkAccessDeps = {
     links,
@@ -49,7 +49,7 @@ function setup() {
   return { deps, clock, counters, links, limits, token, link, guesses, rateUnits, dayUnits, later };
 }
 
-/** What the handlers do first: open the link its token names, then admit the request (guessing check, limits). */
+/** What the handlers do first: open the link its token names (the guessing check for a token that opens none), then admit it. */
 async function resolveLink(deps: LinkAccessDeps, token: string, clientIp: string, kind: 'request' | 'event' = 'request') {
   const opened = await openLink(deps, token, clientIp);
   await opened.admit(kind);
@@ -89,11 +89,11 @@ describe('resolveLink', () => {
   it('does not look a malformed token up, but counts it as a guess', async () => {
     const env = setup();
     expect(await failure(resolveLink(env.deps, 'whk_short', IP))).toBeInstanceOf(NotFoundError);
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(0);
+    expect(env.links.faults.count('findToken')).toBe(0);
     expect(env.guesses()).toBe(1);
   });
 
-  it('blocks an address after its guesses, even for a valid token, until the window ends; other addresses go on', async () => {
+  it('refuses an address’s unknown tokens after its guesses until the window ends, counting no more; other addresses go on', async () => {
     const env = setup();
     for (let i = 0; i < MAX_UNKNOWN_TOKENS_PER_IP; i += 1) {
       expect(await failure(resolveLink(env.deps, unknownToken(), IP))).toBeInstanceOf(NotFoundError);
@@ -101,14 +101,30 @@ describe('resolveLink', () => {
     const blocked = await failure(resolveLink(env.deps, unknownToken(), IP));
     expect(blocked).toBeInstanceOf(RateLimitedError);
     expect((blocked as RateLimitedError).retryAfterSeconds).toBe(UNKNOWN_TOKEN_WINDOW_MS / 1000 - 30);
-
-    // A blocked address learns nothing, not even that a token is right; the link's rate is not touched.
-    expect(await failure(resolveLink(env.deps, env.token, IP))).toBeInstanceOf(RateLimitedError);
-    expect(env.rateUnits()).toBe(0);
-    expect(await resolveLink(env.deps, env.token, OTHER_IP)).toEqual(viewOf(env.link));
+    expect(await failure(resolveLink(env.deps, 'whk_short', IP))).toBeInstanceOf(RateLimitedError);
+    // A refused guess writes nothing: the count stays at the limit.
+    expect(env.guesses()).toBe(MAX_UNKNOWN_TOKENS_PER_IP);
+    expect(await failure(resolveLink(env.deps, unknownToken(), OTHER_IP))).toBeInstanceOf(NotFoundError);
 
     env.clock.advance(UNKNOWN_TOKEN_WINDOW_MS);
+    expect(await failure(resolveLink(env.deps, unknownToken(), IP))).toBeInstanceOf(NotFoundError);
+  });
+
+  it('serves a valid token from an address that has used its guesses, and never reads or counts its guesses', async () => {
+    const env = setup();
+    for (let i = 0; i <= MAX_UNKNOWN_TOKENS_PER_IP; i += 1) await failure(resolveLink(env.deps, unknownToken(), IP));
+    const reads = env.counters.faults.count('read');
+
+    expect(await resolveLink(env.deps, env.token, IP, 'event')).toEqual(viewOf(env.link));
+    env.later();
     expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
+
+    expect(env.rateUnits()).toBe(2);
+    expect(env.dayUnits()).toBe(1);
+    expect(env.counters.faults.count('read')).toBe(reads);
+    expect(env.guesses()).toBe(MAX_UNKNOWN_TOKENS_PER_IP);
+    // The block still answers the address's next unknown token.
+    expect(await failure(resolveLink(env.deps, unknownToken(), IP))).toBeInstanceOf(RateLimitedError);
   });
 
   it('answers a reissued token until its grace period ends, then 404 counted as a guess', async () => {
@@ -162,29 +178,29 @@ describe('openLink: one read per token, and a second of memory', () => {
     const env = setup();
     expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
     expect(await resolveLink(env.deps, env.token, IP, 'event')).toEqual(viewOf(env.link));
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(1);
+    expect(env.links.faults.count('findToken')).toBe(1);
     expect(env.links.faults.count('getLink')).toBe(0);
-    // The guessing counter is still read for every request, beside the limits.
-    expect(env.counters.faults.count('read')).toBe(1);
+    // A token that opens a link has nothing to do with the guessing counter.
+    expect(env.counters.faults.count('read')).toBe(0);
     expect(env.rateUnits()).toBe(2);
     expect(env.dayUnits()).toBe(1);
     env.later();
     await resolveLink(env.deps, env.token, IP);
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
+    expect(env.links.faults.count('findToken')).toBe(2);
   });
 
-  it('reads the token again with the guard halfway through the second, so a busy link never waits for a read', async () => {
+  it('reads the token again halfway through the second, beside the limits, so a busy link never waits for a read', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
     env.clock.advance(LINK_CACHE_MS / 2);
-    // One request refreshes (the token with the guard, one batch); the one beside it goes on from memory.
+    // One request refreshes; the one beside it goes on from memory.
     await Promise.all([resolveLink(env.deps, env.token, IP, 'event'), resolveLink(env.deps, env.token, IP)]);
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
-    expect(env.counters.faults.count('read')).toBe(1);
+    expect(env.links.faults.count('findToken')).toBe(2);
+    expect(env.counters.faults.count('read')).toBe(0);
     // The refreshed copy holds past the first read's second: the link opens from memory, with no read of its own.
     env.clock.advance(LINK_CACHE_MS / 2 + 1);
     await openLink(env.deps, env.token, IP);
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(2);
+    expect(env.links.faults.count('findToken')).toBe(2);
     expect(env.dayUnits()).toBe(1);
   });
 
@@ -231,18 +247,17 @@ describe('openLink: one read per token, and a second of memory', () => {
     expect(env.links.faults.count('getLink')).toBe(1);
   });
 
-  it('refuses a blocked address from memory too, and gives back the day unit its event took with the usage it billed', async () => {
+  it('answers 503 when the refresh cannot read the token, and gives back the day unit its event took with the usage it billed', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
-    env.counters.set(`guess#${IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
+    env.clock.advance(LINK_CACHE_MS / 2);
+    env.links.faults.failNext('findToken', awsError('ThrottlingException'));
     const metering: Metering = { units: emptyCostUnits(), startedAtMs: performance.now(), memoryMb: 256 };
     const refused = await runMetered(metering, () =>
       failure(openLink(env.deps, env.token, IP).then((opened) => opened.admit('event', { dynamoWriteUnits: 2, webhookEvents: 1 }))),
     );
-    expect(refused).toBeInstanceOf(RateLimitedError);
-    expect((refused as Error).message).toBe('Too many requests with unknown links from this address');
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
     expect(env.dayUnits()).toBe(0);
-    expect(env.links.faults.count('findTokenWithGuard')).toBe(1);
     // The give-back takes back the event and its put, billed in advance, in its own update: no correction write follows.
     expect(env.limits.givenBack).toHaveLength(1);
     expect(env.limits.givenBack[0]?.units).toMatchObject({ webhookEvents: -1, dynamoWriteUnits: -2 });
@@ -258,30 +273,27 @@ describe('openLink: one read per token, and a second of memory', () => {
     expect(env.dayUnits()).toBe(MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK);
   });
 
-  it('refuses a blocked address with 429 even when its limits update fails, and passes that failure on otherwise', async () => {
+  it('passes a failed limits update on', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
     const throttled = awsError('ThrottlingException');
     const failingLimits = { ...env.deps, limits: { take: () => Promise.reject(throttled) } };
-    env.counters.set(`guess#${OTHER_IP}#${Math.floor(env.clock.now() / UNKNOWN_TOKEN_WINDOW_MS)}`, MAX_UNKNOWN_TOKENS_PER_IP);
-    expect(await failure(resolveLink(failingLimits, env.token, OTHER_IP, 'event'))).toBeInstanceOf(RateLimitedError);
     expect(await failure(resolveLink(failingLimits, env.token, IP, 'event'))).toBe(throttled);
   });
 
-  it('answers 503 from memory too when the guessing counter cannot be read', async () => {
+  it('serves a valid token from memory even when the guessing counter cannot be read', async () => {
     const env = setup();
     await resolveLink(env.deps, env.token, IP);
     env.counters.faults.failNext('read', awsError('ThrottlingException'));
-    expect(await failure(resolveLink(env.deps, env.token, IP, 'event'))).toBeInstanceOf(ServiceUnavailableError);
-    expect(env.dayUnits()).toBe(0);
+    expect(await resolveLink(env.deps, env.token, IP, 'event')).toEqual(viewOf(env.link));
   });
 });
 
-describe('resolveLink: the guessing protection fails closed', () => {
-  it('answers 503, not 404 or the link, when the token and guard cannot be read', async () => {
+describe('resolveLink: the token checks fail closed', () => {
+  it('answers 503, not 404 or the link, when the token cannot be read', async () => {
     const env = setup();
     const throttled = awsError('ProvisionedThroughputExceededException');
-    env.links.faults.failNext('findTokenWithGuard', throttled, 2);
+    env.links.faults.failNext('findToken', throttled, 2);
     for (const token of [env.token, unknownToken()]) {
       const error = await failure(resolveLink(env.deps, token, IP));
       expect(error).toBeInstanceOf(ServiceUnavailableError);
@@ -291,26 +303,23 @@ describe('resolveLink: the guessing protection fails closed', () => {
     expect(env.counters.counters.size).toBe(0);
   });
 
-  it('passes the batch read’s own 503 through unchanged', async () => {
+  it('passes a 503 of the token read through unchanged', async () => {
     const env = setup();
-    const incomplete = new BatchIncompleteError('BatchGetItem', 1, 6);
-    env.links.faults.failNext('findTokenWithGuard', incomplete);
-    expect(await failure(resolveLink(env.deps, env.token, IP))).toBe(incomplete);
+    const busy = new ServiceUnavailableError('busy');
+    env.links.faults.failNext('findToken', busy);
+    expect(await failure(resolveLink(env.deps, env.token, IP))).toBe(busy);
   });
 
-  it('answers 503 for a malformed token when the guard cannot be read, and when a guess cannot be counted', async () => {
+  it('answers 503 for an unknown or malformed token when its guesses cannot be read or counted; a valid token is served', async () => {
     const env = setup();
     env.counters.faults.failNext('read', awsError('ThrottlingException'));
     expect(await failure(resolveLink(env.deps, 'not-a-token', IP))).toBeInstanceOf(ServiceUnavailableError);
+    env.counters.faults.failNext('read', awsError('ThrottlingException'));
+    expect(await failure(resolveLink(env.deps, unknownToken(), IP))).toBeInstanceOf(ServiceUnavailableError);
     env.counters.faults.failNext('increment', awsError('ThrottlingException'));
     expect(await failure(resolveLink(env.deps, unknownToken(), IP))).toBeInstanceOf(ServiceUnavailableError);
     expect(env.guesses()).toBe(0);
-  });
-
-  it('reads the guard from the configured counters table', async () => {
-    const env = setup();
-    const error = await failure(resolveLink({ ...env.deps, countersTable: 'another-table' }, env.token, IP));
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect(((error as Error).cause as Error).name).toBe('ResourceNotFoundException');
+    env.counters.faults.failNext('read', awsError('ThrottlingException'));
+    expect(await resolveLink(env.deps, env.token, IP)).toEqual(viewOf(env.link));
   });
 });

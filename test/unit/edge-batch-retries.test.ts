@@ -22,7 +22,8 @@ import { hashSecret } from '#shared/secrets.ts';
 
 /**
  * Service-level tests of the batch retries with a fake SDK client that leaves items unprocessed, as DynamoDB
- * does under throttling (the local stand-in never does, so e2e tests cannot show it).
+ * does under throttling (the local stand-in never does, so e2e tests cannot show it), and of the webhook's token checks
+ * over a fake client that throttles.
  */
 type Command = { input: any; constructor: { name: string } };
 
@@ -120,72 +121,63 @@ describe('batchGet', () => {
   });
 });
 
-describe('token guessing protection fails closed', () => {
+describe('token checks fail closed, over the real repository and counter store', () => {
   const token = `whk_${'A'.repeat(43)}`;
-  const linkRecord = { link_id: 'lnk_1' };
+  const linkItem = { pk: `token#${hashSecret(token)}`, link_id: 'lnk_1', state: 'bound', connector_type: 'calls', source_id: 'src_1' };
+  const throttled = () => Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' });
 
-  /** A links table holding `token`, a counters table whose guard item BatchGet leaves unprocessed `throttledAnswers` times. */
-  function webhookStores(options: { throttledAnswers: number; guessCount?: number; tokenKnown?: boolean }) {
-    const fake = fakeClient((command, call) => {
-      if (command instanceof BatchGetCommand) {
-        const requested = command.input.RequestItems!;
-        const throttled = call <= options.throttledAnswers;
-        const guard = options.guessCount === undefined ? [] : [{ pk: 'guard', count: options.guessCount }];
-        return {
-          Responses: {
-            ...(requested.links ? { links: options.tokenKnown === false ? [] : [linkRecord] } : {}),
-            ...(throttled ? {} : { counters: guard }),
-          },
-          UnprocessedKeys: throttled ? { counters: requested.counters } : {},
-        };
+  /** A links table holding `token` when `tokenKnown`, a counters table whose reads throttle when `guardThrottled`. */
+  function webhookStores(options: { tokenKnown: boolean; guardThrottled?: boolean; guessCount?: number }) {
+    const fake = fakeClient((command) => {
+      if (command instanceof GetCommand && command.input.TableName === 'links') return { Item: options.tokenKnown ? linkItem : undefined };
+      if (command instanceof GetCommand && command.input.TableName === 'counters') {
+        if (options.guardThrottled) return throttled();
+        return { Item: options.guessCount === undefined ? undefined : { pk: 'guard', count: options.guessCount } };
       }
-      if (command instanceof GetCommand) return { Item: { pk: 'link#lnk_1', link_id: 'lnk_1', state: 'bound', connector_type: 'calls' } };
-      if (command instanceof UpdateCommand) return { Attributes: { count: 1 } };
+      if (command instanceof UpdateCommand) return { Attributes: { count: (options.guessCount ?? 0) + 1 } };
       throw new Error(`unexpected ${command.constructor.name}`);
     });
-    const { sleep } = recordingSleep();
     const deps: LinkAccessDeps = {
-      links: createLinksRepository(fake.client, 'links', { sleep }),
+      links: createLinksRepository(fake.client, 'links'),
       counters: createCounterStore(fake.client, 'counters'),
-      limits: createLinkLimits(fake.client, 'counters'),
+      limits: createLinkLimits(fake.client, 'usage'),
       countersTable: 'counters',
       cache: createLinkCache(0, 1),
       now: () => Date.parse('2026-11-01T10:00:00Z'),
     };
     return { deps, calls: fake.calls };
   }
+  const countersCalls = (calls: Command[]) => calls.filter((command) => command.input.TableName === 'counters');
 
-  it('refuses with 503 when the guard item stays unprocessed, for a valid token as for an unknown one, counting nothing', async () => {
-    for (const tokenKnown of [true, false]) {
-      const { deps, calls } = webhookStores({ throttledAnswers: Number.POSITIVE_INFINITY, tokenKnown });
+  it('refuses an unknown token with 503 when its guesses cannot be read, counting nothing', async () => {
+    const { deps, calls } = webhookStores({ tokenKnown: false, guardThrottled: true });
 
-      const failure = await resolveLink(deps, token, '203.0.113.7').catch((error: unknown) => error);
+    const failure = await resolveLink(deps, token, '203.0.113.7').catch((error: unknown) => error);
 
-      expect(failure).toBeInstanceOf(ServiceUnavailableError);
-      expect(errorResponse(failure, 'webhook').statusCode).toBe(503);
-      expect(calls.filter((command) => command instanceof BatchGetCommand)).toHaveLength(BATCH_MAX_ATTEMPTS);
-      expect(calls.some((command) => command instanceof UpdateCommand || command instanceof GetCommand)).toBe(false);
-    }
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect(errorResponse(failure, 'webhook').statusCode).toBe(503);
+    expect(((failure as Error).cause as Error).name).toBe('ThrottlingException');
+    expect(calls.some((command) => command instanceof UpdateCommand)).toBe(false);
   });
 
-  it('reads the real count after a retry: a blocked address stays blocked (429), never "0 guesses"', async () => {
-    const { deps, calls } = webhookStores({ throttledAnswers: 2, guessCount: MAX_UNKNOWN_TOKENS_PER_IP });
+  it('serves a valid token without reading its address’s guesses, so a throttled counter never refuses it', async () => {
+    const { deps, calls } = webhookStores({ tokenKnown: true, guardThrottled: true });
+    await expect(resolveLink(deps, token, '203.0.113.7')).resolves.toMatchObject({ link_id: 'lnk_1', state: 'bound' });
+    expect(countersCalls(calls)).toEqual([]);
+  });
+
+  it('answers a blocked address’s unknown token 429 with Retry-After, writing nothing', async () => {
+    const { deps, calls } = webhookStores({ tokenKnown: false, guessCount: MAX_UNKNOWN_TOKENS_PER_IP });
 
     const failure = await resolveLink(deps, token, '203.0.113.7').catch((error: unknown) => error);
 
     expect(errorResponse(failure, 'webhook').statusCode).toBe(429);
     expect(errorResponse(failure, 'webhook').headers?.['retry-after']).toMatch(/^\d+$/);
-    expect(calls.filter((command) => command instanceof BatchGetCommand)).toHaveLength(3);
-  });
-
-  it('lets a request through once the guard item is read and under the limit', async () => {
-    const { deps } = webhookStores({ throttledAnswers: 1, guessCount: 3 });
-    await expect(resolveLink(deps, token, '203.0.113.7')).resolves.toMatchObject({ link_id: 'lnk_1', state: 'bound' });
-    expect(hashSecret(token)).toHaveLength(64);
+    expect(calls.some((command) => command instanceof UpdateCommand)).toBe(false);
   });
 
   it('refuses with 503 when the guard read of a malformed token fails', async () => {
-    const fake = fakeClient(() => Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' }));
+    const fake = fakeClient(throttled);
     const deps: LinkAccessDeps = {
       links: createLinksRepository(fake.client, 'links'),
       counters: createCounterStore(fake.client, 'counters'),

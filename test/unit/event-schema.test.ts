@@ -95,6 +95,61 @@ describe('inbound event schema', () => {
   });
 });
 
+describe('text in an event', () => {
+  /** What JSON.parse makes of `"\ud800"`: half of a surrogate pair, alone. */
+  const LONE = JSON.parse('"x\\ud800"') as string;
+  const message = (fields: Record<string, unknown>) => [
+    { text: 'hi', timestamp: now(), author_name: 'Ann', author_role: 'client', ...fields },
+  ];
+  const WELL_FORMED = 'must be well-formed Unicode (no lone surrogate)';
+
+  it.each([
+    ['source_channel', call({ source_channel: LONE })],
+    ['status', call({ status: LONE })],
+    ['audio.url', call({ audio: { url: `https://a.example.com/${LONE}`, format: 'mp3' } })],
+    ['messages.0.text', text({ messages: message({ text: LONE }) })],
+    ['messages.0.author_name', text({ messages: message({ author_name: LONE }) })],
+    ['messages.0.author_role', text({ messages: message({ author_role: LONE }) })],
+    ['messages.0.external_id', text({ messages: message({ external_id: LONE }) })],
+    ['messages.0.author_id', text({ messages: message({ author_id: LONE }) })],
+    ['metadata.operator', call({ metadata: { operator: LONE } })],
+    ['metadata.tags.1', text({ metadata: { tags: ['a', LONE] } })],
+  ])('refuses a lone surrogate in %s, naming it, on arrival and when read again', (field, body) => {
+    expect(issuesOf(body)).toEqual([{ field, message: WELL_FORMED }]);
+    expect(parseAcceptedBody(body)).toEqual({ ok: false, issues: [{ field, message: WELL_FORMED }] });
+  });
+
+  it('refuses a metadata key with a lone surrogate, naming it with U+FFFD in its place', () => {
+    expect(issuesOf(call({ metadata: { [`k${LONE}`]: 1 } }))).toEqual([
+      { field: 'metadata.kx\ufffd', message: 'key must be well-formed Unicode (no lone surrogate)' },
+    ]);
+  });
+
+  it('takes emoji, Cyrillic and control characters where no filter reads them', () => {
+    const body = text({
+      messages: message({ text: 'line\nnext\u0000 😀 привет', author_name: '\u202eAnn' }),
+      metadata: { 'k\u0000': '\u202e' },
+    });
+    expect(parseInboundEvent(body).ok).toBe(true);
+  });
+
+  it.each(['\u0000', '\t', '\u007f', '\u0085', '\u202e', '\u202a', '\u2066', '\u2069', '\u200f', '\u061c'])(
+    'refuses %j in source_channel and a string metadata.direction: they are shown in filter lists',
+    (character) => {
+      const message = 'must not contain control characters or bidirectional formatting characters (it is shown in filter lists)';
+      expect(issuesOf(call({ source_channel: `web${character}site` }))).toEqual([{ field: 'source_channel', message }]);
+      expect(issuesOf(call({ metadata: { direction: `in${character}bound` } }))).toEqual([{ field: 'metadata.direction', message }]);
+      expect(issuesOf(text({ source_channel: character }))).toEqual([{ field: 'source_channel', message }]);
+    },
+  );
+
+  it('leaves a filter value accepted earlier as it was when the body is read again', () => {
+    const body = call({ source_channel: 'web\u202esite', metadata: { direction: 'in\u0000' } });
+    expect(parseAcceptedBody(body)).toMatchObject({ ok: true, event: { source_channel: 'web\u202esite' } });
+    expect(parseInboundEvent(call({ metadata: { direction: 7 } })).ok).toBe(true);
+  });
+});
+
 describe('an accepted body read again (the nightly collection)', () => {
   it('gives the event acceptance gave, unknown fields dropped', () => {
     for (const body of [

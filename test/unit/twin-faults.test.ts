@@ -34,11 +34,37 @@ describe('TWIN_FAULTS', () => {
     expect(parseTwinFaults(' ssm:throttle=1 , lambda:error=0.5 ', '0')!.spec).toBe('ssm:throttle=1,lambda:error=0.5');
   });
 
-  it('is off when unset or empty, and picks a seed when none is given', () => {
+  it('is off when unset, and picks a seed when none is given', () => {
     expect(parseTwinFaults(undefined)).toBeUndefined();
-    expect(parseTwinFaults('  ', '7')).toBeUndefined();
+    expect(parseTwinFaults(undefined, '')).toBeUndefined();
     const seed = parseTwinFaults('s3:error=0.1')!.seed;
     expect(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff).toBe(true);
+    expect(Number.isInteger(parseTwinFaults('s3:error=0.1', ' ')!.seed)).toBe(true);
+  });
+
+  it.each(['', '  '])('refuses %j: a variable that expanded to nothing must not switch the faults off unseen', (value) => {
+    expect(refusal(value, '7')).toBe('TWIN_FAULTS is set but empty: name the faults (kind=rate,...), or unset it for none');
+    expect(() => parseTwinFaults(value)).toThrow('TWIN_FAULTS is set but empty');
+  });
+
+  it('refuses a seed without faults: it would draw nothing', () => {
+    expect(() => parseTwinFaults(undefined, '42')).toThrow(
+      'TWIN_FAULTS_SEED is set but TWIN_FAULTS is not: a seed draws nothing without faults to draw',
+    );
+  });
+
+  it('quotes a long value by its first 80 characters and its length, never whole', () => {
+    const long = `s3:error=${'9'.repeat(100_000)}`;
+    const refused = refusal(long, '1');
+    expect(refused).toBe(`TWIN_FAULTS: ${JSON.stringify(long.slice(0, 80))}… (100009 characters) needs a rate from 0 to 1 (e.g. 0.05)`);
+    expect(refusal(`s3:error=0.1,,${'x'.repeat(100_000)}`, '1')).toContain('"s3:error=0.1,,xxx');
+    expect(refusal(`s3:error=0.1,,${'x'.repeat(100_000)}`, '1')).toContain('… (100014 characters) has an empty entry');
+    const seed = '1'.repeat(100_000);
+    expect(refusal('s3:error=0.1', seed)).toBe(
+      `TWIN_FAULTS_SEED must be a whole number from 0 to 4294967295, got ${JSON.stringify(seed.slice(0, 80))}… (100000 characters)`,
+    );
+    // Characters, not UTF-16 units: a quote never ends in half an emoji.
+    expect(refusal(`x${'😀'.repeat(100)}=0.1`, '1')).toContain(`${JSON.stringify(`x${'😀'.repeat(79)}`)}… (105 characters)`);
   });
 
   it.each([

@@ -1,30 +1,21 @@
 import { linkView, type Link } from '#inbound/link-model.ts';
 import type { LinksRepository, TokenRecord } from '#inbound/links-repository.ts';
 import { MAX_FILTER_VALUES_PER_SOURCE } from '#shared/limits.ts';
-import { awsError, conditionFailed, Faults } from './faults.ts';
-import type { InMemoryCounterStore } from './counter-store.ts';
+import { conditionFailed, Faults } from './faults.ts';
 
 /**
  * The links table in memory (`link#<id>` and `token#<hash>` items, each token with its copy of the link, kept as
- * the real repository keeps them: bind and revoke update the copies, a reissue copies the link). `findTokenWithGuard` reads the guessing
- * counter from the counters fake, as the real BatchGetItem reads the counters table in the same round trip;
- * naming another counters table fails as DynamoDB would.
+ * the real repository keeps them: bind and revoke update the copies, a reissue copies the link).
  */
 export class InMemoryLinksRepository implements LinksRepository {
   readonly links = new Map<string, Link>();
   readonly tokens = new Map<string, TokenRecord>();
   readonly faults = new Faults<keyof LinksRepository>();
 
-  constructor(
-    private readonly counters: InMemoryCounterStore,
-    readonly countersTable = 'counters',
-  ) {}
-
-  async findTokenWithGuard(tokenHash: string, countersTable: string, guardKey: string) {
-    await this.faults.enter('findTokenWithGuard');
-    if (countersTable !== this.countersTable) throw awsError('ResourceNotFoundException', `Requested resource not found: ${countersTable}`);
+  async findToken(tokenHash: string) {
+    await this.faults.enter('findToken');
     const token = this.tokens.get(tokenHash);
-    return { token: token ? structuredClone(token) : undefined, guessCount: this.counters.value(guardKey) };
+    return token ? structuredClone(token) : undefined;
   }
 
   async getLink(linkId: string): Promise<Link | undefined> {
