@@ -16,6 +16,7 @@ import { renderText, renderValue, type TemplateScope } from '#workflows/template
 import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
 import type { ExecutionsRepository } from '#executions/executions-repository.ts';
 import type { ExecutionContext } from '#executions/execution-model.ts';
+import { takeUpDecision } from '#executions/approval-decision.ts';
 import type { LlmProvider } from './llm-provider.ts';
 import { runAgent, type AgentDeps } from './agent-runner.ts';
 import type { ImageModel } from './images/image-model.ts';
@@ -138,15 +139,20 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
 
   const firstStep = isFirstStep(state);
   // One round trip before the first node: the context, the outputs so far (after a pause) and, on the first step, the
-  // running mark are independent (one GetItem or UpdateItem each; S3 only for large values).
+  // running mark are independent (one GetItem or UpdateItem each; S3 only for large values). After an approval the
+  // decision is taken up beside them (its event, then the record).
   const [{ expires_at: expiresAt, ...execution }, outputs, started] = await Promise.all([
     deps.contexts.readContext(executionId),
     deps.contexts.readOutputs(executionId, state.cursor.outputs),
-    firstStep ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' }) : true,
+    firstStep
+      ? deps.executions.transition(executionId, ['queued', 'running'], { status: 'running' })
+      : state.decision
+        ? resumeWith(deps, ending, executionId, state.cursor.node, state.decision)
+        : true,
   ]);
   meterSubject({ project: execution.project_id });
   // An execution stopped before its first step goes no further; its message stays in its thread's history (it was sent).
-  // So does a retry of a first step that ended the execution already.
+  // So does a retry of a first step that ended the execution already, and a resumed one whose log has ended.
   if (!started) return { ...base, ...(await alreadyEnded(deps, ending, executionId)) };
   const published = await deps.publications.getWorkflow(execution.publication_id, execution.workflow_id);
   if (!published) {
@@ -482,19 +488,25 @@ function resumeAfterApproval(definition: WorkflowDefinition, step: StepInvocatio
   if (node?.type !== 'approval') throw new ExecutionFailure(`Node ${cursor.node} is not an approval`);
   step.nodes[cursor.node] = { output: { decision: decision.decision, feedback: decision.feedback } };
   step.changed = true;
-  step.events.push({
-    type: 'node_update',
-    data: {
-      node_id: cursor.node,
-      type: 'approval',
-      status: decision.decision,
-      approval_id: decision.approval_id,
-      feedback: decision.feedback,
-    },
-  });
   cursor.approval_node = cursor.node;
   const edges = typeof node.next === 'string' ? { approved: node.next, rejected: undefined } : node.next;
   return decision.decision === 'approved' ? edges.approved : edges.rejected;
+}
+
+/**
+ * The decision the execution resumes with, taken up before its first node: its event goes to the log at once (not with
+ * the step's next batch), then the record lets go of the approval and of the decision's claim, which until then answers
+ * a stop 409 (executions/approval-decision.ts). So the log shows the decision before any stop's cancellation: a
+ * decision answered 200 applied. False when the log has ended: the execution was stopped (after the claim's lease) first.
+ */
+async function resumeWith(deps: StepDeps, ending: Ending, executionId: string, nodeId: string, decision: ApprovalDecision) {
+  ending.events.push({
+    type: 'node_update',
+    data: { node_id: nodeId, type: 'approval', status: decision.decision, approval_id: decision.approval_id, feedback: decision.feedback },
+  });
+  if ((await ending.events.flush()) === 'closed') return false;
+  await takeUpDecision(deps.executions, executionId, decision);
+  return true;
 }
 
 /** The repository keeps a large output or error in S3 (and cuts an error past MAX_EXECUTION_RESULT_BYTES). */
@@ -544,6 +556,9 @@ async function alreadyEnded(deps: StepDeps, ending: Ending, executionId: string)
       }),
     ),
   );
+  // A stop's StopExecution follows its record write: the state machine waits for it (AwaitStop), so the execution ends
+  // ABORTED as the record says, never SUCCEEDED.
+  if (record?.status === 'cancelled') return { outcome: 'stopped' };
   return { outcome: 'finished', callback: record?.ended_by_step === true && record.callback_state === 'pending' };
 }
 

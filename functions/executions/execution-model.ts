@@ -2,6 +2,7 @@
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type ExecutionUsage } from './execution-usage.ts';
 import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
+import type { RecordedDecision } from './approval-decision.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -49,9 +50,15 @@ export interface ExecutionRecord extends Omit<ExecutionContext, 'input' | 'overr
   task_token: string | null;
   /**
    * Internal: while a decision is being sent, when its claim on the approval passes (ms since the epoch); the status is
-   * `running` and the approval and token stay until the decision has landed. Null or absent otherwise.
+   * `running` and the approval and token stay until the execution's step has taken the decision up. Null or absent otherwise.
    */
   approval_lease_until?: number | null;
+  /**
+   * Internal: the decision last claimed for one of the execution's approvals, `delivered` once sent and `resumed` once
+   * its step took it up (a repeated request is then answered as the first was; see approval-decision.ts). Absent on
+   * records from before.
+   */
+  approval_decision?: RecordedDecision | null;
   /** Internal: a task token Step Functions answered TaskDoesNotExist for once; found dead again, the execution fails. */
   dead_task_token?: string | null;
   callback_url: string | null;

@@ -1,33 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
-import {
-  APPROVAL_CLAIM_WAIT_MS,
-  APPROVAL_DECISION_LEASE_MS,
-  APPROVAL_REISSUE_WAIT_MS,
-  EXECUTION_RETENTION_MS,
-  HISTORY_RETENTION_MS,
-} from '#shared/limits.ts';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '#shared/errors.ts';
+import { EXECUTION_RETENTION_MS, HISTORY_RETENTION_MS } from '#shared/limits.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { publishedWorkflow, type PublicationDeps } from '#workflows/publication-service.ts';
-import { startCallbackExecution } from './callback-delivery.ts';
 import { callbackUrlProblem } from './callback-url.ts';
 import type { UserStateRepository, Turn } from './user-state-repository.ts';
-import { SETTLED_STATUSES, STOPPABLE_STATUSES, type ExecutionRecord } from './execution-model.ts';
+import { SETTLED_STATUSES, type ExecutionRecord } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { ContextStore } from './context-store.ts';
-import { initialCursor, type ApprovalDecision } from './step-state.ts';
-import { executionArnOf } from '#shared/execution-arn.ts';
+import { initialCursor } from './step-state.ts';
 import { startRefused, type StateMachine, type StateMachineInput } from './state-machine-gateway.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { Caller } from '#shared/access.ts';
 import { logger } from '#shared/lambda/powertools.ts';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
-import { endLogAsRecorded, streamEventAppender } from './stream-event-log.ts';
 import type { StreamEventsRepository } from './stream-events-repository.ts';
-import { settledEvents, startEvent } from './stream-events.ts';
+import { startEvent } from './stream-events.ts';
 import { pollPauses, type SettleTimes } from './settle-polling.ts';
 
-/** Waiting for, stopping and resuming executions. */
+/** Starting and waiting for executions; stopping and deciding on them: execution-control.ts. */
 export interface ExecutionDeps {
   executions: ExecutionsRepository;
   stateMachine: StateMachine;
@@ -281,177 +272,11 @@ export async function ownedExecution(
   return record;
 }
 
-export async function stopExecution(deps: ExecutionDeps, caller: Caller, executionId: string) {
-  const record = await ownedExecution(deps, caller, executionId, true);
-  const refuse = (status: string) =>
-    new ConflictError(`Execution ${executionId} is ${status}; only queued or running executions can be stopped`);
-  const log = streamEventAppender(deps.events, executionId, { now: deps.now });
-  const refuseAsRecorded = async (finished: ExecutionRecord) => {
-    // A stop that wrote the record but not the log (it failed half-way) is retried as a 409: the log still ends.
-    await endLogAsRecorded(log, finished);
-    return refuse(finished.status);
-  };
-  if (!STOPPABLE_STATUSES.includes(record.status)) throw await refuseAsRecorded(record);
-  const cancelled = {
-    status: 'cancelled' as const,
-    finished_at: new Date(deps.now()).toISOString(),
-    pending_approval: null,
-    task_token: null,
-  };
-  const previous = await deps.executions.transition(executionId, STOPPABLE_STATUSES, cancelled);
-  if (!previous) throw await refuseAsRecorded(await ownedExecution(deps, caller, executionId, true));
-  await log.append(settledEvents({ ...previous, ...cancelled, output: null, error: null }));
-  try {
-    await deps.stateMachine.stop(executionArnOf(deps.stateMachineArn, executionId), 'Stopped through the API');
-  } catch (error) {
-    // The record already says cancelled, and an execution that is not running ends at its next step (a waiting approval
-    // at its timeout), so a stop that did not reach Step Functions (not started yet, throttled) changes nothing the
-    // caller sees; failing here would lose the callback, as a retried stop answers 409.
-    if ((error as Error).name !== 'ExecutionDoesNotExist')
-      logger.warn('stop not sent to Step Functions', { executionId, error: error as Error });
-  }
-  if (previous.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
-  return { execution_id: executionId, status: 'cancelled' as const };
-}
-
-/** Step Functions' answers for a task token that can never be answered again, and the execution's error for each. */
-const TOKEN_GONE = new Map([
-  ['TaskTimedOut', 'The approval was not answered in time'],
-  ['TaskDoesNotExist', 'The approval could not be delivered: the execution was no longer waiting for it'],
-  ['InvalidToken', 'The approval could not be delivered: its task token is invalid'],
-]);
-
-/**
- * Approve or reject the pending step. The approval is claimed in the table first, under a lease
- * (`approval_lease_until`), so two decisions cannot both be sent; the claim keeps the approval and its task token,
- * so whatever happens after it there is a way back:
- * - sent: the claim is cleared and the execution goes on (a failed clear is harmless: the next claim finds the token gone);
- * - not sent, the token may still be good (throttled, unavailable): the approval is given back (503, retry);
- * - not sent, the token is gone (timed out, task no longer exists, invalid): the execution fails with its callback (409);
- * - the invocation died, or the give-back failed: once the lease has passed, the next decision takes the claim over
- *   and sends again. Step Functions accepts one answer per token, so exactly one decision applies; a taken-over
- *   claim that finds the token gone cannot tell whether the first send landed, so it leaves the execution to its own path.
- */
-export async function decideApproval(
-  deps: ExecutionDeps,
-  caller: Caller,
-  executionId: string,
-  decision: ApprovalDecision['decision'],
-  feedback: string,
-) {
-  const record = await afterLiveClaim(deps, caller, await ownedExecution(deps, caller, executionId, true));
-  const { pending_approval: pending, task_token: token } = record;
-  const heldUntil = claimHeldUntil(record);
-  if (!pending || !token || (record.status !== 'interrupted' && heldUntil === null)) {
-    throw new ConflictError(`Execution ${executionId} is not waiting for an approval (status ${record.status})`);
-  }
-  const now = deps.now();
-  if (heldUntil !== null && heldUntil > now) {
-    // Another decision is being sent: it lands (this one then answers 409) or gives the approval back, or it died and
-    // its claim must pass before anyone can send. Only a retry after the lease is sure to find one of those.
-    throw new ServiceUnavailableError(`Approval ${pending.approval_id} is being decided; retry later`, heldUntil - now);
-  }
-  const lease = now + APPROVAL_DECISION_LEASE_MS;
-  const ours = { ':approval': pending.approval_id, ':token': token };
-  const claimed =
-    heldUntil === null
-      ? await deps.executions.transition(
-          executionId,
-          ['interrupted'],
-          { status: 'running', approval_lease_until: lease },
-          {
-            expression: 'pending_approval.approval_id = :approval AND task_token = :token',
-            values: ours,
-          },
-        )
-      : await deps.executions.transition(
-          executionId,
-          ['running'],
-          { approval_lease_until: lease },
-          {
-            expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :held',
-            values: { ...ours, ':held': heldUntil },
-          },
-        );
-  if (!claimed) throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
-  // Every later write names this claim, so none of them touches an execution a stop, a take-over or the next approval changed.
-  const whileClaimed = {
-    expression: 'pending_approval.approval_id = :approval AND task_token = :token AND approval_lease_until = :lease',
-    values: { ...ours, ':lease': lease },
-  };
-  const release = (changes: Partial<ExecutionRecord>, what: string) =>
-    deps.executions
-      .transition(executionId, ['running'], { approval_lease_until: null, ...changes }, whileClaimed)
-      .catch((error: unknown) => {
-        logger.warn(`approval claim not ${what}; it passes with its lease`, { executionId, error: error as Error });
-        return undefined;
-      });
-  try {
-    await deps.stateMachine.resume(token, { decision, feedback, approval_id: pending.approval_id } satisfies ApprovalDecision);
-  } catch (error) {
-    const name = (error as Error).name;
-    const gone = TOKEN_GONE.get(name);
-    if (gone && heldUntil !== null) {
-      await release({ pending_approval: null, task_token: null }, 'cleared');
-      throw new ConflictError(`Approval ${pending.approval_id} is no longer pending`);
-    }
-    if (name === 'TaskDoesNotExist' && record.dead_task_token !== token) {
-      // A task whose attempt failed (its function crashed after recording the wait) is retried with a new token, which
-      // its next attempt records within seconds: the approval goes back, marked, and the retry sends with the new
-      // token. Found dead a second time, the token was not replaced: the execution ends below.
-      await release({ status: 'interrupted', dead_task_token: token }, 'given back');
-      throw unavailable(error, APPROVAL_REISSUE_WAIT_MS);
-    }
-    if (gone) {
-      // Nobody can ever answer this approval: the execution ends failed now, with its callback, instead of staying running.
-      const finishedAt = new Date(deps.now()).toISOString();
-      const failed = await deps.executions.transition(
-        executionId,
-        ['running'],
-        { status: 'failed', error: gone, finished_at: finishedAt, pending_approval: null, task_token: null, approval_lease_until: null },
-        whileClaimed,
-      );
-      if (failed)
-        await streamEventAppender(deps.events, executionId, { now: deps.now }).append(
-          settledEvents({ ...failed, status: 'failed', error: gone, output: null, pending_approval: null }),
-        );
-      if (failed?.callback_url) await startCallbackExecution(deps.stateMachine, executionId);
-      throw new ConflictError(`Approval ${pending.approval_id} can no longer be answered (${name}); the execution has failed`);
-    }
-    // The token may still be good (throttled, service unavailable): give the approval back so the caller can retry.
-    const givenBack = await release({ status: 'interrupted' }, 'given back');
-    throw unavailable(error, givenBack ? undefined : lease - deps.now());
-  }
-  await release({ pending_approval: null, task_token: null }, 'cleared');
-  return { execution_id: executionId, approval_id: pending.approval_id, decision, status: 'running' as const };
-}
-
-/** When a decision's claim on the approval passes; null while none holds it (a claim only ever leaves an execution `running`). */
-function claimHeldUntil(record: ExecutionRecord): number | null {
-  return record.status === 'running' ? (record.approval_lease_until ?? null) : null;
-}
-
-/**
- * A decision that finds another one's claim live waits a moment for it (its send takes a round trip), so that the
- * usual race of two decisions answers the loser 409 as the API promises, not 503; a claim still held after
- * APPROVAL_CLAIM_WAIT_MS (a throttled send, a holder that died) is left to the 503 and its Retry-After.
- */
-async function afterLiveClaim(deps: ExecutionDeps, caller: Caller, record: ExecutionRecord): Promise<ExecutionRecord> {
-  let current = record;
-  for (let waited = 0, pause = 25; waited < APPROVAL_CLAIM_WAIT_MS; waited += pause, pause = Math.min(pause * 2, 400)) {
-    const heldUntil = claimHeldUntil(current);
-    if (heldUntil === null || heldUntil <= deps.now() || !current.task_token) return current;
-    await deps.sleep(pause);
-    current = await ownedExecution(deps, caller, current.execution_id, true);
-  }
-  return current;
-}
-
 /**
  * A 503 whose body says only what the caller can do: the service's error (its name and message) stays in the
  * log through `cause`, never in a response body.
  */
-function unavailable(cause: unknown, retryAfterMs?: number): ServiceUnavailableError {
+export function unavailable(cause: unknown, retryAfterMs?: number): ServiceUnavailableError {
   const error = new ServiceUnavailableError('The execution service is unavailable; retry later', retryAfterMs);
   error.cause = cause;
   return error;

@@ -1,12 +1,12 @@
 import { sameShape, type Same } from '#shared/same-shape.ts';
 import * as z from '#shared/zod.ts';
 import type { executionView } from './execution-model.ts';
-import type { decideApproval, stopExecution } from './execution-service.ts';
+import type { decideApproval, stopExecution } from './execution-control.ts';
 
 /**
  * What the Published Workflow API answers about executions (the status record; execute, stop, approve, reject), as
  * zod schemas: the OpenAPI document is generated from them (published/openapi.ts) and the e2e tests check every
- * answer against it. The views themselves are built in execution-model.ts and execution-service.ts; the checks at the
+ * answer against it. The views themselves are built in execution-model.ts and execution-control.ts; the checks at the
  * end of this file fail compilation when a view and its schema stop matching, in either direction.
  */
 

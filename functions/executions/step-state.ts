@@ -41,7 +41,8 @@ export interface StepState {
   decision?: ApprovalDecision;
   /** Set by the state machine's Catch: an error the step itself could not record. */
   failure?: { Error?: string; Cause?: string };
-  outcome?: 'wait' | 'approval' | 'finished';
+  /** `stopped`: the step found the execution cancelled; the state machine waits for the stop's StopExecution (AwaitStop). */
+  outcome?: 'wait' | 'approval' | 'finished' | 'stopped';
   wait_seconds?: number;
   /** The approval being reached; its message is in the execution item (or S3), never here. */
   approval?: { approval_id: string; node_id: string };

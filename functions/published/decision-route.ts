@@ -1,5 +1,5 @@
 import { decisionRequestSchema } from '#executions/execute-request.ts';
-import { decideApproval } from '#executions/execution-service.ts';
+import { decideApproval } from '#executions/execution-control.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
 import { jsonResponse } from '#shared/http/http-stack.ts';
 import { MAX_EXECUTE_BODY_BYTES } from '#shared/limits.ts';

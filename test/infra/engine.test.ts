@@ -3,7 +3,8 @@ import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CALLBACK_ABANDONED_ERROR, ENDED_STATUSES } from '#engine/execution-reconciler.ts';
-import { routes } from '#functions/routes.ts';
+import { routes, routeTimeoutSeconds } from '#functions/routes.ts';
+import { STOP_ARRIVAL_WAIT_SECONDS } from '#shared/limits.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TRANSIENT_SERVICE_ERROR } from '#shared/store/transient-errors.ts';
 import { Data } from '#lib/cdk/constructs/data.ts';
@@ -115,6 +116,16 @@ describe('retries in the state machines', () => {
   it('ends a callback whose give-up cannot be written in a named failure the reconciler recognises', () => {
     expect(ASL.States.GiveUpCallback!.Catch![0]!.Next).toBe('CallbackNotRecorded');
     expect(ASL.States.CallbackNotRecorded).toMatchObject({ Type: 'Fail', Error: CALLBACK_ABANDONED_ERROR });
+  });
+
+  // StopExecution stops an execution (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html):
+  // one that has already ended SUCCEEDED stays so, so the execution must still be running, in a Wait, when it arrives.
+  it("ends an execution its step found stopped in AwaitStop, which outwaits the stop's invocation and its StopExecution", () => {
+    const route = ASL.States.Route as unknown as { Choices: Record<string, unknown>[] };
+    expect(route.Choices).toContainEqual({ Variable: '$.outcome', StringEquals: 'stopped', Next: 'AwaitStop' });
+    expect(ASL.States.AwaitStop).toMatchObject({ Type: 'Wait', Seconds: STOP_ARRIVAL_WAIT_SECONDS, Next: 'Done' });
+    const stop = routes.find((candidate) => candidate.id === 'PublishedStopExecution')!;
+    expect(STOP_ARRIVAL_WAIT_SECONDS).toBeGreaterThan(routeTimeoutSeconds(stop));
   });
 
   it('deploys exactly the ASL files, each on its own state machine', () => {

@@ -3,6 +3,10 @@ import { startExecution } from '#executions/execution-service.ts';
 import type { StepState } from '#executions/step-state.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
 import { runStep, type StepDeps } from '#engine/step-runner.ts';
+import { recordApprovalWait } from '#engine/approval-wait.ts';
+import { decideApproval, stopExecution } from '#executions/execution-control.ts';
+import type { ApprovalDecision } from '#executions/step-state.ts';
+import { ConflictError } from '#shared/errors.ts';
 import { scriptedProvider, type LlmProvider } from '#engine/llm-provider.ts';
 import { awsError } from '../support/fakes/faults.ts';
 import { ECHO, PROJECT, executionEnvironment } from '../support/fakes/execution-environment.ts';
@@ -12,6 +16,18 @@ import type { WorkflowDefinition } from '#workflows/definition-schema.ts';
 /** The execution's first step, as the state machine hands it what execute started: who writes the thread's turns, and when. */
 const request: ExecuteRequest = { input: { message: 'hi' }, user_id: 'user-1', overrides: {} };
 /** Answers with the thread's history as the execution sees it. */
+/** One approval, then the end with its feedback. */
+const GATE: WorkflowDefinition = {
+  id: 'gate',
+  name: 'Gate',
+  description: '',
+  start: 'ask',
+  tools: {},
+  nodes: {
+    ask: { type: 'approval', message: 'Proceed with {{input.message}}?', next: 'done' },
+    done: { type: 'end', output: 'approved: {{approval.feedback}}' },
+  },
+};
 const RECALL: WorkflowDefinition = {
   ...ECHO,
   id: 'recall',
@@ -20,7 +36,7 @@ const RECALL: WorkflowDefinition = {
 
 function setup() {
   const env = executionEnvironment();
-  env.publications.seed(PROJECT, [ECHO, RECALL]);
+  env.publications.seed(PROJECT, [ECHO, RECALL, GATE]);
   let modelCalls = 0;
   /** What happens in the world while the model answers (a stop, say). */
   let duringModelCall: () => Promise<void> = async () => undefined;
@@ -51,7 +67,19 @@ function setup() {
   const thread = (threadId: string) =>
     userState.threadOf(PROJECT, 'user-1', threadId).map(({ role, text, sequence }) => ({ role, text, sequence }));
   const whileTheModelAnswers = (action: () => Promise<void>) => (duringModelCall = action);
-  return { clock, executions, userState, events, step, started, thread, whileTheModelAnswers, modelCalls: () => modelCalls };
+  return {
+    clock,
+    executions,
+    userState,
+    events,
+    step,
+    started,
+    thread,
+    whileTheModelAnswers,
+    modelCalls: () => modelCalls,
+    api: env.start,
+    stateMachine: env.stateMachine,
+  };
 }
 
 describe("an execution's first step", () => {
@@ -132,7 +160,8 @@ describe("an execution's first step", () => {
     env.whileTheModelAnswers(async () => {
       await env.executions.transition(record.execution_id, ['running'], { status: 'cancelled', finished_at: record.created_at });
     });
-    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: false });
+    // The state machine waits for the stop's StopExecution (AwaitStop): the execution ends ABORTED, never SUCCEEDED.
+    expect(await runStep(env.step, state)).toEqual({ execution_id: record.execution_id, cursor: expect.anything(), outcome: 'stopped' });
     // The message was sent, so it stays; the answer nobody was given does not join the history.
     expect(env.thread(record.thread_id)).toEqual([{ role: 'user', text: 'hi', sequence: 1 }]);
     expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
@@ -161,7 +190,7 @@ describe("an execution's first step", () => {
     const env = setup();
     const { record, state } = await env.started();
     await env.executions.transition(record.execution_id, ['queued'], { status: 'cancelled', finished_at: record.created_at });
-    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'finished', callback: false });
+    expect(await runStep(env.step, state)).toMatchObject({ outcome: 'stopped' });
     expect(env.modelCalls()).toBe(0);
     expect(env.thread(record.thread_id)).toEqual([{ role: 'user', text: 'hi', sequence: 1 }]);
     expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
@@ -212,5 +241,60 @@ describe('an image node on Bedrock', () => {
       });
     }
     expect(prompts).toEqual([]);
+  });
+});
+
+describe('a step resumed by a decision', () => {
+  /** The gate execution waiting at its approval, as RunStep and AwaitApproval leave it: the state RunStep gets back. */
+  async function waiting(env: ReturnType<typeof setup>) {
+    const { record, state } = await env.started({}, 'gate');
+    const paused = await runStep(env.step, state);
+    expect(paused).toMatchObject({ outcome: 'approval' });
+    const taskToken = env.stateMachine.issueToken(record.execution_id);
+    await recordApprovalWait(env.step, { execution_id: record.execution_id, approval: paused.approval!, task_token: taskToken });
+    return { record, paused };
+  }
+
+  it("logs the decision before letting go of the decision's claim: a stop meanwhile answers 409, never cancels", async () => {
+    const env = setup();
+    const { record, paused } = await waiting(env);
+    const decided = await decideApproval(env.api, { projectId: PROJECT }, record.execution_id, 'approved', 'ship');
+    const sent = env.stateMachine.resumed[0]!.output as ApprovalDecision;
+
+    // Just before the take-up's record write: the decision is in the log, and the claim still holds off a stop.
+    const atTakeUp: { logged: unknown[]; stop?: unknown } = { logged: [] };
+    env.executions.faults.beforeNext('transition', async () => {
+      atTakeUp.logged = env.events.eventsOf(record.execution_id).map((event) => event.data.status);
+      atTakeUp.stop = await stopExecution(env.api, { projectId: PROJECT }, record.execution_id).catch((caught: unknown) => caught);
+    });
+    expect(await runStep(env.step, { ...paused, decision: sent })).toMatchObject({ outcome: 'finished' });
+
+    expect(atTakeUp.logged.at(-1)).toBe('approved');
+    expect(atTakeUp.stop).toBeInstanceOf(ConflictError);
+    const node = env.events.eventsOf(record.execution_id).find((event) => event.data.status === 'approved');
+    expect(node?.data).toEqual({
+      node_id: 'ask',
+      type: 'approval',
+      status: 'approved',
+      approval_id: decided.approval_id,
+      feedback: 'ship',
+    });
+    expect(env.executions.stored(record.execution_id)).toMatchObject({
+      status: 'completed',
+      output: 'approved: ship',
+      approval_decision: { approval_id: decided.approval_id, decision: 'approved', delivered: true, resumed: true },
+    });
+  });
+
+  it('logs the decision once: the step retried after it finished writes no second event', async () => {
+    const env = setup();
+    const { record, paused } = await waiting(env);
+    await decideApproval(env.api, { projectId: PROJECT }, record.execution_id, 'approved', '');
+    const sent = env.stateMachine.resumed[0]!.output as ApprovalDecision;
+    await runStep(env.step, { ...paused, decision: sent });
+    const events = env.events.eventsOf(record.execution_id).length;
+
+    expect(await runStep(env.step, { ...paused, decision: sent })).toMatchObject({ outcome: 'finished' });
+    expect(env.events.eventsOf(record.execution_id)).toHaveLength(events);
   });
 });

@@ -1,4 +1,4 @@
-import { stopExecution } from '#executions/execution-service.ts';
+import { stopExecution } from '#executions/execution-control.ts';
 import { executionServiceFromEnv } from '#executions/wiring.ts';
 import { jsonResponse } from '#shared/http/http-stack.ts';
 import { pathParameter, publishedRoute } from '#published/published-route.ts';

@@ -8,7 +8,8 @@ type Condition = Parameters<ExecutionsRepository['transition']>[3];
  * The executions table in memory, with the repository's contract: `create` refuses an existing id, `transition`
  * applies its changes only while the status is one of `from` and the extra condition holds, and answers the
  * record as it was before (undefined when the condition did not hold). Conditions are evaluated for the forms
- * the product writes (`a.b = :value`, joined with AND); any other form fails the test loudly.
+ * the product writes (`a.b = :value`, `a <= :value`, `attribute_not_exists`, `attribute_type`, joined with AND and
+ * OR); any other form fails the test loudly.
  */
 export class InMemoryExecutionsRepository implements ExecutionsRepository {
   readonly items = new Map<string, { record: ExecutionRecord; expiresAtMs: number }>();
@@ -73,12 +74,56 @@ export class InMemoryExecutionsRepository implements ExecutionsRepository {
 }
 
 function conditionHolds(record: ExecutionRecord, condition: NonNullable<Condition>): boolean {
-  return condition.expression.split(/\s+AND\s+/).every((clause) => {
-    const match = /^\s*\(?\s*([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\s*=\s*(:\w+)\s*\)?\s*$/.exec(clause);
-    if (!match) throw new Error(`the fake executions repository cannot evaluate the condition "${clause}"`);
-    const [, path, placeholder] = match as unknown as [string, string, string];
-    if (!Object.hasOwn(condition.values, placeholder)) throw new Error(`condition value ${placeholder} is missing`);
-    const actual = path.split('.').reduce<unknown>((value, name) => (value as Record<string, unknown> | null | undefined)?.[name], record);
-    return actual === condition.values[placeholder];
-  });
+  const stripped = (text: string) =>
+    text
+      .trim()
+      .replace(/^\((.*)\)$/, '$1')
+      .trim();
+  return condition.expression.split(/\s+AND\s+/).every((clause) =>
+    stripped(clause)
+      .split(/\s+OR\s+/)
+      .some((term) => termHolds(record, stripped(term), condition.values)),
+  );
+}
+
+const PATH = '([A-Za-z_][\\w]*(?:\\.[A-Za-z_][\\w]*)*)';
+const COMPARISON = new RegExp(`^${PATH}\\s*(=|<=)\\s*(:\\w+)$`);
+const FUNCTION = new RegExp(`^(attribute_not_exists|attribute_type)\\(\\s*${PATH}\\s*(?:,\\s*(:\\w+)\\s*)?\\)$`);
+
+/** DynamoDB's types for `attribute_type`, as the document client writes the record's values. */
+const TYPE_OF: Record<string, (value: unknown) => boolean> = {
+  NULL: (value) => value === null,
+  N: (value) => typeof value === 'number',
+  S: (value) => typeof value === 'string',
+};
+
+/**
+ * One term of the forms the product writes: `a.b = :v`, `a <= :v`, `attribute_not_exists(a)`, `attribute_type(a, :t)`, as
+ * DynamoDB evaluates them (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html).
+ */
+function termHolds(record: ExecutionRecord, term: string, values: Record<string, unknown>): boolean {
+  const valueOf = (placeholder: string) => {
+    if (!Object.hasOwn(values, placeholder)) throw new Error(`condition value ${placeholder} is missing`);
+    return values[placeholder];
+  };
+  const at = (path: string) =>
+    path.split('.').reduce<unknown>((value, name) => (value as Record<string, unknown> | null | undefined)?.[name], record);
+  const comparison = COMPARISON.exec(term);
+  if (comparison) {
+    const [, path, operator, placeholder] = comparison as unknown as [string, string, string, string];
+    const actual = at(path);
+    const expected = valueOf(placeholder);
+    // A comparison with an absent attribute, or one of another type, is false in DynamoDB.
+    if (operator === '<=') return typeof actual === 'number' && typeof expected === 'number' && actual <= expected;
+    return actual === expected;
+  }
+  const call = FUNCTION.exec(term);
+  if (call) {
+    const [, name, path, placeholder] = call as unknown as [string, string, string, string | undefined];
+    if (name === 'attribute_not_exists') return at(path) === undefined;
+    const type = TYPE_OF[String(valueOf(placeholder ?? ''))];
+    if (!type) throw new Error(`the fake executions repository knows no attribute type ${String(valueOf(placeholder ?? ''))}`);
+    return at(path) !== undefined && type(at(path));
+  }
+  throw new Error(`the fake executions repository cannot evaluate the condition "${term}"`);
 }
