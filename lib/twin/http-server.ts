@@ -6,6 +6,7 @@ import { GATEWAY_MESSAGES, GATEWAY_RETRY_AFTER_SECONDS, gatewayCorsHeaders, gate
 import { CORS_ALLOWED_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import { asSentByGateway } from '#shared/http/gateway-compression.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
 import { LambdaInvokeError, type InvocationTrace } from './lambda/function-host.ts';
@@ -88,6 +89,10 @@ function send(response: ServerResponse, result: APIGatewayProxyResult, close = f
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
   if (close) headers.connection = 'close';
   const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  // A buffered answer goes out framed by its length, as API Gateway frames it (the payload's, compressed or not);
+  // a 204 or 304 has no content, and HTTP forbids it a length of 0.
+  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-length') delete headers[name];
+  if (result.statusCode !== 204 && result.statusCode !== 304) headers['Content-Length'] = String(body.byteLength);
   response.writeHead(result.statusCode, headers);
   response.end(body);
 }
@@ -195,17 +200,25 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
   return server;
 
   async function serve(request: IncomingMessage, response: ServerResponse, watched: RequestWatch | undefined): Promise<void> {
+    // Node would serve a request with two Host lines (keeping the first); HTTP/1.1 (RFC 9112) requires a 400.
+    if (hostLines(request) > 1) {
+      request.resume();
+      send(response, gatewayAnswer(400, 'Bad Request'), true);
+      return;
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     const target = targetOf(url.pathname, options.stage);
+    // API Gateway routes `/resource/` to `/resource`'s method; the event's path keeps the slash.
+    const routed = target.path.length > 1 && target.path.endsWith('/') ? target.path.slice(0, -1) : target.path;
     let match: { route: CompiledRoute; values: string[] } | undefined;
     for (const candidate of compiled) {
-      const values = candidate.pattern.exec(target.path);
+      const values = candidate.pattern.exec(routed);
       if (values && candidate.route.method === request.method) match = { route: candidate, values: values.slice(1) };
     }
     // CDK gives each browser-serving resource one OPTIONS method, integrated with the first route's function there.
     if (!match && request.method === 'OPTIONS' && corsAllowedOrigins.length > 0) {
       for (const candidate of compiled) {
-        const values = candidate.pattern.exec(target.path);
+        const values = candidate.pattern.exec(routed);
         if (values && servesBrowsers(candidate.route)) {
           match = { route: candidate, values: values.slice(1) };
           break;
@@ -244,12 +257,11 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         await fn.invokeStreaming(event, stream, sent, watched?.trace);
       } else {
         const timeout = gatewayAnswer(504, GATEWAY_MESSAGES.integrationTimeout, fromGateway);
-        send(
-          response,
-          proxyResult(
-            await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout),
-          ),
+        const result = proxyResult(
+          await withIntegrationTimeout(() => fn.invoke(event, sent, watched?.trace), routeTimeoutSeconds(route) * 1000, timeout),
         );
+        // The API's minimumCompressionSize (lib/cdk/constructs/api.ts): buffered answers only, never a stream.
+        send(response, asSentByGateway(result, acceptEncoding(event)));
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
@@ -261,6 +273,18 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
     }
   }
+}
+
+/** How many Host header lines the request has (Node's `headers` keeps one; its raw headers keep them all). */
+function hostLines(request: IncomingMessage): number {
+  let count = 0;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) if (request.rawHeaders[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+/** The Accept-Encoding the function saw in its event, which the gateway compresses by and the function meters by. */
+function acceptEncoding(event: APIGatewayProxyEvent): string | undefined {
+  return Object.entries(event.headers).find(([name]) => name.toLowerCase() === 'accept-encoding')?.[1];
 }
 
 /** Reports the request once its response has ended, however it ended (a streamed response may run for minutes). */

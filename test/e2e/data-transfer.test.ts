@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,10 +60,8 @@ function exchange(method: string, path: string, headers: Record<string, string>,
     socket.on('close', () => {
       try {
         const answer = parseAnswer(Buffer.concat(chunks));
-        expectDocumented(
-          { method, url: url.toString() },
-          { status: answer.status, headers: answer.headers, text: answer.body.toString('utf8') },
-        );
+        const text = (answer.headers['content-encoding'] === 'gzip' ? gunzipSync(answer.body) : answer.body).toString('utf8');
+        expectDocumented({ method, url: url.toString() }, { status: answer.status, headers: answer.headers, text });
         resolve(answer);
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
@@ -134,6 +133,7 @@ async function measured(subject: string, send: () => Promise<RawAnswer>): Promis
 const DOCUMENTED_BYTES = { event: 410, refusal: 370, workflows: 780, execute: 960, stream: 1330 };
 type Measured = { answer: RawAnswer; recorded: number };
 let list: Measured;
+let compressed: Measured;
 let stream: Measured;
 let execute: Measured;
 let refused: Measured;
@@ -161,6 +161,19 @@ beforeAll(async () => {
       auth,
       JSON.stringify({ user_id: 'u2', input: { message: 'refund' } }),
     ),
+  );
+  // An execution whose output passes the API's minimumCompressionSize: its poll goes out gzip-encoded to a caller that takes it.
+  const long = await measured(project, () =>
+    exchange(
+      'POST',
+      '/api/v1/published/workflows/echo/execute',
+      auth,
+      JSON.stringify({ user_id: 'u3', input: { message: 'x'.repeat(4000) } }),
+    ),
+  );
+  const longId = (JSON.parse(long.answer.body.toString('utf8')) as { execution_id: string }).execution_id;
+  compressed = await measured(project, () =>
+    exchange('GET', `/api/v1/published/executions/${longId}`, { ...auth, 'Accept-Encoding': 'gzip' }),
   );
   refused = await measured(project, () => exchange('GET', '/api/v1/published/workflows/no-such-workflow', auth));
   unknownKey = await measured(project, () => exchange('GET', '/api/v1/published/workflows', { Authorization: 'Bearer pk_not_a_key' }));
@@ -192,6 +205,14 @@ describe('the bytes of each answer, as recorded in the usage table', () => {
   it("are a buffered GET's status line, headers and body as the client read them", () => {
     expect(list.answer.status).toBe(200);
     expect(list.recorded).toBe(countedBytes(list.answer, 'buffered'));
+  });
+
+  it('are the compressed bytes of an answer API Gateway compresses, not the bytes the function returned', () => {
+    expect(compressed.answer.status).toBe(200);
+    expect(compressed.answer.headers['content-encoding']).toBe('gzip');
+    expect(compressed.recorded).toBe(countedBytes(compressed.answer, 'buffered'));
+    expect(JSON.parse(gunzipSync(compressed.answer.body).toString('utf8'))).toMatchObject({ status: 'completed' });
+    expect(compressed.answer.body.byteLength).toBeLessThan(1000);
   });
 
   it('are every byte of a streamed run the client read, its head included', () => {

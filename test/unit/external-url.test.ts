@@ -54,4 +54,29 @@ describe('URLs the API hands back', () => {
     };
     expect(externalUrl(nothing as unknown as APIGatewayProxyEvent, POLL)).toBe(`/prod${POLL}`);
   });
+
+  it("take a Host only within the bounds of DNS and of a port, else the deployment's own domain name", () => {
+    const at = (host: string) => externalUrl(event('/prod/api/v1/published/workflows/support-bot/execute', { Host: host }), POLL);
+    const own = `https://abc123.execute-api.eu-west-1.amazonaws.com/prod${POLL}`;
+    const label = 'a'.repeat(63);
+    const longest = [label, label, label, 'b'.repeat(61)].join('.');
+
+    expect(longest).toHaveLength(253);
+    for (const bounded of [longest, `${label}.example.com:65535`, 'api.example.com:1', '192.0.2.1:8443', '[2001:db8::1]:443']) {
+      expect(at(bounded), bounded).toBe(`https://${bounded}/prod${POLL}`);
+    }
+    const unbounded = [
+      `${'a'.repeat(5997)}.io`,
+      `${longest}c`,
+      `${'a'.repeat(64)}.example.com`,
+      'api.example.com:99999',
+      'api.example.com:0',
+      'api.example.com:',
+      '-api.example.com',
+      'api..example.com',
+      '[2001:db8::1',
+      '[not:an:address]',
+    ];
+    for (const host of unbounded) expect(at(host), host.slice(0, 40)).toBe(own);
+  });
 });

@@ -1,5 +1,5 @@
 import { routeById } from '#functions/routes.ts';
-import { referencePageResponse } from '#shared/http/api-reference/api-reference.ts';
+import { referencePageAnswer, referencePageResponse } from '#shared/http/api-reference/api-reference.ts';
 import { redocScript } from '#shared/http/api-reference/redoc-script.ts';
 import { withHttpStack } from '#shared/http/http-stack.ts';
 
@@ -14,5 +14,5 @@ const page = referencePageResponse(
   redocScript,
 );
 
-/** GET /api/v1/webhooks/docs: the API reference, rendered in the browser from openapi-3.1.json; no token. */
-export const handler = withHttpStack(route, async () => page);
+/** GET /api/v1/webhooks/docs: the API reference, rendered in the browser from openapi-3.1.json; no token (`docs/` leads there). */
+export const handler = withHttpStack(route, async (request) => referencePageAnswer(request, route.path, page));

@@ -164,6 +164,29 @@ const RETRY_AFTER_HEADER: HeaderDoc = {
   required: true,
 };
 
+const ETAG_HEADER: HeaderDoc = {
+  description: "The document's version: send it back as If-None-Match to be answered 304 while it has not changed",
+  schema: { type: 'string', pattern: '^W/"[^"]+"$' },
+  required: true,
+};
+
+/**
+ * What a document route answers besides the stage throttle: the document, kept only to be revalidated, or 304 to a
+ * request naming its current version (functions/shared/http/openapi-server.ts).
+ */
+export const DOCUMENT_RESPONSES: Readonly<Record<string, ResponseDoc>> = {
+  '200': { description: 'The document (Cache-Control: no-cache; revalidate with its ETag)', json: 'OpenApiDocument', headers: ['ETag'] },
+  '304': { description: 'The document has not changed since the ETag named by If-None-Match: keep the copy you have', headers: ['ETag'] },
+};
+
+/** The request header a document route revalidates with. */
+export const IF_NONE_MATCH_PARAMETER: ParameterDoc = {
+  name: 'If-None-Match',
+  in: 'header',
+  description: 'The ETag of the copy the caller has (or `*`): answered 304, with no body, while the document has not changed',
+  schema: { type: 'string' },
+};
+
 /**
  * The server variable's default in a document built without a request (the linted and the generated-from copies):
  * the twin's address. A served document names the address it was fetched from instead (openapi-server.ts).
@@ -184,7 +207,7 @@ export interface DocumentParts {
   readonly pathParameters: Readonly<Record<string, Omit<ParameterDoc, 'name' | 'in'>>>;
   /** The API's own schemas; `OpenApiDocument` (what the document routes answer) is added to every document. */
   readonly schemas: Readonly<Record<string, JsonSchema>>;
-  /** The API's own headers; `Retry-After` (429 and 503 of both APIs) is added to every document. */
+  /** The API's own headers; `Retry-After` (429 and 503 of both APIs) and `ETag` (the documents) are added to every document. */
   readonly headers: Readonly<Record<string, HeaderDoc>>;
   readonly securitySchemes?: Readonly<Record<string, JsonSchema>>;
   /** The scheme a route with a scope requires; the scope itself is the operation's `x-scope`, and said in its description. */
@@ -199,7 +222,7 @@ export function openApiDocument(own: DocumentParts, version: OpenApiVersion): Js
   const parts: DocumentParts = {
     ...own,
     schemas: { ...own.schemas, OpenApiDocument: OPENAPI_DOCUMENT_SCHEMA },
-    headers: { 'Retry-After': RETRY_AFTER_HEADER, ...own.headers },
+    headers: { 'Retry-After': RETRY_AFTER_HEADER, ETag: ETAG_HEADER, ...own.headers },
   };
   const routes = parts.routes.filter((route) => route.path.startsWith(`${parts.basePath}/`));
   const documented = new Set(Object.keys(parts.operations));

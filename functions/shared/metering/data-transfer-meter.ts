@@ -12,6 +12,14 @@ import { STATUS_CODES } from 'node:http';
  * - the headers API Gateway adds on its own, which no function sees: estimated, API_GATEWAY_HEADER_BYTES;
  * - the blank line, then every byte of the body (for a stream, every byte the function wrote to it).
  *
+ * A buffered body counts as API Gateway sends it: compressed, with its `Content-Encoding` line and the compressed
+ * length, when the request accepts gzip or deflate and the body reaches the API's minimum compression size
+ * (functions/shared/http/gateway-compression.ts); the HTTP stack hands the meter that form (`asSentByGateway`). The
+ * gateway compresses after the function returns, so the function compresses a copy itself to learn the size: the
+ * same bytes the twin sends, and close to AWS's (whose compression level is undocumented). Counting the body as
+ * returned would count a large JSON answer at several times what the caller receives (an OpenAPI document at eight
+ * times). A streamed body is never compressed by the gateway, and counts as written.
+ *
  * Not counted: the chunk-size lines of a streamed body (a few bytes per chunk, and API Gateway's chunking is its own),
  * TLS records and TCP/IP headers (a few per cent on AWS's meter). An HTTP/2 client gets the headers HPACK-compressed,
  * fewer bytes than counted here.

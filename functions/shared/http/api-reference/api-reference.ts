@@ -86,6 +86,16 @@ export function referencePageResponse(reference: ApiReference, script: RedocScri
   };
 }
 
+/**
+ * The page's answer to `request`. API Gateway routes `<page>/` to the page's method as well, its `path` keeping the
+ * slash; there the page's relative URLs would resolve under `<page>/` and reach nothing, so that address is sent on to
+ * the page's own (301, by a relative Location: it works under any host, stage and base path).
+ */
+export function referencePageAnswer(request: HttpRequest, pagePath: string, page: HttpResponse): HttpResponse {
+  if (!request.path.endsWith('/')) return page;
+  return { statusCode: 301, headers: { location: `../${posix.basename(pagePath)}` }, body: '' };
+}
+
 /** Whether `Accept-Encoding` takes gzip (by name or `*`, with a quality above 0). */
 export function acceptsGzip(request: HttpRequest): boolean {
   const accepted = header(request, 'accept-encoding') ?? '';
