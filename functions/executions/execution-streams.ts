@@ -1,9 +1,10 @@
 import type { Caller } from '#shared/access.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
-import { STREAM_POLL_FIRST_MS, STREAM_POLL_MAX_MS, STREAM_POLL_WAITING_MAX_MS } from '#shared/limits.ts';
+import { STREAM_POLL_FIRST_MS } from '#shared/limits.ts';
 import type { PendingApproval } from './execution-model.ts';
 import { FINAL_STATUSES, isComplete, type NumberedStreamEvent } from './stream-events.ts';
 import type { StreamEventsRepository } from './stream-events-repository.ts';
+import { nextPollPause } from './tail-pace.ts';
 
 /** One server-sent event: `id` is the log id it comes from (none for the `resume` notice, which is not in the log). */
 export interface StreamedEvent {
@@ -172,14 +173,18 @@ interface TailChunk {
 
 /**
  * Follows an execution's log from `after`: one strongly consistent Query per poll, soon again after new events,
- * backing off while nothing comes (further while the execution waits), ending at the log's end, the deadline, or
- * when the caller goes away.
+ * backing off while nothing comes, the longer the silence (and further while the execution waits: tail-pace.ts),
+ * ending at the log's end, the deadline, or when the caller goes away.
  */
 async function* tailLog(deps: TailDeps, executionId: string, options: TailOptions): AsyncGenerator<TailChunk, StreamEnd> {
-  let afterFirstId = options.after === 0 ? 0 : ((await deps.events.batchHolding(executionId, options.after))?.firstId ?? 1) - 1;
+  const holding = options.after === 0 ? undefined : await deps.events.batchHolding(executionId, options.after);
+  let afterFirstId = options.after === 0 ? 0 : (holding?.firstId ?? 1) - 1;
   let delivered = options.after;
   let pause = STREAM_POLL_FIRST_MS;
-  let waiting = false;
+  // A stream resumed after a pause's event (an approval's `complete`, a wait) knows at once that nothing comes soon.
+  const resumedAt = holding?.events.find((event) => event.id === options.after);
+  let waiting = resumedAt !== undefined && isWaiting(resumedAt);
+  let quietSince = deps.now();
   for (;;) {
     if (options.signal.aborted) return 'gone';
     const { batches, more } = await deps.events.batchesAfter(executionId, afterFirstId);
@@ -199,10 +204,9 @@ async function* tailLog(deps: TailDeps, executionId: string, options: TailOption
     if (options.signal.aborted) return 'gone';
     const left = options.deadlineMs - deps.now();
     if (left <= 0) return 'deadline';
-    pause =
-      batches.length > 0
-        ? STREAM_POLL_FIRST_MS
-        : Math.min(waiting ? STREAM_POLL_WAITING_MAX_MS : STREAM_POLL_MAX_MS, Math.ceil(pause * 1.5));
+    const fresh = batches.length > 0;
+    if (fresh) quietSince = deps.now();
+    pause = nextPollPause({ previousMs: pause, fresh, waiting, silentForMs: deps.now() - quietSince });
     await deps.sleep(Math.min(pause, left), options.signal);
   }
 }

@@ -73,8 +73,8 @@ export const resumeDataSchema = z.object({
   reason: z.enum(['time_limit', 'unavailable', 'slow_reader']).check(
     z.meta({
       description:
-        "time_limit: the stream's 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing " +
-        'for 30 s while events waited',
+        "time_limit: the stream's window is up (5 minutes unless the deployment sets another, at most 14); unavailable: the log " +
+        'could not be read; slow_reader: the client took nothing for 30 s while events waited',
     }),
   ),
 });

@@ -26,6 +26,8 @@ export interface ApiKeyRecord {
   /** ISO timestamp or null: keys without an expiry date live until revoked. */
   expires_at_iso: string | null;
   state: 'active' | 'revoked';
+  /** Streams the key may hold open at once (`keys create --max-open-streams`); absent on keys made before, which have the default. */
+  max_open_streams?: number;
   prefix: string;
   created_at: string;
   current_key_hash: string;
@@ -56,4 +58,6 @@ export interface KeyHashItem {
   key_expires_at_ms?: number;
   /** Epoch ms after which a rotated-away value stops working. */
   valid_until_ms?: number;
+  /** The record's `max_open_streams`, so that a stream knows its key's limit from the one read. */
+  max_open_streams?: number;
 }

@@ -1,7 +1,7 @@
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/errors.ts';
 import type { CounterStore } from '#shared/store/counter-store.ts';
 import { isConditionFailure } from '#shared/store/conditional-write.ts';
-import { API_KEY_ROTATION_GRACE_MS } from '#shared/limits.ts';
+import { API_KEY_ROTATION_GRACE_MS, DEFAULT_MAX_OPEN_STREAMS_PER_KEY } from '#shared/limits.ts';
 import { RATE_LIMITS, takeUnitOrRefuse } from '#shared/rate-limits.ts';
 import { hashSecret, newId, newSecret, secretPrefix } from '#shared/secrets.ts';
 import type { Scope } from '#shared/access.ts';
@@ -17,16 +17,19 @@ export interface ApiKeysDeps {
 
 const KEY_PREFIX = 'wfk_';
 
-const hashItemOf = (record: Pick<ApiKeyRecord, 'key_id' | 'project_id' | 'scopes' | 'expires_at_iso'>): KeyHashItem => ({
+const hashItemOf = (
+  record: Pick<ApiKeyRecord, 'key_id' | 'project_id' | 'scopes' | 'expires_at_iso' | 'max_open_streams'>,
+): KeyHashItem => ({
   key_id: record.key_id,
   project_id: record.project_id,
   scopes: record.scopes,
   key_expires_at_ms: record.expires_at_iso ? Date.parse(record.expires_at_iso) : undefined,
+  max_open_streams: record.max_open_streams,
 });
 
 export async function createKey(
   deps: ApiKeysDeps,
-  request: { name: string; projectId: string; scopes: GrantedScope[]; expiresAt: string | null },
+  request: { name: string; projectId: string; scopes: GrantedScope[]; expiresAt: string | null; maxOpenStreams?: number },
 ) {
   const key = newSecret(KEY_PREFIX);
   const record: ApiKeyRecord = {
@@ -36,6 +39,7 @@ export async function createKey(
     scopes: [...new Set(request.scopes)],
     expires_at_iso: request.expiresAt,
     state: 'active',
+    max_open_streams: request.maxOpenStreams ?? DEFAULT_MAX_OPEN_STREAMS_PER_KEY,
     prefix: secretPrefix(key, KEY_PREFIX.length),
     created_at: new Date(deps.now()).toISOString(),
     current_key_hash: hashSecret(key),
@@ -48,6 +52,7 @@ export async function createKey(
     project_id: record.project_id,
     scopes: record.scopes,
     expires_at: record.expires_at_iso,
+    max_open_streams: record.max_open_streams,
   };
 }
 
@@ -111,6 +116,7 @@ export async function listKeys(deps: ApiKeysDeps, projectId?: string) {
       created_at: record.created_at,
       expires_at: record.expires_at_iso,
       state: record.state === 'active' && isExpired(record, now) ? 'expired' : record.state,
+      max_open_streams: record.max_open_streams ?? DEFAULT_MAX_OPEN_STREAMS_PER_KEY,
       // A revoked record still names its old values (so a revocation can be finished), but none works any more.
       previous_valid_until: record.state === 'active' ? (record.previous_valid_until_iso ?? record.previous_valid_until ?? null) : null,
     })),
@@ -135,5 +141,5 @@ export async function authenticate(deps: ApiKeysDeps, authorization: string | un
   await takeUnitOrRefuse(deps.counters, RATE_LIMITS.requestsPerKeyPerMinute, item.key_id, now);
 
   if (!grants(item.scopes, needed)) throw new ForbiddenError(`API key lacks the scope ${needed}`);
-  return { projectId: item.project_id, keyId: item.key_id };
+  return { projectId: item.project_id, keyId: item.key_id, maxOpenStreams: item.max_open_streams ?? DEFAULT_MAX_OPEN_STREAMS_PER_KEY };
 }

@@ -1,7 +1,13 @@
 import type { Context } from 'aws-lambda';
 import type { StreamedEvent, StreamEnd } from '#executions/execution-streams.ts';
 import { serveStream, type HttpResponse, type StreamSink } from '#shared/http/http-stack.ts';
-import { STREAM_FLUSH_BURST, STREAM_FLUSH_REFILL_BYTES, STREAM_FLUSH_REFILL_MS } from '#shared/limits.ts';
+import {
+  STREAM_END_MARGIN_MS,
+  STREAM_FLUSH_BURST,
+  STREAM_FLUSH_REFILL_BYTES,
+  STREAM_FLUSH_REFILL_MS,
+  STREAM_RESUME_RETRY_MS,
+} from '#shared/limits.ts';
 import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 
 /*
@@ -12,11 +18,13 @@ import { logger, metrics, MetricUnit } from '#shared/lambda/powertools.ts';
 
 /**
  * The text/event-stream wire format (WHATWG HTML, server-sent events). `data` is one line of JSON:
- * JSON.stringify escapes CR and LF, the only line breaks of the format.
+ * JSON.stringify escapes CR and LF, the only line breaks of the format. `retry` sets how long EventSource waits before
+ * it reconnects (milliseconds).
  */
-export function sseEvent(event: { id?: number; event: string; data: unknown }): string {
+export function sseEvent(event: { id?: number; event: string; data: unknown; retry?: number }): string {
   const id = event.id === undefined ? '' : `id: ${event.id}\n`;
-  return `${id}event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+  const retry = event.retry === undefined ? '' : `retry: ${event.retry}\n`;
+  return `${id}${retry}event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
 /** A comment line: clients ignore it, proxies and API Gateway see bytes flowing. */
@@ -74,7 +82,7 @@ export const NOTHING_MORE: HttpResponse = Object.freeze({ statusCode: 204, heade
 export interface EventStreamSettings {
   /** A comment goes out after this long without a byte. */
   heartbeatMs: number;
-  /** The stream ends itself after this long, with a `resume` notice. */
+  /** The stream window: the stream ends itself after this long, with a `resume` notice. */
   maxStreamMs: number;
   /** The stream ends itself, with a `resume` notice, once its reader has taken nothing for this long while events wait. */
   slowReaderMs: number;
@@ -120,9 +128,6 @@ export class FillerPacing {
   }
 }
 
-/** Time kept back from the function's own deadline to write the `resume` notice and end the response (limits.ts). */
-const END_MARGIN_MS = 5000;
-
 /**
  * Serves an execution's events as server-sent events. The first byte (a comment) goes out at once, so the status and
  * headers reach the client even when the first event is far off. A comment follows after every `heartbeatMs`
@@ -132,8 +137,9 @@ const END_MARGIN_MS = 5000;
  * that stays behind for `slowReaderMs` gets the `resume` notice. When the stream must end early (its time is up, the
  * log could not be read, the reader is too slow), its last event is `resume`, with no id:
  * `{last_event_id, resume_url, reason}`, where `resume_url` continues exactly after the last event sent. A caller
- * that goes away stops the reading at once; the execution goes on regardless. `headers` go out with the status, beside the
- * event stream's own.
+ * that goes away stops the reading at once where the platform says so (Lambda does not: there the stream runs to its
+ * window's end, writing to nobody); the execution goes on regardless. `headers` go out with the status, beside the event
+ * stream's own.
  */
 export function respondWithEvents(
   context: Context,
@@ -143,7 +149,7 @@ export function respondWithEvents(
   headers: Record<string, string> = {},
 ): Promise<HttpResponse> {
   return serveStream(context, { ...headers, ...EVENT_STREAM_HEADERS }, async (sink) => {
-    const deadlineMs = start.now() + Math.min(settings.maxStreamMs, context.getRemainingTimeInMillis() - END_MARGIN_MS);
+    const deadlineMs = start.now() + Math.min(settings.maxStreamMs, context.getRemainingTimeInMillis() - STREAM_END_MARGIN_MS);
     const filler = sseFiller(settings.paddingBytes);
     let lastEventId = start.after;
     let heartbeat: NodeJS.Timeout | undefined;
@@ -176,8 +182,15 @@ export function respondWithEvents(
       }
       armHeartbeat();
     };
+    // The `retry:` hint brings EventSource back soon, with Last-Event-ID: the end is planned (a window's, a slow reader's).
     const resume = (reason: ResumeReason) =>
-      send(sseEvent({ event: 'resume', data: { last_event_id: lastEventId, resume_url: start.resumeUrl(lastEventId), reason } }));
+      send(
+        sseEvent({
+          event: 'resume',
+          data: { last_event_id: lastEventId, resume_url: start.resumeUrl(lastEventId), reason },
+          retry: STREAM_RESUME_RETRY_MS,
+        }),
+      );
 
     beat();
     metrics.addMetric('EventStreamsOpened', MetricUnit.Count, 1);
@@ -220,7 +233,7 @@ export function respondWithEvents(
     }
     // A reader that stopped reading keeps the function no longer than the stream could have lasted (and half the
     // margin kept for the end): then it is cut off, and resumes with Last-Event-ID like any dropped connection.
-    sink.endWithin(Math.max(0, deadlineMs - start.now()) + END_MARGIN_MS / 2);
+    sink.endWithin(Math.max(0, deadlineMs - start.now()) + STREAM_END_MARGIN_MS / 2);
   });
 }
 

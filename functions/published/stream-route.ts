@@ -15,6 +15,7 @@ import { header, type HttpRequest } from '#shared/http/http-stack.ts';
 import type { Caller } from '#shared/access.ts';
 import { NOTHING_MORE, respondWithEvents, type EventStreamSettings } from './event-stream-response.ts';
 import { pathParameter, publishedRoute } from './published-route.ts';
+import { openStream, streamLeaseUntil, type OpenStreamsDeps } from './open-streams.ts';
 
 type StreamView = (deps: TailDeps, executionId: string, options: TailOptions) => AsyncGenerator<StreamedEvent, StreamEnd>;
 
@@ -45,22 +46,39 @@ export function resumeUrl(request: HttpRequest, routeId: string, executionId: st
 }
 
 /**
- * GET routes that follow an existing run's log (`/executions/{id}/stream`, `/executions/{id}/events`): they read
- * the stream events table and nothing else. Refusals (401, 403, 404, a resume id past the log's end) are JSON. A
- * caller resuming after the last event of an execution that has ended gets 204: the answer that stops EventSource's
- * reconnecting (an empty 200 stream would be retried every few seconds, for ever).
+ * GET routes that follow an existing run's log (`/executions/{id}/stream`, `/executions/{id}/events`): they read the
+ * stream events table and nothing else, and hold their open stream's slots there. Refusals (401, 403, 404, a resume id
+ * past the log's end, 429 for a key or deployment with all its streams open) are JSON. A caller resuming after the last
+ * event of an execution that has ended gets 204: the answer that stops EventSource's reconnecting (an empty 200 stream
+ * would be retried every few seconds, for ever).
  */
-export function followStreamRoute(routeId: string, deps: TailDeps, settings: EventStreamSettings, view: StreamView) {
+export function followStreamRoute(
+  routeId: string,
+  deps: TailDeps,
+  openStreams: OpenStreamsDeps,
+  settings: EventStreamSettings,
+  view: StreamView,
+) {
   return publishedRoute(routeId, async (request: HttpRequest, caller: Caller, context: Context) => {
     const executionId = pathParameter(request, 'execution_id');
     const { after, field } = resumePoint(request);
     await assertLogOwner(deps, caller, executionId);
     if ((await checkResumePoint(deps, executionId, after, field)) === 'ended') return NOTHING_MORE;
-    return respondWithEvents(
-      context,
-      settings,
-      { after, now: deps.now, resumeUrl: (lastEventId) => resumeUrl(request, routeId, executionId, lastEventId) },
-      (options) => view(deps, executionId, { ...options, after }),
+    // The last refusal, once the stream would open: the key's and the deployment's open streams (429 when full).
+    const stream = await openStream(
+      openStreams,
+      caller,
+      streamLeaseUntil(openStreams.now(), context.getRemainingTimeInMillis(), settings.maxStreamMs),
     );
+    try {
+      return await respondWithEvents(
+        context,
+        settings,
+        { after, now: deps.now, resumeUrl: (lastEventId) => resumeUrl(request, routeId, executionId, lastEventId) },
+        (options) => view(deps, executionId, { ...options, after }),
+      );
+    } finally {
+      await stream.close();
+    }
   });
 }

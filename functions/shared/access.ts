@@ -19,6 +19,8 @@ export type Scope = (typeof SCOPES)[number];
 /** Who is calling: established by authentication, and all a service needs to know to keep projects apart. */
 export interface Caller {
   projectId: string;
-  /** The key's id (never its value): a correlation id for logs. */
+  /** The key's id (never its value): a correlation id for logs, and the scope of its open streams. */
   keyId?: string;
+  /** How many streams the key may hold open at once; unset, the default (limits.ts, DEFAULT_MAX_OPEN_STREAMS_PER_KEY). */
+  maxOpenStreams?: number;
 }

@@ -3,6 +3,7 @@ import { createKey, listKeys, revokeKey, rotateKey, type ApiKeysDeps } from '#pu
 import { PRESETS, scopeSchema, type GrantedScope } from '#published/api-key-model.ts';
 import { createCounterStore } from '#shared/store/counter-store.ts';
 import { parseIsoWithOffset } from '#inbound/iso-timestamp.ts';
+import { MAX_OPEN_STREAMS_LIMIT } from '#shared/limits.ts';
 import { workflowShape } from '#workflows/definition-schema.ts';
 import { projectOption } from './publication-commands.ts';
 import type { AdminTarget } from './target.ts';
@@ -14,6 +15,7 @@ interface KeyFlags {
   scopes?: string;
   expires?: string;
   project?: string;
+  'max-open-streams'?: string;
 }
 
 function scopesOf(flags: KeyFlags): GrantedScope[] {
@@ -65,6 +67,19 @@ function expiryOf(flags: KeyFlags, now: number): string | null {
   return new Date(time).toISOString();
 }
 
+/** `--max-open-streams N`: how many streams the key may hold open at once, a whole number up to the deployment's largest. */
+function maxOpenStreamsOf(flags: KeyFlags): number | undefined {
+  const given = flags['max-open-streams'];
+  if (given === undefined) return undefined;
+  const streams = /^\d{1,9}$/.test(given.trim()) ? Number(given.trim()) : Number.NaN;
+  if (!Number.isInteger(streams) || streams < 1 || streams > MAX_OPEN_STREAMS_LIMIT) {
+    throw new UsageError(
+      `--max-open-streams must be a whole number of streams from 1 to ${MAX_OPEN_STREAMS_LIMIT.toLocaleString('en-US')}, got ${given}`,
+    );
+  }
+  return streams;
+}
+
 export async function runKeysCommand(target: AdminTarget, args: string[], flags: KeyFlags, now: () => number) {
   const deps: ApiKeysDeps = {
     keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys),
@@ -80,6 +95,7 @@ export async function runKeysCommand(target: AdminTarget, args: string[], flags:
         projectId: projectOption(flags.project),
         scopes: scopesOf(flags),
         expiresAt: expiryOf(flags, deps.now()),
+        maxOpenStreams: maxOpenStreamsOf(flags),
       });
     case 'rotate':
       return rotateKey(deps, requireKeyId());

@@ -67,12 +67,15 @@ export const costTagCheck: VerifyCheck = {
 
 /**
  * `concurrency` (a warning at worst): the account's Lambda concurrency (GetAccountSettings) against what open streams
- * need: each open SSE stream or streamed execute holds one concurrent execution for up to 15 minutes.
+ * may take: each holds one concurrent execution to the end of its window (Lambda serves it on when its caller leaves),
+ * and the deployment serves at most its `-c maxOpenStreams` at once. What they leave of the unreserved concurrency is
+ * what ingest, the engine and the collection can count on; the check wants it to be at least half.
  */
 export const concurrencyCheck: VerifyCheck = {
   name: 'concurrency',
   async run(context): Promise<CheckOutcome> {
     const { GetAccountSettingsCommand } = await import('@aws-sdk/client-lambda');
+    const maxOpenStreams = context.services.maxOpenStreams ?? null;
     let limit: number | undefined;
     let unreserved: number | undefined;
     try {
@@ -88,30 +91,57 @@ export const concurrencyCheck: VerifyCheck = {
           `lambda:GetAccountSettings to see whether open streams fit the account's concurrency`,
         account_limit: null,
         unreserved: null,
+        max_open_streams: maxOpenStreams,
       };
     }
     const reservations = reservationsOf(limit, unreserved);
-    const measured = { account_limit: limit ?? null, unreserved: unreserved ?? null, ...reservations };
+    const streams = streamsOf(maxOpenStreams, unreserved);
+    const measured = { account_limit: limit ?? null, unreserved: unreserved ?? null, ...reservations, ...streams };
     if (unreserved === undefined || unreserved < MIN_UNRESERVED_CONCURRENCY) {
       return {
         status: 'warn',
         detail:
           `expected at least ${MIN_UNRESERVED_CONCURRENCY} unreserved concurrent Lambda executions; the account has ` +
           `${unreserved ?? 'no figure for'} (of ${limit ?? 'an unknown limit'}), ` +
-          'and each open stream or streamed execute holds one for up to 15 minutes, so a few listeners throttle every other function -> ' +
-          `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}; ${reservationText(reservations)}`,
+          'and each open stream holds one to the end of its window, so a few listeners throttle every other function -> ' +
+          `request more in Service Quotas (AWS Lambda, Concurrent executions): ${CONCURRENCY_QUOTA}; ${streamText(streams)}; ` +
+          reservationText(reservations),
+        ...measured,
+      };
+    }
+    if (streams.left_for_the_rest !== null && streams.left_for_the_rest < unreserved / 2) {
+      return {
+        status: 'warn',
+        detail:
+          `expected open streams to leave at least half of the ${unreserved} unreserved concurrent Lambda executions to ingest, the ` +
+          `engine and the collection; ${streamText(streams)} -> cdk deploy -c maxOpenStreams=${Math.max(1, Math.floor(unreserved / 2))}, ` +
+          `or raise the quota (${CONCURRENCY_QUOTA}); ${reservationText(reservations)}`,
         ...measured,
       };
     }
     return {
       status: 'pass',
       detail:
-        `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: each open stream or streamed execute holds one for ` +
-        `up to 15 minutes; ${reservationText(reservations)}`,
+        `${unreserved} unreserved of ${limit ?? '?'} concurrent Lambda executions: ${streamText(streams)}; ` +
+        reservationText(reservations),
       ...measured,
     };
   },
 };
+
+/** What the deployment's open streams may take of the unreserved concurrency, and what they leave (null where unknown). */
+function streamsOf(maxOpenStreams: number | null, unreserved: number | undefined) {
+  return {
+    max_open_streams: maxOpenStreams,
+    left_for_the_rest: maxOpenStreams === null || unreserved === undefined ? null : Math.max(0, unreserved - maxOpenStreams),
+  };
+}
+
+function streamText({ max_open_streams: streams, left_for_the_rest: left }: ReturnType<typeof streamsOf>): string {
+  if (streams === null) return 'how many streams the deployment serves at once is unknown (each holds one to the end of its window)';
+  const held = `open streams may hold up to ${streams} (-c maxOpenStreams; each one to the end of its window)`;
+  return left === null ? held : `${held}, leaving ${left} to ingest, the engine and the collection`;
+}
 
 /**
  * Lambda keeps this much of the account's concurrency unreserved: "You can reserve up to the Unreserved account

@@ -38,3 +38,9 @@ export const SECRETS_PREFIX_OUTPUT = 'SecretsParameterPrefix';
  * through its profile.
  */
 export const BEDROCK_PROFILES_OUTPUT = 'BedrockInferenceProfiles';
+
+/**
+ * Streams the deployment serves at once, all keys together (`-c maxOpenStreams`): `admin verify` sets it beside the
+ * account's unreserved Lambda concurrency. A stack without this output serves the default (limits.ts).
+ */
+export const MAX_OPEN_STREAMS_OUTPUT = 'MaxOpenStreams';

@@ -123,6 +123,26 @@ export function parseStreamHoldBytes(setting: string | undefined, name = TWIN_ST
   return bytes;
 }
 
+/**
+ * Lambda does not tell a streaming function that its caller left: "streamed responses are not interrupted or stopped
+ * when the invoking client connection is broken. Customers will be billed for the full function duration"
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html). So by default the twin does
+ * not either: the function's writes go nowhere until it ends. `TWIN_STREAM_CALLER_GONE=1` (tests: the
+ * `streamCallerGone` option) tells it, the function's response stream being destroyed, as the twin did before; no
+ * deployment behaves so.
+ */
+export const TWIN_STREAM_CALLER_GONE_ENV = 'TWIN_STREAM_CALLER_GONE';
+
+/** The caller-gone switch as written: unset, empty or `0` is off (as Lambda), `1` on; anything else is refused. */
+export function parseStreamCallerGone(setting: string | undefined, name = TWIN_STREAM_CALLER_GONE_ENV): boolean {
+  const text = setting?.trim() ?? '';
+  if (text === '' || text === '0') return false;
+  if (text === '1') return true;
+  throw new Error(
+    `${name} must be 1 (tell a streaming function that its caller left) or 0 (as Lambda: never), got ${JSON.stringify(setting)}`,
+  );
+}
+
 type PreludeTarget = Writable & { setPrelude?(prelude: Prelude): void };
 
 /**

@@ -309,6 +309,9 @@ const summary: Record<string, unknown> = {
   round_trips: { call: null, duplicate: null, dialog: null },
   stream_run_wire_ratio: null,
   idle_subscription_bytes_per_minute: null,
+  idle_stream_reads_first_minute: null,
+  idle_stream_reads_per_minute: null,
+  abandoned_stream: null,
 };
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
@@ -377,10 +380,13 @@ try {
     const dynamo = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: twin.twin.dynamodb_endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
     );
-    const bytes = await streamingBench({ twin, dynamo, admin, costs });
+    const bytes = await streamingBench({ twin, dynamo, admin, costs, recorded });
     Object.assign(summary, {
       stream_run_wire_ratio: round2(bytes.run.ratio),
       idle_subscription_bytes_per_minute: Math.round(bytes.idle.bytes_per_minute),
+      idle_stream_reads_first_minute: bytes.idleStream,
+      idle_stream_reads_per_minute: { approval: bytes.idleWindow.approval.per_minute, silent_run: bytes.idleWindow.silent_run.per_minute },
+      abandoned_stream: { window_seconds: bytes.idleWindow.window_seconds, ...bytes.idleWindow.abandoned },
     });
     dynamo.destroy();
   }

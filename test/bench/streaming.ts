@@ -7,6 +7,10 @@ import type { LocalTwin } from '#lib/twin/twin.ts';
 import { openSse } from '../support/sse.ts';
 import { percentile } from './stats.ts';
 import { streamBytesBench, type StreamBytes } from './stream-bytes.ts';
+import { idleStreamBench, type IdleStreamReads } from './idle-streams.ts';
+import { idleTailReads, type IdleTailReads } from './idle-tail.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
+import { streamWindowMsFromEnv } from '#shared/http/stream-settings.ts';
 
 /**
  * Streaming figures on the local twin, for one scripted llm node streamed (POST /stream) and executed (POST
@@ -21,13 +25,17 @@ export interface StreamingBenchContext {
   dynamo: DynamoDBDocumentClient;
   admin: (...argv: string[]) => Promise<Record<string, string>>;
   costs: Map<string, { requests: number; units: CostUnits }>;
+  /** The store requests `principal` made while `work` ran. */
+  recorded: (principal: string, work: () => Promise<unknown>) => Promise<ServedRequest[]>;
 }
 
 const RUNS = Number(process.env.BENCH_STREAMS ?? 20);
 const LONG_TOKENS = 1000;
 const TOKEN_DELAY_MS = 5;
 
-export async function streamingBench(context: StreamingBenchContext): Promise<StreamBytes> {
+export async function streamingBench(
+  context: StreamingBenchContext,
+): Promise<StreamBytes & { idleStream: IdleStreamReads; idleWindow: IdleTailReads }> {
   const { twin } = context;
   await publishStreamingWorkflow(context);
   const { key } = await context.admin('keys', 'create', '--name', 'bench-stream', '--preset', 'full', '--project', 'bench-stream');
@@ -107,7 +115,24 @@ export async function streamingBench(context: StreamingBenchContext): Promise<St
   console.log(
     `bytes on the wire, a silent /events subscription: ${idle.wire_bytes} B in ${idle.seconds} s (${idle.bytes_per_minute.toFixed(0)} B a minute)`,
   );
-  return bytes;
+  const idleStream = await idleStreamBench({ twin, admin: context.admin, recorded: context.recorded });
+  console.log(
+    `store reads in the first idle minute of a stream: ${idleStream.approval} on an execution waiting at its approval ` +
+      `(a watcher resumed after the pause), ${idleStream.silent_run} on a running execution that says nothing (a tool call)`,
+  );
+  // The deployment's window, as the twin's functions take it (STREAM_WINDOW_SECONDS, else the default).
+  const idleWindow = await idleTailReads(streamWindowMsFromEnv());
+  const { abandoned } = idleWindow;
+  console.log(
+    `over a whole ${idleWindow.window_seconds} s window (the product's tail on a simulated clock): ${idleWindow.approval.reads} reads ` +
+      `waiting at an approval (${idleWindow.approval.per_minute} a minute), ${idleWindow.silent_run.reads} on a silent run ` +
+      `(${idleWindow.silent_run.per_minute} a minute)`,
+  );
+  console.log(
+    `one abandoned stream on AWS, served to the end of its window: ${abandoned.lambda_gb_s} GB-s of Lambda, ` +
+      `${abandoned.read_units} read units, $${abandoned.usd.toFixed(7)}`,
+  );
+  return { ...bytes, idleStream, idleWindow };
 }
 
 function words(count: number): string {

@@ -41,10 +41,19 @@ async function until(check: () => boolean, what: string, timeoutMs = 15_000): Pr
   }
 }
 
-/** Drops the connection, as a client that goes away, and waits until the function has stopped answering it. */
-async function hangUp(functionId: string, close: () => void): Promise<void> {
-  close();
-  await until(() => twin.invocationsInFlight(functionId) === 0, `${functionId} to notice the client is gone`);
+/**
+ * Drops the connections, as a client that goes away, and stops the execution: Lambda does not tell a streaming function
+ * that its caller left (nor does the twin, by default), so each function ends when the execution does. Waits until they
+ * have.
+ */
+async function hangUp(functionIds: string[], closes: (() => void)[], executionId: string): Promise<void> {
+  for (const close of closes) close();
+  const stopped = await fetch(`${stage()}/executions/${executionId}/stop`, { method: 'POST', headers: auth() });
+  expect(stopped.status).toBe(200);
+  await stopped.text();
+  for (const functionId of functionIds) {
+    await until(() => twin.invocationsInFlight(functionId) === 0, `${functionId} to end with the execution`);
+  }
 }
 
 const keepAlives = (stream: SseStream) => stream.comments.filter((comment) => comment.trim() === 'keep-alive').length;
@@ -52,6 +61,7 @@ const keepAlives = (stream: SseStream) => stream.comments.filter((comment) => co
 describe('streamed answers reach the client while the execution still goes on', () => {
   it('POST /stream: the status, the events so far and each heartbeat arrive while the execution waits', async () => {
     const stream = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
+    const executionId = stream.headers['x-execution-id'] as string;
     try {
       expect(stream.status).toBe(200);
       const waiting = await stream.waitFor((event) => event.event === 'node_update' && event.data.status === 'waiting');
@@ -63,14 +73,14 @@ describe('streamed answers reach the client while the execution still goes on', 
       await until(() => keepAlives(stream) >= before + 2, 'two more heartbeats');
       expect(stream.events.some((event) => event.event === 'complete')).toBe(false);
     } finally {
-      await hangUp('PublishedStreamWorkflow', () => stream.close());
+      await hangUp(['PublishedStreamWorkflow'], [() => stream.close()], executionId);
     }
   });
 
   it('GET /executions/{id}/events: the execution state arrives at once, not when the stream ends', async () => {
     const started = await openSse(`${stage()}/workflows/router/stream`, { method: 'POST', headers: auth(), body: waitingRun });
     const { data } = await started.waitFor((event) => event.event === 'start');
-    await hangUp('PublishedStreamWorkflow', () => started.close());
+    started.close();
 
     const subscription = await openSse(`${stage()}/executions/${data.execution_id}/events`, { headers: auth() });
     try {
@@ -79,7 +89,7 @@ describe('streamed answers reach the client while the execution still goes on', 
       const before = keepAlives(subscription);
       await until(() => keepAlives(subscription) > before, 'a heartbeat');
     } finally {
-      await hangUp('PublishedExecutionEvents', () => subscription.close());
+      await hangUp(['PublishedStreamWorkflow', 'PublishedExecutionEvents'], [() => subscription.close()], data.execution_id as string);
     }
   });
 
@@ -96,7 +106,7 @@ describe('streamed answers reach the client while the execution still goes on', 
       expect(response.body()).toMatch(/^ +$/);
       expect(response.ended()).toBe(false);
     } finally {
-      await hangUp('PublishedExecute', () => response.close());
+      await hangUp(['PublishedExecute'], [() => response.close()], response.headers['x-execution-id'] as string);
     }
   });
 });

@@ -52,14 +52,18 @@ const PAUSE = {
 };
 
 /** A twin with the relay and the pause published (project `relay`); `padding` is the functions' STREAM_FLUSH_PADDING_BYTES. */
-async function startWorld(options: { streamHoldBytes?: number; padding?: number; streamIdleTimeoutMs?: number } = {}): Promise<World> {
-  const { padding, ...twinOptions } = options;
+async function startWorld(
+  options: { streamHoldBytes?: number; padding?: number; streamIdleTimeoutMs?: number; windowMs?: number } = {},
+): Promise<World> {
+  const { padding, windowMs, ...twinOptions } = options;
   if (padding !== undefined) process.env.STREAM_FLUSH_PADDING_BYTES = String(padding);
+  if (windowMs !== undefined) process.env.STREAM_MAX_MS = String(windowMs);
   let twin: TestTwin;
   try {
     twin = await startTestTwin(twinOptions);
   } finally {
     delete process.env.STREAM_FLUSH_PADDING_BYTES;
+    delete process.env.STREAM_MAX_MS;
   }
   const dir = mkdtempSync(join(tmpdir(), 'relay-'));
   writeFileSync(join(dir, 'relay.json'), JSON.stringify(RELAY));
@@ -165,7 +169,10 @@ describe('by default nothing holds a streamed write, and the streams send no fil
       expect(response.body()).toBe(' ');
       expect(response.ended()).toBe(false);
     } finally {
+      // The function is not told that its caller left (as on Lambda): it answers once the execution ends, stopped here.
       response.close();
+      const executionId = response.headers['x-execution-id'] as string;
+      expect((await publishedClient(world.twin, world.key).stop(executionId)).status).toBe(200);
       await world.twin.settled(['PublishedExecute']);
     }
   });
@@ -216,10 +223,11 @@ describe(`holding writes until ${LAMBDA_STREAM_HOLD_BYTES} bytes wait, with as m
 
 describe(`holding writes until ${LAMBDA_STREAM_HOLD_BYTES} bytes wait, without padding`, () => {
   // The gateway cuts a stream after 8 s without a byte reaching it (held bytes never do): long enough for the blocking
-  // execute that starts the execution, whose answer reaches the client only as its response ends.
+  // execute that starts the execution, whose answer reaches the client only as its response ends. The function is not
+  // told (as on Lambda) and serves its stream to nobody until its window ends, 10 s after it opened.
   let world: World;
   beforeAll(async () => {
-    world = await startWorld({ streamHoldBytes: LAMBDA_STREAM_HOLD_BYTES, streamIdleTimeoutMs: 8_000 });
+    world = await startWorld({ streamHoldBytes: LAMBDA_STREAM_HOLD_BYTES, streamIdleTimeoutMs: 8_000, windowMs: 10_000 });
   });
   afterAll(() => world?.twin.close());
 

@@ -24,9 +24,16 @@ beforeAll(async () => {
   const { followStreamRoute } = await import('#published/stream-route.ts');
   const { lifecycleStream } = await import('#executions/execution-streams.ts');
   const { streamTailFromEnv } = await import('#executions/wiring.ts');
+  const { openStreamsFromEnv } = await import('#published/wiring.ts');
   eventsWith = (paddingBytes) => {
     const settings: EventStreamSettings = { heartbeatMs: 600_000, maxStreamMs: 600_000, slowReaderMs: 600_000, paddingBytes };
-    return followStreamRoute('PublishedExecutionEvents', streamTailFromEnv(), settings, lifecycleStream) as unknown as StreamingHandler;
+    return followStreamRoute(
+      'PublishedExecutionEvents',
+      streamTailFromEnv(),
+      openStreamsFromEnv(),
+      settings,
+      lifecycleStream,
+    ) as unknown as StreamingHandler;
   };
 });
 afterAll(() => twin?.close());

@@ -14,9 +14,11 @@ import { createKey, WORKFLOW_FIXTURES } from '../support/published.ts';
 
 /**
  * A crash fault (`lambda:error`, `lambda:crash-after-write`) retires the function's environment while another
- * streamed invocation still runs there: that stream goes on to its end, and when its client leaves, its function is
- * told (its stream's writes fail, as on Lambda) in the environment it runs in, not the function's next one. Every
- * response ends: normally, cut, or with the gateway's 502.
+ * streamed invocation still runs there: that stream goes on to its end. When its client leaves, the chunk the client had
+ * not taken, and every later one, goes nowhere, in the environment it runs in, not the function's next one; the function
+ * is not told (Lambda serves a stream whose caller left to its end:
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html). Every response ends: normally,
+ * cut, or with the gateway's 502.
  */
 
 /**
@@ -108,8 +110,8 @@ describe("the Lambda host's crash faults beside a stream still running", () => {
     expect(lambda.inFlight).toBe(1);
 
     stalled.client.hangUp();
-    // Told, the function's stream fails its pending write and the handler's invocation ends; never told, it waits for
-    // the chunk the client will never take, until the function's timeout (Sandbox.Timedout).
+    // The chunk the client never took goes nowhere, and so does the function's last write: its invocation ends. Were the
+    // chunk kept waiting, the function would wait for it until its timeout (Sandbox.Timedout).
     expect(await stalled.outcome).toBe('ended');
     expect(stalled.client.written).toEqual(['one ']);
     expect(lambda.inFlight).toBe(0);
@@ -233,7 +235,7 @@ describe('streamed runs on a twin whose stream function crashes', () => {
     };
   }
 
-  it('ends every response, and tells the function of a stream left running in a retired environment when its client leaves', async () => {
+  it('ends every response, and serves a stream left running in a retired environment to its end after its client leaves', async () => {
     const run = { user_id: 'u1', input: { message: 'hello' } };
     // A: the stream of an execution asleep for ten minutes, in flight on PublishedStreamWorkflow's environment.
     const waiting = send('POST', '/workflows/pause/stream', run);
@@ -257,14 +259,15 @@ describe('streamed runs on a twin whose stream function crashes', () => {
     expect(await failed.ended).toEqual({ status: 502, how: 'end' });
     plan.set('lambda:error', 0);
 
-    // A's client leaves. Its function runs in the retired environment, which must hear of it: its stream then ends
-    // (never told, the function streams heartbeats to nobody until the execution wakes up ten minutes later).
+    // A's client leaves. As on Lambda, its function is not told: it streams on to nobody, in the retired environment,
+    // until the execution ends (or its window does).
     expect(twin.invocationsInFlight('PublishedStreamWorkflow')).toBe(1);
     waiting.hangUp();
     expect(await waiting.ended).toEqual({ status: 200, how: 'cut' });
-    await twin.settled(['PublishedStreamWorkflow'], 60_000);
+    expect(twin.invocationsInFlight('PublishedStreamWorkflow')).toBe(1);
 
-    // D: the execution resumed in a fresh environment after A's last event; stopped, its stream comes to its proper end.
+    // D: the execution resumed in a fresh environment after A's last event; stopped, its stream comes to its proper end,
+    // and A's, in the retired environment, ends with the same `complete`.
     const lastId = [...waiting.text().matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])).at(-1);
     const resumed = send(
       'GET',
@@ -277,6 +280,7 @@ describe('streamed runs on a twin whose stream function crashes', () => {
     expect((await stopped.ended).status).toBe(200);
     expect(await resumed.ended).toEqual({ status: 200, how: 'end' });
     expect(resumed.text()).toContain('event: complete');
+    await twin.settled(['PublishedStreamWorkflow'], 60_000);
     await twin.settled();
   }, 180_000);
 });

@@ -41,6 +41,8 @@ export interface Answer extends AnswerHead {
 /** One server-sent event as a parser hands it over: `data` still the text of the `data:` lines. */
 export interface RawEvent {
   id?: string;
+  /** The `retry:` field, when the block sets it (digits only, as EventSource takes it). */
+  retry?: number;
   event: string;
   data: string;
 }
@@ -297,8 +299,10 @@ export function parseEventStream(text: string): RawEvent[] {
       (fields[name] ??= []).push(value);
     }
     if (!fields.data) continue;
+    const retry = fields.retry?.at(-1);
     events.push({
       ...(fields.id ? { id: fields.id.at(-1)! } : {}),
+      ...(retry !== undefined && /^\d+$/.test(retry) ? { retry: Number(retry) } : {}),
       event: fields.event?.at(-1) ?? 'message',
       data: fields.data.join('\n'),
     });

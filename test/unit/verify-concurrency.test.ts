@@ -9,13 +9,16 @@ import type { VerifyContext } from '#lib/admin/verify-check.ts';
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html), so `-c stepReservedConcurrency=N`
  * fails the deploy on an account without N + 100 to spare; new accounts have 10 in all.
  */
-function contextAnswering(accountLimit: { ConcurrentExecutions?: number; UnreservedConcurrentExecutions?: number }): VerifyContext {
+function contextAnswering(
+  accountLimit: { ConcurrentExecutions?: number; UnreservedConcurrentExecutions?: number },
+  maxOpenStreams?: number,
+): VerifyContext {
   const lambda = { send: () => Promise.resolve({ AccountLimit: accountLimit }) };
-  return { services: { lambda }, signal: new AbortController().signal } as unknown as VerifyContext;
+  return { services: { lambda, maxOpenStreams }, signal: new AbortController().signal } as unknown as VerifyContext;
 }
 
-const run = (limit: number, unreserved: number) =>
-  concurrencyCheck.run(contextAnswering({ ConcurrentExecutions: limit, UnreservedConcurrentExecutions: unreserved }));
+const run = (limit: number, unreserved: number, maxOpenStreams?: number) =>
+  concurrencyCheck.run(contextAnswering({ ConcurrentExecutions: limit, UnreservedConcurrentExecutions: unreserved }, maxOpenStreams));
 
 describe('admin verify: the concurrency row', () => {
   it('keeps 100 unreserved, as Lambda does', () => {
@@ -31,18 +34,38 @@ describe('admin verify: the concurrency row', () => {
   });
 
   it("reports the account's limit, what functions reserve, and how much more a deploy may reserve", async () => {
-    const outcome = await run(1000, 950);
+    const outcome = await run(1000, 950, 400);
 
     expect(outcome).toMatchObject({ status: 'pass', account_limit: 1000, unreserved: 950, reserved: 50, reservable: 850 });
     expect(outcome.detail).toBe(
-      '950 unreserved of 1000 concurrent Lambda executions: each open stream or streamed execute holds one for up to 15 minutes; ' +
-        '50 reserved by functions of the account; -c stepReservedConcurrency may reserve up to 850 more than the step function ' +
-        'reserves now (Lambda keeps 100 unreserved)',
+      '950 unreserved of 1000 concurrent Lambda executions: open streams may hold up to 400 (-c maxOpenStreams; each one to the end ' +
+        'of its window), leaving 550 to ingest, the engine and the collection; 50 reserved by functions of the account; ' +
+        '-c stepReservedConcurrency may reserve up to 850 more than the step function reserves now (Lambda keeps 100 unreserved)',
     );
   });
 
-  it('allows nothing more to reserve at exactly 100 unreserved, and passes the streams', async () => {
-    expect(await run(1000, 100)).toMatchObject({ status: 'pass', reserved: 900, reservable: 0 });
+  it('passes the default 500 open streams on a default account: they leave half of its 1,000', async () => {
+    expect(await run(1000, 1000, 500)).toMatchObject({ status: 'pass', max_open_streams: 500, left_for_the_rest: 500 });
+  });
+
+  it('warns when open streams could take more than half of the unreserved concurrency, naming a setting that would not', async () => {
+    const outcome = await run(1000, 950, 500);
+
+    expect(outcome).toMatchObject({ status: 'warn', max_open_streams: 500, left_for_the_rest: 450 });
+    expect(outcome.detail).toMatch(/^expected open streams to leave at least half of the 950 unreserved .+ leaving 450 to ingest/);
+    expect(outcome.detail).toContain('cdk deploy -c maxOpenStreams=475');
+  });
+
+  it('tells a new account (10 in all) what the streams would leave it, beside its quota', async () => {
+    const outcome = await run(10, 10, 500);
+
+    expect(outcome).toMatchObject({ status: 'warn', max_open_streams: 500, left_for_the_rest: 0 });
+    expect(outcome.detail).toContain('open streams may hold up to 500');
+    expect(outcome.detail).toContain('leaving 0 to ingest, the engine and the collection');
+  });
+
+  it('allows nothing more to reserve at exactly 100 unreserved, and passes streams that leave half of it', async () => {
+    expect(await run(1000, 100, 50)).toMatchObject({ status: 'pass', reserved: 900, reservable: 0 });
   });
 
   it('says the figure is unknown when Lambda answers no unreserved count', async () => {

@@ -1,7 +1,13 @@
 import { executionStream } from '#executions/execution-streams.ts';
 import { streamTailFromEnv } from '#executions/wiring.ts';
-import { eventStreamSettingsFromEnv } from '#published/wiring.ts';
+import { eventStreamSettingsFromEnv, openStreamsFromEnv } from '#published/wiring.ts';
 import { followStreamRoute } from '#published/stream-route.ts';
 
 /** GET /api/v1/published/executions/{execution_id}/stream: the execution's whole event stream, replayed and then live. */
-export const handler = followStreamRoute('PublishedStreamExecution', streamTailFromEnv(), eventStreamSettingsFromEnv(), executionStream);
+export const handler = followStreamRoute(
+  'PublishedStreamExecution',
+  streamTailFromEnv(),
+  openStreamsFromEnv(),
+  eventStreamSettingsFromEnv(),
+  executionStream,
+);

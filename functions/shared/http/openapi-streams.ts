@@ -15,6 +15,8 @@ import type { JsonSchema, OpenApiVersion } from './openapi.ts';
 /** One event as a server-sent-event parser hands it over: `data` is the text of its `data:` line. */
 export interface SseItem {
   readonly id?: string;
+  /** The `retry:` field: how long EventSource waits before it reconnects, in milliseconds. */
+  readonly retry?: number;
   readonly event: string;
   readonly data: string;
 }
@@ -30,10 +32,14 @@ export interface StreamExample {
 export const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 /**
- * One server-sent event as a schema: the `event` name, the `id` when the event has one, and `data`, a line of JSON
- * whose own schema is `contentSchema`.
+ * One server-sent event as a schema: the `event` name, the `id` when the event has one, `retry` (optional) where the
+ * event may carry a reconnection hint, and `data`, a line of JSON whose own schema is `contentSchema`.
  */
-export function sseEventSchema(event: string, dataComponent: string, options: { withId: boolean; description: string }): JsonSchema {
+export function sseEventSchema(
+  event: string,
+  dataComponent: string,
+  options: { withId: boolean; description: string; retry?: string },
+): JsonSchema {
   return {
     type: 'object',
     title: `${event} event`,
@@ -50,6 +56,7 @@ export function sseEventSchema(event: string, dataComponent: string, options: { 
             },
           }
         : {}),
+      ...(options.retry ? { retry: { type: 'integer', minimum: 0, description: options.retry } } : {}),
       data: { type: 'string', contentMediaType: 'application/json', contentSchema: componentRef(dataComponent) },
     },
     required: ['event', 'data', ...(options.withId ? ['id'] : [])],

@@ -12,6 +12,7 @@ import type { FunctionDeclaration } from '#lib/twin/iam/function-policy.ts';
 import { LOCAL_SECRETS_PREFIX, localStateMachineArn } from '#lib/twin/local-arns.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 import { STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
+import { MAX_OPEN_STREAMS_ENV, parseMaxOpenStreams, parseStreamWindowSeconds, STREAM_WINDOW_ENV } from '#shared/http/stream-settings.ts';
 import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from '#lib/twin/stores.ts';
 
 export interface LocalEndpoints {
@@ -53,7 +54,7 @@ const HOST_SETTINGS = [
  * else: a function that reads an undeclared resource's variable fails as it would on AWS.
  */
 export function functionEnvironment(
-  declaration: FunctionDeclaration & { readonly streaming?: boolean },
+  declaration: FunctionDeclaration & { readonly streaming?: boolean; readonly openStream?: 'window' | 'bounded' },
   endpoints: LocalEndpoints,
   credentials: LocalCredentials,
   localFiles: { handoffEvents: string },
@@ -83,8 +84,6 @@ export function functionEnvironment(
     AWS_ENDPOINT_URL_SSM: endpoints.ssm,
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: endpoints.bedrock,
     S3_FORCE_PATH_STYLE: '1',
-    // Node 20 runs the twin; the SDK's notice about its future Node 22 floor is known (see README).
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   for (const table of Object.keys(declaration.tables) as TableName[]) environment[TABLE_ENV[table]] = localTableName(table);
   for (const bucket of Object.keys(declaration.buckets ?? {}) as BucketName[]) environment[BUCKET_ENV[bucket]] = LOCAL_BUCKET;
@@ -106,5 +105,13 @@ export function functionEnvironment(
   }
   // As CDK: the deployment's padding of streamed writes, on the streaming routes' functions only (0 unless set).
   if (declaration.streaming) environment[STREAM_FLUSH_PADDING_ENV] = process.env[STREAM_FLUSH_PADDING_ENV] ?? '0';
+  // As CDK: the deployment's open streams on every stream route's function, its stream window on the windowed ones
+  // (each its default unless set, written out as CDK writes it).
+  if (declaration.openStream) {
+    environment[MAX_OPEN_STREAMS_ENV] = String(parseMaxOpenStreams(process.env[MAX_OPEN_STREAMS_ENV], MAX_OPEN_STREAMS_ENV));
+  }
+  if (declaration.openStream === 'window') {
+    environment[STREAM_WINDOW_ENV] = String(parseStreamWindowSeconds(process.env[STREAM_WINDOW_ENV], STREAM_WINDOW_ENV));
+  }
   return environment;
 }

@@ -24,6 +24,11 @@ export interface LocalLambdaOptions {
    */
   streamHoldBytes?: number;
   /**
+   * Tell a streaming function that its caller left (its response stream is destroyed), which Lambda never does
+   * (lambda-streaming.ts, TWIN_STREAM_CALLER_GONE_ENV). Default false: the function runs on, its writes going nowhere.
+   */
+  streamCallerGone?: boolean;
+  /**
    * Lambda's memory size. The worker's heap is held where the Lambda runtime holds it, and everything the function
    * holds (heap, Buffers, the runtime's own share: function-memory.ts) to the size itself: past it, the invocation
    * fails with `Runtime.OutOfMemory` and the environment is replaced.
@@ -78,6 +83,8 @@ interface Pending {
   worker: Worker;
   /** `lambda:crash-after-write` drew this invocation: its handler runs, its answer is lost with its environment. */
   crash?: { wrote: boolean };
+  /** Lets the function's stream take its next chunk: the last chunk is still on its way to the client's socket. */
+  untaken?: () => void;
 }
 
 // Each worker loads TypeScript through tsx's loader, registered in the thread before the handler is imported.
@@ -212,8 +219,13 @@ export class LocalLambda {
       }, timeoutMs);
       this.pending.set(id, { requestId, resolve, reject, stream, timer, worker, ...(crash ? { crash: { wrote: false } } : {}) });
       stream?.once('close', () => {
-        // To the environment running it, which is no longer the function's current one once a crash retired it.
-        if (this.pending.has(id)) this.post({ kind: 'streamClosed', id }, worker);
+        const pending = this.pending.get(id);
+        if (!pending) return;
+        // The client left: the chunk it had not taken goes nowhere, and so will every later one, as on Lambda.
+        pending.untaken?.();
+        // Told only when the twin is told to: on Lambda a function whose caller left runs on to its end. To the
+        // environment running it, which is no longer the function's current one once a crash retired it.
+        if (this.options.streamCallerGone) this.post({ kind: 'streamClosed', id }, worker);
       });
       this.post({ kind: 'invoke', id, requestId, ...invocation, timeoutMs }, worker);
     });
@@ -289,9 +301,11 @@ export class LocalLambda {
     forwardLines(worker.stdout, process.stdout, this.options.onLogLine);
     forwardLines(worker.stderr, process.stderr, this.options.onLogLine);
     worker.on('message', (message: FromWorker) => this.receive(worker, message));
-    worker.on('error', (error) =>
-      this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${error.message}`)),
-    );
+    // What a worker throws need not be an Error: a function's code may throw any value.
+    worker.on('error', (error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} crashed: ${reason}`));
+    });
     worker.on('exit', (code) =>
       this.discard(worker, new LambdaInvokeError('Runtime.ExitError', `${this.options.functionName} exited with code ${code}`)),
     );
@@ -331,9 +345,17 @@ export class LocalLambda {
         const stream = pending?.stream;
         // The function's stream takes its next chunk once this one has gone to the client's socket: a slow reader
         // backs up into the function (its memory, its `write()` answering false), never into the twin.
-        const taken = () => this.post({ kind: 'chunkTaken', id: message.id }, worker);
-        if (stream && !stream.destroyed) stream.write(Buffer.from(message.data), taken);
-        else taken();
+        let done = false;
+        const taken = () => {
+          if (done) return;
+          done = true;
+          if (pending?.untaken === taken) pending.untaken = undefined;
+          this.post({ kind: 'chunkTaken', id: message.id }, worker);
+        };
+        if (stream && !stream.destroyed) {
+          if (pending) pending.untaken = taken;
+          stream.write(Buffer.from(message.data), taken);
+        } else taken();
         return;
       }
       case 'abort':

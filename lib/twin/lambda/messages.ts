@@ -30,7 +30,7 @@ export interface StreamPrelude {
 
 export type ToWorker =
   | ({ kind: 'invoke'; id: number; requestId: string; timeoutMs: number } & InvokePayload)
-  /** The client went away, or the gateway cut the stream: the handler's writes now fail, as on Lambda. */
+  /** The client went away, or the gateway cut the stream: sent only when the twin is told to (`streamCallerGone`); Lambda never does. */
   | { kind: 'streamClosed'; id: number }
   /** The last chunk left for the client's socket: the function's response stream may take the next (backpressure). */
   | { kind: 'chunkTaken'; id: number };
