@@ -5,9 +5,16 @@ import { startLocalTwin } from '#lib/twin/twin.ts';
 import { parseTwinLog, TWIN_LOG_ENV, twinLogSinks, type TwinLogLevel } from '#lib/twin/twin-log.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins } from '#shared/http/cors.ts';
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
-import { parseStreamHoldBytes, TWIN_STREAM_HOLD_ENV } from '#lib/twin/lambda-streaming.ts';
+import { MAX_OPEN_STREAMS_ENV, parseMaxOpenStreams, parseStreamWindowSeconds, STREAM_WINDOW_ENV } from '#shared/http/stream-settings.ts';
+import {
+  parseStreamCallerGone,
+  parseStreamHoldBytes,
+  TWIN_STREAM_CALLER_GONE_ENV,
+  TWIN_STREAM_HOLD_ENV,
+} from '#lib/twin/lambda-streaming.ts';
 import { parseTwinFaults, TWIN_FAULTS_ENV, TWIN_FAULTS_SEED_ENV, type FaultPlan } from '#lib/twin/faults.ts';
 import { parseTwinPort } from '#lib/twin/twin-ports.ts';
+import { lambdaNodeMismatch } from '#lib/cdk/lambda-runtime.ts';
 
 /**
  * `npm start`: both APIs on localhost, offline, with embedded stores persisting in $DATA_DIR.
@@ -16,6 +23,12 @@ import { parseTwinPort } from '#lib/twin/twin-ports.ts';
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = resolve(process.env.DATA_DIR ?? '.local/data');
 const stage = process.env.STAGE ?? API_STAGE;
+
+const otherNode = lambdaNodeMismatch();
+if (otherNode) {
+  console.error(otherNode);
+  process.exit(1);
+}
 
 let port: number;
 try {
@@ -40,9 +53,15 @@ try {
 // The deployment's padding of streamed writes (the functions read it too, and would refuse a bad value at cold start).
 let streamFlushPaddingBytes: number;
 let streamHoldBytes: number;
+let streamCallerGone: boolean;
+let streamWindowSeconds: number;
+let maxOpenStreams: number;
 try {
   streamFlushPaddingBytes = parseStreamFlushPadding(process.env[STREAM_FLUSH_PADDING_ENV], STREAM_FLUSH_PADDING_ENV);
   streamHoldBytes = parseStreamHoldBytes(process.env[TWIN_STREAM_HOLD_ENV]);
+  streamCallerGone = parseStreamCallerGone(process.env[TWIN_STREAM_CALLER_GONE_ENV]);
+  streamWindowSeconds = parseStreamWindowSeconds(process.env[STREAM_WINDOW_ENV], STREAM_WINDOW_ENV);
+  maxOpenStreams = parseMaxOpenStreams(process.env[MAX_OPEN_STREAMS_ENV], MAX_OPEN_STREAMS_ENV);
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);
@@ -71,6 +90,7 @@ const twin = await startLocalTwin({
   port,
   stage,
   streamHoldBytes,
+  streamCallerGone,
   faults,
   nightlySchedule: true,
   ...twinLogSinks(twinLog, (line) => console.log(line)),
@@ -93,6 +113,13 @@ const holding =
     ? `held until ${streamHoldBytes} bytes wait, as Lambda is reported to`
     : `passed on at once (${TWIN_STREAM_HOLD_ENV}=102400 holds them as Lambda is reported to)`;
 console.log(`  Streams:       writes ${holding}; padding ${streamFlushPaddingBytes} bytes (${STREAM_FLUSH_PADDING_ENV})`);
+console.log(
+  `                 ${streamWindowSeconds} s windows (${STREAM_WINDOW_ENV}), ${maxOpenStreams} open at once ` +
+    `(${MAX_OPEN_STREAMS_ENV}); ` +
+    (streamCallerGone
+      ? `a function is told when its caller leaves (${TWIN_STREAM_CALLER_GONE_ENV}=1; Lambda never is)`
+      : `as on Lambda, a function is not told when its caller leaves (${TWIN_STREAM_CALLER_GONE_ENV}=1 tells it)`),
+);
 console.log(`  Data:          ${dataDir}`);
 console.log(`  Admin CLI:     npm run --silent admin -- links issue --type calls | publish <dir> | keys create --name N --preset full`);
 const shown = { requests: 'a line per request and per execution', executions: 'a line per execution', off: 'none' }[twinLog];

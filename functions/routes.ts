@@ -31,6 +31,12 @@ export interface Route extends ResourceGrants {
    * @default 15 minutes where the route streams, else 29 seconds
    */
   readonly timeoutSeconds?: number;
+  /**
+   * A stream a caller holds open (server-sent events): its invocation holds a slot of its key's open streams and one of
+   * the deployment's (MAX_OPEN_STREAMS) in the stream events table, so it needs `streamEvents: 'readWrite'`. `window`:
+   * it ends after the deployment's stream window (STREAM_WINDOW_SECONDS); `bounded`: its own time limit bounds it.
+   */
+  readonly openStream?: 'window' | 'bounded';
 }
 
 /**
@@ -193,7 +199,8 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.stream',
     streaming: true,
-    // Starts the execution as execute does (its Idempotency-Key too), then tails its log.
+    openStream: 'window',
+    // Starts the execution as execute does (its Idempotency-Key too), then tails its log; holds an open stream's slots there.
     tables: { ...AUTHENTICATED, ...METERED, publications: 'read', executions: 'readWrite', userState: 'write', streamEvents: 'readWrite' },
     buckets: { bodies: { 'executions/': 'readWrite' } },
     stateMachines: { workflow: ['start'] },
@@ -216,8 +223,10 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'workflows.stream',
     streaming: true,
-    // The log says everything the stream shows, whose execution it is included: nothing else is read.
-    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'read' },
+    openStream: 'window',
+    // The log says everything the stream shows, whose execution it is included: nothing else is read. It writes only
+    // its open stream's slots (beside the logs).
+    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'readWrite' },
   },
   {
     id: 'PublishedExecutionEvents',
@@ -227,7 +236,9 @@ export const routes: readonly Route[] = [
     errorShape: 'published',
     scope: 'events.subscribe',
     streaming: true,
-    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'read' },
+    openStream: 'window',
+    // Reads the log; writes only its open stream's slots.
+    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'readWrite' },
   },
   {
     id: 'PublishedStopExecution',
@@ -283,7 +294,9 @@ export const routes: readonly Route[] = [
     streaming: true,
     // Holds at most STREAM_PROBE_MAX_HOLD_MS: its time limit follows from that, not from the streams' 15 minutes.
     timeoutSeconds: STREAM_PROBE_TIMEOUT_SECONDS,
-    tables: { ...AUTHENTICATED, ...METERED },
+    openStream: 'bounded',
+    // Its open stream's slots, in the stream events table.
+    tables: { ...AUTHENTICATED, ...METERED, streamEvents: 'readWrite' },
   },
 ];
 

@@ -1,6 +1,8 @@
 import { routes } from '#functions/routes.ts';
 import { BUSY_MESSAGE, webhookErrorBodySchema } from '#shared/http/http-errors.ts';
 import {
+  DOCUMENT_RESPONSES,
+  IF_NONE_MATCH_PARAMETER,
   OPENAPI_VERSION,
   openApiDocument,
   requestBodyComponents,
@@ -11,7 +13,14 @@ import {
   type ResponseDoc,
 } from '#shared/http/openapi.ts';
 import { WEBHOOKS_PREFIX } from '#shared/http/route-groups.ts';
-import { MAX_REQUEST_BODY_BYTES, MAX_REQUESTS_PER_MINUTE_PER_LINK, MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK } from '#shared/limits.ts';
+import {
+  MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK,
+  MAX_REQUEST_BODY_BYTES,
+  MAX_REQUESTS_PER_MINUTE_PER_LINK,
+  MAX_UNKNOWN_TOKENS_PER_IP,
+  UNKNOWN_TOKEN_WINDOW_MS,
+} from '#shared/limits.ts';
+import { MINUTE_MS } from '#shared/time.ts';
 import { RATE_LIMITS } from '#shared/rate-limits.ts';
 import * as z from '#shared/zod.ts';
 import { callEventSchema, textEventSchema } from './event-schema.ts';
@@ -98,13 +107,15 @@ const operations: Record<string, OperationDoc> = {
     description:
       'The OpenAPI 3.2 description of the Inbound Conversation Webhook API, its server the address it was fetched from. Needs no token.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+    parameters: [IF_NONE_MATCH_PARAMETER],
+    responses: { ...DOCUMENT_RESPONSES, '429': DOCUMENT_THROTTLED },
   },
   WebhookOpenApi31: {
     summary: 'This document as OpenAPI 3.1',
     description: 'The same description for tools that read OpenAPI 3.1 but not 3.2. Needs no token.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+    parameters: [IF_NONE_MATCH_PARAMETER],
+    responses: { ...DOCUMENT_RESPONSES, '429': DOCUMENT_THROTTLED },
   },
   WebhookDocs: {
     summary: 'This reference, for reading',
@@ -175,7 +186,8 @@ const operations: Record<string, OperationDoc> = {
       },
       '400': error(
         "Invalid JSON, a schema violation, the other type than the link's, a date without offset or outside the window, a disallowed " +
-          'recording link: fix the body and resend with the same external_id',
+          'recording link, text that is not well-formed Unicode, a filter value with control or bidirectional formatting characters: ' +
+          'fix the body and resend with the same external_id',
         { invalid_event: REFUSALS.invalid },
       ),
       '404': UNKNOWN_LINK,
@@ -213,6 +225,12 @@ const INFO_DESCRIPTION = [
     '200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.',
   `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may ` +
     `send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
+  'Every string of an event, metadata keys at any depth included, must be well-formed Unicode: half of a surrogate pair alone ' +
+    '(JSON `"\\ud800"`) is answered 400 naming the field. `source_channel` and a string `metadata.direction` become filter values ' +
+    'an operator reads, so control characters and bidirectional formatting characters there are answered 400 too, never replaced.',
+  `The protection against token guessing refuses only unknown tokens: after ${MAX_UNKNOWN_TOKENS_PER_IP} from one address in ` +
+    `${UNKNOWN_TOKEN_WINDOW_MS / MINUTE_MS} minutes, its further unknown tokens get 429 until the window ends, while every valid ` +
+    'link keeps being served from that address.',
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');
 

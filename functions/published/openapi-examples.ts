@@ -1,6 +1,6 @@
 import type { SseItem, StreamExample } from '#shared/http/openapi.ts';
 import { BUSY_MESSAGE } from '#shared/http/http-errors.ts';
-import { MAX_EXECUTE_BODY_BYTES, STREAM_PROBE_MAX_BYTES, STREAM_PROBE_MIN_BYTES } from '#shared/limits.ts';
+import { MAX_EXECUTE_BODY_BYTES, STREAM_PROBE_MAX_BYTES, STREAM_PROBE_MIN_BYTES, STREAM_RESUME_RETRY_MS } from '#shared/limits.ts';
 import { RATE_LIMITS } from '#shared/rate-limits.ts';
 import { SSE_HEARTBEAT, sseEvent } from './event-stream-response.ts';
 import { probeEnd, probeOpening } from './stream-probe.ts';
@@ -36,18 +36,28 @@ export const PUBLISHED_ERRORS = {
   notStoppable: detail(`Execution ${EXECUTION_ID} is completed; only queued or running executions can be stopped`),
   notWaiting: detail(`Execution ${EXECUTION_ID} is not waiting for an approval (status completed)`),
   noLongerPending: detail(`Approval ${APPROVAL_ID} is no longer pending`),
+  resuming: detail(`Execution ${EXECUTION_ID} is taking up a decision on approval ${APPROVAL_ID}; stop it once it has resumed`),
+  stoppedFirst: detail(`Execution ${EXECUTION_ID} was stopped before approval ${APPROVAL_ID} could be taken up`),
   tooLarge: detail(`Request body exceeds ${MAX_EXECUTE_BODY_BYTES} bytes`),
   keyReused: detail(
     'Idempotency-Key: was used in the last 24 hours for a different request (another workflow or body); send a new key for a new request',
   ),
   rateLimited: detail(RATE_LIMITS.requestsPerKeyPerMinute.refusal),
+  keyOpenStreams: detail(
+    'This key has 3 streams open, its limit (max_open_streams 3); one of them ends within 297 s at the latest (sooner when its ' +
+      'reader is done): retry then, or close a stream nobody reads',
+  ),
+  deploymentOpenStreams: detail(
+    'The API has 500 streams open, as many as this deployment serves at once; one of them ends within 12 s at the latest (sooner ' +
+      'when its reader is done): retry then, or close a stream nobody reads',
+  ),
   // API Gateway's own answer carries the message under both APIs' names (lib/cdk/gateway-responses.ts).
   stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
   internal: detail('Internal server error'),
   unavailable: detail(BUSY_MESSAGE),
 } as const;
 
-type Step = { id?: number; event: string; data: unknown } | typeof SSE_HEARTBEAT;
+type Step = { id?: number; event: string; data: unknown; retry?: number } | typeof SSE_HEARTBEAT;
 
 /** A stream example from what the API writes, in order: events (with the product's serializer) and heartbeats. */
 function streamExample(summary: string, steps: readonly Step[]): StreamExample {
@@ -69,8 +79,13 @@ function probeExample(probe: { bytes: number; hold_ms: number }): StreamExample 
   };
 }
 
-function sseItem(event: { id?: number; event: string; data: unknown }): SseItem {
-  return { ...(event.id === undefined ? {} : { id: String(event.id) }), event: event.event, data: JSON.stringify(event.data) };
+function sseItem(event: { id?: number; event: string; data: unknown; retry?: number }): SseItem {
+  return {
+    ...(event.id === undefined ? {} : { id: String(event.id) }),
+    ...(event.retry === undefined ? {} : { retry: event.retry }),
+    event: event.event,
+    data: JSON.stringify(event.data),
+  };
 }
 
 const usage = (outputTokens: number) => ({ model_calls: 1, input_tokens: 0, output_tokens: outputTokens, tool_calls: 0, images: 0 });
@@ -124,7 +139,7 @@ export const publishedStreamExamples = {
   /** GET /executions/{execution_id}/stream */
   replay: {
     after_3: streamExample('Resumed with Last-Event-ID: 3', [SSE_HEARTBEAT, ...ECHO_RUN.slice(3)]),
-    time_limit: streamExample('A stream that reached its time limit while the execution waited an hour: resume at resume_url', [
+    time_limit: streamExample('A stream that reached the end of its window while the execution waited an hour: resume at resume_url', [
       SSE_HEARTBEAT,
       { id: 1, event: 'start', data: { execution_id: EXECUTION_ID, thread_id: THREAD_ID, workflow_id: 'follow-up' } },
       { id: 2, event: 'node_update', data: { node_id: 'pause', type: 'wait', status: 'started' } },
@@ -133,6 +148,7 @@ export const publishedStreamExamples = {
       {
         event: 'resume',
         data: { last_event_id: 3, resume_url: `${API_URL}/executions/${EXECUTION_ID}/stream?after=3`, reason: 'time_limit' },
+        retry: STREAM_RESUME_RETRY_MS,
       },
     ]),
   },

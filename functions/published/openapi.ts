@@ -24,6 +24,8 @@ import {
 import { routeById, routes } from '#functions/routes.ts';
 import { publishedErrorBodySchema } from '#shared/http/http-errors.ts';
 import {
+  DOCUMENT_RESPONSES,
+  IF_NONE_MATCH_PARAMETER,
   OPENAPI_VERSION,
   openApiDocument,
   requestBodyComponents,
@@ -35,10 +37,12 @@ import {
   type ResponseDoc,
 } from '#shared/http/openapi.ts';
 import {
+  DEFAULT_MAX_OPEN_STREAMS_PER_KEY,
   EXECUTION_ID_PATTERN,
   MAX_BLOCKING_EXECUTE_MS,
   MAX_EXECUTE_BODY_BYTES,
   MAX_REQUESTS_PER_MINUTE_PER_KEY,
+  STREAM_RESUME_RETRY_MS,
   WORKFLOW_ID_PATTERN,
 } from '#shared/limits.ts';
 import { MINUTE_MS } from '#shared/time.ts';
@@ -145,8 +149,9 @@ const EXECUTION_STREAM_EVENTS: [event: string, component: string, description: s
 const RESUME_EVENT = sseEventSchema('resume', 'ResumeEvent', {
   withId: false,
   description:
-    'The stream had to end early (its 14 minutes are up, the log could not be read, or the client took nothing for 30 s while events ' +
-    'waited): resume at resume_url. Not part of the execution, so it has no id',
+    'The stream had to end early (its window is up, the log could not be read, or the client took nothing for 30 s while events ' +
+    'waited): resume at resume_url, or with Last-Event-ID as EventSource does. Not part of the execution, so it has no id',
+  retry: `Milliseconds EventSource waits before it reconnects (with Last-Event-ID): ${STREAM_RESUME_RETRY_MS}, the end being planned`,
 });
 
 /** The events of each stream, as components: what a generated client names them. */
@@ -251,6 +256,26 @@ const RESUME_REFUSED = error('Last-Event-ID or after is malformed, or past the l
 const NO_EXECUTION = error('No such execution in this project', { no_execution: E.noExecution });
 const NO_WORKFLOW = error('No such workflow in the active publication', { no_workflow: E.noWorkflow });
 const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: E.stageThrottle }, ['Retry-After']);
+
+/** A stream route's 429: besides the rate limits, its key's open streams, or the deployment's, are all open. */
+function streamAuthenticated(routeId: string): Record<string, ResponseDoc> {
+  return {
+    ...authenticated(routeId),
+    '429': error(
+      `Rate limit exceeded (${MAX_REQUESTS_PER_MINUTE_PER_KEY} requests per minute per key, or the stage throttle), or too many streams ` +
+        `open: the key's own limit (${DEFAULT_MAX_OPEN_STREAMS_PER_KEY} unless its operator set another) or the deployment's, all keys ` +
+        'together. A stream holds its slot until it ends (at the latest at the end of its window, also when its reader left): retry ' +
+        'after Retry-After seconds, or close a stream nobody reads',
+      {
+        key_rate: E.rateLimited,
+        stage_throttle: E.stageThrottle,
+        key_open_streams: E.keyOpenStreams,
+        deployment_open_streams: E.deploymentOpenStreams,
+      },
+      ['Retry-After'],
+    ),
+  };
+}
 const STREAM_HEADERS = ['Cache-Control', 'X-Accel-Buffering'];
 
 const IDEMPOTENCY_KEY = {
@@ -293,7 +318,8 @@ const operations: Record<string, OperationDoc> = {
     summary: 'This document',
     description: 'The OpenAPI 3.2 description of the Published Workflow API, its server the address it was fetched from. Needs no key.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+    parameters: [IF_NONE_MATCH_PARAMETER],
+    responses: { ...DOCUMENT_RESPONSES, '429': DOCUMENT_THROTTLED },
   },
   PublishedOpenApi31: {
     summary: 'This document as OpenAPI 3.1',
@@ -301,7 +327,8 @@ const operations: Record<string, OperationDoc> = {
       'The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event ' +
       'union. Needs no key.',
     tags: ['meta'],
-    responses: { '200': { description: 'The document', json: 'OpenApiDocument' }, '429': DOCUMENT_THROTTLED },
+    parameters: [IF_NONE_MATCH_PARAMETER],
+    responses: { ...DOCUMENT_RESPONSES, '429': DOCUMENT_THROTTLED },
   },
   PublishedDocs: {
     summary: 'This reference, for reading',
@@ -405,7 +432,7 @@ const operations: Record<string, OperationDoc> = {
       '404': NO_WORKFLOW,
       '413': TOO_LARGE,
       '422': KEY_REUSED,
-      ...authenticated('PublishedStreamWorkflow'),
+      ...streamAuthenticated('PublishedStreamWorkflow'),
     },
   },
   PublishedGetExecution: {
@@ -433,7 +460,7 @@ const operations: Record<string, OperationDoc> = {
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
-      ...authenticated('PublishedStreamExecution'),
+      ...streamAuthenticated('PublishedStreamExecution'),
     },
   },
   PublishedExecutionEvents: {
@@ -453,17 +480,24 @@ const operations: Record<string, OperationDoc> = {
       '204': ENDED,
       '400': RESUME_REFUSED,
       '404': NO_EXECUTION,
-      ...authenticated('PublishedExecutionEvents'),
+      ...streamAuthenticated('PublishedExecutionEvents'),
     },
   },
   PublishedStopExecution: {
     summary: 'Stop an execution',
-    description: 'Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.',
+    description:
+      'Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409. So ' +
+      'does one a decision is resuming (approve or reject answered, or being answered), until its step has taken the decision ' +
+      'up, which is in its log by then: a stop either comes before a decision (which then answers 409) or after it applied, ' +
+      'never between its 200 and its `decision` event. The step takes a decision up within moments; stop again then.',
     tags: ['executions'],
     responses: {
       '200': { description: 'Stopped', json: 'StopResult' },
       '404': NO_EXECUTION,
-      '409': error('The execution is neither queued nor running', { not_stoppable: E.notStoppable }),
+      '409': error('The execution is neither queued nor running, or a decision on its approval is resuming it', {
+        not_stoppable: E.notStoppable,
+        resuming: E.resuming,
+      }),
       ...authenticated('PublishedStopExecution'),
     },
   },
@@ -491,7 +525,7 @@ const operations: Record<string, OperationDoc> = {
       '400': error('`bytes` or `hold_ms` is not a whole number within its bounds: `detail` names the parameter', {
         out_of_bounds: E.invalidProbe,
       }),
-      ...authenticated('PublishedStreamProbe'),
+      ...streamAuthenticated('PublishedStreamProbe'),
     },
   },
   PublishedApprove: decision('PublishedApprove', 'Approve the pending step', "The execution resumes along the approval's `approved` edge."),
@@ -503,9 +537,14 @@ const operations: Record<string, OperationDoc> = {
 };
 
 function decision(routeId: string, summary: string, description: string): OperationDoc {
+  const repeats =
+    'A 200 means the decision applies: a stop that came first makes it 409. The same request again (the same decision and ' +
+    'feedback) once the decision was delivered answers the same 200, also after the execution went on or finished, so a ' +
+    'request whose answer was lost can simply be sent again; another decision on the answered approval is 409. While the ' +
+    'execution awaits its next approval, a request decides that one, whatever its body.';
   return {
     summary,
-    description,
+    description: `${description} ${repeats}`,
     tags: ['executions'],
     requestBody: {
       schema: 'DecisionRequest',
@@ -514,15 +553,19 @@ function decision(routeId: string, summary: string, description: string): Operat
       examples: { feedback: { feedback: 'ok' } },
     },
     responses: {
-      '200': { description: 'The decision was delivered; the execution goes on', json: 'DecisionResult' },
+      '200': {
+        description: 'The decision was delivered (now, or by the same request before); the execution goes on with it',
+        json: 'DecisionResult',
+      },
       '400': error('The body is invalid: `detail` names the fields', { invalid_body: E.invalidDecision }),
       '404': NO_EXECUTION,
       '409': error(
-        'The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the ' +
-          'execution has failed)',
+        'The execution is not waiting for an approval, the approval was already answered otherwise, it can no longer be ' +
+          'answered (the execution has failed), or a stop ended the execution first',
         {
           not_waiting: E.notWaiting,
           already_answered: E.noLongerPending,
+          stopped_first: E.stoppedFirst,
         },
       ),
       '413': TOO_LARGE,
@@ -626,5 +669,8 @@ const INFO_DESCRIPTION = [
     'retry.',
   `Refusals are JSON \`{"detail": "..."}\`; 429 and 503 carry Retry-After. Each key may send ${MAX_REQUESTS_PER_MINUTE_PER_KEY} ` +
     `requests a minute.`,
+  'Every string a request body holds, keys of `input`, `initial_memory` and `overrides` at any depth included, must be ' +
+    'well-formed Unicode: half of a surrogate pair alone (JSON `"\\ud800"`) is answered 400 naming the field, and nothing starts ' +
+    'or is decided.',
   'This document is also served as OpenAPI 3.1 at `openapi-3.1.json`, beside this one.',
 ].join('\n\n');

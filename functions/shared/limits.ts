@@ -152,6 +152,18 @@ export const APPROVAL_DECISION_LEASE_MS = 15 * SECOND_MS;
 /** How long a decision waits for another's live claim to land or be given back before answering 503. */
 export const APPROVAL_CLAIM_WAIT_MS = 2 * SECOND_MS;
 /**
+ * The lease a delivered decision keeps on its execution until the execution's step takes it up (its event in the log, see
+ * executions/approval-decision.ts); a stop meanwhile answers 409. It outlasts RunStep's retries of a throttled step (8
+ * attempts, at most 121 s of backoff in the ASL file), and passes by itself if the step never comes.
+ */
+export const APPROVAL_TAKE_UP_MS = 5 * MINUTE_MS;
+/**
+ * How long an execution whose step found it cancelled waits before its state machine execution ends, so that the stop's
+ * StopExecution, sent after its record write within the stop's invocation (29 s at most: routes.ts), ends it ABORTED
+ * and never SUCCEEDED: the AwaitStop state's Seconds in the ASL file (a test keeps them equal).
+ */
+export const STOP_ARRIVAL_WAIT_SECONDS = 30;
+/**
  * How long a decision that found its task token gone tells the caller to wait: a retried AwaitApproval records its new
  * token after its retry's backoff (at most 2 s for the first retry in the ASL file) and one invocation.
  */
@@ -289,19 +301,75 @@ export const STREAM_FLUSH_REFILL_BYTES = 100 * 1024;
  */
 export const STREAM_SLOW_READER_MS = 30 * SECOND_MS;
 /**
- * A stream ends itself after this long, with a `resume` event naming where to continue: API Gateway's
- * integration timeout for streamed responses, and the function's, is 15 minutes.
+ * The longest stream window a deployment may set: API Gateway's integration timeout for streamed responses, and the
+ * function's, is 15 minutes, and a minute stays for the `resume` notice and the invocation's own end.
  */
 export const MAX_STREAM_MS = 14 * MINUTE_MS;
 /**
- * Reads of the log while tailing: soon after an event, backing off to the longest pause while nothing comes.
- * A strongly consistent Query costs one read unit (about $0.000000125), so even four reads a second are cheap next to
- * the streaming function's own time, and the pause bounds how late a first token can be seen.
+ * The stream window: the longest one invocation serves a stream before it ends it with a `resume` event (and an SSE
+ * `retry:` hint) naming where to continue. Lambda does not stop a streaming function whose caller left (it is billed
+ * to its end), so an abandoned stream costs one window, at most: at 5 minutes, 75 GB-s of a 256 MB function
+ * ($0.0010) and its tail's reads, and its slot of the key's and the deployment's open streams is held that long.
+ * A reader that stays pays one reconnection a window (a request, a cold start at worst, a few store requests: about
+ * $0.00001), 12 an hour, about 1 % of what the hour of streaming costs in Lambda time. A deployment setting
+ * (`cdk deploy -c streamWindowSeconds=N`, STREAM_WINDOW_SECONDS), from a minute to MAX_STREAM_MS.
+ */
+export const DEFAULT_STREAM_WINDOW_MS = 5 * MINUTE_MS;
+export const MIN_STREAM_WINDOW_MS = 1 * MINUTE_MS;
+/**
+ * Time kept back from the invocation's own deadline to write the `resume` notice and end the response; an open
+ * stream's lease outlasts its window by as much, so it ends no sooner than the invocation can.
+ */
+export const STREAM_END_MARGIN_MS = 5 * SECOND_MS;
+/**
+ * The SSE `retry:` hint sent with a `resume` event: EventSource reconnects (with Last-Event-ID) after this long, rather
+ * than after its own default of a few seconds. A window's end is planned, so the reader comes back at once.
+ */
+export const STREAM_RESUME_RETRY_MS = 1 * SECOND_MS;
+/**
+ * Open streams (functions/published/README.md, Open streams). A key holds at most its `max_open_streams` at once
+ * (`keys create --max-open-streams N`), DEFAULT_MAX_OPEN_STREAMS_PER_KEY unless set: a server that multiplexes its users
+ * over one key opens one stream per execution it shows (its users watching the same execution share it), so 100 covers
+ * a hundred executions watched at once, and one key, however it misbehaves, holds a fifth of the deployment's streams.
+ */
+export const DEFAULT_MAX_OPEN_STREAMS_PER_KEY = 100;
+/**
+ * The deployment's open streams, all keys together: each holds one unit of the account's Lambda concurrency, which
+ * ingest, the engine and the collection share. Half of the default account quota (1,000) by default, leaving 500 for
+ * the rest; a deployment setting (`cdk deploy -c maxOpenStreams=N`, MAX_OPEN_STREAMS), which `admin verify` reports
+ * against the account's unreserved concurrency. At most MAX_OPEN_STREAMS_LIMIT, for a key's limit too: each opening
+ * reads its scope's live leases, and 10,000 of them are about 1 MB (one Query page); beyond that streams need a
+ * fan-out tier (functions/published/README.md, 10,000 watchers).
+ */
+export const DEFAULT_MAX_OPEN_STREAMS = 500;
+export const MAX_OPEN_STREAMS_LIMIT = 10_000;
+/**
+ * Taking a slot: each round reads the scope's live leases and tries up to OPEN_STREAM_SLOT_TRIES free slots, drawn at
+ * random, with a conditional write each; a slot another stream took meanwhile fails its write. After
+ * OPEN_STREAM_SLOT_ROUNDS rounds the answer is 503 (a burst of openings in the same moment): a handful of store requests.
+ */
+export const OPEN_STREAM_SLOT_ROUNDS = 3;
+export const OPEN_STREAM_SLOT_TRIES = 3;
+/**
+ * Reads of the log while tailing (functions/executions/tail-pace.ts): 40 ms after new events, then each pause half as
+ * long again while nothing comes, up to a bound that grows with the silence: the larger of STREAM_POLL_MAX_MS (so a
+ * model's first tokens, a second or two off, are seen within a quarter second) and an eighth of the silence so far,
+ * never more than STREAM_POLL_IDLE_MAX_MS. A stream that went quiet for a minute reads every 5 s, not 4 times a second:
+ * a strongly consistent Query is one read unit, and a tail at 250 ms reads 240 times a minute (an abandoned stream
+ * 3,364 times in 14 minutes).
  */
 export const STREAM_POLL_FIRST_MS = 40;
+export const STREAM_POLL_GROWTH = 1.5;
 export const STREAM_POLL_MAX_MS = 250;
-/** While the execution waits (a wait node, an approval) nothing can come for a while: the tail backs off further. */
+export const STREAM_POLL_IDLE_SHARE = 8;
+export const STREAM_POLL_IDLE_MAX_MS = 5 * SECOND_MS;
+/**
+ * While the execution waits (a wait node, an approval) nothing comes until it resumes: the bound starts at 5 s and
+ * grows the same way to 30 s, so a decision taken after a minute of waiting is seen within 8 s, one after ten minutes
+ * within 30 s.
+ */
 export const STREAM_POLL_WAITING_MAX_MS = 5 * SECOND_MS;
+export const STREAM_POLL_WAITING_IDLE_MAX_MS = 30 * SECOND_MS;
 /**
  * The stream probe (`GET /diagnostics/stream-probe?bytes=N&hold_ms=M`), which writes N bytes unpadded and holds M ms
  * so an operator can see whether a write of that size reaches the client before the response ends. N is 1 to 256 KiB:
@@ -369,6 +437,11 @@ export const COLLECTION_EVENT_MAX_MS =
 export const COLLECTION_CLAIM_LEASE_MS = 15 * MINUTE_MS;
 /** Recordings and hand-off documents in the bucket (lifecycle rules on `recordings/` and `handoff/`). */
 export const HANDOFF_RETENTION_MS = 90 * DAY_MS;
+/**
+ * Hand-offs the operator's `handoffs` listing reads at once. A conversation stored can be about a megabyte (a dialog
+ * sent in a 1 MiB body), so the listing holds about this many megabytes whatever the link's count.
+ */
+export const HANDOFF_READS_IN_FLIGHT = 8;
 /** Sweep checkpoints are kept this long (the operator's `tasks list` shows each task's last sweep). */
 export const COLLECTION_SWEEP_RETENTION_MS = 90 * DAY_MS;
 

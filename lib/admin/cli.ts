@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CliText } from './cli-text.ts';
+import { CliStream, CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
 import {
   COLLECTION_USAGE,
@@ -39,6 +39,8 @@ export interface CliInput {
   stdin: (prompt?: string) => Promise<string>;
   now?: () => number;
   terminal?: boolean;
+  /** Where an answer written as it is made (`handoffs`) goes, each piece awaited; unset, the pieces are gathered into `stdout`. */
+  stdout?: (piece: string) => Promise<void>;
   /**
    * Where a long wait (`collect`) says how it is going. Unset: one line on stderr, rewritten in place, when stderr is
    * a terminal; nothing at all into a pipe or a file, where scripts and tests read stderr.
@@ -151,6 +153,34 @@ async function withTarget<T>(
   }
 }
 
+/** A failure once part of a written answer is out: no JSON error can follow that part, so it goes to stderr alone. */
+class AnswerCutShort extends Error {
+  constructor(reason: unknown) {
+    super(`the answer on stdout stops short: ${(reason as Error).message}`);
+  }
+}
+
+/** An answer written as it is made goes out while its target is open: to `io.stdout`, else gathered as text. */
+async function written(outcome: object, io: CliInput): Promise<object> {
+  if (!(outcome instanceof CliStream)) return outcome;
+  const stdout = io.stdout;
+  if (stdout) {
+    let started = false;
+    await outcome
+      .writeTo((piece) => {
+        started = true;
+        return stdout(piece);
+      })
+      .catch((error: unknown) => {
+        throw started ? new AnswerCutShort(error) : error;
+      });
+    return new CliText('');
+  }
+  const pieces: string[] = [];
+  await outcome.writeTo(async (piece) => void pieces.push(piece));
+  return new CliText(pieces.join(''));
+}
+
 /** A result's `warnings` (a Legacy model at publish), repeated on stderr where a person reading the terminal sees them. */
 function warningLines(result: object): string {
   const warnings = (result as { warnings?: unknown }).warnings;
@@ -178,6 +208,7 @@ export async function runCli(
         preset: { type: 'string' },
         scopes: { type: 'string' },
         expires: { type: 'string' },
+        'max-open-streams': { type: 'string' },
         link: { type: 'string' },
         task: { type: 'string' },
         channel: { type: 'string' },
@@ -194,6 +225,7 @@ export async function runCli(
         months: { type: 'string' },
         workflow: { type: 'string' },
         'skip-models': { type: 'boolean' },
+        alarms: { type: 'boolean' },
         help: { type: 'boolean' },
       },
     });
@@ -211,7 +243,7 @@ export async function runCli(
     const notes: string[] = [];
     const outcome = offline
       ? await offline(rest, values, io)
-      : await withTarget(values, notes, (target) => command!(target, rest, values, io));
+      : await withTarget(values, notes, async (target) => written(await command!(target, rest, values, io), io));
     const [result, exitCode] = outcome instanceof CliExit ? [outcome.answer, outcome.exitCode] : [outcome, 0];
     if (result instanceof CliText) return { exitCode, stdout: result.text, stderr: notes.join('') };
     return { exitCode, stdout: `${JSON.stringify(result, null, json ? undefined : 2)}\n`, stderr: notes.join('') + warningLines(result) };
@@ -222,6 +254,7 @@ export async function runCli(
       : (error as Error).message;
     const exitCode = error instanceof UsageError || (error as Error).name === 'TypeError' ? 2 : 1;
     const usage = exitCode === 2 ? `\n${USAGE}\n` : '\n';
-    return { exitCode, stdout: json ? `${JSON.stringify({ error: message })}\n` : '', stderr: `error: ${message}${usage}` };
+    const jsonError = json && !(error instanceof AnswerCutShort);
+    return { exitCode, stdout: jsonError ? `${JSON.stringify({ error: message })}\n` : '', stderr: `error: ${message}${usage}` };
   }
 }

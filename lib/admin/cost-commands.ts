@@ -86,7 +86,7 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   const to = dayOption(flags.to, new Date().toISOString().slice(0, 10), 'to');
   const { from } = checkedPeriod(dayOption(flags.from, `${to.slice(0, 8)}01`, 'from'), to);
   const html = flags.html === undefined ? undefined : await htmlTarget(flags.html);
-  const sheet = priceSheetFor(target, flags.region);
+  const sheet = priceSheetFor(target);
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
@@ -97,9 +97,12 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   return terminal && !flags.json ? new CliText(costReportTable(report)) : report;
 }
 
-/** The price sheet of the deployment's region (--region, else the SDK's); the twin's are us-east-1's. */
-function priceSheetFor(target: AdminTarget, region: string | undefined): PriceSheet {
-  return loadPriceSheet(region ?? (target.deployed ? process.env.AWS_REGION : undefined) ?? 'us-east-1');
+/**
+ * The price sheet of the deployment's region, found as the SDK finds it (--region, AWS_REGION, the AWS profile); the
+ * twin's is us-east-1's. A region without a sheet is refused: another region's prices would be a wrong bill.
+ */
+function priceSheetFor(target: AdminTarget): PriceSheet {
+  return loadPriceSheet(target.region);
 }
 
 /**
@@ -164,7 +167,7 @@ async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: 
   const daysBefore = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
   const to = dayOption(flags.to, today, 'to');
   const { from } = checkedPeriod(dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from'), to);
-  const sheet = priceSheetFor(target, flags.region);
+  const sheet = priceSheetFor(target);
   const usage = await usageRows(target, from, to, undefined);
   const runCosts = await finishedRunCosts(target, from, to, undefined);
   const report = costReport({ from, to, sheet, usage, runCosts, operations: target.operationsMode });

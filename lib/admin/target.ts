@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '#shared/resources.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localTableName } from '#lib/twin/local-names.ts';
+import { MAX_OPEN_STREAMS_ENV, parseMaxOpenStreams } from '#shared/http/stream-settings.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, LOCAL_STACK_NAME, localTableName } from '#lib/twin/local-names.ts';
 import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { UsageError } from './usage-error.ts';
 import {
@@ -10,6 +11,7 @@ import {
   BEDROCK_PROFILES_OUTPUT,
   BUCKET_OUTPUTS,
   COLLECTION_STATE_MACHINE_OUTPUT,
+  MAX_OPEN_STREAMS_OUTPUT,
   OPERATIONS_MODE_OUTPUT,
   SECRETS_PREFIX_OUTPUT,
   TABLE_OUTPUTS,
@@ -21,6 +23,8 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { CostExplorerClient } from '@aws-sdk/client-cost-explorer';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
+import { alarmNamePrefix } from '#lib/cdk/alarm-topic-policy.ts';
+import { stackAlarms, type StackAlarms } from './stack-alarms.ts';
 
 /** What `admin verify` needs of a deployment besides its tables: where it runs, its models, and three SDK clients. */
 export interface VerifyServices {
@@ -37,6 +41,13 @@ export interface VerifyServices {
   /** In us-east-1 on AWS, where Cost Explorer answers. */
   costExplorer: CostExplorerClient;
   lambda: LambdaClient;
+  /** The stack's alarms, for `verify --alarms`. */
+  alarms: StackAlarms;
+  /**
+   * Streams the deployment serves at once, all keys together: the stack's `MaxOpenStreams` output (the default for a
+   * stack without it), the twin's MAX_OPEN_STREAMS as `npm start` reads it.
+   */
+  maxOpenStreams?: number;
 }
 
 /** Cost Explorer's one endpoint: its API is served from us-east-1 whatever the stack's region. */
@@ -89,6 +100,8 @@ export interface AdminTarget {
   verify(): Promise<VerifyServices>;
   /** A deployed stack (--stack), or the local twin. */
   deployed: boolean;
+  /** The deployment's region: the stack's as the SDK finds it (--region, AWS_REGION, the profile), the twin's us-east-1. */
+  region: string;
   /** The deployment's `operations` setting, which decides its fixed monthly items; the twin prices the full stack. */
   operationsMode: OperationsMode;
   /** What the operator should know about where the command acts (the CLI opened the data directory itself). */
@@ -149,9 +162,12 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
         bedrock: classes.bedrock({ region: stackRegion }),
         costExplorer: new classes.CostExplorerClient({ region: COST_EXPLORER_REGION }),
         lambda: new classes.LambdaClient({ region: stackRegion }),
+        alarms: stackAlarms(alarmNamePrefix(stackName), { region: stackRegion }),
+        maxOpenStreams: parseMaxOpenStreams(outputs.get(MAX_OPEN_STREAMS_OUTPUT), `Stack ${stackName}'s output ${MAX_OPEN_STREAMS_OUTPUT}`),
       });
     },
     deployed: true,
+    region: knownRegion,
     operationsMode: operationsModeOf(stackName, outputs.get(OPERATIONS_MODE_OUTPUT)),
     services: async () =>
       (services ??= {
@@ -206,6 +222,7 @@ async function localTarget(): Promise<AdminTarget> {
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
     deployed: false,
+    region: LOCAL_REGION,
     operationsMode: 'full',
     notice: twin
       ? undefined
@@ -246,6 +263,8 @@ async function localTarget(): Promise<AdminTarget> {
         bedrock: classes.bedrock({ ...config, endpoint: twin.bedrock_endpoint }),
         costExplorer: new classes.CostExplorerClient({ ...config, endpoint: twin.cost_explorer_endpoint }),
         lambda: new classes.LambdaClient({ ...config, endpoint: twin.lambda_endpoint }),
+        alarms: stackAlarms(alarmNamePrefix(LOCAL_STACK_NAME), { ...config, endpoint: twin.cloudwatch_endpoint }),
+        maxOpenStreams: parseMaxOpenStreams(process.env[MAX_OPEN_STREAMS_ENV], MAX_OPEN_STREAMS_ENV),
       });
     },
     async close() {
@@ -263,4 +282,5 @@ function destroyVerifyClients(verify: VerifyServices | undefined): void {
   verify?.bedrock.destroy();
   verify?.costExplorer.destroy();
   verify?.lambda.destroy();
+  verify?.alarms.destroy();
 }

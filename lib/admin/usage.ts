@@ -18,7 +18,8 @@ unpublish [--project P]`;
 
 export const KEYS_USAGE = `\
 keys create --name N (--preset read|execute|full | --scopes a,b) [--expires ISO] [--project P]
-                                     (N: as long as a workflow name may be, no control characters)
+            [--max-open-streams N]   (N: as long as a workflow name may be, no control characters; open streams
+                                     at once, 1-10000, default 100)
 keys rotate <key_id>
 keys revoke <key_id>
 keys list [--project P]`;
@@ -56,7 +57,10 @@ models [list] [--region R]          the Bedrock models workflows may name: state
                                      which a deployment in R (default AWS_REGION, else us-east-1) allows`;
 
 export const VERIFY_USAGE = `\
-verify [--skip-models]              after a deploy: checks the deployment end to end (OpenAPI documents, a webhook
-                                     link, a workflow execution streamed and resumed, each model once, streamed write
-                                     sizes, the cost tag, Lambda concurrency) and removes what it created; a table
-                                     on a terminal, JSON with --json or into a pipe; exit 1 when a check failed`;
+verify [--skip-models] [--alarms]   after a deploy: checks the deployment end to end (OpenAPI documents, a webhook
+                                     link, a workflow execution streamed and resumed, each model once, the step
+                                     function's own call to a model, streamed write sizes, the cost tag, Lambda
+                                     concurrency) and removes what it created; a table
+                                     on a terminal, JSON with --json or into a pipe; exit 1 when a check failed;
+                                     --alarms also sets one alarm to ALARM (its topic's subscribers are notified)
+                                     to see its action reach the alarm topic, then sets it back`;

@@ -7,7 +7,17 @@ import type { AdminTarget, VerifyServices } from './target.ts';
  */
 
 /** The checks, in the order they run and are reported. */
-export const CHECK_NAMES = ['openapi', 'webhook', 'workflow', 'models', 'stream-writes', 'cost-tag', 'concurrency'] as const;
+export const CHECK_NAMES = [
+  'openapi',
+  'webhook',
+  'workflow',
+  'models',
+  'step-model',
+  'stream-writes',
+  'cost-tag',
+  'concurrency',
+  'alarms',
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 /** `warn` and `skip` never fail the command; `fail` does. */
@@ -121,3 +131,12 @@ export const AT_ONCE_TOLERANCE = 1 / 4;
 export const MIN_UNRESERVED_CONCURRENCY = 100;
 /** The smallest answer that shows a model serves the account: one word in, at most this many tokens out. */
 export const MODEL_CHECK_MAX_TOKENS = 3;
+/**
+ * How long the alarms check waits for the Action item of the state change it made: CloudWatch runs an alarm's action
+ * within seconds of the change, so a minute without one is a fault of its own. It reads the history every few seconds
+ * meanwhile, far below DescribeAlarmHistory's quota.
+ */
+export const ALARM_ACTION_DEADLINE_MS = 60_000;
+export const ALARM_HISTORY_POLL_MS = 2_000;
+/** How far before its own clock the check reads the history from, should the machine's clock run ahead of AWS's. */
+export const ALARM_CLOCK_SKEW_MS = 15 * 60_000;

@@ -4,6 +4,7 @@ import { createApiKeysRepository } from '#published/api-keys-repository.ts';
 import { createKey, revokeKey, type ApiKeysDeps } from '#published/api-keys-service.ts';
 import type { GrantedScope } from '#published/api-key-model.ts';
 import { createCounterStore } from '#shared/store/counter-store.ts';
+import { VERIFY_PROJECT_PREFIX } from '#lib/pricing/cost-report.ts';
 import { CliExit } from './cli.ts';
 import { CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
@@ -22,8 +23,10 @@ import { openApiCheck } from './verify-openapi.ts';
 import { webhookCheck } from './verify-webhook.ts';
 import { workflowCheck } from './verify-workflow.ts';
 import { modelsCheck } from './verify-models.ts';
+import { stepModelCheck } from './verify-step-model.ts';
 import { streamWritesCheck } from './verify-stream-writes.ts';
 import { concurrencyCheck, costTagCheck } from './verify-account.ts';
+import { ALARMS_NOT_RUN, alarmsCheck } from './verify-alarms.ts';
 
 /** Every check, in CHECK_NAMES' order (checked when the module loads: the report's order is the names' order). */
 const CHECKS: readonly VerifyCheck[] = [
@@ -31,9 +34,11 @@ const CHECKS: readonly VerifyCheck[] = [
   webhookCheck,
   workflowCheck,
   modelsCheck,
+  stepModelCheck,
   streamWritesCheck,
   costTagCheck,
   concurrencyCheck,
+  alarmsCheck,
 ];
 if (CHECKS.map((check) => check.name).join() !== CHECK_NAMES.join())
   throw new Error('lib/admin/verify-command.ts: CHECKS must follow CHECK_NAMES');
@@ -60,6 +65,8 @@ const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 export interface VerifyFlags {
   json?: boolean;
   'skip-models'?: boolean;
+  /** Runs the alarms check, which notifies the alarm topic's subscribers. */
+  alarms?: boolean;
   stack?: string;
   region?: string;
 }
@@ -115,7 +122,7 @@ export async function runVerifyCommand(target: AdminTarget, args: string[], flag
   let checks: CheckResult[];
   let cleanupFailures: CheckResult[];
   try {
-    checks = await runChecks(context, flags['skip-models'] ?? false);
+    checks = await runChecks(context, flags['skip-models'] ?? false, flags.alarms ?? false);
   } finally {
     io.status?.('verify: cleaning up');
     cleanupFailures = await cleanup.undoAll();
@@ -141,16 +148,23 @@ class Interrupted extends Error {
   }
 }
 
+/** The checks that call Bedrock models, which `--skip-models` skips. */
+const MODEL_CHECKS: ReadonlySet<string> = new Set(['models', 'step-model']);
+
 /** Each check in order; one that throws fails with its line, and after an interrupt the rest are skipped. */
-async function runChecks(context: VerifyContext, skipModels: boolean): Promise<CheckResult[]> {
+async function runChecks(context: VerifyContext, skipModels: boolean, alarms: boolean): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   for (const check of CHECKS) {
     if (context.signal.aborted) {
       results.push({ check: check.name, status: 'skip', detail: `not run: ${(context.signal.reason as Error).message}` });
       continue;
     }
-    if (check.name === 'models' && skipModels) {
+    if (MODEL_CHECKS.has(check.name) && skipModels) {
       results.push({ check: check.name, status: 'skip', detail: 'skipped (--skip-models)' });
+      continue;
+    }
+    if (check.name === 'alarms' && !alarms) {
+      results.push({ check: check.name, status: 'skip', detail: ALARMS_NOT_RUN });
       continue;
     }
     context.status(check.name);
@@ -214,7 +228,8 @@ class CleanupStack implements Cleanup {
 
 /** A project of the command's own (never `default`: publishing replaces a project's active publication), and its key. */
 function temporaryProject(target: AdminTarget, cleanup: Cleanup, now: () => number, adminFlags: string): TemporaryProject {
-  const projectId = `admin-verify-${randomBytes(4).toString('hex')}`;
+  // Named so that cost reports mark its traffic and leave it out of the per-run figures and averages.
+  const projectId = `${VERIFY_PROJECT_PREFIX}${randomBytes(4).toString('hex')}`;
   let key: Promise<string> | undefined;
   const deps: ApiKeysDeps = {
     keys: createApiKeysRepository(target.dynamo, target.tables.apiKeys),

@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Stop an execution
-         * @description Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409.
+         * @description Only queued and running executions can be stopped; one waiting for an approval (interrupted) or finished answers 409. So does one a decision is resuming (approve or reject answered, or being answered), until its step has taken the decision up, which is in its log by then: a stop either comes before a decision (which then answers 409) or after it applied, never between its 200 and its `decision` event. The step takes a decision up within moments; stop again then.
          *
          *     The key needs the scope `executions.stop` (or `*`).
          */
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Approve the pending step
-         * @description The execution resumes along the approval's `approved` edge.
+         * @description The execution resumes along the approval's `approved` edge. A 200 means the decision applies: a stop that came first makes it 409. The same request again (the same decision and feedback) once the decision was delivered answers the same 200, also after the execution went on or finished, so a request whose answer was lost can simply be sent again; another decision on the answered approval is 409. While the execution awaits its next approval, a request decides that one, whatever its body.
          *
          *     The key needs the scope `executions.approve` (or `*`).
          */
@@ -293,7 +293,7 @@ export interface paths {
         put?: never;
         /**
          * Reject the pending step
-         * @description The execution follows the `rejected` edge, or fails with the feedback as its error when there is none.
+         * @description The execution follows the `rejected` edge, or fails with the feedback as its error when there is none. A 200 means the decision applies: a stop that came first makes it 409. The same request again (the same decision and feedback) once the decision was delivered answers the same 200, also after the execution went on or finished, so a request whose answer was lost can simply be sent again; another decision on the answered approval is 409. While the execution awaits its next approval, a request decides that one, whatever its body.
          *
          *     The key needs the scope `executions.reject` (or `*`).
          */
@@ -565,7 +565,7 @@ export interface components {
             /** @description Continues exactly after the last event sent (stage path included) */
             resume_url: string;
             /**
-             * @description time_limit: the stream's 14 minutes are up; unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited
+             * @description time_limit: the stream's window is up (5 minutes unless the deployment sets another, at most 14); unavailable: the log could not be read; slow_reader: the client took nothing for 30 s while events waited
              * @enum {string}
              */
             reason: "time_limit" | "unavailable" | "slow_reader";
@@ -647,6 +647,8 @@ export interface components {
         } | {
             /** @constant */
             event: "resume";
+            /** @description Milliseconds EventSource waits before it reconnects (with Last-Event-ID): 1000, the end being planned */
+            retry?: number;
             data: string;
         };
         /** @description One server-sent event of an execution's lifecycle (`GET /executions/{execution_id}/events`) */
@@ -665,6 +667,8 @@ export interface components {
         } | {
             /** @constant */
             event: "resume";
+            /** @description Milliseconds EventSource waits before it reconnects (with Last-Event-ID): 1000, the end being planned */
+            retry?: number;
             data: string;
         };
         /**
@@ -696,6 +700,8 @@ export interface components {
     headers: {
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
+        /** @description The document's version: send it back as If-None-Match to be answered 304 while it has not changed */
+        ETag: string;
         /** @description The execution the answer is about, sent with the status line before any byte of the body (the one an earlier request with the same Idempotency-Key started, when it did) */
         "X-Execution-Id": string;
         /** @description Where the execution's status continues: its GET /executions/{execution_id} URL, to poll if the connection drops */
@@ -714,20 +720,32 @@ export interface operations {
     PublishedOpenApi: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the caller has (or `*`): answered 304, with no body, while the document has not changed */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The document */
+            /** @description The document (Cache-Control: no-cache; revalidate with its ETag) */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
+            };
+            /** @description The document has not changed since the ETag named by If-None-Match: keep the copy you have */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The stage throttle */
             429: {
@@ -744,20 +762,32 @@ export interface operations {
     PublishedOpenApi31: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy the caller has (or `*`): answered 304, with no body, while the document has not changed */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The document */
+            /** @description The document (Cache-Control: no-cache; revalidate with its ETag) */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
+            };
+            /** @description The document has not changed since the ETag named by If-None-Match: keep the copy you have */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The stage throttle */
             429: {
@@ -1210,7 +1240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            /** @description Rate limit exceeded (600 requests per minute per key, or the stage throttle), or too many streams open: the key's own limit (100 unless its operator set another) or the deployment's, all keys together. A stream holds its slot until it ends (at the latest at the end of its window, also when its reader left): retry after Retry-After seconds, or close a stream nobody reads */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1392,7 +1422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            /** @description Rate limit exceeded (600 requests per minute per key, or the stage throttle), or too many streams open: the key's own limit (100 unless its operator set another) or the deployment's, all keys together. A stream holds its slot until it ends (at the latest at the end of its window, also when its reader left): retry after Retry-After seconds, or close a stream nobody reads */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1495,7 +1525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            /** @description Rate limit exceeded (600 requests per minute per key, or the stage throttle), or too many streams open: the key's own limit (100 unless its operator set another) or the deployment's, all keys together. A stream holds its slot until it ends (at the latest at the end of its window, also when its reader left): retry after Retry-After seconds, or close a stream nobody reads */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1574,7 +1604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The execution is neither queued nor running */
+            /** @description The execution is neither queued nor running, or a decision on its approval is resuming it */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1631,7 +1661,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The decision was delivered; the execution goes on */
+            /** @description The decision was delivered (now, or by the same request before); the execution goes on with it */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1676,7 +1706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed) */
+            /** @description The execution is not waiting for an approval, the approval was already answered otherwise, it can no longer be answered (the execution has failed), or a stop ended the execution first */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1742,7 +1772,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The decision was delivered; the execution goes on */
+            /** @description The decision was delivered (now, or by the same request before); the execution goes on with it */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1787,7 +1817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The execution is not waiting for an approval, the approval was already answered, or it can no longer be answered (the execution has failed) */
+            /** @description The execution is not waiting for an approval, the approval was already answered otherwise, it can no longer be answered (the execution has failed), or a stop ended the execution first */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1888,7 +1918,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: 600 requests per minute per key, or the stage throttle */
+            /** @description Rate limit exceeded (600 requests per minute per key, or the stage throttle), or too many streams open: the key's own limit (100 unless its operator set another) or the deployment's, all keys together. A stream holds its slot until it ends (at the latest at the end of its window, also when its reader left): retry after Retry-After seconds, or close a stream nobody reads */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

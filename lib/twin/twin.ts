@@ -13,6 +13,7 @@ import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from '
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
 import { LocalLambda } from './lambda/function-host.ts';
 import {
+  LOCAL_ACCOUNT,
   LOCAL_COLLECTION_STATE_MACHINE_ARN,
   LOCAL_SECRETS_PREFIX,
   LOCAL_STATE_MACHINE_ARN,
@@ -20,11 +21,16 @@ import {
   localStateMachineArn,
 } from './local-arns.ts';
 import { startBedrockStandIn, type BedrockStandIn } from './bedrock-stand-in.ts';
-import { createLocalInferenceProfiles } from './bedrock-profiles.ts';
+import { createLocalInferenceProfiles, localApplicationProfile } from './bedrock-profiles.ts';
 import { parseBedrockModels } from '#lib/cdk/bedrock-models.ts';
 import { startSsmStandIn } from './ssm-stand-in.ts';
 import { STACK_TAG_KEYS, startCostExplorerStandIn } from './cost-explorer-stand-in.ts';
 import { DEFAULT_LAMBDA_CONCURRENCY_LIMIT, startLambdaAccountStandIn } from './lambda-account-stand-in.ts';
+import { startCloudWatchStandIn } from './cloudwatch-stand-in.ts';
+import { LOCAL_ALARM_TOPIC_ARN, localAlarms } from './local-alarms.ts';
+import { createLocalTopic, type LocalTopic } from './sns-stand-in.ts';
+import { alarmTopicPolicyStatements, type ResourcePolicyStatement } from '#lib/cdk/alarm-topic-policy.ts';
+import { LOCAL_STACK_NAME } from './local-names.ts';
 import { LocalStepFunctions, type LocalFunction } from './sfn-stand-in.ts';
 import { MAX_TWIN_STREAM_HOLD_BYTES } from './lambda-streaming.ts';
 import { startStepFunctionsServer } from './sfn-stand-in-server.ts';
@@ -45,7 +51,7 @@ export interface LocalTwinOptions {
   host: string;
   /**
    * 0 picks free ports for everything. Otherwise each stand-in listens at its offset from it (twin-ports.ts: DynamoDB
-   * port+1 up to Lambda's account settings port+7), and a port without room for them all is refused before any starts.
+   * port+1 up to CloudWatch port+8), and a port without room for them all is refused before any starts.
    */
   port: number;
   /** Only tests shorten this; the default is the webhook API's 30 s to receive a body (then 408). */
@@ -62,6 +68,11 @@ export interface LocalTwinOptions {
    * as nothing measured says API Gateway's REST streaming holds. `npm start` takes it from `TWIN_STREAM_HOLD_BYTES`.
    */
   streamHoldBytes?: number;
+  /**
+   * Tell a streaming function that its caller left, which Lambda never does (lambda-streaming.ts,
+   * `TWIN_STREAM_CALLER_GONE`). Default false: as on Lambda, the function serves its stream to its end, writing to nobody.
+   */
+  streamCallerGone?: boolean;
   /**
    * `npm start`: fire the nightly collection at start of the night in the collection's zone (shared/collection-night.ts), as the Scheduler
    * schedule does on AWS. Tests call `runNightly`.
@@ -93,6 +104,13 @@ export interface LocalTwinOptions {
    * Held to the rules synth holds the context to (within the catalog, none past its end of life at `now`).
    */
   bedrockModels?: readonly string[];
+  /**
+   * Only tests: what the step function's role lists in its `bedrock:InferenceProfileArn` condition. `application`, the
+   * default, is what CDK writes: the deployment's application inference profiles. `copied` lists what each profile copies
+   * instead (the foundation model, or the cross-region profile), a role naming the wrong ARNs: every model call the step
+   * function makes through a profile is refused, as on AWS.
+   */
+  stepRoleCondition?: 'application' | 'copied';
   /** The Bedrock stand-in's clock, which decides when a model reaches its end of life (and Cost Explorer's dates). */
   now?: () => number;
   /**
@@ -100,6 +118,11 @@ export interface LocalTwinOptions {
    * new accounts may get less). The twin reserves none for a function, and does not hold invocations to it.
    */
   lambdaConcurrencyLimit?: number;
+  /**
+   * Only tests: rewrites the alarm topic's policy (by default the statements CDK deploys, lib/cdk/alarm-topic-policy.ts),
+   * e.g. to leave out CloudWatch's statement and show every alarm action then fails.
+   */
+  alarmTopicPolicy?: (statements: ResourcePolicyStatement[]) => ResourcePolicyStatement[];
 }
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
@@ -113,6 +136,8 @@ export interface LocalTwin {
   stepFunctions: LocalStepFunctions;
   /** The Bedrock Runtime stand-in, which tests script per model. */
   bedrock: BedrockStandIn;
+  /** The alarm topic, which the CloudWatch stand-in's alarms publish their actions to (its messages, for tests). */
+  alarmTopic: LocalTopic;
   /**
    * The application inference profiles the twin created for its Bedrock allow-list: model id → ARN (the step function's
    * `BEDROCK_INFERENCE_PROFILES`).
@@ -193,16 +218,34 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   // What CloudFormation creates on AWS: one tagged application inference profile per allowed model, through the same
   // function (lib/cdk/bedrock-models.ts); the step function calls Bedrock through them here too.
   const inferenceProfiles = createLocalInferenceProfiles(bedrockModels);
+  const conditionArns =
+    options.stepRoleCondition === 'copied'
+      ? [...inferenceProfiles.profiles.values()].map((arn) => localApplicationProfile(arn)!.copyFrom)
+      : undefined;
 
   const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
   const lambdaAccount = await startLambdaAccountStandIn({ concurrencyLimit: lambdaConcurrencyLimit, functionCount: declarations.length });
+  // The stack's alarm topic with the policy CDK deploys, and a representative part of its alarms (local-alarms.ts).
+  const topicPolicy = alarmTopicPolicyStatements({
+    partition: 'aws',
+    region: LOCAL_REGION,
+    account: LOCAL_ACCOUNT,
+    stackName: LOCAL_STACK_NAME,
+    topicArn: LOCAL_ALARM_TOPIC_ARN,
+  });
+  const alarmTopic = createLocalTopic({ arn: LOCAL_ALARM_TOPIC_ARN, policy: options.alarmTopicPolicy?.(topicPolicy) ?? topicPolicy });
+  const cloudWatch = await startCloudWatchStandIn({
+    alarms: localAlarms(declarations.map((declaration) => declaration.id)),
+    topics: [alarmTopic],
+    now: options.now,
+  });
   const principals: LocalPrincipal[] = [
     { name: 'Operator', ...LOCAL_CREDENTIALS, policy: ADMINISTRATOR_POLICY, faultFree: true },
     ...declarations.map((declaration) => ({
       name: declaration.id,
       ...credentials.get(declaration.id)!,
-      policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles),
+      policy: functionPolicy(declaration, bedrockModels, inferenceProfiles.profiles, conditionArns),
     })),
   ];
   const accessDenials: AccessDenial[] = [];
@@ -227,6 +270,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     bedrock: await frontDoor('bedrock', bedrock.endpoint, 'bedrock'),
     costExplorer: await frontDoor('ce', costExplorer.endpoint, 'costExplorer', false),
     lambda: await frontDoor('lambda', lambdaAccount.endpoint, 'lambda', false),
+    cloudWatch: await frontDoor('monitoring', cloudWatch.endpoint, 'cloudWatch', false),
   };
   const endpoints: LocalEndpoints = {
     dynamodb: doors.dynamodb.endpoint,
@@ -250,6 +294,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       timeoutSeconds,
       streaming,
       streamHoldBytes: streaming ? streamHoldBytes : 0,
+      streamCallerGone: streaming && options.streamCallerGone === true,
       memoryMb: declaration.memorySize ?? FUNCTION_MEMORY_MB,
       onLogLine: options.onFunctionLog ? (line) => options.onFunctionLog!(declaration.id, line) : undefined,
       faults,
@@ -289,6 +334,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     inference_profiles: Object.fromEntries(inferenceProfiles.profiles),
     cost_explorer_endpoint: doors.costExplorer.endpoint,
     lambda_endpoint: doors.lambda.endpoint,
+    cloudwatch_endpoint: doors.cloudWatch.endpoint,
     secrets_prefix: LOCAL_SECRETS_PREFIX,
     state_machine_arn: LOCAL_STATE_MACHINE_ARN,
     collection_state_machine_arn: LOCAL_COLLECTION_STATE_MACHINE_ARN,
@@ -309,6 +355,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     stepFunctions,
     bedrock,
     inferenceProfiles: inferenceProfiles.profiles,
+    alarmTopic,
     accessDenials,
     operatorEnvironment: functionEnvironment(everything, endpoints, LOCAL_CREDENTIALS, localFiles),
     runNightly,
@@ -338,7 +385,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       await Promise.all(Object.values(doors).map((door) => door.close()));
       stepFunctionsServer.server.closeAllConnections();
       await new Promise<void>((resolveClose) => stepFunctionsServer.server.close(() => resolveClose()));
-      await Promise.all([stores.close(), ssm.close(), bedrock.close(), costExplorer.close(), lambdaAccount.close()]);
+      await Promise.all([stores.close(), ssm.close(), bedrock.close(), costExplorer.close(), lambdaAccount.close(), cloudWatch.close()]);
       inferenceProfiles.remove();
       removeTwinFile(options.dataDir, twin);
     },

@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { CostExplorerClient, UpdateCostAllocationTagsStatusCommand } from '@aws-sdk/client-cost-explorer';
+import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { runCli } from '#lib/admin/cli.ts';
 import { CHECK_NAMES, PROBE_SIZES } from '#lib/admin/verify-check.ts';
 import { VERIFY_USER_ID } from '#lib/admin/verify-workflow.ts';
+import { ALARMS_NOT_RUN } from '#lib/admin/verify-alarms.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/local-names.ts';
+import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { createKey, publishFixtures } from '../support/published.ts';
 
@@ -29,13 +32,25 @@ interface Report {
 }
 
 /** `admin verify --json` in this process, against the twin of `twin`'s data directory. */
-async function verify(twin: TestTwin): Promise<{ exitCode: number; report: Report }> {
+async function verify(twin: TestTwin, ...flags: string[]): Promise<{ exitCode: number; report: Report }> {
   process.env.DATA_DIR = twin.dataDir;
-  const result = await runCli(['verify', '--json']);
+  const result = await runCli(['verify', ...flags, '--json']);
   return { exitCode: result.exitCode, report: JSON.parse(result.stdout) as Report };
 }
 
 const checkOf = (report: Report, name: string) => report.checks.find((check) => check.check === name)!;
+
+/** An alarm's state on the twin's CloudWatch, as the operator reads it. */
+async function alarmStateOf(twin: TestTwin, alarmName: string): Promise<string | undefined> {
+  const cloudWatch = new CloudWatchClient({
+    endpoint: twin.twin.cloudwatch_endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const { MetricAlarms } = await cloudWatch.send(new DescribeAlarmsCommand({ AlarmNames: [alarmName] }));
+  cloudWatch.destroy();
+  return MetricAlarms?.[0]?.StateValue;
+}
 
 /** The project the verify run made for itself (it names it in the workflow check). */
 const projectOf = (report: Report) => /project (admin-verify-[0-9a-f]+)/.exec(report.cleaned_up.join('\n'))?.[1];
@@ -67,8 +82,17 @@ async function leftovers(twin: TestTwin, report: Report) {
       ExpressionAttributeValues: { ':record': 'execution#', ':user': VERIFY_USER_ID, ':project': projectId },
     }),
   );
+  // Verify's link is left out of cost reports: its usage items go with the cleanup.
+  const linkUsage = await twin.dynamo.send(
+    new QueryCommand({
+      TableName: twin.twin.tables.usage,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `link#${webhook.link_id}` },
+    }),
+  );
   return {
     projectId,
+    linkUsageItems: linkUsage.Items?.length ?? 0,
     links: (links as { link_id: string; state: string }[]).filter((entry) => entry.link_id === webhook.link_id).map((entry) => entry.state),
     keys: (keys as { project_id: string; state: string }[]).filter((key) => key.project_id === projectId).map((key) => key.state),
     activePublication: active.Item,
@@ -77,11 +101,27 @@ async function leftovers(twin: TestTwin, report: Report) {
   };
 }
 
+/** The probes of the step-model check on the twin's default list: the cheapest model of each kind of profile source. */
+const STEP_PROBES = [
+  ['amazon.nova-micro-v1:0', 'foundation model', 'arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-micro-v1:0'],
+  [
+    'us.amazon.nova-micro-v1:0',
+    'cross-region profile',
+    'arn:aws:bedrock:us-east-1:000000000000:inference-profile/us.amazon.nova-micro-v1:0',
+  ],
+] as const;
+
 describe('admin verify against a twin that works', () => {
   let twin: TestTwin;
   let operator: { publicationId: string; keyId: string };
+  /** The Bedrock calls the workflow step function made, signed with its own key, past the front door's policy check. */
+  const stepCalls: ServedRequest[] = [];
   beforeAll(async () => {
-    twin = await startTestTwin();
+    twin = await startTestTwin({
+      onStoreRequest: (served) => {
+        if (served.service === 'bedrock' && served.principal === 'WorkflowStep') stepCalls.push(served);
+      },
+    });
     // The operator's own project, which verify must never touch.
     const published = await publishFixtures(twin);
     operator = { publicationId: published.publication_id as string, keyId: (await createKey(twin, 'full')).keyId };
@@ -91,7 +131,7 @@ describe('admin verify against a twin that works', () => {
   it(
     'passes, every check in order passing or warning, and leaves nothing of its own active',
     async () => {
-      const { exitCode, report } = await verify(twin);
+      const { exitCode, report } = await verify(twin, '--alarms');
 
       expect(exitCode).toBe(0);
       expect(report.passed).toBe(true);
@@ -112,9 +152,25 @@ describe('admin verify against a twin that works', () => {
       for (const call of models.models)
         expect(call).toMatchObject({ status: 'pass', output_tokens: expect.any(Number), usd: expect.any(Number) });
       const calls = twin.bedrock.requests.filter((request) => [...twin.inferenceProfiles.values()].includes(request.invokedAs));
-      expect(calls).toHaveLength(twin.inferenceProfiles.size);
+      // One call per model from the models check, and one per probe from the step function.
+      expect(calls).toHaveLength(twin.inferenceProfiles.size + STEP_PROBES.length);
       for (const call of calls)
         expect((call.body as { inferenceConfig: { maxTokens: number } }).inferenceConfig.maxTokens).toBeLessThanOrEqual(5);
+
+      // The step function's own role called the cheapest model of each kind of profile, through the API and its profile.
+      const stepModel = checkOf(report, 'step-model');
+      expect(stepModel.status, stepModel.detail).toBe('pass');
+      expect(stepModel.calls.map((call: { model: string; copies: string }) => [call.model, call.copies])).toEqual(
+        STEP_PROBES.map(([model, copies]) => [model, copies]),
+      );
+      for (const call of stepModel.calls) {
+        expect(call).toMatchObject({ status: 'pass', output_tokens: 3, usd: expect.any(Number), execution_id: expect.any(String) });
+        expect(call.profile_arn).toBe(twin.inferenceProfiles.get(call.model));
+        expect(call.input_tokens).toBeGreaterThan(0);
+      }
+      // Those calls were the step function's, signed with its key and let through by its role's condition.
+      expect(stepCalls.map((served) => served.resource)).toEqual(STEP_PROBES.map(([model]) => twin.inferenceProfiles.get(model)));
+      expect(twin.accessDenials).toEqual([]);
 
       // The default twin holds no streamed write: every size reaches the client at once, so the streams need no padding.
       const writes = checkOf(report, 'stream-writes');
@@ -136,7 +192,14 @@ describe('admin verify against a twin that works', () => {
       expect(left.event).toBeUndefined();
       expect(left.keys).toEqual(['revoked']);
       expect(left.activePublication).toBeUndefined();
-      expect(left.runStatuses).toEqual(['completed', 'completed']);
+      expect(left.runStatuses).toEqual(['completed', 'completed', 'completed', 'completed']);
+      expect(report.cleaned_up).toContain(`usage items of webhook link ${checkOf(report, 'webhook').link_id}`);
+      expect(left.linkUsageItems).toBe(0);
+      // Its project is marked in the cost report: in the totals, apart, and in no per-run figure.
+      const costs = (await twin.admin('cost', 'report')) as { subjects: { subject: string; verify?: true }[]; verify_usd: number };
+      expect(costs.subjects.find((subject) => subject.subject === `project#${left.projectId}`)).toMatchObject({ verify: true });
+      expect(costs.verify_usd).toBeGreaterThan(0);
+      expect(costs.subjects.some((subject) => subject.subject === `link#${checkOf(report, 'webhook').link_id}`)).toBe(false);
       // The operator's project is as it was: its publication active, its key working.
       const { keys } = await twin.admin('keys', 'list', '--project', 'default');
       const ownActive = await twin.dynamo.send(
@@ -144,6 +207,23 @@ describe('admin verify against a twin that works', () => {
       );
       expect(ownActive.Item?.publication_id).toBe(operator.publicationId);
       expect(keys).toEqual([expect.objectContaining({ key_id: operator.keyId, state: 'active' })]);
+
+      // --alarms: one alarm set to ALARM, its action published to the alarm topic, the alarm set back to OK.
+      const alarms = checkOf(report, 'alarms');
+      expect(alarms).toMatchObject({
+        status: 'pass',
+        topic: twin.alarmTopic.arn,
+        history: `Successfully executed action ${twin.alarmTopic.arn}`,
+      });
+      expect(twin.alarmTopic.published.map((message) => JSON.parse(message.message))).toEqual([
+        expect.objectContaining({
+          AlarmName: alarms.alarm,
+          NewStateValue: 'ALARM',
+          NewStateReason: expect.stringMatching(/^admin verify /),
+        }),
+      ]);
+      expect(report.cleaned_up).toContain(`alarm ${alarms.alarm} (set back to OK)`);
+      expect(await alarmStateOf(twin, alarms.alarm)).toBe('OK');
     },
     VERIFY_TIMEOUT_MS,
   );
@@ -209,8 +289,13 @@ describe('admin verify against a twin that fails every check it can', () => {
   let twin: TestTwin;
   const missing = ['PublishedOpenApi', 'WebhookOpenApi', 'WebhookPostEvent', 'PublishedApprove', 'PublishedStreamProbe'];
   beforeAll(async () => {
-    // Without the documents, event intake, approvals and the probe; an account with a new account's concurrency.
-    twin = await startTestTwin({ routes: routes.filter((route) => !missing.includes(route.id)), lambdaConcurrencyLimit: 10 });
+    // Without the documents, event intake, approvals and the probe; an account with a new account's concurrency; a step
+    // function whose role's condition names what the profiles copy instead of the profiles.
+    twin = await startTestTwin({
+      routes: routes.filter((route) => !missing.includes(route.id)),
+      lambdaConcurrencyLimit: 10,
+      stepRoleCondition: 'copied',
+    });
     const [claude, nova] = ['us.anthropic.claude-haiku-4-5-20251001-v1:0', 'amazon.nova-micro-v1:0'];
     twin.bedrock.scriptConverse(claude, [{ httpError: { status: 403, type: 'AccessDeniedException', message: MARKETPLACE_DENIAL } }]);
     twin.bedrock.scriptConverse(nova, [{ httpError: { status: 404, type: 'ResourceNotFoundException', message: USE_CASE_MISSING } }]);
@@ -275,6 +360,38 @@ describe('admin verify against a twin that fails every check it can', () => {
       expect(checkOf(report, 'concurrency')).toMatchObject({ status: 'warn', account_limit: 10, unreserved: 10 });
       expect(checkOf(report, 'concurrency').detail).toMatch(/at least 100 .+ has 10 .+--quota-code L-B99A9384/);
       expect(checkOf(report, 'cost-tag')).toMatchObject({ status: 'pass', tag_status: 'Active' });
+      // Without --alarms, nobody subscribed to the alarm topic is notified.
+      expect(checkOf(report, 'alarms')).toEqual({ check: 'alarms', status: 'skip', detail: ALARMS_NOT_RUN });
+      expect(twin.alarmTopic.published).toEqual([]);
+
+      // The step function was refused each model at the front door, on what its profile copies; the line for each names
+      // the refused resource, the profile the call named and the ARNs the stack lists in the role's condition.
+      const stepLines = failed('step-model').split('\n');
+      const profileList = [...twin.inferenceProfiles.values()].join(', ');
+      for (const [model, copies, copied] of STEP_PROBES) {
+        const profile = twin.inferenceProfiles.get(model)!;
+        const line = stepLines.find((entry) => entry.startsWith(`${model} (its profile copies a ${copies}): `));
+        expect(line, model).toContain(
+          `got Execution error (AccessDeniedException): User: arn:aws:sts::000000000000:assumed-role/WorkflowStep/`,
+        );
+        expect(line).toContain(`the role WorkflowStep was refused bedrock:InvokeModelWithResponseStream on ${copied}`);
+        expect(line).toContain(`this call named ${profile}`);
+        expect(line).toContain(`the deployment's ${twin.inferenceProfiles.size} application profiles (${profileList})`);
+        expect(line).toContain('aws iam list-role-policies --role-name WorkflowStep');
+      }
+      expect(stepLines.find((line) => line.startsWith('us.amazon.nova-micro-v1:0 '))).toContain(
+        `most likely the cross-region profile the application profile copies (${STEP_PROBES[1][2]})`,
+      );
+      expect(checkOf(report, 'step-model').calls).toMatchObject(
+        STEP_PROBES.map(([model]) => ({ model, status: 'fail', input_tokens: null, usd: null, execution_id: expect.any(String) })),
+      );
+      expect(twin.accessDenials.filter((denial) => denial.principal === 'WorkflowStep')).toEqual(
+        STEP_PROBES.map(([, , copied]) => ({
+          principal: 'WorkflowStep',
+          action: 'bedrock:InvokeModelWithResponseStream',
+          resource: copied,
+        })),
+      );
 
       // The execution left waiting at its approval was rejected; the link, key and publication are gone or revoked.
       expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
@@ -282,8 +399,27 @@ describe('admin verify against a twin that fails every check it can', () => {
       expect(left.links).toEqual(['revoked']);
       expect(left.keys).toEqual(['revoked']);
       expect(left.activePublication).toBeUndefined();
-      expect(left.runStatuses).toHaveLength(1);
+      // The workflow check's execution, rejected, and the step-model check's two.
+      expect(left.runStatuses).toHaveLength(3);
       expect(left.runStatuses).not.toContain('interrupted');
+    },
+    VERIFY_TIMEOUT_MS,
+  );
+
+  it(
+    'skips both model checks with --skip-models: no model is called, not even by the step function',
+    async () => {
+      process.env.DATA_DIR = twin.dataDir;
+      const modelCalls = twin.bedrock.requests.length;
+      const stepDenials = twin.accessDenials.filter((denial) => denial.principal === 'WorkflowStep').length;
+      const result = await runCli(['verify', '--skip-models', '--json']);
+      const report = JSON.parse(result.stdout) as Report;
+
+      expect(result.exitCode).toBe(1);
+      for (const name of ['models', 'step-model'])
+        expect(checkOf(report, name)).toMatchObject({ status: 'skip', detail: 'skipped (--skip-models)' });
+      expect(twin.bedrock.requests).toHaveLength(modelCalls);
+      expect(twin.accessDenials.filter((denial) => denial.principal === 'WorkflowStep')).toHaveLength(stepDenials);
     },
     VERIFY_TIMEOUT_MS,
   );

@@ -59,8 +59,11 @@ describe('cost estimate', () => {
     expect(forecast.averages.run.step_usd!).toBeCloseTo(steps / 3, 8);
     expect(forecast.averages.run.usd!).toBeCloseTo(project.usd / 3, 7);
     const fixed = report.fixed_monthly_usd.reduce((sum, item) => sum + item.usd, 0);
+    // X-Ray: under one request a second, every one is a trace: the events, and two per execution, at $5 per million.
+    const traces = (100000 + 2 * 2000) * 0.000005;
+    expect(forecast.lines.find((line) => line.item === 'X-Ray traces')).toMatchObject({ count: 104000, usd_each: 0.000005 });
     expect(forecast.total_usd!).toBeCloseTo(
-      3 * (100000 * forecast.averages.call_event.usd! + 2000 * forecast.averages.run.usd! + fixed),
+      3 * (100000 * forecast.averages.call_event.usd! + 2000 * forecast.averages.run.usd! + fixed + traces),
       4,
     );
   });

@@ -37,7 +37,7 @@ const CALL_EVENT = {
   apiRequests: 1,
   lambdaInvocations: 1,
   lambdaGbMs: 10,
-  dynamoReadUnits: 0.5,
+  dynamoReadUnits: 0,
   dynamoWriteUnits: 2,
   storedBytes: 1024,
   dataTransferOutBytes: 410,

@@ -53,6 +53,39 @@ describe('caller ids that are not well-formed Unicode', () => {
   });
 });
 
+describe('caller text that is not well-formed Unicode, anywhere in the body', () => {
+  it.each([
+    ['input.message', '"input":{"message":"hi \\ud800"}'],
+    ['input.nested.0', '"input":{"message":"hi","nested":["\\udfff"]}'],
+    ['initial_memory.name', '"initial_memory":{"name":"\\ud800"}'],
+    ['initial_memory.k\ufffd', '"initial_memory":{"k\\ud800":1}'],
+    ['callback_url', '"callback_url":"https://example.com/\\ud800"'],
+  ])('answers 400 naming %s, and starts nothing', async (field, fields) => {
+    const before = await executionCount();
+    const response = await client.execute('echo', `{"user_id":"u-lone",${fields}}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain(`${field}: `);
+    expect(response.body.detail).toContain('well-formed Unicode (no lone surrogate)');
+    expect(response.text).not.toMatch(/\\ud[89a-f]/i);
+    expect(await executionCount()).toBe(before);
+  });
+
+  it.each(['approve', 'reject'] as const)(
+    'answers %s with feedback holding a lone surrogate 400 naming feedback, and decides nothing',
+    async (decision) => {
+      const waiting = await client.execute('gate', { user_id: 'u-lone-feedback', input: { message: 'deploy' } });
+      expect(waiting.body.status).toBe('interrupted');
+
+      const response = await client[decision](waiting.body.execution_id, '{"feedback":"\\ud800"}');
+
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ detail: 'Validation error: feedback: must be well-formed Unicode (no lone surrogate)' });
+      expect((await client.getExecution(waiting.body.execution_id)).body.status).toBe('interrupted');
+    },
+  );
+});
+
 describe('bodies that are not UTF-8', () => {
   it('answers 400 on the body and starts nothing: a message is never run altered to U+FFFD', async () => {
     const before = await executionCount();

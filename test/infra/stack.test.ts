@@ -7,8 +7,14 @@ import { readFileSync } from 'node:fs';
 import { routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '#shared/resources.ts';
-import { APPROVAL_TIMEOUT_SECONDS } from '#shared/limits.ts';
+import {
+  APPROVAL_TIMEOUT_SECONDS,
+  STREAM_PROBE_MARGIN_MS,
+  STREAM_PROBE_MAX_HOLD_MS,
+  STREAM_PROBE_TIMEOUT_SECONDS,
+} from '#shared/limits.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
+import { LAMBDA_RUNTIME } from '#lib/cdk/lambda-runtime.ts';
 
 /**
  * Skips Lambda bundling (these tests look at the template, not the code assets; test/infra/bundles.test.ts does)
@@ -193,7 +199,7 @@ describe('api', () => {
   it('runs functions on the newest Node runtime on arm64 with tracing', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     for (const fn of Object.values(functions)) {
-      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+      expect(fn.Properties).toMatchObject({ Runtime: LAMBDA_RUNTIME.name, Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
     }
   });
 });
@@ -384,37 +390,51 @@ describe('workflow engine', () => {
     expect(template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout).toBe(900);
   });
 
+  const streamedMethodOf = (routeId: string) => {
+    const { logicalId } = functionOf(routeId);
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    const method = methods.find((candidate) => JSON.stringify(candidate.Properties.Integration?.Uri ?? '').includes(`"${logicalId}"`));
+    expect(JSON.stringify(method?.Properties.Integration.Uri), routeId).toContain('/response-streaming-invocations');
+    return {
+      integration: method?.Properties.Integration as { ResponseTransferMode?: string; TimeoutInMillis?: number },
+      functionTimeout: template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout as number,
+    };
+  };
+
   it('streams the three SSE routes for up to 15 minutes too, each function with a 15-minute timeout', () => {
-    const streamingRoutes = [
-      'PublishedExecute',
-      'PublishedStreamWorkflow',
-      'PublishedStreamExecution',
-      'PublishedExecutionEvents',
-      'PublishedStreamProbe',
-    ];
+    const longRoutes = ['PublishedExecute', 'PublishedStreamWorkflow', 'PublishedStreamExecution', 'PublishedExecutionEvents'];
+    const streamingRoutes = [...longRoutes, 'PublishedStreamProbe'];
     expect(
       routes
         .filter((route) => route.streaming)
         .map((route) => route.id)
         .sort(),
     ).toEqual([...streamingRoutes].sort());
-    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    for (const routeId of streamingRoutes) {
-      const { logicalId } = functionOf(routeId);
-      const method = methods.find((candidate) => JSON.stringify(candidate.Properties.Integration?.Uri ?? '').includes(`"${logicalId}"`));
-      expect(method?.Properties.Integration, routeId).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
-      expect(JSON.stringify(method?.Properties.Integration.Uri), routeId).toContain('/response-streaming-invocations');
-      expect(template.findResources('AWS::Lambda::Function')[logicalId]!.Properties.Timeout, routeId).toBe(900);
+    for (const routeId of longRoutes) {
+      const { integration, functionTimeout } = streamedMethodOf(routeId);
+      expect(integration, routeId).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
+      expect(functionTimeout, routeId).toBe(900);
     }
     // Every other route answers within API Gateway's default 29 s, buffered.
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     const buffered = methods.filter((method) => method.Properties.Integration?.ResponseTransferMode === 'STREAM');
     expect(buffered).toHaveLength(streamingRoutes.length);
   });
 
-  it('lets the tailing functions read the stream events table and nothing else besides authentication and their usage', () => {
+  it('streams the stream probe within its own bound: the longest hold plus a margin, for function and integration alike', () => {
+    const { integration, functionTimeout } = streamedMethodOf('PublishedStreamProbe');
+
+    expect(STREAM_PROBE_TIMEOUT_SECONDS).toBe((STREAM_PROBE_MAX_HOLD_MS + STREAM_PROBE_MARGIN_MS) / 1000);
+    expect(STREAM_PROBE_TIMEOUT_SECONDS).toBeLessThan(60);
+    expect(functionTimeout).toBe(STREAM_PROBE_TIMEOUT_SECONDS);
+    expect(integration).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: STREAM_PROBE_TIMEOUT_SECONDS * 1000 });
+  });
+
+  it('lets the tailing functions use the stream events table (logs, open streams) and nothing else but authentication and usage', () => {
     for (const routeId of ['PublishedStreamExecution', 'PublishedExecutionEvents']) {
       const route = routes.find((candidate) => candidate.id === routeId)!;
-      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', streamEvents: 'read', usage: 'write' });
+      // readWrite: the slots of their open streams live beside the logs (functions/published/open-streams-repository.ts).
+      expect(route.tables, routeId).toEqual({ apiKeys: 'read', counters: 'readWrite', streamEvents: 'readWrite', usage: 'write' });
       const policy = policyOf(routeId);
       expect(policy, routeId).not.toMatch(/s3:|states:|bedrock:/);
       const variables = template.findResources('AWS::Lambda::Function')[functionOf(routeId).logicalId]!.Properties.Environment.Variables;

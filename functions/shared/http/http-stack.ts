@@ -13,6 +13,7 @@ import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
 import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from '../lambda/powertools.ts';
 import { routeGroupOf, type RouteGroup } from './route-groups.ts';
 import { corsResponseHeaders, preflightResponse, type CorsPolicy } from './cors.ts';
+import { asSentByGateway } from './gateway-compression.ts';
 
 export type HttpRequest = APIGatewayProxyEvent;
 export type HttpResponse = APIGatewayProxyResult;
@@ -45,12 +46,15 @@ export function withHttpStack(
   const usage = usageMeterFromEnv();
   const { cors } = options;
   const routeHeaders = (request: HttpRequest) => (cors ? corsResponseHeaders(cors.origins, request) : {});
-  /** The answer's bytes (data transfer out): a stream's so far and what its finish still sends, or a buffered answer whole. */
+  /**
+   * The answer's bytes (data transfer out): a stream's so far and what its finish still sends, or a buffered answer
+   * whole, as API Gateway sends it (compressed when the caller accepts it: gateway-compression.ts).
+   */
   const answerBytes = (request: HttpRequest, context: Context, response: HttpResponse) => {
     const streamed = streamedResponses.get(context);
     return streamed
       ? streamed.sentBytes + streamed.bytesToFinish(response)
-      : bufferedResponseBytes(withHeaders(response, routeHeaders(request)));
+      : bufferedResponseBytes(asSentByGateway(withHeaders(response, routeHeaders(request)), header(request, 'accept-encoding')));
   };
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
     const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1, logBytes: ACCESS_LOG_LINE_BYTES });
@@ -316,7 +320,10 @@ export interface StreamSink {
    * connection is cut. Unset, the end waits as long as the client takes.
    */
   endWithin(ms: number): void;
-  /** Aborts when the caller goes away. */
+  /**
+   * Aborts when the platform says the caller went away. Lambda never does (a stream whose caller left is served to its
+   * end); the twin does only with TWIN_STREAM_CALLER_GONE=1.
+   */
   readonly callerGone: AbortSignal;
 }
 

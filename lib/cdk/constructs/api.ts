@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Size, Stack } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -15,7 +15,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
 import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
-import { API_URL_OUTPUT } from '#lib/cdk/stack-outputs.ts';
+import { API_URL_OUTPUT, MAX_OPEN_STREAMS_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import {
   GATEWAY_ERROR_TEMPLATE,
   GATEWAY_MESSAGES,
@@ -24,7 +24,9 @@ import {
   gatewayErrorBody,
 } from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
+import { MINIMUM_COMPRESSION_BYTES } from '#shared/http/gateway-compression.ts';
 import { parseStreamFlushPadding, STREAM_FLUSH_PADDING_ENV } from '#shared/http/stream-padding.ts';
+import { MAX_OPEN_STREAMS_ENV, parseMaxOpenStreams, parseStreamWindowSeconds, STREAM_WINDOW_ENV } from '#shared/http/stream-settings.ts';
 import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import { bindStateMachines, type StateMachineOwner } from './state-machines.ts';
@@ -55,6 +57,18 @@ export interface ApiProps {
    * @default CDK context `streamFlushPaddingBytes` (`cdk deploy -c streamFlushPaddingBytes=16384`), else 0: no filler
    */
   readonly streamFlushPaddingBytes?: number;
+  /**
+   * The stream window: the longest one invocation serves a stream (SSE) before it ends it with `resume`, 60 to 840
+   * seconds. The functions of the windowed stream routes get it as `STREAM_WINDOW_SECONDS`.
+   * @default CDK context `streamWindowSeconds` (`cdk deploy -c streamWindowSeconds=600`), else 300
+   */
+  readonly streamWindowSeconds?: number;
+  /**
+   * Streams the deployment serves at once, all keys together (each holds one unit of the account's Lambda concurrency).
+   * Every function of a stream route gets it as `MAX_OPEN_STREAMS`; the stack's `MaxOpenStreams` output names it.
+   * @default CDK context `maxOpenStreams` (`cdk deploy -c maxOpenStreams=200`), else 500
+   */
+  readonly maxOpenStreams?: number;
 }
 
 /**
@@ -99,6 +113,14 @@ export class Api extends Construct {
       props.streamFlushPaddingBytes ?? this.node.tryGetContext('streamFlushPaddingBytes'),
       props.streamFlushPaddingBytes === undefined ? 'CDK context streamFlushPaddingBytes' : 'streamFlushPaddingBytes',
     );
+    const streamWindowSeconds = parseStreamWindowSeconds(
+      props.streamWindowSeconds ?? this.node.tryGetContext('streamWindowSeconds'),
+      props.streamWindowSeconds === undefined ? 'CDK context streamWindowSeconds' : 'streamWindowSeconds',
+    );
+    const maxOpenStreams = parseMaxOpenStreams(
+      props.maxOpenStreams ?? this.node.tryGetContext('maxOpenStreams'),
+      props.maxOpenStreams === undefined ? 'CDK context maxOpenStreams' : 'maxOpenStreams',
+    );
     // With one allowed origin, CORS headers ride on every gateway response: without them its page sees a throttle or a
     // 502 as `Failed to fetch`. With several there are none: a gateway response cannot check the list (gateway-responses.ts).
     // Without headers a response stays exactly as it was (an empty map would still change the deployment).
@@ -115,6 +137,9 @@ export class Api extends Construct {
       restApiName: `${Stack.of(this).stackName}-api`,
       endpointTypes: [EndpointType.REGIONAL],
       binaryMediaTypes: [...BINARY_MEDIA_TYPES],
+      // Buffered answers from 1 KB go out gzip- or deflate-encoded to a caller that accepts it (the OpenAPI documents
+      // shrink to an eighth); streamed ones never are. The twin compresses the same way (gateway-compression.ts).
+      minCompressionSize: Size.bytes(MINIMUM_COMPRESSION_BYTES),
       cloudWatchRole: true,
       deployOptions: {
         stageName: 'prod',
@@ -168,6 +193,9 @@ export class Api extends Construct {
         : new LambdaIntegration(fn);
       // Set on every streaming function, 0 included: what the deployment pads its streamed writes with is on record.
       if (route.streaming) fn.addEnvironment(STREAM_FLUSH_PADDING_ENV, String(streamFlushPaddingBytes));
+      // A stream route's slots are counted against the deployment's open streams; a windowed one ends at its window.
+      if (route.openStream) fn.addEnvironment(MAX_OPEN_STREAMS_ENV, String(maxOpenStreams));
+      if (route.openStream === 'window') fn.addEnvironment(STREAM_WINDOW_ENV, String(streamWindowSeconds));
       const resource = this.restApi.root.resourceForPath(route.path);
       this.methods[route.id] = resource.addMethod(route.method, integration);
       this.functions[route.id] = fn;
@@ -179,5 +207,6 @@ export class Api extends Construct {
     }
 
     new CfnOutput(this, API_URL_OUTPUT, { key: API_URL_OUTPUT, value: this.restApi.url });
+    new CfnOutput(this, MAX_OPEN_STREAMS_OUTPUT, { key: MAX_OPEN_STREAMS_OUTPUT, value: String(maxOpenStreams) });
   }
 }

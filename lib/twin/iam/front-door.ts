@@ -10,8 +10,10 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { Policy } from './function-policy.ts';
 import { oldItemRequest, withOldItem } from './dynamodb-old-item.ts';
+import { holdsLoneSurrogate, refuseNotUtf8 } from './dynamodb-strings.ts';
 import {
   bedrockPermissions,
+  cloudWatchPermissions,
   costExplorerPermissions,
   dynamodbPermissions,
   lambdaPermissions,
@@ -49,8 +51,8 @@ export interface AccessDenial extends Omit<Permission, 'context' | 'refusal'> {
   principal: string;
 }
 
-/** Each stand-in's service, by its SigV4 signing name (`ce` is Cost Explorer). */
-export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock' | 'ce' | 'lambda';
+/** Each stand-in's service, by its SigV4 signing name (`ce` is Cost Explorer, `monitoring` CloudWatch). */
+export type LocalService = 'dynamodb' | 's3' | 'states' | 'ssm' | 'bedrock' | 'ce' | 'lambda' | 'monitoring';
 
 interface ServiceRules {
   permissions(request: ServiceRequest): Permission[];
@@ -62,8 +64,8 @@ interface ServiceRules {
 type Reply = { method: string; response: ServerResponse };
 
 /**
- * JSON RPC services (DynamoDB and Step Functions on 1.0, SSM and Cost Explorer on 1.1) answer every refusal with 400 and the type in the
- * body.
+ * JSON RPC services (DynamoDB, Step Functions and CloudWatch on 1.0, SSM and Cost Explorer on 1.1) answer every refusal with 400 and the
+ * type in the body.
  */
 const refuseJson =
   (version: '1.0' | '1.1') =>
@@ -101,6 +103,7 @@ const RULES: Record<LocalService, ServiceRules> = {
   bedrock: { permissions: bedrockPermissions, refuse: refuseRestJson, forwardAuthorization: true },
   ce: { permissions: costExplorerPermissions, refuse: refuseJson('1.1'), forwardAuthorization: true },
   lambda: { permissions: lambdaPermissions, refuse: refuseLambda, forwardAuthorization: true },
+  monitoring: { permissions: cloudWatchPermissions, refuse: refuseJson('1.0'), forwardAuthorization: true },
 };
 
 const INVALID_KEY: Record<LocalService, string> = {
@@ -111,6 +114,7 @@ const INVALID_KEY: Record<LocalService, string> = {
   bedrock: 'UnrecognizedClientException',
   ce: 'UnrecognizedClientException',
   lambda: 'UnrecognizedClientException',
+  monitoring: 'UnrecognizedClientException',
 };
 const BAD_SIGNATURE: Record<LocalService, string> = {
   dynamodb: 'InvalidSignatureException',
@@ -120,6 +124,7 @@ const BAD_SIGNATURE: Record<LocalService, string> = {
   bedrock: 'InvalidSignatureException',
   ce: 'InvalidSignatureException',
   lambda: 'InvalidSignatureException',
+  monitoring: 'InvalidSignatureException',
 };
 
 /** S3 refuses a request carrying `x-amz-*` headers its signature does not cover (they could have been added by anyone). */
@@ -142,7 +147,7 @@ export interface FrontDoorOptions {
 export interface ServedRequest {
   service: LocalService;
   principal: string;
-  /** DynamoDB, SSM, Step Functions and Cost Explorer: the operation; S3, Bedrock and Lambda: the method and path. */
+  /** The JSON services (DynamoDB, SSM, Step Functions, Cost Explorer, CloudWatch): the operation; S3, Bedrock, Lambda: method and path. */
   operation: string;
   /** The first resource it acted on (a table, an object, a parameter). */
   resource: string;
@@ -259,6 +264,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<{ endpo
             `${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`,
       );
     }
+    if (options.service === 'dynamodb' && holdsLoneSurrogate(body)) return refuseNotUtf8(response);
     // After authentication and authorization, as AWS checks a call before it can throttle it.
     if (options.faults && !principal.faultFree && injectedFault(options.faults, principal, needs, target, reply)) return;
     let answered: number | undefined;

@@ -11,6 +11,7 @@ import { LOCAL_ACCOUNT, LOCAL_STATE_MACHINE_ARN, objectArnOf, parameterArnOf, ta
 import { LOCAL_REGION } from '#lib/twin/stores.ts';
 import { localApplicationProfile } from '#lib/twin/bedrock-profiles.ts';
 import { ACCOUNT_SETTINGS_PATH } from '#lib/twin/lambda-account-stand-in.ts';
+import { localAlarmArn } from '#lib/twin/local-alarms.ts';
 import type { RequestContext } from './function-policy.ts';
 
 /** One IAM check a request needs: the action, the ARN it acts on, and the request context the policy's conditions see. */
@@ -142,6 +143,17 @@ export function costExplorerPermissions(request: ServiceRequest): Permission[] {
   return [{ action: `ce:${request.target.replace(/^AWSInsightsIndexService\./, '')}`, resource: '*' }];
 }
 
+/**
+ * CloudWatch alarms (JSON 1.0, target prefix `GraniteServiceVersion20100801.`): SetAlarmState, and DescribeAlarmHistory
+ * of one alarm, act on that alarm's ARN; DescribeAlarms, and the history of every alarm, on `*`.
+ */
+export function cloudWatchPermissions(request: ServiceRequest): Permission[] {
+  const operation = request.target.replace(/^GraniteServiceVersion20100801\./, '');
+  const { AlarmName } = jsonBody(request.body);
+  const onAlarm = typeof AlarmName === 'string' && operation !== 'DescribeAlarms';
+  return [{ action: `cloudwatch:${operation}`, resource: onAlarm ? localAlarmArn(AlarmName) : '*' }];
+}
+
 /** Lambda (REST): `GET /2016-08-19/account-settings` is `lambda:GetAccountSettings`, an action on no resource (`*`). */
 export function lambdaPermissions(request: ServiceRequest): Permission[] {
   const path = request.url.split('?')[0];
@@ -184,6 +196,14 @@ const INFERENCE_PROFILE_ARN = /^arn:aws:bedrock:[^:]*:[^:]*:inference-profile\/(
  * profiles, or a system cross-region profile) carries that profile's ARN as `bedrock:InferenceProfileArn`, which the
  * step function's role requires on what the profiles copy; a direct call to a model carries none. A third-party
  * model's call needs the Marketplace actions Bedrock takes for its subscription too (marketplacePermissions).
+ *
+ * What AWS documents (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html): a role that may
+ * invoke an inference profile "must also specify the foundation model in each Region associated with it", and
+ * `bedrock:InferenceProfileArn` in a statement "that scopes to the foundation-model resources" holds a model to calls
+ * through the inference profile it names. What it does not: whether a call through an application profile that copies
+ * a cross-region profile is also authorized on that cross-region profile (the twin asks for it, the stricter reading),
+ * and which ARN the key then carries. The twin carries the profile the call named, the only reading under which a role
+ * can hold a cross-region model to its application profiles; `admin verify`'s step-model check proves it on AWS.
  */
 export function bedrockPermissions(request: ServiceRequest): Permission[] {
   const match = /^\/model\/([^/?]+)\/([a-z-]+)(?:\?|$)/.exec(request.url);
