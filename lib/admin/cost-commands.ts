@@ -1,5 +1,5 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { PROJECT_ID_PATTERN } from '#shared/limits.ts';
 import { createUsageRepository } from '#shared/metering/usage-repository.ts';
 import { createExecutionCostsRepository } from '#executions/executions-repository.ts';
@@ -87,6 +87,9 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
   const { from } = checkedPeriod(dayOption(flags.from, `${to.slice(0, 8)}01`, 'from'), to);
   const html = flags.html === undefined ? undefined : await htmlTarget(flags.html);
   const sheet = priceSheetFor(target);
+  // A typo in a link id would read as "this link cost nothing": a link the table does not know is refused.
+  if (link !== undefined && !(await createLinksRepository(target.dynamo, target.tables.links).getLink(link)))
+    throw new Error(`link ${link} not found`);
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
   const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
@@ -112,7 +115,12 @@ function priceSheetFor(target: AdminTarget): PriceSheet {
  * mkdir never returns on some paths (under /proc).
  */
 async function htmlTarget(file: string): Promise<string> {
+  // resolve() drops a trailing slash: `--html reports/` would become a file named `reports`.
+  if (/[/\\]$/.test(file))
+    throw new UsageError(`--html names a file, and ${file} ends with a slash; name one in it, e.g. ${file}cost.html`);
   const path = resolve(file);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw new UsageError(`--html: ${path} is a directory; name a file in it, e.g. ${join(path, 'cost.html')}`);
   const directory = dirname(path);
   if (directory === dirname(resolve(DEFAULT_DATA_DIR))) await mkdir(directory).catch(() => undefined);
   const found = await stat(directory).catch((error: NodeJS.ErrnoException) => {
@@ -135,7 +143,8 @@ async function writeHtmlReport(target: AdminTarget, path: string, report: CostRe
   try {
     await writeFile(path, html);
   } catch (error) {
-    throw new UsageError(`--html: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    // The disk's answer (no space, no permission), not a mistake in how the command was called: exit 1, no usage text.
+    throw new Error(`--html: cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
   const answer = {
     html: path,

@@ -33,6 +33,10 @@ describe('an id that names nothing', () => {
     expect((await twin.admin('tasks', 'list')).tasks).toEqual([]);
   });
 
+  it('is refused with exit 1 by cost report --link, rather than reported as a link that cost nothing', async () => {
+    expect(await refused('cost', 'report', '--link', NO_LINK)).toEqual({ exitCode: 1, error: `link ${NO_LINK} not found` });
+  });
+
   it('is refused with exit 1 by collect --task, naming the task', async () => {
     expect(await refused('collect', '--task', NO_TASK)).toEqual({ exitCode: 1, error: `task ${NO_TASK} not found` });
   });

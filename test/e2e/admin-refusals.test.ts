@@ -98,7 +98,26 @@ describe('cost report --html FILE', () => {
       exitCode: 2,
       error: `--html: ${file} is not a directory`,
     });
-    expect(await refused('cost', 'report', '--html', dir)).toEqual({ exitCode: 2, error: `--html: cannot write ${dir} (EISDIR)` });
+    expect(await refused('cost', 'report', '--html', dir)).toEqual({
+      exitCode: 2,
+      error: `--html: ${dir} is a directory; name a file in it, e.g. ${join(dir, 'cost.html')}`,
+    });
+  });
+
+  it('refuses a FILE ending in a slash, which would write a file named as the directory', async () => {
+    const named = join(dir, 'reports');
+    expect(await refused('cost', 'report', '--html', `${named}/`)).toEqual({
+      exitCode: 2,
+      error: `--html names a file, and ${named}/ ends with a slash; name one in it, e.g. ${named}/cost.html`,
+    });
+    expect(existsSync(named)).toBe(false);
+  });
+
+  it("answers the disk's refusal as the product's (exit 1), not as a usage mistake", async () => {
+    // /dev/full takes nothing: every write answers ENOSPC, as a full disk does.
+    const full = await runCli(['cost', 'report', '--html', '/dev/full']);
+    expect(full.exitCode, full.stderr).toBe(1);
+    expect(full.stderr).toBe('error: --html: cannot write /dev/full (ENOSPC)\n');
   });
 
   it("makes the CLI's own .local directory (where the data directory lives by default), and nothing under it", async () => {
