@@ -1,9 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseTwinFaults } from '#lib/twin/faults.ts';
+import { nightlySweepId } from '#collection/collection-sweeps.ts';
+import { executionArnOf } from '#shared/execution-arn.ts';
+import { parseTwinFaults, type FaultPlan } from '#lib/twin/faults.ts';
 import { startLocalTwin, type LocalTwin } from '#lib/twin/twin.ts';
 import { retryingClient } from './client.ts';
+import { failureBound, tallyFaults, type FaultRecord } from './fault-tally.ts';
 import { checkInvariants, type FinalStatuses, type Violation } from './invariants.ts';
 import { settle } from './settle.ts';
 import { readStoredState } from './stored-state.ts';
@@ -20,7 +23,7 @@ export interface ChaosOptions {
   /** See TrafficOptions.minAnswers. */
   minAnswers?: number;
   concurrency: number;
-  /** How long the runs, sweeps and callbacks get to finish after the traffic. */
+  /** How long the executions, sweeps and callbacks get to finish after the traffic. */
   settleMs: number;
   collectEveryMs?: number;
   /** Only the short suite shortens the state machines' Retry intervals. */
@@ -32,10 +35,12 @@ export interface ChaosOptions {
 export interface ChaosRun {
   report: ChaosReport;
   violations: Violation[];
-  /** Checks the invariants again (the suite's own test breaks the stored state on purpose, then asks). */
-  recheck(): Promise<Violation[]>;
+  /** Checks the invariants again; `settle` first lets what was sent since the traffic settle (the suite's own defect checks). */
+  recheck(options?: { settle?: boolean }): Promise<Violation[]>;
   record: TrafficRecord;
+  setup: TrafficSetup;
   twin: LocalTwin;
+  faults: FaultPlan;
   dataDir: string;
   close(keepData?: boolean): Promise<void>;
 }
@@ -46,6 +51,8 @@ export interface ChaosReport {
   requests: number;
   retries: number;
   dropped: number;
+  /** How many of each kind of request the mix sent. */
+  kinds: Record<string, number>;
   statuses: Record<string, number>;
   /** Refusals by request and status (`execute echo 503`), to see where the faults surfaced. */
   refusals: Record<string, number>;
@@ -53,9 +60,20 @@ export interface ChaosReport {
   acknowledged_events: number;
   duplicates: number;
   runs: number;
+  /** Final statuses by workflow (`echo completed`). */
+  final_statuses: Record<string, number>;
+  /** Per fault kind, the faults that hit the engine and the failed executions they can account for. */
+  failure_bound: Record<string, { faults: number; failures: number }>;
+  /** Callbacks by receiver kind and outcome (`late accepted`), and the attempts they took. */
+  callbacks: Record<string, number>;
   streams: number;
   stream_resumes: number;
+  subscriptions: number;
   collections: number;
+  nightly_sweeps: number;
+  /** Throttles the nightly trigger's Step Functions starts met (each start of a sweep a draw). */
+  nightly_throttles: number;
+  tool_calls: number;
   /** Requests the API never answered within REQUEST_TIMEOUT_MS (each also a violation). */
   unanswered: number;
   violations: number;
@@ -64,18 +82,21 @@ export interface ChaosReport {
 
 /** Starts a twin with the faults, drives the mix, lets it settle, and checks every invariant. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
-  // The mix's callback receiver and recording host are on loopback, which only these test settings allow.
+  // The mix's callback receiver, recording host and tool server are on loopback, which only these test settings allow.
   process.env.ALLOW_LOOPBACK_CALLBACKS = '1';
   process.env.ALLOW_LOOPBACK_RECORDINGS = '1';
+  process.env.ALLOW_LOOPBACK_TOOLS = '1';
   const dataDir = mkdtempSync(join(tmpdir(), 'chaos-'));
-  const faults = parseTwinFaults(options.faults, String(options.seed));
+  const faults = parseTwinFaults(options.faults, String(options.seed))!;
+  const tally = tallyFaults(faults);
   const twin = await startLocalTwin({ dataDir, host: '127.0.0.1', port: 0, faults, retryIntervalMs: options.retryIntervalMs });
+  let setup: TrafficSetup | undefined;
   const target: TrafficTarget = {
     url: twin.url,
     dataDir,
     collect: collectThroughCli,
+    nightly: () => nightly(twin, setup?.links.map((link) => link.taskId) ?? []),
   };
-  let setup: TrafficSetup | undefined;
   try {
     const startedAt = Date.now();
     setup = await prepareTraffic(target);
@@ -89,7 +110,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
           : '';
       progress(`traffic: ${client.ledger.answers.length} answers, faults ${JSON.stringify(twin.faultCounts())}${waiting}`);
     }, 10_000);
-    const record = await runTraffic(target, {
+    const traffic = await runTraffic(target, {
       durationMs: options.durationMs,
       seed: options.seed,
       concurrency: options.concurrency,
@@ -97,32 +118,47 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       minAnswers: options.minAnswers,
       client,
     }).finally(() => clearInterval(ticker));
-    const finals = await settle(target, setup, record, options.settleMs, progress);
-    const check = async () => {
+    const { record } = traffic;
+    const prepared = setup;
+    let finals = await settle(target, prepared, record, traffic.sweep, options.settleMs, progress);
+    const check = async (again: { settle?: boolean } = {}) => {
+      if (again.settle) finals = await settle(target, prepared, record, traffic.sweep, options.settleMs, progress);
       const stored = await readStoredState(dataDir);
       try {
-        return await checkInvariants({ record, setup: setup!, stored, finals });
+        return await checkInvariants({ record, setup: prepared, stored, finals, faults: tally.faults });
       } finally {
         stored.close();
       }
     };
     const violations = await check();
-    const report = chaosReport(options.seed, (Date.now() - startedAt) / 1000, record, finals, twin.faultCounts(), violations);
-    const finished = setup;
+    const report = chaosReport(
+      options.seed,
+      (Date.now() - startedAt) / 1000,
+      record,
+      prepared,
+      finals,
+      twin.faultCounts(),
+      tally.faults,
+      violations,
+    );
     return {
       report,
       violations,
       recheck: check,
       record,
+      setup: prepared,
       twin,
+      faults,
       dataDir,
       async close(keepData = false) {
-        await Promise.all([finished.recordings.close(), finished.callbacks.close()]);
+        tally.stop();
+        await Promise.all([prepared.recordings.close(), prepared.callbacks.close()]);
         await twin.close();
         if (!keepData) rmSync(dataDir, { recursive: true, force: true });
       },
     };
   } catch (error) {
+    tally.stop();
     await Promise.all([setup?.recordings.close(), setup?.callbacks.close()]);
     await twin.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -130,37 +166,90 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   }
 }
 
+/** Attempts of the nightly trigger: the schedule's first, and its two retries (lib/cdk: at most 2 retries). */
+const NIGHTLY_ATTEMPTS = 3;
+const SWEEP_POLL_MS = 250;
+
+/**
+ * The nightly trigger, as the schedule fires it, retried as the schedule retries a failed one (its Step Functions starts
+ * are throttled as any function's are), then the wait for every sweep it started to end.
+ */
+async function nightly(twin: LocalTwin, taskIds: string[]): Promise<void> {
+  const sweepId = nightlySweepId(Date.now());
+  for (let attempt = 0; attempt < NIGHTLY_ATTEMPTS; attempt++) {
+    try {
+      await twin.runNightly();
+      break;
+    } catch {
+      // The schedule retries a failed invocation; a start already made is the same execution the next time.
+    }
+  }
+  const names = taskIds.map((taskId) => executionArnOf(twin.twin.collection_state_machine_arn, `collect-${taskId}-${sweepId}`));
+  for (const arn of names) {
+    for (;;) {
+      let status: string;
+      try {
+        status = twin.stepFunctions.describeExecution(arn).status;
+      } catch {
+        break; // never started: every attempt of the trigger failed before it
+      }
+      if (status !== 'RUNNING') break;
+      await new Promise((resolve) => setTimeout(resolve, SWEEP_POLL_MS));
+    }
+  }
+}
+
 function chaosReport(
   seed: number,
   seconds: number,
   record: TrafficRecord,
+  setup: TrafficSetup,
   finals: FinalStatuses,
   faults: Record<string, number>,
+  injected: readonly FaultRecord[],
   violations: Violation[],
 ): ChaosReport {
+  const count = (into: Record<string, number>, key: string) => (into[key] = (into[key] ?? 0) + 1);
   const statuses: Record<string, number> = {};
   const refusals: Record<string, number> = {};
   for (const answer of record.ledger.answers) {
-    statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-    if (answer.status >= 400) refusals[`${answer.label} ${answer.status}`] = (refusals[`${answer.label} ${answer.status}`] ?? 0) + 1;
+    count(statuses, String(answer.status));
+    if (answer.status >= 400) count(refusals, `${answer.label} ${answer.status}`);
+  }
+  const finalStatuses: Record<string, number> = {};
+  const callbacks: Record<string, number> = {};
+  for (const run of record.runs.values()) {
+    count(finalStatuses, `${run.workflow} ${finals.get(run.executionId)?.status ?? 'unknown'}`);
+    if (!run.callback) continue;
+    const deliveries = setup.callbacks.deliveries(run.callback.tag);
+    count(callbacks, `${run.callback.behaviour} ${deliveries.some((one) => one.outcome === 'accepted') ? 'taken' : 'not taken'}`);
+    callbacks[`${run.callback.behaviour} attempts`] = (callbacks[`${run.callback.behaviour} attempts`] ?? 0) + deliveries.length;
   }
   const byInvariant: Record<string, number> = {};
-  for (const violation of violations) byInvariant[violation.invariant] = (byInvariant[violation.invariant] ?? 0) + 1;
+  for (const violation of violations) count(byInvariant, violation.invariant);
   return {
     seed,
     seconds: Math.round(seconds),
     requests: record.ledger.answers.length + record.ledger.dropped,
     retries: record.ledger.retries,
     dropped: record.ledger.dropped,
+    kinds: record.kinds,
     statuses,
     refusals,
     faults,
     acknowledged_events: record.events.size,
     duplicates: record.duplicates.length,
     runs: finals.size,
+    final_statuses: finalStatuses,
+    failure_bound: failureBound(injected),
+    callbacks,
     streams: record.streams.length,
     stream_resumes: record.streams.reduce((sum, stream) => sum + stream.resumes, 0),
+    subscriptions: record.subscriptions.length,
     collections: record.collections,
+    nightly_sweeps: record.sweeps.filter((sweep) => sweep.how === 'nightly').length,
+    nightly_throttles: injected.filter((fault) => fault.functionName === 'CollectionNightly' && fault.kind === 'sfn:throttle').length,
+    tool_calls: setup.callbacks.toolCalls(),
     unanswered: record.ledger.unanswered.length,
     violations: violations.length,
     by_invariant: byInvariant,

@@ -54,6 +54,8 @@ export interface Sent {
   status: number;
   headers: Headers;
   text: string;
+  /** How many times the request went out: after a lost answer, what the last one says may be the first one's doing. */
+  attempts: number;
 }
 
 export interface RetryingClient {
@@ -71,7 +73,14 @@ export interface RetryingClient {
   tracked<T>(label: string, url: string, request: (signal: AbortSignal) => Promise<T>): Promise<T>;
 }
 
-export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingClient {
+export interface ClientOptions {
+  onAnswer?: (answer: Answer) => void;
+  /** Only the suite's own defect checks shorten it, to see a request that is never answered without waiting minutes. */
+  requestTimeoutMs?: number;
+}
+
+export function retryingClient(options: ClientOptions = {}): RetryingClient {
+  const { onAnswer, requestTimeoutMs = REQUEST_TIMEOUT_MS } = options;
   const ledger = newLedger();
   const inFlight = new Set<{ label: string; url: string; since: number }>();
   const tracked = async <T>(label: string, url: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> => {
@@ -79,7 +88,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
     inFlight.add(entry);
     // A controller and a timer of our own: Node 20 may collect AbortSignal.timeout()'s signal before it fires.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
+    const timer = setTimeout(() => deadline.abort(), requestTimeoutMs);
     try {
       return await request(deadline.signal);
     } catch (error) {
@@ -97,7 +106,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
       status,
       retryAfter: headers.get('retry-after') ?? undefined,
       contentType: headers.get('content-type') ?? undefined,
-      refusalBody: status >= 400 ? text.slice(0, 2_000) : '',
+      refusalBody: status >= 400 ? text.slice(0, 20_000) : '',
       ms: performance.now() - startedAt,
       path: new URL(url).pathname,
     };
@@ -134,7 +143,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
             return { response, text: await response.text() };
           });
           record(label, url, response.status, response.headers, text, startedAt);
-          last = { status: response.status, headers: response.headers, text };
+          last = { status: response.status, headers: response.headers, text, attempts: attempt + 1 };
           if (!RETRIED_STATUSES.has(response.status)) return last;
           await pauseAfter(response.headers, attempt);
         } catch {
@@ -142,7 +151,7 @@ export function retryingClient(onAnswer?: (answer: Answer) => void): RetryingCli
           await pauseAfter(undefined, attempt);
         }
       }
-      return last;
+      return last && { ...last, attempts: MAX_ATTEMPTS };
     },
   };
 }

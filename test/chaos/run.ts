@@ -4,13 +4,14 @@ import { EXAMPLE_FAULTS, runChaos } from './chaos.ts';
 /**
  * `npm run chaos [-- --minutes N --concurrency C]`: mixed traffic under injected faults (TWIN_FAULTS, default every
  * kind at once; TWIN_FAULTS_SEED replays a chaos session), then the invariants. Prints each violation, then one JSON line of
- * counts; exits 1 when any invariant broke.
+ * counts; exits 1 when any invariant broke. Settling may take 11 minutes after the last execution: a callback whose
+ * receiver never takes it is given up only at the end of DeliverCallback's retries (10, 20, ... 320 s).
  */
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '8' },
-    'settle-minutes': { type: 'string', default: '5' },
+    'settle-minutes': { type: 'string', default: '13' },
   },
 });
 const minutes = Number(values.minutes);

@@ -11,31 +11,46 @@ import { collectThroughCli, prepareTraffic, runTraffic, type RequestSample, type
 
 /**
  * `npm run soak -- --minutes N`: the twin as `npm start` runs it (a child process, a fresh DATA_DIR, free ports, no
- * request lines), under mixed traffic without faults for N minutes. Every 10 s it samples the resident memory (VmRSS)
- * of the twin's process and of each process below it (the embedded DynamoDB), and the latency and 5xx answers of the
- * requests that ended in that window. It prints a row per window and one JSON line, and fails (exit 1) when memory
- * after the first minute grew by more than 10 % by the end, or when any answer was a 5xx.
+ * request lines), under mixed traffic without faults for N minutes, spread over several keys and links so that no rate
+ * limit paces it (each key and each link may make 600 requests a minute). Every 10 s, on the same ticks of every
+ * minute, it samples the resident memory (VmRSS) of the twin's process and of each process below it (the embedded
+ * DynamoDB), and the latency, 429 and 5xx answers of the requests that ended in that window. It prints a row per window
+ * and one JSON line, and fails (exit 1) when memory at the start of the last minute is more than 10 % above memory at
+ * the start of the first minute after warm-up (the same point of the minute, so a busy moment is never compared
+ * with an idle one), when any answer was a 5xx, or when any was a 429 (the soak throttled itself).
  */
-// The admin CLI's SDK clients run in this process: the SDK's notice about its future Node 22 floor is known.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     minutes: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '8' },
     seed: { type: 'string', default: '1' },
+    keys: { type: 'string', default: '8' },
+    links: { type: 'string', default: '4' },
   },
 });
 const minutes = Number(values.minutes);
 const concurrency = Number(values.concurrency);
 const seed = Number(values.seed);
-if (!(minutes > 0) || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(seed)) {
-  console.error('usage: npm run soak -- --minutes N [--concurrency C] [--seed S]');
+const keys = Number(values.keys);
+const linksPerKind = Number(values.links);
+if (
+  !(minutes > 0) ||
+  !Number.isInteger(concurrency) ||
+  concurrency < 1 ||
+  !Number.isInteger(seed) ||
+  !Number.isInteger(keys) ||
+  keys < 1 ||
+  !Number.isInteger(linksPerKind) ||
+  linksPerKind < 1
+) {
+  console.error('usage: npm run soak -- --minutes N [--concurrency C] [--seed S] [--keys K] [--links L]');
   process.exit(2);
 }
 
 const SAMPLE_MS = 10_000;
-/** Memory is compared from the first sample after this much traffic: cold starts, JIT and caches fill the first minute. */
+const MINUTE_MS = 60_000;
+/** Memory is compared from the first minute's mark after this much traffic: cold starts, JIT and caches fill the first minute. */
 const WARM_UP_MS = 60_000;
 const MAX_GROWTH_PCT = 10;
 const START_TIMEOUT_MS = 120_000;
@@ -48,6 +63,8 @@ const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const DYNAMO_CHILD = 'dynamo-child.cjs';
 
 interface Sample {
+  /** Which tick of the schedule (every SAMPLE_MS from the traffic's start) it was taken at. */
+  index: number;
   elapsedMs: number;
   twinBytes: number;
   dynamoBytes: number;
@@ -56,6 +73,7 @@ interface Sample {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  throttled: number;
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -64,8 +82,16 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
     cwd: ROOT,
-    // The mix's callback receiver and recording host are on loopback, which only these test settings allow.
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', TWIN_LOG: 'off', ALLOW_LOOPBACK_CALLBACKS: '1', ALLOW_LOOPBACK_RECORDINGS: '1' },
+    // The mix's callback receiver, recording host and tool server are on loopback, which only these test settings allow.
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      TWIN_LOG: 'off',
+      ALLOW_LOOPBACK_CALLBACKS: '1',
+      ALLOW_LOOPBACK_RECORDINGS: '1',
+      ALLOW_LOOPBACK_TOOLS: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -100,18 +126,22 @@ async function stopTwin(child: ChildProcess): Promise<void> {
 }
 
 const mb = (bytes: number) => bytes / MB;
+/** A sample taken on a whole minute of traffic: the same point of every minute (sweeps run every 20 s from the start). */
+const isMinuteMark = (sample: Sample) => sample.index > 0 && (sample.index * SAMPLE_MS) % MINUTE_MS === 0;
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
 function printTable(samples: readonly Sample[]): void {
-  const columns = ['elapsed', 'twin MB', 'dynamodb MB', 'total MB', 'requests', 'p50 ms', 'p99 ms', '5xx'];
+  const columns = ['elapsed', 'twin MB', 'dynamodb MB', 'total MB', 'requests', 'p50 ms', 'p99 ms', '429', '5xx'];
   const rows = samples.map((sample) => [
-    `${Math.round(sample.elapsedMs / 1000)} s`,
+    // The minute marks, whose memory the summary compares, are starred.
+    `${Math.round(sample.elapsedMs / 1000)} s${isMinuteMark(sample) ? '*' : ''}`,
     mb(sample.twinBytes).toFixed(1),
     mb(sample.dynamoBytes).toFixed(1),
     mb(sample.totalBytes).toFixed(1),
     String(sample.requests),
     sample.p50Ms.toFixed(1),
     sample.p99Ms.toFixed(1),
+    String(sample.throttled),
     String(sample.errors),
   ]);
   const widths = columns.map((column, i) => Math.max(column.length, ...rows.map((row) => row[i]!.length)));
@@ -138,21 +168,24 @@ let exitCode = 1;
 try {
   twin = await startTwin(dataDir);
   const twinPid = twin.child.pid!;
-  // The admin CLI finds the twin's stores through DATA_DIR's twin.json.
+  // The admin CLI finds the twin's stores through DATA_DIR's twin.json, and checks the tooled agent's loopback tool as
+  // the twin does when it publishes.
   process.env.DATA_DIR = dataDir;
+  process.env.ALLOW_LOOPBACK_TOOLS = '1';
   const target: TrafficTarget = { url: twin.url, dataDir, collect: collectThroughCli };
   console.log(
     `soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`,
   );
-  setup = await prepareTraffic(target);
+  setup = await prepareTraffic(target, { keys, linksPerKind });
 
   const samples: Sample[] = [];
   let window: RequestSample[] = [];
   const all: number[] = [];
   let errors = 0;
+  let throttled = 0;
   let twinDied = false;
   const startedAt = performance.now();
-  const sample = () => {
+  const sample = (index: number) => {
     const { root, descendants } = processTreeMemory(twinPid);
     if (!root || !isAlive(twinPid)) twinDied = true;
     const dynamoBytes = descendants.filter((one) => one.command.includes(DYNAMO_CHILD)).reduce((sum, one) => sum + one.rssBytes, 0);
@@ -161,6 +194,7 @@ try {
     window = [];
     const latencies = taken.map((one) => one.ms).sort((a, b) => a - b);
     samples.push({
+      index,
       elapsedMs: performance.now() - startedAt,
       twinBytes,
       dynamoBytes,
@@ -169,47 +203,66 @@ try {
       p50Ms: percentile(latencies, 0.5),
       p99Ms: percentile(latencies, 0.99),
       errors: taken.filter((one) => one.status >= 500).length,
+      throttled: taken.filter((one) => one.status === 429).length,
     });
   };
-  const sampler = setInterval(sample, SAMPLE_MS);
+  // Each tick is scheduled from the start, not from the last tick, so the minute marks stay on the minute.
+  let tick = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    tick += 1;
+    sampler = setTimeout(
+      () => {
+        sample(tick);
+        schedule();
+      },
+      Math.max(0, startedAt + tick * SAMPLE_MS - performance.now()),
+    );
+  };
+  schedule();
   let late: NodeJS.Timeout | undefined;
   let result: Awaited<ReturnType<typeof runTraffic>> | undefined;
   try {
     const traffic = runTraffic(target, {
-      durationMs: minutes * 60_000,
+      durationMs: minutes * MINUTE_MS,
       seed,
       concurrency,
       onRequest(one) {
         window.push(one);
         all.push(one.ms);
         if (one.status >= 500) errors += 1;
+        if (one.status === 429) throttled += 1;
       },
     });
     const hung = new Promise<undefined>((resolveLate) => {
-      late = setTimeout(() => resolveLate(undefined), minutes * 60_000 + TRAFFIC_GRACE_MS);
+      late = setTimeout(() => resolveLate(undefined), minutes * MINUTE_MS + TRAFFIC_GRACE_MS);
     });
     result = await Promise.race([traffic, hung]);
   } finally {
-    clearInterval(sampler);
+    clearTimeout(sampler);
     clearTimeout(late);
   }
-  // The last, partial window (traffic rarely ends on a sample's tick).
-  if (window.length > 0 || performance.now() - startedAt - (samples.at(-1)?.elapsedMs ?? 0) > 1000) sample();
+  // The last, partial window (traffic rarely ends on a sample's tick); never a minute mark.
+  if (window.length > 0) sample(-1);
 
   printTable(samples);
-  const warm = samples.find((one) => one.elapsedMs >= WARM_UP_MS) ?? samples[0]!;
-  // Memory under traffic: the sample as the mix ended (when it hangs, the last one taken while it still ran).
-  const last = result
-    ? samples.at(-1)!
-    : (samples.filter((one) => one.elapsedMs <= minutes * 60_000 + SAMPLE_MS).at(-1) ?? samples.at(-1)!);
+  // Memory at the same point of each minute: the mark of the first whole minute after warm-up, and the last mark taken
+  // while the mix ran (when it hangs, the last one within its minutes).
+  const marks = samples.filter((one) => isMinuteMark(one) && one.elapsedMs <= minutes * MINUTE_MS + SAMPLE_MS);
+  const warm = marks.find((one) => one.elapsedMs >= WARM_UP_MS) ?? samples[0]!;
+  const last = marks.at(-1) ?? samples.at(-1)!;
   const growthPct = ((last.totalBytes - warm.totalBytes) / warm.totalBytes) * 100;
   all.sort((a, b) => a - b);
   const summary = {
     minutes,
+    keys,
+    links_per_kind: linksPerKind,
     warmup_at_s: Math.round(warm.elapsedMs / 1000),
+    final_at_s: Math.round(last.elapsedMs / 1000),
     warmup_mb: round1(mb(warm.totalBytes)),
     final_mb: round1(mb(last.totalBytes)),
     growth_pct: round1(growthPct),
+    minute_marks_mb: marks.map((one) => round1(mb(one.totalBytes))),
     max_mb: round1(mb(Math.max(...samples.map((one) => one.totalBytes)))),
     twin_warmup_mb: round1(mb(warm.twinBytes)),
     twin_final_mb: round1(mb(last.twinBytes)),
@@ -217,14 +270,18 @@ try {
     dynamodb_final_mb: round1(mb(last.dynamoBytes)),
     p50_ms: round1(percentile(all, 0.5)),
     p99_ms: round1(percentile(all, 0.99)),
-    requests: result?.requests ?? all.length,
+    requests: result?.record.requests ?? all.length,
+    requests_per_minute: round1((result?.record.requests ?? all.length) / minutes),
+    kinds: result?.record.kinds ?? null,
+    throttled_429: throttled,
     errors_5xx: errors,
-    dropped_connections: result?.ledger.dropped ?? null,
+    dropped_connections: result?.record.ledger.dropped ?? null,
   };
   console.log(JSON.stringify(summary));
   const failures = [
     ...(growthPct > MAX_GROWTH_PCT ? [`memory grew ${growthPct.toFixed(1)} % after warm-up (at most ${MAX_GROWTH_PCT} %)`] : []),
     ...(errors > 0 ? [`${errors} answers were 5xx`] : []),
+    ...(throttled > 0 ? [`${throttled} answers were 429: the soak's traffic met a rate limit (more --keys or --links)`] : []),
     ...(twinDied ? ['the twin exited during the soak'] : []),
     ...(result ? [] : [`the traffic had not finished ${TRAFFIC_GRACE_MS / 60_000} minutes after its end`]),
   ];

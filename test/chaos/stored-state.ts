@@ -1,22 +1,38 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { handoffKey } from '#collection/handoff-store.ts';
+import { handoffKey, type HandoffAnnouncement } from '#collection/handoff-store.ts';
+import { HANDOFF_EVENTS_FILE_NAME } from '#lib/twin/twin.ts';
 import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/local-names.ts';
 
+export interface StoredExecution {
+  execution_id: string;
+  status: string;
+  /** `pending`, `delivered` or `abandoned` for an execution with a callback. */
+  callback_state?: string;
+}
+
+/** One hand-off announcement as appended to the twin's file, with where its line begins (collector.ts's windows). */
+export interface StoredAnnouncement {
+  byte: number;
+  detail: HandoffAnnouncement;
+}
+
 /** What the stores hold after the traffic, read with the operator's key (which the twin never injects faults into). */
 export interface StoredState {
-  /** Inbound events by external_id: every item found for it (more than one is a broken deduplication). */
+  /** Inbound events by external_id: every item found for it, under any source. */
   events: Map<string, { source_id: string; event_id: number; state: string }[]>;
   /** Executions by user_id (each run of the mix has a user of its own). */
-  executions: Map<string, { execution_id: string; status: string }[]>;
+  executions: Map<string, StoredExecution[]>;
   /** The names of every execution the Step Functions stand-in ever started (its journal files). */
   stateMachineExecutions: Set<string>;
-  /** Whether the hand-off object of an event (source/event id) is in the bucket. */
-  handedOff(sourceId: string, eventId: number): Promise<boolean>;
+  /** Every hand-off announcement, in the order they were written. */
+  announcements: StoredAnnouncement[];
+  /** The hand-off object of an event (source/event id): its JSON text, or undefined when there is none. */
+  handoff(sourceId: string, eventId: number): Promise<string | undefined>;
   close(): void;
 }
 
@@ -45,12 +61,16 @@ export async function readStoredState(dataDir: string): Promise<StoredState> {
       { source_id: String(item.source_id), event_id: Number(item.event_id), state: String(item.state) },
     ]);
   }
-  const executions = new Map<string, { execution_id: string; status: string }[]>();
+  const executions = new Map<string, StoredExecution[]>();
   for (const item of await scan(twin.tables.executions)) {
     if (!String(item.pk).startsWith('execution#') || typeof item.user_id !== 'string') continue;
     executions.set(item.user_id, [
       ...(executions.get(item.user_id) ?? []),
-      { execution_id: String(item.execution_id), status: String(item.status) },
+      {
+        execution_id: String(item.execution_id),
+        status: String(item.status),
+        ...(typeof item.callback_state === 'string' ? { callback_state: item.callback_state } : {}),
+      },
     ]);
   }
   // `<state machine>.<execution name>.json` under step-functions/ (lib/twin/asl/execution-journal.ts), ended ones included.
@@ -65,12 +85,16 @@ export async function readStoredState(dataDir: string): Promise<StoredState> {
     events,
     executions,
     stateMachineExecutions,
-    async handedOff(sourceId, eventId) {
+    announcements: readAnnouncements(join(dataDir, HANDOFF_EVENTS_FILE_NAME)),
+    async handoff(sourceId, eventId) {
       try {
-        await s3.send(new HeadObjectCommand({ Bucket: twin.bucket, Key: handoffKey({ source_id: sourceId, event_id: eventId }) }));
-        return true;
-      } catch {
-        return false;
+        const object = await s3.send(
+          new GetObjectCommand({ Bucket: twin.bucket, Key: handoffKey({ source_id: sourceId, event_id: eventId }) }),
+        );
+        return await object.Body!.transformToString();
+      } catch (error) {
+        if ((error as Error).name === 'NoSuchKey') return undefined;
+        throw error;
       }
     },
     close() {
@@ -78,4 +102,18 @@ export async function readStoredState(dataDir: string): Promise<StoredState> {
       s3.destroy();
     },
   };
+}
+
+function readAnnouncements(file: string): StoredAnnouncement[] {
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file);
+  const announcements: StoredAnnouncement[] = [];
+  let byte = 0;
+  while (byte < text.length) {
+    const end = text.indexOf(0x0a, byte);
+    const line = text.subarray(byte, end === -1 ? text.length : end).toString('utf8');
+    if (line.trim()) announcements.push({ byte, detail: (JSON.parse(line) as { detail: HandoffAnnouncement }).detail });
+    byte = end === -1 ? text.length : end + 1;
+  }
+  return announcements;
 }
