@@ -142,7 +142,7 @@ describe('cost estimate', () => {
     const folder = mkdtempSync(join(tmpdir(), 'cost-html-'));
     expect(await refusedAdmin('cost', 'report', '--html', folder)).toEqual({
       exitCode: 2,
-      error: `--html: cannot write ${folder} (EISDIR)`,
+      error: `--html: ${folder} is a directory; name a file in it, e.g. ${join(folder, 'cost.html')}`,
     });
     expect((await runCli(['--help'])).stdout).toContain('cost estimate [--events N]');
   });
