@@ -24,7 +24,7 @@ export interface ModelCall {
 }
 
 /** The prompt: one word, the least a model can be asked. */
-const PROMPT = 'Hi';
+export const PROMPT = 'Hi';
 
 /** The deployment's allow-list (model id → its application inference profile's ARN), or the failure saying why none. */
 export function deploymentProfiles(context: VerifyContext): Record<string, string> {

@@ -5,16 +5,9 @@ import { createPublicationsRepository } from '#workflows/publications-repository
 import { publish, unpublish } from '#workflows/publication-service.ts';
 import { isInferenceProfile, profileSourceArn } from '#lib/cdk/bedrock-models.ts';
 import { loadPriceSheet, modelCostOf, type PriceSheet } from '#lib/pricing/price-sheet.ts';
-import {
-  CheckFailure,
-  MODEL_CHECK_MAX_TOKENS,
-  type CheckOutcome,
-  type CheckStatus,
-  type VerifyCheck,
-  type VerifyContext,
-} from './verify-check.ts';
+import { CheckFailure, MODEL_CHECK_MAX_TOKENS, type CheckOutcome, type VerifyCheck, type VerifyContext } from './verify-check.ts';
 import { answered, readEventStream, UNINTERRUPTED, unreachable, type StreamedEvent } from './verify-http.ts';
-import { deploymentProfiles, refusalExplanation, usdText } from './verify-models.ts';
+import { deploymentProfiles, PROMPT, refusalExplanation, usdText, type ModelCall } from './verify-models.ts';
 import { authorized, VERIFY_USER_ID, type AuthorizedApi } from './verify-workflow.ts';
 
 /** Which kind of source an application inference profile copies: the two cases IAM may see differently. */
@@ -28,21 +21,10 @@ export interface StepModelProbe {
 }
 
 /** What one probe's execution came to. */
-export interface StepModelCall {
-  model: string;
-  profile_arn: string;
+export interface StepModelCall extends ModelCall {
   copies: ProfileSource;
   execution_id: string | null;
-  status: Extract<CheckStatus, 'pass' | 'fail' | 'warn'>;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  usd: number | null;
-  detail: string;
-  error?: string;
 }
-
-/** The prompt: one word. The answer is cut at MODEL_CHECK_MAX_TOKENS. */
-const PROMPT = 'Hi';
 /** What a prompt of one word comes to with the Converse framing, to rank the models by the price of one probe. */
 const PROBE_INPUT_TOKENS = 10;
 /** How often a stream cut before its end is resumed before the check gives up. */
