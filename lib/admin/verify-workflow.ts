@@ -17,7 +17,7 @@ import {
 } from './verify-http.ts';
 
 /** The workflow the check publishes: one node, an approval, one node; scripted, so no model is called. */
-export const VERIFY_WORKFLOW_ID = 'admin-verify';
+const VERIFY_WORKFLOW_ID = 'admin-verify';
 const VERIFY_WORKFLOW = {
   id: VERIFY_WORKFLOW_ID,
   name: 'admin verify',
@@ -31,12 +31,12 @@ const VERIFY_WORKFLOW = {
   },
 };
 
-/** The user the runs are made for: their memory and thread are the temporary project's, which nothing else reads. */
+/** The user the executions are made for: their memory and thread are the temporary project's, which nothing else reads. */
 export const VERIFY_USER_ID = 'admin-verify';
-const RUN_BODY = { user_id: VERIFY_USER_ID, input: { message: 'admin verify' } };
+const START_BODY = { user_id: VERIFY_USER_ID, input: { message: 'admin verify' } };
 /** How many events the streamed execution reads before it drops the connection. */
 const EVENTS_BEFORE_DROP = 2;
-/** How long a run of this workflow may take to settle after its approval: seconds normally, generous for a cold stage. */
+/** How long an execution of this workflow may take to settle after its approval: seconds normally, generous for a cold stage. */
 const SETTLE_DEADLINE_MS = 90_000;
 const POLL_FIRST_MS = 100;
 const POLL_MAX_MS = 1000;
@@ -61,8 +61,8 @@ const FIX_WORKFLOWS =
  * operator's), publishes a scripted workflow with an approval, runs it blocking (it stops at the approval), approves
  * it and polls it to `completed`; then runs it streamed, drops the connection after a few events, resumes with
  * `Last-Event-ID` (through the approval, to the end) and checks that every event id arrived exactly once. The key is
- * revoked and the project unpublished when the checks are done (the stream-writes check uses the key too); runs left
- * unfinished by a failure are stopped or rejected first.
+ * revoked and the project unpublished when the checks are done (the stream-writes check uses the key too); executions
+ * left unfinished by a failure are stopped or rejected first.
  */
 export const workflowCheck: VerifyCheck = {
   name: 'workflow',
@@ -84,7 +84,7 @@ export const workflowCheck: VerifyCheck = {
     const api = authorized(context, await context.project.key());
 
     context.status('workflow: a blocking execution, stopped at its approval');
-    const executed = await api.request(paths.execute, { method: 'POST', body: RUN_BODY }, UNINTERRUPTED);
+    const executed = await api.request(paths.execute, { method: 'POST', body: START_BODY }, UNINTERRUPTED);
     const blockingId = field(executed, 'execution_id');
     if (typeof blockingId === 'string') api.started(blockingId);
     context.signal.throwIfAborted();
@@ -106,9 +106,9 @@ export const workflowCheck: VerifyCheck = {
     const finished = await api.settle(blockingId, ['completed']);
     if (field(finished, 'status') !== 'completed') {
       throw new CheckFailure(
-        `GET ${paths.execution(blockingId)} to show the approved run completed`,
+        `GET ${paths.execution(blockingId)} to show the approved execution completed`,
         answered(finished),
-        runFailedTodo(finished),
+        executionFailedTodo(finished),
         measured,
       );
     }
@@ -132,8 +132,8 @@ export const workflowCheck: VerifyCheck = {
   },
 };
 
-/** What to do when a run of the verify workflow failed: its error says why. */
-function runFailedTodo(answer: ApiAnswer): string {
+/** What to do when an execution of the verify workflow failed: its error says why. */
+function executionFailedTodo(answer: ApiAnswer): string {
   const error = field(answer, 'error');
   return typeof error === 'string'
     ? `The execution failed with "${error}": read the workflow step function's log (locally the npm start terminal) for the cause`
@@ -172,10 +172,13 @@ export function authorized(context: VerifyContext, key: string): AuthorizedApi {
       openRequest({ apiUrl: context.apiUrl, signal }, path, { ...request, headers: { ...headers, ...request.headers } }, drop),
     started(executionId) {
       context.cleanup.add(
-        `run ${executionId} (stopped or rejected)`,
+        `execution ${executionId} (stopped or rejected)`,
         // After an interrupt too: the cleanup's requests are not cut by it.
-        () => endRun((path, request) => api.request(path, request, UNINTERRUPTED), executionId),
-        'nothing to do: an execution waiting at its approval costs nothing and fails by itself after 7 days',
+        () => endExecution((path, request) => api.request(path, request, UNINTERRUPTED), executionId),
+        `with a key of project ${context.project.projectId} (npm run --silent admin -- keys create --project ` +
+          `${context.project.projectId} --name cleanup --scopes executions.stop,executions.reject${context.adminFlags}), ` +
+          `POST ${paths.reject(executionId)} while it waits at its approval, else ${paths.stop(executionId)}; left waiting, ` +
+          'it fails by itself after 7 days',
       );
     },
     async settle(executionId, statuses) {
@@ -200,21 +203,42 @@ export function authorized(context: VerifyContext, key: string): AuthorizedApi {
   return api;
 }
 
-/** Stops an execution still going, rejects one waiting at its approval; a finished run is left as it is (false: nothing done). */
-async function endRun(request: AuthorizedApi['request'], executionId: string): Promise<boolean> {
-  const post = async (path: string, body: object) => {
+/**
+ * How long the cleanup keeps ending an execution that moves on under it: a decision's take-up, which a stop waits for
+ * (409), lasts seconds; a second Ctrl-C ends the wait sooner.
+ */
+const END_DEADLINE_MS = 30_000;
+
+/**
+ * Stops an execution still going, rejects one waiting at its approval; a finished one is left as it is (false: nothing
+ * done). It may move on between the read and the request: reach its approval (the stop answers 409), take up a
+ * decision (409, or 503 while the decision is sent) or finish. Each such answer is followed by another read, and the
+ * execution is ended as it is then: none is left waiting at an approval that the revoked key could no longer answer.
+ */
+async function endExecution(request: AuthorizedApi['request'], executionId: string): Promise<boolean> {
+  const deadline = Date.now() + END_DEADLINE_MS;
+  for (let pause = POLL_FIRST_MS; ; pause = Math.min(pause * 1.5, POLL_MAX_MS)) {
+    const read = await request(paths.execution(executionId));
+    if (read.status === 404) return false;
+    if (read.status !== 200) throw new Error(`GET ${paths.execution(executionId)} answered ${answered(read)}`);
+    const status = field(read, 'status');
+    const [path, body] =
+      status === 'queued' || status === 'running'
+        ? [paths.stop(executionId), {}]
+        : status === 'interrupted'
+          ? [paths.reject(executionId), { feedback: 'admin verify: cleanup' }]
+          : [undefined, undefined];
+    if (!path) return false;
     const answer = await request(path, { method: 'POST', body });
-    if (answer.status !== 200) throw new Error(`POST ${path} answered ${answered(answer)}`);
-  };
-  const status = field(await request(paths.execution(executionId)), 'status');
-  if (status === 'queued' || status === 'running') await post(paths.stop(executionId), {});
-  else if (status === 'interrupted') await post(paths.reject(executionId), { feedback: 'admin verify: cleanup' });
-  else return false;
-  return true;
+    if (answer.status === 200) return true;
+    const movedOn = answer.status === 409 || answer.status === 503;
+    if (!movedOn || Date.now() > deadline) throw new Error(`POST ${path} answered ${answered(answer)}`);
+    await sleep(pause);
+  }
 }
 
 /**
- * One streamed run: `POST /stream`, dropped after EVENTS_BEFORE_DROP events; resumed with `GET
+ * One streamed execution: `POST /stream`, dropped after EVENTS_BEFORE_DROP events; resumed with `GET
  * /executions/{id}/stream` and `Last-Event-ID` until its `complete` (interrupted at the approval), approved, and
  * resumed again to the final `complete`. Every id must come exactly once, 1 to the last, none repeated or skipped.
  */
@@ -233,7 +257,7 @@ async function streamAndResume(
   let response: Response;
   try {
     // Not cut by an interrupt until its headers name the execution, which the cleanup then ends.
-    response = await api.open(paths.stream, { method: 'POST', body: RUN_BODY }, drop.signal, UNINTERRUPTED);
+    response = await api.open(paths.stream, { method: 'POST', body: START_BODY }, drop.signal, UNINTERRUPTED);
   } catch (error) {
     throw unreachable(context, 'POST', paths.stream, error);
   }
