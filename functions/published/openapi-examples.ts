@@ -1,4 +1,4 @@
-import type { SseItem, StreamExample } from '#shared/http/openapi.ts';
+import type { StreamExample } from '#shared/http/openapi.ts';
 import { BUSY_MESSAGE } from '#shared/http/http-errors.ts';
 import { MAX_EXECUTE_BODY_BYTES, STREAM_PROBE_MAX_BYTES, STREAM_PROBE_MIN_BYTES, STREAM_RESUME_RETRY_MS } from '#shared/limits.ts';
 import { RATE_LIMITS } from '#shared/rate-limits.ts';
@@ -61,37 +61,18 @@ type Step = { id?: number; event: string; data: unknown; retry?: number } | type
 
 /** A stream example from what the API writes, in order: events (with the product's serializer) and heartbeats. */
 function streamExample(summary: string, steps: readonly Step[]): StreamExample {
-  const events = steps.filter((step) => typeof step !== 'string');
-  return {
-    summary,
-    wire: steps.map((step) => (typeof step === 'string' ? step : sseEvent(step))).join(''),
-    events: events.map((event) => ({ item: sseItem(event), wire: sseEvent(event) })),
-  };
+  return { summary, wire: steps.map((step) => (typeof step === 'string' ? step : sseEvent(step))).join('') };
 }
 
 /** The probe's answer to `bytes` and `hold_ms`, written by its own code: the opening comment, then `end`. */
 function probeExample(probe: { bytes: number; hold_ms: number }): StreamExample {
-  const end = { event: 'end', data: { bytes: probe.bytes, hold_ms: probe.hold_ms } };
-  return {
-    summary: `bytes=${probe.bytes}, hold_ms=${probe.hold_ms}`,
-    wire: probeOpening(probe.bytes) + probeEnd(probe),
-    events: [{ item: sseItem(end), wire: sseEvent(end) }],
-  };
-}
-
-function sseItem(event: { id?: number; event: string; data: unknown; retry?: number }): SseItem {
-  return {
-    ...(event.id === undefined ? {} : { id: String(event.id) }),
-    ...(event.retry === undefined ? {} : { retry: event.retry }),
-    event: event.event,
-    data: JSON.stringify(event.data),
-  };
+  return { summary: `bytes=${probe.bytes}, hold_ms=${probe.hold_ms}`, wire: probeOpening(probe.bytes) + probeEnd(probe) };
 }
 
 const usage = (outputTokens: number) => ({ model_calls: 1, input_tokens: 0, output_tokens: outputTokens, tool_calls: 0, images: 0 });
 
 /** `echo` with `{"input": {"message": "hello"}}`: one llm node, then the end node. */
-const ECHO_RUN = [
+const ECHO_EXECUTION = [
   { id: 1, event: 'start', data: { execution_id: EXECUTION_ID, thread_id: THREAD_ID, workflow_id: 'echo' } },
   { id: 2, event: 'node_update', data: { node_id: 'answer', type: 'llm', status: 'started' } },
   { id: 3, event: 'token', data: { content: 'Echo: ', node_id: 'answer' } },
@@ -104,7 +85,7 @@ const ECHO_RUN = [
 const PENDING_APPROVAL = { approval_id: APPROVAL_ID, message: 'Send You said: refund?', node_id: 'confirm' };
 
 /** `support-bot` with `{"input": {"message": "refund"}}`: the answer, then the approval it stops at. */
-const SUPPORT_BOT_RUN = [
+const SUPPORT_BOT_EXECUTION = [
   { id: 1, event: 'start', data: { execution_id: EXECUTION_ID, thread_id: THREAD_ID, workflow_id: 'support-bot' } },
   { id: 2, event: 'node_update', data: { node_id: 'answer', type: 'llm', status: 'started' } },
   { id: 3, event: 'token', data: { content: 'You ', node_id: 'answer' } },
@@ -132,13 +113,13 @@ const lifecycleStatus = (status: string, rest: { output: unknown; pending_approv
 
 export const publishedStreamExamples = {
   /** POST /workflows/{workflow_id}/stream */
-  run: {
-    completed: streamExample('An execution that completes', [SSE_HEARTBEAT, ...ECHO_RUN]),
-    interrupted: streamExample('An execution that stops at an approval', [SSE_HEARTBEAT, ...SUPPORT_BOT_RUN]),
+  start: {
+    completed: streamExample('An execution that completes', [SSE_HEARTBEAT, ...ECHO_EXECUTION]),
+    interrupted: streamExample('An execution that stops at an approval', [SSE_HEARTBEAT, ...SUPPORT_BOT_EXECUTION]),
   },
   /** GET /executions/{execution_id}/stream */
   replay: {
-    after_3: streamExample('Resumed with Last-Event-ID: 3', [SSE_HEARTBEAT, ...ECHO_RUN.slice(3)]),
+    after_3: streamExample('Resumed with Last-Event-ID: 3', [SSE_HEARTBEAT, ...ECHO_EXECUTION.slice(3)]),
     time_limit: streamExample('A stream that reached the end of its window while the execution waited an hour: resume at resume_url', [
       SSE_HEARTBEAT,
       { id: 1, event: 'start', data: { execution_id: EXECUTION_ID, thread_id: THREAD_ID, workflow_id: 'follow-up' } },

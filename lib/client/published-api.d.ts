@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * This document as OpenAPI 3.1
-         * @description The same description for tools that read OpenAPI 3.1 but not 3.2: each event stream is described by `schema`, its event union. Needs no key.
+         * @description The same description for tools that read OpenAPI 3.1 but not 3.2. A stream's `schema` is what an SSE client generated from it hands over for each event, the event's `data` (`RunStreamEventData`, ...), or the body as text. Needs no key.
          */
         get: operations["PublishedOpenApi31"];
         put?: never;
@@ -115,7 +115,7 @@ export interface paths {
         };
         /**
          * Workflow details
-         * @description One workflow of the active publication: its nodes, and the parameters each one takes (what `overrides` may set).
+         * @description One workflow of the active publication: its name, its description, and when it was created and last updated.
          *
          *     The key needs the scope `workflows.read` (or `*`).
          */

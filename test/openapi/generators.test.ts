@@ -10,8 +10,9 @@ import { servedDocuments } from './served-documents.ts';
 /**
  * Mainstream generators, with their default options, make usable types of every served document: the README's own
  * request bodies type-check against the generated request types, answers are typed (a status is its string union),
- * and the stream events are named types. openapi-typescript and @hey-api/openapi-ts (types plugin, with its default
- * plugins) each generate from the four documents; one TypeScript program then checks a file per document.
+ * and the stream events are named types; in 3.1 a stream's answer is its events' data or text, which is what hey-api's
+ * SSE client yields (hey-api-client.test.ts runs it). openapi-typescript and @hey-api/openapi-ts (types plugin, with
+ * its default plugins) each generate from the four documents; one TypeScript program then checks a file per document.
  */
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -48,7 +49,15 @@ export const expectType = <T extends true>(): T => true as T;
 /** The checks of a published document: `t` names its request and answer types, as each generator names them. */
 function publishedChecks(
   bodies: ReturnType<typeof readmeBodies>,
-  t: { execute: string; decision: string; result: string; runEvent: string; lifecycleEvent: string; streamAnswer?: string },
+  t: {
+    execute: string;
+    decision: string;
+    result: string;
+    runEvent: string;
+    lifecycleEvent: string;
+    /** 3.1: a stream's answer, and the data of its events, which is what an SSE client generated from it yields. */
+    stream?: { answer: string; data: string };
+  },
 ) {
   const execute = bodies.filter((body) => body.kind === 'execute').map((body, i) => `const execute${i}: ${t.execute} = ${body.json};`);
   const decision = bodies.filter((body) => body.kind === 'decision').map((body, i) => `const decision${i}: ${t.decision} = ${body.json};`);
@@ -62,7 +71,12 @@ function publishedChecks(
     `expectType<Equal<${t.result}['status'], ${STATUSES}>>();`,
     `expectType<Equal<${t.runEvent}['event'], ${RUN_EVENT_NAMES}>>();`,
     `expectType<Equal<${t.lifecycleEvent}['event'], 'status' | 'decision' | 'resume'>>();`,
-    ...(t.streamAnswer ? [`expectType<Equal<${t.streamAnswer}, ${t.runEvent}>>();`] : []),
+    ...(t.stream
+      ? [
+          `expectType<Equal<${t.stream.answer}, ${t.stream.data} | string>>();`,
+          `expectType<Equal<${t.runEvent}['data'], ${t.stream.data}>>();`,
+        ]
+      : []),
   ]);
 }
 
@@ -106,7 +120,12 @@ beforeAll(async () => {
             runEvent: `components['schemas']['RunStreamEvent']`,
             lifecycleEvent: `components['schemas']['LifecycleStreamEvent']`,
             ...(v31
-              ? { streamAnswer: `paths['/workflows/{workflow_id}/stream']['post']['responses'][200]['content']['text/event-stream']` }
+              ? {
+                  stream: {
+                    answer: `paths['/workflows/{workflow_id}/stream']['post']['responses'][200]['content']['text/event-stream']`,
+                    data: `components['schemas']['RunStreamEventData']`,
+                  },
+                }
               : {}),
           }),
           publishedChecks(bodies, {
@@ -115,7 +134,7 @@ beforeAll(async () => {
             result: 'H.ExecuteResult',
             runEvent: 'H.RunStreamEvent',
             lifecycleEvent: 'H.LifecycleStreamEvent',
-            ...(v31 ? { streamAnswer: `H.PublishedStreamWorkflowResponses[200]` } : {}),
+            ...(v31 ? { stream: { answer: 'H.PublishedStreamWorkflowResponses[200]', data: 'H.RunStreamEventData' } } : {}),
           }),
         ]
       : [

@@ -14,7 +14,7 @@ interface ServerObject {
  * that loads the document calls the same deployment. Without a usable Host (external-url.ts bounds it) the default
  * is the deployment's own domain name, or that path alone, which tools resolve against the document's own URL.
  */
-export function servedDocument(document: JsonSchema, request: HttpRequest): JsonSchema {
+function servedDocument(document: JsonSchema, request: HttpRequest): JsonSchema {
   const base = externalUrl(request, '');
   const servers = (document.servers as ServerObject[]).map((server) => ({
     ...server,

@@ -1,35 +1,28 @@
-import type { JsonSchema, OpenApiVersion } from './openapi.ts';
+import { OPENAPI_VERSION, type JsonSchema, type OpenApiVersion } from './openapi-types.ts';
 
 /*
- * `text/event-stream` responses in the OpenAPI documents. OpenAPI 3.2 describes each event with `itemSchema`; 3.1 has
- * no such field, so the 3.1 variant describes the body with `schema`, naming the same event union. Both name the
- * union as a component, which is what generated code exports (`RunStreamEvent`, ...).
+ * `text/event-stream` responses in the OpenAPI documents. OpenAPI 3.2 describes each event with `itemSchema`: the
+ * event union, a component (`RunStreamEvent`, ...) whose members name the event and give its `data` line as text with
+ * a `contentSchema`.
  *
- * Examples show the wire text. 3.2 holds it whole as the example's `value`: a string for a media type that is not
- * JSON, which Spectral 6 and Redocly both accept (3.2's `serializedValue` is newer than Spectral 6). In 3.1 an
- * example's `value` is checked against `schema`, one event, so each event is an example of its own, its wire text
- * in `x-oai-serializedValue` (the OpenAPI Initiative's registered extension for versions before 3.2), and the whole
- * stream is shown in the response's description.
+ * 3.1 has no place for an event's schema, and the tools read its `schema` two ways: a validating proxy (Prism) or a
+ * client that reads the body whole holds the body, which is text, to it; an SSE client generated from it (hey-api)
+ * types what it hands over for each event with it, which is the event's `data`, parsed, without the event's name. So
+ * the 3.1 `schema` is either: the union of the events' data values (`RunStreamEventData`), or text. The event union
+ * stays a component there too, its `data` the JSON value its line carries (3.1 tools ignore `contentSchema`), for
+ * callers that parse the events themselves. Both variants show whole streams, as sent, as examples.
  */
-
-/** One event as a server-sent-event parser hands it over: `data` is the text of its `data:` line. */
-export interface SseItem {
-  readonly id?: string;
-  /** The `retry:` field: how long EventSource waits before it reconnects, in milliseconds. */
-  readonly retry?: number;
-  readonly event: string;
-  readonly data: string;
-}
 
 export interface StreamExample {
   readonly summary: string;
   /** The response body exactly as sent: comment lines, then each event. */
   readonly wire: string;
-  /** Each event of `wire`, parsed, with its own wire text. */
-  readonly events: readonly { readonly item: SseItem; readonly wire: string }[];
 }
 
 export const componentRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+/** The 3.1 component of what a generated SSE client hands over for each event of the union `eventComponent`. */
+export const eventDataComponent = (eventComponent: string) => `${eventComponent}Data`;
 
 /**
  * One server-sent event as a schema: the `event` name, the `id` when the event has one, `retry` (optional) where the
@@ -70,31 +63,50 @@ export function eventStreamMedia(
   version: OpenApiVersion,
 ): JsonSchema {
   const named = Object.entries(examples);
-  if (version === '3.2.0') {
-    return {
-      itemSchema: componentRef(eventComponent),
-      ...(named.length > 0
-        ? { examples: Object.fromEntries(named.map(([name, example]) => [name, { summary: example.summary, value: example.wire }])) }
-        : {}),
-    };
-  }
-  const perEvent = named.flatMap(([name, example]) =>
-    example.events.map(({ item, wire }, index) => [
-      `${name}_${index + 1}`,
-      {
-        summary: `${example.summary}: event ${index + 1} of ${example.events.length} (${item.event})`,
-        value: { ...item, data: JSON.parse(item.data) as unknown },
-        'x-oai-serializedValue': wire,
-      },
-    ]),
-  );
-  return { schema: componentRef(eventComponent), ...(perEvent.length > 0 ? { examples: Object.fromEntries(perEvent) } : {}) };
+  const wholeStreams =
+    named.length > 0
+      ? { examples: Object.fromEntries(named.map(([name, example]) => [name, { summary: example.summary, value: example.wire }])) }
+      : {};
+  if (version === OPENAPI_VERSION) return { itemSchema: componentRef(eventComponent), ...wholeStreams };
+  return {
+    schema: {
+      description:
+        `For an SSE client generated from this document, each event's \`data\` (\`${eventDataComponent(eventComponent)}\`); ` +
+        `the event itself, its name and id with it, is a \`${eventComponent}\`. Read whole, the body is text`,
+      anyOf: [
+        componentRef(eventDataComponent(eventComponent)),
+        {
+          type: 'string',
+          description: `The body as sent: comment lines and events, each a \`${eventComponent}\` once parsed`,
+          contentMediaType: 'text/event-stream',
+          contentSchema: { type: 'array', items: componentRef(eventComponent) },
+        },
+      ],
+    },
+    ...wholeStreams,
+  };
+}
+
+/**
+ * The 3.1 component `eventDataComponent(name)` of the event union `events`: each event's data, titled with the
+ * event's name (the one thing a generated client's item cannot say).
+ */
+export function eventDataUnion(name: string, events: JsonSchema): JsonSchema {
+  const members = (Array.isArray(events.oneOf) ? events.oneOf : [events]) as JsonSchema[];
+  const data = members.map((member) => {
+    const properties = member.properties as Record<string, JsonSchema>;
+    const event = (properties.event as { const: string }).const;
+    return { title: event, ...(properties.data!.contentSchema as JsonSchema) };
+  });
+  const description =
+    `The \`data\` of one event of a \`${name}\`, as the JSON value its line carries: what an SSE client generated from this ` +
+    'document hands over for each event. The title of each member is the name of the event that carries it';
+  return data.length === 1 ? { ...data[0], description } : { description, anyOf: data };
 }
 
 /**
  * The 3.1 variant gives each event's `data` as the JSON value its line carries: 3.1 tools (Redoc, Swagger UI, the
- * generators) ignore `contentSchema`, so a `data` typed as text would hide every field, and the SSE clients they
- * generate parse the line anyway. The wire text stays in each example's `x-oai-serializedValue`.
+ * generators) ignore `contentSchema`, so a `data` typed as text would hide every field.
  */
 export function eventDataAsValue<T>(schema: T): T {
   if (Array.isArray(schema)) return schema.map((item: unknown) => eventDataAsValue(item)) as T;
@@ -104,11 +116,4 @@ export function eventDataAsValue<T>(schema: T): T {
     return { ...node.contentSchema, description: 'The `data:` line: this value as one line of JSON text' } as T;
   }
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, eventDataAsValue(value)])) as T;
-}
-
-/** What the 3.1 variant adds to a stream response's description: each example's wire text, whole. */
-export function wireTextDescription(examples: Readonly<Record<string, StreamExample>>): string {
-  return Object.values(examples)
-    .map((example) => `\n\n${example.summary}, as sent:\n\n\`\`\`text\n${example.wire}\`\`\``)
-    .join('');
 }

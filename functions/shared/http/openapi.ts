@@ -1,8 +1,17 @@
 import { isJsonObject } from '../json-object.ts';
 import * as z from '../zod.ts';
-import { componentRef, eventDataAsValue, eventStreamMedia, wireTextDescription, type StreamExample } from './openapi-streams.ts';
+import {
+  componentRef,
+  eventDataAsValue,
+  eventDataComponent,
+  eventDataUnion,
+  eventStreamMedia,
+  type StreamExample,
+} from './openapi-streams.ts';
+import { OPENAPI_31_VERSION, OPENAPI_VERSION, type JsonSchema, type OpenApiVersion } from './openapi-types.ts';
 
-export { componentRef, sseEventSchema, type SseItem, type StreamExample } from './openapi-streams.ts';
+export { sseEventSchema, type StreamExample } from './openapi-streams.ts';
+export { OPENAPI_31_VERSION, OPENAPI_VERSION, type JsonSchema, type OpenApiVersion } from './openapi-types.ts';
 
 /*
  * OpenAPI documents built from the route table and the zod schemas that validate requests and shape responses,
@@ -19,16 +28,6 @@ export { componentRef, sseEventSchema, type SseItem, type StreamExample } from '
  * use, a JSON object with every key kept (shared/json-object.ts), is written as an object that takes any property,
  * and any other makes the build throw rather than publish a schema that says nothing.
  */
-
-/** OpenAPI 3.2: `itemSchema` describes each server-sent event of a `text/event-stream` response. */
-export const OPENAPI_VERSION = '3.2.0';
-
-/** The variant for tools that read OpenAPI 3.1 but not 3.2. */
-export const OPENAPI_31_VERSION = '3.1.0';
-
-export type OpenApiVersion = typeof OPENAPI_VERSION | typeof OPENAPI_31_VERSION;
-
-export type JsonSchema = Record<string, unknown>;
 
 /** Where a schema's JSON Schema describes what a caller sends (`input`: defaults optional) or receives (`output`). */
 export type SchemaDirection = 'input' | 'output';
@@ -106,7 +105,7 @@ function defaultsInWords(schema: JsonSchema): JsonSchema {
   return copy;
 }
 
-export interface HeaderDoc {
+interface HeaderDoc {
   readonly description: string;
   readonly schema: JsonSchema;
   readonly required?: boolean;
@@ -124,7 +123,7 @@ export interface ResponseDoc {
   readonly headers?: readonly (string | readonly [header: string, component: string])[];
   /** Examples of the JSON body, by name. */
   readonly examples?: Readonly<Record<string, unknown>>;
-  /** Examples of the event stream, by name: its wire text and its events. */
+  /** Examples of the event stream, by name: its wire text. */
   readonly streamExamples?: Readonly<Record<string, StreamExample>>;
 }
 
@@ -151,7 +150,7 @@ export interface OperationDoc {
 }
 
 /** What a document needs of a route table entry (functions/routes.ts). */
-export interface DocumentedRoute {
+interface DocumentedRoute {
   readonly id: string;
   readonly method: 'GET' | 'POST';
   readonly path: string;
@@ -191,7 +190,7 @@ export const IF_NONE_MATCH_PARAMETER: ParameterDoc = {
  * The server variable's default in a document built without a request (the linted and the generated-from copies):
  * the twin's address. A served document names the address it was fetched from instead (openapi-server.ts).
  */
-export const UNSERVED_BASE_URL = 'http://127.0.0.1:3000';
+const UNSERVED_BASE_URL = 'http://127.0.0.1:3000';
 
 export interface DocumentParts {
   /** Title, version, summary and description; every document has the same license and contact. */
@@ -255,7 +254,7 @@ export function openApiDocument(own: DocumentParts, version: OpenApiVersion): Js
     tags: parts.tags,
     paths,
     components: {
-      schemas: version === OPENAPI_31_VERSION ? eventDataAsValue(parts.schemas) : parts.schemas,
+      schemas: version === OPENAPI_31_VERSION ? { ...eventDataAsValue(parts.schemas), ...eventDataUnions(parts) } : parts.schemas,
       headers: Object.fromEntries(Object.entries(parts.headers).map(([name, header]) => [name, { ...header }])),
       ...(parts.securitySchemes ? { securitySchemes: parts.securitySchemes } : {}),
     },
@@ -305,14 +304,23 @@ function responseObject(response: ResponseDoc, parts: DocumentParts, version: Op
     content['text/event-stream'] = eventStreamMedia(response.events, response.streamExamples ?? {}, version);
   }
   if (response.text) content[response.text] = { schema: { type: 'string' } };
-  const wireText = response.events && version === OPENAPI_31_VERSION ? wireTextDescription(response.streamExamples ?? {}) : '';
   return {
-    description: response.description + wireText,
+    description: response.description,
     ...(headers.length > 0
       ? { headers: Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) }
       : {}),
     ...(Object.keys(content).length > 0 ? { content } : {}),
   };
+}
+
+/** The 3.1 components of what generated SSE clients hand over: one per event union a response streams. */
+function eventDataUnions(parts: DocumentParts): Record<string, JsonSchema> {
+  const streamed = Object.values(parts.operations).flatMap((operation) =>
+    Object.values(operation.responses).flatMap((response) => (response.events ? [response.events] : [])),
+  );
+  return Object.fromEntries(
+    [...new Set(streamed)].map((name) => [eventDataComponent(name), eventDataUnion(name, parts.schemas[name] as JsonSchema)]),
+  );
 }
 
 function examplesObject(examples: Readonly<Record<string, unknown>> | undefined) {
