@@ -23,7 +23,7 @@ export interface CollectionTask {
   last_sweep?: SweepSummary;
 }
 
-export interface SweepCounts {
+interface SweepCounts {
   handed_off: number;
   failed: number;
   filtered: number;

@@ -27,8 +27,6 @@ export function createCollectionSweeps(client: SFNClient, stateMachineArn: strin
   };
 }
 
-export type CollectionSweeps = ReturnType<typeof createCollectionSweeps>;
-
 /**
  * The nightly sweep's id: the date the night began in the collection's zone (shared/collection-night.ts), so every
  * trigger of the same night, retries included, names the same sweep.

@@ -12,7 +12,7 @@ export interface Recording {
   format: string;
 }
 
-export interface NormalizedMessage {
+interface NormalizedMessage {
   sequence_number: number;
   external_id: string;
   text: string;

@@ -9,7 +9,7 @@ import type { NormalizedConversation } from './conversation.ts';
  * The hand-off to the analysis platform: the normalized conversation as JSON at `handoff/<source_id>/<event_id>.json`
  * (the same key whichever sweep writes it, so a repeated write changes nothing), then an announcement naming it.
  */
-export const HANDOFF_PREFIX = 'handoff/';
+const HANDOFF_PREFIX = 'handoff/';
 export const HANDOFF_EVENT_SOURCE = 'workflow-ingest-platform.collection';
 export const HANDOFF_DETAIL_TYPE = 'Conversation handed off';
 export const handoffKey = (conversation: Pick<NormalizedConversation, 'source_id' | 'event_id'>) =>

@@ -103,5 +103,3 @@ export function createTasksService(deps: TasksServiceDeps) {
     },
   };
 }
-
-export type TasksService = ReturnType<typeof createTasksService>;

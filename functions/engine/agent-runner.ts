@@ -34,17 +34,17 @@ export interface AgentDeps {
  * `{{tool_results.<tool>}}`; a hand-off moves control, and the transcript so far, to another agent node, whose
  * `next` the execution then follows. Each agent has its own `max_turns`; running out of them fails the execution.
  */
-export async function runAgent(run: AgentAssignment, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
+export async function runAgent(assignment: AgentAssignment, deps: AgentDeps): Promise<{ output: string; next: string; agents: string[] }> {
   const toolResults = Object.create(null) as Record<string, unknown>;
-  const scope = { ...run.scope, tool_results: toolResults } as TemplateScope;
-  const agents = [run.nodeId];
-  let current = run.nodeId;
-  let agent = run.node;
+  const scope = { ...assignment.scope, tool_results: toolResults } as TemplateScope;
+  const agents = [assignment.nodeId];
+  let current = assignment.nodeId;
+  let agent = assignment.node;
   let transcript: TranscriptMessage[] = [{ role: 'user', content: [{ text: renderText(agent.prompt ?? DEFAULT_PROMPT, scope) }] }];
   for (;;) {
-    const toolbox = deps.tools.open({ definition: run.definition, toolNames: agent.tools, projectId: run.projectId });
+    const toolbox = deps.tools.open({ definition: assignment.definition, toolNames: agent.tools, projectId: assignment.projectId });
     try {
-      const ended = await agentTurns(run, deps.models[agent.provider], toolbox, {
+      const ended = await agentTurns(assignment, deps.models[agent.provider], toolbox, {
         nodeId: current,
         node: agent,
         scope,
@@ -52,9 +52,9 @@ export async function runAgent(run: AgentAssignment, deps: AgentDeps): Promise<{
         toolResults,
       });
       if (ended.kind === 'reply') return { output: ended.text, next: agent.next, agents };
-      run.events.push({ type: 'agent_handoff', data: { from: current, to: ended.to } });
+      assignment.events.push({ type: 'agent_handoff', data: { from: current, to: ended.to } });
       current = ended.to;
-      agent = run.definition.nodes[current] as AgentNode;
+      agent = assignment.definition.nodes[current] as AgentNode;
       agents.push(current);
       transcript = carriedTranscript(transcript);
     } finally {
@@ -72,7 +72,7 @@ interface AgentState {
 }
 
 async function agentTurns(
-  run: AgentAssignment,
+  assignment: AgentAssignment,
   model: AgentModel,
   toolbox: Toolbox,
   state: AgentState,
@@ -88,9 +88,9 @@ async function agentTurns(
       turn,
       transcript: state.transcript,
       describeTools: () => (described ??= toolbox.describe()),
-      onToken: (content) => run.events.push({ type: 'token', data: { content, node_id: nodeId } }),
-      usage: run.usage,
-      models: run.models,
+      onToken: (content) => assignment.events.push({ type: 'token', data: { content, node_id: nodeId } }),
+      usage: assignment.usage,
+      models: assignment.models,
     });
     if (decided.kind === 'reply') return decided;
     if (decided.kind === 'handoff') {
@@ -108,32 +108,32 @@ async function agentTurns(
     const results = [];
     for (const call of decided.calls)
       results.push({
-        toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(run, nodeId, call, toolbox, state.toolResults) },
+        toolResult: { toolUseId: call.id, name: call.name, answer: await callTool(assignment, nodeId, call, toolbox, state.toolResults) },
       });
     state.transcript.push({ role: 'user', content: results });
   }
 }
 
 async function callTool(
-  run: AgentAssignment,
+  assignment: AgentAssignment,
   nodeId: string,
   call: ToolCallRequest,
   toolbox: Toolbox,
   toolResults: Record<string, unknown>,
 ) {
-  run.events.push({
+  assignment.events.push({
     type: 'tool_call',
     data: { node_id: nodeId, call_id: call.id, tool: call.name, arguments: call.args, status: 'started' },
   });
-  run.usage.tool_calls += 1;
+  assignment.usage.tool_calls += 1;
   const startedAt = performance.now();
   const answer = await toolbox.call(call.name, call.args);
   const ended = { node_id: nodeId, call_id: call.id, tool: call.name, duration_ms: Math.round(performance.now() - startedAt) };
   if (answer.ok) {
-    run.events.push({ type: 'tool_call', data: { ...ended, status: 'succeeded', ...eventResult(answer.result) } });
+    assignment.events.push({ type: 'tool_call', data: { ...ended, status: 'succeeded', ...eventResult(answer.result) } });
     toolResults[call.name] = answer.result;
   } else {
-    run.events.push({ type: 'tool_call', data: { ...ended, status: 'failed', error: answer.error } });
+    assignment.events.push({ type: 'tool_call', data: { ...ended, status: 'failed', error: answer.error } });
     toolResults[call.name] = { error: answer.error };
   }
   return answer;

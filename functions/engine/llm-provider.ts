@@ -5,7 +5,7 @@ import { renderText, type TemplateScope } from '#workflows/template.ts';
 import { wordTokens } from './agents/agent-model.ts';
 
 /** One llm turn: the node's params, the execution's scope, and where streamed tokens go. */
-export interface LlmRequest {
+interface LlmRequest {
   node: NodeOfType<'llm'>;
   scope: TemplateScope;
   onToken: (content: string) => Promise<void> | void;

@@ -1,46 +1,26 @@
-import {
-  HISTORY_RETENTION_MS,
-  MAX_EXECUTION_RESULT_BYTES,
-  MAX_HISTORY_TURNS,
-  MAX_MEMORY_VALUE_BYTES,
-  MAX_STEPS_PER_EXECUTION,
-  NOVA_CANVAS_MAX_PROMPT_CHARS,
-} from '#shared/limits.ts';
-import { newId } from '#shared/secrets.ts';
-import { conditionHolds } from '#workflows/condition.ts';
+import { HISTORY_RETENTION_MS, MAX_HISTORY_TURNS, MAX_STEPS_PER_EXECUTION } from '#shared/limits.ts';
 import type { WorkflowDefinition, WorkflowNode } from '#workflows/definition-schema.ts';
 import { applyOverrides } from '#workflows/overrides.ts';
 import { scopeNeeds } from '#workflows/scope-needs.ts';
-import type { PublicationsRepository } from '#workflows/publications-repository.ts';
-import { renderText, renderValue, type TemplateScope } from '#workflows/template.ts';
-import type { UserStateRepository, Turn } from '#executions/user-state-repository.ts';
-import type { ExecutionsRepository } from '#executions/executions-repository.ts';
-import type { ExecutionContext } from '#executions/execution-model.ts';
+import type { TemplateScope } from '#workflows/template.ts';
+import type { Turn } from '#executions/user-state-repository.ts';
 import { takeUpDecision } from '#executions/approval-decision.ts';
-import type { LlmProvider } from './llm-provider.ts';
-import { runAgent, type AgentDeps } from './agent-runner.ts';
-import type { ImageModel } from './images/image-model.ts';
-import type { ImageStore } from './images/image-store.ts';
 import { usageOf, type ExecutionUsage } from '#executions/execution-usage.ts';
 import {
   addCostUnits,
   addModelUsage,
-  countModel,
-  emptyModelUsage,
   hasModelUsage,
-  imageCounter,
   meteredSoFar,
   meterSubject,
   recordCost,
   recordModelUsage,
-  SCRIPTED_MODEL,
   subtractModelUsage,
   type CostUnits,
   type ModelUsage,
 } from '#shared/metering/cost-meter.ts';
-import type { RunCostUnits } from '#executions/execution-model.ts';
+import type { ExecutionCostUnits } from '#executions/execution-model.ts';
 import { ExecutionFailure } from './execution-failure.ts';
-import type { NodeOutputs, ContextStore } from '#executions/context-store.ts';
+import type { NodeOutputs } from '#executions/context-store.ts';
 import type { ApprovalDecision, Cursor, StepState } from '#executions/step-state.ts';
 import {
   endLogAsRecorded,
@@ -49,46 +29,13 @@ import {
   type StreamEventAppender,
   type StreamEventBuffer,
 } from '#executions/stream-event-log.ts';
-import type { StreamEventsRepository } from '#executions/stream-events-repository.ts';
 import { settledEvents } from '#executions/stream-events.ts';
 import { logger } from '#shared/lambda/powertools.ts';
+import type { StepDeps, StepInvocation } from './step-invocation.ts';
+import { executorOf } from './nodes/executors.ts';
+import type { NodeOutcome, Paused } from './nodes/node-context.ts';
 
-/**
- * One step of an execution, as the state machine's RunStep task: runs nodes until the execution ends, reaches a `wait`
- * or an `approval`, and tells the state machine which. All nodes between two pauses run in one Lambda
- * invocation, so an execution costs the same few state transitions however many nodes it has.
- *
- * The state machine state is ids and this cursor only (Step Functions allows 256 KiB): the step reads the
- * execution context (one GetItem) and, after a pause, the node outputs so far (one GetItem); node outputs are
- * written once per pause, only when a node ran since the last one.
- */
-export interface StepDeps {
-  executions: ExecutionsRepository;
-  userState: UserStateRepository;
-  publications: PublicationsRepository;
-  contexts: ContextStore;
-  events: StreamEventsRepository;
-  providers: Record<'scripted' | 'bedrock', LlmProvider>;
-  /** Agents' models and tools (HTTP, MCP). */
-  agents: AgentDeps;
-  /** Image nodes' models, and where images go (loaded with the first image). */
-  images: { models: Record<'scripted' | 'bedrock', ImageModel>; store(): Promise<ImageStore> };
-  now: () => number;
-}
-
-/** The execution as one step sees it: the context, node outputs (a null-prototype map: node ids are the publisher's), and the cursor. */
-interface StepInvocation {
-  execution: ExecutionContext;
-  expiresAt: number;
-  nodes: NodeOutputs;
-  cursor: Cursor;
-  /** Whether a node output changed since the stored version. */
-  changed: boolean;
-  /** The execution's event log (what `/stream` shows), written in batches. */
-  events: StreamEventBuffer;
-  /** The definition with the execution's overrides, once loaded. */
-  definition?: WorkflowDefinition;
-}
+export type { StepDeps } from './step-invocation.ts';
 
 /** What `finish` needs: the record, and where the events of the ending go. */
 interface Ending {
@@ -104,6 +51,15 @@ interface Ending {
   replies: { projectId: string; userId: string; threadId: string; turn: Turn; sequence: number }[];
 }
 
+/**
+ * One step of an execution, as the state machine's RunStep task: runs nodes until the execution ends, reaches a `wait`
+ * or an `approval`, and tells the state machine which. All nodes between two pauses run in one Lambda
+ * invocation, so an execution costs the same few state transitions however many nodes it has.
+ *
+ * The state machine state is ids and this cursor only (Step Functions allows 256 KiB): the step reads the
+ * execution context (one GetItem) and, after a pause, the node outputs so far (one GetItem); node outputs are
+ * written once per pause, only when a node ran since the last one.
+ */
 export async function runStep(deps: StepDeps, state: StepState): Promise<StepState> {
   // Before the first step the log holds the one `start` event execute wrote (unless a stop came first).
   const expectedTail = isFirstStep(state) ? { lastId: 1, final: false } : undefined;
@@ -229,11 +185,11 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
       if (!node) throw new ExecutionFailure(`Node ${nodeId} does not exist`);
       cursor.steps += 1;
       step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'started' } });
-      const paused = await executeNode(deps, ending, step, nodeId, node, scope, appendTurn);
-      if (paused) {
-        if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
-        return { ...base, cursor, ...(await pause(deps, ending, step, paused)) };
-      }
+      const outcome = await executeNode(deps, step, nodeId, node, scope, appendTurn);
+      if (!outcome) continue;
+      const paused = 'end' in outcome ? await finish(deps, ending, executionId, outcome.end.status, outcome.end, cursor) : outcome.pause;
+      if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
+      return { ...base, cursor, ...(await pause(deps, ending, step, paused)) };
     }
   } catch (error) {
     if (!(error instanceof ExecutionFailure) && !isWorkflowDataError(error)) throw error;
@@ -264,137 +220,21 @@ async function pause(deps: StepDeps, ending: Ending, step: StepInvocation, pause
   return small;
 }
 
-type Paused = Pick<StepState, 'outcome' | 'wait_seconds' | 'approval' | 'callback'>;
-
-async function executeNode(
+/** Runs one node through its type's executor (nodes/). */
+function executeNode(
   deps: StepDeps,
-  ending: Ending,
   step: StepInvocation,
   nodeId: string,
   node: WorkflowNode,
   scope: TemplateScope,
   appendTurn: (role: 'user' | 'assistant', text: string) => Promise<void>,
-): Promise<(Paused & { message?: string }) | undefined> {
-  const { execution, cursor } = step;
+): Promise<NodeOutcome> {
   const setOutput = (output: unknown, detail: Record<string, unknown> = {}) => {
     step.nodes[nodeId] = { output };
     step.changed = true;
     step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'completed', ...detail } });
   };
-  switch (node.type) {
-    case 'llm': {
-      const onToken = (content: string) => step.events.push({ type: 'token', data: { content, node_id: nodeId } });
-      const reply = await deps.providers[node.provider].generate({
-        node,
-        scope,
-        onToken,
-        usage: usageIn(cursor),
-        models: modelsIn(cursor),
-      });
-      setOutput(reply);
-      await appendTurn('assistant', reply);
-      cursor.node = node.next;
-      return undefined;
-    }
-    case 'agent': {
-      // Definitions published before agents existed have no `tools`.
-      const agentRun = {
-        definition: step.definition!,
-        projectId: execution.project_id,
-        nodeId,
-        node,
-        scope,
-        events: step.events,
-        usage: usageIn(cursor),
-        models: modelsIn(cursor),
-      };
-      const result = await runAgent(agentRun, deps.agents);
-      for (const agentId of result.agents) step.nodes[agentId] = { output: result.output };
-      setOutput(result.output);
-      await appendTurn('assistant', result.output);
-      cursor.node = result.next;
-      return undefined;
-    }
-    case 'image': {
-      const prompt = renderText(node.prompt, scope);
-      // Checked on the rendered text: the definition's template may grow or vanish once its values are filled in.
-      if (node.provider === 'bedrock' && (prompt.length < 1 || prompt.length > NOVA_CANVAS_MAX_PROMPT_CHARS)) {
-        throw new ExecutionFailure(
-          `Image node ${nodeId}: the rendered prompt is ${prompt.length} characters; the image model takes ` +
-            `1-${NOVA_CANVAS_MAX_PROMPT_CHARS}`,
-        );
-      }
-      // The logical model id: the node's on Bedrock (publish refuses a bedrock image node without one), `scripted` offline.
-      const modelId = node.provider === 'bedrock' ? node.model_id : SCRIPTED_MODEL;
-      if (modelId === undefined) throw new ExecutionFailure(`Image node ${nodeId} names no model_id for provider bedrock`);
-      const png = await deps.images.models[node.provider].generate({
-        prompt,
-        width: node.width,
-        height: node.height,
-        seed: node.seed,
-        quality: node.quality,
-        modelId,
-      });
-      usageIn(cursor).images += 1;
-      // Priced by the logical model id (`scripted` draws offline, whatever `model_id` a stored definition carries), quality and size class.
-      countModel(modelsIn(cursor), modelId, { [imageCounter(node.width, node.height, node.quality)]: 1 });
-      const stored = await (await deps.images.store()).put(execution.execution_id, `${nodeId}-${cursor.steps}`, png);
-      const image = { ...stored, width: node.width, height: node.height };
-      step.events.push({ type: 'image', data: { node_id: nodeId, ...image } });
-      setOutput(image);
-      cursor.node = node.next;
-      return undefined;
-    }
-    case 'memory': {
-      const values = Object.create(null) as Record<string, unknown>;
-      for (const [name, template] of Object.entries(node.set)) {
-        const value = renderValue(template, scope);
-        const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
-        if (bytes > MAX_MEMORY_VALUE_BYTES) {
-          throw new ExecutionFailure(
-            `Memory node ${nodeId} sets ${name} to ${bytes} bytes; a memory value is at most ${MAX_MEMORY_VALUE_BYTES} bytes`,
-          );
-        }
-        values[name] = value;
-      }
-      await deps.userState.writeMemory(execution.project_id, execution.user_id, values);
-      Object.assign(scope.memory, values);
-      setOutput(values);
-      cursor.node = node.next;
-      return undefined;
-    }
-    case 'condition': {
-      let next = node.else;
-      for (const branch of node.cases) {
-        if (await conditionHolds(branch.if, scope)) {
-          next = branch.next;
-          break;
-        }
-      }
-      setOutput(next, { next });
-      cursor.node = next;
-      return undefined;
-    }
-    case 'wait':
-      step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'waiting', seconds: node.seconds } });
-      cursor.node = node.next;
-      return { outcome: 'wait', wait_seconds: node.seconds };
-    case 'approval': {
-      // The cursor stays on the approval node; the decision picks the edge when the execution resumes.
-      const message = renderText(node.message, scope);
-      assertResultSize(`The approval message of ${nodeId}`, message);
-      const approvalId = newId('apr_');
-      step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'waiting', approval_id: approvalId } });
-      return { outcome: 'approval', approval: { approval_id: approvalId, node_id: nodeId }, message };
-    }
-    case 'fail':
-      return finish(deps, ending, execution.execution_id, 'failed', { error: renderText(node.error, scope) }, cursor);
-    case 'end': {
-      const output = renderValue(node.output, scope);
-      assertResultSize(`The output of ${nodeId}`, output);
-      return finish(deps, ending, execution.execution_id, 'completed', { output }, cursor);
-    }
-  }
+  return executorOf(node.type)({ deps, step, nodeId, node, scope, setOutput, appendTurn });
 }
 
 /**
@@ -428,29 +268,9 @@ function meterModelUse(ending: Ending, cursor: Cursor): void {
   ending.metered = { usage: after, models: addModelUsage(undefined, cursor.models) };
 }
 
-/** The execution's counters, carried by the cursor between steps. */
-function usageIn(cursor: Cursor): ExecutionUsage {
-  return (cursor.usage ??= usageOf(undefined));
-}
-
-/** The execution's counters per model, carried by the cursor beside `usage` (absent until a model is used). */
-function modelsIn(cursor: Cursor): ModelUsage {
-  return (cursor.models ??= emptyModelUsage());
-}
-
-/** What a finished run's record keeps: its units, and its models' counters when it used any. */
-function runCostUnits(units: Partial<CostUnits>, models: ModelUsage | undefined): RunCostUnits {
+/** What a finished execution's record keeps: its units, and its models' counters when it used any. */
+function executionCostUnits(units: Partial<CostUnits>, models: ModelUsage | undefined): ExecutionCostUnits {
   return hasModelUsage(models) ? { ...units, models } : units;
-}
-
-/** An output or approval message must fit the API's answers (MAX_EXECUTION_RESULT_BYTES); a larger one fails the execution, saying so. */
-function assertResultSize(what: string, value: unknown): void {
-  const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
-  if (bytes > MAX_EXECUTION_RESULT_BYTES) {
-    throw new ExecutionFailure(
-      `${what} is ${bytes} bytes of JSON; an execution's output or approval message is at most ${MAX_EXECUTION_RESULT_BYTES} bytes`,
-    );
-  }
 }
 
 /** Memory and history are read only when the workflow can see them: each read is a billed query per step. */
@@ -518,7 +338,7 @@ async function finish(
   result: { output?: unknown; error?: string },
   cursor: Cursor,
 ): Promise<Paused> {
-  const cost_units = runCostUnits(settleStepUnits(ending, cursor, true), cursor.models);
+  const cost_units = executionCostUnits(settleStepUnits(ending, cursor, true), cursor.models);
   const changes = {
     cost_units,
     ended_by_step: true,

@@ -1,22 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { ExecutionRecord } from './execution-model.ts';
+import type { ExecutionRecord, RecordedDecision } from './execution-model.ts';
 import type { ExecutionsRepository } from './executions-repository.ts';
 import type { ApprovalDecision } from './step-state.ts';
-
-/**
- * What an execution's record keeps of the decision last sent for one of its approvals (`approval_decision`): the
- * approval, the decision and the request's fingerprint. The decision's claim writes it, marks it `delivered` once Step
- * Functions took it, and the execution's step marks it `resumed` when it takes the decision up, once the decision's
- * `node_update` (the lifecycle stream's `decision`) is in the log. A repeated request for a delivered decision is answered
- * as the first one was: a caller whose answer was lost can retry and learn that its decision applied.
- */
-export interface RecordedDecision {
-  approval_id: string;
-  decision: ApprovalDecision['decision'];
-  fingerprint: string;
-  delivered?: boolean;
-  resumed?: boolean;
-}
 
 /**
  * What makes two decisions the same request: the decision and the feedback as the API reads them (an absent body, `{}`

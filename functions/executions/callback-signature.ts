@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
  * of "id.timestamp.body">`. A `whsec_`-prefixed secret is base64 per that spec (verify with
  * `new Webhook(secret)`); any other secret is used as its UTF-8 bytes (verify with `new Webhook(secret, { format: 'raw' })`).
  */
-export function signingKey(secret: string): Buffer {
+function signingKey(secret: string): Buffer {
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 

@@ -34,13 +34,13 @@ export function createContextStore(client: DynamoDBDocumentClient, tableName: st
       const result = await client.send(new GetCommand({ TableName: tableName, Key: { pk }, ConsistentRead: consistent }));
       if (result.Item) return result.Item as StoredItem;
     }
-    throw new Error(`Run item ${pk} is missing`);
+    throw new Error(`Execution item ${pk} is missing`);
   };
 
   return {
     /** `expiresAtMs` is the execution's own expiry; the execution's later items take it from here. */
-    async createContext(run: ExecutionContext, expiresAtMs: number): Promise<void> {
-      const { execution_id: executionId, ...context } = run;
+    async createContext(execution: ExecutionContext, expiresAtMs: number): Promise<void> {
+      const { execution_id: executionId, ...context } = execution;
       await put(`run#${executionId}`, context, 'context', executionId, ttlSeconds(expiresAtMs));
     },
 

@@ -3,9 +3,9 @@ import { APPROVAL_CLAIM_WAIT_MS, APPROVAL_DECISION_LEASE_MS, APPROVAL_REISSUE_WA
 import type { Caller } from '#shared/access.ts';
 import { executionArnOf } from '#shared/execution-arn.ts';
 import { logger } from '#shared/lambda/powertools.ts';
-import { decisionFingerprint, repeatedDecision, type RecordedDecision } from './approval-decision.ts';
+import { decisionFingerprint, repeatedDecision } from './approval-decision.ts';
 import { startCallbackExecution } from './callback-delivery.ts';
-import { STOPPABLE_STATUSES, type ExecutionRecord } from './execution-model.ts';
+import { STOPPABLE_STATUSES, type ExecutionRecord, type RecordedDecision } from './execution-model.ts';
 import { ownedExecution, unavailable, type ExecutionDeps } from './execution-service.ts';
 import type { ApprovalDecision } from './step-state.ts';
 import { endLogAsRecorded, streamEventAppender } from './stream-event-log.ts';

@@ -2,7 +2,7 @@
 import { SECOND_MS } from '#shared/time.ts';
 import { usageOf, type ExecutionUsage } from './execution-usage.ts';
 import type { CostUnits, ModelUsage } from '#shared/metering/cost-meter.ts';
-import type { RecordedDecision } from './approval-decision.ts';
+import type { ApprovalDecision } from './step-state.ts';
 export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export const FINISHED_STATUSES: readonly ExecutionStatus[] = ['completed', 'failed', 'cancelled'];
@@ -71,7 +71,7 @@ export interface ExecutionRecord extends Omit<ExecutionContext, 'input' | 'overr
    * Internal: the units the execution's steps spent, written when it finishes (the cost report's per-run figures), with
    * `models`: what each model did (by logical model id), which the report prices per model.
    */
-  cost_units?: RunCostUnits;
+  cost_units?: ExecutionCostUnits;
   /**
    * Internal: the execution's own step recorded its ending, so the execution's own execution delivers its callback (a stop, an
    * approval that could not be delivered and the reconciler start a callback execution instead).
@@ -79,8 +79,23 @@ export interface ExecutionRecord extends Omit<ExecutionContext, 'input' | 'overr
   ended_by_step?: boolean;
 }
 
-/** A finished run's units, and its models' tokens and images (absent on runs that used no model, or from before). */
-export type RunCostUnits = Partial<CostUnits> & { models?: ModelUsage };
+/**
+ * What an execution's record keeps of the decision last sent for one of its approvals (`approval_decision`): the
+ * approval, the decision and the request's fingerprint. The decision's claim writes it, marks it `delivered` once Step
+ * Functions took it, and the execution's step marks it `resumed` when it takes the decision up, once the decision's
+ * `node_update` (the lifecycle stream's `decision`) is in the log. A repeated request for a delivered decision is answered
+ * as the first one was: a caller whose answer was lost can retry and learn that its decision applied.
+ */
+export interface RecordedDecision {
+  approval_id: string;
+  decision: ApprovalDecision['decision'];
+  fingerprint: string;
+  delivered?: boolean;
+  resumed?: boolean;
+}
+
+/** A finished execution's units, and its models' tokens and images (absent on executions that used no model, or from before). */
+export type ExecutionCostUnits = Partial<CostUnits> & { models?: ModelUsage };
 
 /** The status record (GET /executions/{id}): the execution result plus workflow_id and pending_approval. */
 export function executionView(record: ExecutionRecord, nowMs: number) {

@@ -43,7 +43,7 @@ export interface StartDeps extends ExecutionDeps, PublicationDeps {
  * may have to finish it: the same ids, thread and creation time make the same items, so a start driven again after its
  * first attempt died writes exactly what that attempt wrote, or would have.
  */
-export interface PlannedRun {
+export interface PlannedExecution {
   executionId: string;
   threadId: string;
   createdAtMs: number;
@@ -73,7 +73,7 @@ export async function startExecution(
   caller: Caller,
   workflowId: string,
   request: ExecuteRequest,
-  planned?: PlannedRun,
+  planned?: PlannedExecution,
 ): Promise<ExecutionRecord> {
   const workflow = await publishedWorkflow(deps, caller.projectId, workflowId);
   applyOverrides(workflow.definition, request.overrides, deps.now());
@@ -188,11 +188,12 @@ async function createUnlessQueued(deps: StartDeps, record: ExecutionRecord, expi
 const attempt = async <T>(write: () => Promise<T> | undefined): Promise<T | undefined> => write();
 
 async function removeUnstartedTurn(deps: StartDeps, projectId: string, userId: string, threadId: string, turn: Turn): Promise<void> {
-  await deps.userState
-    .removeTurn(projectId, userId, threadId, turn, 1)
-    .catch((removeError: unknown) =>
-      logger.error('could not remove the user turn of an unstarted run', { executionId: turn.execution_id, error: removeError as Error }),
-    );
+  await deps.userState.removeTurn(projectId, userId, threadId, turn, 1).catch((removeError: unknown) =>
+    logger.error('could not remove the user turn of an unstarted execution', {
+      executionId: turn.execution_id,
+      error: removeError as Error,
+    }),
+  );
 }
 
 /** True: marked failed. False: no longer queued (its first step has taken it, so it started). Undefined: the write failed. */
@@ -210,7 +211,7 @@ async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<
         return previous !== undefined;
       },
       (markError: unknown) => {
-        logger.error('could not mark an unstarted run failed', { executionId, error: markError as Error });
+        logger.error('could not mark an unstarted execution failed', { executionId, error: markError as Error });
         return undefined;
       },
     );
@@ -224,13 +225,13 @@ async function markUnstarted(deps: ExecutionDeps, executionId: string): Promise<
  */
 export async function waitUntilSettled(
   deps: ExecutionDeps,
-  run: Pick<ExecutionRecord, 'execution_id' | 'project_id' | 'workflow_id'>,
+  execution: Pick<ExecutionRecord, 'execution_id' | 'project_id' | 'workflow_id'>,
   deadlineMs: number,
   stop?: AbortSignal,
 ): Promise<ExecutionRecord> {
-  const executionId = run.execution_id;
+  const executionId = execution.execution_id;
   const since = deps.now();
-  const timing = deps.settleTimes?.waitFor(`${run.project_id}/${run.workflow_id}`);
+  const timing = deps.settleTimes?.waitFor(`${execution.project_id}/${execution.workflow_id}`);
   const nextPause = pollPauses(timing?.expectedMs);
   let pause = nextPause();
   let goingAt = since;

@@ -6,7 +6,7 @@ import { EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
  * under `executions/<execution_id>/` with its key in the item. JSON text rather than a DynamoDB map, so any
  * value a caller can send is stored as it is (keys like `constructor`, numbers past 38 digits, deep nesting).
  */
-export const EXECUTIONS_PREFIX = 'executions/';
+const EXECUTIONS_PREFIX = 'executions/';
 
 export const executionObjectKey = (executionId: string, name: string) => `${EXECUTIONS_PREFIX}${executionId}/${name}.json`;
 

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { ifConditionHolds } from '#shared/store/conditional-write.ts';
 import { allStoredItems } from '#shared/store/paginate.ts';
 import { MAX_EXECUTION_RESULT_BYTES, EXECUTION_VALUE_INLINE_MAX_BYTES } from '#shared/limits.ts';
-import type { ExecutionRecord, ExecutionStatus, PendingApproval, RunCostUnits } from './execution-model.ts';
+import type { ExecutionRecord, ExecutionStatus, PendingApproval, ExecutionCostUnits } from './execution-model.ts';
 import { executionObjectKey, type ExecutionValues } from './execution-values.ts';
 import { ttlSeconds } from '#shared/time.ts';
 
@@ -180,7 +180,7 @@ export function createExecutionsRepository(client: DynamoDBDocumentClient, table
 }
 
 /** What a finished execution's record keeps of its spending: whose workflow it ran, and the units its steps spent. */
-export type ExecutionCost = Pick<ExecutionRecord, 'project_id' | 'workflow_id'> & { cost_units: RunCostUnits };
+export type ExecutionCost = Pick<ExecutionRecord, 'project_id' | 'workflow_id'> & { cost_units: ExecutionCostUnits };
 
 /**
  * The executions table read across executions, for the operator's cost report. Apart from the repository above: it

@@ -14,7 +14,7 @@ import { HOUR_MS } from '#shared/time.ts';
 import type { ExecuteRequest } from './execute-request.ts';
 import type { ExecutionRecord } from './execution-model.ts';
 import type { StateMachineInput } from './state-machine-gateway.ts';
-import { startExecution, type PlannedRun, type StartDeps } from './execution-service.ts';
+import { startExecution, type PlannedExecution, type StartDeps } from './execution-service.ts';
 import type { IdempotencyRepository, KeyReservation, Lease } from './idempotency-repository.ts';
 import { requestFingerprint } from './request-fingerprint.ts';
 
@@ -50,7 +50,7 @@ export interface StartOnceDeps extends StartDeps {
 }
 
 /** The execution a start request is answered with: `started` when this request started it; without it, the execution its key named. */
-export type RequestedRun = { executionId: string; started: ExecutionRecord } | { executionId: string; started?: undefined };
+export type RequestedExecution = { executionId: string; started: ExecutionRecord } | { executionId: string; started?: undefined };
 
 export interface StartOptions {
   /** The request's `Idempotency-Key`, already validated; without one every request starts an execution. */
@@ -92,7 +92,7 @@ export async function startOrJoin(
   workflowId: string,
   request: ExecuteRequest,
   options: StartOptions,
-): Promise<RequestedRun> {
+): Promise<RequestedExecution> {
   const { key } = options;
   if (key === undefined) {
     const started = await startExecution(deps, caller, workflowId, request);
@@ -115,15 +115,15 @@ export async function startOrJoin(
   for (;;) {
     if (!holder) {
       const now = deps.now();
-      const run: PlannedRun = { executionId: randomUUID(), threadId: request.thread_id ?? randomUUID(), createdAtMs: now };
+      const planned: PlannedExecution = { executionId: randomUUID(), threadId: request.thread_id ?? randomUUID(), createdAtMs: now };
       const lease = newLease();
       const outcome = await deps.idempotency.reserve(
         {
           projectId,
           key,
-          executionId: run.executionId,
+          executionId: planned.executionId,
           requestSha256,
-          threadId: run.threadId,
+          threadId: planned.threadId,
           createdAtMs: now,
           lease,
           expiresAtMs: now + IDEMPOTENCY_KEY_RETENTION_MS,
@@ -131,7 +131,14 @@ export async function startOrJoin(
         now,
       );
       if (outcome.reserved)
-        return startReserved(deps, caller, workflowId, request, { projectId, key, executionId: run.executionId, lease, lost: false }, run);
+        return startReserved(
+          deps,
+          caller,
+          workflowId,
+          request,
+          { projectId, key, executionId: planned.executionId, lease, lost: false },
+          planned,
+        );
       // DynamoDB answers a refused write with the item that refused it; a read covers a store that did not.
       holder = outcome.existing ?? (await deps.idempotency.find(projectId, key, deps.now()));
       if (!holder) {
@@ -163,7 +170,7 @@ export async function startOrJoin(
 }
 
 /**
- * Starts the reserved run. A start that certainly started nothing frees the key again, and only once the key is free are
+ * Starts the reserved execution. A start that certainly started nothing frees the key again, and only once the key is free are
  * its items taken back: a key that could not be freed keeps them for the retry that finishes the start. A StartExecution
  * that failed without proving it started nothing (its answer may be what was lost, while the execution goes on) keeps the key
  * and the items and hands the key back: the next retry sends the same start, and joins the execution if it exists. A
@@ -175,8 +182,8 @@ async function startReserved(
   workflowId: string,
   request: ExecuteRequest,
   hold: KeyHold,
-  run: PlannedRun,
-): Promise<RequestedRun> {
+  planned: PlannedExecution,
+): Promise<RequestedExecution> {
   const { projectId, key, executionId, lease } = hold;
   let released: Promise<boolean> | undefined;
   let handedBack = false;
@@ -197,7 +204,7 @@ async function startReserved(
   let started: ExecutionRecord;
   try {
     started = await startExecution(deps, caller, workflowId, request, {
-      ...run,
+      ...planned,
       writing: () => stillHeld(deps, hold),
       launching: async (input) => {
         stillHeld(deps, hold);
@@ -236,7 +243,7 @@ async function finishStart(
   request: ExecuteRequest,
   hold: KeyHold,
   holder: KeyReservation,
-): Promise<RequestedRun> {
+): Promise<RequestedExecution> {
   const { executionId } = hold;
   logger.warn('finishing the start of an execution whose lease passed before it was marked started', { executionId, state: holder.state });
   if (holder.state === 'launching' && holder.start_input !== undefined) {
@@ -255,13 +262,13 @@ async function finishStart(
     // Only a key reserved by the previous release (which had no `launching`) can name an execution that went on: it is the execution.
     return markStarted(deps, hold);
   }
-  const run: PlannedRun = {
+  const planned: PlannedExecution = {
     executionId,
     threadId: holder.thread_id ?? record?.thread_id ?? request.thread_id ?? randomUUID(),
     createdAtMs: holder.created_at_ms ?? (record ? Date.parse(record.created_at) : deps.now()),
     again: true,
   };
-  return startReserved(deps, caller, workflowId, request, hold, run);
+  return startReserved(deps, caller, workflowId, request, hold, planned);
 }
 
 /**
@@ -294,14 +301,14 @@ async function handBack(deps: StartOnceDeps, hold: KeyHold): Promise<void> {
  * taken over meanwhile (this request outlived its lease while its start was on the way) names this same execution, which
  * the request that took it over is finishing: this request answers it as a joined run.
  */
-async function markStarted(deps: StartOnceDeps, hold: KeyHold, started?: ExecutionRecord): Promise<RequestedRun> {
+async function markStarted(deps: StartOnceDeps, hold: KeyHold, started?: ExecutionRecord): Promise<RequestedExecution> {
   const { executionId } = hold;
   const marked = await deps.idempotency.markStarted(hold.projectId, hold.key, executionId, hold.lease.id).catch((markError: unknown) => {
-    logger.error('could not mark the Idempotency-Key of a started run', { executionId, error: markError as Error });
+    logger.error('could not mark the Idempotency-Key of a started execution', { executionId, error: markError as Error });
     return undefined;
   });
   if (marked === false) {
-    logger.warn('the Idempotency-Key of a started run was taken over before it was marked started', { executionId });
+    logger.warn('the Idempotency-Key of a started execution was taken over before it was marked started', { executionId });
     return { executionId };
   }
   return started ? { executionId, started } : { executionId };

@@ -1,17 +1,17 @@
 import {
   EXECUTE_POLL_FIRST_MS,
   EXECUTE_POLL_GROWTH,
-  EXECUTE_POLL_HISTORY_RUNS,
+  EXECUTE_POLL_HISTORY_EXECUTIONS,
   EXECUTE_POLL_HISTORY_WORKFLOWS,
   EXECUTE_POLL_MAX_MS,
   EXECUTE_POLL_MIN_MS,
 } from '#shared/limits.ts';
 
-/** With fewer runs to go by, one slow run (the step function's cold start) would time the next wait on its own. */
-const MIN_RUNS_TO_TIME = 3;
+/** With fewer executions to go by, one slow one (the step function's cold start) would time the next wait on its own. */
+const MIN_EXECUTIONS_TO_TIME = 3;
 /**
- * After a read timed from recent runs, the pauses start at this share of it: an execution a little slower than usual costs a read or two
- * more, not a wait as long again.
+ * After a read timed from recent executions, the pauses start at this share of it: an execution a little slower than
+ * usual costs a read or two more, not a wait as long again.
  */
 const FOLLOW_UP_SHARE = 1 / 8;
 
@@ -19,7 +19,7 @@ const bounded = (ms: number) => Math.min(EXECUTE_POLL_MAX_MS, Math.max(EXECUTE_P
 
 /**
  * The pauses before each status read of one wait, one per call. Without an expectation the first is
- * EXECUTE_POLL_FIRST_MS; with one (when recent runs of the workflow settled), the first read comes then. Each
+ * EXECUTE_POLL_FIRST_MS; with one (when recent executions of the workflow settled), the first read comes then. Each
  * later pause is EXECUTE_POLL_GROWTH times the one before, never over EXECUTE_POLL_MAX_MS.
  */
 export function pollPauses(expectedMs?: number): () => number {
@@ -34,24 +34,29 @@ export function pollPauses(expectedMs?: number): () => number {
   };
 }
 
-/** How long runs of each workflow took to settle, as one function instance saw them while waiting. */
+/** How long executions of each workflow took to settle, as one function instance saw them while waiting. */
 export interface SettleTimes {
-  /** The wait of a run of `workflowKey`: when its runs usually settle (unknown before a few), and where to note how long this one took. */
+  /**
+   * The wait of an execution of `workflowKey`: when its executions usually settle (unknown before a few), and where to
+   * note how long this one took.
+   */
   waitFor(workflowKey: string): { expectedMs?: number; settled(afterMs: number): void };
 }
 
 /** Bounded: a function instance may see many workflows; the one it used least recently goes first. */
-export function createSettleTimes(limits = { runs: EXECUTE_POLL_HISTORY_RUNS, workflows: EXECUTE_POLL_HISTORY_WORKFLOWS }): SettleTimes {
+export function createSettleTimes(
+  limits = { executions: EXECUTE_POLL_HISTORY_EXECUTIONS, workflows: EXECUTE_POLL_HISTORY_WORKFLOWS },
+): SettleTimes {
   const recent = new Map<string, number[]>();
   return {
     waitFor(workflowKey) {
-      const runs = recent.get(workflowKey) ?? [];
+      const durations = recent.get(workflowKey) ?? [];
       return {
-        expectedMs: runs.length >= MIN_RUNS_TO_TIME ? lowerMedian(runs) : undefined,
+        expectedMs: durations.length >= MIN_EXECUTIONS_TO_TIME ? lowerMedian(durations) : undefined,
         settled(afterMs) {
           const latest = recent.get(workflowKey) ?? [];
           recent.delete(workflowKey);
-          recent.set(workflowKey, [...latest, Math.max(0, afterMs)].slice(-limits.runs));
+          recent.set(workflowKey, [...latest, Math.max(0, afterMs)].slice(-limits.executions));
           if (recent.size > limits.workflows) recent.delete(recent.keys().next().value!);
         },
       };

@@ -6,7 +6,7 @@ import type { ExecutionRecord } from './execution-model.ts';
 /** Writers that lose the race for the same ids this many times in a row give up (each loss means another writer moved on). */
 const MAX_APPEND_ATTEMPTS = 8;
 
-export type AppendOutcome = 'appended' | 'closed';
+type AppendOutcome = 'appended' | 'closed';
 
 export interface StreamEventAppender {
   /** Appends in order at the end of the log; 'closed' (and nothing written) once the log has its final `complete`. */

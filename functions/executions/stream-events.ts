@@ -9,8 +9,7 @@ import { usageOf, type ExecutionUsage } from './execution-usage.ts';
  *
  * The log ends at its one final `complete` (completed, failed or cancelled): no writer appends after it.
  */
-export const STREAM_EVENT_TYPES = ['start', 'token', 'tool_call', 'agent_handoff', 'node_update', 'image', 'error', 'complete'] as const;
-export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
+type StreamEventType = 'start' | 'token' | 'tool_call' | 'agent_handoff' | 'node_update' | 'image' | 'error' | 'complete';
 
 export interface StreamEvent {
   type: StreamEventType;

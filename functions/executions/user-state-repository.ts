@@ -61,30 +61,30 @@ export function createUserStateRepository(client: DynamoDBDocumentClient, tableN
     },
 
     /**
-     * The thread's latest `limit` turns of other executions than `run`'s, oldest first, as the thread stood when the
-     * run started (`startedAt`): an execution started later, or a reply that came after, is not this execution's history.
+     * The thread's latest `limit` turns of other executions than `execution`'s, oldest first, as the thread stood when the
+     * execution started (`startedAt`): an execution started later, or a reply that came after, is not this execution's history.
      */
     async readHistory(
       projectId: string,
       userId: string,
       threadId: string,
       limit: number,
-      run: { executionId: string; startedAt?: string },
+      execution: { executionId: string; startedAt?: string },
     ): Promise<Turn[]> {
-      const before = run.startedAt === undefined ? {} : { ':before': `turn#${run.startedAt}` };
+      const before = execution.startedAt === undefined ? {} : { ':before': `turn#${execution.startedAt}` };
       const result = await client.send(
         new QueryCommand({
           TableName: tableName,
           // Turns sort by when they were written (`turn#<at>#...`): the execution's own begin at its start.
-          KeyConditionExpression: run.startedAt === undefined ? 'pk = :pk' : 'pk = :pk AND sk < :before',
+          KeyConditionExpression: execution.startedAt === undefined ? 'pk = :pk' : 'pk = :pk AND sk < :before',
           ExpressionAttributeValues: { ':pk': threadPartitionKey(projectId, userId, threadId), ...before },
           ScanIndexForward: false,
           ConsistentRead: true,
-          // Without a start time (runs from before it was kept) this execution's own turns, the newest, are skipped.
-          Limit: run.startedAt === undefined ? limit * 2 : limit,
+          // Without a start time (executions from before it was kept) this execution's own turns, the newest, are skipped.
+          Limit: execution.startedAt === undefined ? limit * 2 : limit,
         }),
       );
-      const turns = ((result.Items ?? []) as StoredTurn[]).filter((turn) => turn.execution_id !== run.executionId).slice(0, limit);
+      const turns = ((result.Items ?? []) as StoredTurn[]).filter((turn) => turn.execution_id !== execution.executionId).slice(0, limit);
       const loaded = await Promise.all(
         turns.map(async ({ text, text_s3, role, execution_id, at }) => ({
           role,

@@ -198,7 +198,7 @@ const toolHeaders = z._default(
 );
 
 /** An HTTP tool: `{{args.x}}` in the URL are URL-encoded; `parameters` is the JSON Schema of the arguments. */
-export const httpToolSchema = z.strictObject({
+const httpToolSchema = z.strictObject({
   type: z.literal('http'),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   method: z._default(z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']), 'GET'),
@@ -210,7 +210,7 @@ export const httpToolSchema = z.strictObject({
 export type HttpTool = z.infer<typeof httpToolSchema>;
 
 /** An MCP server (Streamable HTTP); the agent sees only the server tools its allow-list names, with their listed schemas. */
-export const mcpToolSchema = z.strictObject({
+const mcpToolSchema = z.strictObject({
   type: z.literal('mcp'),
   description: z._default(z.string().check(z.maxLength(2000)), ''),
   url: z.string().check(z.minLength(1), z.maxLength(2048)),

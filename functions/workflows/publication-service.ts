@@ -62,7 +62,7 @@ export async function unpublish(deps: PublicationDeps, projectId: string) {
   return { project_id: projectId, unpublished_publication_id: removed?.publication_id ?? null, active_publication_id: null };
 }
 
-export async function activePublication(deps: PublicationDeps, projectId: string) {
+async function activePublication(deps: PublicationDeps, projectId: string) {
   const active = await deps.publications.getActive(projectId);
   if (!active) throw new BadRequestError('The project has no active publication');
   return active;

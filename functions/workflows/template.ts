@@ -15,7 +15,7 @@ export interface TemplateScope {
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}$/;
 
-export function lookup(scope: TemplateScope, path: string): unknown {
+function lookup(scope: TemplateScope, path: string): unknown {
   let value: unknown = scope;
   for (const segment of path.split('.')) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;

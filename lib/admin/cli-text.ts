@@ -10,3 +10,14 @@ export class CliText {
 export class CliStream {
   constructor(readonly writeTo: (write: (piece: string) => Promise<void>) => Promise<void>) {}
 }
+
+/**
+ * A command's answer that still ends the command with an exit code of its own, printed as any other answer (a table
+ * or one JSON object): `verify` reports every check, and exits 1 when one failed.
+ */
+export class CliExit {
+  constructor(
+    readonly answer: object,
+    readonly exitCode: number,
+  ) {}
+}

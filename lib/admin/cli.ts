@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CliStream, CliText } from './cli-text.ts';
+import { CliExit, CliStream, CliText } from './cli-text.ts';
 import type { AdminTarget } from './target.ts';
 import {
   COLLECTION_USAGE,
@@ -46,17 +46,6 @@ export interface CliInput {
    * a terminal; nothing at all into a pipe or a file, where scripts and tests read stderr.
    */
   status?: (text: string) => void;
-}
-
-/**
- * A command's answer that still ends the command with an exit code of its own, printed as any other answer (a table
- * or one JSON object): `verify` reports every check, and exits 1 when one failed.
- */
-export class CliExit {
-  constructor(
-    readonly answer: object,
-    readonly exitCode: number,
-  ) {}
 }
 
 /** Runs `work` with a status line on `stream` if it is a terminal, and clears the line after, so the answer starts clean. */

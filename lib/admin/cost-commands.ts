@@ -10,7 +10,7 @@ import {
   MAX_REPORT_DAYS,
   periodDays,
   type CostReport,
-  type RunCost,
+  type FinishedExecutionCost,
   type UsageRow,
 } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet, type PriceSheet } from '#lib/pricing/price-sheet.ts';
@@ -66,7 +66,7 @@ function checkedPeriod(from: string, to: string): { from: string; to: string } {
 
 /**
  * `cost report`: the metered units of the period, priced with `lib/pricing/<region>.json`. Reads the usage table
- * (one Query per subject, or a Scan for all of them) and, for the cost per run, the finished executions' records; with
+ * (one Query per subject, or a Scan for all of them) and, for the cost per execution, the finished executions' records; with
  * `--html FILE`, also the links table (each link's type, for the forecast). `cost estimate`: see runCostEstimate.
  */
 export async function runCostCommand(target: AdminTarget, args: string[], flags: CostFlags, terminal: boolean): Promise<object> {
@@ -92,8 +92,8 @@ export async function runCostCommand(target: AdminTarget, args: string[], flags:
     throw new Error(`link ${link} not found`);
   const subject = flags.project ? `project#${flags.project}` : link ? `link#${link}` : undefined;
   const usage = await usageRows(target, from, to, subject);
-  const runCosts = link ? [] : await finishedRunCosts(target, from, to, flags.project);
-  const report = costReport({ from, to, sheet, usage, runCosts, operations: target.operationsMode });
+  const executionCosts = link ? [] : await finishedExecutionCosts(target, from, to, flags.project);
+  const report = costReport({ from, to, sheet, usage, executionCosts, operations: target.operationsMode });
   if (flags.csv) return new CliText(costReportCsv(report));
   if (html !== undefined) return writeHtmlReport(target, html, report, usage, terminal && !flags.json);
   // A person at a terminal reads a table; --json, and any pipe, gets the report as JSON.
@@ -165,8 +165,8 @@ async function writeHtmlReport(target: AdminTarget, path: string, report: CostRe
 
 /**
  * `cost estimate`: a month's cost (× --months) at the traffic asked for, from the per-unit averages of the period
- * (default the last 30 days): every subject's usage and every finished run are read, --project and --workflow only
- * narrow which runs the execution average comes from.
+ * (default the last 30 days): every subject's usage and every finished execution are read, --project and --workflow only
+ * narrow which executions the execution average comes from.
  */
 async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: boolean): Promise<object> {
   const misplaced = REPORT_ONLY.find((name) => flags[name] !== undefined);
@@ -178,8 +178,8 @@ async function runCostEstimate(target: AdminTarget, flags: CostFlags, terminal: 
   const { from } = checkedPeriod(dayOption(flags.from, daysBefore(to, ESTIMATE_DAYS - 1), 'from'), to);
   const sheet = priceSheetFor(target);
   const usage = await usageRows(target, from, to, undefined);
-  const runCosts = await finishedRunCosts(target, from, to, undefined);
-  const report = costReport({ from, to, sheet, usage, runCosts, operations: target.operationsMode });
+  const executionCosts = await finishedExecutionCosts(target, from, to, undefined);
+  const report = costReport({ from, to, sheet, usage, executionCosts, operations: target.operationsMode });
   const forecast = estimate(report, await linkSamples(target, usage), options);
   return terminal && !flags.json ? new CliText(forecastTable(forecast)) : forecast;
 }
@@ -208,7 +208,12 @@ async function usageRows(target: AdminTarget, from: string, to: string, subject:
 }
 
 /** Executions that finished in the period: their records keep the units their steps spent. */
-async function finishedRunCosts(target: AdminTarget, from: string, to: string, project: string | undefined): Promise<RunCost[]> {
+async function finishedExecutionCosts(
+  target: AdminTarget,
+  from: string,
+  to: string,
+  project: string | undefined,
+): Promise<FinishedExecutionCost[]> {
   const executions = await createExecutionCostsRepository(target.dynamo, target.tables.executions).finishedBetween(from, to, project);
   return executions.map(({ project_id, workflow_id, cost_units }) => ({
     project: project_id,

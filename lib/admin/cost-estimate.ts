@@ -23,7 +23,7 @@ export interface EstimateOptions {
 
 /** A month's traffic far beyond any deployment, but still exact in a double and in the dollars it gives. */
 const MAX_COUNT = 1_000_000_000_000;
-export const MAX_MONTHS = 36;
+const MAX_MONTHS = 36;
 /** The period the averages come from when --from and --to are not given: the last 30 days up to today. */
 export const ESTIMATE_DAYS = 30;
 
@@ -44,15 +44,15 @@ function countOption(value: string | undefined, name: string, max: number, min =
 export function estimateOptions(flags: EstimateFlags): EstimateOptions {
   const events = countOption(flags.events, 'events', MAX_COUNT);
   const dialogs = countOption(flags.dialogs, 'dialogs', MAX_COUNT);
-  const runs = countOption(flags.runs, 'runs', MAX_COUNT);
+  const executions = countOption(flags.runs, 'runs', MAX_COUNT);
   const months = countOption(flags.months, 'months', MAX_MONTHS, 1) ?? 1;
   if (flags.workflow !== undefined && !WORKFLOW_ID_PATTERN.test(flags.workflow))
     throw new UsageError('--workflow must be a workflow id: 1-64 letters, digits, _ or -');
   if (flags.project !== undefined && !PROJECT_ID_PATTERN.test(flags.project))
     throw new UsageError('--project must be 1-64 letters, digits, ".", "_" or "-"');
-  const given = [events, dialogs, runs].some((count) => count !== undefined);
+  const given = [events, dialogs, executions].some((count) => count !== undefined);
   return {
-    volumes: given ? { events: events ?? 0, dialogs: dialogs ?? 0, runs: runs ?? 0 } : undefined,
+    volumes: given ? { events: events ?? 0, dialogs: dialogs ?? 0, runs: executions ?? 0 } : undefined,
     months,
     workflow: flags.workflow,
     project: flags.project,

@@ -69,7 +69,7 @@ export async function runLinksCommand(
   const service = createLinksService({
     links: createLinksRepository(target.dynamo, target.tables.links),
     events: createEventsRepository(target.dynamo, target.tables.inboundEvents),
-    publicBaseUrl: target.publicBaseUrl,
+    publicBaseUrl: target.webhookBaseUrl,
     now: Date.now,
   });
   const [verb, linkId] = args;

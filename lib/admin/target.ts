@@ -5,9 +5,11 @@ import type { TableName } from '#shared/resources.ts';
 import { MAX_OPEN_STREAMS_ENV, parseMaxOpenStreams } from '#shared/http/stream-settings.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, LOCAL_STACK_NAME, localTableName } from '#lib/twin/local-names.ts';
 import { liveTwinOnPort, readLiveTwinFile } from '#lib/twin/twin-file.ts';
+import { twinPortOf } from '#lib/twin/twin-ports.ts';
 import { UsageError } from './usage-error.ts';
 import {
   API_URL_OUTPUT,
+  WEBHOOK_API_URL_OUTPUT,
   BEDROCK_PROFILES_OUTPUT,
   BUCKET_OUTPUTS,
   COLLECTION_STATE_MACHINE_OUTPUT,
@@ -91,7 +93,10 @@ function profilesOf(text: string | undefined): { inferenceProfiles?: Record<stri
 export interface AdminTarget {
   dynamo: DynamoDBDocumentClient;
   tables: Record<TableName, string>;
+  /** The Published Workflow API's base URL (`ApiUrl`). */
   publicBaseUrl: string;
+  /** The webhook API's base URL (`WebhookApiUrl`), which link URLs start with. */
+  webhookBaseUrl: string;
   /** The bucket and the collection state machine, for the collection commands; locally only while the twin runs. */
   services(): Promise<{ s3: S3Client; bucket: string; sfn: SFNClient; stateMachineArn: string }>;
   /** Where projects' tool secrets live; locally only while the twin runs (its SSM stand-in). */
@@ -149,6 +154,7 @@ async function deployedTarget(stackName: string, region: string | undefined): Pr
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: output(API_URL_OUTPUT),
+    webhookBaseUrl: output(WEBHOOK_API_URL_OUTPUT),
     secrets: async () =>
       (secrets ??= { ssm: new (await import('@aws-sdk/client-ssm')).SSMClient({ region }), prefix: output(SECRETS_PREFIX_OUTPUT) }),
     async verify() {
@@ -221,6 +227,7 @@ async function localTarget(): Promise<AdminTarget> {
     dynamo: documentClient(client),
     tables,
     publicBaseUrl: twin?.api_url ?? `http://127.0.0.1:${port}`,
+    webhookBaseUrl: twin?.webhook_url ?? `http://127.0.0.1:${twinPortOf(port, 'webhooks')}`,
     deployed: false,
     region: LOCAL_REGION,
     operationsMode: 'full',

@@ -47,10 +47,10 @@ cost report [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--project P | --link L] [--re
                                      forecast)
 cost estimate [--events N] [--dialogs N] [--runs N] [--workflow ID] [--project P] [--months 1-36]
               [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--region R] [--json]
-                                     a month's cost (x --months) at N call events, dialogs and runs a month
+                                     a month's cost (x --months) at N call events, dialogs and executions a month
                                      (counts not given are 0; none given: the period's own traffic scaled to
                                      30 days), from the averages of the period (default: the last 30 days)
-                                     plus the fixed monthly cost; --workflow/--project choose the runs`;
+                                     plus the fixed monthly cost; --workflow/--project choose the executions`;
 
 export const MODELS_USAGE = `\
 models [list] [--region R]          the Bedrock models workflows may name: state, end of life, price, and

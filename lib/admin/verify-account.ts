@@ -1,7 +1,7 @@
 import { MIN_UNRESERVED_CONCURRENCY, type CheckOutcome, type VerifyCheck } from './verify-check.ts';
 
 /** The stack's cost allocation tag (lib/cdk/stack.ts tags every resource `Project`); the budget counts by it. */
-export const COST_TAG_KEY = 'Project';
+const COST_TAG_KEY = 'Project';
 
 const ACTIVATE_TAG = `aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=${COST_TAG_KEY},Status=Active`;
 /** Lambda's "Concurrent executions" quota in Service Quotas. */

@@ -13,7 +13,7 @@ import {
 } from './verify-check.ts';
 
 /** Why the check runs only when asked: its notification reaches real people. */
-export const ALARMS_NOT_RUN =
+export const ALARMS_SKIPPED =
   "not run: it sets one of the stack's alarms to ALARM, which notifies everyone subscribed to the alarm topic; " +
   'run verify --alarms to check that the alarms reach the topic';
 
@@ -120,15 +120,15 @@ export const alarmsCheck: VerifyCheck = {
     const alarmName = alarm.AlarmName!;
     const topic = alarm.AlarmActions!.find(isTopic)!;
     const prior = alarm.StateValue ?? 'OK';
-    const run = randomBytes(4).toString('hex');
+    const verifyId = randomBytes(4).toString('hex');
     const reason =
-      `admin verify ${run}: checks that this alarm's action reaches the alarm topic. Nothing is wrong; the alarm is set back ` +
+      `admin verify ${verifyId}: checks that this alarm's action reaches the alarm topic. Nothing is wrong; the alarm is set back ` +
       `to ${prior} when verify ends`;
     const measured = { alarm: alarmName, topic };
 
     context.cleanup.add(
       `alarm ${alarmName} (set back to ${prior})`,
-      () => restore(cloudWatch, alarmName, reason, prior, run),
+      () => restore(cloudWatch, alarmName, reason, prior, verifyId),
       context.target.deployed
         ? `aws cloudwatch set-alarm-state --alarm-name ${alarmName} --state-value ${prior} --state-reason "after admin verify" ` +
             `--region ${context.services.region} (CloudWatch also sets it back at its next evaluation)`
@@ -202,7 +202,13 @@ async function stackAlarmsOf(cloudWatch: CloudWatchClient, namePrefix: string, s
  * Sets the alarm back to the state it had, if it is still in the ALARM the check set (false otherwise: CloudWatch
  * re-evaluated it, or it went to ALARM for a real reason since, which must stay).
  */
-async function restore(cloudWatch: CloudWatchClient, alarmName: string, reason: string, prior: StateValue, run: string): Promise<boolean> {
+async function restore(
+  cloudWatch: CloudWatchClient,
+  alarmName: string,
+  reason: string,
+  prior: StateValue,
+  verifyId: string,
+): Promise<boolean> {
   const { DescribeAlarmsCommand, SetAlarmStateCommand } = await import('@aws-sdk/client-cloudwatch');
   const { MetricAlarms } = await cloudWatch.send(new DescribeAlarmsCommand({ AlarmNames: [alarmName] }));
   const now = MetricAlarms?.[0];
@@ -211,7 +217,7 @@ async function restore(cloudWatch: CloudWatchClient, alarmName: string, reason: 
     new SetAlarmStateCommand({
       AlarmName: alarmName,
       StateValue: prior,
-      StateReason: `admin verify ${run}: set back to ${prior} after checking that the alarm's action reaches the alarm topic`,
+      StateReason: `admin verify ${verifyId}: set back to ${prior} after checking that the alarm's action reaches the alarm topic`,
     }),
   );
   return true;

@@ -18,7 +18,7 @@ export const CHECK_NAMES = [
   'concurrency',
   'alarms',
 ] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
+type CheckName = (typeof CHECK_NAMES)[number];
 
 /** `warn` and `skip` never fail the command; `fail` does. */
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -62,6 +62,8 @@ export interface VerifyContext {
   services: VerifyServices;
   /** The API's base URL, no trailing slash: `<ApiUrl>` (with its stage) on AWS, the twin's URL locally. */
   apiUrl: string;
+  /** The webhook API's base URL, no trailing slash: `<WebhookApiUrl>` on AWS, the twin's webhook URL locally. */
+  webhookUrl: string;
   /** Aborted on SIGINT: a check stops where it is, and the cleanup still runs. */
   signal: AbortSignal;
   cleanup: Cleanup;

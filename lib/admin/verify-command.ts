@@ -5,9 +5,8 @@ import { createKey, revokeKey, type ApiKeysDeps } from '#published/api-keys-serv
 import type { GrantedScope } from '#published/api-key-model.ts';
 import { createCounterStore } from '#shared/store/counter-store.ts';
 import { VERIFY_PROJECT_PREFIX } from '#lib/pricing/cost-report.ts';
-import { CliExit } from './cli.ts';
-import { CliText } from './cli-text.ts';
-import type { AdminTarget } from './target.ts';
+import { CliExit, CliText } from './cli-text.ts';
+import type { AdminTarget, VerifyServices } from './target.ts';
 import { UsageError } from './usage-error.ts';
 import {
   CHECK_NAMES,
@@ -26,7 +25,8 @@ import { modelsCheck } from './verify-models.ts';
 import { stepModelCheck } from './verify-step-model.ts';
 import { streamWritesCheck } from './verify-stream-writes.ts';
 import { concurrencyCheck, costTagCheck } from './verify-account.ts';
-import { ALARMS_NOT_RUN, alarmsCheck } from './verify-alarms.ts';
+import { ALARMS_SKIPPED, alarmsCheck } from './verify-alarms.ts';
+import { listenForInterrupts, SIGNAL_EXIT_CODES, type Interrupt } from './verify-interrupt.ts';
 
 /** Every check, in CHECK_NAMES' order (checked when the module loads: the report's order is the names' order). */
 const CHECKS: readonly VerifyCheck[] = [
@@ -58,9 +58,6 @@ const VERIFY_KEY_SCOPES: GrantedScope[] = [
 ];
 /** The key expires by itself an hour after it is made, should the command be killed before it revokes it (kill -9). */
 const VERIFY_KEY_LIFETIME_MS = 60 * 60_000;
-
-/** Exit codes of a command ended by a signal, as a shell reports them: 128 + the signal's number. */
-const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 
 export interface VerifyFlags {
   json?: boolean;
@@ -95,23 +92,31 @@ export interface VerifyReport {
  */
 export async function runVerifyCommand(target: AdminTarget, args: string[], flags: VerifyFlags, io: VerifyIo): Promise<CliExit> {
   if (args.length > 0) throw new UsageError(`verify takes no arguments (got ${args.join(' ')})`);
-  const services = await target.verify();
-  const interrupt = new AbortController();
-  const onSignal = (signal: keyof typeof SIGNAL_EXIT_CODES) => {
-    // A second signal while the cleanup runs ends the command at once, as an impatient operator expects.
-    if (interrupt.signal.aborted) process.exit(SIGNAL_EXIT_CODES[signal]);
-    interrupt.abort(new Interrupted(signal));
-  };
-  const signals = (Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]).map(
-    (signal) => [signal, () => onSignal(signal)] as const,
-  );
-  for (const [signal, listener] of signals) process.on(signal, listener);
+  // Before anything else: an interrupt at any point still ends in the report of what ran, after the cleanup.
+  const interrupt = listenForInterrupts();
+  try {
+    io.status?.('verify: preparing the checks');
+    return await verifyUntilInterrupted(target, await target.verify(), flags, io, interrupt);
+  } finally {
+    interrupt.stop();
+  }
+}
+
+/** The checks, then the cleanup, against the deployment's services; `interrupt` stops the checks where they are. */
+async function verifyUntilInterrupted(
+  target: AdminTarget,
+  services: VerifyServices,
+  flags: VerifyFlags,
+  io: VerifyIo,
+  interrupt: Interrupt,
+): Promise<CliExit> {
   const cleanup = new CleanupStack();
   const adminFlags = target.deployed && flags.stack ? ` --stack ${flags.stack} --region ${services.region}` : '';
   const context: VerifyContext = {
     target,
     services,
     apiUrl: target.publicBaseUrl.replace(/\/+$/, ''),
+    webhookUrl: target.webhookBaseUrl.replace(/\/+$/, ''),
     signal: interrupt.signal,
     cleanup,
     project: temporaryProject(target, cleanup, io.now, adminFlags),
@@ -126,9 +131,8 @@ export async function runVerifyCommand(target: AdminTarget, args: string[], flag
   } finally {
     io.status?.('verify: cleaning up');
     cleanupFailures = await cleanup.undoAll();
-    for (const [signal, listener] of signals) process.off(signal, listener);
   }
-  const interrupted = interrupt.signal.reason instanceof Interrupted ? interrupt.signal.reason.signal : undefined;
+  const interrupted = interrupt.interrupted();
   const all = [...checks, ...cleanupFailures];
   const report: VerifyReport = {
     target: services.description,
@@ -139,13 +143,6 @@ export async function runVerifyCommand(target: AdminTarget, args: string[], flag
   };
   const exitCode = interrupted ? SIGNAL_EXIT_CODES[interrupted] : report.passed ? 0 : 1;
   return new CliExit(io.terminal && !flags.json ? new CliText(verifyTable(report, process.stdout.columns)) : report, exitCode);
-}
-
-class Interrupted extends Error {
-  override name = 'Interrupted';
-  constructor(readonly signal: keyof typeof SIGNAL_EXIT_CODES) {
-    super(`interrupted by ${signal}`);
-  }
 }
 
 /** The checks that call Bedrock models, which `--skip-models` skips. */
@@ -164,7 +161,7 @@ async function runChecks(context: VerifyContext, skipModels: boolean, alarms: bo
       continue;
     }
     if (check.name === 'alarms' && !alarms) {
-      results.push({ check: check.name, status: 'skip', detail: ALARMS_NOT_RUN });
+      results.push({ check: check.name, status: 'skip', detail: ALARMS_SKIPPED });
       continue;
     }
     context.status(check.name);

@@ -13,7 +13,7 @@ import { CheckFailure, shortText, type VerifyContext } from './verify-check.ts';
 export const UNINTERRUPTED: AbortSignal = new AbortController().signal;
 
 /** Long enough for a cold function on AWS and for the twin's first compile on a loaded machine. */
-export const REQUEST_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface ApiAnswer {
   status: number;

@@ -2,14 +2,14 @@ import { routes } from '#functions/routes.ts';
 import { CheckFailure, type CheckOutcome, type VerifyCheck } from './verify-check.ts';
 import { answered, apiRequest, field } from './verify-http.ts';
 
-/** The two APIs, each serving its document at `<base>/openapi.json`. */
+/** The two APIs, each serving its document at `<base>/openapi.json`, each at its own URL (`ApiUrl`, `WebhookApiUrl`). */
 const API_BASES = ['/api/v1/published', '/api/v1/webhooks'] as const;
 
 /**
  * The paths a document must list: every route of this checkout's route table under its API, as the document (which
  * is generated from the same table) names them. A path missing means the deployment runs older code than this CLI.
  */
-export function expectedPaths(base: string): string[] {
+function expectedPaths(base: string): string[] {
   return routes.filter((route) => route.path.startsWith(`${base}/`)).map((route) => route.path.slice(base.length));
 }
 
@@ -20,7 +20,7 @@ export const openApiCheck: VerifyCheck = {
     const documents: { path: string; openapi: string; paths: number }[] = [];
     for (const base of API_BASES) {
       const path = `${base}/openapi.json`;
-      const answer = await apiRequest(context, path);
+      const answer = await apiRequest({ ...context, apiUrl: base === '/api/v1/webhooks' ? context.webhookUrl : context.apiUrl }, path);
       const version = field(answer, 'openapi');
       const listed = field(answer, 'paths');
       if (answer.status !== 200 || typeof version !== 'string' || typeof listed !== 'object' || listed === null) {

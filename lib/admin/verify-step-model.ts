@@ -11,7 +11,7 @@ import { deploymentProfiles, PROMPT, refusalExplanation, usdText, type ModelCall
 import { authorized, VERIFY_USER_ID, type AuthorizedApi } from './verify-workflow.ts';
 
 /** Which kind of source an application inference profile copies: the two cases IAM may see differently. */
-export type ProfileSource = 'foundation model' | 'cross-region profile';
+type ProfileSource = 'foundation model' | 'cross-region profile';
 
 /** One model the step function's role is asked to call, and the profile it goes through. */
 export interface StepModelProbe {
@@ -21,7 +21,7 @@ export interface StepModelProbe {
 }
 
 /** What one probe's execution came to. */
-export interface StepModelCall extends ModelCall {
+interface StepModelCall extends ModelCall {
   copies: ProfileSource;
   execution_id: string | null;
 }
@@ -58,7 +58,7 @@ export function stepModelProbes(profiles: Record<string, string>, sheet: PriceSh
 }
 
 /** The one-node workflow that calls `probe.model` as any published workflow does: through the step function. */
-export function probeWorkflow(probe: StepModelProbe, index: number) {
+function probeWorkflow(probe: StepModelProbe, index: number) {
   return {
     id: `admin-verify-step-model-${index + 1}`,
     name: `admin verify: the step function calls ${probe.model}`,

@@ -41,7 +41,7 @@ export const webhookCheck: VerifyCheck = {
     const links = createLinksService({
       links: createLinksRepository(target.dynamo, target.tables.links),
       events: createEventsRepository(target.dynamo, target.tables.inboundEvents),
-      publicBaseUrl: target.publicBaseUrl,
+      publicBaseUrl: target.webhookBaseUrl,
       now: context.now,
     });
     const events = createEventsRepository(target.dynamo, target.tables.inboundEvents);
@@ -67,7 +67,8 @@ export const webhookCheck: VerifyCheck = {
     const post = routePath('WebhookPostEvent', { token: issued.token });
 
     context.status('webhook: ping');
-    const pinged = await apiRequest(context, ping);
+    const webhookApi = { ...context, apiUrl: context.webhookUrl };
+    const pinged = await apiRequest(webhookApi, ping);
     if (pinged.status !== 200 || field(pinged, 'state') !== 'bound' || field(pinged, 'connector_type') !== 'dialogs') {
       throw new CheckFailure(
         `${requestName('GET', ping)} of a bound dialogs link to answer 200 {status:"ok", state:"bound", connector_type:"dialogs"}`,
@@ -93,7 +94,7 @@ export const webhookCheck: VerifyCheck = {
     measured.external_id = externalId;
     context.status('webhook: one dialog, then its duplicate');
     const dialog = verifyDialog(externalId, context.now());
-    const accepted = await apiRequest(context, post, { method: 'POST', body: dialog });
+    const accepted = await apiRequest(webhookApi, post, { method: 'POST', body: dialog });
     const eventId = field(accepted, 'event_id');
     if (accepted.status !== 201 || field(accepted, 'status') !== 'accepted' || typeof eventId !== 'number') {
       throw new CheckFailure(
@@ -104,7 +105,7 @@ export const webhookCheck: VerifyCheck = {
       );
     }
     measured.event_id = eventId;
-    const repeated = await apiRequest(context, post, { method: 'POST', body: dialog });
+    const repeated = await apiRequest(webhookApi, post, { method: 'POST', body: dialog });
     if (repeated.status !== 200 || field(repeated, 'status') !== 'duplicate' || field(repeated, 'event_id') !== eventId) {
       throw new CheckFailure(
         `${requestName('POST', post)} of the same dialog again to answer 200 {status:"duplicate", event_id:${eventId}}`,

@@ -8,7 +8,7 @@ import type { CostReport } from './cost-report.ts';
  * field for). It never guesses: an average without samples is null, with the reason.
  */
 
-export type LinkType = 'calls' | 'dialogs';
+type LinkType = 'calls' | 'dialogs';
 
 /** One link subject of the period: its type (null when the link is not found) and the events it accepted. */
 export interface LinkSample {
@@ -18,7 +18,7 @@ export interface LinkSample {
 }
 
 /** Per call event or per dialog: the links' dollars (their nightly collection included) over the events they accepted. */
-export interface EventAverage {
+interface EventAverage {
   usd: number | null;
   /** The events accepted on links of this type in the period (calls or dialogs): the samples. */
   events: number;
@@ -30,18 +30,18 @@ export interface EventAverage {
   reason: string | null;
 }
 
-/** Per run: the run records' step cost plus the project's request-side cost per run. */
-export interface RunAverage {
+/** Per execution: the execution records' step cost plus the project's request-side cost per execution. */
+interface ExecutionAverage {
   usd: number | null;
-  /** Mean step cost of the chosen runs, from their records (the report's `workflows`). */
+  /** Mean step cost of the chosen executions, from their records (the report's `workflows`). */
   step_usd: number | null;
-  /** Each chosen run's share of its project's request-side cost (the project's dollars not spent by its runs' steps). */
+  /** Each chosen execution's share of its project's request-side cost (the project's dollars not spent by its executions' steps). */
   request_usd: number | null;
   runs: number;
   workflow: string | null;
   project: string | null;
   usd_total: number;
-  /** The part of `usd` that is data transfer out: the project's answers (streams above all) per run; null with `usd`. */
+  /** The part of `usd` that is data transfer out: the project's answers (streams above all) per execution; null with `usd`. */
   data_transfer_usd: number | null;
   reason: string | null;
 }
@@ -55,12 +55,12 @@ export interface Averages {
   days_with_usage: number;
   call_event: EventAverage;
   dialog: EventAverage;
-  run: RunAverage;
-  /** The period's own traffic: call events, dialogs and runs the averages rest on. */
+  run: ExecutionAverage;
+  /** The period's own traffic: call events, dialogs and executions the averages rest on. */
   volumes: Volumes;
   /** Link subjects left out of both event averages, as their type is unknown (the link is not in the links table). */
   unknown_links: { subject: string; usd: number; events: number }[];
-  /** Projects billed in the period without a finished run (polls, approvals still awaited): in no run average. */
+  /** Projects billed in the period without a finished execution (polls, approvals still awaited): in no execution average. */
   projects_without_runs: { subject: string; usd: number }[];
 }
 
@@ -70,7 +70,7 @@ export interface Volumes {
   runs: number;
 }
 
-export interface ForecastLine {
+interface ForecastLine {
   item: 'call events' | 'dialogs' | 'runs' | 'fixed monthly' | 'X-Ray traces';
   /** Per month (the fixed line: 1; the X-Ray line: the traces recorded). */
   count: number;
@@ -100,6 +100,8 @@ export interface Forecast {
   total_usd: number | null;
   /** What the lines that could be priced cost over the months: a lower bound when total_usd is null. */
   priced_total_usd: number;
+  /** The measured averages per million call events and per million dialogs (null without samples): what ingest costs. */
+  per_million_usd: { call_events: number | null; dialogs: number | null };
   warnings: string[];
 }
 
@@ -107,7 +109,7 @@ const DAY_MS = 86_400_000;
 const MONTH_DAYS = 30;
 
 /**
- * The per-unit averages of a period. `select` narrows the run average to a workflow (in every project, or in
+ * The per-unit averages of a period. `select` narrows the execution average to a workflow (in every project, or in
  * `project`) or to a project's workflows; the event averages are every link's of the report.
  */
 export function measureAverages(
@@ -145,7 +147,7 @@ export function measureAverages(
   };
   const call_event = eventAverage('calls', 'call event');
   const dialog = eventAverage('dialogs', 'dialog');
-  const run = runAverage(report, usdOf, transferOf, select, period);
+  const execution = executionAverage(report, usdOf, transferOf, select, period);
   return {
     from: report.from,
     to: report.to,
@@ -154,8 +156,8 @@ export function measureAverages(
     days_with_usage: report.days.filter((day) => day.total_usd > 0).length,
     call_event,
     dialog,
-    run,
-    volumes: { events: call_event.events, dialogs: dialog.events, runs: run.runs },
+    run: execution,
+    volumes: { events: call_event.events, dialogs: dialog.events, runs: execution.runs },
     unknown_links,
     projects_without_runs: report.subjects
       .filter(
@@ -180,36 +182,36 @@ function measuredDays(report: CostReport, nowMs: number): number {
 }
 
 /**
- * The run average: the chosen workflows' mean step cost (their run records), plus, per run, its project's
+ * The execution average: the chosen workflows' mean step cost (their execution records), plus, per execution, its project's
  * request-side cost: what the project was billed in the period (API requests, execute, approve, streams, polls,
- * its runs' steps) minus its runs' step cost, shared equally by the project's finished runs.
+ * its executions' steps) minus their step cost, shared equally by the project's finished executions.
  */
-function runAverage(
+function executionAverage(
   report: CostReport,
   usdOf: Map<string, number>,
   transferOf: Map<string, number>,
   select: { workflow?: string; project?: string },
   period: string,
-): RunAverage {
-  const byProject = new Map<string, { runs: number; stepUsd: number }>();
+): ExecutionAverage {
+  const byProject = new Map<string, { executions: number; stepUsd: number }>();
   for (const workflow of report.workflows) {
-    const entry = byProject.get(workflow.project) ?? { runs: 0, stepUsd: 0 };
-    entry.runs += workflow.runs;
+    const entry = byProject.get(workflow.project) ?? { executions: 0, stepUsd: 0 };
+    entry.executions += workflow.runs;
     entry.stepUsd += workflow.mean_usd * workflow.runs;
     byProject.set(workflow.project, entry);
   }
-  const requestPerRun = (project: string) => {
+  const requestPerExecution = (project: string) => {
     const entry = byProject.get(project)!;
-    return Math.max(0, (usdOf.get(`project#${project}`) ?? 0) - entry.stepUsd) / entry.runs;
+    return Math.max(0, (usdOf.get(`project#${project}`) ?? 0) - entry.stepUsd) / entry.executions;
   };
   const chosen = report.workflows.filter(
     (workflow) =>
       (select.workflow === undefined || workflow.workflow_id === select.workflow) &&
       (select.project === undefined || workflow.project === select.project),
   );
-  const runs = chosen.reduce((sum, workflow) => sum + workflow.runs, 0);
-  const base = { runs, workflow: select.workflow ?? null, project: select.project ?? null };
-  if (runs === 0) {
+  const executions = chosen.reduce((sum, workflow) => sum + workflow.runs, 0);
+  const base = { runs: executions, workflow: select.workflow ?? null, project: select.project ?? null };
+  if (executions === 0) {
     const of = [select.workflow ? ` of workflow ${select.workflow}` : '', select.project ? ` in project ${select.project}` : ''].join('');
     return {
       ...base,
@@ -218,23 +220,24 @@ function runAverage(
       request_usd: null,
       usd_total: 0,
       data_transfer_usd: null,
-      reason: `no run${of} finished ${period}`,
+      reason: `no execution${of} finished ${period}`,
     };
   }
   const stepTotal = chosen.reduce((sum, workflow) => sum + workflow.mean_usd * workflow.runs, 0);
-  const requestTotal = chosen.reduce((sum, workflow) => sum + requestPerRun(workflow.project) * workflow.runs, 0);
-  // Steps send no answer: a run's data transfer is its project's (part of the request side), shared the same way.
+  const requestTotal = chosen.reduce((sum, workflow) => sum + requestPerExecution(workflow.project) * workflow.runs, 0);
+  // Steps send no answer: an execution's data transfer is its project's (part of the request side), shared the same way.
   const transferTotal = chosen.reduce(
-    (sum, workflow) => sum + ((transferOf.get(`project#${workflow.project}`) ?? 0) / byProject.get(workflow.project)!.runs) * workflow.runs,
+    (sum, workflow) =>
+      sum + ((transferOf.get(`project#${workflow.project}`) ?? 0) / byProject.get(workflow.project)!.executions) * workflow.runs,
     0,
   );
   return {
     ...base,
-    usd: money((stepTotal + requestTotal) / runs),
-    step_usd: money(stepTotal / runs),
-    request_usd: money(requestTotal / runs),
+    usd: money((stepTotal + requestTotal) / executions),
+    step_usd: money(stepTotal / executions),
+    request_usd: money(requestTotal / executions),
     usd_total: money(stepTotal + requestTotal),
-    data_transfer_usd: money(transferTotal / runs),
+    data_transfer_usd: money(transferTotal / executions),
     reason: null,
   };
 }
@@ -262,12 +265,13 @@ export function forecastCost(input: {
   scale?: number;
 }): Forecast {
   const { averages, volumes, months } = input;
-  const { call_event, dialog, run } = averages;
-  const runSamples =
-    run.usd === null
+  const { call_event, dialog, run: execution } = averages;
+  const executionSamples =
+    execution.usd === null
       ? 'none'
-      : `${plural(run.runs, 'run')}${run.workflow ? ` of ${run.workflow}` : ''}${run.project ? ` in ${run.project}` : ''}: ` +
-        `step $${usdText(run.step_usd!)} + requests $${usdText(run.request_usd!)}${transferText(run.data_transfer_usd)}`;
+      : `${plural(execution.runs, 'execution')}${execution.workflow ? ` of ${execution.workflow}` : ''}` +
+        `${execution.project ? ` in ${execution.project}` : ''}: ` +
+        `step $${usdText(execution.step_usd!)} + requests $${usdText(execution.request_usd!)}${transferText(execution.data_transfer_usd)}`;
   const line = (
     item: ForecastLine['item'],
     count: number,
@@ -302,7 +306,7 @@ export function forecastCost(input: {
         : `${plural(dialog.events, 'dialog')} on ${plural(dialog.links, 'link')}${transferText(dialog.data_transfer_usd)}`,
       dialog.reason,
     ),
-    line('runs', volumes.runs, run.usd, runSamples, run.reason),
+    line('runs', volumes.runs, execution.usd, executionSamples, execution.reason),
     line('fixed monthly', 1, fixedUsd, input.fixed.map((fixed) => `${fixed.count} × ${fixed.item}`).join(', '), null),
     // Sampled, so forecast from the counts rather than measured: a month of them records this many traces.
     line('X-Ray traces', monthlyTraces(volumes), averages.price_sheet.xray_usd_per_trace, TRACES_FORMULA, null),
@@ -313,7 +317,9 @@ export function forecastCost(input: {
     (entry) => `${entry.item}: ${entry.count} a month asked for, but ${entry.reason}; that line is left out (no average to price it with)`,
   );
   for (const project of averages.projects_without_runs) {
-    warnings.push(`${project.subject} was billed $${usdText(project.usd)} without a finished run: its cost is in no run average`);
+    warnings.push(
+      `${project.subject} was billed $${usdText(project.usd)} without a finished execution: its cost is in no execution average`,
+    );
   }
   for (const link of averages.unknown_links) {
     warnings.push(
@@ -335,9 +341,12 @@ export function forecastCost(input: {
     monthly_usd: unpriced.length > 0 ? null : priced,
     total_usd: unpriced.length > 0 ? null : money(priced * months),
     priced_total_usd: money(priced * months),
+    per_million_usd: { call_events: perMillion(call_event.usd), dialogs: perMillion(dialog.usd) },
     warnings,
   };
 }
+
+const perMillion = (usd: number | null) => (usd === null ? null : Math.round(usd * 1e6 * 100) / 100);
 
 /** What a person at a terminal reads: the lines aligned, the averages' samples, the totals and the warnings. */
 export function forecastTable(forecast: Forecast): string {
@@ -385,10 +394,13 @@ export function forecastTable(forecast: Forecast): string {
     `averages of ${averages.from} to ${averages.to} ` +
       `(UTC, ${plural(averages.days, 'day')} measured, ${averages.days_with_usage} with usage; ` +
       `${plural(averages.volumes.events, 'call event')}, ${plural(averages.volumes.dialogs, 'dialog')}, ` +
-      `${plural(averages.volumes.runs, 'run')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
+      `${plural(averages.volumes.runs, 'execution')}), ${forecast.price_sheet.region} prices of ${forecast.price_sheet.date}`,
   ];
   const warnings = forecast.warnings.map((warning) => `warning: ${warning}`);
-  return `${heading.join('\n')}\n\n${lines.join('\n')}\n${warnings.length > 0 ? `\n${warnings.join('\n')}\n` : ''}`;
+  const { call_events, dialogs } = forecast.per_million_usd;
+  const million = (usd: number | null) => (usd === null ? '-' : `$${usd.toFixed(2)}`);
+  const ingest = `per million: call events ${million(call_events)}, dialogs ${million(dialogs)} (the measured averages)`;
+  return `${heading.join('\n')}\n\n${lines.join('\n')}\n${ingest}\n${warnings.length > 0 ? `\n${warnings.join('\n')}\n` : ''}`;
 }
 
 /** An average's data transfer share in words, when it has one: `, of which data transfer $0.00000002`. */

@@ -81,10 +81,10 @@ ${
       )
 }
 ${modelsSection(report)}
-<h2>Runs</h2>
+<h2>Executions</h2>
 ${table(
-  ['', 'Runs', 'Mean USD', 'p95 USD'],
-  [[text('All runs'), number(report.per_run.runs), usd(report.per_run.mean_usd), usd(report.per_run.p95_usd)]],
+  ['', 'Executions', 'Mean USD', 'p95 USD'],
+  [[text('All executions'), number(report.per_run.runs), usd(report.per_run.mean_usd), usd(report.per_run.p95_usd)]],
 )}
 <p>Per million webhook events: ${usd(report.per_million_webhook_events).html}</p>
 ${workflowsSection(report)}
@@ -167,7 +167,7 @@ ${table(
 }
 
 function workflowsSection(report: CostReport, top = 10): string {
-  if (report.workflows.length === 0) return '<p class="empty">No run finished in the period.</p>';
+  if (report.workflows.length === 0) return '<p class="empty">No execution finished in the period.</p>';
   const rows = (workflows: CostReport['workflows']) =>
     workflows
       .slice(0, top)
@@ -178,10 +178,10 @@ function workflowsSection(report: CostReport, top = 10): string {
         usd(workflow.mean_usd),
         usd(workflow.p95_usd),
       ]);
-  const head = ['Project', 'Workflow', 'Runs', 'Mean USD', 'p95 USD'];
-  return `<h3>Most expensive workflows by mean run cost</h3>
+  const head = ['Project', 'Workflow', 'Executions', 'Mean USD', 'p95 USD'];
+  return `<h3>Most expensive workflows by mean execution cost</h3>
 ${table(head, rows([...report.workflows].sort((a, b) => b.mean_usd - a.mean_usd)))}
-<h3>Most expensive workflows by p95 run cost</h3>
+<h3>Most expensive workflows by p95 execution cost</h3>
 ${table(head, rows([...report.workflows].sort((a, b) => b.p95_usd - a.p95_usd)))}`;
 }
 

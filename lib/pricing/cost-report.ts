@@ -14,17 +14,17 @@ export interface UsageRow {
   models?: ModelUsage;
 }
 
-/** One finished run: whose workflow it was and the units its steps spent. */
-export interface RunCost {
+/** One finished execution: whose workflow it was and the units its steps spent. */
+export interface FinishedExecutionCost {
   project: string;
   workflow_id: string;
   units: Partial<CostUnits>;
-  /** What the run's models did (its record's `cost_units.models`). */
+  /** What the execution's models did (its record's `cost_units.models`). */
   models?: ModelUsage;
 }
 
 /** One model's usage in the period and its price; `usd` null (and `priced` false) when the price sheet cannot price it. */
-export interface ModelCostLine {
+interface ModelCostLine {
   model: string;
   input_tokens: number;
   output_tokens: number;
@@ -36,8 +36,8 @@ export interface ModelCostLine {
   source: string | null;
 }
 
-/** Per workflow, its runs' cost: what "which workflow is expensive" is answered from. */
-export interface WorkflowCost {
+/** Per workflow, its executions' cost: what "which workflow is expensive" is answered from. */
+interface WorkflowCost {
   project: string;
   workflow_id: string;
   runs: number;
@@ -60,11 +60,11 @@ export interface CostReport {
   days: { day: string; usd_by_service: Record<string, number>; total_usd: number }[];
   /** Per subject, most expensive first; `verify`: a temporary project of `admin verify` (VERIFY_PROJECT_PREFIX). */
   subjects: { subject: string; usd: number; verify?: true }[];
-  /** What `admin verify`'s own projects cost: in the totals (the bill has it too), in no per-run figure or average. */
+  /** What `admin verify`'s own projects cost: in the totals (the bill has it too), in no per-execution figure or average. */
   verify_usd: number;
   per_million_webhook_events: number | null;
   per_run: { runs: number; mean_usd: number | null; p95_usd: number | null };
-  /** The workflows by mean run cost, most expensive first. */
+  /** The workflows by mean execution cost, most expensive first. */
   workflows: WorkflowCost[];
   /**
    * Per model (its logical id: `us.<id>` for a profile, `scripted` offline), most expensive first, the unpriced last:
@@ -83,7 +83,7 @@ export interface CostReport {
   data_transfer_out: DataTransferOut;
 }
 
-export interface ServiceLine {
+interface ServiceLine {
   service: string;
   aws_service: string | null;
   usage_type: string | null;
@@ -91,7 +91,7 @@ export interface ServiceLine {
   usd: number;
 }
 
-export interface DataTransferOut {
+interface DataTransferOut {
   /** Its line in `services`. */
   service: string;
   bytes: number;
@@ -119,7 +119,7 @@ export const periodDays = (from: string, to: string) => (Date.parse(`${to}T00:00
 
 /**
  * Turns metered units into dollars with the price sheet: totals by service and by subject; the cost per million
- * webhook events (what the links' usage cost, over the events they accepted); the cost per run (each finished run's
+ * webhook events (what the links' usage cost, over the events they accepted); the cost per execution (each finished execution's
  * step units, from its execution record: mean and p95); and the fixed monthly costs.
  */
 export function costReport(input: {
@@ -127,7 +127,7 @@ export function costReport(input: {
   to: string;
   sheet: PriceSheet;
   usage: UsageRow[];
-  runCosts: RunCost[];
+  executionCosts: FinishedExecutionCost[];
   /** The deployment's `operations` setting; without it, the full stack's fixed items. */
   operations?: OperationsMode;
 }): CostReport {
@@ -140,9 +140,9 @@ export function costReport(input: {
   const bySubject = new Map<string, UsageRow[]>();
   for (const row of input.usage) bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
   const links = metered(input.usage.filter((row) => row.subject.startsWith('link#')));
-  // Verify's executions are checks, not the deployment's workload: its per-run figures leave them out.
-  const runCosts = input.runCosts.filter((run) => !run.project.startsWith(VERIFY_PROJECT_PREFIX));
-  const runPrices = runCosts.map((run) => usdOf(sheet, metered([run]))).sort((a, b) => a - b);
+  // Verify's executions are checks, not the deployment's workload: its per-execution figures leave them out.
+  const executionCosts = input.executionCosts.filter((execution) => !execution.project.startsWith(VERIFY_PROJECT_PREFIX));
+  const executionPrices = executionCosts.map((execution) => usdOf(sheet, metered([execution]))).sort((a, b) => a - b);
   const subjects = [...bySubject]
     .map(([subject, rows]) => ({
       subject,
@@ -173,11 +173,11 @@ export function costReport(input: {
     verify_usd: money(subjects.filter((subject) => subject.verify).reduce((sum, subject) => sum + subject.usd, 0)),
     per_million_webhook_events: links.units.webhookEvents > 0 ? money((usdOf(sheet, links) / links.units.webhookEvents) * 1_000_000) : null,
     per_run: {
-      runs: runPrices.length,
-      mean_usd: runPrices.length > 0 ? mean(runPrices) : null,
-      p95_usd: runPrices.length > 0 ? p95(runPrices) : null,
+      runs: executionPrices.length,
+      mean_usd: executionPrices.length > 0 ? mean(executionPrices) : null,
+      p95_usd: executionPrices.length > 0 ? p95(executionPrices) : null,
     },
-    workflows: workflowCosts(sheet, runCosts),
+    workflows: workflowCosts(sheet, executionCosts),
     models,
     unpriced_models: models.filter((model) => model.usd === null).map((model) => model.model),
     fixed_monthly_usd: fixedMonthlyCosts(sheet, input.operations),
@@ -306,12 +306,12 @@ function modelLines(sheet: PriceSheet, models: ModelUsage): ModelCostLine[] {
   });
 }
 
-function workflowCosts(sheet: PriceSheet, runs: RunCost[]): WorkflowCost[] {
+function workflowCosts(sheet: PriceSheet, executions: FinishedExecutionCost[]): WorkflowCost[] {
   const byWorkflow = new Map<string, { project: string; workflow_id: string; prices: number[] }>();
-  for (const run of runs) {
-    const key = JSON.stringify([run.project, run.workflow_id]);
-    const entry = byWorkflow.get(key) ?? { project: run.project, workflow_id: run.workflow_id, prices: [] };
-    entry.prices.push(usdOf(sheet, metered([run])));
+  for (const execution of executions) {
+    const key = JSON.stringify([execution.project, execution.workflow_id]);
+    const entry = byWorkflow.get(key) ?? { project: execution.project, workflow_id: execution.workflow_id, prices: [] };
+    entry.prices.push(usdOf(sheet, metered([execution])));
     byWorkflow.set(key, entry);
   }
   return [...byWorkflow.values()]
@@ -373,8 +373,8 @@ function reportRows(report: CostReport): ReportRow[] {
     // What the total leaves out: a model the sheet cannot price (its ids, space-separated: an id has no spaces).
     ...(report.unpriced_models.length > 0 ? [row('unpriced models', '', report.unpriced_models.join(' '))] : []),
     row('per million webhook events', '', dollars(report.per_million_webhook_events, 6)),
-    row('per run (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)),
-    row('per run (p95)', String(report.per_run.runs), dollars(report.per_run.p95_usd, 8)),
+    row('per execution (mean)', String(report.per_run.runs), dollars(report.per_run.mean_usd, 8)),
+    row('per execution (p95)', String(report.per_run.runs), dollars(report.per_run.p95_usd, 8)),
     ...report.fixed_monthly_usd.map((fixed) => row(`fixed monthly: ${fixed.item}`, String(fixed.count), dollars(fixed.usd, 2))),
   ];
 }

@@ -1,4 +1,4 @@
-import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
+import { ROUTE_GROUPS, routeFunctions } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ENV } from '#shared/resources.ts';
 import { customMetricCount } from '#shared/lambda/custom-metrics.ts';
@@ -13,7 +13,7 @@ import type { PriceSheet } from './price-sheet.ts';
  */
 export function alarmMetricCount(mode: OperationsMode = 'full'): number {
   if (mode === 'lean') return Object.values(LEAN_ALARM_METRICS).reduce((sum, metrics) => sum + metrics, 0);
-  const functions = routes.length + taskFunctions.length;
+  const functions = routeFunctions().length + taskFunctions.length;
   return (
     functions * 2 + ROUTE_GROUPS.length * 2 + Object.keys(LATENCY_P99_MS).length + 1 + 3 + 1 + 2 + 4 + Object.keys(TABLE_ENV).length * 2
   );

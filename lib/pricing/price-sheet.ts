@@ -62,7 +62,7 @@ const QUOTED_UNITS = {
   gbMs: { 'GB-second': 1_000 },
   bytes: { GB, 'GB-month': GB },
 } as const;
-export type QuotedUnit = { [M in keyof typeof QUOTED_UNITS]: keyof (typeof QUOTED_UNITS)[M] }[keyof typeof QUOTED_UNITS];
+type QuotedUnit = { [M in keyof typeof QUOTED_UNITS]: keyof (typeof QUOTED_UNITS)[M] }[keyof typeof QUOTED_UNITS];
 
 const METERED_IN: Partial<Record<keyof CostUnits, keyof typeof QUOTED_UNITS>> = {
   lambdaGbMs: 'gbMs',
@@ -84,7 +84,7 @@ export function pricePerMeteredUnit(name: keyof CostUnits, line: Pick<BillLine, 
 }
 
 export const FIXED_MONTHLY_ITEMS = ['alarm_metric', 'dashboard', 'kms_key', 'custom_metric', 'dead_letter_queue'] as const;
-export type FixedMonthlyItem = (typeof FIXED_MONTHLY_ITEMS)[number];
+type FixedMonthlyItem = (typeof FIXED_MONTHLY_ITEMS)[number];
 
 export interface ModelPrice {
   input_usd_per_million?: number;
@@ -98,8 +98,7 @@ export interface ModelPrice {
   date: string;
 }
 
-export const IMAGE_CLASSES = ['standard_1024', 'standard_2048', 'premium_1024', 'premium_2048'] as const;
-export type ImageClass = (typeof IMAGE_CLASSES)[number];
+type ImageClass = 'standard_1024' | 'standard_2048' | 'premium_1024' | 'premium_2048';
 
 /** What one counter of a model costs per unit, or undefined where the sheet has no price for it. */
 function counterPrice(price: ModelPrice, counter: ModelCounterName): number | undefined {
@@ -176,7 +175,7 @@ export function loadPriceSheet(region = 'us-east-1'): PriceSheet {
 }
 
 /** The regions lib/pricing has a sheet for (its `<region>.json` files). */
-export function pricedRegions(): string[] {
+function pricedRegions(): string[] {
   return readdirSync(new URL('.', import.meta.url))
     .filter((name) => REGION_FILE.test(name))
     .map((name) => name.slice(0, -'.json'.length))

@@ -5,8 +5,8 @@
  * rule, the same. So they are forecast from a month's traffic, spread evenly over its seconds: a month with fewer
  * requests than seconds records every one.
  */
-export const XRAY_RESERVOIR_PER_SECOND = 1;
-export const XRAY_FIXED_RATE = 0.05;
+const XRAY_RESERVOIR_PER_SECOND = 1;
+const XRAY_FIXED_RATE = 0.05;
 const MONTH_SECONDS = 30 * 86_400;
 
 /** Traces one traced entry point records in a 30-day month of `requests`, evenly spread. */

@@ -1,10 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadDefinition, substitute, type MachineDefinition } from './asl/definition.ts';
 import { ExecutionJournal, type ExecutionRecord, type ExecutionStatus, type Position } from './asl/execution-journal.ts';
-import { writeResultPath, type Json } from './asl/paths.ts';
-import { checkPayload, matchingIndex, retryDelayMs, runState, type StateHooks } from './asl/run-state.ts';
+import { deliverStatusChange, NOTIFIED_STATUSES } from './asl/execution-status-change.ts';
+import { runStep, type ExecutionOutcome, type StepHost } from './asl/execution-step.ts';
+import type { LocalFunction } from './asl/lambda-invoke.ts';
+import type { Json } from './asl/paths.ts';
+import { checkPayload } from './asl/run-state.ts';
 import { MAX_PAYLOAD_BYTES, payloadBytes, StatesError } from './asl/states-error.ts';
+import { markClosed, PendingTokens } from './asl/task-tokens.ts';
 
 /**
  * The local Step Functions: runs the product's ASL files state by state, one state machine per file, binding each
@@ -18,11 +22,11 @@ import { MAX_PAYLOAD_BYTES, payloadBytes, StatesError } from './asl/states-error
  * (asl/execution-journal.ts) and read from there when asked about, so memory does not grow with the executions run.
  * A task token names its execution, so a late answer to one finds the execution's record and the error it gets.
  */
-export type LocalFunction = (payload: unknown) => Promise<unknown>;
+export type { LocalFunction };
 
 export { StatesError as StepFunctionsError };
 
-export interface LocalStateMachine {
+interface LocalStateMachine {
   stateMachineArn: string;
   definitionFile: string;
   /** Its DefinitionSubstitutions (as CloudFormation's); a `${Name}` none provides fails the load. */
@@ -60,24 +64,16 @@ interface HostedMachine {
   definition: MachineDefinition;
 }
 
-interface PendingToken {
-  executionArn: string;
-  resolve: (output: Json) => void;
-  reject: (error: Error) => void;
-}
-
 const EXECUTION_NAME = /^[A-Za-z0-9_-]{1,80}$/;
-const NOTIFIED_STATUSES: ExecutionStatus[] = ['FAILED', 'TIMED_OUT', 'ABORTED'];
-/** setTimeout's ceiling; longer sleeps are chained. */
-const MAX_TIMER_MS = 2_147_000_000;
 
 export class LocalStepFunctions {
   private readonly machines = new Map<string, HostedMachine>();
   private readonly journal: ExecutionJournal;
   /** Running executions only; ended ones are in the journal. */
   private readonly executions = new Map<string, ExecutionRecord>();
-  private readonly pendingTokens = new Map<string, PendingToken>();
+  private readonly tokens = new PendingTokens();
   private readonly aborts = new Map<string, AbortController>();
+  private readonly stepHost: StepHost;
   private closed = false;
 
   constructor(private readonly options: LocalStepFunctionsOptions) {
@@ -86,6 +82,16 @@ export class LocalStepFunctions {
       this.machines.set(machine.stateMachineArn, { options: machine, definition });
     }
     this.journal = new ExecutionJournal(options.dataDir);
+    this.stepHost = {
+      tokens: this.tokens,
+      functions: options.functions,
+      retryIntervalMs: options.retryIntervalMs,
+      // An execution keeps its machine for life.
+      definitionOf: (record) => this.machines.get(record.stateMachineArn)!.definition,
+      save: (record) => this.save(record),
+      enter: (record, stateName, input) => this.enter(record, stateName, input),
+      finish: (record, outcome) => this.finish(record, outcome),
+    };
   }
 
   /** Picks up what the previous process left: running executions continue where they were, tokens stay valid. */
@@ -195,7 +201,7 @@ export class LocalStepFunctions {
 
   /** The answer is on disk before the API acknowledges it, so a restart right after cannot lose it. */
   private answerToken(taskToken: string, answer: NonNullable<Position['tokenAnswer']>): void {
-    const pending = this.takeToken(taskToken);
+    const pending = this.tokens.take(taskToken, (executionArn) => this.findExecution(executionArn));
     const record = this.executions.get(pending.executionArn);
     if (record) {
       markClosed(record, taskToken, 'TaskDoesNotExist');
@@ -215,8 +221,7 @@ export class LocalStepFunctions {
   close(): void {
     this.closed = true;
     for (const controller of this.aborts.values()) controller.abort();
-    for (const pending of this.pendingTokens.values()) pending.reject(new StatesError('States.Aborted', 'The local Step Functions closed'));
-    this.pendingTokens.clear();
+    this.tokens.close();
   }
 
   /** A running execution from memory, an ended one from the journal (of a state machine this process hosts). */
@@ -231,19 +236,6 @@ export class LocalStepFunctions {
     const record = this.findExecution(executionArn);
     if (!record) throw new StatesError('ExecutionDoesNotExist', `Execution Does Not Exist: '${executionArn}'`);
     return record;
-  }
-
-  private takeToken(taskToken: string): PendingToken {
-    const pending = this.pendingTokens.get(taskToken);
-    if (pending) {
-      this.pendingTokens.delete(taskToken);
-      return pending;
-    }
-    const executionArn = executionOfToken(taskToken);
-    const closedAs = executionArn === undefined ? undefined : this.findExecution(executionArn)?.closedTokens?.[taskToken];
-    if (closedAs === 'TaskTimedOut') throw new StatesError('TaskTimedOut', 'Task Timed Out');
-    if (closedAs) throw new StatesError('TaskDoesNotExist', 'Task does not exist anymore');
-    throw new StatesError('InvalidToken', 'Invalid Token');
   }
 
   private save(record: ExecutionRecord): void {
@@ -262,16 +254,11 @@ export class LocalStepFunctions {
     this.save(record);
   }
 
-  private finish(record: ExecutionRecord, outcome: { status: ExecutionStatus; output?: string; error?: string; cause?: string }): void {
+  private finish(record: ExecutionRecord, outcome: ExecutionOutcome): void {
     if (record.status !== 'RUNNING') return;
     Object.assign(record, outcome, { stopDate: Date.now(), position: undefined });
     this.aborts.get(record.executionArn)?.abort();
-    for (const [token, pending] of this.pendingTokens) {
-      if (pending.executionArn !== record.executionArn) continue;
-      this.pendingTokens.delete(token);
-      markClosed(record, token, 'TaskDoesNotExist');
-      pending.reject(new StatesError('States.Aborted', 'The execution ended'));
-    }
+    this.tokens.abandonAll(record);
     this.save(record);
     // Ended: from now on the journal answers for it (a notice still being delivered keeps its own reference).
     this.executions.delete(record.executionArn);
@@ -292,7 +279,7 @@ export class LocalStepFunctions {
     this.aborts.set(record.executionArn, controller);
     try {
       while (record.status === 'RUNNING' && !this.closed && record.position) {
-        await this.step(record, record.position, controller.signal);
+        await runStep(this.stepHost, record, record.position, controller.signal);
       }
     } catch (error) {
       // A defect of the runner itself: end the execution visibly rather than leave it running forever.
@@ -305,248 +292,11 @@ export class LocalStepFunctions {
     }
   }
 
-  /** The definition an execution runs: its machine's (an execution keeps its machine for life). */
-  private definitionOf(record: ExecutionRecord): MachineDefinition {
-    return this.machines.get(record.stateMachineArn)!.definition;
-  }
-
-  private async step(record: ExecutionRecord, position: Position, signal: AbortSignal): Promise<void> {
-    const state = this.definitionOf(record).States[position.state]!;
-    if (position.retryAt !== undefined) {
-      await sleepUntil(position.retryAt, signal);
-      position.retryAt = undefined;
-      position.startedAt = Date.now();
-      this.save(record);
-    }
-    let outcome;
-    try {
-      outcome = await runState(
-        position.state,
-        state,
-        position.input,
-        this.contextOf(record, position),
-        this.hooks(record, position, signal),
-      );
-      checkPayload(outcome.output, `output of state '${position.state}'`);
-    } catch (error) {
-      this.closeToken(record, position, error);
-      if (record.status !== 'RUNNING' || signal.aborted) return;
-      this.handleFailure(record, position, toStatesError(error));
-      return;
-    }
-    this.closeToken(record, position);
-    if (record.status !== 'RUNNING' || signal.aborted) return;
-    if (outcome.next === undefined) this.finish(record, { status: 'SUCCEEDED', output: JSON.stringify(outcome.output) });
-    else this.enter(record, outcome.next, outcome.output);
-  }
-
-  private handleFailure(record: ExecutionRecord, position: Position, failure: StatesError): void {
-    const state = this.definitionOf(record).States[position.state]!;
-    const isTask = state.Type === 'Task';
-    const retryIndex = isTask ? matchingIndex(state.Retry, failure, true) : -1;
-    const retrier = state.Retry?.[retryIndex];
-    if (retrier) {
-      const used = position.attempts[retryIndex] ?? 0;
-      if (used < (retrier.MaxAttempts ?? 3)) {
-        position.attempts[retryIndex] = used + 1;
-        position.retryAt = Date.now() + (this.options.retryIntervalMs ?? retryDelayMs(retrier, used));
-        position.wakeAt = undefined;
-        position.token = undefined;
-        position.tokenAnswer = undefined;
-        record.stateTransitions += 1;
-        this.save(record);
-        return;
-      }
-    }
-    const catcher = isTask ? state.Catch?.[matchingIndex(state.Catch, failure, true)] : undefined;
-    if (catcher) {
-      try {
-        this.enter(
-          record,
-          catcher.Next,
-          writeResultPath(position.input, catcher.ResultPath, { Error: failure.name, Cause: failure.causeText }),
-        );
-        return;
-      } catch (error) {
-        failure = toStatesError(error);
-      }
-    }
-    this.finish(record, { status: 'FAILED', error: failure.name, cause: failure.causeText });
-  }
-
-  /** The state's token is done with; the next save of the record (the state's outcome) keeps that on disk. */
-  private closeToken(record: ExecutionRecord, position: Position, error?: unknown): void {
-    if (!position.token) return;
-    this.pendingTokens.delete(position.token);
-    const closedAs = (error as Error | undefined)?.name === 'States.Timeout' ? 'TaskTimedOut' : 'TaskDoesNotExist';
-    // Already ended (stopped while its task waited): nothing else will save it.
-    if (markClosed(record, position.token, closedAs) && record.status !== 'RUNNING') this.save(record);
-  }
-
-  private contextOf(record: ExecutionRecord, position: Position): Json {
-    const stateMachineName = record.stateMachineArn.split(':').pop()!;
-    return {
-      Execution: {
-        Id: record.executionArn,
-        Name: record.name,
-        Input: JSON.parse(record.input) as Json,
-        StartTime: new Date(record.startDate).toISOString(),
-      },
-      StateMachine: { Id: record.stateMachineArn, Name: stateMachineName },
-      State: {
-        Name: position.state,
-        EnteredTime: new Date(position.startedAt).toISOString(),
-        RetryCount: position.attempts.reduce((a, b) => a + b, 0),
-      },
-    };
-  }
-
-  private hooks(record: ExecutionRecord, position: Position, signal: AbortSignal): StateHooks {
-    return {
-      enteredAtMs: position.startedAt,
-      wakeAt: position.wakeAt,
-      rememberWakeAt: (atMs) => {
-        if (position.wakeAt === atMs) return;
-        position.wakeAt = atMs;
-        this.save(record);
-      },
-      sleepUntil: (atMs) => sleepUntil(atMs, signal),
-      invoke: (functionArn, payload) => this.invoke(functionArn, payload),
-      invokeAndWaitForToken: async (functionArn, payloadFor) => {
-        const answer = position.tokenAnswer;
-        if (answer) {
-          if ('output' in answer) return answer.output;
-          throw new StatesError(answer.error, answer.cause);
-        }
-        const resumed = position.token !== undefined;
-        const token = position.token ?? newTaskToken(record.executionArn);
-        const answered = new Promise<Json>((resolve, reject) =>
-          this.pendingTokens.set(token, { executionArn: record.executionArn, resolve, reject }),
-        );
-        answered.catch(() => undefined);
-        if (!resumed) {
-          position.token = token;
-          this.save(record);
-          try {
-            await this.invoke(functionArn, payloadFor(token));
-          } catch (error) {
-            // A task ends at its first outcome: once SendTaskSuccess/Failure was acknowledged the task has its result,
-            // and its function failing afterwards (a crash after its last write) changes nothing.
-            if (position.tokenAnswer) return answered;
-            throw error;
-          }
-        }
-        return answered;
-      },
-    };
-  }
-
-  /** Lambda's invoke contract: JSON in, JSON out, and a thrown error surfaces as Error = its name, Cause = the error report. */
-  private async invoke(functionArn: string, payload: Json): Promise<Json> {
-    const fn = this.options.functions[functionArn];
-    if (!fn) throw new StatesError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn}`);
-    try {
-      const result = await fn(JSON.parse(JSON.stringify(payload)));
-      return result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Json);
-    } catch (error) {
-      const failure = error as Error;
-      const errorType = failure.name || 'Error';
-      throw new StatesError(errorType, JSON.stringify({ errorType, errorMessage: failure.message }));
-    }
-  }
-
-  /**
-   * EventBridge's "Step Functions Execution Status Change", delivered at least once (retried, and again after a
-   * restart) to the rule on the execution's own state machine.
-   */
+  /** Delivered at least once (retried, and again after a restart) to the rule on the execution's own state machine. */
   private async notifyEnded(record: ExecutionRecord): Promise<void> {
     const subscribers = this.machines.get(record.stateMachineArn)?.options.executionEndedSubscribers?.() ?? [];
-    const event = {
-      version: '0',
-      id: randomUUID(),
-      'detail-type': 'Step Functions Execution Status Change',
-      source: 'aws.states',
-      account: record.stateMachineArn.split(':')[4],
-      time: new Date(record.stopDate ?? Date.now()).toISOString(),
-      region: record.stateMachineArn.split(':')[3],
-      resources: [record.executionArn],
-      detail: {
-        executionArn: record.executionArn,
-        stateMachineArn: record.stateMachineArn,
-        name: record.name,
-        status: record.status,
-        startDate: record.startDate,
-        stopDate: record.stopDate ?? null,
-        input: record.input,
-        output: record.output ?? null,
-        error: record.error ?? null,
-        cause: record.cause ?? null,
-      },
-    };
-    for (const subscriber of subscribers) {
-      for (let attempt = 0; ; attempt += 1) {
-        try {
-          await subscriber(event);
-          break;
-        } catch {
-          if (attempt >= 3 || this.closed) return;
-          await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
-        }
-      }
-    }
+    if (!(await deliverStatusChange(record, subscribers, () => this.closed))) return;
     record.endNotified = true;
     this.save(record);
   }
-}
-
-/** A token's random part: what makes it unguessable (base64url of 48 bytes, 64 characters). */
-const TOKEN_NONCE_CHARS = 64;
-
-/** A task token: an unguessable part, then its execution's ARN (base64url), as AWS's tokens carry what they belong to. */
-function newTaskToken(executionArn: string): string {
-  return randomBytes(48).toString('base64url') + Buffer.from(executionArn, 'utf8').toString('base64url');
-}
-
-/** The execution a token names, if it is one this runner could have issued. */
-function executionOfToken(taskToken: string): string | undefined {
-  const named = taskToken.slice(TOKEN_NONCE_CHARS);
-  if (taskToken.length <= TOKEN_NONCE_CHARS || !/^[A-Za-z0-9_-]+$/.test(named)) return undefined;
-  const executionArn = Buffer.from(named, 'base64url').toString('utf8');
-  return executionArn.includes(':execution:') ? executionArn : undefined;
-}
-
-/** Records how a token closed, once (the first way it closed is the one a late answer hears); false if it already was. */
-function markClosed(record: ExecutionRecord, taskToken: string, closedAs: 'TaskTimedOut' | 'TaskDoesNotExist'): boolean {
-  const closed = (record.closedTokens ??= {});
-  if (closed[taskToken]) return false;
-  closed[taskToken] = closedAs;
-  return true;
-}
-
-function toStatesError(error: unknown): StatesError {
-  if (error instanceof StatesError) return error;
-  const failure = error as Error;
-  return new StatesError(failure?.name || 'Error', failure?.message ?? String(error));
-}
-
-function sleepUntil(atMs: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new StatesError('States.Aborted', 'aborted'));
-    let timer: NodeJS.Timeout;
-    const arm = () => {
-      const left = atMs - Date.now();
-      if (left <= 0) {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-        return;
-      }
-      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-    };
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new StatesError('States.Aborted', 'aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    arm();
-  });
 }

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { TAKEN_IN_THE_END } from './callback-plan.ts';
 import { repeatingFaults } from './fault-tally.ts';
-import { TERMINAL, type InvariantInput, type Violate } from './invariants.ts';
+import type { InvariantInput, Violate } from './invariants.ts';
+import { TERMINAL } from './outcomes.ts';
 
 const DELIVER_FUNCTION = 'WorkflowDeliverCallback';
 /** DeliverCallback's Retry on a receiver's refusal (States.ALL, MaxAttempts 6): seven attempts in all, then GiveUpCallback. */

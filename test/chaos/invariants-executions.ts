@@ -1,5 +1,6 @@
 import { failureBound } from './fault-tally.ts';
-import { AWS_ERROR_NAME, TERMINAL, type InvariantInput, type Violate } from './invariants.ts';
+import type { InvariantInput, Violate } from './invariants.ts';
+import { AWS_ERROR_NAME, TERMINAL } from './outcomes.ts';
 import type { Decision, StartedRun } from './traffic-record.ts';
 
 const APPLIED_BY_OUTPUT: [string, Decision][] = [

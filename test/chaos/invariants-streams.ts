@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { TERMINAL, type InvariantInput, type Violate } from './invariants.ts';
+import type { InvariantInput, Violate } from './invariants.ts';
+import { TERMINAL } from './outcomes.ts';
 
 /**
  * A stream, resumed as often as it was cut, yields every event id once, in order, up to its `complete`, which says how the

@@ -52,12 +52,6 @@ export interface InvariantInput {
   faults: readonly FaultRecord[];
 }
 
-export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-
-/** An AWS error's name in a body meant for callers (ThrottlingException, SlowDown, Runtime.ExitError, States.Timeout...). */
-export const AWS_ERROR_NAME =
-  /\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Exception|Error|Fault)\b|\bSlowDown\b|\b(?:Runtime|Sandbox|Lambda|States|Function)\.[A-Z]\w+/;
-
 export async function checkInvariants(input: InvariantInput): Promise<Violation[]> {
   const violations: Violation[] = [];
   const violate: Violate = (invariant, detail) => violations.push({ invariant, detail });

@@ -1,6 +1,7 @@
 import { TAKEN_IN_THE_END } from './callback-plan.ts';
 import { retryingClient } from './client.ts';
-import { TERMINAL, type FinalStatuses, type FinalView } from './invariants.ts';
+import type { FinalStatuses, FinalView } from './invariants.ts';
+import { TERMINAL } from './outcomes.ts';
 import { publishedContext } from './published-context.ts';
 import { readStoredState } from './stored-state.ts';
 import { subscribe } from './stream-traffic.ts';

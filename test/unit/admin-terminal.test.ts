@@ -55,7 +55,7 @@ describe('the cost report on a terminal', () => {
         models: { 'amazon.nova-pro-v1:0': { input_tokens: 1000, output_tokens: 100 }, 'acme.unknown-v1:0': { input_tokens: 5 } },
       },
     ],
-    runCosts: [
+    executionCosts: [
       { project: 'default', workflow_id: 'wf', units: { stateTransitions: 4 } },
       { project: 'default', workflow_id: 'wf', units: { stateTransitions: 8 } },
     ],

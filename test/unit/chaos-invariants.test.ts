@@ -302,10 +302,24 @@ describe('chaos invariants', () => {
       answer(503, '{"detail":"SlowDown"}'),
       answer(409, '{"detail":"taken"}', '/api/v1/webhooks/t/events'),
       answer(400, '{"error":"Validation error"}', '/api/v1/webhooks/t/events'),
+      // The HTTP API's own answer is taken on a webhook path only, and only as the HTTP API words it.
+      answer(500, '{"message":"Internal Server Error"}', '/api/v1/published/x', null),
+      answer(500, '{"error":"Internal server error"}', '/api/v1/webhooks/t/events', null),
     ]) {
       const broken = history();
       broken.record.ledger.answers.push(refusal);
       expect(await broken.check(), `${refusal.status} ${refusal.refusalBody}`).toEqual(['refusal-shape']);
+    }
+  });
+
+  it("take the webhook API's own 500 and 503 as the HTTP API sends them: {message}, no Retry-After", async () => {
+    for (const own of [
+      answer(500, '{"message":"Internal Server Error"}', '/api/v1/webhooks/t/events', null),
+      answer(503, '{"message":"Service Unavailable"}', '/api/v1/webhooks/t/events', null),
+    ]) {
+      const served = history();
+      served.record.ledger.answers.push(own);
+      expect(await served.check(), `${own.status} ${own.refusalBody}`).toEqual([]);
     }
   });
 });

@@ -25,7 +25,7 @@ const report = costReport({
     { subject: 'project#a', day: '2026-11-05', units: { stateTransitions: 100, apiRequests: 20 } },
     { subject: 'project#b', day: '2026-11-05', units: { stateTransitions: 40, apiRequests: 10 } },
   ],
-  runCosts: [
+  executionCosts: [
     ...Array.from({ length: 10 }, () => ({ project: 'a', workflow_id: 'wf1', units: { stateTransitions: 8 } })),
     ...Array.from({ length: 5 }, () => ({ project: 'a', workflow_id: 'wf2', units: { stateTransitions: 4 } })),
     ...Array.from({ length: 4 }, () => ({ project: 'b', workflow_id: 'wf1', units: { stateTransitions: 10 } })),
@@ -43,7 +43,7 @@ const REQUEST_A = (20 * REQUEST) / 15;
 const REQUEST_B = (10 * REQUEST) / 4;
 
 describe('the days a period measured', () => {
-  const day = (from: string, to: string) => costReport({ from, to, sheet, usage: [], runCosts: [] });
+  const day = (from: string, to: string) => costReport({ from, to, sheet, usage: [], executionCosts: [] });
 
   it('are whole days for a period that ended', () => {
     expect(measureAverages(day('2026-11-01', '2026-11-10'), [], { nowMs: Date.parse('2026-11-26T12:00:00Z') }).days).toBe(10);
@@ -56,20 +56,20 @@ describe('the days a period measured', () => {
   });
 });
 
-describe('a project billed without a finished run', () => {
-  it('is in no run average, and the forecast says so', () => {
+describe('a project billed without a finished execution', () => {
+  it('is in no execution average, and the forecast says so', () => {
     const idle = costReport({
       from: '2026-11-01',
       to: '2026-11-02',
       sheet,
       usage: [{ subject: 'project#idle', day: '2026-11-01', units: { apiRequests: 40 } }],
-      runCosts: [],
+      executionCosts: [],
     });
     const averages = measureAverages(idle, [], { nowMs: Date.parse('2026-11-26T00:00:00Z') });
     expect(averages.projects_without_runs).toEqual([{ subject: 'project#idle', usd: 40 * REQUEST }]);
     const forecast = forecastCost({ averages, fixed: [], volumes: { events: 0, dialogs: 0, runs: 0 }, months: 1, volumesFrom: 'flags' });
     expect(forecast.warnings).toEqual([
-      `project#idle was billed $${usdText(40 * REQUEST)} without a finished run: its cost is in no run average`,
+      `project#idle was billed $${usdText(40 * REQUEST)} without a finished execution: its cost is in no execution average`,
     ]);
   });
 });
@@ -108,7 +108,7 @@ describe('the averages of a period', () => {
 
   it('has no average without samples, and says why', () => {
     const none = measureAverages(report, links, { workflow: 'nope' }).run;
-    expect(none).toMatchObject({ usd: null, runs: 0, reason: 'no run of workflow nope finished from 2026-11-01 to 2026-11-10' });
+    expect(none).toMatchObject({ usd: null, runs: 0, reason: 'no execution of workflow nope finished from 2026-11-01 to 2026-11-10' });
     const noDialogs = measureAverages(
       report,
       links.filter((link) => link.type !== 'dialogs'),
@@ -169,7 +169,7 @@ describe('the forecast', () => {
       count: 50,
       usd_each: null,
       monthly_usd: null,
-      reason: 'no run of workflow nope finished from 2026-11-01 to 2026-11-10',
+      reason: 'no execution of workflow nope finished from 2026-11-01 to 2026-11-10',
     });
     expect(forecast.monthly_usd).toBeNull();
     expect(forecast.total_usd).toBeNull();
@@ -177,7 +177,7 @@ describe('the forecast', () => {
     expect(forecast.lines.find((line) => line.item === 'X-Ray traces')).toMatchObject({ count: 1100, usd_each: 0.000005 });
     expect(forecast.priced_total_usd).toBeCloseTo(2 * (1000 * noRuns.call_event.usd! + FIXED + 1100 * 0.000005), 7);
     expect(forecast.warnings[0]).toBe(
-      'runs: 50 a month asked for, but no run of workflow nope finished from 2026-11-01 to 2026-11-10; that line is left out (no average to price it with)',
+      'runs: 50 a month asked for, but no execution of workflow nope finished from 2026-11-01 to 2026-11-10; that line is left out (no average to price it with)',
     );
     expect(forecastTable(forecast)).toContain('warning: runs: 50 a month asked for');
   });
@@ -212,7 +212,7 @@ describe('the forecast', () => {
     const table = forecastTable(forecast);
     expect(table).toContain("at the period's own traffic scaled to 30 days");
     expect(table).toContain(
-      'averages of 2026-11-01 to 2026-11-10 (UTC, 10 days measured, 4 with usage; 150 call events, 10 dialogs, 19 runs)',
+      'averages of 2026-11-01 to 2026-11-10 (UTC, 10 days measured, 4 with usage; 150 call events, 10 dialogs, 19 executions)',
     );
     expect(table).toMatch(/^call events +450 +0\.00000\d+ +0\.00\d+ +150 events on 2 links$/m);
     expect(table).toMatch(/^total a month +\d+\.\d+$/m);

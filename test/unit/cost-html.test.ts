@@ -49,7 +49,7 @@ function build(models: CostReport['models'] = MODELS): CostReport {
         { subject: `link#${HOSTILE_LINK}`, day: '2026-11-02', units: { apiRequests: 100, webhookEvents: 100, dynamoWriteUnits: 400 } },
         { subject: `link#${HOSTILE_LINK}`, day: '2026-11-04', units: { apiRequests: 5, webhookEvents: 5 } },
       ],
-      runCosts: [
+      executionCosts: [
         ...Array.from({ length: 3 }, () => ({ project: HOSTILE_PROJECT, workflow_id: HOSTILE_WORKFLOW, units: { stateTransitions: 8 } })),
         ...Array.from({ length: 7 }, (_, i) => ({ project: HOSTILE_PROJECT, workflow_id: 'echo', units: { stateTransitions: 2 + i } })),
       ],
@@ -138,8 +138,8 @@ describe('the HTML cost report', () => {
   it('lists subjects largest first, the workflows by mean and by p95, models, and the fixed items', () => {
     const subjects = [...html.matchAll(/<tr><td>(project|link)<\/td><td>([^<]*)<\/td>/g)].map((match) => match[1]);
     expect(subjects).toEqual(report.subjects.map((subject) => subject.subject.split('#')[0]));
-    expect(html).toContain('Most expensive workflows by mean run cost');
-    expect(html).toContain('Most expensive workflows by p95 run cost');
+    expect(html).toContain('Most expensive workflows by mean execution cost');
+    expect(html).toContain('Most expensive workflows by p95 execution cost');
     expect(html).toContain('By model (Bedrock)');
     expect(html).toContain('<span class="unpriced">unpriced</span>');
     for (const fixed of report.fixed_monthly_usd) expect(html).toContain(`<td>${escapeHtml(fixed.item)}</td>`);

@@ -16,7 +16,7 @@ describe('the cost report', () => {
       { subject: 'project#a', day: '2026-10-31', units: { stateTransitions: 20 } },
       { subject: 'link#lnk_b', day: '2026-11-02', units: { apiRequests: 1000 } },
     ],
-    runCosts: [
+    executionCosts: [
       { project: 'a', workflow_id: 'cheap', units: { stateTransitions: 4 } },
       ...Array.from({ length: 20 }, (_, i) => ({ project: 'a', workflow_id: 'dear', units: { stateTransitions: 10 + i } })),
     ],
@@ -47,7 +47,7 @@ describe('the cost report', () => {
 });
 
 describe('the period of a report', () => {
-  const report = (from: string, to: string) => costReport({ from, to, sheet, usage: [], runCosts: [] });
+  const report = (from: string, to: string) => costReport({ from, to, sheet, usage: [], executionCosts: [] });
 
   it('covers as many days as usage items are kept, 400, and no more', () => {
     expect(MAX_REPORT_DAYS).toBe(400);
@@ -108,7 +108,7 @@ describe('the cost report CSV opened in a spreadsheet', () => {
         models: Object.fromEntries(hostile.map((id) => [id, { input_tokens: 5 }])),
       },
     ],
-    runCosts: [],
+    executionCosts: [],
   });
   const rows = parseCsv(costReportCsv(report));
 
@@ -129,7 +129,7 @@ describe('the cost report CSV opened in a spreadsheet', () => {
       to: '2026-11-01',
       sheet,
       usage: [{ subject: 'project#a', day: '2026-11-01', units: { apiRequests: -3 } }],
-      runCosts: [],
+      executionCosts: [],
     });
     const apiGateway = parseCsv(costReportCsv(withNegative)).find((row) => row[0] === 'API Gateway')!;
     expect(apiGateway[1]).toBe('-3');

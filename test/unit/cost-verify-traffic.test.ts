@@ -19,7 +19,7 @@ describe("admin verify's traffic in a cost report", () => {
       { subject: 'project#shop', day: '2026-11-01', units: { stateTransitions: 40 } },
       { subject: `project#${verifyProject}`, day: '2026-11-02', units: { stateTransitions: 400 } },
     ],
-    runCosts: [
+    executionCosts: [
       { project: 'shop', workflow_id: 'support', units: { stateTransitions: 4 } },
       { project: verifyProject, workflow_id: 'admin-verify-step-model-1', units: { stateTransitions: 100 } },
     ],

@@ -31,7 +31,7 @@ const report = costReport({
   to: '2026-11-04',
   sheet,
   usage,
-  runCosts: Array.from({ length: 10 }, () => ({ project: 'a', workflow_id: 'wf', units: { stateTransitions: 4 } })),
+  executionCosts: Array.from({ length: 10 }, () => ({ project: 'a', workflow_id: 'wf', units: { stateTransitions: 4 } })),
 });
 const LINK_BYTES = 100 * 400;
 const PROJECT_BYTES = 6 * GB;

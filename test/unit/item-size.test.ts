@@ -35,7 +35,24 @@ describe('item size', () => {
   it('counts a write unit per KB begun, at least one, and as many KB of storage', () => {
     expect(itemWriteUnits({ a: 1 })).toBe(1);
     expect(itemWriteUnits({ body: new Uint8Array(1024) })).toBe(2);
-    expect(expectedPutCost({ body: new Uint8Array(3000) })).toEqual({ dynamoWriteUnits: 3, storedBytes: 3 * 1024 });
+    // Stored: the item's bytes and DynamoDB's 100 bytes of overhead per item.
+    expect(expectedPutCost({ body: new Uint8Array(3000) })).toEqual({ dynamoWriteUnits: 3, storedBytes: 4 + 3000 + 100 });
+  });
+
+  it('adds each index entry the item makes: a write unit per KB of its keys and projected attributes, and its bytes stored', () => {
+    const table = {
+      partitionKey: 'pk',
+      sortKey: 'sk',
+      indexes: [{ name: 'by_t', partitionKey: 'pk', sortKey: 't', projectedAttributes: ['n'] }],
+    };
+    const item = { pk: 'p', sk: 's', t: 'x', n: 1, body: new Uint8Array(2000) };
+    const entry = { pk: 'p', sk: 's', t: 'x', n: 1 };
+    expect(expectedPutCost(item, table)).toEqual({ dynamoWriteUnits: 2 + 1, storedBytes: itemBytes(item) + 100 + itemBytes(entry) + 100 });
+    // An item without the index's sort key is in no index entry: only its own write.
+    expect(expectedPutCost({ pk: 'p', sk: 's' }, table)).toEqual({
+      dynamoWriteUnits: 1,
+      storedBytes: itemBytes({ pk: 'p', sk: 's' }) + 100,
+    });
   });
 
   it('measures names and strings in UTF-8 bytes, as DynamoDB does', () => {

@@ -4,27 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Imports in `functions/` flow one way: handlers → services → repositories → clients, and between areas from
- * the API and the engine down to executions, workflows and shared. A new import that runs upward fails here.
+ * What the import rules of eslint.config.js (the layers of functions/ and lib/, and cycles) cannot say: file names,
+ * what the pure test tiers load through other modules, and the names lib/admin takes from the DynamoDB packages.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FUNCTIONS = join(ROOT, 'functions');
 const ALIASES = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).imports as Record<string, string>;
-
-/**
- * What each area's modules may import, besides their own area. `.` is functions/ itself: routes.ts and
- * task-functions.ts, the tables that CDK, the twin and the handlers read; they import only shared vocabulary.
- */
-const ALLOWED: Record<string, readonly string[]> = {
-  shared: [],
-  workflows: ['shared'],
-  executions: ['shared', 'workflows'],
-  engine: ['shared', 'workflows', 'executions', '.'],
-  inbound: ['shared', '.'],
-  collection: ['shared', 'inbound', '.'],
-  published: ['shared', 'workflows', 'executions', '.'],
-  '.': ['shared'],
-};
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -49,62 +34,15 @@ function importsOf(file: string, code = readFileSync(file, 'utf8')): string[] {
     .map((specifier) => resolveImport(file, specifier));
 }
 
-const areaOf = (file: string) => {
-  const inFunctions = relative(FUNCTIONS, file);
-  return inFunctions.includes('/') ? inFunctions.split('/')[0]! : '.';
-};
-const isHandler = (file: string) => relative(FUNCTIONS, file).split('/')[1] === 'handlers';
-/**
- * Entry points, and the factories that build them (`*-route.ts`, `*-stack.ts`): the only places that wire
- * dependencies. "Handler" names only the entry points in `handlers/`.
- */
-const isHandlerSide = (file: string) => isHandler(file) || /-(route|stack)\.ts$/.test(file);
-const base = (file: string) => file.split('/').at(-1)!;
-
-const edges = sources(FUNCTIONS).flatMap((from) => importsOf(from).map((to) => ({ from, to })));
-const show = (edge: { from: string; to: string }) => `${relative(ROOT, edge.from)} -> ${relative(ROOT, edge.to)}`;
-
-describe('the layers of functions/', () => {
-  it('reads the imports it checks', () => {
-    expect(edges.length).toBeGreaterThan(200);
-    expect(edges.some((edge) => edge.to.endsWith('functions/shared/errors.ts'))).toBe(true);
-  });
-
-  it('never imports lib/, test/ or anything outside functions/ of this project', () => {
-    const outside = edges.filter((edge) => !edge.to.startsWith(FUNCTIONS));
-    expect(outside.map(show)).toEqual([]);
-  });
-
-  it('imports only from its own area and the areas below it', () => {
-    const upward = edges.filter((edge) => {
-      const [from, to] = [areaOf(edge.from), areaOf(edge.to)];
-      return from !== to && !ALLOWED[from]!.includes(to);
-    });
-    expect(upward.map(show)).toEqual([]);
-  });
-
-  it('imports a handler from nowhere: handlers are entry points only', () => {
-    expect(edges.filter((edge) => isHandler(edge.to)).map(show)).toEqual([]);
-  });
-
+/** "Handler" names only the entry points in `handlers/`, which eslint.config.js lets nothing import. */
+describe('the names of functions/', () => {
   it('calls only entry points handlers: no module outside handlers/ is named *-handler.ts', () => {
+    const isHandler = (file: string) => relative(FUNCTIONS, file).split('/')[1] === 'handlers';
     expect(
       sources(FUNCTIONS)
         .filter((file) => !isHandler(file) && /-handler\.ts$/.test(file))
         .map((file) => relative(ROOT, file)),
     ).toEqual([]);
-  });
-
-  it('keeps repositories and clients below services, and wiring for handlers only', () => {
-    // `wiring.ts`, or `<part>-wiring.ts` where one area wires functions with very different needs (the step function).
-    const isWiring = (file: string) => /^([a-z]+-)?wiring\.ts$/.test(base(file));
-    const wrong = edges.filter(({ from, to }) => {
-      if (/-repository\.ts$/.test(base(from)) || from.includes('/shared/clients/')) return /-service\.ts$/.test(base(to)) || isWiring(to);
-      if (/-service\.ts$/.test(base(from))) return isWiring(to);
-      if (isWiring(to)) return !isHandlerSide(from) && !isWiring(from);
-      return false;
-    });
-    expect(wrong.map(show)).toEqual([]);
   });
 });
 
@@ -158,37 +96,6 @@ describe('the pure test tiers', () => {
         .map((specifier) => `${relative(ROOT, file)} -> ${specifier}`),
     );
     expect(impure).toEqual([]);
-  });
-});
-
-/** The products side by side in lib/ (each folder's README says what it may import). */
-describe('the products of lib/', () => {
-  const LIB = join(ROOT, 'lib');
-  const FORBIDDEN: Record<string, readonly string[]> = {
-    cdk: ['twin', 'admin', 'pricing'],
-    twin: ['admin', 'pricing', 'cdk/constructs', 'cdk/bundling', 'cdk/stack.ts'],
-    pricing: ['twin', 'admin'],
-    admin: ['cdk/constructs', 'cdk/bundling'],
-    // What callers copy: nothing of the product but its own generated types.
-    client: ['twin', 'admin', 'pricing', 'cdk'],
-  };
-  const libEdges = Object.keys(FORBIDDEN).flatMap((product) =>
-    sources(join(LIB, product)).flatMap((from) => importsOf(from).map((to) => ({ product, from, to }))),
-  );
-
-  it('reads the imports it checks', () => {
-    expect(libEdges.some((edge) => edge.product === 'twin' && edge.to.startsWith(FUNCTIONS))).toBe(true);
-  });
-
-  it('imports only what each product may', () => {
-    const wrong = libEdges.filter(({ product, to }) => FORBIDDEN[product]!.some((part) => to.startsWith(join(LIB, part))));
-    expect(wrong.map(show)).toEqual([]);
-  });
-
-  it('keeps lib/client to its own folder: it imports nothing of functions/ or the other products', () => {
-    const client = libEdges.filter((edge) => edge.product === 'client');
-    expect(client.map((edge) => relative(ROOT, edge.to))).toContain('lib/client/published-api.d.ts');
-    expect(client.filter((edge) => !edge.to.startsWith(join(LIB, 'client'))).map(show)).toEqual([]);
   });
 });
 

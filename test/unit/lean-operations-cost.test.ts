@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { alarmMetricCount, fixedMonthlyCosts } from '#lib/pricing/fixed-costs.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import { costReport } from '#lib/pricing/cost-report.ts';
+import { readRepositoryFile, section, tableRows } from '../support/markdown.ts';
 
 /**
  * What the stack costs before its first request, full and lean, as the READMEs quote it: a reader deciding whether to
@@ -31,30 +32,33 @@ describe('the fixed monthly cost', () => {
 
   it("is the cost report's fixed items for the deployment's mode, the full stack's when none is given", () => {
     const report = (operations?: 'full' | 'lean') =>
-      costReport({ from: '2026-01-01', to: '2026-01-31', sheet, usage: [], runCosts: [], operations }).fixed_monthly_usd;
+      costReport({ from: '2026-01-01', to: '2026-01-31', sheet, usage: [], executionCosts: [], operations }).fixed_monthly_usd;
     expect(report('lean')).toEqual(fixedMonthlyCosts(sheet, 'lean'));
     expect(report('full')).toEqual(fixedMonthlyCosts(sheet, 'full'));
     expect(report()).toEqual(fixedMonthlyCosts(sheet, 'full'));
     expect(report('lean')).not.toEqual(report('full'));
   });
 
-  it("is quoted as computed in the README's first screen and deploy section", () => {
+  it("is quoted as computed in the README's first screen", () => {
     const text = readme('README.md');
-    for (const mode of ['full', 'lean'] as const) {
-      const { total, always, traffic } = figures(mode);
-      expect(text, mode).toContain(total);
-      expect(text, mode).toContain(always);
-      expect(text, mode).toContain(traffic);
-    }
-    expect(text).toContain(`${figures('full').alarmMetrics} alarm metrics`);
-    expect(text).toContain(`${figures('lean').alarmMetrics} alarm metrics`);
+    expect(text).toContain(`${figures('full').total} a month`);
+    expect(text).toContain(`${figures('lean').total} with \`-c operations=lean\``);
   });
 
   it('is quoted as computed in lib/pricing/README.md', () => {
     const text = readme('lib/pricing/README.md');
-    expect(text).toContain(`**${figures('full').total} a month**`);
-    expect(text).toContain(`**${figures('lean').total} a month**`);
-    expect(text).toContain(`${figures('full').alarmMetrics} alarm metrics`);
-    expect(text).toContain(`${figures('lean').alarmMetrics} alarm metrics`);
+    for (const mode of ['full', 'lean'] as const) {
+      const { total, always, traffic, alarmMetrics } = figures(mode);
+      expect(text, mode).toContain(`**${total} a month**`);
+      expect(text, mode).toContain(always);
+      expect(text, mode).toContain(traffic);
+      expect(text, mode).toContain(`${alarmMetrics} alarm metrics`);
+    }
+  });
+
+  it("is itemized in lib/pricing/README.md's table as fixed-costs.ts computes it", () => {
+    const rows = tableRows(section(readRepositoryFile('lib/pricing/README.md'), 'What it costs'));
+    const table = rows.filter((row) => row.length === 4).map(([item, count, usd]) => ({ item, count: Number(count), usd: usd! }));
+    expect(table).toEqual(fixedMonthlyCosts(sheet, 'full').map(({ item, count, usd }) => ({ item, count, usd: dollars(usd) })));
   });
 });

@@ -233,7 +233,7 @@ describe('the cost report, per model', () => {
       },
       { subject: 'project#b', day: '2026-11-26', units: { inputTokens: 50 }, models: { 'acme.unknown-v1:0': { input_tokens: 50 } } },
     ],
-    runCosts: [
+    executionCosts: [
       { project: 'a', workflow_id: 'two-models', units: { stateTransitions: 4 }, models: { [LITE]: LITE_TOKENS, [PRO]: PRO_TOKENS } },
       { project: 'a', workflow_id: 'offline', units: { stateTransitions: 4 }, models: { scripted: { output_tokens: 9 } } },
     ],
@@ -393,7 +393,7 @@ describe('the cost report, per model', () => {
           models: { 'zeta.x-v1:0': { input_tokens: 1 }, [LITE]: { input_tokens: 1 }, 'acme.y-v1:0': { input_tokens: 1 } },
         },
       ],
-      runCosts: [],
+      executionCosts: [],
     });
     expect(twoUnpriced.unpriced_models).toEqual(['acme.y-v1:0', 'zeta.x-v1:0']);
 
@@ -415,7 +415,7 @@ describe('the cost report, per model', () => {
       to: '2026-11-26',
       sheet,
       usage: [{ subject: 'project#a', day: '2026-11-26', units: { inputTokens: 5 }, models: { [LITE]: { input_tokens: 5 } } }],
-      runCosts: [],
+      executionCosts: [],
     });
     expect(priced.unpriced_models).toEqual([]);
     expect(costReportTable(priced)).not.toContain('unpriced');
@@ -428,7 +428,7 @@ describe('the cost report, per model', () => {
       to: '2026-11-26',
       sheet,
       usage: [{ subject: 'project#a', day: '2026-11-26', units: { stateTransitions: 4 } }],
-      runCosts: [],
+      executionCosts: [],
     });
     expect(plain.models).toEqual([]);
     expect(plain.unpriced_models).toEqual([]);

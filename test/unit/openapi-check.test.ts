@@ -82,9 +82,11 @@ describe('the OpenAPI check of an answer', () => {
   });
 
   it('fails a missing required header, a content type the document does not name, and a body where it describes none', () => {
-    expect(() => expectDocumented(call('GET', '/api/v1/webhooks/whk_x/ping'), answer(429, { error: 'Rate limit' }))).toThrow(
+    expect(() => expectDocumented(call('GET', '/api/v1/published/workflows'), answer(429, { detail: 'Rate limit' }))).toThrow(
       /Retry-After is missing/,
     );
+    // The webhook API's document does not require it: the HTTP API's own 429 and 503 come without one.
+    expect(() => expectDocumented(call('GET', '/api/v1/webhooks/whk_x/ping'), answer(429, { message: 'Too Many Requests' }))).not.toThrow();
     expect(() =>
       expectDocumented(
         call('GET', '/api/v1/webhooks/whk_x/ping'),

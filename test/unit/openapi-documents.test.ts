@@ -78,18 +78,29 @@ describe.each(APIS)('the $name document', ({ base, document }) => {
     const withoutStreams = (doc: Json) =>
       JSON.parse(JSON.stringify({ ...doc, openapi: undefined }), (_key, value) => {
         if (value && typeof value === 'object' && value.content?.['text/event-stream'])
-          return { ...value, description: undefined, content: { ...value.content, 'text/event-stream': undefined } };
+          return { ...value, content: { ...value.content, 'text/event-stream': undefined } };
         return value;
       });
+    // What 3.1 adds: the data of each stream's events, which its stream `schema` names.
+    const added = Object.keys(legacy.components.schemas).filter((name) => !(name in current.components.schemas));
+    const streamed = new Set(
+      operationsOf(current, base).flatMap(({ operation }) => {
+        const ref = operation.responses['200']?.content?.['text/event-stream']?.itemSchema?.$ref as string | undefined;
+        return ref ? [`${ref.split('/').at(-1)}Data`] : [];
+      }),
+    );
+    const { schemas, ...components } = legacy.components;
 
     expect(current.openapi).toBe('3.2.0');
     expect(legacy.openapi).toBe('3.1.0');
     expect(JSON.stringify(legacy)).not.toMatch(/"(itemSchema|itemEncoding|prefixEncoding|dataValue|serializedValue|querystring)"/);
-    expect(withoutStreams(legacy)).toEqual(
+    expect(added.sort()).toEqual([...streamed].sort());
+    const legacySchemas = Object.fromEntries(Object.entries<Json>(schemas).filter(([name]) => !streamed.has(name)));
+    expect(withoutStreams({ ...legacy, components: { ...components, schemas: legacySchemas } })).toEqual(
       withoutStreams({ ...current, components: { ...current.components, schemas: eventDataAsValue(current.components.schemas) } }),
     );
     // Each event's data names its fields there: 3.1 tools ignore contentSchema.
-    expect(JSON.stringify(legacy)).not.toContain('contentSchema');
+    expect(JSON.stringify(legacy.components)).not.toContain('contentSchema');
   });
 
   it('says so where an object takes any property, and leaves the server its defaults where callers may omit a field', () => {
@@ -151,21 +162,31 @@ describe('the streams of the published document', () => {
     }
   });
 
-  it("names each stream's events as a component, which the 3.1 variant describes the body with", () => {
+  it("names each stream's events as a component; in 3.1, the body is their data (what SSE clients yield) or text", () => {
     for (const { method, template, operation } of streamOperations) {
       const stream = operation.responses['200'].content['text/event-stream'];
       const component = stream.itemSchema.$ref as string;
+      const name = component.split('/').at(-1)!;
       expect(component, `${method} ${template}`).toMatch(/^#\/components\/schemas\/\w+Event$/);
-      const variant = legacy.paths[template][method.toLowerCase()].responses['200'];
-      expect(variant.content['text/event-stream'].schema).toEqual({ $ref: component });
-      // Each event is an example of its own there (its value is checked against the schema), with its wire text.
-      const perEvent = Object.values<Json>(variant.content['text/event-stream'].examples);
-      // There `data` is the JSON value its line carries, which is what 3.1 tools show and generated SSE clients hand over.
-      const parsed = (item: Json) => ({ ...item, data: JSON.parse(item.data as string) });
-      for (const example of perEvent) expect(parseEventStream(example['x-oai-serializedValue']).map(parsed)).toEqual([example.value]);
-      const wholeStreams = Object.values<Json>(stream.examples).map((example) => example.value as string);
-      expect(perEvent.map((example) => example.value)).toEqual(wholeStreams.flatMap((wire) => parseEventStream(wire).map(parsed)));
-      for (const wire of wholeStreams) expect(variant.description).toContain(wire);
+      const variant = legacy.paths[template][method.toLowerCase()].responses['200'].content['text/event-stream'];
+
+      expect(variant.schema.anyOf).toEqual([
+        { $ref: `${component}Data` },
+        expect.objectContaining({
+          type: 'string',
+          contentMediaType: 'text/event-stream',
+          contentSchema: { type: 'array', items: { $ref: component } },
+        }),
+      ]);
+      // The data of each event, titled with the event's name: the contentSchema of its `data` line in 3.2.
+      const events = current.components.schemas[name];
+      const members = (events.oneOf ?? [events]) as Json[];
+      const data = legacy.components.schemas[`${name}Data`];
+      expect((data.anyOf ?? [data]).map(({ title, $ref }: Json) => ({ title, $ref }))).toEqual(
+        members.map((member) => ({ title: member.properties.event.const, $ref: member.properties.data.contentSchema.$ref })),
+      );
+      // The same whole streams as examples, which the text branch holds.
+      expect(variant.examples).toEqual(stream.examples);
     }
   });
 });

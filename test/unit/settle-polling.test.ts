@@ -65,7 +65,7 @@ describe('createSettleTimes', () => {
   });
 
   it('keeps each workflow apart, and only its most recent runs', () => {
-    const times = createSettleTimes({ runs: 3, workflows: 10 });
+    const times = createSettleTimes({ executions: 3, workflows: 10 });
     for (const ms of [900, 900, 900]) run(times, 'p/slow', ms);
     for (const ms of [10, 12, 14]) run(times, 'p/quick', ms);
     expect(run(times, 'p/slow', 900)).toBe(900);
@@ -76,7 +76,7 @@ describe('createSettleTimes', () => {
   });
 
   it('has nothing to expect for a workflow it has not seen, and forgets the least recently used workflows first', () => {
-    const times = createSettleTimes({ runs: 8, workflows: 2 });
+    const times = createSettleTimes({ executions: 8, workflows: 2 });
     expect(times.waitFor('p/unknown').expectedMs).toBeUndefined();
     for (const workflow of ['p/a', 'p/b']) for (let i = 0; i < 3; i++) run(times, workflow, 10);
     run(times, 'p/c', 10);

@@ -13,18 +13,18 @@ import {
 import { BEDROCK_PROFILES_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 
 /**
- * The README's list of what `admin verify`'s credentials need for the model calls is what the stack grants its step
- * function (lib/cdk/bedrock-models.ts), in the README's placeholders: an operator who grants the list gets calls that
+ * lib/admin/README.md's list of what `admin verify`'s credentials need for the model calls is what the stack grants its
+ * step function (lib/cdk/bedrock-models.ts), in the README's placeholders: an operator who grants the list gets calls that
  * Bedrock authorizes, on the profiles and on every region's model a cross-region profile routes to, and the first call
  * to a third-party model subscribes the account ("Your IAM role must have `aws-marketplace:Subscribe`,
  * `aws-marketplace:Unsubscribe`, and `aws-marketplace:ViewSubscriptions` permissions",
  * https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html).
  */
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../lib/admin/README.md', import.meta.url), 'utf8');
 
-/** The `admin verify` paragraph, on one line, and every `code` span it holds. */
+/** The paragraph on `admin verify`'s permissions, on one line, and every `code` span it holds. */
 function verifyParagraph(): { text: string; named: Set<string> } {
-  const start = readme.indexOf('**After the deploy: `admin verify`.**');
+  const start = readme.indexOf('**Permissions for `admin verify`.**');
   expect(start).toBeGreaterThan(-1);
   const end = readme.indexOf('\n\n', start);
   const text = readme.slice(start, end).replace(/\s+/g, ' ');
@@ -45,7 +45,7 @@ function arnsAsTheReadmeWritesThem(): string[] {
   );
 }
 
-describe("the README's permissions for admin verify", () => {
+describe("lib/admin/README.md's permissions for admin verify", () => {
   it('has a model of each kind to derive them from', () => {
     expect(inRegion).toBeDefined();
     expect(crossRegion).toBeDefined();

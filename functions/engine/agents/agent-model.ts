@@ -17,7 +17,7 @@ export interface TranscriptMessage {
   content: ContentBlock[];
 }
 
-export interface AgentTurnRequest {
+interface AgentTurnRequest {
   nodeId: string;
   node: AgentNode;
   /** The execution's scope with `tool_results` (the latest result of each tool). */

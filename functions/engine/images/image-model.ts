@@ -1,4 +1,4 @@
-export interface ImageRequest {
+interface ImageRequest {
   prompt: string;
   width: number;
   height: number;
