@@ -4,7 +4,7 @@ import type { Scope } from './shared/access.ts';
 import { WEBHOOKS_PREFIX } from './shared/http/route-groups.ts';
 import { STREAM_PROBE_TIMEOUT_SECONDS } from './shared/limits.ts';
 
-export { ROUTE_GROUPS, routeGroupOf, type RouteGroup } from './shared/http/route-groups.ts';
+export { gatewayOf, ROUTE_GROUPS, type GatewayKind } from './shared/http/route-groups.ts';
 
 /**
  * The route table: the one list of HTTP routes. `lib/cdk/constructs/api.ts` builds API Gateway resources
@@ -18,6 +18,12 @@ export interface Route extends ResourceGrants {
   readonly path: string;
   /** Module under `functions/` exporting `handler`. */
   readonly handler: string;
+  /**
+   * The Lambda function serving it, where several routes share one (each API's documentation); its construct id.
+   * Routes that share a function share its handler and grants.
+   * @default the route's id
+   */
+  readonly functionId?: string;
   readonly errorShape: ErrorBodyShape;
   /** Published Workflow API: the scope the caller's key needs (the OpenAPI document's `x-scope`). */
   readonly scope?: Scope;
@@ -47,6 +53,45 @@ export function routeTimeoutSeconds(route: Pick<Route, 'streaming' | 'timeoutSec
   return route.timeoutSeconds ?? (route.streaming ? 15 * 60 : 29);
 }
 
+/** A Lambda function behind the APIs, and the routes it serves. */
+export interface RouteFunction extends ResourceGrants, Pick<Route, 'handler' | 'streaming' | 'timeoutSeconds' | 'openStream'> {
+  readonly id: string;
+  readonly routes: readonly Route[];
+}
+
+/** One entry per function: routes that share one (`functionId`) must agree on all but their path and method. */
+export function routeFunctions(table: readonly Route[] = routes): RouteFunction[] {
+  const byId = new Map<string, RouteFunction>();
+  for (const route of table) {
+    const id = route.functionId ?? route.id;
+    const { handler, streaming, timeoutSeconds, openStream, tables, buckets, stateMachines } = route;
+    const own = { id, handler, streaming, timeoutSeconds, openStream, tables, buckets, stateMachines };
+    const known = byId.get(id);
+    if (!known) {
+      byId.set(id, { ...own, routes: [route] });
+      continue;
+    }
+    const { routes: _, ...first } = known;
+    if (JSON.stringify(first) !== JSON.stringify(own)) throw new Error(`Routes of function ${id} differ in handler or grants`);
+    byId.set(id, { ...known, routes: [...known.routes, route] });
+  }
+  return [...byId.values()];
+}
+
+/** The webhook API's `$default` route goes to this route's function: its documentation function, which answers 404. */
+export const WEBHOOK_DEFAULT_ROUTE = 'WebhookDocs';
+
+/** The function serving a route: its own id, or the one it shares. */
+export function functionIdOf(route: Pick<Route, 'id' | 'functionId'>): string {
+  return route.functionId ?? route.id;
+}
+
+/**
+ * An HTTP API's integration timeout, at most 30 s (docs.aws.amazon.com/apigateway/latest/developerguide/
+ * http-api-quotas.html); its functions' own (routeTimeoutSeconds) end a second before.
+ */
+export const HTTP_API_TIMEOUT_SECONDS = 30;
+
 /** The API Gateway stage the CDK API deploys and the local twin serves (`<ApiUrl>` ends in `/prod/`). */
 export const API_STAGE = 'prod';
 
@@ -62,6 +107,20 @@ export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
 
 const WEBHOOKS = `${WEBHOOKS_PREFIX}/{token}`;
 const PUBLISHED = '/api/v1/published';
+
+/** Each API's documentation routes share one function (functions/shared/http/api-reference/documentation.ts). */
+const WEBHOOK_DOCUMENTATION = {
+  functionId: 'WebhookDocs',
+  handler: 'inbound/handlers/documentation.ts',
+  errorShape: 'webhook',
+  tables: { ...METERED },
+} as const;
+const PUBLISHED_DOCUMENTATION = {
+  functionId: 'PublishedDocs',
+  handler: 'published/handlers/documentation.ts',
+  errorShape: 'published',
+  tables: { ...METERED },
+} as const;
 
 /** Every published route authenticates (apiKeys) and counts its key's requests (counters). */
 const AUTHENTICATED = { apiKeys: 'read', counters: 'readWrite' } as const;
@@ -92,72 +151,19 @@ export const routes: readonly Route[] = [
     id: 'WebhookOpenApi',
     method: 'GET',
     path: `${WEBHOOKS_PREFIX}/openapi.json`,
-    handler: 'inbound/handlers/openapi.ts',
-    errorShape: 'webhook',
-    tables: { ...METERED },
+    ...WEBHOOK_DOCUMENTATION,
   },
-  {
-    // The same description as OpenAPI 3.1, for tools that do not read 3.2 (each stream's events as its schema).
-    id: 'WebhookOpenApi31',
-    method: 'GET',
-    path: `${WEBHOOKS_PREFIX}/openapi-3.1.json`,
-    handler: 'inbound/handlers/openapi-3-1.ts',
-    errorShape: 'webhook',
-    tables: { ...METERED },
-  },
-  {
-    // The document rendered for people (Redoc), and the script it loads: served by the API, no token, no other host.
-    id: 'WebhookDocs',
-    method: 'GET',
-    path: `${WEBHOOKS_PREFIX}/docs`,
-    handler: 'inbound/handlers/docs.ts',
-    errorShape: 'webhook',
-    tables: { ...METERED },
-  },
-  {
-    id: 'WebhookDocsScript',
-    method: 'GET',
-    path: `${WEBHOOKS_PREFIX}/docs/redoc.standalone.js`,
-    handler: 'inbound/handlers/docs-script.ts',
-    errorShape: 'webhook',
-    tables: { ...METERED },
-  },
+  // The same description as OpenAPI 3.1, for tools that do not read 3.2 (each stream's events as its schema).
+  { id: 'WebhookOpenApi31', method: 'GET', path: `${WEBHOOKS_PREFIX}/openapi-3.1.json`, ...WEBHOOK_DOCUMENTATION },
+  // The document rendered for people (Redoc), and the script it loads: served by the API, no token, no other host.
+  { id: 'WebhookDocs', method: 'GET', path: `${WEBHOOKS_PREFIX}/docs`, ...WEBHOOK_DOCUMENTATION },
+  { id: 'WebhookDocsScript', method: 'GET', path: `${WEBHOOKS_PREFIX}/docs/redoc.standalone.js`, ...WEBHOOK_DOCUMENTATION },
 
-  {
-    // The API's description: public, as what it restates is told to every caller, so it has no scope and asks for no key.
-    id: 'PublishedOpenApi',
-    method: 'GET',
-    path: `${PUBLISHED}/openapi.json`,
-    handler: 'published/handlers/openapi.ts',
-    errorShape: 'published',
-    tables: { ...METERED },
-  },
-  {
-    // The same description as OpenAPI 3.1, for tools that do not read 3.2 (each stream's events as its schema).
-    id: 'PublishedOpenApi31',
-    method: 'GET',
-    path: `${PUBLISHED}/openapi-3.1.json`,
-    handler: 'published/handlers/openapi-3-1.ts',
-    errorShape: 'published',
-    tables: { ...METERED },
-  },
-  {
-    // The document rendered for people (Redoc), and the script it loads: served by the API, no key, no other host.
-    id: 'PublishedDocs',
-    method: 'GET',
-    path: `${PUBLISHED}/docs`,
-    handler: 'published/handlers/docs.ts',
-    errorShape: 'published',
-    tables: { ...METERED },
-  },
-  {
-    id: 'PublishedDocsScript',
-    method: 'GET',
-    path: `${PUBLISHED}/docs/redoc.standalone.js`,
-    handler: 'published/handlers/docs-script.ts',
-    errorShape: 'published',
-    tables: { ...METERED },
-  },
+  // The API's description: public, as what it restates is told to every caller, so it has no scope and asks for no key.
+  { id: 'PublishedOpenApi', method: 'GET', path: `${PUBLISHED}/openapi.json`, ...PUBLISHED_DOCUMENTATION },
+  { id: 'PublishedOpenApi31', method: 'GET', path: `${PUBLISHED}/openapi-3.1.json`, ...PUBLISHED_DOCUMENTATION },
+  { id: 'PublishedDocs', method: 'GET', path: `${PUBLISHED}/docs`, ...PUBLISHED_DOCUMENTATION },
+  { id: 'PublishedDocsScript', method: 'GET', path: `${PUBLISHED}/docs/redoc.standalone.js`, ...PUBLISHED_DOCUMENTATION },
   {
     id: 'PublishedListWorkflows',
     method: 'GET',

@@ -5,6 +5,7 @@ import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } fr
 import { epochSeconds } from '#shared/time.ts';
 import { isLive, type StoredEvent } from './stored-event.ts';
 import { storedPages } from '#shared/store/paginate.ts';
+import { BY_RECEIVED } from '#shared/store/table-indexes.ts';
 
 /**
  * The inbound events table for ingest and the links service (the collection's view: functions/collection/queue-repository.ts):
@@ -12,7 +13,7 @@ import { storedPages } from '#shared/store/paginate.ts';
  * lists a source's events newest first for the
  * metadata schema, the filters and the nightly collection.
  */
-export const BY_RECEIVED_INDEX = 'by_received';
+export const BY_RECEIVED_INDEX = BY_RECEIVED.name;
 
 export function createEventsRepository(client: DynamoDBDocumentClient, tableName: string) {
   return {

@@ -2,6 +2,7 @@ import { parseUtf8Json } from '#shared/http/well-formed.ts';
 import { ConflictError, ValidationError, type FieldIssue } from '#shared/errors.ts';
 import { addCostUnits, recordCost, type CostUnits } from '#shared/metering/cost-meter.ts';
 import { expectedPutCost } from '#shared/store/item-size.ts';
+import { INDEXED_TABLES } from '#shared/store/table-indexes.ts';
 import type { BodyStore } from '#shared/store/body-store.ts';
 import { parseInboundEvent, type InboundEvent } from './event-schema.ts';
 import type { EventsRepository } from './events-repository.ts';
@@ -27,7 +28,7 @@ export type IngestOutcome =
   | { status: 'duplicate'; external_id: string; event_id: number };
 
 /** The acceptance rules: the schema (with the window of `occurred_at`), then the rules that depend on the link. */
-export function validateForLink(body: unknown, link: LinkView, allowLoopbackRecordings = false): InboundEvent {
+function validateForLink(body: unknown, link: LinkView, allowLoopbackRecordings = false): InboundEvent {
   const parsed = parseInboundEvent(body);
   const issues: FieldIssue[] = parsed.ok ? [] : [...parsed.issues];
   const expectedType = EVENT_TYPE_OF_CONNECTOR[link.connector_type];
@@ -43,9 +44,22 @@ export function validateForLink(body: unknown, link: LinkView, allowLoopbackReco
   return parsed.event;
 }
 
-/** The body's JSON: the bytes as sent (API Gateway hands every body over as base64), which must be UTF-8. */
-export function parseJsonBody(raw: Buffer): unknown {
+/** U+FFFD in UTF-8: what a decoder puts where bytes are not UTF-8. */
+const REPLACEMENT_CHARACTER = Buffer.from('\ufffd', 'utf8');
+
+/** A decoded body holding U+FFFD: maybe longer than what was sent (3 bytes for each invalid byte), and refused anyway. */
+export function mayBeAltered(raw: Buffer, decoded: boolean): boolean {
+  return decoded && raw.includes(REPLACEMENT_CHARACTER);
+}
+
+/**
+ * The body's JSON, which must be UTF-8. `decoded`: the body reached us as text the gateway decoded (an HTTP API does
+ * so for JSON), where a U+FFFD may stand for bytes that were not UTF-8; it is refused like them. The character itself
+ * can be sent escaped (`\ufffd`).
+ */
+function parseJsonBody(raw: Buffer, decoded = false): unknown {
   try {
+    if (mayBeAltered(raw, decoded)) throw new Error('U+FFFD in a decoded body');
     return parseUtf8Json(raw);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'must be valid UTF-8 JSON' }]);
@@ -53,15 +67,15 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /**
- * Queues one event exactly once per (source, external_id). The body is checked and its item built first (no I/O but
- * for a block of event ids now and then), then the request is admitted: one update takes the minute's request and
- * the day's event together and carries the request's usage, beside the guessing check. The conditional put is the
- * atomic dedup step; a duplicate gives its day unit back, so duplicates never use the quota, and a 201 is only sent
- * once the body is durably stored.
+ * Queues one event exactly once per (source, external_id); `decoded` as parseJsonBody says. The body is checked and
+ * its item built first (no I/O but for a block of event ids now and then), then the request is admitted: one update
+ * takes the minute's request and the day's event together and carries the request's usage, beside the guessing check.
+ * The conditional put is the atomic dedup step; a duplicate gives its day unit back, so duplicates never use the
+ * quota, and a 201 is only sent once the body is durably stored.
  */
-export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer): Promise<IngestOutcome> {
+export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody: Buffer, decoded = false): Promise<IngestOutcome> {
   const nowMs = deps.now();
-  const prepared = await prepareEvent(deps, opened.link, rawBody, nowMs);
+  const prepared = await prepareEvent(deps, opened.link, rawBody, nowMs, decoded);
   if ('refusal' in prepared) {
     await opened.admit('request');
     throw prepared.refusal;
@@ -104,10 +118,15 @@ export async function ingestEvent(deps: IngestDeps, opened: OpenedLink, rawBody:
 }
 
 /** The event a bound link may take, or the refusal the sender gets once the request is counted (409, then 400). */
-function checkEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer): { event: InboundEvent; sourceId: string } | { refusal: Error } {
+function checkEvent(
+  deps: IngestDeps,
+  link: LinkView,
+  rawBody: Buffer,
+  decoded: boolean,
+): { event: InboundEvent; sourceId: string } | { refusal: Error } {
   if (link.state !== 'bound' || !link.source_id) return { refusal: new ConflictError('The link is issued but no source is connected yet') };
   try {
-    return { event: validateForLink(parseJsonBody(rawBody), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
+    return { event: validateForLink(parseJsonBody(rawBody, decoded), link, deps.allowLoopbackRecordings), sourceId: link.source_id };
   } catch (error) {
     return { refusal: error as Error };
   }
@@ -129,15 +148,21 @@ interface PreparedEvent {
  * here: only its item outlives the call, so a dialog's 2000 parsed messages are garbage before the first store request
  * is sent.
  */
-async function prepareEvent(deps: IngestDeps, link: LinkView, rawBody: Buffer, nowMs: number): Promise<PreparedEvent | { refusal: Error }> {
-  const checked = checkEvent(deps, link, rawBody);
+async function prepareEvent(
+  deps: IngestDeps,
+  link: LinkView,
+  rawBody: Buffer,
+  nowMs: number,
+  decoded: boolean,
+): Promise<PreparedEvent | { refusal: Error }> {
+  const checked = checkEvent(deps, link, rawBody, decoded);
   if ('refusal' in checked) return checked;
   const { event, sourceId } = checked;
   const eventId = await deps.nextEventId();
   const body = packBody(rawBody, sourceId, eventId);
   const stored = newStoredEvent(event, { sourceId, eventId }, body, nowMs);
   const bodyCost = body.object ? { s3WriteRequests: 1, s3StoredBytes: body.object.gzip.byteLength } : {};
-  const expectedCost = addCostUnits(addCostUnits(expectedPutCost(stored), bodyCost), { webhookEvents: 1 });
+  const expectedCost = addCostUnits(addCostUnits(expectedPutCost(stored, INDEXED_TABLES.inboundEvents), bodyCost), { webhookEvents: 1 });
   return { stored, body, expectedCost };
 }
 

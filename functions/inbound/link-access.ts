@@ -32,7 +32,7 @@ export interface OpenedLink {
 }
 
 /** An admission's outcome; giving back its day unit also corrects the usage the admission carried. */
-export type AdmittedTicket = Omit<LinkLimitTicket, 'giveBack'> & { giveBack(): Promise<void> };
+type AdmittedTicket = Omit<LinkLimitTicket, 'giveBack'> & { giveBack(): Promise<void> };
 
 const UNKNOWN_LINK = 'Unknown webhook link';
 /** The limits update writes one small item. */

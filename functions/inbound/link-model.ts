@@ -3,7 +3,7 @@ import * as z from '#shared/zod.ts';
 /** A personal webhook link (functions/inbound/README.md#the-contract-in-brief). */
 export const connectorTypeSchema = z.enum(['calls', 'dialogs']);
 export type ConnectorType = z.infer<typeof connectorTypeSchema>;
-export type LinkState = 'issued' | 'bound' | 'revoked';
+type LinkState = 'issued' | 'bound' | 'revoked';
 
 export const LINK_TOKEN_PREFIX = 'whk_';
 export const LINK_TOKEN_PATTERN = /^whk_[A-Za-z0-9_-]{43}$/;

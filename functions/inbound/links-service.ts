@@ -18,7 +18,7 @@ export interface LinksServiceDeps {
 
 const TOKEN_PREFIX_SHOWN = 4;
 
-export function linkUrl(baseUrl: string, token: string): string {
+function linkUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${routePath('WebhookPostEvent', { token })}`;
 }
 

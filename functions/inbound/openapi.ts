@@ -1,5 +1,5 @@
 import { routes } from '#functions/routes.ts';
-import { BUSY_MESSAGE, webhookErrorBodySchema } from '#shared/http/http-errors.ts';
+import { BUSY_MESSAGE, httpApiErrorBodySchema, webhookErrorBodySchema } from '#shared/http/http-errors.ts';
 import {
   DOCUMENT_RESPONSES,
   IF_NONE_MATCH_PARAMETER,
@@ -43,10 +43,17 @@ const responses = schemaComponents('output', {
   Accepted: acceptedResponseSchema,
   Duplicate: duplicateResponseSchema,
   Error: webhookErrorBodySchema,
+  GatewayError: httpApiErrorBodySchema,
+  Refusal: z.union([webhookErrorBodySchema, httpApiErrorBodySchema]),
 });
 
-const error = (description: string, examples: Record<string, unknown>, headers?: string[]): ResponseDoc => ({
-  json: 'Error',
+const error = (
+  description: string,
+  examples: Record<string, unknown>,
+  headers?: (string | readonly [string, string])[],
+  json = 'Error',
+): ResponseDoc => ({
+  json,
   description,
   examples,
   ...(headers ? { headers } : {}),
@@ -68,15 +75,18 @@ const REFUSALS = {
   linkRate: { error: RATE_LIMITS.requestsPerLinkPerMinute.refusal },
   dailyQuota: { error: RATE_LIMITS.acceptedEventsPerLinkPerDay.refusal },
   guessing: { error: RATE_LIMITS.unknownTokensPerIp.refusal },
-  // API Gateway's own answer carries the message under both APIs' names (lib/cdk/gateway-responses.ts).
-  stageThrottle: { error: 'Too Many Requests', detail: 'Too Many Requests' },
+  // The HTTP API's own answers (lib/twin/http-api-answers.ts): `{"message"}`, no Retry-After.
+  stageThrottle: { message: 'Too Many Requests' },
+  integrationFailure: { message: 'Internal Server Error' },
+  integrationTimeout: { message: 'Service Unavailable' },
   internal: { error: 'Internal server error' },
   busy: { error: BUSY_MESSAGE },
 } as const;
 
 const LIMITED = error(
   `A limit is exceeded (${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests per minute per link, ${MAX_ACCEPTED_EVENTS_PER_DAY_PER_LINK} ` +
-    `accepted events per UTC day, the protection against token guessing, the stage throttle): wait Retry-After seconds and retry`,
+    'accepted events per UTC day, the protection against token guessing): wait Retry-After seconds and retry. The stage ' +
+    'throttle\'s own 429 (`{"message"}`) has no Retry-After: wait a second',
   {
     link_rate: REFUSALS.linkRate,
     daily_quota: REFUSALS.dailyQuota,
@@ -84,20 +94,34 @@ const LIMITED = error(
     stage_throttle: REFUSALS.stageThrottle,
   },
   ['Retry-After'],
+  'Refusal',
 );
 const UNKNOWN_LINK = error(
   'Unknown token, revoked link, or more than 24 hours since the link was reissued: do not retry, obtain the current link',
   { unknown_link: REFUSALS.unknownLink },
 );
 const SERVER_ERRORS: Record<string, ResponseDoc> = {
-  '500': error('Internal error: retry with the same external_id, with growing delays', { internal: REFUSALS.internal }),
+  '500': error(
+    'Internal error, the function\'s (`{"error"}`) or the gateway\'s (`{"message"}`): retry with the same external_id, with ' +
+      'growing delays',
+    { internal: REFUSALS.internal, integration_failure: REFUSALS.integrationFailure },
+    undefined,
+    'Refusal',
+  ),
   '503': error(
-    'The service is busy: retry with the same external_id after Retry-After seconds, with growing delays',
-    { busy: REFUSALS.busy },
+    'The service is busy (`{"error"}`, with Retry-After), or the function did not answer within 30 s (`{"message"}`): retry with ' +
+      'the same external_id, with growing delays',
+    { busy: REFUSALS.busy, integration_timeout: REFUSALS.integrationTimeout },
     ['Retry-After'],
+    'Refusal',
   ),
 };
-const DOCUMENT_THROTTLED = error('The stage throttle', { stage_throttle: REFUSALS.stageThrottle }, ['Retry-After']);
+const DOCUMENT_THROTTLED = error(
+  'The stage throttle: wait a second',
+  { stage_throttle: REFUSALS.stageThrottle },
+  undefined,
+  'GatewayError',
+);
 
 const NOW = '2026-05-01T12:30:00+03:00';
 
@@ -223,7 +247,8 @@ const INFO_DESCRIPTION = [
     'Each connected source has a personal link; its token, in the path, is the only credential.',
   "Events are deduplicated on the link's source and `external_id`: a retry with the same `external_id` is always safe and answers " +
     '200 duplicate once the first was accepted. Accepted events are queued for the nightly collection.',
-  `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. Each link may ` +
+  `Refusals are JSON \`{"error": "..."}\`, with \`details\` field by field on a 400; 429 and 503 carry Retry-After. The gateway's own ` +
+    `answers (stage throttle 429, 500, 503) are \`{"message": "..."}\` without it: retry those after a second. Each link may ` +
     `send ${MAX_REQUESTS_PER_MINUTE_PER_LINK} requests a minute.`,
   'Every string of an event, metadata keys at any depth included, must be well-formed Unicode: half of a surrogate pair alone ' +
     '(JSON `"\\ud800"`) is answered 400 naming the field. `source_channel` and a string `metadata.direction` become filter values ' +
@@ -246,7 +271,9 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
       basePath: WEBHOOKS_PREFIX,
       server: {
         variable: 'webhook_base_url',
-        description: "The API's URL: where this document was fetched from (on AWS the stack's ApiUrl output without its trailing slash)",
+        description:
+          "The webhook API's URL: where this document was fetched from (on AWS the stack's WebhookApiUrl output, or a custom " +
+          "domain's URL with its API mapping's path)",
       },
       tags: [
         { name: 'webhook', description: 'A personal link: its token is the secret part of the path, and the only credential' },
@@ -261,7 +288,14 @@ function buildDocument(version: OpenApiVersion): JsonSchema {
         },
       },
       schemas: { ...requests, ...responses },
-      headers: {},
+      // Not required here: the HTTP API's own 429 and 503 (`{"message"}`) come without it.
+      headers: {
+        'Retry-After': {
+          description: 'Seconds to wait before retrying: with the function\'s 429 and 503, never with the gateway\'s own (`{"message"}`)',
+          schema: { type: 'integer', minimum: 1 },
+          required: false,
+        },
+      },
     },
     version,
   );

@@ -127,7 +127,7 @@ export function storedMetadataFields(stored: MetadataField[] | Record<string, Me
 }
 
 /** `metadata.direction` feeds the Direction filter of call sources when it is a short string. */
-export function directionOf(event: InboundEvent): string | undefined {
+function directionOf(event: InboundEvent): string | undefined {
   const direction = event.metadata?.direction;
   return event.type === 'call' && typeof direction === 'string' && isFilterValue(direction) ? direction : undefined;
 }

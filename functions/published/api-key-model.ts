@@ -2,7 +2,7 @@ import { SCOPES, type Scope } from '#shared/access.ts';
 import * as z from '#shared/zod.ts';
 
 /** Published Workflow API keys: a key holds scopes, or all of them (`*`), and presets of them. */
-export const ALL_SCOPES = '*';
+const ALL_SCOPES = '*';
 export const scopeSchema = z.union([z.enum(SCOPES), z.literal(ALL_SCOPES)]);
 export type GrantedScope = z.infer<typeof scopeSchema>;
 

@@ -91,7 +91,7 @@ export interface EventStreamSettings {
 }
 
 /** Why a stream ended early: the `reason` of its `resume` notice. */
-export type ResumeReason = 'time_limit' | 'unavailable' | 'slow_reader';
+type ResumeReason = 'time_limit' | 'unavailable' | 'slow_reader';
 
 /**
  * When the filler after a burst of events may go: at once while the budget lasts; the budget grows by one every

@@ -7,7 +7,7 @@ import { externalUrl } from '#shared/http/external-url.ts';
 
 /* What execute and stream share at the edge: the caller's Idempotency-Key, and the headers that name the execution. */
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /**
  * The request's `Idempotency-Key`, or undefined without one. A key is taken exactly as sent (quotes, if any, are part

@@ -39,8 +39,8 @@ export interface CatalogModel {
 }
 
 /** The geographies Bedrock names cross-region profiles by, geographic ones first, then the global one. */
-export const GEOGRAPHIES = ['us', 'eu', 'apac', 'jp', 'au', 'ca', 'us-gov', 'global'] as const;
-export type Geography = (typeof GEOGRAPHIES)[number];
+const GEOGRAPHIES = ['us', 'eu', 'apac', 'jp', 'au', 'ca', 'us-gov', 'global'] as const;
+type Geography = (typeof GEOGRAPHIES)[number];
 
 const US = ['us-east-1', 'us-east-2', 'us-west-1', 'us-west-2'];
 /** Where the Nova (v1) cards list the `eu.` profile's source regions. */
@@ -180,7 +180,7 @@ export const BEDROCK_CATALOG: readonly CatalogModel[] = [
   },
 ];
 
-export type ModelState = 'active' | 'legacy' | 'ended';
+type ModelState = 'active' | 'legacy' | 'ended';
 
 /** What a model id (foundation model or inference profile) names, and its state at `now`. */
 export interface ModelLookup {
@@ -196,7 +196,7 @@ export const PROFILE_PREFIX = /^(us-gov|us|eu|apac|ca|jp|au|global)\./;
 
 const geographiesOf = (model: CatalogModel) => GEOGRAPHIES.filter((geography) => model.profiles[geography] !== undefined);
 
-export function stateAt(model: CatalogModel, now: number): ModelState {
+function stateAt(model: CatalogModel, now: number): ModelState {
   if (model.endOfLife === undefined) return 'active';
   return now >= Date.parse(`${model.endOfLife}T00:00:00Z`) ? 'ended' : 'legacy';
 }
@@ -225,7 +225,7 @@ export function catalogIds(models: readonly CatalogModel[] = BEDROCK_CATALOG, ge
  * can be called from there (geographic profiles keep requests within one geography, so they come before `global`),
  * or undefined when the catalog knows none callable from that region.
  */
-export function regionalProfile(model: CatalogModel, region: string): string | undefined {
+function regionalProfile(model: CatalogModel, region: string): string | undefined {
   const geography = geographiesOf(model).find((candidate) => model.profiles[candidate]!.includes(region));
   return geography === undefined ? undefined : `${geography}.${model.id}`;
 }

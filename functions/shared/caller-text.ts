@@ -12,7 +12,7 @@ export const NOT_WELL_FORMED = 'must be well-formed Unicode (no lone surrogate)'
 export const KEY_NOT_WELL_FORMED = 'key must be well-formed Unicode (no lone surrogate)';
 
 /** The check itself, for a string schema with other checks: `z.string().check(z.maxLength(64), wellFormed())`. */
-export const wellFormed = () => z.refine<string>(isWellFormed, NOT_WELL_FORMED);
+const wellFormed = () => z.refine<string>(isWellFormed, NOT_WELL_FORMED);
 
 /** A caller's string that is stored: any text, well-formed, after the field's own checks. */
 export const callerText = (...checks: z.core.$ZodCheck<string>[]) => z.string().check(...checks, wellFormed());

@@ -9,7 +9,7 @@ import { DAY_MS, HOUR_MS } from './time.ts';
 /** The IANA zone of the schedules (EventBridge Scheduler's `ScheduleExpressionTimezone`). */
 export const COLLECTION_TIME_ZONE = 'Europe/Moscow';
 /** That zone's offset from UTC, all year. */
-export const COLLECTION_UTC_OFFSET_MS = 3 * HOUR_MS;
+const COLLECTION_UTC_OFFSET_MS = 3 * HOUR_MS;
 /** The sweeps start at this hour of the zone's day... */
 export const NIGHTLY_START_HOUR = 0;
 /** ...and those not finished by this hour are counted late (`NightlySweepsLate`). */

@@ -6,7 +6,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.ts';
  * comment says otherwise.
  */
 
-export const MiB = 1024 * 1024;
+const MiB = 1024 * 1024;
 
 export const MAX_REQUEST_BODY_BYTES = 1 * MiB;
 export const BODY_TRANSFER_TIMEOUT_MS = 30 * SECOND_MS;
@@ -105,8 +105,8 @@ export const EXECUTE_POLL_FIRST_MS = 10;
 export const EXECUTE_POLL_MIN_MS = 2;
 export const EXECUTE_POLL_GROWTH = 1.5;
 export const EXECUTE_POLL_MAX_MS = 1000;
-/** Recent runs per workflow the first read is timed from, and workflows a function instance keeps them for. */
-export const EXECUTE_POLL_HISTORY_RUNS = 8;
+/** Recent executions per workflow the first read is timed from, and workflows a function instance keeps them for. */
+export const EXECUTE_POLL_HISTORY_EXECUTIONS = 8;
 export const EXECUTE_POLL_HISTORY_WORKFLOWS = 200;
 /**
  * `Idempotency-Key` on execute and stream: 1-255 printable ASCII characters (space to tilde), as most clients and
@@ -242,6 +242,7 @@ export const MAX_EXECUTION_RESULT_BYTES = 2.5 * MiB;
 /**
  * One user-memory value as JSON. Every step that reads memory reads all of the user's values, so they stay
  * small items; any `initial_memory` value fits (the body is at most 128 KB), a memory node setting more fails the execution.
+ * @alias of MAX_EXECUTE_BODY_BYTES, by design.
  */
 export const MAX_MEMORY_VALUE_BYTES = MAX_EXECUTE_BODY_BYTES;
 /**
@@ -378,6 +379,7 @@ export const STREAM_POLL_WAITING_IDLE_MAX_MS = 30 * SECOND_MS;
  * that arrives at once from one held until the end.
  */
 export const STREAM_PROBE_MIN_BYTES = 1;
+/** @alias of STREAM_FLUSH_PADDING_MAX_BYTES, by design. */
 export const STREAM_PROBE_MAX_BYTES = STREAM_FLUSH_PADDING_MAX_BYTES;
 export const STREAM_PROBE_DEFAULT_BYTES = 1;
 export const STREAM_PROBE_MAX_HOLD_MS = 10 * SECOND_MS;
@@ -486,6 +488,7 @@ export const NOVA_CANVAS_MAX_ASPECT = 4;
 export const NOVA_CANVAS_MAX_PROMPT_CHARS = 1024;
 /** An image node's sides, whatever its provider: from the scripted drawing's smallest to Nova Canvas's largest. */
 export const MIN_IMAGE_SIDE = 1;
+/** @alias of NOVA_CANVAS_MAX_SIDE, by design. */
 export const MAX_IMAGE_SIDE = NOVA_CANVAS_MAX_SIDE;
 /** An image node's URL: a presigned GET, valid this long (less if the signing role's session ends sooner). */
 export const IMAGE_URL_TTL_SECONDS = 3600;

@@ -84,7 +84,7 @@ export function rateWindow(limit: RateLimit, subject: string, nowMs: number): Ra
 }
 
 /** Takes one unit of the window: true, or false when the limit is reached (the caller decides what a refusal means). */
-export function takeUnit(counters: CounterStore, window: RateWindow, limit: RateLimit): Promise<boolean> {
+function takeUnit(counters: CounterStore, window: RateWindow, limit: RateLimit): Promise<boolean> {
   return counters.incrementBelow(window.key, limit.limit, window.expiresAtMs);
 }
 

@@ -33,7 +33,7 @@ export interface AlarmTopicPlace {
 export const alarmNamePrefix = (stackName: string) => `${stackName}-`;
 
 /** The ARN of every alarm of the stack, as `aws:SourceArn` carries an alarm's when CloudWatch publishes its action. */
-export const stackAlarmsArnPattern = (where: Omit<AlarmTopicPlace, 'topicArn'>) =>
+const stackAlarmsArnPattern = (where: Omit<AlarmTopicPlace, 'topicArn'>) =>
   `arn:${where.partition}:cloudwatch:${where.region}:${where.account}:alarm:${alarmNamePrefix(where.stackName)}*`;
 
 /**

@@ -25,7 +25,7 @@ export function defaultBedrockModels(region: string): string[] {
 }
 
 /** The regions from which at least one active model of the catalog can be called. */
-export function knownRegions(): string[] {
+function knownRegions(): string[] {
   const active = BEDROCK_CATALOG.filter((model) => model.endOfLife === undefined);
   const regions = active.flatMap((model) => [...model.inRegion, ...Object.values(model.profiles).flat()]);
   return [...new Set(regions)].sort();

@@ -2,7 +2,7 @@ import { Runtime } from 'aws-cdk-lib/aws-lambda';
 
 /**
  * The runtime every function has on Lambda. The twin, the tests and the tools run on the same Node.js major: npm
- * installs it (package.json's `node`) and puts it first on the PATH of every script; test/unit/lambda-node.test.ts
+ * installs it (package.json's `node`) and puts it first on the PATH of every script; test/unit/lambda-runtime.test.ts
  * holds package.json, the bundles and the Node.js the tests run on to this one constant.
  */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;

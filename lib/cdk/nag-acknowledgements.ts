@@ -1,6 +1,6 @@
 import { Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { routes } from '#functions/routes.ts';
+import { gatewayOf, routeFunctions, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import type { BucketGrant, BucketName, StateMachineGrant, StateMachineName, TableName } from '#shared/resources.ts';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -87,7 +87,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     'Execution logs can record request paths, and webhook paths carry the link token; the access log (resource path only) records ' +
       'every request instead.',
   );
-  for (const route of routes) {
+  for (const route of routes.filter((candidate) => gatewayOf(candidate) === 'restApi')) {
     const method = api.methods[route.id]!;
     if (!route.scope && !route.path.includes('{token}')) {
       const reason =
@@ -102,6 +102,11 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
     acknowledge(method, 'AwsSolutions-APIG4', `Authenticated by ${authentication}`);
     acknowledge(method, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${authentication}`);
   }
+  const webhookReason =
+    "the secret link token in the path, checked by the function (the webhook API's only credential); the documentation " +
+    'routes and `$default` (404) hold no data and ask for none.';
+  acknowledge(api.webhookApi, 'AwsSolutions-APIG4', `Authenticated by ${webhookReason}`);
+  acknowledge(api.webhookApi, 'AwsSolutions-COG4', `Callers are external systems; authenticated by ${webhookReason}`);
   for (const method of Object.values(api.preflightMethods)) {
     const reason =
       'A CORS preflight: browsers send it without credentials (Fetch standard), and its answer only says which origins, methods and ' +
@@ -112,7 +117,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
 
   const stateMachines: Record<StateMachineName, StateMachine> = { workflow: engine.stateMachine, collection: collection.stateMachine };
   const declared: [HandlerFunction, Declared][] = [
-    ...routes.map((route) => [api.functions[route.id]!, route] as [HandlerFunction, Declared]),
+    ...routeFunctions(routes).map((fn) => [api.functions[fn.id]!, fn] as [HandlerFunction, Declared]),
     ...taskFunctions.map((task) => [(engine.functions[task.id] ?? collection.functions[task.id])!, task] as [HandlerFunction, Declared]),
   ];
   for (const [fn, declaration] of declared) {
@@ -142,7 +147,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
         acknowledge(
           grants,
           wildcard(`<${logicalId(data.bodiesBucket)}.Arn>/${prefix}*`),
-          `Object keys are per event or run; access is limited to the ${prefix} prefix and to object-level actions.`,
+          `Object keys are per event or execution; access is limited to the ${prefix} prefix and to object-level actions.`,
         );
       }
     }
@@ -154,7 +159,7 @@ export function acknowledgeNagFindings(stack: Stack, { data, engine, collection,
           `arn:<AWS::Partition>:states:${region}:<AWS::AccountId>:execution:` +
             `{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${logicalId(stateMachines[machine])}"}]}]}:*`,
         ),
-        `Stopping is granted on the executions of the ${machine} state machine only; execution names are per run.`,
+        `Stopping is granted on the executions of the ${machine} state machine only; each execution has a name of its own.`,
       );
     }
     if (declaration.invokesBedrock) {

@@ -1,7 +1,10 @@
 import { deployedTableId, TABLE_ENV, type BucketName, type TableName } from '#shared/resources.ts';
 
 /** CloudFormation output names: the stack writes them, the admin CLI reads them to find a deployment's resources. */
+/** The Published Workflow API's REST API stage (`https://<id>.execute-api.<region>.amazonaws.com/prod/`): `{base_url}`. */
 export const API_URL_OUTPUT = 'ApiUrl';
+/** The webhook API's HTTP API (`https://<id>.execute-api.<region>.amazonaws.com`, no stage path): `{webhook_base_url}`. */
+export const WEBHOOK_API_URL_OUTPUT = 'WebhookApiUrl';
 
 /** `<Table>TableName`, named as first deployed (`deployedTableId`), so an admin CLI finds the tables of any version. */
 export const TABLE_OUTPUTS = Object.fromEntries(

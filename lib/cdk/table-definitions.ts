@@ -1,11 +1,11 @@
 import type { TableName } from '#shared/resources.ts';
-import { BY_RECEIVED_INDEX } from '#inbound/events-repository.ts';
+import { BY_RECEIVED } from '#shared/store/table-indexes.ts';
 
 /**
  * Key schemas of every table, read by the CDK data construct and by the local twin, so both
  * create the same tables. All keys are strings.
  */
-export interface IndexDefinition {
+interface IndexDefinition {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;
@@ -27,25 +27,7 @@ export const TABLE_DEFINITIONS: Record<TableName, TableDefinition> = {
     partitionKey: 'source_id',
     sortKey: 'external_id',
     timeToLiveAttribute: 'expires_at',
-    indexes: [
-      {
-        name: BY_RECEIVED_INDEX,
-        partitionKey: 'source_id',
-        sortKey: 'received_key',
-        projectedAttributes: [
-          'event_id',
-          'type',
-          'state',
-          'received_at',
-          'source_channel',
-          'direction',
-          'metadata_fields',
-          'message_count',
-          'delivery_failures',
-          'expires_at',
-        ],
-      },
-    ],
+    indexes: [BY_RECEIVED],
   },
   /** `key#<sha256>` items answer an authentication in one read; `keyid#<id>` items hold the key's record. */
   apiKeys: { partitionKey: 'pk', timeToLiveAttribute: 'expires_at', indexes: [] },

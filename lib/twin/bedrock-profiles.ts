@@ -66,7 +66,7 @@ export function createLocalInferenceProfiles(models: readonly string[]): { profi
 }
 
 /** Bedrock's answer to a CreateInferenceProfile it refuses. */
-export class InferenceProfileValidationError extends Error {
+class InferenceProfileValidationError extends Error {
   override readonly name = 'ValidationException';
 }
 

@@ -5,7 +5,7 @@ import { lookUpModel } from '#shared/bedrock-catalog.ts';
 import { localApplicationProfile, modelIdOfLocalArn } from './bedrock-profiles.ts';
 import { conversationProblem } from './bedrock-converse-rules.ts';
 
-export interface ConverseTurn {
+interface ConverseTurn {
   /** Text deltas of one text block, in order. */
   text?: string[];
   /** Each streamed as a block start, its input JSON in two or more deltas, and a block stop. */

@@ -7,6 +7,8 @@
  */
 const { dirname } = require('node:path');
 const dynalite = require('dynalite');
+// Writes to indexed tables cost what DynamoDB charges for them (dynamo-index-capacity.cjs).
+require('./dynamo-index-capacity.cjs');
 // dynalite's own LevelDB binding, to see the lock exactly as dynalite will.
 const levelEntry = require.resolve('level', { paths: [dirname(require.resolve('dynalite'))] });
 const { Level } = require(levelEntry);

@@ -22,7 +22,7 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Longer than any function's timeout (15 minutes) would only ever time it out. */
-export const MAX_FAULT_DELAY_MS = 900_000;
+const MAX_FAULT_DELAY_MS = 900_000;
 
 /** One fault the twin injected, for its log line and whoever listens. */
 export interface InjectedFault {
@@ -160,17 +160,17 @@ function parseRate(text: string): number {
 }
 
 /** How much of a refused value a message quotes: enough to recognise it, never a whole pasted file. */
-export const QUOTED_CHARACTERS = 80;
+const QUOTED_CHARACTERS = 80;
 
 /** A value as a refusal quotes it: whole when short, else its first QUOTED_CHARACTERS characters and its length. */
-export function quoted(value: string): string {
+function quoted(value: string): string {
   const characters = [...value];
   if (characters.length <= QUOTED_CHARACTERS) return JSON.stringify(value);
   return `${JSON.stringify(characters.slice(0, QUOTED_CHARACTERS).join(''))}… (${characters.length} characters)`;
 }
 
 /** A seed as written: a whole number from 0 to 2^32-1; unset or empty picks one at random (bin/local prints it). */
-export function parseFaultSeed(value: string | undefined): number {
+function parseFaultSeed(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return randomInt(0, 2 ** 32);
   const seed = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
   if (!(seed <= 0xffffffff))

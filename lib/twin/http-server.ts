@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
 import { PayloadTooLargeError, RequestTimeoutError } from '#shared/errors.ts';
 import { errorResponse } from '#shared/http/http-errors.ts';
 import { GATEWAY_MESSAGES, GATEWAY_RETRY_AFTER_SECONDS, gatewayCorsHeaders, gatewayErrorBody } from '#lib/cdk/gateway-responses.ts';
 import { CORS_ALLOWED_ORIGINS_ENV, corsResponseHeaders, parseCorsOrigins, servesBrowsers } from '#shared/http/cors.ts';
 import { MAX_REQUEST_BODY_BYTES } from '#shared/limits.ts';
-import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import { BINARY_MEDIA_TYPES, HTTP_API_TIMEOUT_SECONDS, routeTimeoutSeconds, type GatewayKind, type Route } from '#functions/routes.ts';
 import { asSentByGateway } from '#shared/http/gateway-compression.ts';
 import { isBinaryMediaType, toProxyEvent, type RequestTarget } from './api-gateway-event.ts';
+import { DEFAULT_ROUTE_KEY, toHttpApiEvent } from './http-api-event.ts';
+import { httpApiAnswer, httpApiResult, HTTP_API_MAX_BODY_BYTES, HTTP_API_MESSAGES } from './http-api-answers.ts';
 import { LocalResponseStream } from './lambda-streaming.ts';
 import { LambdaInvokeError, type InvocationTrace } from './lambda/function-host.ts';
 
@@ -17,7 +19,7 @@ export interface RouteFunction {
    * `body`: the request's bytes, which the function's runtime puts into the event's `body` (null until then).
    * `trace`: filled in for the request's log line, when the twin shows one.
    */
-  invoke(event: APIGatewayProxyEvent, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown>;
+  invoke(event: APIGatewayProxyEvent | APIGatewayProxyEventV2, body?: Uint8Array, trace?: InvocationTrace): Promise<unknown>;
   invokeStreaming(event: APIGatewayProxyEvent, stream: LocalResponseStream, body?: Uint8Array, trace?: InvocationTrace): Promise<void>;
 }
 
@@ -162,6 +164,14 @@ function safeDecode(segment: string): string {
 }
 
 export interface ApiServerOptions {
+  /**
+   * Which API Gateway API it stands in for: a REST API (payload 1.0, stage path, gateway responses, compression) or an
+   * HTTP API (payload 2.0, `$default` stage, its own fixed answers, no compression).
+   * @default 'restApi'
+   */
+  gateway?: GatewayKind;
+  /** An HTTP API's `$default` route: every request no route matches. Without it the HTTP API answers 404 itself. */
+  defaultRoute?: BoundRoute;
   bodyTimeoutMs: number;
   /** The deployed stage (`prod`): `/<stage>/api/...` is the AWS-shaped URL; the unprefixed one keeps working locally. */
   stage: string;
@@ -187,7 +197,9 @@ function targetOf(pathname: string, stage: string): RequestTarget {
  */
 export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOptions): Server {
   const compiled = boundRoutes.map(compile);
-  const corsAllowedOrigins = parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
+  const httpApi = options.gateway === 'httpApi';
+  // An HTTP API has no CORS unless configured, and the webhook API configures none: OPTIONS is a request like any other.
+  const corsAllowedOrigins = httpApi ? [] : parseCorsOrigins(process.env[CORS_ALLOWED_ORIGINS_ENV], CORS_ALLOWED_ORIGINS_ENV);
   // The gateway responses' headers: the same for every request (none with several origins), as CDK writes them.
   const fromGateway = gatewayCorsHeaders(corsAllowedOrigins);
   const { onServed } = options;
@@ -203,13 +215,14 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     // Node would serve a request with two Host lines (keeping the first); HTTP/1.1 (RFC 9112) requires a 400.
     if (hostLines(request) > 1) {
       request.resume();
-      send(response, gatewayAnswer(400, 'Bad Request'), true);
+      send(response, httpApi ? httpApiAnswer(400, 'Bad Request') : gatewayAnswer(400, 'Bad Request'), true);
       return;
     }
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const target = targetOf(url.pathname, options.stage);
-    // API Gateway routes `/resource/` to `/resource`'s method; the event's path keeps the slash.
-    const routed = target.path.length > 1 && target.path.endsWith('/') ? target.path.slice(0, -1) : target.path;
+    // An HTTP API's `$default` stage has no path; a REST API's stage prefixes the path.
+    const target = httpApi ? { stage: '$default', path: url.pathname, requestPath: url.pathname } : targetOf(url.pathname, options.stage);
+    // A REST API routes `/resource/` to `/resource`'s method (the event's path keeps the slash); an HTTP API does not.
+    const routed = !httpApi && target.path.length > 1 && target.path.endsWith('/') ? target.path.slice(0, -1) : target.path;
     let match: { route: CompiledRoute; values: string[] } | undefined;
     for (const candidate of compiled) {
       const values = candidate.pattern.exec(routed);
@@ -225,11 +238,23 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
         }
       }
     }
+    if (!match && httpApi && options.defaultRoute) {
+      return serveHttpApi(request, response, url, { ...options.defaultRoute, routeKey: DEFAULT_ROUTE_KEY }, watched);
+    }
     if (!match) {
       request.resume();
-      // A path or method the API has no resource for (the gateway response maps it to 404).
-      send(response, gatewayAnswer(404, GATEWAY_MESSAGES.unknownRoute, fromGateway));
+      // A path or method the API has no resource for (the REST API's gateway response maps it to 404).
+      send(
+        response,
+        httpApi ? httpApiAnswer(404, HTTP_API_MESSAGES.notFound) : gatewayAnswer(404, GATEWAY_MESSAGES.unknownRoute, fromGateway),
+      );
       return;
+    }
+    if (httpApi) {
+      const { route, fn, parameterNames } = match.route;
+      const pathParameters = Object.fromEntries(parameterNames.map((name, i) => [name, safeDecode(match.values[i] ?? '')]));
+      const routeKey = `${route.method} ${route.path}`;
+      return serveHttpApi(request, response, url, { route, fn, routeKey, pathParameters }, watched);
     }
     const { route: compiledRoute, values } = match;
     // On AWS most oversized bodies reach the function, which refuses them with its own CORS headers.
@@ -245,7 +270,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
     const event = toProxyEvent(request, url, target, compiledRoute.route.path, pathParameters, binary);
     const { route, fn } = compiledRoute;
     if (watched) {
-      watched.functionName = route.id;
+      watched.functionName = route.functionId ?? route.id;
       watched.streaming = Boolean(route.streaming);
     }
     try {
@@ -271,6 +296,47 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
       send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
+    }
+  }
+
+  /** A request to the HTTP API: its limits, its 2.0 event, its reading of the function's result, its own answers. */
+  async function serveHttpApi(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+    target: BoundRoute & { routeKey: string; pathParameters?: Record<string, string> },
+    watched: RequestWatch | undefined,
+  ): Promise<void> {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > HTTP_API_MAX_BODY_BYTES) {
+      request.resume();
+      send(response, httpApiAnswer(413, HTTP_API_MESSAGES.payloadTooLarge), true);
+      return;
+    }
+    const body = await readBody(request, response, target.route, options.bodyTimeoutMs, {});
+    if (!body) return;
+    const sent = body.byteLength > 0 ? body : undefined;
+    const event = toHttpApiEvent(request, url, {
+      routeKey: target.routeKey,
+      pathParameters: target.pathParameters,
+      hasBody: sent !== undefined,
+    });
+    if (watched) {
+      watched.functionName = target.route.functionId ?? target.route.id;
+      watched.streaming = false;
+    }
+    try {
+      const timeout = httpApiAnswer(503, HTTP_API_MESSAGES.integrationTimeout);
+      const result = await withIntegrationTimeout(
+        () => target.fn.invoke(event, sent, watched?.trace),
+        HTTP_API_TIMEOUT_SECONDS * 1000,
+        timeout,
+      );
+      send(response, result === timeout ? timeout : httpApiResult(result));
+    } catch (error) {
+      if (error instanceof LambdaInvokeError) console.error(`handler ${target.route.id} failed: ${error.name}: ${error.message}`);
+      else console.error(`handler ${target.route.id} threw`, error);
+      send(response, httpApiAnswer(500, HTTP_API_MESSAGES.integrationFailure));
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { StateMachineName, TableName } from '#shared/resources.ts';
-import { LOCAL_BUCKET, LOCAL_REGION, localTableName } from './local-names.ts';
+import { LOCAL_REGION, localTableName } from './local-names.ts';
 
 /** The account and ARNs of the local twin's resources, shaped as on AWS so that local IAM checks read like real policies. */
 export const LOCAL_ACCOUNT = '000000000000';
@@ -16,7 +16,6 @@ export const localFunctionArn = (id: string) => `arn:aws:lambda:${LOCAL_REGION}:
 export const localTableArn = (table: TableName) => tableArnOf(localTableName(table));
 export const tableArnOf = (tableName: string) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
 export const objectArnOf = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
-export const LOCAL_BUCKET_ARN = `arn:aws:s3:::${LOCAL_BUCKET}`;
 /** Where the twin keeps projects' tool secrets in its SSM stand-in (CDK: `/<stack>/secrets`). */
 export const LOCAL_SECRETS_PREFIX = '/local/secrets';
 export const parameterArnOf = (name: string) => `arn:aws:ssm:${LOCAL_REGION}:${LOCAL_ACCOUNT}:parameter/${name.replace(/^\//, '')}`;

@@ -5,7 +5,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
  * UTF-8 binary order, at most 1,000 entries a page whatever MaxKeys asks, a key and a common prefix each counting as
  * one entry (KeyCount), and an opaque continuation token that only this store's own pages hand out.
  */
-export const MAX_KEYS_PER_PAGE = 1000;
+const MAX_KEYS_PER_PAGE = 1000;
 
 /** Where a page ended: after this key, or after every key under this common prefix. */
 export interface ListPosition {
@@ -32,7 +32,7 @@ export interface ListPage {
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 
 /** UTF-8 binary order, S3's: JavaScript's own comparison orders UTF-16 code units, which differs past U+FFFF. */
-export function compareKeys(a: string, b: string): number {
+function compareKeys(a: string, b: string): number {
   return Buffer.compare(utf8(a), utf8(b));
 }
 

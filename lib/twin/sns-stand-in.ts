@@ -3,14 +3,14 @@ import type { ResourcePolicyStatement } from '#lib/cdk/alarm-topic-policy.ts';
 import { evaluateResourcePolicy, type Caller } from './iam/resource-policy.ts';
 
 /** What a publisher sends, and the condition keys its request carries (`aws:SourceArn`, `aws:SourceAccount`, `aws:SecureTransport`). */
-export interface PublishRequest {
+interface PublishRequest {
   caller: Caller;
   context: Readonly<Record<string, string>>;
   subject: string;
   message: string;
 }
 
-export interface PublishedMessage {
+interface PublishedMessage {
   messageId: string;
   subject: string;
   message: string;
@@ -20,7 +20,7 @@ export interface PublishedMessage {
 }
 
 /** SNS's refusal of a publish its topic policy does not allow (AuthorizationError, 403). */
-export class SnsAuthorizationError extends Error {
+class SnsAuthorizationError extends Error {
   override name = 'AuthorizationError';
 }
 

@@ -10,7 +10,10 @@ import type { TableName } from '#shared/resources.ts';
  */
 export interface TwinFile {
   pid: number;
+  /** The Published Workflow API (its REST API's stage path optional, as behind a custom domain). */
   api_url: string;
+  /** The webhook API (an HTTP API: its own host, no stage path). */
+  webhook_url: string;
   dynamodb_endpoint: string;
   s3_endpoint: string;
   step_functions_endpoint: string;

@@ -13,7 +13,7 @@ import type { InjectedFault } from './faults.ts';
 export const TWIN_LOG_ENV = 'TWIN_LOG';
 
 /** Each level shows what the next one does and more: `requests` is everything, `executions` only the Step Functions lines. */
-export const TWIN_LOG_LEVELS = ['requests', 'executions', 'off'] as const;
+const TWIN_LOG_LEVELS = ['requests', 'executions', 'off'] as const;
 export type TwinLogLevel = (typeof TWIN_LOG_LEVELS)[number];
 
 /** `TWIN_LOG` as `npm start` reads it: unset is `requests`; anything else not a level is refused, not ignored. */
@@ -66,7 +66,7 @@ export function shownPath(url: string): string {
   return shown.replace(CONTROL, '?');
 }
 
-/** Run ids are UUIDs, also inside names (`callback-<id>`, `collect-<task>-manual-<id>`): cut as in request paths, so lines match. */
+/** Execution ids are UUIDs, also inside names (`callback-<id>`, `collect-<task>-manual-<id>`): cut as in request paths, so lines match. */
 export function shownExecutionName(name: string): string {
   return name.replace(UUID, (uuid) => `${uuid.slice(0, SHOWN_ID_CHARS)}…`);
 }

@@ -1,5 +1,6 @@
 /**
- * The ports the twin listens on, by offset from `PORT`: the API, then a front door per AWS service it stands in for.
+ * The ports the twin listens on, by offset from `PORT`: the Published API, a front door per AWS service it stands in
+ * for, then the webhook API (an HTTP API of its own, as on AWS).
  * `startLocalTwin` binds each at its offset, and `npm start` refuses a PORT whose followers pass the last port.
  */
 export const TWIN_PORTS = [
@@ -12,15 +13,16 @@ export const TWIN_PORTS = [
   { service: 'costExplorer', name: 'Cost Explorer', offset: 6 },
   { service: 'lambda', name: 'Lambda', offset: 7 },
   { service: 'cloudWatch', name: 'CloudWatch', offset: 8 },
+  { service: 'webhooks', name: 'Webhook API', offset: 9 },
 ] as const;
 
 export type TwinPortService = (typeof TWIN_PORTS)[number]['service'];
 
-export const DEFAULT_TWIN_PORT = 3000;
+const DEFAULT_TWIN_PORT = 3000;
 const LAST_PORT = 65535;
 const LAST_OFFSET = Math.max(...TWIN_PORTS.map(({ offset }) => offset));
 /** The highest PORT whose followers are all ports. */
-export const MAX_TWIN_PORT = LAST_PORT - LAST_OFFSET;
+const MAX_TWIN_PORT = LAST_PORT - LAST_OFFSET;
 
 /** The port of `service` when the API listens on `port` (0: every listener picks a free port of its own). */
 export function twinPortOf(port: number, service: TwinPortService): number {

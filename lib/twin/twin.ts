@@ -3,11 +3,21 @@ import { nextNightlyStart } from '#shared/collection-night.ts';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_STAGE, routeTimeoutSeconds, routes as productRoutes, type Route } from '#functions/routes.ts';
+import {
+  API_STAGE,
+  functionIdOf,
+  gatewayOf,
+  routeFunctions,
+  routeTimeoutSeconds,
+  routes as productRoutes,
+  WEBHOOK_DEFAULT_ROUTE,
+  type Route,
+} from '#functions/routes.ts';
 import { taskFunctions as productTaskFunctions, type TaskFunction } from '#functions/task-functions.ts';
 import { BUCKET_PREFIXES, STATE_MACHINE_NAMES, TABLE_ENV, type StateMachineName, type TableName } from '#shared/resources.ts';
 import { BODY_TRANSFER_TIMEOUT_MS } from '#shared/limits.ts';
-import { createApiServer, type BoundRoute } from './http-server.ts';
+import type { Server } from 'node:http';
+import { createApiServer, type BoundRoute, type ServedApiRequest } from './http-server.ts';
 import { startFrontDoor, type AccessDenial, type LocalPrincipal, type LocalService, type ServedRequest } from './iam/front-door.ts';
 import { ADMINISTRATOR_POLICY, functionPolicy, type FunctionDeclaration } from './iam/function-policy.ts';
 import { functionEnvironment, type LocalCredentials, type LocalEndpoints } from './lambda/function-environment.ts';
@@ -126,12 +136,15 @@ export interface LocalTwinOptions {
 }
 
 /** API Gateway's idle limit on streamed responses of a REGIONAL endpoint. */
-export const STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
+const STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Hand-off announcements under DATA_DIR, one JSON line each (on AWS: events on the stack's hand-off bus). */
 export const HANDOFF_EVENTS_FILE_NAME = 'handoffs.jsonl';
 
 export interface LocalTwin {
+  /** The Published Workflow API. */
   url: string;
+  /** The webhook API: an HTTP API on a host (port) of its own. */
+  webhookUrl: string;
   twin: TwinFile;
   stepFunctions: LocalStepFunctions;
   /** The Bedrock Runtime stand-in, which tests script per model. */
@@ -223,7 +236,8 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
       ? [...inferenceProfiles.profiles.values()].map((arn) => localApplicationProfile(arn)!.copyFrom)
       : undefined;
 
-  const declarations: readonly FunctionDeclaration[] = [...routes, ...taskFunctions];
+  const apiFunctions = routeFunctions(routes);
+  const declarations: readonly FunctionDeclaration[] = [...apiFunctions, ...taskFunctions];
   const credentials = new Map(declarations.map((declaration) => [declaration.id, newCredentials(declaration.id)]));
   const lambdaAccount = await startLambdaAccountStandIn({ concurrencyLimit: lambdaConcurrencyLimit, functionCount: declarations.length });
   // The stack's alarm topic with the policy CDK deploys, and a representative part of its alarms (local-alarms.ts).
@@ -306,26 +320,41 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     const lambda = lambdaOf(task, task.timeoutSeconds, false);
     functions[localFunctionArn(task.id)] = (payload) => lambda.invoke(payload);
   }
-  const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdaOf(route, routeTimeoutSeconds(route), Boolean(route.streaming)) }));
+  for (const declared of apiFunctions) lambdaOf(declared, routeTimeoutSeconds(declared), Boolean(declared.streaming));
+  const bound: BoundRoute[] = routes.map((route) => ({ route, fn: lambdas.get(functionIdOf(route))! }));
   stepFunctions.resume();
   const nightly = taskFunctions.find((task) => task.trigger === 'nightly');
   const runNightly = (input: object = { source: 'local.scheduler' }) =>
     nightly ? functions[localFunctionArn(nightly.id)]!(input) : Promise.resolve(undefined);
   const nightlyTimer = options.nightlySchedule ? scheduleNightly(runNightly) : undefined;
-  const server = createApiServer(bound, {
+  const serverOptions = {
     bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TRANSFER_TIMEOUT_MS,
     stage: options.stage ?? API_STAGE,
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS,
-    onServed: onRequestLine ? (served) => onRequestLine(requestLine(served)) : undefined,
-  });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(twinPortOf(options.port, 'api'), options.host, () => resolveListen());
-  });
-  const url = `http://${options.host}:${(server.address() as AddressInfo).port}`;
+    onServed: onRequestLine ? (served: ServedApiRequest) => onRequestLine(requestLine(served)) : undefined,
+  };
+  // Two APIs, two hosts, as on AWS: the Published Workflow API's REST API and the webhook API's HTTP API.
+  const server = createApiServer(
+    bound.filter(({ route }) => gatewayOf(route) === 'restApi'),
+    { ...serverOptions, gateway: 'restApi' },
+  );
+  const webhookServer = createApiServer(
+    bound.filter(({ route }) => gatewayOf(route) === 'httpApi'),
+    { ...serverOptions, gateway: 'httpApi', defaultRoute: bound.find(({ route }) => route.id === WEBHOOK_DEFAULT_ROUTE) },
+  );
+  const listen = (listener: Server, service: TwinPortService) =>
+    new Promise<string>((resolveListen, reject) => {
+      listener.once('error', reject);
+      listener.listen(twinPortOf(options.port, service), options.host, () =>
+        resolveListen(`http://${options.host}:${(listener.address() as AddressInfo).port}`),
+      );
+    });
+  const url = await listen(server, 'api');
+  const webhookUrl = await listen(webhookServer, 'webhooks');
   const twin: TwinFile = {
     pid: process.pid,
     api_url: url,
+    webhook_url: webhookUrl,
     dynamodb_endpoint: endpoints.dynamodb,
     s3_endpoint: endpoints.s3,
     step_functions_endpoint: endpoints.stepFunctions,
@@ -351,6 +380,7 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
   };
   return {
     url,
+    webhookUrl,
     twin,
     stepFunctions,
     bedrock,
@@ -378,8 +408,10 @@ export async function startLocalTwin(options: LocalTwinOptions): Promise<LocalTw
     async close() {
       nightlyTimer?.stop();
       stopFaultLines?.();
-      server.closeAllConnections();
-      await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      for (const listener of [server, webhookServer]) {
+        listener.closeAllConnections();
+        await new Promise<void>((resolveClose) => listener.close(() => resolveClose()));
+      }
       stepFunctions.close();
       await Promise.all([...lambdas.values()].map((lambda) => lambda.close()));
       await Promise.all(Object.values(doors).map((door) => door.close()));

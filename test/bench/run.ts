@@ -20,6 +20,7 @@ import { streamingBench } from './streaming.ts';
 import { collectionBench } from './collection.ts';
 import { agentsBench } from './agents.ts';
 import { cliBench } from './cli.ts';
+import { ingestCostBench } from './ingest-cost.ts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -68,7 +69,7 @@ async function recorded(principal: string, work: () => Promise<unknown>): Promis
 async function roundTrips(): Promise<{ call: number; duplicate: number; dialog: number }> {
   const [callToken] = await linkPool('calls', 1);
   const [dialogToken] = await linkPool('dialogs', 1);
-  const url = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+  const url = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
   // Warm: the function read the link within its second of memory (LINK_CACHE_MS) and holds a block of event ids.
   const warm = (token: string, body: object) => post(url(token), JSON.stringify(body));
   const event = JSON.stringify(callEvent());
@@ -150,7 +151,7 @@ async function ingestRun(
   const pass = async (requests: number) => {
     const bodies = Array.from({ length: requests }, makeBody);
     return runAtConcurrency(requests, CONCURRENCY, async (i) => {
-      const status = await post(`${twin.url}/api/v1/webhooks/${tokens[i % tokens.length]}/events`, bodies[i]!);
+      const status = await post(`${twin.webhookUrl}/api/v1/webhooks/${tokens[i % tokens.length]}/events`, bodies[i]!);
       if (status !== 201) unexpected.push(status);
     });
   };
@@ -312,6 +313,7 @@ const summary: Record<string, unknown> = {
   idle_stream_reads_first_minute: null,
   idle_stream_reads_per_minute: null,
   abandoned_stream: null,
+  ingest_usd_per_million: { call_events: null, dialogs: null },
 };
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
@@ -333,6 +335,7 @@ async function ingest() {
   console.log(
     `ratio call ingest / floor: ${(calls.perSecond / callFloor.perSecond).toFixed(2)}; dialog ingest / floor: ${(dialogs.perSecond / dialogFloor.perSecond).toFixed(2)}`,
   );
+  summary.ingest_usd_per_million = await ingestCostBench({ twin, admin });
   summary.round_trips = await roundTrips();
   console.log(`sequential round trips on a warm link: ${JSON.stringify(summary.round_trips)}`);
   Object.assign(summary, {

@@ -45,7 +45,7 @@ export interface ChaosRun {
   close(keepData?: boolean): Promise<void>;
 }
 
-export interface ChaosReport {
+interface ChaosReport {
   seed: number;
   seconds: number;
   requests: number;
@@ -93,6 +93,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   let setup: TrafficSetup | undefined;
   const target: TrafficTarget = {
     url: twin.url,
+    webhookUrl: twin.webhookUrl,
     dataDir,
     collect: collectThroughCli,
     nightly: () => nightly(twin, setup?.links.map((link) => link.taskId) ?? []),

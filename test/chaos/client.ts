@@ -28,7 +28,7 @@ export interface Ledger {
   dropped: number;
 }
 
-export const newLedger = (): Ledger => ({ answers: [], unanswered: [], retries: 0, dropped: 0 });
+const newLedger = (): Ledger => ({ answers: [], unanswered: [], retries: 0, dropped: 0 });
 
 /** Enough to outlast a burst of injected faults at the rates the chaos suite uses (each try fails with p ≤ 0.2). */
 const MAX_ATTEMPTS = 10;
@@ -46,11 +46,11 @@ const MAX_RETRY_AFTER_MS = 60_000;
  * minutes, the blocking execute's included, and an execution the faults slow down still settles within a few. Longer than any
  * answer the mix should wait for, so a request that hits it is reported as never answered.
  */
-export const REQUEST_TIMEOUT_MS = 5 * 60_000;
+const REQUEST_TIMEOUT_MS = 5 * 60_000;
 
-export const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
-export interface Sent {
+interface Sent {
   status: number;
   headers: Headers;
   text: string;

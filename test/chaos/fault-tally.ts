@@ -23,7 +23,7 @@ export function tallyFaults(plan: FaultPlan): { faults: FaultRecord[]; stop(): v
 }
 
 /** The functions of the workflow state machine whose failures can end an execution failed (functions/task-functions.ts). */
-export const ENGINE_FUNCTIONS: ReadonlySet<string> = new Set(['WorkflowStep', 'WorkflowAwaitApproval']);
+const ENGINE_FUNCTIONS: ReadonlySet<string> = new Set(['WorkflowStep', 'WorkflowAwaitApproval']);
 
 /**
  * How many faults of a kind in a row one task of the workflow state machine outlasts, by its Retry

@@ -12,7 +12,7 @@ export interface ProcessMemory {
 }
 
 /** VmRSS of one process, or undefined once it has gone. */
-export function residentBytes(pid: number): number | undefined {
+function residentBytes(pid: number): number | undefined {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -54,7 +54,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Every process below `pid` (children, their children, ...), detached ones included: they keep their parent. */
-export function descendantsOf(pid: number): number[] {
+function descendantsOf(pid: number): number[] {
   const found: number[] = [];
   const queue = childrenOf(pid);
   while (queue.length > 0) {

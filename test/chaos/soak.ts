@@ -79,7 +79,7 @@ interface Sample {
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** The twin, started as `npm start` starts it, and resolved once it wrote its `twin.json`. */
-async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: string; webhookUrl: string; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
     cwd: ROOT,
     // The mix's callback receiver, recording host and tool server are on loopback, which only these test settings allow.
@@ -105,7 +105,7 @@ async function startTwin(dataDir: string): Promise<{ child: ChildProcess; url: s
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The twin exited while starting:\n${output}`);
     const twin = readLiveTwinFile(dataDir);
-    if (twin) return { child, url: twin.api_url, output: () => output };
+    if (twin) return { child, url: twin.api_url, webhookUrl: twin.webhook_url, output: () => output };
     if (Date.now() > deadline) throw new Error(`The twin wrote no twin.json within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
     await sleep(100);
   }
@@ -172,7 +172,7 @@ try {
   // the twin does when it publishes.
   process.env.DATA_DIR = dataDir;
   process.env.ALLOW_LOOPBACK_TOOLS = '1';
-  const target: TrafficTarget = { url: twin.url, dataDir, collect: collectThroughCli };
+  const target: TrafficTarget = { url: twin.url, webhookUrl: twin.webhookUrl, dataDir, collect: collectThroughCli };
   console.log(
     `soak: twin pid ${twinPid} at ${twin.url}, DATA_DIR ${dataDir}; ${minutes} min of mixed traffic at concurrency ${concurrency}, seed ${seed}`,
   );

@@ -8,7 +8,7 @@ import { HANDOFF_EVENTS_FILE_NAME } from '#lib/twin/twin.ts';
 import { readLiveTwinFile } from '#lib/twin/twin-file.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/local-names.ts';
 
-export interface StoredExecution {
+interface StoredExecution {
   execution_id: string;
   status: string;
   /** `pending`, `delivered` or `abandoned` for an execution with a callback. */

@@ -55,7 +55,7 @@ export type Workflow = 'echo' | 'gate' | 'agent' | 'tooled' | 'slow';
 export type Decision = 'approve' | 'reject';
 
 /** One decision sent on an execution, and how it was answered at last (undefined: never answered). */
-export interface DecisionSent {
+interface DecisionSent {
   decision: Decision;
   status: number | undefined;
   /** Sent beside a stop, to race it. */
@@ -65,7 +65,7 @@ export interface DecisionSent {
 /** Why a stop was sent, each with the answer the API promises (stop-invariants.ts). */
 export type StopPurpose = 'streaming' | 'approval' | 'race' | 'ended';
 
-export interface StopSent {
+interface StopSent {
   purpose: StopPurpose;
   status: number | undefined;
 }
@@ -109,7 +109,7 @@ export interface SubscriptionRecord {
 }
 
 /** One collection sweep of some links' tasks: which announcements it may have written (the file's bytes), and when. */
-export interface SweepWindow {
+interface SweepWindow {
   how: 'nightly' | 'manual';
   sourceIds: string[];
   fromByte: number;

@@ -25,7 +25,10 @@ type Action = () => Promise<void>;
  * with goes into the record the invariants read (invariants.ts).
  */
 export interface TrafficTarget extends CollectionTarget {
+  /** The Published API's base URL (the twin's REST API). */
   url: string;
+  /** The webhook API's base URL (the twin's HTTP API, a host of its own). */
+  webhookUrl: string;
   dataDir: string;
 }
 
@@ -153,7 +156,7 @@ export async function runTraffic(target: TrafficTarget, options: TrafficOptions)
     retryingClient({ onAnswer: (answer: Answer) => options.onRequest?.({ label: answer.label, status: answer.status, ms: answer.ms }) });
   const record = newTrafficRecord(client.ledger);
   const sweeps = sweeper(target, setup, record);
-  const actions = trafficMix(target.url, setup, client, record);
+  const actions = trafficMix(target, setup, client, record);
   const endAt = Date.now() + options.durationMs;
   const worker = async (index: number) => {
     const random = seededRandom(options.seed * 1_000 + index);
@@ -172,9 +175,9 @@ export async function runTraffic(target: TrafficTarget, options: TrafficOptions)
 }
 
 /** Every kind of request of the mix, and how often each is drawn. */
-export function trafficMix(baseUrl: string, setup: TrafficSetup, client: RetryingClient, record: TrafficRecord) {
-  const webhook = webhookActions(baseUrl, setup, client, record);
-  const published = publishedActions(publishedContext(baseUrl, setup, client, record));
+function trafficMix(target: TrafficTarget, setup: TrafficSetup, client: RetryingClient, record: TrafficRecord) {
+  const webhook = webhookActions(target.webhookUrl, setup, client, record);
+  const published = publishedActions(publishedContext(target.url, setup, client, record));
   const weighted: [number, (random: Random) => Action][] = [
     [18, webhook.call],
     [14, webhook.dialog],

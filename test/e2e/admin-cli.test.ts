@@ -44,12 +44,17 @@ describe('admin CLI against a running local twin', () => {
       const issued = await admin(twin.dataDir, 'links', 'issue', '--type', 'dialogs', '--json');
       const link = JSON.parse(issued.stdout);
       const bound = JSON.parse((await admin(twin.dataDir, 'links', 'bind', link.link_id, '--json')).stdout);
-      const ping = await http(`${twin.url}/api/v1/webhooks/${link.token}/ping`);
+      const ping = await http(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/ping`);
 
       expect(issued.stdout.trim().split('\n')).toHaveLength(1);
       // Against the running twin the CLI has nothing to say on stderr (no SDK notice, no note about opening the data).
       expect(issued.stderr).toBe('');
-      expect(link).toMatchObject({ state: 'issued', connector_type: 'dialogs', url: expect.stringContaining(twin.url) });
+      // A link's URL is on the webhook API's host, which the running twin's file names.
+      expect(link).toMatchObject({
+        state: 'issued',
+        connector_type: 'dialogs',
+        url: `${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`,
+      });
       expect(bound).toEqual({ link_id: link.link_id, state: 'bound', source_id: expect.stringMatching(/^src_/) });
       expect(ping.body).toEqual({ status: 'ok', state: 'bound', connector_type: 'dialogs' });
     },
@@ -76,7 +81,8 @@ describe('admin CLI with no server running', () => {
     async () => {
       const issued = JSON.parse((await admin(dataDir, 'links', 'issue', '--type', 'calls', '--json')).stdout);
       const { links } = JSON.parse((await admin(dataDir, 'links', 'list', '--json')).stdout);
-      expect(issued.url).toMatch(/^http:\/\/127\.0\.0\.1:3999\/api\/v1\/webhooks\/whk_/);
+      // No twin file: the webhook API's port is the one `npm start` will take, PORT + 9 (lib/twin/twin-ports.ts).
+      expect(issued.url).toMatch(/^http:\/\/127\.0\.0\.1:4008\/api\/v1\/webhooks\/whk_/);
       expect(links).toEqual([expect.objectContaining({ link_id: issued.link_id, state: 'issued' })]);
     },
     CLI_PROCESS_TIMEOUT_MS,

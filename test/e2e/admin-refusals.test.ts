@@ -237,7 +237,7 @@ describe('links issue --allow-hosts', () => {
     expect(issued.allow_hosts).toEqual(['records.example.com', '*.cdn.example.net', '[2606:4700::1111]', '*.2.3.4', 'xn--bcher-kva.de']);
     const { source_id: sourceId } = await twin.admin('links', 'bind', issued.link_id);
     expect(sourceId).toMatch(/^src_/);
-    const events = `${twin.url}/api/v1/webhooks/${issued.token}/events`;
+    const events = `${twin.webhookUrl}/api/v1/webhooks/${issued.token}/events`;
     for (const url of [
       'https://records.example.com/1.mp3',
       'https://eu.cdn.example.net/1.mp3',

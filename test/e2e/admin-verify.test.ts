@@ -7,7 +7,7 @@ import { routes } from '#functions/routes.ts';
 import { runCli } from '#lib/admin/cli.ts';
 import { CHECK_NAMES, PROBE_SIZES } from '#lib/admin/verify-check.ts';
 import { VERIFY_USER_ID } from '#lib/admin/verify-workflow.ts';
-import { ALARMS_NOT_RUN } from '#lib/admin/verify-alarms.ts';
+import { ALARMS_SKIPPED } from '#lib/admin/verify-alarms.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/local-names.ts';
 import type { ServedRequest } from '#lib/twin/iam/front-door.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
@@ -273,7 +273,7 @@ describe('admin verify against a twin that works', () => {
       expect(checkOf(report, 'workflow')).toMatchObject({ status: 'skip', detail: 'interrupted by SIGINT before this check finished' });
       expect(checkOf(report, 'models')).toMatchObject({ status: 'skip', detail: 'not run: interrupted by SIGINT' });
       expect(report.checks.some((check) => check.check === 'cleanup')).toBe(false);
-      expect(report.cleaned_up).toContainEqual(expect.stringMatching(/^run \S+ \(stopped or rejected\)$/));
+      expect(report.cleaned_up).toContainEqual(expect.stringMatching(/^execution \S+ \(stopped or rejected\)$/));
       const left = await leftovers(twin, report);
       expect(left.activePublication).toBeUndefined();
       expect(left.links).toEqual(['revoked']);
@@ -361,7 +361,7 @@ describe('admin verify against a twin that fails every check it can', () => {
       expect(checkOf(report, 'concurrency').detail).toMatch(/at least 100 .+ has 10 .+--quota-code L-B99A9384/);
       expect(checkOf(report, 'cost-tag')).toMatchObject({ status: 'pass', tag_status: 'Active' });
       // Without --alarms, nobody subscribed to the alarm topic is notified.
-      expect(checkOf(report, 'alarms')).toEqual({ check: 'alarms', status: 'skip', detail: ALARMS_NOT_RUN });
+      expect(checkOf(report, 'alarms')).toEqual({ check: 'alarms', status: 'skip', detail: ALARMS_SKIPPED });
       expect(twin.alarmTopic.published).toEqual([]);
 
       // The step function was refused each model at the front door, on what its profile copies; the line for each names

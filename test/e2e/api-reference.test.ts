@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_PAGE_CSP } from '#shared/http/api-reference/api-reference.ts';
+import { apiUrlFor, awsShapedUrlFor, stagePathFor } from '../support/api-urls.ts';
 import { chromiumTestRuns, launchChromium } from '../support/chromium.ts';
 import { documentedFetch } from '../support/fetch.ts';
 import { http } from '../support/http.ts';
@@ -36,7 +37,11 @@ beforeAll(async () => {
 });
 afterAll(() => twin?.close());
 
-const pageUrl = (basePath: string, stage = '/prod') => `${twin.url}${stage}${basePath}/docs`;
+/**
+ * A page at its AWS-shaped URL: under the REST API's stage (`/prod`), or at the webhook API's own root (an HTTP API's
+ * `$default` stage has no path); `local`, without a stage.
+ */
+const pageUrl = (basePath: string, local = false) => (local ? apiUrlFor : awsShapedUrlFor)(twin, `${basePath}/docs`);
 
 /** The URLs a page names, resolved against the page's own: the document Redoc loads and the script. */
 function namedUrls(html: string, page: string) {
@@ -61,7 +66,7 @@ function rawGet(url: string, headers: Record<string, string>): Promise<{ status:
 
 describe('the API reference pages, over HTTP', () => {
   it.each(APIS)('serves the $name page without a key or token, at the local and the AWS-shaped URL', async ({ basePath }) => {
-    for (const url of [pageUrl(basePath, ''), pageUrl(basePath)]) {
+    for (const url of new Set([pageUrl(basePath, true), pageUrl(basePath)])) {
       const page = await http(url);
 
       expect(page.status, url).toBe(200);
@@ -167,7 +172,7 @@ describe.skipIf(!chromiumTestRuns('test/e2e/api-reference.test.ts'))('the API re
     userDataDir = mkdtempSync(join(tmpdir(), 'api-reference-'));
     browser = await launchChromium(join(userDataDir, 'profile'));
     for (const { name, basePath } of APIS) {
-      documents.set(name, (await http(`${twin.url}/prod${basePath}/openapi-3.1.json`)).body as Json);
+      documents.set(name, (await http(awsShapedUrlFor(twin, `${basePath}/openapi-3.1.json`))).body as Json);
       views.set(name, await openView(await browser.createBrowserContext(), pageUrl(basePath), true));
     }
   }, 120_000);
@@ -179,13 +184,18 @@ describe.skipIf(!chromiumTestRuns('test/e2e/api-reference.test.ts'))('the API re
 
   it.each(APIS)('renders the $name page from the API alone: the page, its script, its document, nothing refused', ({ name, basePath }) => {
     const view = views.get(name)!;
+    const stage = stagePathFor(`${basePath}/docs`);
 
     expect(view.foreign).toEqual([]);
     expect(view.violations).toEqual([]);
     expect(view.errors).toEqual([]);
     const sent = view.requested.filter((url) => url.startsWith('http')).map((url) => new URL(url).pathname);
     expect(sent).toEqual(
-      expect.arrayContaining([`/prod${basePath}/docs`, `/prod${basePath}/docs/redoc.standalone.js`, `/prod${basePath}/openapi-3.1.json`]),
+      expect.arrayContaining([
+        `${stage}${basePath}/docs`,
+        `${stage}${basePath}/docs/redoc.standalone.js`,
+        `${stage}${basePath}/openapi-3.1.json`,
+      ]),
     );
     console.log(`${name} reference, first view: ${view.bytes()} bytes received over ${sent.length} requests`);
   });
@@ -206,7 +216,9 @@ describe.skipIf(!chromiumTestRuns('test/e2e/api-reference.test.ts'))('the API re
     const document = documents.get('published')!;
     const { page } = views.get('published')!;
     const operation = document.paths['/executions/{execution_id}/stream'].get;
-    const union = componentOf(document, operation.responses['200'].content['text/event-stream'].schema.$ref);
+    // The 3.1 stream `schema`: its events' data, or the text, whose events are the union.
+    const [, body] = operation.responses['200'].content['text/event-stream'].schema.anyOf as Json[];
+    const union = componentOf(document, body!.contentSchema.items.$ref);
     const events = new Map<string, Json>(
       (union.oneOf as Json[]).map((member) => {
         const event = member.$ref ? componentOf(document, member.$ref) : member;

@@ -46,7 +46,7 @@ describe('CollectBatch memory on the twin', () => {
     const link = await boundLink(twin, 'calls');
     for (let i = 0; i < COLLECTION_CONCURRENCY; i++) {
       const event = callEvent({ audio: { url: recordings.href('/large.mp3'), format: 'mp3' } });
-      expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, event)).status).toBe(201);
+      expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, event)).status).toBe(201);
     }
     const task = await twin.admin('tasks', 'create', '--link', link.linkId);
 

@@ -45,7 +45,7 @@ const expectConforming = (conversation: unknown) => {
   expect(valid).toBe(true);
 };
 
-const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+const eventsUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
 const announced = () => {
   try {
     return readFileSync(join(twin.dataDir, HANDOFF_EVENTS_FILE_NAME), 'utf8')

@@ -31,7 +31,8 @@ beforeAll(async () => {
   await publishFixtures(twin, PROJECT);
   const client = publishedClient(twin, (await createKey(twin, 'full', { project: PROJECT })).key);
   const link = await boundLink(twin, 'calls');
-  for (let i = 0; i < 4; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
+  for (let i = 0; i < 4; i++)
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
   for (const workflow of ['echo', 'echo', 'memory'])
     expect((await client.execute(workflow, { user_id: 'u', input: { message: 'hi' } })).body.status).toBe('completed');
   await twin.settled();
@@ -86,12 +87,12 @@ describe('cost estimate', () => {
     expect(forecast.averages.run).toMatchObject({
       usd: null,
       runs: 0,
-      reason: expect.stringMatching(/^no run of workflow router finished from /) as string,
+      reason: expect.stringMatching(/^no execution of workflow router finished from /) as string,
     });
     expect(forecast.lines.find((line) => line.item === 'runs')).toMatchObject({ count: 10, monthly_usd: null });
     expect(forecast.total_usd).toBeNull();
     expect(forecast.priced_total_usd).toBeGreaterThan(0);
-    expect(stderr).toMatch(/^warning: runs: 10 a month asked for, but no run of workflow router finished/m);
+    expect(stderr).toMatch(/^warning: runs: 10 a month asked for, but no execution of workflow router finished/m);
   });
 
   it('does not guess a dialog without samples, and prices the other lines', async () => {

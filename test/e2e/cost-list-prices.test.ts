@@ -58,10 +58,11 @@ beforeAll(async () => {
   expect(stream.events.at(-1)!.data.status).toBe('completed');
 
   const calls = await boundLink(twin, 'calls');
-  for (let i = 0; i < 5; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
+  for (let i = 0; i < 5; i++)
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
   const dialogs = await boundLink(twin, 'dialogs');
   for (let i = 0; i < 5; i++)
-    expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent(2))).status).toBe(201);
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${dialogs.token}/events`, textEvent(2))).status).toBe(201);
   const task = await twin.admin('tasks', 'create', '--link', dialogs.linkId);
   expect(await twin.admin('collect', '--task', task.task_id)).toMatchObject({ handed_off: 5, failed: 0 });
 

@@ -56,9 +56,9 @@ describe.skipIf(!CHROMIUM_RUNS)('cost report --html in Chromium', () => {
     const calls = await boundLink(twin, 'calls');
     const dialogs = await boundLink(twin, 'dialogs');
     for (let i = 0; i < CALLS; i++)
-      expect((await postJson(`${twin.url}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
+      expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${calls.token}/events`, callEvent())).status).toBe(201);
     for (let i = 0; i < DIALOGS; i++)
-      expect((await postJson(`${twin.url}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
+      expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${dialogs.token}/events`, textEvent())).status).toBe(201);
     for (let i = 0; i < RUNS; i++)
       expect((await client.execute('echo', { user_id: `u${i}`, input: { message: 'hi' } })).body.status).toBe('completed');
     await twin.settled();

@@ -34,12 +34,14 @@ const scriptedOutput = (tokens: number) => (tokens * sheet.models.scripted!.outp
  * it is a small share of each total, so it is taken as documented (GB-ms at 256 MB).
  */
 const CALL_EVENT = {
-  apiRequests: 1,
+  // The webhook API is an HTTP API, priced apart from the Published API's REST API.
+  httpApiRequests: 1,
   lambdaInvocations: 1,
   lambdaGbMs: 10,
   dynamoReadUnits: 0,
-  dynamoWriteUnits: 2,
-  storedBytes: 1024,
+  dynamoWriteUnits: 3,
+  storedBytes: 1.3 * 1024,
+  logBytes: 512,
   dataTransferOutBytes: 410,
 };
 /** POST execute (interrupted at the approval) and POST approve; the execution's two steps and its AwaitApproval. */
@@ -86,6 +88,13 @@ async function waitForStatus(executionId: string, status: string): Promise<void>
   throw new Error(`execution ${executionId} did not reach ${status}`);
 }
 
+/** The cells of a CSV row (RFC 4180: a quoted cell may hold commas and doubled quotes). */
+function csvCells(row: string): string[] {
+  return [...`${row},`.matchAll(/("(?:[^"]|"")*"|[^,]*),/g)].map(([, cell]) =>
+    cell!.startsWith('"') ? cell!.slice(1, -1).replaceAll('""', '"') : cell!,
+  );
+}
+
 async function admin(...argv: string[]) {
   const result = await runCli(argv);
   expect(result.exitCode, result.stdout + result.stderr).toBe(0);
@@ -99,7 +108,8 @@ beforeAll(async () => {
   const client = publishedClient(twin, key);
   const link = await boundLink(twin, 'calls');
   linkId = link.linkId;
-  for (let i = 0; i < N; i++) expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
+  for (let i = 0; i < N; i++)
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
   for (let i = 0; i < M; i++) {
     const started = await client.execute('support-bot', { user_id: `u${i}`, input: { message: 'refund' } });
     expect(started.body.status).toBe('interrupted');
@@ -142,7 +152,10 @@ describe('cost report', () => {
   it('shows services, subjects, runs and the fixed monthly cost: alarms, the dashboard, the key, custom metrics and the dead-letter queue', () => {
     expect(report.price_sheet).toMatchObject({ region: 'us-east-1', date: sheet.date });
     const services = Object.fromEntries(report.services.map((service) => [service.service, service]));
-    expect(services['API Gateway']!.units).toBe(N + M * APPROVAL_RUN.apiRequests + K * STREAMED_RUN.apiRequests);
+    expect(services['API Gateway']!.units).toBe(M * APPROVAL_RUN.apiRequests + K * STREAMED_RUN.apiRequests);
+    const httpApi = services[sheet.units.httpApiRequests.lines[0]!.line]!;
+    expect(httpApi.units).toBe(N * CALL_EVENT.httpApiRequests);
+    expect(httpApi.usd).toBeCloseTo(N * sheet.units.httpApiRequests.usd_per_unit, 10);
     expect(services['Lambda requests']!.units).toBe(N + M * APPROVAL_RUN.lambdaInvocations + K * STREAMED_RUN.lambdaInvocations);
     // StartExecution and task responses are free: the Step Functions dollars are the transitions alone.
     // Every answer's bytes (test/e2e/data-transfer.test.ts checks them byte for byte), at the sheet's price per GB.
@@ -201,10 +214,7 @@ describe('cost report', () => {
     expect(byProject.total_usd + byLink.total_usd).toBeCloseTo(report.total_usd, 7);
 
     const csv = await admin('cost', 'report', '--csv');
-    const rows = csv
-      .trimEnd()
-      .split('\r\n')
-      .map((row) => row.split(','));
+    const rows = csv.trimEnd().split('\r\n').map(csvCells);
     // The first three columns as they always were; a model row's tokens of each kind and images at the end.
     expect(rows[0]).toEqual([
       'service',

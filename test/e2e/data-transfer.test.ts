@@ -9,6 +9,7 @@ import { runCli } from '#lib/admin/cli.ts';
 import type { CostReport } from '#lib/pricing/cost-report.ts';
 import { loadPriceSheet } from '#lib/pricing/price-sheet.ts';
 import { API_GATEWAY_HEADER_BYTES } from '#shared/metering/data-transfer-meter.ts';
+import { apiUrlFor } from '../support/api-urls.ts';
 import { callEvent } from '../support/events.ts';
 import { boundLink, startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { expectDocumented } from '../support/openapi.ts';
@@ -44,7 +45,7 @@ interface RawAnswer {
 
 /** One request on a fresh connection, read to its end byte for byte; the answer is checked against the OpenAPI document. */
 function exchange(method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
-  const url = new URL(`${twin.url}${path}`);
+  const url = new URL(apiUrlFor(twin, path));
   const lines = [
     `${method} ${url.pathname} HTTP/1.1`,
     `Host: ${url.host}`,

@@ -7,15 +7,18 @@ import { http } from '../support/http.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 import { expectDocumented } from '../support/openapi.ts';
 import { createKey } from '../support/published.ts';
+import { apiBaseFor, apiUrlFor, awsShapedUrlFor, stagePathFor } from '../support/api-urls.ts';
 
 /**
  * The OpenAPI documents and reference pages as a browser or a tool gets them from the twin, which does what API
- * Gateway does between them and the functions: it compresses buffered answers of at least minimumCompressionSize
- * for a caller whose first choice is gzip or deflate, and never a streamed one
+ * Gateway does between them and the functions. The REST API compresses buffered answers of at least
+ * minimumCompressionSize for a caller whose first choice is gzip or deflate, and never a streamed one
  * (docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-receive-response-with-compressed-payload.html,
- * .../response-transfer-mode.html); it routes `<resource>/` to `<resource>` (the event's path keeping the slash); it
- * refuses a request with two Host headers (HTTP/1.1, RFC 9112: 400). The documents are revalidated by their ETag,
- * say what they vary with, and name no Host that is not a real host name.
+ * .../response-transfer-mode.html); an HTTP API compresses nothing, so the webhook documentation function applies
+ * the same rule itself. The REST API routes `<resource>/` to `<resource>` (the event's path keeping the slash); an
+ * HTTP API matches it to no route, so its `$default` route answers. The twin refuses a request with two Host headers
+ * (HTTP/1.1, RFC 9112: 400). The documents are revalidated by their ETag, say what they vary with, and name no Host
+ * that is not a real host name.
  */
 
 let twin: TestTwin;
@@ -41,11 +44,11 @@ interface RawAnswer {
   bytes: Buffer;
 }
 
-/** A GET with exactly these headers (Node's client adds no Accept-Encoding), read without decoding anything. */
-function rawGet(path: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
-  const { port } = new URL(twin.url);
+/** A GET of `url` with exactly these headers (Node's client adds no Accept-Encoding), read without decoding anything. */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  const { port, pathname, search } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: `${pathname}${search}`, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
@@ -59,15 +62,19 @@ function rawGet(path: string, headers: Record<string, string> = {}): Promise<Raw
 function decoded(path: string, answer: RawAnswer): string {
   const coding = answer.headers['content-encoding'];
   const text = (coding === 'gzip' ? gunzipSync(answer.bytes) : coding === 'deflate' ? inflateSync(answer.bytes) : answer.bytes).toString();
-  expectDocumented({ method: 'GET', url: `${twin.url}${path}` }, { status: answer.status, headers: answer.headers, text });
+  expectDocumented({ method: 'GET', url: apiUrlFor(twin, path) }, { status: answer.status, headers: answer.headers, text });
   return text;
 }
 
+/** A published and a webhook document: the REST API compresses the first, the webhook documentation function the second. */
+const ONE_OF_EACH = [DOCUMENTS[0]!, DOCUMENTS[2]!];
+
 describe('compression, as API Gateway applies minimumCompressionSize', () => {
   it.each(DOCUMENTS)('sends %s gzip-encoded to a caller that asks for it, framed by the compressed length', async (path) => {
-    const whole = await rawGet(`/prod${path}`);
-    const gzipped = await rawGet(`/prod${path}`, { 'Accept-Encoding': 'gzip' });
-    const browser = await rawGet(`/prod${path}`, { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
+    const url = awsShapedUrlFor(twin, path);
+    const whole = await rawGet(url);
+    const gzipped = await rawGet(url, { 'Accept-Encoding': 'gzip' });
+    const browser = await rawGet(url, { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
 
     expect(gzipped.status).toBe(200);
     expect(gzipped.headers['content-encoding']).toBe('gzip');
@@ -78,27 +85,26 @@ describe('compression, as API Gateway applies minimumCompressionSize', () => {
     expect(browser.headers['content-encoding']).toBe('gzip');
   });
 
-  it('sends deflate (zlib) to a caller that puts it first', async () => {
-    const path = DOCUMENTS[0]!;
-    const deflated = await rawGet(path, { 'Accept-Encoding': 'deflate, gzip' });
+  it.each(ONE_OF_EACH)('sends %s deflate (zlib) to a caller that puts it first', async (path) => {
+    const deflated = await rawGet(apiUrlFor(twin, path), { 'Accept-Encoding': 'deflate, gzip' });
 
     expect(deflated.headers['content-encoding']).toBe('deflate');
     expect(JSON.parse(decoded(path, deflated)).openapi).toBe('3.2.0');
   });
 
-  it('sends a document whole without Accept-Encoding, or when the first choice is one API Gateway lacks (br)', async () => {
+  it.each(ONE_OF_EACH)('sends %s whole without Accept-Encoding, or when the first choice is one API Gateway lacks (br)', async (path) => {
     const cases: Record<string, string>[] = [{}, { 'Accept-Encoding': 'br, gzip' }, { 'Accept-Encoding': 'identity' }];
     for (const headers of cases) {
-      const answer = await rawGet(DOCUMENTS[0]!, headers);
+      const answer = await rawGet(apiUrlFor(twin, path), headers);
 
       expect(answer.headers['content-encoding'], JSON.stringify(headers)).toBeUndefined();
       expect(Number(answer.headers['content-length'])).toBe(answer.bytes.byteLength);
-      expect(JSON.parse(decoded(DOCUMENTS[0]!, answer)).openapi).toBe('3.2.0');
+      expect(JSON.parse(decoded(path, answer)).openapi).toBe('3.2.0');
     }
   });
 
   it.each(PAGES)('sends %s (under 1 KB) whole, gzip accepted or not', async (path) => {
-    const page = await rawGet(path, { 'Accept-Encoding': 'gzip' });
+    const page = await rawGet(apiUrlFor(twin, path), { 'Accept-Encoding': 'gzip' });
 
     expect(page.status).toBe(200);
     expect(page.bytes.byteLength).toBeLessThan(MINIMUM_COMPRESSION_BYTES);
@@ -108,7 +114,7 @@ describe('compression, as API Gateway applies minimumCompressionSize', () => {
 
   it('never compresses a streamed answer, however large', async () => {
     const path = '/api/v1/published/diagnostics/stream-probe?bytes=8192&hold_ms=0';
-    const answer = await rawGet(path, { 'Accept-Encoding': 'gzip', Authorization: `Bearer ${key}` });
+    const answer = await rawGet(apiUrlFor(twin, path), { 'Accept-Encoding': 'gzip', Authorization: `Bearer ${key}` });
 
     expect(answer.status).toBe(200);
     expect(answer.headers['transfer-encoding']).toBe('chunked');
@@ -119,7 +125,8 @@ describe('compression, as API Gateway applies minimumCompressionSize', () => {
 
 describe('revalidation', () => {
   it.each(DOCUMENTS)('answers %s with no-cache, its ETag and what it varies with, and 304 to that ETag', async (path) => {
-    const first = await http(`${twin.url}/prod${path}`);
+    const url = awsShapedUrlFor(twin, path);
+    const first = await http(url);
     const etag = first.headers.etag as string;
 
     expect(first.status).toBe(200);
@@ -127,20 +134,20 @@ describe('revalidation', () => {
     expect(first.headers.vary).toBe('Host, Accept-Encoding');
     expect(etag).toMatch(/^W\/"[^"]+"$/);
 
-    const again = await http(`${twin.url}/prod${path}`, { headers: { 'If-None-Match': etag } });
+    const again = await http(url, { headers: { 'If-None-Match': etag } });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
     expect(again.headers.etag).toBe(etag);
     expect(again.headers['content-length']).toBeUndefined();
 
     // A browser that took the gzip-encoded copy sends the same tag back.
-    const gzipped = await rawGet(`/prod${path}`, { 'Accept-Encoding': 'gzip' });
+    const gzipped = await rawGet(url, { 'Accept-Encoding': 'gzip' });
     expect(gzipped.headers.etag).toBe(etag);
-    const revalidated = await rawGet(`/prod${path}`, { 'Accept-Encoding': 'gzip', 'If-None-Match': `"stale", ${etag}` });
+    const revalidated = await rawGet(url, { 'Accept-Encoding': 'gzip', 'If-None-Match': `"stale", ${etag}` });
     expect(revalidated.status).toBe(304);
     expect(revalidated.bytes.byteLength).toBe(0);
 
-    expect((await http(`${twin.url}/prod${path}`, { headers: { 'If-None-Match': 'W/"stale"' } })).status).toBe(200);
+    expect((await http(url, { headers: { 'If-None-Match': 'W/"stale"' } })).status).toBe(200);
   });
 });
 
@@ -148,14 +155,14 @@ describe('the Host a document names', () => {
   it.each([
     ['a Host of 6,000 characters', `${'h'.repeat(5997)}.io`],
     ['a port of 99999', '127.0.0.1:99999'],
-  ])('is not %s: the server is the stage path, which tools resolve against the document', async (_what, host) => {
+  ])('is not %s: the server is the stage path (none on the HTTP API), which tools resolve against the document', async (_what, host) => {
     for (const path of ['/api/v1/published/openapi.json', '/api/v1/webhooks/openapi-3.1.json']) {
-      const answer = await rawGet(`/prod${path}`, { Host: host });
+      const answer = await rawGet(awsShapedUrlFor(twin, path), { Host: host });
       const text = decoded(path, answer);
 
       expect(answer.status).toBe(200);
       expect(text).not.toContain(host);
-      expect(Object.values<{ default: string }>(JSON.parse(text).servers[0].variables)[0]!.default).toBe('/prod');
+      expect(Object.values<{ default: string }>(JSON.parse(text).servers[0].variables)[0]!.default).toBe(stagePathFor(path));
     }
   });
 });
@@ -188,12 +195,14 @@ describe('two Host headers', () => {
 
 describe('a trailing slash', () => {
   it.each(PAGES)('on %s leads to the page, whose document and script then resolve (local and AWS-shaped URL)', async (path) => {
-    for (const stage of ['', '/prod']) {
-      const slashed = await rawGet(`${stage}${path}/`);
-      const pageUrl = new URL(slashed.headers.location as string, `${twin.url}${stage}${path}/`).href;
+    // The webhook API's AWS-shaped URL is its local one: an HTTP API's `$default` stage has no path.
+    const base = apiBaseFor(twin, path);
+    for (const stage of new Set(['', stagePathFor(path)])) {
+      const slashed = await rawGet(`${base}${stage}${path}/`);
+      const pageUrl = new URL(slashed.headers.location as string, `${base}${stage}${path}/`).href;
 
       expect(slashed.status, stage).toBe(301);
-      expect(pageUrl).toBe(`${twin.url}${stage}${path}`);
+      expect(pageUrl).toBe(`${base}${stage}${path}`);
       const page = await http(pageUrl);
       expect(page.status).toBe(200);
       const named = (pattern: RegExp) => new URL(pattern.exec(page.text)![1]!, pageUrl).href;
@@ -202,11 +211,23 @@ describe('a trailing slash', () => {
     }
   });
 
-  it('reaches the route without it, as API Gateway routes it', async () => {
-    const path = '/api/v1/webhooks/openapi.json';
-    const slashed = await rawGet(`/prod${path}/`);
+  it('reaches the route without it on the REST API, as API Gateway routes it', async () => {
+    const slashed = await rawGet(`${awsShapedUrlFor(twin, '/api/v1/published/openapi.json')}/`);
 
     expect(slashed.status).toBe(200);
-    expect(JSON.parse(slashed.bytes.toString()).info.title).toBe('Inbound Conversation Webhook API');
+    expect(JSON.parse(slashed.bytes.toString()).info.title).toBe('Published Workflow API');
+  });
+
+  it("reaches no route on the webhook API's HTTP API: its `$default` route answers 404 in the webhook API's shape", async () => {
+    // An HTTP API has no route `/resource/` and does not route it to `/resource` (observed on AWS, undocumented:
+    // github.com/storacha/w3infra/pull/166); the webhook documentation function takes the page's `docs/` alone.
+    const url = `${twin.webhookUrl}/api/v1/webhooks/openapi.json/`;
+    const slashed = await http(url, { undocumented: 'an HTTP API routes no trailing slash' });
+
+    expect(slashed.status).toBe(404);
+    expect(slashed.body).toEqual({ error: 'Not Found' });
+    const staged = await http(`${twin.webhookUrl}/prod/api/v1/webhooks/docs/`, { undocumented: "the HTTP API's stage has no path" });
+    expect(staged.status).toBe(404);
+    expect(staged.body).toEqual({ error: 'Not Found' });
   });
 });

@@ -55,10 +55,10 @@ const jsonLines = () =>
 describe('function logs', () => {
   it('carry correlation ids and no token, key or secret value', async () => {
     const link = await boundLink(twin, 'calls');
-    expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
-    expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, { type: 'call' })).status).toBe(400);
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, { type: 'call' })).status).toBe(400);
     const unknownToken = `${link.token.slice(0, -4)}AAAA`;
-    expect((await http(`${twin.url}/api/v1/webhooks/${unknownToken}/ping`)).status).toBe(404);
+    expect((await http(`${twin.webhookUrl}/api/v1/webhooks/${unknownToken}/ping`)).status).toBe(404);
 
     await publishFixtures(twin, 'logs');
     const dir = mkdtempSync(join(tmpdir(), 'logs-'));

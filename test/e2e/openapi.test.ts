@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { gatewayOf, routes } from '#functions/routes.ts';
 import { webhookApiDocument } from '#inbound/openapi.ts';
 import { publishedApiDocument } from '#published/openapi.ts';
 import { OPENAPI_31_VERSION, OPENAPI_VERSION } from '#shared/http/openapi.ts';
+import { apiBaseFor, stagePathFor } from '../support/api-urls.ts';
 import { http } from '../support/http.ts';
 import { startTestTwin, type TestTwin } from '../support/local-twin.ts';
 
@@ -34,7 +35,9 @@ describe('the OpenAPI documents, served', () => {
     'serves the %s document at %s without a key or token, its server where it was fetched from (local and AWS-shaped URL)',
     async (_name, path, document, version) => {
       expect(new URL(twin.url).port).not.toBe('3000');
-      for (const base of [twin.url, `${twin.url}/prod`]) {
+      // The webhook API's AWS-shaped URL is its local one: an HTTP API's `$default` stage has no path.
+      const local = apiBaseFor(twin, path);
+      for (const base of new Set([local, `${local}${stagePathFor(path)}`])) {
         const response = await http(`${base}${path}`);
 
         expect(response.status, base).toBe(200);
@@ -49,10 +52,25 @@ describe('the OpenAPI documents, served', () => {
     },
   );
 
+  it('serves the webhook API on its own host only, with no stage path: /prod and the REST API answer 404 there', async () => {
+    const path = '/api/v1/webhooks/openapi.json';
+    const staged = await http(`${twin.webhookUrl}/prod${path}`, { undocumented: "the HTTP API's $default stage has no path" });
+    expect(staged.status).toBe(404);
+    // The `$default` route's function answers it, in the webhook API's error shape.
+    expect(staged.body).toEqual({ error: 'Not Found' });
+    // The REST API's own 404 (its gateway response) in the Published API's shape, which the check above would hold
+    // to the webhook document for the path: compared whole instead.
+    for (const onRest of [`${twin.url}/prod${path}`, `${twin.url}${path}`]) {
+      const answer = await fetch(onRest);
+      expect(answer.status, onRest).toBe(404);
+      expect(await answer.json()).toEqual({ error: 'Not Found', detail: 'Not Found' });
+    }
+  });
+
   it('keeps webhooks/openapi.json apart from the token routes, which still answer under any token', async () => {
-    const document = await http(`${twin.url}/api/v1/webhooks/openapi.json`);
-    const ping = await http(`${twin.url}/api/v1/webhooks/openapi.json/ping`);
-    const post = await http(`${twin.url}/api/v1/webhooks/openapi.json`, {
+    const document = await http(`${twin.webhookUrl}/api/v1/webhooks/openapi.json`);
+    const ping = await http(`${twin.webhookUrl}/api/v1/webhooks/openapi.json/ping`);
+    const post = await http(`${twin.webhookUrl}/api/v1/webhooks/openapi.json`, {
       method: 'POST',
       body: '{}',
       undocumented: 'the document is only read (GET)',
@@ -66,6 +84,8 @@ describe('the OpenAPI documents, served', () => {
 });
 
 describe('what the documents say', () => {
+  /** What an HTTP API answers by itself (docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html). */
+  const HTTP_API_OWN_STATUSES = ['429', '500', '503'];
   const published = publishedApiDocument() as any;
   const webhooks = webhookApiDocument() as any;
   const operationOf = (route: (typeof routes)[number]) => {
@@ -84,22 +104,39 @@ describe('what the documents say', () => {
     }
   });
 
-  it('give every refusal the error shape of its API', () => {
+  /**
+   * The schema a refusal of `route` has: its API's `Error`, but where the webhook API's HTTP API answers by itself, with
+   * its unshapeable `{"message"}` (its throttle's 429, a failed integration's 500, a timed-out one's 503): `Refusal`
+   * (either) where the function answers that status too, `GatewayError` where only the gateway does.
+   */
+  const refusalSchemaOf = (route: (typeof routes)[number], status: string) => {
+    if (gatewayOf(route) === 'restApi' || !HTTP_API_OWN_STATUSES.includes(status)) return 'Error';
+    return route.functionId === 'WebhookDocs' ? 'GatewayError' : 'Refusal';
+  };
+
+  it('give every refusal the error shape of its API, or of the HTTP API where it answers by itself', () => {
     for (const route of routes) {
       for (const [status, response] of Object.entries<any>(operationOf(route).responses)) {
         if (Number(status) >= 400)
-          expect(response.content['application/json'].schema, `${route.id} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+          expect(response.content['application/json'].schema, `${route.id} ${status}`).toEqual({
+            $ref: `#/components/schemas/${refusalSchemaOf(route, status)}`,
+          });
       }
     }
     expect(published.components.schemas.Error.required).toEqual(['detail']);
     expect(webhooks.components.schemas.Error.properties.details.items.required).toEqual(['field', 'message']);
+    expect(webhooks.components.schemas.GatewayError.required).toEqual(['message']);
+    expect(webhooks.components.schemas.Refusal.anyOf).toEqual([
+      { $ref: '#/components/schemas/Error' },
+      { $ref: '#/components/schemas/GatewayError' },
+    ]);
   });
 
-  it('send Retry-After with every 429, and take an Idempotency-Key on execute and stream', () => {
+  it("send Retry-After with every 429 but the HTTP API's own, and take an Idempotency-Key on execute and stream", () => {
     for (const route of routes)
-      expect(operationOf(route).responses['429'].headers, route.id).toEqual({
-        'Retry-After': { $ref: '#/components/headers/Retry-After' },
-      });
+      expect(operationOf(route).responses['429'].headers, route.id).toEqual(
+        refusalSchemaOf(route, '429') === 'GatewayError' ? undefined : { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+      );
     for (const path of ['/workflows/{workflow_id}/execute', '/workflows/{workflow_id}/stream']) {
       const operation = published.paths[path].post;
       expect(operation.parameters).toContainEqual(

@@ -119,10 +119,10 @@ describe('with CORS_ALLOWED_ORIGINS', () => {
 
     it('gives the webhook API none: it is called by servers, never by pages', async () => {
       const { token } = await boundLink(twin, 'calls');
-      const answer = await preflight(`${twin.url}/prod/api/v1/webhooks/${token}/events`, DASHBOARD, 'POST');
+      const answer = await preflight(`${twin.webhookUrl}/api/v1/webhooks/${token}/events`, DASHBOARD, 'POST');
       expect(answer.status).toBe(404);
       expect(answer.headers['access-control-allow-methods']).toBeUndefined();
-      const ping = await http(`${twin.url}/prod/api/v1/webhooks/${token}/ping`, { headers: { origin: DASHBOARD } });
+      const ping = await http(`${twin.webhookUrl}/api/v1/webhooks/${token}/ping`, { headers: { origin: DASHBOARD } });
       expect(ping.status).toBe(200);
       expect(ping.headers['access-control-allow-origin']).toBeUndefined();
     });

@@ -153,7 +153,7 @@ describe('a key with --max-open-streams 3', () => {
     // Another key streams the same execution, and the webhook takes an event.
     const theirs = await subscribe(other.key, executionId);
     const { token } = await boundLink(twin, 'calls');
-    const ingest = await fetch(`${twin.url}/api/v1/webhooks/${token}/events`, {
+    const ingest = await fetch(`${twin.webhookUrl}/api/v1/webhooks/${token}/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(callEvent()),

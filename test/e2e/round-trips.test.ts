@@ -23,7 +23,7 @@ describe('round trips per webhook request (warm link)', () => {
   it('counts a call event, its duplicate and a dialog: two steps for an event, three for a duplicate', async () => {
     const calls = await boundLink(twin, 'calls');
     const dialogs = await boundLink(twin, 'dialogs');
-    const url = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
+    const url = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
     // Warm: the function has read the link within its second of memory (LINK_CACHE_MS) and holds a block of event ids.
     const warm = async (token: string, event: object) => expect((await postJson(url(token), event)).status).toBe(201);
 
@@ -75,7 +75,7 @@ describe('round trips per webhook request (warm link)', () => {
 
   it('reads the token item alone for a link not in memory, then takes the same two steps', async () => {
     const link = await boundLink(twin, 'calls');
-    const url = `${twin.url}/api/v1/webhooks/${link.token}/events`;
+    const url = `${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`;
     const cold = await recorder.during('WebhookPostEvent', async () => expect((await postJson(url, callEvent())).status).toBe(201), twin);
     const operations = cold.map((request) => `${request.operation} ${request.resource.replace(/^.*table\//, '')}`).sort();
     // A new event id block may be reserved on the way (one counter update in a thousand events), and a new link

@@ -69,7 +69,7 @@ describe('a handler that touches what its entry does not declare is refused', ()
   it('answers a server error and records AccessDenied for the counter update of a read-only grant', async () => {
     const { token } = await boundLink(twin, 'calls');
     const before = twin.accessDenials.length;
-    const response = await http(`${twin.url}/prod/api/v1/webhooks/${token}/ping`);
+    const response = await http(`${twin.webhookUrl}/api/v1/webhooks/${token}/ping`);
     expect(response.status).toBeGreaterThanOrEqual(500);
     expect(twin.accessDenials.slice(before)).toContainEqual({
       principal: 'WebhookPing',

@@ -29,9 +29,11 @@ describe('npm start with a PORT too high for its ports', () => {
     const started = await start('65533');
     expect(started.code).toBe(1);
     expect(started.stderr).toContain(
-      "PORT 65533 leaves no room for the twin's ports: it takes PORT to PORT+8 (API 65533, DynamoDB 65534, S3 65535, Step Functions 65536",
+      "PORT 65533 leaves no room for the twin's ports: it takes PORT to PORT+9 (API 65533, DynamoDB 65534, S3 65535, Step Functions 65536",
     );
-    expect(started.stderr).toContain('use 1 to 65527, or 0 for free ports');
+    // The webhook API's HTTP API has a port of its own, the last.
+    expect(started.stderr).toContain('CloudWatch 65541, Webhook API 65542) and ports end at 65535');
+    expect(started.stderr).toContain('use 1 to 65526, or 0 for free ports');
     expect(started.stdout).not.toContain('Local twin listening');
   }, 120_000);
 

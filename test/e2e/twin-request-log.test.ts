@@ -44,20 +44,26 @@ describe('the twin terminal', () => {
     const link = await boundLink(twin, 'calls');
     const shownToken = escape(`${link.token.slice(0, 10)}…`);
 
-    expect((await http(`${twin.url}/prod/api/v1/webhooks/${link.token}/ping?token=${link.token}`)).status).toBe(200);
-    expect((await http(`${twin.url}/api/v1/webhooks/${link.token}/ping`)).status).toBe(200);
-    expect((await postJson(`${twin.url}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
+    expect((await http(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/ping?token=${link.token}`)).status).toBe(200);
+    expect((await http(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/ping`)).status).toBe(200);
+    expect((await postJson(`${twin.webhookUrl}/api/v1/webhooks/${link.token}/events`, callEvent())).status).toBe(201);
+    const staged = `${twin.webhookUrl}/prod/api/v1/webhooks/${link.token}/ping`;
+    expect((await http(staged, { undocumented: "the HTTP API's $default stage has no path" })).status).toBe(404);
     expect((await http(`${twin.url}/dev/api/v1/webhooks/${link.token}/ping`)).status).toBe(404);
 
-    const firstPing = await requests.waitFor(/GET \/prod\/\S+\/ping/);
-    expect(firstPing).toMatch(new RegExp(`^${TIME} GET /prod/api/v1/webhooks/${shownToken}/ping\\?…=… 200 WebhookPing ${DURATION} cold$`));
-    expect(await requests.waitFor(/GET \/api\/\S+\/ping/)).toMatch(
+    const firstPing = await requests.waitFor(/GET \/api\/\S+\/ping\?/);
+    expect(firstPing).toMatch(new RegExp(`^${TIME} GET /api/v1/webhooks/${shownToken}/ping\\?…=… 200 WebhookPing ${DURATION} cold$`));
+    expect(await requests.waitFor(/GET \/api\/\S+\/ping /)).toMatch(
       new RegExp(`^${TIME} GET /api/v1/webhooks/${shownToken}/ping 200 WebhookPing ${DURATION}$`),
     );
     expect(await requests.waitFor(/POST /)).toMatch(
       new RegExp(`^${TIME} POST /api/v1/webhooks/${shownToken}/events 201 WebhookPostEvent ${DURATION} cold$`),
     );
-    // The gateway's own answer: no function ran.
+    // No route of the HTTP API: its `$default` route's function (the webhook documentation's) answers.
+    expect(await requests.waitFor(/GET \/prod\//)).toMatch(
+      new RegExp(`^${TIME} GET /prod/api/v1/webhooks/${shownToken}/ping 404 WebhookDocs ${DURATION} cold$`),
+    );
+    // The REST API's gateway answers by itself: no function ran.
     expect(await requests.waitFor(/GET \/dev\//)).toMatch(
       new RegExp(`^${TIME} GET /dev/api/v1/webhooks/${shownToken}/ping 404 - ${DURATION}$`),
     );

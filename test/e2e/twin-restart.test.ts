@@ -20,7 +20,8 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 let dataDir: string;
 let child: ChildProcess | undefined;
 
-async function startTwinProcess(): Promise<string> {
+/** Starts `npm start` and answers the base URLs of its two APIs once its twin file says it is up. */
+async function startTwinProcess(): Promise<{ url: string; webhookUrl: string }> {
   const started = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'SILENT' },
@@ -30,7 +31,7 @@ async function startTwinProcess(): Promise<string> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const twin = readLiveTwinFile(dataDir);
-    if (twin && twin.pid === started.pid) return twin.api_url;
+    if (twin && twin.pid === started.pid) return { url: twin.api_url, webhookUrl: twin.webhook_url };
     if (Date.now() > deadline || started.exitCode !== null) throw new Error('npm start did not come up');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -84,20 +85,20 @@ afterAll(async () => {
 
 describe('a kill -9 of npm start loses nothing', () => {
   it('resumes an execution waiting for approval and an execution inside a wait, and keeps acknowledged webhook events', async () => {
-    let url = await startTwinProcess();
+    let apis = await startTwinProcess();
     await admin('publish', WORKFLOW_FIXTURES);
     const key = (await admin('keys', 'create', '--name', 'restart', '--preset', 'full')).key as string;
     const link = await admin('links', 'issue', '--type', 'calls');
     await admin('links', 'bind', link.link_id);
     const published = (path: string, method = 'GET', body?: unknown) =>
-      http(`${url}/prod/api/v1/published${path}`, {
+      http(`${apis.url}/prod/api/v1/published${path}`, {
         method,
         headers: { authorization: `Bearer ${key}` },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
 
     const event = callEvent();
-    const accepted = await postJson(`${url}/prod/api/v1/webhooks/${link.token}/events`, event);
+    const accepted = await postJson(`${apis.webhookUrl}/api/v1/webhooks/${link.token}/events`, event);
     expect(accepted.status).toBe(201);
 
     const waiting = await published('/workflows/support-bot/execute', 'POST', { user_id: 'u1', input: { message: 'restart me' } });
@@ -117,7 +118,7 @@ describe('a kill -9 of npm start loses nothing', () => {
     const waitRun = listed.find((item) => item.workflow_id === 'router' && item.status === 'running')!.execution_id as string;
 
     await killHard();
-    url = await startTwinProcess();
+    apis = await startTwinProcess();
 
     const approved = await published(`/executions/${approvalRun}/approve`, 'POST', { feedback: 'after the restart' });
     expect(approved.status).toBe(200);
@@ -133,7 +134,7 @@ describe('a kill -9 of npm start loses nothing', () => {
     );
     expect(woke.body).toMatchObject({ status: 'completed', output: 'waited' });
 
-    const repeated = await postJson(`${url}/prod/api/v1/webhooks/${link.token}/events`, event);
+    const repeated = await postJson(`${apis.webhookUrl}/api/v1/webhooks/${link.token}/events`, event);
     expect(repeated.status).toBe(200);
     expect(repeated.body).toMatchObject({ status: 'duplicate', event_id: accepted.body.event_id });
     // Two starts of npm start (a whole twin each, compiling its functions on first use) and the waits between them:

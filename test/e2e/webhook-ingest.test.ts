@@ -10,8 +10,8 @@ import { callEvent, message, textEvent } from '../support/events.ts';
 let twin: TestTwin;
 let calls: Awaited<ReturnType<typeof boundLink>>;
 let dialogs: Awaited<ReturnType<typeof boundLink>>;
-const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
-const pingUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/ping`;
+const eventsUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
+const pingUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/ping`;
 
 async function storedEvent(sourceId: string, externalId: string) {
   const result = await twin.dynamo.send(

@@ -14,8 +14,8 @@ function utcDay() {
 
 const BODY_TIMEOUT_MS = 400;
 let twin: TestTwin;
-const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
-const pingUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/ping`;
+const eventsUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
+const pingUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/ping`;
 
 beforeAll(async () => {
   twin = await startTestTwin({ bodyTimeoutMs: BODY_TIMEOUT_MS });

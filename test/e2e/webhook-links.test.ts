@@ -6,8 +6,8 @@ import { http, postJson } from '../support/http.ts';
 import { callEvent } from '../support/events.ts';
 
 let twin: TestTwin;
-const eventsUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/events`;
-const pingUrl = (token: string) => `${twin.url}/api/v1/webhooks/${token}/ping`;
+const eventsUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/events`;
+const pingUrl = (token: string) => `${twin.webhookUrl}/api/v1/webhooks/${token}/ping`;
 
 beforeAll(async () => {
   twin = await startTestTwin();
@@ -19,7 +19,7 @@ describe('link lifecycle', () => {
     const issued = await twin.admin('links', 'issue', '--type', 'calls');
     expect(issued).toMatchObject({ state: 'issued', connector_type: 'calls' });
     expect(issued.token).toMatch(/^whk_[A-Za-z0-9_-]{43}$/);
-    expect(issued.url).toBe(`${twin.url}/api/v1/webhooks/${issued.token}/events`);
+    expect(issued.url).toBe(`${twin.webhookUrl}/api/v1/webhooks/${issued.token}/events`);
   });
 
   it('stores only a hash of the token', async () => {

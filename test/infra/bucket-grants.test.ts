@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { routeFunctions } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { BUCKET_ENV, OBJECT_ACTIONS, type BucketGrant } from '#shared/resources.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
@@ -50,7 +50,7 @@ function environmentOf(id: string): Record<string, unknown> {
 }
 
 describe('bucket grants per function', () => {
-  it.each([...routes, ...taskFunctions].map((entry) => [entry.id, entry.buckets?.bodies] as const))(
+  it.each([...routeFunctions(), ...taskFunctions].map((entry) => [entry.id, entry.buckets?.bodies] as const))(
     '%s gets exactly its declared prefixes',
     (id, grant) => {
       expect(s3GrantsOf(id)).toEqual(declared(grant));

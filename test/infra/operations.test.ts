@@ -2,7 +2,7 @@ import { deployedTableName, type TableName } from '#shared/resources.ts';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTE_GROUPS, routes } from '#functions/routes.ts';
+import { ROUTE_GROUPS, routeFunctions } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 import { alarmMetricCount } from '#lib/pricing/fixed-costs.ts';
@@ -73,14 +73,20 @@ describe('alarms', () => {
   });
 
   it("watch the 5xx rate of every route group and the p99 latency of the quick ones, plus API Gateway's own 5xx", () => {
-    for (const group of ROUTE_GROUPS) {
+    for (const group of ROUTE_GROUPS.filter((name) => name !== 'webhooks')) {
       const alarm = alarmNamed(`ServerErrors-${group}`);
       expect(metricNamesOf(alarm).sort()).toEqual(['Http5xx', 'HttpRequests']);
       expect(alarm.Threshold).toBe(1);
       expect(JSON.stringify(alarm.Metrics)).toContain(`"RouteGroup","Value":"${group}"`);
     }
+    // The webhook API's HTTP API measures itself: its own 5xx (throttle aside, a failed integration) count too.
+    const webhooks = alarmNamed('ServerErrors-webhooks');
+    expect(metricNamesOf(webhooks).sort()).toEqual(['5xx', 'Count']);
+    expect(JSON.stringify(webhooks.Metrics)).toContain('"Namespace":"AWS/ApiGateway"');
+    expect(JSON.stringify(webhooks.Metrics)).toContain('"Name":"ApiId"');
     expect(alarmNamed('LatencyP99-webhooks')).toMatchObject({
-      MetricName: 'HttpLatency',
+      Namespace: 'AWS/ApiGateway',
+      MetricName: 'Latency',
       ExtendedStatistic: 'p99',
       Threshold: 1000,
       EvaluationPeriods: 3,
@@ -95,7 +101,7 @@ describe('alarms', () => {
   });
 
   it('watch errors and throttles of every function', () => {
-    for (const { id } of [...routes, ...taskFunctions]) {
+    for (const { id } of [...routeFunctions(), ...taskFunctions]) {
       expect(alarmNamed(`Errors-${id}`), id).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Errors', Threshold: 1 });
       expect(alarmNamed(`Throttles-${id}`), id).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 });
     }
@@ -165,7 +171,7 @@ describe('the fixed monthly cost the cost report lists', () => {
 });
 
 describe('the dashboard', () => {
-  it('shows requests, latency and errors per route group, the business counts, streams, the collection and the cost units', () => {
+  it('shows requests, latency and errors per route group (the webhook API its own), the business counts, streams and the collection', () => {
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties!.DashboardBody);
     for (const metric of [
       'HttpRequests',
@@ -181,16 +187,13 @@ describe('the dashboard', () => {
       'ConversationsHandedOff',
       'CollectionFailures',
       'NightlySweepsLate',
-      'DynamoDBReadUnits',
-      'DynamoDBWriteUnits',
-      'S3WriteRequests',
-      'StepFunctionsRequests',
       'ExecutionsFailed',
     ]) {
       expect(body, metric).toContain(metric);
     }
     expect(body).toContain('p99');
     expect(body).toContain('p50');
+    expect(body).toMatch(/AWS\/ApiGateway\W+Latency/);
   });
 });
 
@@ -210,6 +213,8 @@ describe('cost allocation tags', () => {
     'AWS::ApiGateway::Resource',
     'AWS::ApiGateway::Method',
     'AWS::ApiGateway::GatewayResponse',
+    'AWS::ApiGatewayV2::Route',
+    'AWS::ApiGatewayV2::Integration',
     'AWS::CloudWatch::Dashboard',
     'Custom::AWSCDKOpenIdConnectProvider',
     'AWS::Budgets::Budget',

@@ -4,7 +4,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { routes } from '#functions/routes.ts';
+import { functionIdOf, gatewayOf, routeFunctions, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { TABLE_ACTIONS, TABLE_ENV, type Access, type TableName } from '#shared/resources.ts';
 import {
@@ -144,21 +144,42 @@ describe('api', () => {
     });
   });
 
-  it('has one method and one function per route of the route table', () => {
-    template.resourceCountIs('AWS::ApiGateway::Method', routes.length);
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + taskFunctions.length);
-    for (const route of routes) {
+  it('has one function per route (each API documentation shares one), a REST method per published route, an HTTP API route per webhook route', () => {
+    const restRoutes = routes.filter((route) => gatewayOf(route) === 'restApi');
+    const webhookRoutes = routes.filter((route) => gatewayOf(route) === 'httpApi');
+    template.resourceCountIs('AWS::ApiGateway::Method', restRoutes.length);
+    template.resourceCountIs('AWS::Lambda::Function', routeFunctions().length + taskFunctions.length);
+    expect(routeFunctions().length + taskFunctions.length).toBeLessThanOrEqual(21);
+    for (const route of restRoutes) {
       template.hasResourceProperties('AWS::ApiGateway::Method', {
         HttpMethod: route.method,
         Integration: Match.objectLike({
           Type: 'AWS_PROXY',
           Uri: Match.objectLike({
-            'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [functionOf(route.id).logicalId, 'Arn'] })])]),
+            'Fn::Join': Match.arrayWith([
+              Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [functionOf(functionIdOf(route)).logicalId, 'Arn'] })]),
+            ]),
           }),
         }),
       });
     }
-    template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{token}' });
+    expect(JSON.stringify(template.findResources('AWS::ApiGateway::Resource'))).not.toContain('{token}');
+    // The webhook API: one HTTP API, payload format 2.0, every webhook route and a $default route (404 from its documentation function).
+    template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', webhookRoutes.length + 1);
+    for (const route of webhookRoutes)
+      template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: `${route.method} ${route.path}` });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default' });
+    const integrations = Object.values(template.findResources('AWS::ApiGatewayV2::Integration'));
+    for (const integration of integrations) {
+      expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+      // No timeout written: the HTTP API's default, 30 s, is its maximum.
+      expect(integration.Properties.TimeoutInMillis).toBeUndefined();
+    }
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AutoDeploy: true });
+    template.hasOutput('WebhookApiUrl', {});
+    template.hasOutput('ApiUrl', {});
   });
 
   it("answers unknown routes with 404, throttled requests and its own 5xx (a failed, crashed or timed-out function) with Retry-After, every gateway answer in both APIs' error shape", () => {
@@ -240,6 +261,18 @@ describe('no webhook token in traces or logs', () => {
     expect(sample.resourcePath).toBe('x');
   });
 
+  it("access-logs the webhook API's route key, never its path, as one JSON object per request", () => {
+    const stages = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
+    expect(stages).toHaveLength(1);
+    const format: string = stages[0]!.Properties.AccessLogSettings.Format;
+    expect(format).toContain('$context.routeKey');
+    expect(format).not.toMatch(/\$context\.(path|rawPath)\b/);
+    for (const field of ['$context.requestId', '$context.identity.sourceIp', '$context.status', '$context.integrationErrorMessage']) {
+      expect(format).toContain(field);
+    }
+    expect(JSON.parse(format.replaceAll(/\$context\.[A-Za-z.]+/g, 'x')).route).toBe('x');
+  });
+
   it('writes no execution logs for any method, so neither token routes nor unknown paths under a token are logged', () => {
     const settings: { ResourcePath: string; HttpMethod: string; LoggingLevel?: string; DataTraceEnabled?: boolean }[] =
       stage().MethodSettings;
@@ -282,7 +315,7 @@ describe('least privilege per route', () => {
   });
 
   it('grants each function exactly the DynamoDB actions of its declared access, the list the front door of the twin enforces', () => {
-    for (const entry of [...routes, ...taskFunctions]) {
+    for (const entry of [...routeFunctions(), ...taskFunctions]) {
       const fn = stack.api.functions[entry.id] ?? stack.engine.functions[entry.id] ?? stack.collection.functions[entry.id]!;
       const roleId = stack.getLogicalId(fn.role!.node.defaultChild as never);
       const statements = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } })).flatMap(
@@ -358,13 +391,14 @@ describe('workflow engine', () => {
       PublishedReject: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:StartExecution'],
     };
     for (const route of routes) {
-      const policy = policyOf(route.id);
+      const policy = policyOf(functionIdOf(route));
       const expected = grants[route.id] ?? [];
       for (const action of expected) expect(policy, route.id).toContain(action);
       for (const action of ['states:StartExecution', 'states:StopExecution', 'states:SendTaskSuccess']) {
         if (!expected.includes(action)) expect(policy, `${route.id} must not have ${action}`).not.toContain(action);
       }
-      const variables = template.findResources('AWS::Lambda::Function')[functionOf(route.id).logicalId]!.Properties.Environment.Variables;
+      const variables =
+        template.findResources('AWS::Lambda::Function')[functionOf(functionIdOf(route)).logicalId]!.Properties.Environment.Variables;
       expect(Boolean(variables.STATE_MACHINE_ARN), route.id).toBe(expected.length > 0);
       // No route may start, stop or even name a collection sweep.
       expect(variables, route.id).not.toHaveProperty('COLLECTION_STATE_MACHINE_ARN');
@@ -450,7 +484,7 @@ describe('workflow engine', () => {
 
   it('keeps the signing secret and Bedrock away from API functions, and gives the step function Bedrock streaming only', () => {
     expect(policyOf('WorkflowStep')).toContain('bedrock:InvokeModelWithResponseStream');
-    for (const route of routes) expect(policyOf(route.id)).not.toContain('bedrock:');
+    for (const route of routes) expect(policyOf(functionIdOf(route))).not.toContain('bedrock:');
     const variables =
       template.findResources('AWS::Lambda::Function')[functionOf('PublishedGetExecution').logicalId]!.Properties.Environment.Variables;
     expect(Object.keys(variables)).toEqual(expect.arrayContaining(['API_KEYS_TABLE', 'COUNTERS_TABLE', 'EXECUTIONS_TABLE']));

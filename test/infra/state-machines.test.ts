@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { routeFunctions } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 import { STATE_MACHINE_ACTIONS, STATE_MACHINE_ENVS, STATE_MACHINE_NAMES, type StateMachineName } from '#shared/resources.ts';
 import { tasksOf } from '#lib/cdk/constructs/task-function.ts';
@@ -94,7 +94,7 @@ describe('two state machines', () => {
 });
 
 describe('state machine access, from each function’s declaration', () => {
-  const entries = [...routes, ...taskFunctions];
+  const entries = [...routeFunctions(), ...taskFunctions];
 
   it.each(entries.map((entry) => [entry.id, entry] as const))(
     '%s may use exactly the state machines and actions it declares',

@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { functionIdOf, routes } from '#functions/routes.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 
 /**
@@ -30,12 +30,12 @@ describe('the padding of streamed writes on AWS', () => {
   it("is 0 by default, set on every streaming route's function and on no other function", () => {
     const { paddingOf, withPadding } = synthesize();
     expect(streaming.length).toBeGreaterThan(0);
-    for (const route of routes) expect(paddingOf(route.id), route.id).toBe(route.streaming ? '0' : undefined);
+    for (const route of routes) expect(paddingOf(functionIdOf(route)), route.id).toBe(route.streaming ? '0' : undefined);
     expect(withPadding).toHaveLength(streaming.length);
   });
 
   it('takes -c streamFlushPaddingBytes=N (a string on the command line, a number in cdk.json)', () => {
-    for (const route of streaming) expect(synthesize({ streamFlushPaddingBytes: '16384' }).paddingOf(route.id)).toBe('16384');
+    for (const route of streaming) expect(synthesize({ streamFlushPaddingBytes: '16384' }).paddingOf(functionIdOf(route))).toBe('16384');
     expect(synthesize({ streamFlushPaddingBytes: 262144 }).paddingOf(streaming[0]!.id)).toBe('262144');
   });
 

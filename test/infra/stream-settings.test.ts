@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { functionIdOf, routes } from '#functions/routes.ts';
 import { PlatformStack } from '#lib/cdk/stack.ts';
 import { MAX_OPEN_STREAMS_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import { parseMaxOpenStreams, parseStreamWindowSeconds } from '#shared/http/stream-settings.ts';
@@ -33,8 +33,8 @@ describe('the settings of the open streams on AWS', () => {
     expect(windowed.sort()).toEqual(['PublishedExecutionEvents', 'PublishedStreamExecution', 'PublishedStreamWorkflow']);
     expect(streams).toContain('PublishedStreamProbe');
     for (const route of routes) {
-      expect(variableOf(route.id, 'STREAM_WINDOW_SECONDS'), route.id).toBe(windowed.includes(route.id) ? '300' : undefined);
-      expect(variableOf(route.id, 'MAX_OPEN_STREAMS'), route.id).toBe(streams.includes(route.id) ? '500' : undefined);
+      expect(variableOf(functionIdOf(route), 'STREAM_WINDOW_SECONDS'), route.id).toBe(windowed.includes(route.id) ? '300' : undefined);
+      expect(variableOf(functionIdOf(route), 'MAX_OPEN_STREAMS'), route.id).toBe(streams.includes(route.id) ? '500' : undefined);
     }
     template.hasOutput(MAX_OPEN_STREAMS_OUTPUT, { Value: '500' });
   });

@@ -44,7 +44,7 @@ describe('npm run synth', () => {
     async () => {
       const out = outputDir();
       const { code, stdout, stderr } = await run('npm', ['run', '--silent', 'synth', '--', '-o', out], 'eu-central-1');
-      // The CDK CLI ends an empty validation report with one line break, which the README states.
+      // The CDK CLI ends an empty validation report with one line break, which lib/cdk/README.md states.
       expect({ code, stdout }).toEqual({ code: 0, stdout: '' });
       expect(['', '\n']).toContain(stderr);
       const template = readFileSync(join(out, 'WorkflowIngestPlatform.template.json'), 'utf8');

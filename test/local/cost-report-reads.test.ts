@@ -1,7 +1,7 @@
 import { executionRecord } from '../support/execution-record.ts';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionRecord, RunCostUnits } from '#executions/execution-model.ts';
+import type { ExecutionRecord, ExecutionCostUnits } from '#executions/execution-model.ts';
 import { createExecutionCostsRepository, createExecutionsRepository } from '#executions/executions-repository.ts';
 import { createExecutionValues } from '#executions/execution-values.ts';
 import { createLinkLimits } from '#inbound/link-limits.ts';
@@ -69,7 +69,7 @@ describe('usage repository: a period of usage items (embedded DynamoDB)', () => 
 describe('execution costs repository: the executions that finished in a period (embedded DynamoDB)', () => {
   const store = useEmbeddedDynamo('execution-costs');
   const table = localTableName('executions');
-  const spent: RunCostUnits = { apiRequests: 1, stateTransitions: 4, models: { scripted: { output_tokens: 3 } } };
+  const spent: ExecutionCostUnits = { apiRequests: 1, stateTransitions: 4, models: { scripted: { output_tokens: 3 } } };
 
   /** A status record as the executions repository writes it; large values never arise here, so no bucket. */
   async function recorded(change: Partial<ExecutionRecord>): Promise<string> {

@@ -8,7 +8,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
  */
 
 /** CHROMIUM_PATH, else the first of the usual names on PATH. */
-export function findChromium(): string | undefined {
+function findChromium(): string | undefined {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
   for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
     for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
@@ -23,9 +23,9 @@ export function findChromium(): string | undefined {
   return undefined;
 }
 
-export const CHROMIUM = findChromium();
-export const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI!.toLowerCase());
-export const INSTALL_CHROMIUM = 'install it (Debian: apt-get install --no-install-recommends chromium) or set CHROMIUM_PATH';
+const CHROMIUM = findChromium();
+const IN_CI = Boolean(process.env.CI) && !['0', 'false'].includes(process.env.CI!.toLowerCase());
+const INSTALL_CHROMIUM = 'install it (Debian: apt-get install --no-install-recommends chromium) or set CHROMIUM_PATH';
 
 /** Whether a browser test runs here; says so when it does not. `testFile` names it in the note. */
 export function chromiumTestRuns(testFile: string): boolean {

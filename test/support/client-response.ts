@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
 
-export interface ClientEntry {
+interface ClientEntry {
   kind: 'head' | 'chunk' | 'end';
   text: string;
 }

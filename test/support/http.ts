@@ -149,7 +149,7 @@ export function rawExchange(url: string, method: string, head: string, body: Buf
 }
 
 /** An HTTP/1.1 answer read off the wire: its status, headers (lower case) and body (a chunked one decoded). */
-export function parseRawAnswer(raw: string): { status: number; headers: Record<string, string>; text: string } {
+function parseRawAnswer(raw: string): { status: number; headers: Record<string, string>; text: string } {
   const end = raw.indexOf('\r\n\r\n');
   if (end < 0) throw new Error(`no whole HTTP answer: ${raw.slice(0, 200)}`);
   const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');

@@ -24,14 +24,14 @@ import { once } from 'node:events';
 const TLS_DIR = new URL('../fixtures/tls/', import.meta.url);
 export const TEST_CA_PATH = new URL('ca.pem', TLS_DIR).pathname;
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   /** The request target (path and query) exactly as it arrived. */
   path: string;
   headers: IncomingHttpHeaders;
 }
 
-export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => void;
+type RouteHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 export interface RecordingServer {
   port: number;

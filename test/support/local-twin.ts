@@ -9,7 +9,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#lib/twin/stores.ts';
 import { LINK_CACHE_MS } from '#shared/limits.ts';
 import { installLambdaStreamingGlobals } from '#lib/twin/lambda-streaming.ts';
 import { startLocalTwin, type LocalTwin, type LocalTwinOptions } from '#lib/twin/twin.ts';
-import { routes } from '#functions/routes.ts';
+import { functionIdOf, routes } from '#functions/routes.ts';
 import { taskFunctions } from '#functions/task-functions.ts';
 
 export interface TestTwin extends LocalTwin {
@@ -25,7 +25,8 @@ export interface TestTwin extends LocalTwin {
   settled(functionIds?: readonly string[], timeoutMs?: number): Promise<void>;
 }
 
-const EVERY_FUNCTION = [...routes.map((route) => route.id), ...taskFunctions.map((task) => task.id)];
+// Routes may share a function (an API's documentation routes do): each function once.
+const EVERY_FUNCTION = [...new Set(routes.map(functionIdOf)), ...taskFunctions.map((task) => task.id)];
 
 /** Starts the real local twin (embedded DynamoDB and S3, same handlers) on free ports in a fresh data directory. */
 export async function startTestTwin(options: Omit<LocalTwinOptions, 'dataDir' | 'host' | 'port'> = {}): Promise<TestTwin> {

@@ -13,7 +13,7 @@ import { API_STAGE } from '#functions/routes.ts';
  * Two kinds of request are outside the documents on purpose:
  * - a request a test sends deliberately outside the contract at the gateway (a path or method the API does not have,
  *   another stage): the caller says why (`undocumented`), and the answer must still be a refusal in its API's error
- *   shape (`{"detail"}` for the Workflow API, `{"error"}` for the webhooks; API Gateway's own body carries both);
+ *   shape (`{"detail"}` for the Workflow API, whose REST API's own body carries `error` too, `{"error"}` for the webhooks);
  * - a CORS preflight (`OPTIONS`): the browser's protocol, not an operation of the API. The documents describe what a
  *   caller calls (and feed the typed client), and CORS is off unless a deployment names origins, so they leave it out;
  *   a preflight is held to the Fetch standard instead: 204 with no body and the Access-Control-Allow-* headers, or a
@@ -252,7 +252,7 @@ function preflightAnswer(index: number, head: AnswerHead, what: string): BodyChe
   return errorBodyCheck([index], head, what);
 }
 
-/** A refusal in the error shape of the APIs at `indexes`: JSON matching each document's `Error` component. */
+/** A refusal in the error shape of one of the APIs at `indexes`: JSON matching that document's `Error` component. */
 function errorBodyCheck(indexes: number[], head: AnswerHead, what: string): BodyCheck {
   if (head.status < 400) throw new Error(`${what}: a request outside the document must be refused, not answered ${head.status}`);
   if (mediaTypeOf(head) !== 'application/json')
@@ -263,16 +263,24 @@ function errorBodyCheck(indexes: number[], head: AnswerHead, what: string): Body
     },
     body: (text) => {
       const body = parseJson(text, what);
-      for (const index of indexes) check(validatorAt(index, ['components', 'schemas', 'Error']), body, `${what}: the error body`);
+      const failures: string[] = [];
+      for (const index of indexes) {
+        try {
+          return check(validatorAt(index, ['components', 'schemas', 'Error']), body, `${what}: the error body`);
+        } catch (error) {
+          failures.push((error as Error).message);
+        }
+      }
+      throw new Error(failures.join('\n'));
     },
   };
 }
 
 /**
  * A request sent outside the contract on purpose (`why` says how): its answer must be a refusal in the error shape of
- * the API it is under, or of both APIs for a path under neither (API Gateway answers those, one body for both).
+ * the API it is under, or of either API for a path under neither (each host answers those in its own API's shape).
  */
-export function refusalOutsideDocument(call: ApiCall, head: AnswerHead, why: string): BodyCheck {
+function refusalOutsideDocument(call: ApiCall, head: AnswerHead, why: string): BodyCheck {
   const { path, index } = locate(call.url);
   return errorBodyCheck(index < 0 ? DOCUMENTS.map((_, i) => i) : [index], head, `${call.method} ${path} -> ${head.status} (${why})`);
 }

@@ -16,6 +16,14 @@ const free = { usd: 0, quoted: 'not billed', perMetered: 1, page: 'billed throug
 
 export const PUBLISHED: Record<keyof CostUnits, Published[]> = {
   apiRequests: [{ usd: 3.5, quoted: 'per million REST API requests', perMetered: 1e6, page: 'aws.amazon.com/api-gateway/pricing' }],
+  httpApiRequests: [
+    {
+      usd: 1.0,
+      quoted: 'per million HTTP API requests, in 512 KB increments',
+      perMetered: 1e6,
+      page: 'aws.amazon.com/api-gateway/pricing',
+    },
+  ],
   lambdaInvocations: [{ usd: 0.2, quoted: 'per million requests', perMetered: 1e6, page: 'aws.amazon.com/lambda/pricing' }],
   // The meter counts GB-milliseconds; the page quotes arm64 duration per GB-second.
   lambdaGbMs: [{ usd: 0.0000133334, quoted: 'per GB-second, arm64', perMetered: 1000, page: 'aws.amazon.com/lambda/pricing' }],

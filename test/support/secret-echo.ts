@@ -14,7 +14,7 @@ export interface Echo {
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const b64url = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 /** As PHP's json_encode or Python's ensure_ascii write it: `\/`, and anything else not alphanumeric as `\uXXXX`. */
-export const escapeAll = (text: string) =>
+const escapeAll = (text: string) =>
   [...text]
     .map((c) => (/[A-Za-z0-9]/.test(c) ? c : c === '/' ? '\\/' : `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`))
     .join('');
@@ -68,7 +68,7 @@ export function echoOf(encoding: string, key: string, ctl: string, url: string):
 }
 
 /** Every form the tests look for: the value itself, JSON-escaped (both ways), URL-encoded, base64 (every variant). */
-export function formsOf(secret: string): string[] {
+function formsOf(secret: string): string[] {
   const forms = [
     secret,
     jsonEscaped(secret),

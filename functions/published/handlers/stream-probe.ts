@@ -13,7 +13,7 @@ const openStreams = openStreamsFromEnv();
  * `end` event; straight to the response stream, without the heartbeat and filler of the product's streams.
  */
 export const handler = publishedRoute('PublishedStreamProbe', async (request, caller, context) => {
-  const probe = streamProbeOf(request.queryStringParameters);
+  const probe = streamProbeOf(request.queryStringParameters ?? null);
   // A probe is a stream like the others: it holds one of its key's open streams until its invocation ends.
   const stream = await openStream(openStreams, caller, streamLeaseUntil(openStreams.now(), context.getRemainingTimeInMillis()));
   try {

@@ -2,7 +2,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from '../store/conditional-write.ts';
 import { recordCost } from '../metering/cost-meter.ts';
-import { WRITE_UNIT_BYTES } from '../store/item-size.ts';
+import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { putCost } from '../store/item-size.ts';
+import { INDEXED_TABLES, type TableShape } from '../store/table-indexes.ts';
+import { TABLE_ENV, type TableName } from '../resources.ts';
 import { traced } from '../lambda/powertools.ts';
 import { hotPathClientConfig, withoutSdkLogging } from './hot-path.ts';
 import { metered } from './cost-metering.ts';
@@ -12,7 +16,6 @@ import { metered } from './cost-metering.ts';
  * points it at the embedded store; on AWS it uses the defaults.
  */
 
-const STORING_COMMANDS = new Set(['PutItemCommand', 'PutCommand', 'BatchWriteItemCommand', 'BatchWriteCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand']);
 
 interface ConsumedCapacity {
@@ -39,11 +42,44 @@ function meteredDocumentClient(): DynamoDBDocumentClient {
     }
     const units = capacityOf(result.output);
     if (READ_COMMANDS.has(call.commandName)) recordCost({ dynamoReadUnits: units });
-    // Updates of counters add nothing to storage to speak of; puts may add up to their units in KB.
-    else recordCost({ dynamoWriteUnits: units, storedBytes: STORING_COMMANDS.has(call.commandName) ? units * WRITE_UNIT_BYTES : 0 });
+    // Updates of counters add nothing to storage to speak of; a put stores its item and its index entries.
+    else recordCost({ dynamoWriteUnits: units, storedBytes: putStoredBytes(call.input) });
     return result;
   });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
 export const dynamo = /* @__PURE__ */ meteredDocumentClient();
+
+/**
+ * The bytes the items a command puts take in storage, index entries included (item-size.ts putCost). An item
+ * reaches this step as values (the document client marshals later) or, from a plain client, as attribute values.
+ */
+function putStoredBytes(input: Record<string, unknown>): number {
+  const puts: { table: string; item: Record<string, unknown> }[] = [];
+  if (typeof input.TableName === 'string' && input.Item) puts.push({ table: input.TableName, item: input.Item as Record<string, unknown> });
+  for (const [table, requests] of Object.entries(
+    (input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Record<string, unknown> } }[]>,
+  )) {
+    for (const request of requests) if (request.PutRequest) puts.push({ table, item: request.PutRequest.Item });
+  }
+  return puts.reduce((sum, put) => sum + putCost(valuesOf(put.item), shapeOf(put.table)).storedBytes, 0);
+}
+
+const ATTRIBUTE_VALUE_TYPES = new Set(['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL']);
+
+function valuesOf(item: Record<string, unknown>): Record<string, NativeAttributeValue> {
+  const marshalled = Object.values(item).every((value) => {
+    const keys = value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+    return keys.length === 1 && ATTRIBUTE_VALUE_TYPES.has(keys[0]!);
+  });
+  return marshalled
+    ? unmarshall(item as Record<string, AttributeValue>, { wrapNumbers: true })
+    : (item as Record<string, NativeAttributeValue>);
+}
+
+/** The indexes of the table a function knows by its physical name (its TABLE_ENV variable). */
+function shapeOf(tableName: string): TableShape | undefined {
+  const table = (Object.keys(TABLE_ENV) as TableName[]).find((name) => process.env[TABLE_ENV[name]] === tableName);
+  return table ? INDEXED_TABLES[table] : undefined;
+}

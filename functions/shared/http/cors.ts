@@ -17,7 +17,7 @@ export const CORS_ALLOWED_ORIGINS_ENV = 'CORS_ALLOWED_ORIGINS';
  * `Idempotency-Key` that makes a repeated execute or stream the same execution (other routes ignore it; some HTTP clients
  * add it to every POST on their own, and refusing it would fail the preflight of such a client).
  */
-export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'last-event-id', 'idempotency-key'] as const;
+const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'last-event-id', 'idempotency-key'] as const;
 
 /**
  * Response headers a page may read beyond the CORS-safelisted ones (content-type, cache-control, ...): a 429's
@@ -31,7 +31,7 @@ export const CORS_EXPOSE_HEADERS = ['retry-after', 'x-execution-id', 'content-lo
  * value at 2 hours (Firefox at 24), and an origin taken off the list loses access at once anyway, since every
  * actual response is checked again.
  */
-export const CORS_MAX_AGE_SECONDS = 7200;
+const CORS_MAX_AGE_SECONDS = 7200;
 
 /**
  * The allowed origins from the setting `name`: `https://a.example,https://b.example` (context or variable), or an

@@ -1,4 +1,5 @@
 import { header, type HttpRequest } from './http-stack.ts';
+import { isHttpApiEvent } from './gateway-event.ts';
 
 /**
  * URLs an API hands back (poll URLs, an OpenAPI document's server) must work from where the caller stands. API
@@ -16,8 +17,13 @@ export function externalUrl(request: HttpRequest, path: string): string {
   return `${externalOrigin(request)}${externalPrefix(request)}${path}`;
 }
 
-/** `/prod`, a custom domain's base path, or '' when the caller used neither. */
+/**
+ * `/prod`, a custom domain's base path, or '' when the caller used neither. An HTTP API's `$default` stage has no path,
+ * and its 2.0 event does not say an API mapping's key (its `rawPath` starts after it): '' there, and a caller behind a
+ * mapping key sets the document's server variable itself (functions/inbound/README.md).
+ */
 export function externalPrefix(request: HttpRequest): string {
+  if (isHttpApiEvent(request)) return '';
   const external = segments(request.requestContext?.path);
   const template = segments(request.resource);
   if (template.length === 0 || external.length < template.length) return '';
@@ -34,7 +40,7 @@ const IPV6 = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
 const MAX_HOSTNAME_CHARS = 253;
 
 /** `host[:port]` as a URL may carry it, within DNS's bounds and a real port. */
-export function isBoundedHost(candidate: string | undefined): candidate is string {
+function isBoundedHost(candidate: string | undefined): candidate is string {
   const parts = /^(\[[^\]]*\]|[^:]*)(?::(\d{1,5}))?$/.exec(candidate ?? '');
   if (!parts) return false;
   const [, name = '', port] = parts;

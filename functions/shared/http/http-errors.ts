@@ -17,7 +17,7 @@ export type ErrorBodyShape = 'webhook' | 'published';
 /** API Gateway's own answers (lib/cdk/gateway-responses.ts) carry the message under both names, whichever API it is. */
 const GATEWAY_TWIN = "Only in API Gateway's own answers (unknown route, stage throttle, failed or timed-out integration): the same message";
 
-export const fieldIssueSchema = z.object({
+const fieldIssueSchema = z.object({
   field: z.string().check(
     z.meta({
       description: 'The field in dot notation (`messages.0.text`, `audio.url`), or `body` for the body as a whole',
@@ -30,7 +30,14 @@ export const fieldIssueSchema = z.object({
 export const webhookErrorBodySchema = z.object({
   error: z.string().check(z.meta({ examples: ['Validation error'] })),
   details: z.optional(z.array(fieldIssueSchema).check(z.meta({ description: 'With 400 only: what is wrong, field by field' }))),
-  detail: z.optional(z.string().check(z.meta({ description: GATEWAY_TWIN }))),
+});
+
+/**
+ * The webhook API's HTTP API answering by itself (lib/twin/http-api-answers.ts): its stage throttle (429), a failed
+ * (500) or timed-out (503) integration. Nothing can shape it, and it carries no Retry-After.
+ */
+export const httpApiErrorBodySchema = z.object({
+  message: z.string().check(z.meta({ description: "API Gateway's own message", examples: ['Service Unavailable'] })),
 });
 
 export const publishedErrorBodySchema = z.object({

@@ -1,21 +1,23 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { emptyCostUnits, runMetered } from '../metering/cost-meter.ts';
-import { ACCESS_LOG_LINE_BYTES, meterLogs } from '../metering/log-meter.ts';
+import { ACCESS_LOG_LINE_BYTES, meterLogs, WEBHOOK_ACCESS_LOG_LINE_BYTES } from '../metering/log-meter.ts';
 import { bufferedResponseBytes, chunkBytes, responseBodyBytes, streamedHeadBytes } from '../metering/data-transfer-meter.ts';
 import { invocationMetering, settleUsage, usageMeterFromEnv } from '../metering/usage-settlement.ts';
 import { DomainError } from '../errors.ts';
 import { errorResponse, type ErrorBodyShape } from './http-errors.ts';
 import { logger, publishMetricsAtEnd, publishRequestMetrics, tracer } from '../lambda/powertools.ts';
-import { routeGroupOf, type RouteGroup } from './route-groups.ts';
+import { gatewayOf, routeGroupOf, type RouteGroup } from './route-groups.ts';
 import { corsResponseHeaders, preflightResponse, type CorsPolicy } from './cors.ts';
 import { asSentByGateway } from './gateway-compression.ts';
+import { requestMethod, type GatewayRequest } from './gateway-event.ts';
 
-export type HttpRequest = APIGatewayProxyEvent;
+/** What a route's function gets: either payload format (gateway-event.ts), as its route's API sends it. */
+export type HttpRequest = GatewayRequest;
 export type HttpResponse = APIGatewayProxyResult;
 
 /** What the stack needs of a route table entry (functions/routes.ts): the error body shape, whether it streams, its group. */
@@ -50,23 +52,32 @@ export function withHttpStack(
    * The answer's bytes (data transfer out): a stream's so far and what its finish still sends, or a buffered answer
    * whole, as API Gateway sends it (compressed when the caller accepts it: gateway-compression.ts).
    */
+  const restApi = gatewayOf(route) === 'restApi';
   const answerBytes = (request: HttpRequest, context: Context, response: HttpResponse) => {
     const streamed = streamedResponses.get(context);
-    return streamed
-      ? streamed.sentBytes + streamed.bytesToFinish(response)
-      : bufferedResponseBytes(asSentByGateway(withHeaders(response, routeHeaders(request)), header(request, 'accept-encoding')));
+    if (streamed) return streamed.sentBytes + streamed.bytesToFinish(response);
+    const sent = withHeaders(response, routeHeaders(request));
+    // Only a REST API compresses what a function answers; an HTTP API sends it as it is.
+    return bufferedResponseBytes(restApi ? asSentByGateway(sent, header(request, 'accept-encoding')) : sent);
   };
+  const accessLogBytes = restApi ? ACCESS_LOG_LINE_BYTES : WEBHOOK_ACCESS_LOG_LINE_BYTES;
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const metering = invocationMetering(context, { ...emptyCostUnits(), apiRequests: 1, logBytes: ACCESS_LOG_LINE_BYTES });
+    const requestUnits = restApi ? { apiRequests: 1 } : { httpApiRequests: httpApiIncrements(rawBody(request).byteLength) };
+    const metering = invocationMetering(context, { ...emptyCostUnits(), ...requestUnits, logBytes: accessLogBytes });
     let answer: HttpResponse | undefined;
     try {
-      return (answer = await runMetered(metering, () => meterLogs(metering, () => adapter(request, context))));
+      return (answer = await runMetered(metering, () => meterLogs(metering, () => adapter(request, context), restApi)));
     } catch (error) {
       // What the error mapper below will answer (errorResponse is pure): counted now, before the usage is written.
       answer = errorResponse(error, errorShape);
       throw error;
     } finally {
-      if (answer) metering.units.dataTransferOutBytes += answerBytes(request, context, answer);
+      if (answer) {
+        const sent = answerBytes(request, context, answer);
+        metering.units.dataTransferOutBytes += sent;
+        // An HTTP API meters the larger of the request and its answer in 512 KB increments.
+        if (!restApi) metering.units.httpApiRequests = Math.max(metering.units.httpApiRequests, httpApiIncrements(sent));
+      }
       await settleUsage(usage, metering, context);
     }
   };
@@ -75,7 +86,7 @@ export function withHttpStack(
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(publishMetricsAtEnd())
     // Registered before the error mapper, so its onError sees the mapped status (middy runs onError last-in first).
-    .use(requestMetrics(routeGroupOf(route)))
+    .use(requestMetrics(restApi ? routeGroupOf(route) : undefined))
     .use({
       onError: async (request) => {
         const { error } = request;
@@ -90,7 +101,7 @@ export function withHttpStack(
   // A preflight is the browser asking, not a request of the API: no key, no metering, no request metrics.
   const answer = cors
     ? (request: HttpRequest, context: Context) =>
-        request.httpMethod === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context)
+        requestMethod(request) === 'OPTIONS' ? Promise.resolve(preflightResponse(cors, request)) : stack(request, context)
     : stack;
   // Typed like middy's own streamified handlers: Lambda tells the two kinds apart by the runtime's marker, not the type.
   if (route.streaming) return streamified(answer, routeHeaders) as unknown as typeof stack;
@@ -105,10 +116,11 @@ function withHeaders(response: HttpResponse, extra: Record<string, string>): Htt
 }
 
 /** Requests, server errors and latency per route group, which the operator's alarms watch. */
-function requestMetrics(group: RouteGroup): middy.MiddlewareObj<HttpRequest, HttpResponse> {
+function requestMetrics(group: RouteGroup | undefined): middy.MiddlewareObj<HttpRequest, HttpResponse> {
   let startedAt = 0;
   const publish = async (request: middy.Request<HttpRequest, HttpResponse>) => {
-    publishRequestMetrics(group, request.response?.statusCode ?? 500, performance.now() - startedAt);
+    // An HTTP API counts its requests, errors and latency itself (AWS/ApiGateway), which the webhooks' alarms read.
+    if (group) publishRequestMetrics(group, request.response?.statusCode ?? 500, performance.now() - startedAt);
   };
   return {
     before: async () => {
@@ -373,6 +385,9 @@ export function header(request: HttpRequest, name: string): string | undefined {
   }
   return undefined;
 }
+
+/** How many requests an HTTP API bills for this many bytes: one per 512 KB begun, at least one. */
+const httpApiIncrements = (bytes: number) => Math.max(1, Math.ceil(bytes / (512 * 1024)));
 
 export function rawBody(request: HttpRequest): Buffer {
   if (request.body == null) return Buffer.alloc(0);

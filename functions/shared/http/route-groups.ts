@@ -13,3 +13,13 @@ export function routeGroupOf(route: { readonly path: string; readonly streaming?
   if (route.path.startsWith(`${WEBHOOKS_PREFIX}/`)) return 'webhooks';
   return route.streaming ? 'published-long' : 'published';
 }
+
+/**
+ * The API Gateway API serving a route: the Published Workflow API on a REST API (response streaming, gateway
+ * responses), the webhook API on an HTTP API (a third of the price per request; payload format 2.0).
+ */
+export type GatewayKind = 'restApi' | 'httpApi';
+
+export function gatewayOf(route: { readonly path: string }): GatewayKind {
+  return route.path.startsWith(`${WEBHOOKS_PREFIX}/`) ? 'httpApi' : 'restApi';
+}

@@ -8,13 +8,7 @@ import { ROUTE_GROUPS } from '../http/route-groups.ts';
  * Every function has the same `service` (POWERTOOLS_SERVICE_NAME), so a metric two functions publish is one metric.
  */
 export const SERVICE_METRICS = [
-  // Cost units, per invocation (powertools.ts publishCostUnits); StepFunctionsRequests and DataTransferOutBytes only when there were any.
-  'DynamoDBReadUnits',
-  'DynamoDBWriteUnits',
-  'S3WriteRequests',
-  'S3ReadRequests',
-  'StepFunctionsRequests',
-  'DataTransferOutBytes',
+  // A usage item that could not be written (metering/usage-settlement.ts).
   'UsageWriteFailures',
   // Webhooks.
   'EventsAccepted',
@@ -36,10 +30,14 @@ export const SERVICE_METRICS = [
   'NightlySweepsLate',
 ] as const;
 
-/** Published with the `RouteGroup` dimension too, once per route group (powertools.ts publishRequestMetrics). */
+/**
+ * Published with the `RouteGroup` dimension too, once per route group the functions measure (powertools.ts
+ * publishRequestMetrics): the REST API's. The webhook API's HTTP API measures its own requests (AWS/ApiGateway, free).
+ */
 export const ROUTE_GROUP_METRICS = ['HttpRequests', 'Http5xx', 'Http4xx', 'HttpLatency'] as const;
+const MEASURED_ROUTE_GROUPS = ROUTE_GROUPS.filter((group) => group !== 'webhooks');
 
 /** How many custom metrics a busy deployment has in CloudWatch: each name with `service`, and each group metric per group. */
 export function customMetricCount(): number {
-  return SERVICE_METRICS.length + ROUTE_GROUP_METRICS.length * ROUTE_GROUPS.length;
+  return SERVICE_METRICS.length + ROUTE_GROUP_METRICS.length * MEASURED_ROUTE_GROUPS.length;
 }

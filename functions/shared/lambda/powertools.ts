@@ -1,7 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import type { CostUnits } from '../metering/cost-meter.ts';
 
 /**
  * A Logger that never logs the invocation event, whatever POWERTOOLS_LOGGER_LOG_EVENT or a middleware option
@@ -27,17 +26,6 @@ export const tracer = new Tracer({ captureHTTPsRequests: false });
 /** X-Ray subsegments for every call of an SDK client (a no-op where tracing is off: locally and in tests). */
 export function traced<Client>(client: Client): Client {
   return tracer.captureAWSv3Client(client);
-}
-
-/** Publishes what the request cost, in the units AWS bills, next to the business metrics. */
-export function publishCostUnits(units: CostUnits): void {
-  metrics.addMetric('DynamoDBReadUnits', MetricUnit.Count, units.dynamoReadUnits);
-  metrics.addMetric('DynamoDBWriteUnits', MetricUnit.Count, units.dynamoWriteUnits);
-  metrics.addMetric('S3WriteRequests', MetricUnit.Count, units.s3WriteRequests);
-  metrics.addMetric('S3ReadRequests', MetricUnit.Count, units.s3ReadRequests);
-  if (units.stepFunctionsRequests > 0) metrics.addMetric('StepFunctionsRequests', MetricUnit.Count, units.stepFunctionsRequests);
-  // API functions only: the bytes of the invocation's answer (data transfer out).
-  if (units.dataTransferOutBytes > 0) metrics.addMetric('DataTransferOutBytes', MetricUnit.Bytes, units.dataTransferOutBytes);
 }
 
 export { MetricUnit };

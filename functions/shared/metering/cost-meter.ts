@@ -12,8 +12,13 @@ export interface CostUnits {
   s3ReadRequests: number;
   /** Step Functions API calls (start, stop, task responses): free for Standard workflows, counted for the record. */
   stepFunctionsRequests: number;
-  /** API Gateway requests (HTTP functions: one each). */
+  /** REST API requests: the Published Workflow API's (one each). */
   apiRequests: number;
+  /**
+   * HTTP API requests: the webhook API's, metered in 512 KB increments (a request or answer over 512 KB counts as one
+   * per 512 KB begun; aws.amazon.com/api-gateway/pricing).
+   */
+  httpApiRequests: number;
   lambdaInvocations: number;
   /** Billed duration (rounded up to the millisecond) × configured memory, in GB-milliseconds. */
   lambdaGbMs: number;
@@ -51,6 +56,7 @@ export const COST_UNIT_NAMES = [
   's3ReadRequests',
   'stepFunctionsRequests',
   'apiRequests',
+  'httpApiRequests',
   'lambdaInvocations',
   'lambdaGbMs',
   'stateTransitions',

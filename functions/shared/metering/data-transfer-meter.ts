@@ -49,7 +49,7 @@ export interface ResponseBody {
 const CRLF = 2;
 
 /** The head's bytes: status line, the function's headers, the framing header, API Gateway's own, the blank line. */
-export function responseHeadBytes(head: ResponseHead, framing: { contentLength: number } | 'chunked'): number {
+function responseHeadBytes(head: ResponseHead, framing: { contentLength: number } | 'chunked'): number {
   const status = `HTTP/1.1 ${head.statusCode} ${STATUS_CODES[head.statusCode] ?? 'unknown'}`;
   let bytes = Buffer.byteLength(status, 'latin1') + CRLF;
   const line = (name: string, value: unknown) => Buffer.byteLength(`${name}: ${String(value)}`, 'latin1') + CRLF;

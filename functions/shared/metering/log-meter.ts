@@ -32,6 +32,12 @@ export const LAMBDA_PLATFORM_LOG_BYTES = 71 + 52 + 141 + 93;
 export const ACCESS_LOG_LINE_BYTES = 460;
 
 /**
+ * The webhook API's HTTP API access log line (lib/cdk/constructs/webhook-api.ts WEBHOOK_ACCESS_LOG_FORMAT), in bytes
+ * with its newline, at most; test/infra/access-log.test.ts holds it to the format.
+ */
+export const WEBHOOK_ACCESS_LOG_LINE_BYTES = 240;
+
+/**
  * One meter per process, whatever the number of copies of this module (two bundles in one process, a test runner's
  * module isolation): each copy wrapping stdout again would count every byte once per copy, each into its own store.
  */
@@ -65,11 +71,12 @@ function count(into: LogMeterState, chunk: string | Uint8Array, encoding: Buffer
 
 /**
  * Runs `work` (the invocation's handler, inside its metering) counting its log bytes into `metering.units.logBytes`,
- * which starts with Lambda's own lines for the invocation and the closing lines of the invocation before.
+ * which starts with Lambda's own lines for the invocation (unless `platformLines` is false: a function whose system
+ * log level is WARN, lib/cdk/constructs/handler-function.ts) and the closing lines of the invocation before.
  */
-export function meterLogs<T>(metering: Metering, work: () => Promise<T>): Promise<T> {
+export function meterLogs<T>(metering: Metering, work: () => Promise<T>, platformLines = true): Promise<T> {
   const state = meterState();
-  metering.units.logBytes += LAMBDA_PLATFORM_LOG_BYTES + state.betweenInvocations;
+  metering.units.logBytes += (platformLines ? LAMBDA_PLATFORM_LOG_BYTES : 0) + state.betweenInvocations;
   state.betweenInvocations = 0;
   return state.storage.run(metering, work);
 }

@@ -18,7 +18,7 @@ export const USAGE_RETENTION_MS = 400 * DAY_MS;
  * A subject's day is spread over this many items, so a busy link's or project's counter never becomes a hot key
  * (one partition takes 1,000 writes a second); the report adds them up.
  */
-export const USAGE_SHARDS = 8;
+const USAGE_SHARDS = 8;
 /** The usage write itself: one small UpdateItem. */
 const USAGE_WRITE_UNITS = 1;
 

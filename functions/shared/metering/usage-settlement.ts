@@ -10,7 +10,7 @@ import {
   type CostUnits,
   type Metering,
 } from './cost-meter.ts';
-import { logger, metrics, MetricUnit, publishCostUnits } from '../lambda/powertools.ts';
+import { logger, metrics, MetricUnit } from '../lambda/powertools.ts';
 import { TABLE_ENV } from '../resources.ts';
 import { createUsageMeter, type UsageMeter } from './usage-meter.ts';
 import { leaveDataTransferForNext, takeDataTransferLeftBefore } from './data-transfer-meter.ts';
@@ -41,17 +41,17 @@ export function invocationMetering(context: Context, units: CostUnits): Metering
 const NOT_WORTH_A_WRITE: ReadonlySet<keyof CostUnits> = new Set(['lambdaGbMs', 'dataTransferOutBytes']);
 
 /**
- * The end of every invocation: its Lambda units (one invocation, billed duration × memory), the metrics, and the
+ * The end of every invocation: its Lambda units (one invocation, billed duration × memory), and the
  * subject's usage item (with a counter per model and counter for what its models did), unless a write during the
  * invocation (a webhook's limits update, cost-meter.ts `usageToCarry`) already carried every unit but the few
  * milliseconds of Lambda time since and the answer's bytes (left for the instance's next invocation, which carries
  * them). A failed usage write costs finance a row, never the caller an answer: it is logged and counted
- * (`UsageWriteFailures`). The metrics show the invocation's own answer, never bytes an earlier one left for it.
+ * (`UsageWriteFailures`). The units are not published as metrics as well: the usage items hold them, and each EMF
+ * record would cost log bytes on every request (the cost report reads the items).
  */
 export async function settleUsage(usage: UsageMeter, metering: Metering, context: Context): Promise<void> {
   const units = invocationUnits(metering);
   const own = { ...units, dataTransferOutBytes: units.dataTransferOutBytes - (metering.dataTransferLeftBefore ?? 0) };
-  publishCostUnits(own);
   reportRequestCost(context.functionName, own);
   // Nobody is billed for this one (an unknown token, a refused key): its own answer is not counted, but what earlier
   // invocations left for it still goes on.

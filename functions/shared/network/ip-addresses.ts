@@ -28,7 +28,7 @@ const NON_PUBLIC_IPV4: readonly Cidr4[] = [
   ['240.0.0.0', 4], // reserved, including broadcast 255.255.255.255
 ].map(([address, prefix]) => [ipv4ToInt(address as string), prefix as number] as const);
 
-export function ipv4ToInt(address: string): number {
+function ipv4ToInt(address: string): number {
   return address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
 }
 
@@ -44,7 +44,7 @@ export function isPublicIPv4(address: string): boolean {
 }
 
 /** Expands an IPv6 literal (with `::` and a trailing dotted quad allowed) into 8 16-bit groups. */
-export function ipv6Groups(address: string): number[] | undefined {
+function ipv6Groups(address: string): number[] | undefined {
   if (!isIPv6(address)) return undefined;
   let text = address;
   const dottedQuad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);

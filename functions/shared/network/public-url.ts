@@ -97,7 +97,7 @@ function hostProblem(host: string): string | undefined {
 }
 
 /** An allow-list entry is a host name, or `*.example.com` for any subdomain of example.com. */
-export function hostMatches(host: string, pattern: string): boolean {
+function hostMatches(host: string, pattern: string): boolean {
   const wanted = pattern.toLowerCase();
   if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1));
   return host === wanted;

@@ -4,10 +4,12 @@
  * published ones: names and strings in UTF-8 bytes, binary in bytes, numbers by significant digits, lists and maps
  * 3 bytes plus 1 per element, sets the sum of their members.
  */
+import { NumberValueImpl } from '@aws-sdk/util-dynamodb';
 import type { CostUnits } from '../metering/cost-meter.ts';
+import type { TableShape } from './table-indexes.ts';
 
 /** A write unit covers up to 1 KB of item: what a put may add to storage, at most. */
-export const WRITE_UNIT_BYTES = 1024;
+const WRITE_UNIT_BYTES = 1024;
 
 export function itemBytes(item: object): number {
   let size = 0;
@@ -23,15 +25,49 @@ export function itemWriteUnits(item: object): number {
   return Math.max(1, Math.ceil(itemBytes(item) / WRITE_UNIT_BYTES));
 }
 
-/** What a put of `item` will be metered (clients/dynamodb.ts): its write units, and as many KB of storage. */
-export function expectedPutCost(item: object): Partial<CostUnits> {
-  const units = itemWriteUnits(item);
-  return { dynamoWriteUnits: units, storedBytes: units * WRITE_UNIT_BYTES };
+/**
+ * What DynamoDB stores for each item and each index entry besides its attributes
+ * (docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html: "100 bytes of overhead").
+ */
+const ITEM_OVERHEAD_BYTES = 100;
+
+/**
+ * What a new item costs when put into `table`: a write unit per KB begun of the item, and of each index entry it makes
+ * (an index whose keys the item has gets its keys and projected attributes); the bytes stored, each with its overhead.
+ * clients/dynamodb.ts meters every put by it, and a caller that carries its usage beside a write knows it in advance.
+ */
+export function putCost(item: object, table?: TableShape): { dynamoWriteUnits: number; storedBytes: number } {
+  let dynamoWriteUnits = itemWriteUnits(item);
+  let storedBytes = itemBytes(item) + ITEM_OVERHEAD_BYTES;
+  for (const entry of indexEntries(item, table)) {
+    const bytes = itemBytes(entry);
+    dynamoWriteUnits += Math.max(1, Math.ceil(bytes / WRITE_UNIT_BYTES));
+    storedBytes += bytes + ITEM_OVERHEAD_BYTES;
+  }
+  return { dynamoWriteUnits, storedBytes };
+}
+
+/** What a put of `item` into `table` will be metered (clients/dynamodb.ts). */
+export function expectedPutCost(item: object, table?: TableShape): Partial<CostUnits> {
+  return putCost(item, table);
+}
+
+function indexEntries(item: object, table: TableShape | undefined): object[] {
+  const values = item as Record<string, unknown>;
+  const entries: object[] = [];
+  for (const index of table?.indexes ?? []) {
+    const keys = [index.partitionKey, index.sortKey];
+    if (!keys.every((key) => values[key] !== undefined && values[key] !== null)) continue;
+    const names = new Set([...keys, table!.partitionKey, ...(table!.sortKey ? [table!.sortKey] : []), ...index.projectedAttributes]);
+    entries.push(Object.fromEntries([...names].filter((name) => values[name] !== undefined).map((name) => [name, values[name]])));
+  }
+  return entries;
 }
 
 function valueBytes(value: unknown): number {
   if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
   if (typeof value === 'number' || typeof value === 'bigint') return numberBytes(String(value));
+  if (value instanceof NumberValueImpl) return numberBytes(value.value);
   if (typeof value === 'boolean' || value === null) return 1;
   if (value instanceof Uint8Array) return value.byteLength;
   if (value instanceof Set) {

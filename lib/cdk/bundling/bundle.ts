@@ -13,13 +13,13 @@ const BUNDLING_DIR = fileURLToPath(new URL('./', import.meta.url));
  * and the tests run the real packages. zod needs none: the functions use `zod/mini` (functions/shared/zod.ts),
  * from which a bundle keeps only what it calls, English messages included and no other locale.
  */
-export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': join(BUNDLING_DIR, 'lambda-credentials.ts'),
   semver: join(BUNDLING_DIR, 'semver-gte.ts'),
 };
 
 /** Powertools Tracer replaced by a no-op unless SDK tracing is asked for (tracer-off.ts says what that costs). */
-export const TRACER_OFF_ALIASES: Readonly<Record<string, string>> = {
+const TRACER_OFF_ALIASES: Readonly<Record<string, string>> = {
   '@aws-lambda-powertools/tracer': join(BUNDLING_DIR, 'tracer-off.ts'),
   '@aws-lambda-powertools/tracer/middleware': join(BUNDLING_DIR, 'tracer-middleware-off.ts'),
 };
@@ -30,7 +30,7 @@ export const TRACER_OFF_ALIASES: Readonly<Record<string, string>> = {
  * from beside index.mjs, and only a bundle that includes it gets the file (about 330 KB, never loaded as code).
  * esbuild aliases import paths, so the handlers import the module by this one.
  */
-export const REDOC_SCRIPT_IMPORT = '#shared/http/api-reference/redoc-script.ts';
+const REDOC_SCRIPT_IMPORT = '#shared/http/api-reference/redoc-script.ts';
 const REDOC_SCRIPT_BESIDE = join(BUNDLING_DIR, 'redoc-script-beside.ts');
 
 /** The files a bundle reads beside its code, by name, for the modules it includes (esbuild's inputs, from the working directory). */

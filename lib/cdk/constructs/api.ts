@@ -13,7 +13,16 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BINARY_MEDIA_TYPES, routeTimeoutSeconds, type Route } from '#functions/routes.ts';
+import {
+  BINARY_MEDIA_TYPES,
+  functionIdOf,
+  gatewayOf,
+  routeById,
+  routeFunctions,
+  routeTimeoutSeconds,
+  WEBHOOK_DEFAULT_ROUTE,
+  type Route,
+} from '#functions/routes.ts';
 import type { Access, BucketGrant, BucketName, StateMachineName, TableName } from '#shared/resources.ts';
 import { API_URL_OUTPUT, MAX_OPEN_STREAMS_OUTPUT } from '#lib/cdk/stack-outputs.ts';
 import {
@@ -31,6 +40,7 @@ import type { Data } from './data.ts';
 import { HandlerFunction } from './handler-function.ts';
 import { bindStateMachines, type StateMachineOwner } from './state-machines.ts';
 import { STAGE_THROTTLE } from '#shared/rate-limits.ts';
+import { WebhookApi } from './webhook-api.ts';
 
 export interface ApiProps {
   readonly routes: readonly Route[];
@@ -95,9 +105,15 @@ export const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   ].join(',')}}`,
 );
 
-/** The REGIONAL REST API built from the route table: one small function per route, each granted only what its route declares. */
+/**
+ * The two APIs built from the route table: the Published Workflow API's REGIONAL REST API, and the webhook API's HTTP
+ * API (webhook-api.ts). One small function per route (each API's documentation routes share one), each granted only
+ * what its routes declare.
+ */
 export class Api extends Construct {
   public readonly restApi: RestApi;
+  public readonly webhookApi: WebhookApi;
+  /** By function id (functionIdOf). */
   public readonly functions: Record<string, HandlerFunction> = {};
   /** Each route's method, by route id. */
   public readonly methods: Record<string, Method> = {};
@@ -177,34 +193,53 @@ export class Api extends Construct {
     this.restApi.addGatewayResponse('Other4xx', { type: ResponseType.DEFAULT_4XX, responseHeaders: gatewayHeaders(), templates });
     this.restApi.addGatewayResponse('Other5xx', { type: ResponseType.DEFAULT_5XX, responseHeaders: gatewayHeaders(retryAfter), templates });
 
-    for (const route of props.routes) {
+    for (const declared of routeFunctions(props.routes)) {
       // A streaming route holds the response up to 15 minutes (blocking execute) unless it bounds its own time; its function runs as long.
-      const timeout = Duration.seconds(routeTimeoutSeconds(route));
-      const fn = new HandlerFunction(this, route.id, { handler: route.handler, timeout });
-      for (const [table, access] of Object.entries(route.tables) as [TableName, Access][]) {
+      const fn = new HandlerFunction(this, declared.id, {
+        handler: declared.handler,
+        timeout: Duration.seconds(routeTimeoutSeconds(declared)),
+        // The webhook API's functions: Lambda's START/END/REPORT lines would be most of each request's log bytes.
+        platformLines: declared.routes.every((route) => gatewayOf(route) === 'httpApi') ? 'quiet' : 'all',
+      });
+      for (const [table, access] of Object.entries(declared.tables) as [TableName, Access][]) {
         props.data.bindTable(fn, table, access);
       }
-      for (const [bucket, grant] of Object.entries(route.buckets ?? {}) as [BucketName, BucketGrant][]) {
+      for (const [bucket, grant] of Object.entries(declared.buckets ?? {}) as [BucketName, BucketGrant][]) {
         props.data.bindBucket(fn, bucket, grant);
       }
-      bindStateMachines(fn, route.stateMachines, props.stateMachines);
+      bindStateMachines(fn, declared.stateMachines, props.stateMachines);
+      // Set on every streaming function, 0 included: what the deployment pads its streamed writes with is on record.
+      if (declared.streaming) fn.addEnvironment(STREAM_FLUSH_PADDING_ENV, String(streamFlushPaddingBytes));
+      // A stream route's slots are counted against the deployment's open streams; a windowed one ends at its window.
+      if (declared.openStream) fn.addEnvironment(MAX_OPEN_STREAMS_ENV, String(maxOpenStreams));
+      if (declared.openStream === 'window') fn.addEnvironment(STREAM_WINDOW_ENV, String(streamWindowSeconds));
+      if (corsAllowedOrigins.length > 0 && declared.routes.some(servesBrowsers)) {
+        fn.addEnvironment(CORS_ALLOWED_ORIGINS_ENV, corsAllowedOrigins.join(','));
+      }
+      this.functions[declared.id] = fn;
+    }
+
+    for (const route of props.routes.filter((candidate) => gatewayOf(candidate) === 'restApi')) {
+      const fn = this.functions[functionIdOf(route)]!;
+      const timeout = Duration.seconds(routeTimeoutSeconds(route));
       const integration = route.streaming
         ? new LambdaIntegration(fn, { responseTransferMode: ResponseTransferMode.STREAM, timeout })
         : new LambdaIntegration(fn);
-      // Set on every streaming function, 0 included: what the deployment pads its streamed writes with is on record.
-      if (route.streaming) fn.addEnvironment(STREAM_FLUSH_PADDING_ENV, String(streamFlushPaddingBytes));
-      // A stream route's slots are counted against the deployment's open streams; a windowed one ends at its window.
-      if (route.openStream) fn.addEnvironment(MAX_OPEN_STREAMS_ENV, String(maxOpenStreams));
-      if (route.openStream === 'window') fn.addEnvironment(STREAM_WINDOW_ENV, String(streamWindowSeconds));
       const resource = this.restApi.root.resourceForPath(route.path);
       this.methods[route.id] = resource.addMethod(route.method, integration);
-      this.functions[route.id] = fn;
       if (corsAllowedOrigins.length > 0 && servesBrowsers(route)) {
-        fn.addEnvironment(CORS_ALLOWED_ORIGINS_ENV, corsAllowedOrigins.join(','));
         // The resource's first route answers its preflights (functions/shared/http/cors.ts), through its own integration.
         this.preflightMethods[route.path] ??= resource.addMethod('OPTIONS', integration);
       }
     }
+
+    const webhookRoutes = props.routes.filter((route) => gatewayOf(route) === 'httpApi');
+    this.webhookApi = new WebhookApi(this, 'Webhooks', {
+      routes: webhookRoutes,
+      functions: this.functions,
+      defaultFunctionId: functionIdOf(routeById(WEBHOOK_DEFAULT_ROUTE)),
+      throttle,
+    });
 
     new CfnOutput(this, API_URL_OUTPUT, { key: API_URL_OUTPUT, value: this.restApi.url });
     new CfnOutput(this, MAX_OPEN_STREAMS_OUTPUT, { key: MAX_OPEN_STREAMS_OUTPUT, value: String(maxOpenStreams) });

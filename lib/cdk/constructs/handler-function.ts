@@ -1,5 +1,5 @@
 import { AssetHashType, DockerImage, Duration } from 'aws-cdk-lib';
-import { Architecture, Code, Function as LambdaFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,13 @@ export interface HandlerFunctionProps {
   readonly timeout?: Duration;
   /** @default 256 */
   readonly memorySize?: number;
+  /**
+   * Lambda's own lines per invocation (START, END, REPORT, about 357 bytes, billed as log ingestion): `quiet` keeps
+   * only its warnings and errors (JSON log format, system log level WARN). For the webhook API's functions, whose
+   * every request is a Lambda invocation: its duration and errors stay in Lambda's metrics.
+   * @default 'all'
+   */
+  readonly platformLines?: 'all' | 'quiet';
 }
 
 /**
@@ -51,6 +58,7 @@ export class HandlerFunction extends LambdaFunction {
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(29),
       tracing: Tracing.ACTIVE,
+      ...(props.platformLines === 'quiet' ? { loggingFormat: LoggingFormat.JSON, systemLogLevelV2: SystemLogLevel.WARN } : {}),
       logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
       // No NODE_OPTIONS=--enable-source-maps: Node would read and parse every map on each cold start. The maps
       // (index.mjs.map and one per chunk) are deployed beside the code, never loaded: Node only maps traces of

@@ -18,6 +18,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { ROUTE_GROUPS } from '#functions/routes.ts';
+import type { ROUTE_GROUP_METRICS } from '#shared/lambda/custom-metrics.ts';
 import { POWERTOOLS_ENVIRONMENT } from '#lib/cdk/powertools-environment.ts';
 import type { Api } from './api.ts';
 import type { Data } from './data.ts';
@@ -76,9 +77,9 @@ const FIVE_MINUTES = Duration.minutes(5);
 /** p99 latency worth waking someone for, per route group whose latency is the API's own (long routes follow runs). */
 export const LATENCY_P99_MS = { webhooks: 1000, published: 2000 } as const;
 /** Every stop through the API aborts its execution: only a burst of aborts says something is wrong. */
-export const ABORTED_EXECUTIONS_PER_15_MINUTES = 20;
+const ABORTED_EXECUTIONS_PER_15_MINUTES = 20;
 /** Server errors as a share of a route group's requests, in percent. */
-export const SERVER_ERROR_PERCENT = 1;
+const SERVER_ERROR_PERCENT = 1;
 
 /**
  * What the on-call engineer and finance see after `cdk deploy`: one SNS topic (KMS-encrypted) that every alarm
@@ -160,11 +161,26 @@ export class Operations extends Construct {
     });
   }
 
+  /**
+   * A route group's request metric: the functions publish the REST API's groups (HttpRequests, Http4xx, Http5xx,
+   * HttpLatency); the webhook API's HTTP API measures its own requests (AWS/ApiGateway Count, 4xx, 5xx, Latency), its
+   * own answers (throttle, failed integration) included, at no charge and at no log byte per request.
+   */
+  private requestMetric(api: Api, group: string, name: (typeof ROUTE_GROUP_METRICS)[number], statistic = 'Sum'): Metric {
+    if (group !== 'webhooks') return this.productMetric(name, { group, statistic });
+    const options = { statistic, period: FIVE_MINUTES };
+    const httpApi = api.webhookApi.httpApi;
+    if (name === 'HttpRequests') return httpApi.metricCount(options);
+    if (name === 'Http5xx') return httpApi.metricServerError(options);
+    if (name === 'Http4xx') return httpApi.metricClientError(options);
+    return httpApi.metricLatency(options);
+  }
+
   private apiAlarms(api: Api): void {
     for (const group of ROUTE_GROUPS) {
       const rate = new MathExpression({
         expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
-        usingMetrics: { requests: this.productMetric('HttpRequests', { group }), errors: this.productMetric('Http5xx', { group }) },
+        usingMetrics: { requests: this.requestMetric(api, group, 'HttpRequests'), errors: this.requestMetric(api, group, 'Http5xx') },
         period: FIVE_MINUTES,
         label: `${group} 5xx %`,
       });
@@ -180,14 +196,15 @@ export class Operations extends Construct {
       this.alarm(
         `LatencyP99-${group}`,
         `p99 latency of ${group} requests at or above ${ms} ms for 15 minutes: a datastore or a dependency slows every caller.`,
-        this.productMetric('HttpLatency', { group, statistic: 'p99' }),
+        this.requestMetric(api, group, 'HttpLatency', 'p99'),
         { threshold: ms, periods: 3 },
       );
     }
-    // What the handlers never see: 502 (a crashed or oversized answer) and 504 (an integration timeout).
+    // What the REST API's handlers never see: 502 (a crashed or oversized answer) and 504 (an integration timeout). The
+    // webhook API's own 5xx are in its ServerErrors alarm already (its metrics are the HTTP API's).
     this.alarm(
       'GatewayServerErrors',
-      'API Gateway answered 5xx to more than 1 % of requests in 2 of 3 five-minute periods, ' +
+      'The REST API answered 5xx to more than 1 % of requests in 2 of 3 five-minute periods, ' +
         'including 502/504 that no handler saw (crashes, timeouts).',
       api.restApi.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
       { threshold: 0.01, periods: 3, datapoints: 2 },
@@ -324,8 +341,8 @@ export class Operations extends Construct {
 
   private buildDashboard(props: OperationsProps): Dashboard {
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
-    const perGroup = (name: string, statistic = 'Sum') =>
-      ROUTE_GROUPS.map((group) => this.productMetric(name, { group, statistic }).with({ label: `${group} ${name}` }));
+    const perGroup = (name: (typeof ROUTE_GROUP_METRICS)[number], statistic = 'Sum') =>
+      ROUTE_GROUPS.map((group) => this.requestMetric(props.api, group, name, statistic).with({ label: `${group} ${name}` }));
     const sums = (...names: string[]) => names.map((name) => this.productMetric(name).with({ label: name }));
     dashboard.addWidgets(
       new TextWidget({
@@ -369,13 +386,6 @@ export class Operations extends Construct {
       new GraphWidget({
         title: 'Nightly collection',
         left: sums('ConversationsHandedOff', 'CollectionFailures', 'NightlySweepsLate'),
-        width: 8,
-      }),
-      new GraphWidget({
-        title: 'Cost units',
-        left: sums('DynamoDBReadUnits', 'DynamoDBWriteUnits', 'S3ReadRequests', 'S3WriteRequests', 'StepFunctionsRequests'),
-        // Bytes, on an axis of their own: the API's responses, billed as data transfer out.
-        right: sums('DataTransferOutBytes'),
         width: 8,
       }),
     );

@@ -14,7 +14,7 @@ import {
 } from '#shared/resources.ts';
 
 /** `statemachines/<name>.asl.json`: the one definition of each state machine, deployed here and run by the twin. */
-export const definitionFileOf = (machine: StateMachineName) =>
+const definitionFileOf = (machine: StateMachineName) =>
   fileURLToPath(new URL(`../../../statemachines/${machine}.asl.json`, import.meta.url));
 
 /** A construct that owns one of the product's state machines and grants access to it. */

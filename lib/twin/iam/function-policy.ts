@@ -36,7 +36,7 @@ export interface FunctionDeclaration extends ResourceGrants {
 }
 
 /** A policy condition as CDK writes it: operator → context key → values (any one may match). */
-export type PolicyCondition = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+type PolicyCondition = Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
 
 /** The request context keys a request carries for IAM's conditions (e.g. `bedrock:InferenceProfileArn`). */
 export type RequestContext = Readonly<Record<string, string>>;

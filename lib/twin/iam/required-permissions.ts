@@ -258,7 +258,7 @@ function modelPermissions(modelId: string, action: string): Permission[] {
  * Bedrock's answer (AccessDeniedException, 403) to a third-party model's first call by a role lacking any of the
  * three Marketplace actions, word for word: it names two of them, whichever is missing.
  */
-export const MARKETPLACE_REFUSAL =
+const MARKETPLACE_REFUSAL =
   'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions ' +
   '(aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Refer to the Amazon Bedrock ' +
   'documentation for further details. Your AWS Marketplace subscription for this model cannot be completed at this time. If you ' +

@@ -106,7 +106,7 @@ export interface QuerySignature extends Signature {
 export type QueryAuthorization = { signature: QuerySignature } | { malformed: string };
 
 /** S3 refuses a presigned URL valid for more than 7 days. */
-export const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
+const MAX_PRESIGNED_EXPIRY_SECONDS = 604_800;
 const QUERY_AUTH_PARAMS = [
   'X-Amz-Algorithm',
   'X-Amz-Credential',

@@ -64,14 +64,14 @@ export function functionEnvironment(
     ...POWERTOOLS_ENVIRONMENT,
     POWERTOOLS_SERVICE_NAME: 'workflow-ingest-local',
     POWERTOOLS_METRICS_NAMESPACE: 'WorkflowIngestLocal',
-    // Traces go nowhere locally; metrics are EMF lines on stdout, noise in a terminal unless asked for.
+    // Traces go nowhere locally.
     POWERTOOLS_TRACE_ENABLED: 'false',
     // The twin runs the sources, so the real Tracer loads the X-Ray SDK, whose context tracking puts async hooks on
     // every request (about a fifth of the twin's CPU) although nothing is traced. Bundles on AWS carry no X-Ray SDK
     // unless -c sdkTracing=true (lib/cdk/bundling/tracer-off.ts); in manual mode the SDK tracks no context either.
     AWS_XRAY_MANUAL_MODE: '1',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    POWERTOOLS_LOG_LEVEL: 'WARN',
+    // Metrics (EMF lines) and INFO lines are written as on AWS, so that the log meter counts what CloudWatch Logs bills;
+    // the twin shows only warnings and errors (function-host.ts forwards the rest nowhere).
     AWS_LAMBDA_FUNCTION_NAME: declaration.id,
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
     AWS_REGION: LOCAL_REGION,

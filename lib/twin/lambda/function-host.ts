@@ -49,7 +49,7 @@ export interface LocalLambdaOptions {
  * A worker's young generation is sized in semi-spaces (three of them), so the worker's heap ends where the function's
  * would, never later.
  */
-export function lambdaHeapLimits(memoryMb: number): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } {
+function lambdaHeapLimits(memoryMb: number): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } {
   const newSpaceMb = Math.floor(memoryMb / 10);
   return { maxOldGenerationSizeMb: memoryMb - newSpaceMb, maxYoungGenerationSizeMb: 3 * Math.floor(newSpaceMb / 2) };
 }
@@ -69,7 +69,7 @@ export class LambdaInvokeError extends Error {
 }
 
 /** What Lambda reports when the function's process exits before answering (a crash, `process.exit(1)`). */
-export function runtimeExitError(requestId: string): LambdaInvokeError {
+function runtimeExitError(requestId: string): LambdaInvokeError {
   return new LambdaInvokeError('Runtime.ExitError', `RequestId: ${requestId} Error: Runtime exited with error: exit status 1`);
 }
 
@@ -393,10 +393,21 @@ export class LocalLambda {
 function forwardLines(from: NodeJS.ReadableStream, to: NodeJS.WritableStream, onLine: ((line: string) => void) | undefined): void {
   let partial = '';
   from.on('data', (chunk: Buffer | string) => {
-    to.write(chunk);
-    if (!onLine) return;
     const lines = (partial + chunk.toString()).split('\n');
     partial = lines.pop() ?? '';
-    for (const line of lines) if (line) onLine(line);
+    for (const line of lines) {
+      if (!line) continue;
+      onLine?.(line);
+      if (shown(line)) to.write(`${line}\n`);
+    }
   });
+}
+
+/**
+ * What the twin shows of a function's output: not its metrics (EMF records) nor its INFO and DEBUG lines, which a
+ * function writes as on AWS (and the log meter counts), but warnings, errors and anything not JSON.
+ */
+function shown(line: string): boolean {
+  if (!line.startsWith('{')) return true;
+  return !line.startsWith('{"_aws":') && !/"level":"(?:INFO|DEBUG|TRACE)"/.test(line.slice(0, 80));
 }

@@ -46,7 +46,7 @@ export const MiB = 2 ** 20;
 export const MEMORY_SAMPLE_MS = 10;
 
 /** What one isolate counts against its function's memory size: its own memory plus the runtime's share. */
-export function accountedBytes(baselineBytes: number): number {
+function accountedBytes(baselineBytes: number): number {
   const heap = getHeapStatistics();
   return baselineBytes + heap.total_physical_size + heap.malloced_memory + heap.external_memory;
 }

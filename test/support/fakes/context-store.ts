@@ -17,7 +17,7 @@ export class InMemoryContextStore implements ContextStore {
   async readContext(executionId: string): Promise<ExecutionContext & { expires_at: number }> {
     await this.faults.enter('readContext');
     const item = this.contexts.get(executionId);
-    if (!item) throw new Error(`Run item run#${executionId} is missing`);
+    if (!item) throw new Error(`Execution item run#${executionId} is missing`);
     return { ...structuredClone(item.context), expires_at: item.expires_at };
   }
 
@@ -30,7 +30,7 @@ export class InMemoryContextStore implements ContextStore {
     await this.faults.enter('readOutputs');
     if (version === 0) return {};
     const item = this.outputs.get(`${executionId}#${version}`);
-    if (!item) throw new Error(`Run item outputs#${executionId}#${version} is missing`);
+    if (!item) throw new Error(`Execution item outputs#${executionId}#${version} is missing`);
     return structuredClone(item.nodes);
   }
 }

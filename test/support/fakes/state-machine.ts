@@ -1,7 +1,7 @@
 import type { StateMachine, StateMachineInput } from '#executions/state-machine-gateway.ts';
 import { awsError, Faults } from './faults.ts';
 
-export const FAKE_STATE_MACHINE_ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:workflow';
+const FAKE_STATE_MACHINE_ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:workflow';
 
 type TokenState = 'waiting' | 'answered' | 'timed-out';
 

@@ -27,12 +27,14 @@ export class InMemoryUserStateRepository implements UserStateRepository {
     userId: string,
     threadId: string,
     limit: number,
-    run: { executionId: string; startedAt?: string },
+    execution: { executionId: string; startedAt?: string },
   ): Promise<Turn[]> {
     await this.faults.enter('readHistory');
     const turns = this.turns.get(JSON.stringify([projectId, userId, threadId])) ?? [];
     return turns
-      .filter(({ turn }) => turn.execution_id !== run.executionId && (run.startedAt === undefined || turn.at < run.startedAt))
+      .filter(
+        ({ turn }) => turn.execution_id !== execution.executionId && (execution.startedAt === undefined || turn.at < execution.startedAt),
+      )
       .sort((a, b) => a.turn.at.localeCompare(b.turn.at) || a.sequence - b.sequence)
       .slice(-limit)
       .map(({ turn }) => structuredClone(turn));

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { header, type HttpRequest, type HttpResponse } from '../http-stack.ts';
+import { routedPath } from '../gateway-event.ts';
 import type { RedocScript } from './redoc-standalone.ts';
 
 /*
@@ -92,7 +93,7 @@ export function referencePageResponse(reference: ApiReference, script: RedocScri
  * the page's own (301, by a relative Location: it works under any host, stage and base path).
  */
 export function referencePageAnswer(request: HttpRequest, pagePath: string, page: HttpResponse): HttpResponse {
-  if (!request.path.endsWith('/')) return page;
+  if (!routedPath(request).endsWith('/')) return page;
   return { statusCode: 301, headers: { location: `../${posix.basename(pagePath)}` }, body: '' };
 }
 
