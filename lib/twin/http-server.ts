@@ -172,6 +172,11 @@ export interface ApiServerOptions {
   gateway?: GatewayKind;
   /** An HTTP API's `$default` route: every request no route matches. Without it the HTTP API answers 404 itself. */
   defaultRoute?: BoundRoute;
+  /**
+   * An HTTP API's integration timeout (its maximum, 30 s: HTTP_API_TIMEOUT_SECONDS); shorter only where a test shows it.
+   * @default 30 000
+   */
+  httpApiTimeoutMs?: number;
   bodyTimeoutMs: number;
   /** The deployed stage (`prod`): `/<stage>/api/...` is the AWS-shaped URL; the unprefixed one keeps working locally. */
   stage: string;
@@ -329,7 +334,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       const timeout = httpApiAnswer(503, HTTP_API_MESSAGES.integrationTimeout);
       const result = await withIntegrationTimeout(
         () => target.fn.invoke(event, sent, watched?.trace),
-        HTTP_API_TIMEOUT_SECONDS * 1000,
+        options.httpApiTimeoutMs ?? HTTP_API_TIMEOUT_SECONDS * 1000,
         timeout,
       );
       send(response, result === timeout ? timeout : httpApiResult(result));
