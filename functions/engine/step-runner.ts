@@ -187,9 +187,10 @@ async function runStepWithEvents(deps: StepDeps, state: StepState, ending: Endin
       step.events.push({ type: 'node_update', data: { node_id: nodeId, type: node.type, status: 'started' } });
       const outcome = await executeNode(deps, step, nodeId, node, scope, appendTurn);
       if (!outcome) continue;
-      const paused = 'end' in outcome ? await finish(deps, ending, executionId, outcome.end.status, outcome.end, cursor) : outcome.pause;
-      if (paused.outcome === 'finished') return { ...base, cursor, ...paused };
-      return { ...base, cursor, ...(await pause(deps, ending, step, paused)) };
+      // A `fail` or `end` node settles the step in finish, also when the execution was stopped meanwhile: never twice.
+      if ('end' in outcome)
+        return { ...base, cursor, ...(await finish(deps, ending, executionId, outcome.end.status, outcome.end, cursor)) };
+      return { ...base, cursor, ...(await pause(deps, ending, step, outcome.pause)) };
     }
   } catch (error) {
     if (!(error instanceof ExecutionFailure) && !isWorkflowDataError(error)) throw error;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { emptyCostUnits, runMetered, type Metering } from '#shared/metering/cost-meter.ts';
 import { startExecution } from '#executions/execution-service.ts';
 import type { StepState } from '#executions/step-state.ts';
 import type { ExecuteRequest } from '#executions/execute-request.ts';
@@ -161,7 +162,14 @@ describe("an execution's first step", () => {
       await env.executions.transition(record.execution_id, ['running'], { status: 'cancelled', finished_at: record.created_at });
     });
     // The state machine waits for the stop's StopExecution (AwaitStop): the execution ends ABORTED, never SUCCEEDED.
-    expect(await runStep(env.step, state)).toEqual({ execution_id: record.execution_id, cursor: expect.anything(), outcome: 'stopped' });
+    const metering: Metering = { units: emptyCostUnits(), startedAtMs: 0, memoryMb: 256 };
+    expect(await runMetered(metering, () => runStep(env.step, state))).toEqual({
+      execution_id: record.execution_id,
+      cursor: expect.anything(),
+      outcome: 'stopped',
+    });
+    // The step is settled once, where its end node found the execution stopped: RunStep, Route, Dispatch and Done.
+    expect(metering.units.stateTransitions).toBe(4);
     // The message was sent, so it stays; the answer nobody was given does not join the history.
     expect(env.thread(record.thread_id)).toEqual([{ role: 'user', text: 'hi', sequence: 1 }]);
     expect(env.executions.stored(record.execution_id).status).toBe('cancelled');
