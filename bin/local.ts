@@ -95,8 +95,14 @@ const twin = await startLocalTwin({
   nightlySchedule: true,
   ...twinLogSinks(twinLog, (line) => console.log(line)),
 });
+// Installed before the banner: whoever waits for it may stop the twin at once.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void twin.close().then(() => process.exit(0));
+  });
+}
 console.log(`Local twin listening on ${twin.url} (AWS-shaped URLs: ${twin.url}/${stage}/api/..., short ones: ${twin.url}/api/...)`);
-console.log(`  Webhook API:   ${twin.url}/api/v1/webhooks/<token>/events | ping`);
+console.log(`  Webhook API:   ${twin.webhookUrl}/api/v1/webhooks/<token>/events | ping   (an HTTP API: its own host, no stage)`);
 console.log(`  Workflow API:  ${twin.url}/api/v1/published/workflows   (Authorization: Bearer <key>)`);
 console.log(
   `  DynamoDB:      ${twin.twin.dynamodb_endpoint}   S3: ${twin.twin.s3_endpoint}   Step Functions: ${twin.twin.step_functions_endpoint}`,
@@ -126,9 +132,3 @@ const shown = { requests: 'a line per request and per execution', executions: 'a
 console.log(`  Lines here:    ${shown} (${TWIN_LOG_ENV}=requests|executions|off)`);
 if (faults)
   console.log(`  Faults:        ${faults.spec || 'every rate 0'} (seed ${faults.seed}: ${TWIN_FAULTS_SEED_ENV}=${faults.seed} replays it)`);
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void twin.close().then(() => process.exit(0));
-  });
-}
