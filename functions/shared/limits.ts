@@ -109,6 +109,16 @@ export const EXECUTE_POLL_MAX_MS = 1000;
 export const EXECUTE_POLL_HISTORY_EXECUTIONS = 8;
 export const EXECUTE_POLL_HISTORY_WORKFLOWS = 200;
 /**
+ * What a function instance keeps in memory for the hours it may live, the least recently used going first: published
+ * workflows and publications' listings (their items never change; each cache holds at most CACHED_DEFINITION_BYTES of
+ * stored definitions), compiled `condition` expressions, compiled tool argument schemas.
+ */
+export const CACHED_WORKFLOWS = 1000;
+export const CACHED_PUBLICATIONS = 50;
+export const CACHED_DEFINITION_BYTES = 16 * 1024 * 1024;
+export const CACHED_CONDITIONS = 500;
+export const CACHED_TOOL_SCHEMAS = 500;
+/**
  * `Idempotency-Key` on execute and stream: 1-255 printable ASCII characters (space to tilde), as most clients and
  * the IETF draft's examples send them (a UUID, a ULID); a key is a partition key part, far under DynamoDB's 2,048 bytes.
  */

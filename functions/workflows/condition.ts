@@ -1,7 +1,10 @@
 import type jsonataType from 'jsonata';
+import { boundedCache } from '#shared/bounded-cache.ts';
+import { CACHED_CONDITIONS } from '#shared/limits.ts';
 import type { TemplateScope } from './template.ts';
 
-const compiled = new Map<string, ReturnType<typeof jsonataType>>();
+/** Compiled once per expression; expressions come from every workflow published, so the cache is bounded. */
+const compiled = boundedCache<string, ReturnType<typeof jsonataType>>({ maxEntries: CACHED_CONDITIONS });
 /** Loaded on the first condition a step evaluates: most runs never meet one, and JSONata is ~80 KB to parse. */
 let jsonata: Promise<typeof jsonataType> | undefined;
 const loadJsonata = () => (jsonata ??= import('jsonata').then((module) => module.default));

@@ -1,11 +1,14 @@
 import { DeleteCommand, GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { boundedCache } from '#shared/bounded-cache.ts';
+import { CACHED_DEFINITION_BYTES, CACHED_PUBLICATIONS, CACHED_WORKFLOWS } from '#shared/limits.ts';
 import { batchPut } from '#shared/store/batch-put.ts';
 import { storedDefinitionJson, type WorkflowDefinition } from './definition-schema.ts';
 
 /**
  * Publications table. `project#<id>`/`active` names the project's live publication; a publication's
- * `workflow#<id>` items never change once written, so a function instance caches them freely and only
- * the one small pointer is read per request.
+ * `workflow#<id>` items never change once written, so a function instance caches them (the most recently used,
+ * within CACHED_WORKFLOWS, CACHED_PUBLICATIONS and CACHED_DEFINITION_BYTES) and only the one small pointer is read per
+ * request.
  */
 export interface ActivePublication {
   project_id: string;
@@ -41,11 +44,23 @@ const fromItem = ({ definition_json, definition, publication_id, created_at, upd
 const activeKey = (projectId: string) => ({ pk: `project#${projectId}`, sk: 'active' });
 const workflowKey = (publicationId: string, workflowId: string) => ({ pk: `publication#${publicationId}`, sk: `workflow#${workflowId}` });
 
+/** What a cached workflow weighs: its definition as stored, the text MAX_DEFINITION_BYTES bounds. */
+const storedBytes = (item: WorkflowItem) => Buffer.byteLength(item.definition_json ?? JSON.stringify(item.definition ?? null));
+
 export type PublicationsRepository = ReturnType<typeof createPublicationsRepository>;
 
 export function createPublicationsRepository(client: DynamoDBDocumentClient, tableName: string) {
-  const workflowCache = new Map<string, PublishedWorkflow | undefined>();
-  const listCache = new Map<string, PublishedWorkflow[]>();
+  const weigh = (cached: { bytes: number }) => cached.bytes;
+  const workflowCache = boundedCache<string, { workflow: PublishedWorkflow; bytes: number }>({
+    maxEntries: CACHED_WORKFLOWS,
+    maxWeight: CACHED_DEFINITION_BYTES,
+    weigh,
+  });
+  const listCache = boundedCache<string, { workflows: PublishedWorkflow[]; bytes: number }>({
+    maxEntries: CACHED_PUBLICATIONS,
+    maxWeight: CACHED_DEFINITION_BYTES,
+    weigh,
+  });
 
   return {
     async getActive(projectId: string): Promise<ActivePublication | undefined> {
@@ -55,18 +70,21 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
 
     async getWorkflow(publicationId: string, workflowId: string): Promise<PublishedWorkflow | undefined> {
       const cacheKey = `${publicationId}/${workflowId}`;
-      if (workflowCache.has(cacheKey)) return workflowCache.get(cacheKey);
+      const cached = workflowCache.get(cacheKey);
+      if (cached) return cached.workflow;
       const result = await client.send(new GetCommand({ TableName: tableName, Key: workflowKey(publicationId, workflowId) }));
-      const workflow = result.Item ? fromItem(result.Item as WorkflowItem) : undefined;
+      if (!result.Item) return undefined;
       // Only hits are cached: a miss may be a publication still being written.
-      if (workflow) workflowCache.set(cacheKey, workflow);
+      const workflow = fromItem(result.Item as WorkflowItem);
+      workflowCache.set(cacheKey, { workflow, bytes: storedBytes(result.Item as WorkflowItem) });
       return workflow;
     },
 
     async listWorkflows(publicationId: string): Promise<PublishedWorkflow[]> {
       const cached = listCache.get(publicationId);
-      if (cached) return cached;
+      if (cached) return cached.workflows;
       const workflows: PublishedWorkflow[] = [];
+      let bytes = 0;
       const pages = paginateQuery(
         { client },
         {
@@ -75,8 +93,13 @@ export function createPublicationsRepository(client: DynamoDBDocumentClient, tab
           ExpressionAttributeValues: { ':pk': `publication#${publicationId}`, ':workflow': 'workflow#' },
         },
       );
-      for await (const page of pages) workflows.push(...((page.Items ?? []) as WorkflowItem[]).map(fromItem));
-      listCache.set(publicationId, workflows);
+      for await (const page of pages) {
+        for (const item of (page.Items ?? []) as WorkflowItem[]) {
+          workflows.push(fromItem(item));
+          bytes += storedBytes(item);
+        }
+      }
+      listCache.set(publicationId, { workflows, bytes });
       return workflows;
     },
 

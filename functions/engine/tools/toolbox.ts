@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import { MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
+import { boundedCache } from '#shared/bounded-cache.ts';
+import { CACHED_TOOL_SCHEMAS, MAX_TOOL_RESULT_BYTES } from '#shared/limits.ts';
 import { pinnedFetch, type FetchLike } from '#shared/network/pinned-fetch.ts';
 import { toolUrlProblem } from '#shared/network/public-url.ts';
 import type { McpTool, ToolDefinition } from '#workflows/definition-schema.ts';
@@ -24,7 +25,14 @@ type Route = { kind: 'http'; tool: Extract<ToolDefinition, { type: 'http' }> } |
  */
 export function createToolKit(options: ToolKitOptions): ToolKit {
   const ajv = new Ajv({ allErrors: true, strict: false });
-  const validators = new Map<string, ValidateFunction>();
+  // The kit lives as long as its environment and meets every tool published: ajv keeps each schema it compiled too,
+  // so one leaving this cache leaves ajv's.
+  const validators = boundedCache<string, ValidateFunction>({
+    maxEntries: CACHED_TOOL_SCHEMAS,
+    evicted: (_key, validate) => {
+      if (typeof validate.schema === 'object') ajv.removeSchema(validate.schema);
+    },
+  });
   const validatorOf = (schema: unknown) => {
     const key = JSON.stringify(schema);
     let validate = validators.get(key);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { reportRequestCost } from '#shared/metering/cost-meter.ts';
 import type { LocalResponseStream } from '#lib/twin/lambda-streaming.ts';
@@ -86,6 +87,15 @@ interface Pending {
   /** Lets the function's stream take its next chunk: the last chunk is still on its way to the client's socket. */
   untaken?: () => void;
 }
+
+/**
+ * Lambda freezes an environment between invocations: nothing of V8 runs in it then. A worker thread idles instead, and
+ * V8's memory reducer, which watches for an idle isolate, would collect it and shrink its young generation (24 MB of
+ * semi-spaces at 256 MB) until the next burst grows it back: the function's memory, and the twin's process, would rise
+ * and fall by some 20 MB a function with the gaps between invocations, as no Lambda function's does. V8 reads the
+ * flag as it sets up an isolate, so it reaches the workers started from here on, not the twin's own thread.
+ */
+setFlagsFromString('--no-memory-reducer');
 
 // Each worker loads TypeScript through tsx's loader, registered in the thread before the handler is imported.
 const TSX_LOADER = import.meta.resolve('tsx/esm/api');
