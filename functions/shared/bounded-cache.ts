@@ -47,4 +47,3 @@ export function boundedCache<Key, Value>(bounds: CacheBounds<Key, Value>) {
   };
 }
 
-export type BoundedCache<Key, Value> = ReturnType<typeof boundedCache<Key, Value>>;
