@@ -46,4 +46,3 @@ export function boundedCache<Key, Value>(bounds: CacheBounds<Key, Value>) {
     },
   };
 }
-
