@@ -295,9 +295,7 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       }
     } catch (error) {
       // What API Gateway answers when the Lambda integration itself fails.
-      // Lambda's own report (a crash, a timeout, an injected fault) is one line; the function logged its own error already.
-      if (error instanceof LambdaInvokeError) console.error(`handler ${route.id} failed: ${error.name}: ${error.message}`);
-      else console.error(`handler ${route.id} threw`, error);
+      reportInvokeFailure(route, error);
       // A streaming handler may fail after its status went out: cut the response as Lambda would.
       if (response.headersSent) return void response.destroy();
       send(response, gatewayAnswer(502, GATEWAY_MESSAGES.integrationFailure, fromGateway));
@@ -339,11 +337,16 @@ export function createApiServer(boundRoutes: BoundRoute[], options: ApiServerOpt
       );
       send(response, result === timeout ? timeout : httpApiResult(result));
     } catch (error) {
-      if (error instanceof LambdaInvokeError) console.error(`handler ${target.route.id} failed: ${error.name}: ${error.message}`);
-      else console.error(`handler ${target.route.id} threw`, error);
+      reportInvokeFailure(target.route, error);
       send(response, httpApiAnswer(500, HTTP_API_MESSAGES.integrationFailure));
     }
   }
+}
+
+/** Lambda's own report of a failed invocation is one line; the function logged its own error already. */
+function reportInvokeFailure(route: Route, error: unknown): void {
+  if (error instanceof LambdaInvokeError) console.error(`handler ${route.id} failed: ${error.name}: ${error.message}`);
+  else console.error(`handler ${route.id} threw`, error);
 }
 
 /** How many Host header lines the request has (Node's `headers` keeps one; its raw headers keep them all). */

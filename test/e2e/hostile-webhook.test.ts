@@ -122,6 +122,25 @@ describe('bodies that are not UTF-8, or that would swell as text', () => {
     expect(gunzipSync((await storedEvent(link.sourceId, 'utf8-good'))!.body_gzip).equals(valid)).toBe(true);
   });
 
+  it('refuses a raw U+FFFD in a JSON body (the gateway puts it for bytes that were not UTF-8), takes it escaped or as base64', async () => {
+    const link = await boundLink(twin, 'calls');
+    const raw = await http(eventsUrl(link.token), { method: 'POST', body: withStatus('fffd-raw', Buffer.from('\ufffd')) });
+    expect(raw.status).toBe(400);
+    expect(raw.body).toEqual({ error: 'Validation error', details: [{ field: 'body', message: 'must be valid UTF-8 JSON' }] });
+    expect(await storedEvent(link.sourceId, 'fffd-raw')).toBeUndefined();
+    const escaped = await http(eventsUrl(link.token), { method: 'POST', body: withStatus('fffd-escaped', Buffer.from('\\ufffd')) });
+    expect(escaped.status).toBe(201);
+    // Not text to the HTTP API: handed over as the bytes sent, where U+FFFD is what the sender wrote.
+    const binary = withStatus('fffd-binary', Buffer.from('\ufffd'));
+    const asBytes = await http(eventsUrl(link.token), {
+      method: 'POST',
+      body: binary,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    expect(asBytes.status).toBe(201);
+    expect(gunzipSync((await storedEvent(link.sourceId, 'fffd-binary'))!.body_gzip).equals(binary)).toBe(true);
+  });
+
   it('answers a body of control bytes 400 as base64; as JSON text 6 bytes each, 1 MiB of them passes Lambda 6 MB (the gateway 500)', async () => {
     const link = await boundLink(twin, 'calls');
     // No Content-Type: the HTTP API hands the body over as base64, far under Lambda's 6 MB.

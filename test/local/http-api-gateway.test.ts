@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { request, type Server } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Route } from '#functions/routes.ts';
+import { HTTP_API_TIMEOUT_SECONDS, type Route } from '#functions/routes.ts';
+import { HTTP_API_MAX_BODY_BYTES } from '#lib/twin/http-api-answers.ts';
 import { createApiServer, type RouteFunction } from '#lib/twin/http-server.ts';
 import { eventOf, toInvokePayload } from '#lib/twin/lambda/invoke-payload.ts';
 
@@ -150,5 +151,12 @@ describe("the twin's HTTP API", () => {
     });
     expect(answer.status).toBe(413);
     expect(await answer.json()).toEqual({ message: 'Request Entity Too Large' });
+  });
+});
+
+describe("the HTTP API's figures, as AWS publishes them (docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html)", () => {
+  it('an integration timeout of 30 seconds and a payload of 10 MB', () => {
+    expect(HTTP_API_TIMEOUT_SECONDS).toBe(30);
+    expect(HTTP_API_MAX_BODY_BYTES).toBe(10 * 1024 * 1024);
   });
 });

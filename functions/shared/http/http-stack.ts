@@ -62,7 +62,7 @@ export function withHttpStack(
   };
   const accessLogBytes = restApi ? ACCESS_LOG_LINE_BYTES : WEBHOOK_ACCESS_LOG_LINE_BYTES;
   const metered = async (request: HttpRequest, context: Context): Promise<HttpResponse> => {
-    const requestUnits = restApi ? { apiRequests: 1 } : { httpApiRequests: httpApiIncrements(rawBody(request).byteLength) };
+    const requestUnits = restApi ? { apiRequests: 1 } : { httpApiRequests: httpApiIncrements(rawBodyBytes(request)) };
     const metering = invocationMetering(context, { ...emptyCostUnits(), ...requestUnits, logBytes: accessLogBytes });
     let answer: HttpResponse | undefined;
     try {
@@ -388,6 +388,12 @@ export function header(request: HttpRequest, name: string): string | undefined {
 
 /** How many requests an HTTP API bills for this many bytes: one per 512 KB begun, at least one. */
 const httpApiIncrements = (bytes: number) => Math.max(1, Math.ceil(bytes / (512 * 1024)));
+
+/** The body's size in bytes, without decoding it (the handler decodes it once, when it reads it). */
+function rawBodyBytes(request: HttpRequest): number {
+  if (request.body == null) return 0;
+  return Buffer.byteLength(request.body, request.isBase64Encoded ? 'base64' : 'utf8');
+}
 
 export function rawBody(request: HttpRequest): Buffer {
   if (request.body == null) return Buffer.alloc(0);
